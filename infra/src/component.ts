@@ -1,0 +1,22 @@
+export interface InfraPaths {
+  /** Repository root. */
+  root: string;
+  /** Per-checkout server data: <root>/.data */
+  dataDir: string;
+  /** Downloads shared between checkouts and runs (Maven jars). */
+  cacheDir: string;
+}
+
+/** One server the runner manages. */
+export interface Component {
+  name: "postgres" | "redis" | "kafka" | "opensearch";
+  /** The URL services use, in the variable they read it from. */
+  env: { name: string; value: string };
+  logFile: string;
+  running(): Promise<boolean>;
+  /** Installs or downloads what is missing, initialises data once, starts the server. */
+  start(): Promise<void>;
+  ready(): Promise<boolean>;
+  stop(): Promise<void>;
+  readyTimeoutMs: number;
+}

@@ -1,0 +1,66 @@
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Component, InfraPaths } from "./component.ts";
+import { kafkaComponent } from "./kafka.ts";
+import { opensearchComponent } from "./opensearch.ts";
+import { postgresComponent } from "./postgres.ts";
+import { redisComponent } from "./redis.ts";
+
+export type { Component, InfraPaths } from "./component.ts";
+
+export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"] as const;
+export type InfraUrls = Record<(typeof URL_VARIABLES)[number], string>;
+
+export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): InfraPaths {
+  return {
+    root,
+    dataDir: join(root, ".data"),
+    cacheDir: process.env.PSS_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "partner-syndication-service"),
+  };
+}
+
+export function components(paths: InfraPaths): Component[] {
+  return [postgresComponent(paths), redisComponent(paths), kafkaComponent(paths), opensearchComponent(paths)];
+}
+
+/**
+ * Starts whatever is not configured in `env` and not already running, waits until every part answers,
+ * and returns the URLs. Parts whose URL is set in `env` are used as they are.
+ */
+export async function up(env: Record<string, string | undefined> = process.env, paths = defaultPaths()): Promise<InfraUrls> {
+  const local = components(paths).filter((c) => !env[c.env.name]);
+  await Promise.all(
+    local.map(async (c) => {
+      try {
+        if (!(await c.running())) await c.start();
+        const deadline = Date.now() + c.readyTimeoutMs;
+        while (!(await c.ready().catch(() => false))) {
+          if (!(await c.running())) throw new Error(`${c.name} exited during start-up; see its log: ${c.logFile}`);
+          if (Date.now() > deadline) throw new Error(`${c.name} did not answer within ${c.readyTimeoutMs / 1000} s; see its log: ${c.logFile}`);
+          await Bun.sleep(300);
+        }
+      } catch (err) {
+        throw new Error(`infra: ${c.name} failed: ${(err as Error).message}`);
+      }
+    }),
+  );
+  const urls = {} as InfraUrls;
+  for (const c of components(paths)) urls[c.env.name as keyof InfraUrls] = env[c.env.name] ?? c.env.value;
+  return urls;
+}
+
+export async function down(paths = defaultPaths()): Promise<void> {
+  await Promise.all(components(paths).map((c) => c.stop()));
+}
+
+export async function status(paths = defaultPaths()) {
+  return Promise.all(
+    components(paths).map(async (c) => ({
+      name: c.name,
+      running: await c.running(),
+      ready: await c.ready().catch(() => false),
+      url: c.env.value,
+      log: c.logFile,
+    })),
+  );
+}

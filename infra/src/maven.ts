@@ -1,0 +1,21 @@
+// Server jars come from Maven Central through `mvn`, copied once into a cache keyed by the pom's content.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCommand } from "./process.ts";
+
+/** Returns a directory holding every jar the pom depends on (resolving them on first use). */
+export async function resolveJars(pomFile: string, cacheDir: string, name: string): Promise<string> {
+  const hash = new Bun.CryptoHasher("sha256").update(readFileSync(pomFile)).digest("hex").slice(0, 16);
+  const libDir = join(cacheDir, `${name}-${hash}`);
+  const marker = join(libDir, ".complete");
+  if (existsSync(marker)) return libDir;
+  mkdirSync(libDir, { recursive: true });
+  console.error(`infra: resolving ${name} jars from Maven Central (first run only)`);
+  await runCommand(["mvn", "-B", "-q", "-f", pomFile, "dependency:copy-dependencies", `-DoutputDirectory=${libDir}`]);
+  writeFileSync(marker, new Date().toISOString());
+  return libDir;
+}
+
+export function javaBinary(): string {
+  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, "bin", "java") : "java";
+}
