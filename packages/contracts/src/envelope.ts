@@ -1,0 +1,22 @@
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+
+export const AggregateType = Type.Union([Type.Literal("listing"), Type.Literal("broker"), Type.Literal("lead")]);
+
+/**
+ * Every Kafka message value. `version` increases by one with every change of the aggregate, so a consumer
+ * can drop an event whose version is not newer than what it already applied.
+ */
+export const EventEnvelopeHeader = {
+  eventId: Type.String({ format: "uuid" }),
+  type: Type.String(),
+  aggregateType: AggregateType,
+  aggregateId: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+  partnerId: Type.String(),
+  occurredAt: Type.String({ format: "date-time" }),
+};
+
+export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload }, { additionalProperties: false });
+
+export const AnyEventEnvelope = EventEnvelope(Type.Unknown());
+export type AnyEventEnvelope = Static<typeof AnyEventEnvelope>;

@@ -1,0 +1,37 @@
+// String formats the schemas use. TypeBox keeps formats in one registry shared with Elysia (hence a single
+// TypeBox version across the workspace); registerFormats() is called once by whoever validates.
+import { FormatRegistry } from "@sinclair/typebox";
+import { COUNTRY_CODES } from "./country-codes.ts";
+
+const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+// ISO 8601 date-time with an explicit offset or Z, e.g. 2024-05-01T12:00:00Z, 2024-05-01T12:00:00.123+02:00.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+export function isEmail(value: string): boolean {
+  return value.length <= 254 && EMAIL.test(value);
+}
+
+export function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value)) return false;
+  try {
+    const u = new URL(value);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export function isDateTime(value: string): boolean {
+  return DATE_TIME.test(value) && !Number.isNaN(Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2")));
+}
+
+export function isCountryCode(value: string): boolean {
+  return COUNTRY_CODES.has(value);
+}
+
+export function registerFormats(): void {
+  FormatRegistry.Set("email", isEmail);
+  FormatRegistry.Set("http-url", isHttpUrl);
+  FormatRegistry.Set("date-time", isDateTime);
+  FormatRegistry.Set("country-code", isCountryCode);
+}

@@ -1,0 +1,67 @@
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+
+/** Limits the spec leaves open ("not shown"); see docs/partner-api.md. */
+export const Limits = {
+  maxBodyBytes: 1_048_576,
+  externalIdLength: 128,
+  shortText: 200,
+  longText: 20_000,
+  bio: 5_000,
+  url: 2_048,
+  photos: 50,
+  licenses: 50,
+  serviceAreas: 100,
+  money: 1e12,
+  area: 1e9,
+} as const;
+
+/** A partner's own identifier: 1-128 characters, no control characters, no surrounding whitespace. */
+export const EXTERNAL_ID_RULE = "must be 1-128 characters with no control characters and no leading or trailing whitespace";
+export function isValidExternalId(id: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return id.length >= 1 && id.length <= Limits.externalIdLength && id === id.trim() && !/[\u0000-\u001f\u007f-\u009f]/.test(id);
+}
+export const ExternalId = Type.String({ minLength: 1, maxLength: Limits.externalIdLength, description: `External ID: ${EXTERNAL_ID_RULE}` });
+
+export const ShortText = (description?: string) => Type.String({ minLength: 1, maxLength: Limits.shortText, description });
+export const Email = Type.String({ format: "email", maxLength: 254 });
+export const HttpUrl = Type.String({ format: "http-url", maxLength: Limits.url, description: "Absolute http(s) URL" });
+export const CountryCode = Type.String({ format: "country-code", description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" });
+export const DateTime = Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset)" });
+export const Money = Type.Number({ minimum: 0, maximum: Limits.money, description: "Non-negative amount" });
+export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", description: "Phone number; include the country code, e.g. +1 512 555 0100" });
+
+/** JSON Merge Patch: an optional field may be sent as null to clear it. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Clearable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
+
+export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() });
+export const ErrorResponse = Type.Object(
+  {
+    status: Type.Literal("error"),
+    error: Type.String(),
+    details: Type.Optional(Type.Array(ErrorDetail)),
+    requestId: Type.Optional(Type.String()),
+  },
+  { description: "Every error has this shape" },
+);
+export type ErrorResponse = Static<typeof ErrorResponse>;
+
+export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime });
+export type HealthResponse = Static<typeof HealthResponse>;
+
+/** Error messages the API answers with, word for word (spec section 7 and our decisions). */
+export const ErrorMessages = {
+  unauthorized: "Unauthorized",
+  brokerNotFound: "Broker not found",
+  listingNotFound: "Listing not found",
+  officeNotFound: "Office not found",
+  organizationNotFound: "Organization not found",
+  notFound: "Not found",
+  methodNotAllowed: "Method not allowed",
+  unsupportedMediaType: "Content-Type must be application/json",
+  payloadTooLarge: "Request body is too large",
+  malformedJson: "Request body is not valid JSON",
+  rateLimited: "Too many requests",
+  internal: "Internal server error",
+} as const;

@@ -1,0 +1,154 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { InlineBroker, MediaStatus } from "./broker.ts";
+import { Clearable, CountryCode, DateTime, ExternalId, Limits, Money, Nullable, HttpUrl, ShortText } from "./common.ts";
+
+export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
+export type ListingStatus = (typeof LISTING_STATUSES)[number];
+/** Spec section 3: visible to buyers and in search. */
+export const BUYER_VISIBLE_STATUSES: readonly ListingStatus[] = ["FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT"];
+
+export const VISIBILITIES = ["SHOW_FULL_ADDRESS", "SHOW_CITY_STATE", "SHOW_STATE_ONLY"] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+export const PROPERTY_KINDS = ["OWNED", "RENTED", "NEGOTIABLE"] as const;
+/** Spec shows only MONTHLY; the others are our decision (docs/partner-api.md). */
+export const RENT_FREQUENCIES = ["WEEKLY", "MONTHLY", "QUARTERLY", "ANNUALLY"] as const;
+
+const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
+  Type.Union(values.map((v) => Type.Literal(v)) as never, { description: `${description}: one of ${values.join(", ")}` });
+
+export const ListingStatusSchema = literalUnion(LISTING_STATUSES, "Listing status");
+export const VisibilitySchema = literalUnion(VISIBILITIES, "Address visibility");
+
+export const Location = Type.Object(
+  {
+    streetAddress1: Clearable(ShortText()),
+    city: Type.Optional(ShortText()),
+    state: Type.Optional(ShortText()),
+    postalCode: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
+    country: Type.Optional(CountryCode),
+    visibility: Type.Optional(VisibilitySchema),
+  },
+  { additionalProperties: false },
+);
+
+export const Financials = Type.Object(
+  {
+    askingPrice: Clearable(Money),
+    revenue: Clearable(Money),
+    sde: Clearable(Money),
+    inventory: Clearable(Money),
+    ffande: Clearable(Money),
+  },
+  { additionalProperties: false },
+);
+
+export const RentData = Type.Object(
+  {
+    amount: Clearable(Money),
+    frequency: Clearable(literalUnion(RENT_FREQUENCIES, "Rent frequency")),
+    leaseRenewable: Clearable(Type.Boolean()),
+    leaseExpiration: Clearable(DateTime),
+  },
+  { additionalProperties: false },
+);
+
+export const Property = Type.Object(
+  {
+    propertyKind: Clearable(literalUnion(PROPERTY_KINDS, "Property kind")),
+    areaSqft: Clearable(Type.Number({ minimum: 0, maximum: Limits.area })),
+    rentData: Clearable(RentData),
+  },
+  { additionalProperties: false },
+);
+
+export const Financing = Type.Object(
+  {
+    financingAvailable: Clearable(Type.Boolean()),
+    sbaPrequalified: Clearable(Type.Boolean()),
+    minimumDownPayment: Clearable(Money),
+  },
+  { additionalProperties: false },
+);
+
+export const Photo = Type.Object(
+  {
+    url: HttpUrl,
+    sortKey: Type.Integer({ minimum: -2147483648, maximum: 2147483647, description: "Lower appears first" }),
+  },
+  { additionalProperties: false },
+);
+export type Photo = Static<typeof Photo>;
+
+/**
+ * Body of PUT /partner/v1/listings/{externalListingId}. On create, status, businessType, location (city, state,
+ * country, visibility) and one of brokerExternalId / broker are required; on update only what changes.
+ */
+export const ListingBody = Type.Object(
+  {
+    brokerExternalId: Type.Optional(ExternalId),
+    broker: Type.Optional(InlineBroker),
+    status: Type.Optional(ListingStatusSchema),
+    businessType: Type.Optional(ShortText("e.g. Restaurant, Retail, Service Business, E-commerce, Manufacturing")),
+    location: Type.Optional(Location),
+    title: Clearable(ShortText()),
+    description: Clearable(Type.String({ maxLength: Limits.longText })),
+    establishedAt: Clearable(DateTime),
+    financials: Clearable(Financials),
+    property: Clearable(Property),
+    financing: Clearable(Financing),
+    photos: Clearable(Type.Array(Photo, { maxItems: Limits.photos })),
+  },
+  { additionalProperties: false },
+);
+export type ListingBody = Static<typeof ListingBody>;
+
+export const ListingPutResponse = Type.Object({
+  status: Type.Literal("success"),
+  message: Type.Union([Type.Literal("Listing created"), Type.Literal("Listing updated")]),
+  serviceListingId: Type.Integer(),
+  serviceListingUrl: Type.String(),
+});
+export type ListingPutResponse = Static<typeof ListingPutResponse>;
+
+export const IndexState = Type.Union([Type.Literal("pending"), Type.Literal("indexed"), Type.Literal("removed")]);
+
+/** The stored listing as the partner read-back returns it (after merges). */
+export const ListingRecord = Type.Object({
+  externalListingId: Type.String(),
+  serviceListingId: Type.Integer(),
+  serviceListingUrl: Type.String(),
+  brokerExternalId: Type.String(),
+  serviceBrokerId: Type.String(),
+  status: ListingStatusSchema,
+  businessType: Type.String(),
+  location: Type.Object({
+    streetAddress1: Nullable(Type.String()),
+    city: Type.String(),
+    state: Type.String(),
+    postalCode: Nullable(Type.String()),
+    country: Type.String(),
+    visibility: VisibilitySchema,
+  }),
+  title: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  descriptionOptimized: Nullable(Type.String()),
+  establishedAt: Nullable(Type.String()),
+  financials: Type.Record(Type.String(), Type.Unknown()),
+  property: Type.Record(Type.String(), Type.Unknown()),
+  financing: Type.Record(Type.String(), Type.Unknown()),
+  photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus])),
+  statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() })),
+  searchIndex: Type.Object({ state: IndexState }),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type ListingRecord = Static<typeof ListingRecord>;
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ description: "1-500, default 100" })),
+    cursor: Type.Optional(Type.String({ description: "Opaque; from the previous page's nextCursor" })),
+    updatedSince: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone" })),
+  },
+  { additionalProperties: false },
+);

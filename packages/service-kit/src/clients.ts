@@ -1,0 +1,59 @@
+// Client factories. Only a service's main.ts calls these; everything else receives clients as dependencies.
+import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
+import Redis from "ioredis";
+import { Kafka, logLevel as kafkaLogLevel, type logCreator } from "kafkajs";
+import postgres from "postgres";
+import type { KafkaConfig, OpenSearchConfig, PostgresConfig, RedisConfig } from "./config.ts";
+import type { Logger } from "./logger.ts";
+
+export type Sql = postgres.Sql;
+
+export function createPostgres(config: PostgresConfig, opts: { applicationName?: string } = {}): Sql {
+  return postgres(config.url, {
+    max: config.maxConnections,
+    idle_timeout: 30,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: { application_name: opts.applicationName ?? "pss" },
+  });
+}
+
+export function createRedis(config: RedisConfig, opts: { lazy?: boolean } = {}): Redis {
+  return new Redis(config.url, {
+    lazyConnect: opts.lazy ?? false,
+    // Fail fast while Redis is down so callers can fall back instead of queueing forever.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+}
+
+export function createOpenSearch(config: OpenSearchConfig): OpenSearchClient {
+  return new OpenSearchClient({ node: config.url, requestTimeout: 10_000 });
+}
+
+function kafkaLogger(logger: Logger): logCreator {
+  return () =>
+    ({ level, log }) => {
+      const { message, ...rest } = log;
+      const fields = { component: "kafkajs", ...rest } as Record<string, unknown>;
+      delete fields.timestamp;
+      delete fields.logger;
+      // Concurrent start-ups race to create topics; ensureTopics() verifies the outcome itself.
+      if (fields.error === "Topic creation errors") logger.debug(message, fields);
+      else if (level <= kafkaLogLevel.ERROR) logger.error(message, fields);
+      else if (level === kafkaLogLevel.WARN) logger.warn(message, fields);
+      else logger.debug(message, fields);
+    };
+}
+
+export function createKafka(config: KafkaConfig, logger: Logger): Kafka {
+  return new Kafka({
+    clientId: config.clientId,
+    brokers: config.brokers,
+    logLevel: kafkaLogLevel.WARN,
+    logCreator: kafkaLogger(logger),
+    retry: { initialRetryTime: 200, retries: 8 },
+  });
+}

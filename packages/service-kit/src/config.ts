@@ -1,0 +1,135 @@
+// Reads an environment once, collecting every problem so a misconfigured service fails at boot with one clear message.
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export interface EnvReader {
+  string(name: string, fallback?: string): string;
+  optionalString(name: string): string | undefined;
+  int(name: string, fallback?: number, range?: { min?: number; max?: number }): number;
+  bool(name: string, fallback: boolean): boolean;
+  url(name: string, fallback?: string, protocols?: string[]): string;
+  list(name: string, fallback?: string[]): string[];
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T;
+  /** Throws ConfigError when any read failed. */
+  done(): void;
+}
+
+export function createEnvReader(env: Env): EnvReader {
+  const problems: string[] = [];
+  const raw = (name: string) => {
+    const v = env[name];
+    return v === undefined || v.trim() === "" ? undefined : v.trim();
+  };
+  const missing = (name: string) => {
+    problems.push(`${name} is required`);
+  };
+  return {
+    string(name, fallback) {
+      const v = raw(name) ?? fallback;
+      if (v === undefined) missing(name);
+      return v ?? "";
+    },
+    optionalString(name) {
+      return raw(name);
+    },
+    int(name, fallback, range = {}) {
+      const v = raw(name);
+      if (v === undefined) {
+        if (fallback === undefined) missing(name);
+        return fallback ?? 0;
+      }
+      const n = Number(v);
+      if (!Number.isInteger(n)) {
+        problems.push(`${name} must be an integer, got '${v}'`);
+        return fallback ?? 0;
+      }
+      if ((range.min !== undefined && n < range.min) || (range.max !== undefined && n > range.max)) {
+        problems.push(`${name} must be between ${range.min ?? "-inf"} and ${range.max ?? "inf"}, got ${n}`);
+      }
+      return n;
+    },
+    bool(name, fallback) {
+      const v = raw(name)?.toLowerCase();
+      if (v === undefined) return fallback;
+      if (["1", "true", "yes", "on"].includes(v)) return true;
+      if (["0", "false", "no", "off"].includes(v)) return false;
+      problems.push(`${name} must be true or false, got '${v}'`);
+      return fallback;
+    },
+    url(name, fallback, protocols = ["http:", "https:"]) {
+      const v = raw(name) ?? fallback;
+      if (v === undefined) {
+        missing(name);
+        return "";
+      }
+      try {
+        const u = new URL(v);
+        if (!protocols.includes(u.protocol)) problems.push(`${name} must use ${protocols.join(" or ")}, got '${u.protocol}'`);
+      } catch {
+        problems.push(`${name} must be a URL, got '${v}'`);
+      }
+      return v;
+    },
+    list(name, fallback) {
+      const v = raw(name);
+      if (v === undefined) {
+        if (fallback === undefined) missing(name);
+        return fallback ?? [];
+      }
+      return v.split(",").map((s) => s.trim()).filter(Boolean);
+    },
+    oneOf(name, values, fallback) {
+      const v = raw(name) ?? fallback;
+      if (!(values as readonly string[]).includes(v)) {
+        problems.push(`${name} must be one of ${values.join(", ")}, got '${v}'`);
+        return fallback;
+      }
+      return v as typeof fallback;
+    },
+    done() {
+      if (problems.length > 0) throw new ConfigError(problems);
+    },
+  };
+}
+
+// Typed fragments that several services share.
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface PostgresConfig {
+  url: string;
+  maxConnections: number;
+}
+export interface KafkaConfig {
+  brokers: string[];
+  clientId: string;
+}
+export interface RedisConfig {
+  url: string;
+}
+export interface OpenSearchConfig {
+  url: string;
+}
+
+export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfig {
+  return { url: r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]), maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }) };
+}
+export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
+  return { brokers: r.list("KAFKA_BROKERS"), clientId };
+}
+export function readRedisConfig(r: EnvReader): RedisConfig {
+  return { url: r.url("REDIS_URL", undefined, ["redis:", "rediss:"]) };
+}
+export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
+  return { url: r.url("OPENSEARCH_URL") };
+}
+export function readLogLevel(r: EnvReader): LogLevel {
+  return r.oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
+}

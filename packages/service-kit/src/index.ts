@@ -1,0 +1,6 @@
+export * from "./config.ts";
+export * from "./logger.ts";
+export * from "./shutdown.ts";
+export * from "./clients.ts";
+export * from "./health.ts";
+export * from "./kafka.ts";

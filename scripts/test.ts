@@ -1,0 +1,28 @@
+// `npm test`: brings up the real servers (or uses configured URLs), then runs every test with `bun test`.
+// Extra arguments go to `bun test` (a path filter, -t pattern, ...).
+import { provideInfrastructure } from "../test/support/infrastructure.ts";
+
+const started = Date.now();
+const { urls, source } = await provideInfrastructure(process.env);
+console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+const proc = Bun.spawn([process.execPath, "test", ...process.argv.slice(2)], {
+  env: { ...process.env, ...urls, PSS_TEST_QUIET: "1" },
+  stdin: "ignore",
+  stdout: "inherit",
+  stderr: "pipe",
+});
+
+// bun test reports on stderr; pass it through and keep the tail to print one plain closing line.
+let tail = "";
+const decoder = new TextDecoder();
+for await (const chunk of proc.stderr) {
+  process.stderr.write(chunk);
+  tail = (tail + decoder.decode(chunk)).slice(-4000);
+}
+const code = await proc.exited;
+const passed = Number(/(\d+) pass\b/.exec(tail)?.[1] ?? 0);
+const failed = Number(/(\d+) fail\b/.exec(tail)?.[1] ?? 0);
+const skipped = Number(/(\d+) skip\b/.exec(tail)?.[1] ?? 0);
+console.log(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(code !== 0 ? code : passed === 0 ? 1 : 0);

@@ -1,0 +1,15 @@
+// Preloaded by `bun test` (bunfig.toml): provides real PostgreSQL, Redis, Kafka and OpenSearch, applies
+// migrations, and exports the URLs through the environment for every test file.
+import postgres from "postgres";
+import { migrate } from "@pss/database";
+import { provideInfrastructure } from "./support/infrastructure.ts";
+
+const { urls, source } = await provideInfrastructure(process.env);
+Object.assign(process.env, urls);
+const sql = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
+try {
+  await migrate(sql);
+} finally {
+  await sql.end();
+}
+if (process.env.PSS_TEST_QUIET !== "1") console.error(`test setup: real servers from ${source}`);

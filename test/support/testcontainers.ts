@@ -1,0 +1,119 @@
+// Test servers in throw-away containers, for machines with a Docker engine. Images and versions are
+// the ones docker-compose.yml runs, so tests see the same servers as the production-like stack.
+import { GenericContainer, RandomPortGenerator, Wait, getContainerRuntimeClient, type StartedTestContainer } from "testcontainers";
+
+export const IMAGES = {
+  postgres: "postgres:16",
+  redis: "redis:7",
+  kafka: "apache/kafka:3.9.1",
+  opensearch: "opensearchproject/opensearch:2.19.1",
+} as const;
+
+export interface ContainerUrls {
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  KAFKA_BROKERS: string;
+  OPENSEARCH_URL: string;
+}
+
+/**
+ * True only when a Docker engine actually answers. Having the `docker` client installed is not enough
+ * (this is the case on our Docker-less CI machines), so ask the engine, with a short timeout.
+ */
+export async function dockerEngineAvailable(): Promise<boolean> {
+  if (!Bun.which("docker")) return false;
+  try {
+    const proc = Bun.spawn({ cmd: ["docker", "info", "--format", "{{.ServerVersion}}"], stdout: "ignore", stderr: "ignore", stdin: "ignore", timeout: 5_000, killSignal: "SIGKILL" });
+    return (await proc.exited) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts PostgreSQL, Redis, Kafka and OpenSearch in parallel and returns their URLs. */
+export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; stop: () => Promise<void> }> {
+  // Kafka hands clients the address it advertises, so that must be the address reachable from this
+  // process: the engine's host plus a host port fixed before the container starts (a random mapping is
+  // only known afterwards, too late for KAFKA_ADVERTISED_LISTENERS).
+  // `localhost` may resolve to ::1 first in clients; the IPv4 loopback is what port bindings always cover.
+  const runtimeHost = (await getContainerRuntimeClient()).info.containerRuntime.host;
+  const host = runtimeHost === "localhost" ? "127.0.0.1" : runtimeHost;
+  const kafkaHostPort = await new RandomPortGenerator().generatePort();
+
+  const results = await Promise.allSettled([
+    new GenericContainer(IMAGES.postgres)
+      .withEnvironment({ POSTGRES_USER: "pss", POSTGRES_PASSWORD: "pss", POSTGRES_DB: "pss" })
+      // Data only has to outlive the test run; tmpfs and no fsync keep it fast.
+      .withTmpFs({ "/var/lib/postgresql/data": "rw" })
+      .withCommand(["postgres", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
+      .withExposedPorts(5432)
+      // The init script runs a temporary server first, so the message appears twice.
+      .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+      .start(),
+    new GenericContainer(IMAGES.redis)
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+      .start(),
+    new GenericContainer(IMAGES.kafka)
+      .withEnvironment({
+        // Setting any KAFKA_* variable replaces the image's defaults, so this is the full KRaft config.
+        // Clients use PLAINTEXT (advertised at the host port); the broker's own traffic uses BROKER,
+        // which resolves inside the container.
+        KAFKA_NODE_ID: "1",
+        KAFKA_PROCESS_ROLES: "broker,controller",
+        KAFKA_LISTENERS: "PLAINTEXT://:9092,BROKER://:9094,CONTROLLER://:9093",
+        KAFKA_ADVERTISED_LISTENERS: `PLAINTEXT://${host}:${kafkaHostPort},BROKER://localhost:9094`,
+        KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: "PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        KAFKA_INTER_BROKER_LISTENER_NAME: "BROKER",
+        KAFKA_CONTROLLER_LISTENER_NAMES: "CONTROLLER",
+        KAFKA_CONTROLLER_QUORUM_VOTERS: "1@localhost:9093",
+        CLUSTER_ID: "hz-heW1Ur5cgQv-GjDwg8A",
+        // As in production: services create their topics with explicit partition counts.
+        KAFKA_AUTO_CREATE_TOPICS_ENABLE: "false",
+        KAFKA_NUM_PARTITIONS: "1",
+        KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR: "1",
+        KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: "1",
+        KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: "1",
+        KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: "0",
+        KAFKA_HEAP_OPTS: "-Xms512m -Xmx512m",
+      })
+      .withExposedPorts({ container: 9092, host: kafkaHostPort })
+      .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
+      .withStartupTimeout(120_000)
+      .start(),
+    new GenericContainer(IMAGES.opensearch)
+      .withEnvironment({
+        "discovery.type": "single-node",
+        DISABLE_SECURITY_PLUGIN: "true",
+        DISABLE_INSTALL_DEMO_CONFIG: "true",
+        OPENSEARCH_JAVA_OPTS: "-Xms512m -Xmx512m", // smaller heap than compose: test data is tiny
+      })
+      .withExposedPorts(9200)
+      // 200 only once the cluster is at least yellow (408 until then).
+      .withWaitStrategy(Wait.forHttp("/_cluster/health?wait_for_status=yellow&timeout=2s", 9200).forStatusCode(200))
+      .withStartupTimeout(180_000)
+      .start(),
+  ]);
+
+  const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const stop = async () => {
+    await Promise.allSettled(started.map((c) => c.stop()));
+  };
+  const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failures.length > 0) {
+    // Do not leave the ones that did start running (Ryuk would reap them, but only at process exit).
+    await stop();
+    throw new AggregateError(failures, `testcontainers: ${failures.length} of ${results.length} containers failed to start: ${failures.map(String).join("; ")}`);
+  }
+
+  const [pg, redis, kafka, os] = started as [StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer];
+  return {
+    urls: {
+      DATABASE_URL: `postgres://pss:pss@${pg.getHost()}:${pg.getMappedPort(5432)}/pss`,
+      REDIS_URL: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,
+      KAFKA_BROKERS: `${host}:${kafka.getMappedPort(9092)}`,
+      OPENSEARCH_URL: `http://${os.getHost()}:${os.getMappedPort(9200)}`,
+    },
+    stop,
+  };
+}
