@@ -13,7 +13,7 @@ CREATE TABLE api_keys (
   key_hash bytea NOT NULL UNIQUE,
   key_prefix text NOT NULL,
   lead_tracking boolean NOT NULL DEFAULT false,
-  created_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz(3) NOT NULL DEFAULT now(),
   revoked_at timestamptz
 );
 CREATE INDEX api_keys_partner ON api_keys (partner_id);
@@ -58,8 +58,8 @@ CREATE TABLE brokers (
   version integer NOT NULL DEFAULT 1,
   -- SHA-256 of the canonical record: an identical repeat is detected without comparing field by field.
   content_hash bytea NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now(),
-  updated_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz(3) NOT NULL DEFAULT now(),
+  updated_at timestamptz(3) NOT NULL DEFAULT now(),
   UNIQUE (partner_id, external_id)
 );
 CREATE INDEX brokers_partner_updated ON brokers (partner_id, updated_at, id);
@@ -109,8 +109,8 @@ CREATE TABLE listings (
   content_hash bytea NOT NULL,
   index_state text NOT NULL DEFAULT 'pending' CHECK (index_state IN ('pending', 'indexed', 'removed')),
   indexed_version integer,
-  created_at timestamptz NOT NULL DEFAULT now(),
-  updated_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz(3) NOT NULL DEFAULT now(),
+  updated_at timestamptz(3) NOT NULL DEFAULT now(),
   UNIQUE (partner_id, external_id)
 );
 CREATE INDEX listings_partner_updated ON listings (partner_id, updated_at, id);
@@ -127,7 +127,7 @@ CREATE TABLE listing_photos (
   width integer,
   height integer,
   variants jsonb,
-  updated_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz(3) NOT NULL DEFAULT now(),
   UNIQUE (listing_id, url)
 );
 
@@ -146,7 +146,7 @@ CREATE TABLE outbox (
   topic text NOT NULL,
   message_key text NOT NULL,
   payload jsonb NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now(),
+  created_at timestamptz(3) NOT NULL DEFAULT now(),
   published_at timestamptz
 );
 CREATE INDEX outbox_unpublished ON outbox (id) WHERE published_at IS NULL;

@@ -1,0 +1,28 @@
+// API keys: 32 random bytes, base64url, behind a recognisable prefix. Only the SHA-256 hash is stored;
+// the key itself is shown once, when created.
+import { randomBytes, createHash } from "node:crypto";
+
+const PREFIX = "pss_live_";
+const KEY_PATTERN = /^pss_live_[A-Za-z0-9_-]{43}$/;
+
+export function generateApiKey(): string {
+  return PREFIX + randomBytes(32).toString("base64url");
+}
+
+/** Cheap syntactic check before any lookup: anything else cannot be a key we issued. */
+export function looksLikeApiKey(candidate: string): boolean {
+  return KEY_PATTERN.test(candidate);
+}
+
+export function hashApiKey(key: string): Buffer {
+  return createHash("sha256").update(key).digest();
+}
+
+/** What ops may see of a key: enough to tell keys apart, useless to an attacker. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, PREFIX.length + 6);
+}
+
+export function authCacheKey(hash: Buffer): string {
+  return `pss:auth:${hash.toString("hex")}`;
+}

@@ -1,0 +1,152 @@
+// SQL for brokers. Functions take the transaction they run in.
+import type postgres from "postgres";
+import type { BrokerDocument } from "./broker-document.ts";
+
+type Tx = postgres.TransactionSql | postgres.Sql;
+
+export interface StoredBroker {
+  id: string;
+  partnerId: string;
+  externalId: string;
+  officeId: number;
+  version: number;
+  contentHash: Buffer;
+  document: BrokerDocument;
+  avatar: { state: string | null; failureReason: string | null; warning: string | null; width: number | null; height: number | null; variants: unknown[] | null };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const SELECT = (tx: Tx) => tx`
+  SELECT b.id::text AS id, b.partner_id, b.external_id, b.office_id, b.version, b.content_hash, b.name, b.email, b.phone,
+         b.avatar_url, b.forwarding_email, b.profile, b.avatar_state, b.avatar_failure_reason, b.avatar_warning,
+         b.avatar_width, b.avatar_height, b.avatar_variants, b.created_at, b.updated_at,
+         COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('licenseNumber', l.license_number, 'state', l.state, 'country', l.country)) ORDER BY l.position)
+                   FROM broker_licenses l WHERE l.broker_id = b.id), '[]') AS licenses,
+         COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
+                   FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
+  FROM brokers b`;
+
+function toStored(row: any): StoredBroker {
+  const document: BrokerDocument = { name: row.name, email: row.email };
+  if (row.phone !== null) document.phone = row.phone;
+  if (row.avatar_url !== null) document.avatarUrl = row.avatar_url;
+  if (row.forwarding_email !== null) document.forwardingEmail = row.forwarding_email;
+  if (row.profile && Object.keys(row.profile).length > 0) document.profile = row.profile;
+  if (row.licenses.length > 0) document.licenses = row.licenses;
+  if (row.service_areas.length > 0) document.serviceAreas = row.service_areas;
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    externalId: row.external_id,
+    officeId: row.office_id,
+    version: row.version,
+    contentHash: row.content_hash,
+    document,
+    avatar: {
+      state: row.avatar_state,
+      failureReason: row.avatar_failure_reason,
+      warning: row.avatar_warning,
+      width: row.avatar_width,
+      height: row.avatar_height,
+      variants: row.avatar_variants,
+    },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function findBroker(tx: Tx, partnerId: string, externalId: string, forUpdate = false): Promise<StoredBroker | null> {
+  const rows = forUpdate
+    ? await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId} FOR UPDATE OF b`
+    : await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId}`;
+  return rows[0] ? toStored(rows[0]) : null;
+}
+
+export async function findBrokerById(tx: Tx, id: string): Promise<StoredBroker | null> {
+  const rows = await tx`${SELECT(tx)} WHERE b.id = ${id}`;
+  return rows[0] ? toStored(rows[0]) : null;
+}
+
+export async function findBrokerIdByExternalId(tx: Tx, partnerId: string, externalId: string): Promise<{ id: string; externalId: string } | null> {
+  const [row] = await tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+  return row ? { id: row.id, externalId: row.external_id } : null;
+}
+
+export async function defaultOfficeId(tx: Tx, partnerId: string): Promise<number> {
+  const [row] = await tx`
+    SELECT o.id FROM offices o JOIN organizations g ON g.id = o.organization_id
+    WHERE g.partner_id = ${partnerId} AND o.is_default ORDER BY o.id LIMIT 1`;
+  if (!row) throw new Error(`partner ${partnerId} has no default office`);
+  return row.id;
+}
+
+function columns(doc: BrokerDocument) {
+  return {
+    name: doc.name,
+    email: doc.email,
+    phone: doc.phone ?? null,
+    avatar_url: doc.avatarUrl ?? null,
+    forwarding_email: doc.forwardingEmail ?? null,
+  };
+}
+
+/** Inserts unless another request created the same external ID first; returns null then. */
+export async function insertBroker(tx: postgres.TransactionSql, args: { partnerId: string; externalId: string; officeId: number; document: BrokerDocument; hash: Buffer }): Promise<{ id: string } | null> {
+  const c = columns(args.document);
+  const [row] = await tx`
+    INSERT INTO brokers (partner_id, external_id, office_id, name, email, phone, avatar_url, forwarding_email, profile, avatar_state, content_hash)
+    VALUES (${args.partnerId}, ${args.externalId}, ${args.officeId}, ${c.name}, ${c.email}, ${c.phone}, ${c.avatar_url}, ${c.forwarding_email},
+            ${tx.json((args.document.profile ?? {}) as never)}, ${c.avatar_url ? "pending" : null}, ${args.hash})
+    ON CONFLICT (partner_id, external_id) DO NOTHING
+    RETURNING id::text AS id`;
+  return row ? { id: row.id } : null;
+}
+
+export async function updateBroker(tx: postgres.TransactionSql, current: StoredBroker, document: BrokerDocument, hash: Buffer): Promise<{ version: number }> {
+  const c = columns(document);
+  const avatarChanged = (current.document.avatarUrl ?? null) !== c.avatar_url;
+  const [row] = avatarChanged
+    ? await tx`
+      UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, avatar_url = ${c.avatar_url}, forwarding_email = ${c.forwarding_email},
+        profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now(),
+        avatar_state = ${c.avatar_url ? "pending" : null}, avatar_failure_reason = NULL, avatar_warning = NULL,
+        avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL
+      WHERE id = ${current.id} RETURNING version`
+    : await tx`
+      UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, forwarding_email = ${c.forwarding_email},
+        profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now()
+      WHERE id = ${current.id} RETURNING version`;
+  return { version: row!.version };
+}
+
+export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: string, document: BrokerDocument, previous: BrokerDocument | null): Promise<void> {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+  if (!previous || !same(previous.licenses, document.licenses)) {
+    await tx`DELETE FROM broker_licenses WHERE broker_id = ${brokerId}`;
+    const rows = (document.licenses ?? []).map((l, position) => ({ broker_id: brokerId, position, license_number: l.licenseNumber ?? null, state: l.state ?? null, country: l.country ?? null }));
+    if (rows.length) await tx`INSERT INTO broker_licenses ${tx(rows)}`;
+  }
+  if (!previous || !same(previous.serviceAreas, document.serviceAreas)) {
+    await tx`DELETE FROM broker_service_areas WHERE broker_id = ${brokerId}`;
+    const rows = (document.serviceAreas ?? []).map((a, position) => ({ broker_id: brokerId, position, city: a.city ?? null, county: a.county ?? null, state: a.state ?? null, country: a.country ?? null }));
+    if (rows.length) await tx`INSERT INTO broker_service_areas ${tx(rows)}`;
+  }
+}
+
+export interface PageArgs {
+  partnerId: string;
+  limit: number;
+  after: { updatedAt: Date; id: string } | null;
+  updatedSince: Date | null;
+}
+
+/** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
+export async function pageBrokers(tx: Tx, args: PageArgs): Promise<StoredBroker[]> {
+  const rows = await tx`${SELECT(tx)}
+    WHERE b.partner_id = ${args.partnerId}
+      ${args.updatedSince ? tx`AND b.updated_at >= ${args.updatedSince}` : tx``}
+      ${args.after ? tx`AND (b.updated_at, b.id) > (${args.after.updatedAt}, ${args.after.id}::bigint)` : tx``}
+    ORDER BY b.updated_at, b.id LIMIT ${args.limit}`;
+  return rows.map(toStored);
+}

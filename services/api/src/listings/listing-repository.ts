@@ -1,0 +1,168 @@
+// SQL for listings, their photos and status history. Functions take the transaction they run in.
+import type postgres from "postgres";
+import type { ListingDocument } from "./listing-document.ts";
+
+type Tx = postgres.TransactionSql | postgres.Sql;
+
+export interface StoredPhoto {
+  url: string;
+  sortKey: number;
+  state: "pending" | "ready" | "failed";
+  failureReason: string | null;
+  warning: string | null;
+  width: number | null;
+  height: number | null;
+  variants: unknown[] | null;
+}
+
+export interface StoredListing {
+  id: number;
+  partnerId: string;
+  externalId: string;
+  brokerId: string;
+  brokerExternalId: string;
+  version: number;
+  contentHash: Buffer;
+  document: ListingDocument;
+  descriptionOptimized: string | null;
+  indexState: "pending" | "indexed" | "removed";
+  photos: StoredPhoto[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const SELECT = (tx: Tx) => tx`
+  SELECT l.id, l.partner_id, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, l.version, l.content_hash,
+         l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at, l.street_address1, l.city, l.state,
+         l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.index_state, l.created_at, l.updated_at,
+         COALESCE((SELECT json_agg(json_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state, 'failureReason', p.failure_reason,
+                     'warning', p.warning, 'width', p.width, 'height', p.height, 'variants', p.variants) ORDER BY p.sort_key, p.id)
+                   FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
+  FROM listings l JOIN brokers b ON b.id = l.broker_id`;
+
+function toStored(row: any): StoredListing {
+  const location: ListingDocument["location"] = { city: row.city, state: row.state, country: row.country, visibility: row.visibility };
+  if (row.street_address1 !== null) location.streetAddress1 = row.street_address1;
+  if (row.postal_code !== null) location.postalCode = row.postal_code;
+  const document: ListingDocument = { status: row.status, businessType: row.business_type, location };
+  if (row.title !== null) document.title = row.title;
+  if (row.description !== null) document.description = row.description;
+  if (row.established_at !== null) document.establishedAt = row.established_at.toISOString();
+  if (row.financials !== null) document.financials = row.financials;
+  if (row.property !== null) document.property = row.property;
+  if (row.financing !== null) document.financing = row.financing;
+  const photos: StoredPhoto[] = row.photos;
+  if (photos.length > 0) document.photos = photos.map((p) => ({ url: p.url, sortKey: p.sortKey }));
+  return {
+    id: Number(row.id),
+    partnerId: row.partner_id,
+    externalId: row.external_id,
+    brokerId: row.broker_id,
+    brokerExternalId: row.broker_external_id,
+    version: row.version,
+    contentHash: row.content_hash,
+    document,
+    descriptionOptimized: row.description_optimized,
+    indexState: row.index_state,
+    photos,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function findListing(tx: Tx, partnerId: string, externalId: string, forUpdate = false): Promise<StoredListing | null> {
+  const rows = forUpdate
+    ? await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId} FOR UPDATE OF l`
+    : await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}`;
+  return rows[0] ? toStored(rows[0]) : null;
+}
+
+function columns(tx: Tx, doc: ListingDocument) {
+  return {
+    status: doc.status,
+    business_type: doc.businessType,
+    title: doc.title ?? null,
+    description: doc.description ?? null,
+    established_at: doc.establishedAt ? new Date(doc.establishedAt) : null,
+    street_address1: doc.location.streetAddress1 ?? null,
+    city: doc.location.city,
+    state: doc.location.state,
+    postal_code: doc.location.postalCode ?? null,
+    country: doc.location.country,
+    visibility: doc.location.visibility,
+    financials: doc.financials ? tx.json(doc.financials as never) : null,
+    property: doc.property ? tx.json(doc.property as never) : null,
+    financing: doc.financing ? tx.json(doc.financing as never) : null,
+  };
+}
+
+/** Inserts unless another request created the same external ID first; returns null then. */
+export async function insertListing(
+  tx: postgres.TransactionSql,
+  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer },
+): Promise<{ id: number; createdAt: Date } | null> {
+  const row = { partner_id: args.partnerId, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(tx, args.document) };
+  const [inserted] = await tx`
+    INSERT INTO listings ${tx(row as never)}
+    ON CONFLICT (partner_id, external_id) DO NOTHING
+    RETURNING id, created_at`;
+  return inserted ? { id: Number(inserted.id), createdAt: inserted.created_at } : null;
+}
+
+export async function updateListing(tx: postgres.TransactionSql, current: StoredListing, brokerId: string, document: ListingDocument, hash: Buffer): Promise<{ version: number; updatedAt: Date }> {
+  const c = columns(tx, document);
+  const descriptionChanged = (current.document.description ?? null) !== c.description;
+  const [row] = await tx`
+    UPDATE listings SET ${tx({ ...c, broker_id: brokerId, content_hash: hash } as never)},
+      ${descriptionChanged ? tx`description_optimized = NULL,` : tx``}
+      version = version + 1, updated_at = now(), index_state = 'pending'
+    WHERE id = ${current.id}
+    RETURNING version, updated_at`;
+  return { version: row!.version, updatedAt: row!.updated_at };
+}
+
+/**
+ * Arrays replace: photos no longer listed are deleted, new ones start pending, and a URL that stays keeps its
+ * processing state (so re-sending it downloads nothing again).
+ */
+export async function replacePhotos(tx: postgres.TransactionSql, listingId: number, photos: { url: string; sortKey: number }[], previous: StoredPhoto[]): Promise<void> {
+  const wanted = new Map(photos.map((p) => [p.url, p.sortKey]));
+  const gone = previous.filter((p) => !wanted.has(p.url)).map((p) => p.url);
+  if (gone.length) await tx`DELETE FROM listing_photos WHERE listing_id = ${listingId} AND url = ANY(${gone})`;
+  const before = new Map(previous.map((p) => [p.url, p.sortKey]));
+  const moved = photos.filter((p) => before.has(p.url) && before.get(p.url) !== p.sortKey);
+  for (const p of moved) await tx`UPDATE listing_photos SET sort_key = ${p.sortKey} WHERE listing_id = ${listingId} AND url = ${p.url}`;
+  const added = photos.filter((p) => !before.has(p.url)).map((p) => ({ listing_id: listingId, url: p.url, sort_key: p.sortKey }));
+  if (added.length) await tx`INSERT INTO listing_photos ${tx(added)}`;
+}
+
+export async function recordStatusChange(tx: postgres.TransactionSql, listingId: number, from: string | null, to: string): Promise<void> {
+  await tx`INSERT INTO listing_status_history (listing_id, from_status, to_status) VALUES (${listingId}, ${from}, ${to})`;
+}
+
+export type StatusChange = { from: string | null; to: string; changedAt: string };
+
+export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map<number, StatusChange[]>> {
+  const out = new Map<number, StatusChange[]>(listingIds.map((id) => [id, []]));
+  if (listingIds.length === 0) return out;
+  const rows = await tx`SELECT listing_id, from_status, to_status, changed_at FROM listing_status_history WHERE listing_id = ANY(${listingIds}) ORDER BY id`;
+  for (const r of rows) out.get(Number(r.listing_id))!.push({ from: r.from_status, to: r.to_status, changedAt: r.changed_at.toISOString() });
+  return out;
+}
+
+export interface PageArgs {
+  partnerId: string;
+  limit: number;
+  after: { updatedAt: Date; id: string } | null;
+  updatedSince: Date | null;
+}
+
+/** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
+export async function pageListings(tx: Tx, args: PageArgs): Promise<StoredListing[]> {
+  const rows = await tx`${SELECT(tx)}
+    WHERE l.partner_id = ${args.partnerId}
+      ${args.updatedSince ? tx`AND l.updated_at >= ${args.updatedSince}` : tx``}
+      ${args.after ? tx`AND (l.updated_at, l.id) > (${args.after.updatedAt}, ${args.after.id}::bigint)` : tx``}
+    ORDER BY l.updated_at, l.id LIMIT ${args.limit}`;
+  return rows.map(toStored);
+}

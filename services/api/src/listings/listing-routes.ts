@@ -1,0 +1,95 @@
+import { Elysia } from "elysia";
+import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, PageQuery, type ListingRecord } from "@pss/contracts";
+import type { PartnerContext } from "../partner/partner-context.ts";
+import { NotFoundError } from "../http/errors.ts";
+import { encodeCursor, parsePageQuery } from "../http/pagination.ts";
+import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
+import { upsertListing } from "./listing-service.ts";
+
+export function toListingRecord(l: StoredListing, history: StatusChange[], publicBaseUrl: string): ListingRecord {
+  const d = l.document;
+  return {
+    externalListingId: l.externalId,
+    serviceListingId: l.id,
+    serviceListingUrl: `${publicBaseUrl}/listings/${l.id}`,
+    brokerExternalId: l.brokerExternalId,
+    serviceBrokerId: l.brokerId,
+    status: d.status,
+    businessType: d.businessType,
+    location: {
+      streetAddress1: d.location.streetAddress1 ?? null,
+      city: d.location.city,
+      state: d.location.state,
+      postalCode: d.location.postalCode ?? null,
+      country: d.location.country,
+      visibility: d.location.visibility,
+    },
+    title: d.title ?? null,
+    description: d.description ?? null,
+    descriptionOptimized: l.descriptionOptimized,
+    establishedAt: d.establishedAt ?? null,
+    financials: d.financials ?? {},
+    property: d.property ?? {},
+    financing: d.financing ?? {},
+    photos: l.photos.map((p) => ({ ...p, variants: (p.variants ?? []) as never })),
+    statusHistory: history,
+    searchIndex: { state: l.indexState },
+    createdAt: l.createdAt.toISOString(),
+    updatedAt: l.updatedAt.toISOString(),
+  };
+}
+
+export function createListingRoutes(ctx: PartnerContext) {
+  const { sql, publicBaseUrl } = ctx.deps;
+  return new Elysia({ name: "listing-routes" })
+    .put(
+      "/listings/:externalListingId",
+      async ({ params, body, request, set }) => {
+        const partner = ctx.principalOf(request);
+        const externalId = ctx.externalId(params.externalListingId, "externalListingId");
+        const result = await upsertListing(sql, partner.partnerId, externalId, body);
+        set.status = result.created ? 201 : 200;
+        return {
+          status: "success" as const,
+          message: result.created ? ("Listing created" as const) : ("Listing updated" as const),
+          serviceListingId: result.listingId,
+          serviceListingUrl: `${publicBaseUrl}/listings/${result.listingId}`,
+        };
+      },
+      {
+        body: ListingBody,
+        response: { 200: ListingPutResponse, 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+        detail: {
+          summary: "Create or update a listing",
+          description: "201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing.",
+        },
+      },
+    )
+    .get(
+      "/listings/:externalListingId",
+      async ({ params, request }) => {
+        const partner = ctx.principalOf(request);
+        const listing = await findListing(sql, partner.partnerId, ctx.externalId(params.externalListingId, "externalListingId"));
+        if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
+        const history = await statusHistories(sql, [listing.id]);
+        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, publicBaseUrl) };
+      },
+      { detail: { summary: "Read a listing back as stored, with its photo processing, search-index state and status history" } },
+    )
+    .get(
+      "/listings",
+      async ({ query, request }) => {
+        const partner = ctx.principalOf(request);
+        const page = parsePageQuery(query);
+        const rows = await pageListings(sql, { partnerId: partner.partnerId, ...page });
+        const history = await statusHistories(sql, rows.map((r) => r.id));
+        const last = rows.at(-1);
+        return {
+          status: "success" as const,
+          results: rows.map((l) => toListingRecord(l, history.get(l.id)!, publicBaseUrl)),
+          nextCursor: rows.length === page.limit && last ? encodeCursor(last.updatedAt, last.id) : null,
+        };
+      },
+      { query: PageQuery, detail: { summary: "Page through all of the partner's listings (reconciliation)" } },
+    );
+}

@@ -1,0 +1,28 @@
+// Writes an event row in the caller's transaction: the change and its announcement commit together.
+import type postgres from "postgres";
+import type { TopicSpec } from "@pss/contracts";
+
+export interface OutboxEvent {
+  topic: TopicSpec;
+  type: string;
+  aggregateType: "listing" | "broker" | "lead";
+  aggregateId: string;
+  version: number;
+  partnerId: string;
+  payload: unknown;
+}
+
+export async function appendEvent(tx: postgres.TransactionSql, event: OutboxEvent): Promise<void> {
+  const envelope = {
+    eventId: crypto.randomUUID(),
+    type: event.type,
+    aggregateType: event.aggregateType,
+    aggregateId: event.aggregateId,
+    version: event.version,
+    partnerId: event.partnerId,
+    occurredAt: new Date().toISOString(),
+    payload: event.payload,
+  };
+  // Key = aggregate id: one partition per aggregate keeps its events in order.
+  await tx`INSERT INTO outbox (topic, message_key, payload) VALUES (${event.topic.name}, ${event.aggregateId}, ${tx.json(envelope as never)})`;
+}

@@ -1,0 +1,32 @@
+// What partner routes share: their dependencies and per-request helpers.
+import { EXTERNAL_ID_RULE, isValidExternalId } from "@pss/contracts";
+import type postgres from "postgres";
+import type { Principal } from "../auth/authenticator.ts";
+import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
+
+export interface PartnerDeps {
+  sql: postgres.Sql;
+  publicBaseUrl: string;
+}
+
+export interface PartnerContext {
+  deps: PartnerDeps;
+  principalOf(request: Request): Principal;
+  /** Path parameter as an external ID, or 400 explaining the rule. */
+  externalId(raw: string, name: string): string;
+}
+
+export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>): PartnerContext {
+  return {
+    deps,
+    principalOf(request) {
+      const principal = principals.get(request);
+      if (!principal) throw new UnauthorizedError();
+      return principal;
+    },
+    externalId(raw, name) {
+      if (!isValidExternalId(raw)) throw new BadRequestError(`${name} ${EXTERNAL_ID_RULE}`);
+      return raw;
+    },
+  };
+}
