@@ -1,5 +1,6 @@
 // Turns TypeBox validation errors into one clear sentence per problem, naming the field path.
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
 import { Limits } from "@pss/contracts";
 import type { ErrorDetail } from "./errors.ts";
 
@@ -87,10 +88,25 @@ function describeType(schema: any): string {
   return "has an invalid value";
 }
 
+/**
+ * A nullable object or array (T | null) that fails reports only "union failed". When the value is not null,
+ * the real problems are inside the T branch: validate against it to name them.
+ */
+function expandNullableUnions(errors: ValueError[]): ValueError[] {
+  return errors.flatMap((error) => {
+    const schema = error.schema as any;
+    if (error.type !== ValueErrorType.Union || error.value === null || !Array.isArray(schema.anyOf)) return [error];
+    const branches = schema.anyOf.filter((o: any) => o.type !== "null");
+    if (branches.length !== 1 || schema.anyOf.length !== 2) return [error];
+    const inner = [...Value.Errors(branches[0], error.value)].map((e) => ({ ...e, path: error.path + e.path }));
+    return inner.length ? expandNullableUnions(inner) : [error];
+  });
+}
+
 /** One detail per field, most specific first; a union error is dropped when a deeper error explains it. */
 export function describeValidationErrors(errors: Iterable<ValueError>, root = ""): ErrorDetail[] {
   const byPath = new Map<string, ErrorDetail>();
-  const all = [...errors];
+  const all = expandNullableUnions([...errors]);
   for (const error of all) {
     const path = fieldPath(root + error.path);
     if (byPath.has(path)) continue;

@@ -1,0 +1,132 @@
+// Starts the real API in-process on a free port, wired to the real PostgreSQL, Redis and Kafka from the
+// test setup, and offers small helpers to call it the way a partner does.
+import Redis from "ioredis";
+import { Kafka, logLevel, Partitioners } from "kafkajs";
+import postgres from "postgres";
+import { ALL_TOPICS } from "@pss/contracts";
+import { createLogger, ensureTopics, silentLogger, type Logger } from "@pss/service-kit";
+import { createApp } from "../../src/app.ts";
+import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
+import { createAuthenticator } from "../../src/auth/authenticator.ts";
+import { createRateLimiter } from "../../src/http/rate-limiter.ts";
+import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
+import { testUrls, uniqueName } from "../../../../test/support/env.ts";
+
+export interface ApiHarness {
+  baseUrl: string;
+  sql: postgres.Sql;
+  redis: Redis;
+  kafka: Kafka;
+  relay: OutboxRelay;
+  createPartner(opts?: { leadTracking?: boolean }): Promise<Partner>;
+  stop(): Promise<void>;
+}
+
+export interface Partner {
+  partnerId: string;
+  apiKey: string;
+  organizationId: number;
+  officeId: number;
+  put(path: string, body: unknown, init?: RequestInit): Promise<TestResponse>;
+  get(path: string, init?: RequestInit): Promise<TestResponse>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(baseUrl + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number } = {}): Promise<ApiHarness> {
+  const urls = testUrls();
+  const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
+  const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => 1000 });
+  redis.on("error", () => {});
+  await redis.connect().catch(() => {});
+  const kafka = new Kafka({ clientId: uniqueName("api-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 200 } });
+  await ensureTopics(kafka, ALL_TOPICS);
+  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 2 } });
+  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000 });
+  const app = createApp({
+    sql,
+    logger,
+    authenticator: createAuthenticator({ sql, redis, logger }),
+    partnerRateLimiter: createRateLimiter({ redis, logger, limit: opts.rateLimitPerMinute ?? 0, windowSeconds: 60, name: uniqueName("partner") }),
+    publicBaseUrl: "https://market.example.test",
+    maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
+    readiness: { postgres: () => sql`SELECT 1` },
+  }).listen({ port: 0, hostname: "127.0.0.1" });
+  if (opts.relay !== false) relay.start();
+  const baseUrl = `http://127.0.0.1:${app.server!.port}`;
+  const admin = createPartnerAdmin({ sql, redis });
+
+  return {
+    baseUrl,
+    sql,
+    redis,
+    kafka,
+    relay,
+    async createPartner(o = {}) {
+      const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false });
+      return {
+        ...created,
+        put: (path, body) => call(baseUrl, "PUT", path, { key: created.apiKey, body }),
+        get: (path) => call(baseUrl, "GET", path, { key: created.apiKey }),
+      };
+    },
+    async stop() {
+      await app.stop();
+      await relay.stop();
+      await sql.end({ timeout: 5 });
+      redis.disconnect();
+    },
+  };
+}
+
+/** Realistic bodies partners send. */
+export const sample = {
+  broker: (overrides: Record<string, unknown> = {}) => ({
+    name: "Jane Broker",
+    email: "jane.broker@example.com",
+    phone: "+1 512 555 0100",
+    forwardingEmail: "leads@crm.example.com",
+    profile: { bio: "Twenty years selling Texas businesses.", website: "https://jane.example.com" },
+    licenses: [{ licenseNumber: "TX-123", state: "TX", country: "US" }],
+    serviceAreas: [{ city: "Austin", state: "TX", country: "US" }],
+    ...overrides,
+  }),
+  listing: (brokerExternalId: string, overrides: Record<string, unknown> = {}) => ({
+    brokerExternalId,
+    status: "FOR_SALE",
+    businessType: "Restaurant",
+    title: "Profitable taqueria downtown",
+    description: "Established restaurant with loyal customers.",
+    location: { streetAddress1: "1 Congress Ave", city: "Austin", state: "TX", postalCode: "78701", country: "US", visibility: "SHOW_CITY_STATE" },
+    financials: { askingPrice: 450000, revenue: 900000, sde: 180000 },
+    property: { propertyKind: "RENTED", areaSqft: 2400, rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true } },
+    financing: { financingAvailable: true, sbaPrequalified: false },
+    photos: [
+      { url: "https://images.example.com/front.jpg", sortKey: 1 },
+      { url: "https://images.example.com/kitchen.jpg", sortKey: 2 },
+    ],
+    ...overrides,
+  }),
+};
