@@ -5,6 +5,8 @@ import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/servi
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
+import { renderDocsPage } from "./docs/docs-page.ts";
+import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, BadRequestError } from "./http/errors.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
@@ -25,6 +27,8 @@ export interface AppDeps {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const PARTNER_PREFIX = "/partner/v1/";
+/** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
+const PUBLIC_PARTNER_PATHS = new Set(["/partner/v1/openapi.json"]);
 
 export function createApp(deps: AppDeps) {
   registerFormats();
@@ -43,7 +47,7 @@ export function createApp(deps: AppDeps) {
       set.headers["x-request-id"] = requestId;
 
       const path = new URL(request.url).pathname;
-      if (path.startsWith(PARTNER_PREFIX)) {
+      if (path.startsWith(PARTNER_PREFIX) && !PUBLIC_PARTNER_PATHS.has(path)) {
         // Exactly "Bearer <key>"; the same 401 whatever was wrong.
         const header = request.headers.get("authorization");
         const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
@@ -101,8 +105,18 @@ export function createApp(deps: AppDeps) {
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
         .use(createBrokerRoutes(partner))
-        .use(createListingRoutes(partner)),
-    );
+        .use(createListingRoutes(partner))
+        .get("/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } }),
+    )
+    .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
+
+  let openApiDocument: OpenApiDocument | null = null;
+  const openApi = (): OpenApiDocument =>
+    (openApiDocument ??= buildOpenApiDocument(app.routes as never, {
+      serverUrl: deps.publicBaseUrl,
+      documentedPrefixes: ["/partner/v1/", "/v1/"],
+      publicPaths: [...PUBLIC_PARTNER_PATHS],
+    }));
   return app;
 }
 
