@@ -22,7 +22,13 @@ export function isHttpUrl(value: string): boolean {
 }
 
 export function isDateTime(value: string): boolean {
-  return DATE_TIME.test(value) && !Number.isNaN(Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2")));
+  if (!DATE_TIME.test(value)) return false;
+  // Date.parse rolls 2024-02-30 over to March 1: check the calendar date exists, and stay within year 1..9999.
+  const [y, m, d] = value.slice(0, 10).split("-").map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  if (y < 1 || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return false;
+  const [hh, mm] = value.slice(11, 16).split(":").map(Number) as [number, number];
+  return hh < 24 && mm < 60 && !Number.isNaN(Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2")));
 }
 
 export function isCountryCode(value: string): boolean {

@@ -61,10 +61,10 @@ export function createApp(deps: AppDeps) {
       if (length > deps.maxBodyBytes) throw new PayloadTooLargeError(deps.maxBodyBytes);
     })
     .onParse(async ({ request, contentType }) => {
-      if (!/^application\/json\s*(;|$)/i.test(contentType ?? "")) throw new UnsupportedMediaTypeError();
+      if (!/^application\/json\s*(;|$)/i.test(contentType || request.headers.get("content-type") || "")) throw new UnsupportedMediaTypeError();
       const text = await request.text();
       // Bodies sent without Content-Length (chunked) are measured after reading.
-      if (text.length > deps.maxBodyBytes) throw new PayloadTooLargeError(deps.maxBodyBytes);
+      if (Buffer.byteLength(text) > deps.maxBodyBytes) throw new PayloadTooLargeError(deps.maxBodyBytes);
       try {
         return JSON.parse(text);
       } catch {

@@ -140,6 +140,20 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
   });
 });
 
+describe("concurrent PUTs", () => {
+  test("the same new broker sent several times at once is created exactly once: one 201, the rest 200 with the same ID", async () => {
+    const externalId = newId();
+    const responses = await Promise.all(Array.from({ length: 6 }, () => partner.put(path(externalId), sample.broker())));
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 201]);
+    const ids = new Set(responses.map((r) => r.body.serviceBrokerId));
+    expect(ids.size).toBe(1);
+    const row = (await brokerRow(partner, externalId))!;
+    expect(row.version).toBe(1);
+    expect(await brokerEventCount(row.id)).toBe(1);
+  });
+});
+
 describe("GET /partner/v1/brokers/{externalBrokerId}", () => {
   test("reads back the broker exactly as stored, with no avatar when no avatarUrl was sent", async () => {
     const externalId = newId();
@@ -435,6 +449,16 @@ describe("validation", () => {
   });
 });
 
+describe("malformed percent-encoding", () => {
+  test("a broken escape in an ID is refused instead of being merged with other IDs", async () => {
+    for (const raw of ["%", "%FF", "a%2"]) {
+      const res = await partner.put(path(raw), sample.broker());
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ status: "error", error: "externalBrokerId is not valid percent-encoded UTF-8" });
+    }
+  });
+});
+
 describe("partner isolation", () => {
   test("another partner cannot read a broker: 404 'Broker not found'", async () => {
     const externalId = newId();
@@ -566,21 +590,26 @@ describe("GET /partner/v1/brokers (paging)", () => {
     expect(res.body).toEqual({ status: "success", results: [], nextCursor: null });
   });
 
-  const badQueries: [string, string][] = [
-    ["limit=0", "limit"],
-    ["limit=501", "limit"],
-    ["limit=abc", "limit"],
-    ["limit=2.5", "limit"],
-    ["limit=-1", "limit"],
-    ["cursor=not-a-cursor", "cursor"],
-    [`cursor=${Buffer.from(JSON.stringify(["2024-01-01T00:00:00Z", "1; DROP TABLE brokers"])).toString("base64url")}`, "cursor"],
-    ["updatedSince=yesterday", "updatedSince"],
-    ["updatedSince=2024-01-01T00:00:00", "updatedSince"],
-    ["updatedSince=2024-01-01", "updatedSince"],
-    ["sort=name", "sort"],
+  const cursorOf = (at: string, id: string) => Buffer.from(JSON.stringify([at, id])).toString("base64url");
+  const badQueries: [label: string, query: string, field: string][] = [
+    ["limit=0", "limit=0", "limit"],
+    ["limit=501", "limit=501", "limit"],
+    ["limit=abc", "limit=abc", "limit"],
+    ["limit=2.5", "limit=2.5", "limit"],
+    ["limit=-1", "limit=-1", "limit"],
+    ["an empty limit", "limit=", "limit"],
+    ["a cursor that is not one of ours", "cursor=not-a-cursor", "cursor"],
+    ["a tampered cursor with a non-numeric id", `cursor=${cursorOf("2024-01-01T00:00:00Z", "1; DROP TABLE brokers")}`, "cursor"],
+    ["a tampered cursor with an id beyond 64 bits", `cursor=${cursorOf("2024-01-01T00:00:00Z", "99999999999999999999")}`, "cursor"],
+    ["a tampered cursor dated year 0", `cursor=${cursorOf("0000-01-01T00:00:00Z", "1")}`, "cursor"],
+    ["updatedSince=yesterday", "updatedSince=yesterday", "updatedSince"],
+    ["updatedSince without a time zone", "updatedSince=2024-01-01T00:00:00", "updatedSince"],
+    ["updatedSince as a bare date", "updatedSince=2024-01-01", "updatedSince"],
+    ["updatedSince in year 0", "updatedSince=0000-01-01T00:00:00Z", "updatedSince"],
+    ["an unknown query parameter", "sort=name", "sort"],
   ];
-  for (const [query, field] of badQueries) {
-    test(`?${query.length > 40 ? `${query.slice(0, 40)}…` : query} is refused with 400 naming ${field}`, async () => {
+  for (const [label, query, field] of badQueries) {
+    test(`${label} is refused with 400 naming ${field}`, async () => {
       const res = await list(`?${query}`);
       expect(res.status).toBe(400);
       expect(res.body.status).toBe("error");

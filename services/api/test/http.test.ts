@@ -151,7 +151,7 @@ describe("GET /partner/v1/health", () => {
     expect(await partnerRowCounts(p)).toEqual(before);
   });
 
-  test("refuses a body-carrying method: POST is 405 with Allow: GET", async () => {
+  test("POST instead of GET is 405 with Allow: GET", async () => {
     const res = await call(api.baseUrl, "POST", "/partner/v1/health", { key: partner.apiKey, body: {} });
     expectErrorShape(res, 405);
     expect(res.headers.get("allow")).toBe("GET");
@@ -299,6 +299,7 @@ describe("routing and body errors", () => {
   test("a PUT with no body at all is a 400 in the error shape", async () => {
     const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${uniqueName("empty")}`, { key: partner.apiKey, headers: { "content-type": "application/json" } });
     expectErrorShape(res, 400);
+    expect(res.body).toEqual({ status: "error", error: "Request body is not valid JSON" });
   });
 
   describe("with a 2 KB body limit", () => {
@@ -338,6 +339,27 @@ describe("routing and body errors", () => {
         method: "PUT",
         headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" },
         body: stream,
+      });
+      expect(res.status).toBe(413);
+      expect(await res.json()).toEqual({ status: "error", error: "Request body is too large: the limit is 2048 bytes" });
+      expect((await p.get(`/partner/v1/brokers/${externalId}`)).status).toBe(404);
+    });
+
+    test("the limit counts bytes, not characters: 1,500 two-byte characters sent chunked are refused with 413", async () => {
+      const externalId = uniqueName("utf8");
+      const text = JSON.stringify(sample.broker({ profile: { bio: "é".repeat(1500) } }));
+      const bytes = new TextEncoder().encode(text);
+      expect(text.length).toBeLessThan(2048);
+      expect(bytes.length).toBeGreaterThan(2048);
+      const res = await fetch(`${small.baseUrl}/partner/v1/brokers/${externalId}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" },
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(bytes);
+            controller.close();
+          },
+        }),
       });
       expect(res.status).toBe(413);
       expect(await res.json()).toEqual({ status: "error", error: "Request body is too large: the limit is 2048 bytes" });

@@ -25,14 +25,14 @@ export function parsePageQuery(query: Record<string, string | undefined>): PageR
   }
   let updatedSince: Date | null = null;
   if (query.updatedSince !== undefined) {
-    if (!isDateTime(query.updatedSince)) throw new BadRequestError("updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z");
+    if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1) throw new BadRequestError("updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z");
     updatedSince = new Date(query.updatedSince);
   }
   let after: PageRequest["after"] = null;
   if (query.cursor !== undefined) {
     try {
       const [at, id] = JSON.parse(Buffer.from(query.cursor, "base64url").toString()) as [string, string];
-      if (!/^\d+$/.test(id) || Number.isNaN(Date.parse(at))) throw new Error();
+      if (!/^\d{1,18}$/.test(id) || !(new Date(at).getUTCFullYear() >= 1)) throw new Error();
       after = { updatedAt: new Date(at), id };
     } catch {
       throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");

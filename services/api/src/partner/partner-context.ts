@@ -25,6 +25,8 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
       return principal;
     },
     externalId(raw, name) {
+      // The router turns broken percent-escapes into U+FFFD; accepting that would merge different IDs into one.
+      if (raw.includes("\uFFFD")) throw new BadRequestError(`${name} is not valid percent-encoded UTF-8`);
       if (!isValidExternalId(raw)) throw new BadRequestError(`${name} ${EXTERNAL_ID_RULE}`);
       return raw;
     },
