@@ -6,7 +6,7 @@ const started = Date.now();
 const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-const proc = Bun.spawn([process.execPath, "test", ...process.argv.slice(2)], {
+const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
   env: { ...process.env, ...urls, PSS_TEST_QUIET: "1" },
   stdin: "ignore",
   stdout: "inherit",

@@ -4,3 +4,4 @@ export * from "./shutdown.ts";
 export * from "./clients.ts";
 export * from "./health.ts";
 export * from "./kafka.ts";
+export * from "./event-consumer.ts";
