@@ -23,6 +23,9 @@ export interface AppDeps {
   maxBodyBytes: number;
   readiness: Record<string, ReadinessCheck>;
   isStopping?: () => boolean;
+  // [media deps]
+  // [buyer deps]
+  // [lead deps]
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -106,8 +109,12 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
+        // [partner lead routes]
         .get("/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } }),
     )
+    // [media routes]
+    // [buyer routes]
+    // [lead routes]
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
 
   let openApiDocument: OpenApiDocument | null = null;

@@ -24,6 +24,9 @@ export interface ApiConfig {
   maxBodyBytes: number;
   mediaDir: string;
   outboxRelayEnabled: boolean;
+  // [media config fields]
+  // [buyer config fields]
+  // [lead config fields]
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
@@ -40,6 +43,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
     mediaDir: r.string("MEDIA_DIR", ".data/media"),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    // [media config values]
+    // [buyer config values]
+    // [lead config values]
   };
   r.done();
   return config;

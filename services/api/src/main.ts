@@ -29,6 +29,10 @@ await ensureTopics(kafka, ALL_TOPICS);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
 const relay = createOutboxRelay({ sql, producer, logger });
 
+// [media wiring]
+// [buyer wiring]
+// [lead wiring]
+
 let stopping = false;
 const app = createApp({
   sql,
@@ -43,6 +47,9 @@ const app = createApp({
     kafka: () => pingKafka(kafka),
   },
   isStopping: () => stopping,
+  // [media app deps]
+  // [buyer app deps]
+  // [lead app deps]
 }).listen({ port: config.port, hostname: "0.0.0.0", maxRequestBodySize: config.maxBodyBytes * 2 });
 logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl });
 if (config.outboxRelayEnabled) relay.start();

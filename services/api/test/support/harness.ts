@@ -73,6 +73,9 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
     readiness: { postgres: () => sql`SELECT 1` },
+    // [media harness deps]
+    // [buyer harness deps]
+    // [lead harness deps]
   }).listen({ port: 0, hostname: "127.0.0.1" });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
