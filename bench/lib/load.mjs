@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// The load generator, run by Node as its own process so it never shares the API's event loop.
+// Input: one JSON argument; output: one JSON line with throughput and latency.
+import autocannon from "autocannon";
+import { externalId, listingBody } from "./bodies.mjs";
+
+const spec = JSON.parse(process.argv[2]);
+const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}) };
+let counter = 0;
+const bodyCache = new Map();
+
+function requestFor() {
+  switch (spec.mode) {
+    case "get":
+      return { method: "GET", path: spec.path, headers };
+    case "new": {
+      // A fresh external ID every request.
+      const n = spec.offset + counter++;
+      return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body: JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions)) };
+    }
+    case "update": {
+      // Existing IDs, one field changed every time.
+      const n = counter++ % spec.existing;
+      const body = listingBody(spec.broker, n, spec.bodyOptions);
+      body.financials.askingPrice = 100000 + counter;
+      return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body: JSON.stringify(body) };
+    }
+    case "repeat": {
+      // Existing IDs with exactly what they already hold: no-ops.
+      const n = counter++ % spec.existing;
+      let body = bodyCache.get(n);
+      if (!body) bodyCache.set(n, (body = JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions))));
+      return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body };
+    }
+    default:
+      throw new Error(`unknown mode ${spec.mode}`);
+  }
+}
+
+const result = await autocannon({
+  url: spec.url,
+  connections: spec.connections,
+  duration: spec.durationSeconds,
+  ...(spec.rate ? { overallRate: spec.rate } : {}),
+  requests: [{ setupRequest: (req) => ({ ...req, ...requestFor() }) }],
+});
+process.stdout.write(
+  JSON.stringify({
+    requests: result.requests.total,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    sent: counter,
+  }) + "\n",
+);

@@ -1,0 +1,98 @@
+// Child processes the benchmark drives: the API under test, the bare baseline server, the load generator.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+
+export interface ApiProcess {
+  url: string;
+  pid: number;
+  rssMb(): number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+export function rssMbOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 102.4) / 10;
+}
+
+async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
+}
+
+export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, API_PORT: String(port), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}/readyz`);
+  return {
+    url,
+    pid: proc.pid,
+    rssMb: () => rssMbOf(proc.pid),
+    async stop() {
+      proc.kill("SIGTERM");
+      await Promise.race([proc.exited, Bun.sleep(20_000)]);
+      proc.kill("SIGKILL");
+    },
+  };
+}
+
+export async function startBareServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "bare-server.ts"), "0"], { stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  const { value } = await reader.read();
+  const { port } = JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) as { port: number };
+  reader.releaseLock();
+  return { url: `http://127.0.0.1:${port}`, pid: proc.pid, stop: async () => void (proc.kill(), await proc.exited) };
+}
+
+export interface LoadSpec {
+  url: string;
+  mode: "get" | "new" | "update" | "repeat";
+  connections: number;
+  durationSeconds: number;
+  path?: string;
+  key?: string;
+  broker?: string;
+  prefix?: string;
+  offset?: number;
+  existing?: number;
+  rate?: number;
+  bodyOptions?: { descriptionLength?: number; photos?: number };
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  sent: number;
+}
+
+/** Runs autocannon under Node in its own process. */
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const proc = Bun.spawn(["node", join(import.meta.dir, "load.mjs"), JSON.stringify(spec)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`load generator failed (${code}): ${err}`);
+  return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
+}

@@ -1,0 +1,98 @@
+// `npm run bench [-- <scenario>...] [--duration N] [--warmup N]`: brings up what it needs like `npm start`,
+// runs the scenarios, prints a Markdown table, and writes bench/results/<timestamp>.json and docs/benchmarks.md.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { createBenchContext, type BenchContext } from "./lib/context.ts";
+import { ROOT } from "./lib/processes.ts";
+import type { Row } from "./lib/result.ts";
+import { health } from "./scenarios/health.ts";
+import { partnerWrites } from "./scenarios/partner-writes.ts";
+import { putScaling } from "./scenarios/put-scaling.ts";
+
+type Scenario = (ctx: BenchContext) => Promise<Row[]>;
+
+/** Scenarios owned by other features run as their own scripts and print one JSON line. */
+function script(file: string, fallbackName: string): Scenario {
+  return async (ctx) => {
+    const path = join(ROOT, "bench", file);
+    if (!existsSync(path)) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: null, notes: `${file} not present` }];
+    const proc = Bun.spawn([process.execPath, path], { cwd: ROOT, env: { ...process.env, ...ctx.urls, BENCH_DURATION: String(ctx.durationSeconds) }, stdout: "pipe", stderr: "inherit" });
+    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    const line = out.trim().split("\n").pop() ?? "";
+    if (code !== 0 || !line.startsWith("{")) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: false, notes: `${file} failed (exit ${code})` }];
+    const r = JSON.parse(line);
+    return [{ scenario: r.scenario ?? fallbackName, figure: r.figure, unit: r.unit ?? "", baseline: r.baseline ?? r.baselineP99, baselineLabel: r.baselineLabel, ratio: r.ratio, target: String(r.target ?? ""), pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null), notes: r.notes ?? describeExtras(r) }];
+  };
+}
+
+function describeExtras(r: Record<string, unknown>): string {
+  return Object.entries(r)
+    .filter(([k]) => !["scenario", "figure", "unit", "baseline", "ratio", "target", "pass"].includes(k))
+    .map(([k, v]) => `${k} ${typeof v === "number" ? Math.round(v * 100) / 100 : v}`)
+    .join(", ");
+}
+
+const SCENARIOS: Record<string, Scenario> = {
+  health,
+  "partner-writes": partnerWrites,
+  "put-scaling": putScaling,
+  "put-to-searchable": script("put-to-searchable.ts", "PUT-to-searchable"),
+  media: script("media.ts", "photos through the media service"),
+  "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
+};
+
+function parseArgs(argv: string[]) {
+  const names: string[] = [];
+  let duration = Number(process.env.BENCH_DURATION ?? 15);
+  let warmup = 3;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--duration") duration = Number(argv[++i]);
+    else if (a === "--warmup") warmup = Number(argv[++i]);
+    else names.push(a);
+  }
+  for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario '${n}'; known: ${Object.keys(SCENARIOS).join(", ")}`);
+  return { names: names.length ? names : Object.keys(SCENARIOS), duration, warmup };
+}
+
+export function toMarkdown(rows: Row[]): string {
+  const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? "" : String(n));
+  const lines = [
+    "| scenario | figure | baseline | ratio | target | pass |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.scenario} | ${fmt(r.figure)} ${r.unit} | ${r.baseline !== undefined ? `${fmt(r.baseline)} (${r.baselineLabel ?? ""})` : "—"} | ${fmt(r.ratio) || "—"} | ${r.target} | ${r.pass === null ? "n/a" : r.pass ? "pass" : "**fail**"} |`),
+  ];
+  return lines.join("\n");
+}
+
+const { names, duration, warmup } = parseArgs(process.argv.slice(2));
+const ctx = await createBenchContext({ durationSeconds: duration, warmupSeconds: warmup });
+const rows: Row[] = [];
+const started = new Date();
+try {
+  for (const name of names) {
+    console.error(`bench: ${name} ...`);
+    const got = await SCENARIOS[name]!(ctx).catch((err): Row[] => [{ scenario: name, figure: NaN, unit: "", target: "", pass: false, notes: `failed: ${(err as Error).message}` }]);
+    rows.push(...got);
+    for (const r of got) console.error(`bench:   ${r.scenario}: ${r.figure} ${r.unit}${r.ratio !== undefined ? ` (ratio ${r.ratio})` : ""}`);
+  }
+} finally {
+  await ctx.close();
+}
+
+const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), Bun ${Bun.version}`;
+const table = toMarkdown(rows);
+console.log(`\n${table}\n`);
+const stamp = started.toISOString().replace(/[:.]/g, "-");
+mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
+writeFileSync(join(ROOT, "bench", "results", `${stamp}.json`), JSON.stringify({ startedAt: started.toISOString(), machine, durationSeconds: duration, rows }, null, 2));
+
+// docs/benchmarks.md keeps its hand-written analysis; only the block between the markers is replaced.
+const docPath = join(ROOT, "docs", "benchmarks.md");
+const begin = "<!-- bench:latest:begin -->";
+const end = "<!-- bench:latest:end -->";
+const block = `${begin}\nLatest run: ${started.toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; ${duration} s per measurement after ${warmup} s warm-up; scenarios: ${names.join(", ")}.\n\n${table}\n\nNotes per row:\n\n${rows.map((r) => `- ${r.scenario}: ${r.notes ?? ""}`).join("\n")}\n${end}`;
+const doc = existsSync(docPath) ? readFileSync(docPath, "utf8") : `# Benchmarks\n\n${begin}\n${end}\n`;
+writeFileSync(docPath, doc.includes(begin) ? doc.replace(new RegExp(`${begin}[\\s\\S]*${end}`), block) : `${doc}\n${block}\n`);
+process.exit(rows.some((r) => r.pass === false) ? 1 : 0);
