@@ -23,6 +23,8 @@ export function createRedis(config: RedisConfig, opts: { lazy?: boolean } = {}):
     lazyConnect: opts.lazy ?? false,
     // Fail fast while Redis is down so callers can fall back instead of queueing forever.
     enableOfflineQueue: false,
+    // Concurrent commands share one write: under load, auth lookups cost one round trip per batch, not per request.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(times * 200, 2000),

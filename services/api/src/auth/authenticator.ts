@@ -1,5 +1,7 @@
-// Resolves an API key to its partner. Redis caches lookups (revocation deletes the entry); when Redis is
-// down, every lookup goes to PostgreSQL, so authentication keeps working.
+// Resolves an API key to its partner. Three levels: a one-second in-process cache (a Redis round trip per
+// request halves the API's throughput), Redis shared by all instances (revocation deletes the entry), and
+// PostgreSQL, the truth, used alone when Redis is down. A revoked key therefore stops working within
+// LOCAL_TTL_MS on every instance.
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { Logger } from "@pss/service-kit";
@@ -8,6 +10,8 @@ import { authCacheKey, hashApiKey, looksLikeApiKey } from "./api-key.ts";
 export const AUTH_CACHE_TTL_SECONDS = 60;
 /** Unknown keys are cached briefly too, so guessing does not reach PostgreSQL every time. */
 const UNKNOWN_KEY_TTL_SECONDS = 10;
+export const LOCAL_TTL_MS = 1000;
+const LOCAL_MAX_ENTRIES = 10_000;
 
 export interface Principal {
   partnerId: string;
@@ -19,7 +23,10 @@ export interface Authenticator {
   authenticate(key: string): Promise<Principal | null>;
 }
 
-export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; logger: Logger }): Authenticator {
+export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; logger: Logger; localTtlMs?: number }): Authenticator {
+  const localTtl = deps.localTtlMs ?? LOCAL_TTL_MS;
+  const local = new Map<string, { principal: Principal | null; expiresAt: number }>();
+
   const fromCache = async (cacheKey: string): Promise<Principal | null | undefined> => {
     if (deps.redis.status !== "ready") return undefined;
     try {
@@ -41,13 +48,21 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
   return {
     async authenticate(key) {
       if (!looksLikeApiKey(key)) return null;
+      const now = Date.now();
+      const hit = local.get(key);
+      if (hit && hit.expiresAt > now) return hit.principal;
       const hash = hashApiKey(key);
       const cacheKey = authCacheKey(hash);
-      const cached = await fromCache(cacheKey);
-      if (cached !== undefined) return cached;
-      const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-      const principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean } : null;
-      toCache(cacheKey, principal);
+      let principal = await fromCache(cacheKey);
+      if (principal === undefined) {
+        const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+        principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean } : null;
+        toCache(cacheKey, principal);
+      }
+      if (localTtl > 0) {
+        if (local.size >= LOCAL_MAX_ENTRIES) local.clear();
+        local.set(key, { principal, expiresAt: now + localTtl });
+      }
       return principal;
     },
   };

@@ -70,6 +70,23 @@ function toStored(row: any): StoredListing {
   };
 }
 
+/**
+ * One round trip for an optimistic write: the listing as stored (or nothing) and the ID of the broker the body
+ * names (undefined when it names none, null when that broker does not exist for this partner).
+ */
+export async function loadForWrite(tx: Tx, partnerId: string, externalId: string, brokerExternalId: string | undefined): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined }> {
+  const rows = await tx`
+    SELECT nb.id::text AS named_broker_id, x.*
+    FROM (SELECT 1) AS one
+    LEFT JOIN brokers nb ON nb.partner_id = ${partnerId} AND nb.external_id = ${brokerExternalId ?? null}
+    LEFT JOIN LATERAL (${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}) x ON true`;
+  const row = rows[0]!;
+  return {
+    listing: row.id === null ? null : toStored(row),
+    namedBrokerId: brokerExternalId === undefined ? undefined : (row.named_broker_id as string | null),
+  };
+}
+
 export async function findListing(tx: Tx, partnerId: string, externalId: string, forUpdate = false): Promise<StoredListing | null> {
   const rows = forUpdate
     ? await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId} FOR UPDATE OF l`

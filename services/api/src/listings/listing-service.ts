@@ -7,7 +7,8 @@ import { NotFoundError, validationError } from "../http/errors.ts";
 import { appendEvent } from "../outbox/outbox-writer.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
 import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDocument } from "./listing-document.ts";
-import { findListing, insertListing, recordStatusChange, replacePhotos, updateListing, type StoredListing } from "./listing-repository.ts";
+import { findListing, insertListing, loadForWrite, recordStatusChange, replacePhotos, updateListing, type StoredListing } from "./listing-repository.ts";
+import { createListingAtomically, updateListingAtomically } from "./listing-writes.ts";
 
 export interface ListingUpsertResult {
   listingId: number;
@@ -52,10 +53,55 @@ async function resolveBroker(tx: postgres.TransactionSql, partnerId: string, bod
   return null;
 }
 
+/** The event payload before the database assigns ID and timestamps (filled in by the write statement). */
+function payloadWithoutDbFields(externalId: string, brokerId: string, document: ListingDocument) {
+  const { listingId: _id, createdAt: _c, updatedAt: _u, ...rest } = listingEventPayload({ id: 0, externalId, brokerId, document, createdAt: new Date(0), updatedAt: new Date(0) });
+  return rest;
+}
+
+const MAX_WRITE_ATTEMPTS = 8;
+
 export async function upsertListing(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
+  // An inline broker must be written in the same transaction as the listing: the general path.
+  if (body.broker) return upsertInTransaction(sql, partnerId, externalId, body);
 
+  for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+    const { listing: current, namedBrokerId } = await loadForWrite(sql, partnerId, externalId, body.brokerExternalId);
+    if (namedBrokerId === null) throw new NotFoundError(ErrorMessages.brokerNotFound);
+
+    if (!current) {
+      const document = applyListingBody(null, body);
+      const missing = missingOnCreate(document, namedBrokerId !== undefined);
+      if (missing.length) throw validationError(missing);
+      const brokerId = namedBrokerId!;
+      const created = await createListingAtomically(sql, { partnerId, externalId, brokerId, document, hash: hashOf(document, brokerId), payload: payloadWithoutDbFields(externalId, brokerId, document) });
+      if (created) return { listingId: created.id, created: true, changed: true };
+      continue; // Created concurrently by another request: read again and update.
+    }
+
+    const brokerId = namedBrokerId ?? current.brokerId;
+    const document = applyListingBody(current.document, body);
+    const hash = hashOf(document, brokerId);
+    if (hash.equals(current.contentHash)) return { listingId: current.id, created: false, changed: false };
+    const written = await updateListingAtomically(sql, {
+      id: current.id,
+      expectedVersion: current.version,
+      partnerId,
+      brokerId,
+      previous: current,
+      document,
+      hash,
+      payload: payloadWithoutDbFields(externalId, brokerId, document),
+    });
+    if (written) return { listingId: current.id, created: false, changed: true };
+    // Changed concurrently since we read it: merge again onto the newer version.
+  }
+  throw new Error(`listing ${externalId} kept changing under ${MAX_WRITE_ATTEMPTS} attempts`);
+}
+
+async function upsertInTransaction(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
   return sql.begin(async (tx) => {
     const namedBrokerId = await resolveBroker(tx, partnerId, body);
     let current: StoredListing | null = await findListing(tx, partnerId, externalId, true);

@@ -1,0 +1,120 @@
+// Listing writes as single statements: the row, its photos, its status history and its outbox event change
+// together in one atomic statement (data-modifying CTEs), so the common path needs no explicit transaction
+// and only two round trips (read, write). Concurrency: creates use ON CONFLICT DO NOTHING, updates are guarded
+// by the version that was read; the caller retries on a lost race.
+import type postgres from "postgres";
+import { Topics } from "@pss/contracts";
+import type { ListingDocument } from "./listing-document.ts";
+import type { StoredPhoto } from "./listing-repository.ts";
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+const ISO = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+function columns(sql: Sql, doc: ListingDocument) {
+  return {
+    status: doc.status,
+    business_type: doc.businessType,
+    title: doc.title ?? null,
+    description: doc.description ?? null,
+    established_at: doc.establishedAt ? new Date(doc.establishedAt) : null,
+    street_address1: doc.location.streetAddress1 ?? null,
+    city: doc.location.city,
+    state: doc.location.state,
+    postal_code: doc.location.postalCode ?? null,
+    country: doc.location.country,
+    visibility: doc.location.visibility,
+    financials: doc.financials ? sql.json(doc.financials as never) : null,
+    property: doc.property ? sql.json(doc.property as never) : null,
+    financing: doc.financing ? sql.json(doc.financing as never) : null,
+  };
+}
+
+/** The event envelope without what only the database knows (id, version, timestamps): SQL fills those in. */
+function envelopeBase(partnerId: string) {
+  return { eventId: crypto.randomUUID(), type: "listing.upserted", aggregateType: "listing", partnerId, occurredAt: new Date().toISOString() };
+}
+
+export async function createListingAtomically(
+  sql: Sql,
+  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown> },
+): Promise<{ id: number } | null> {
+  const photos = args.document.photos ?? [];
+  const row = { partner_id: args.partnerId, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document) };
+  const [created] = await sql`
+    WITH l AS (
+      INSERT INTO listings ${sql(row as never)}
+      ON CONFLICT (partner_id, external_id) DO NOTHING
+      RETURNING id, created_at
+    ), p AS (
+      INSERT INTO listing_photos (listing_id, url, sort_key)
+      SELECT l.id, x.url, x.sort_key FROM l, unnest(${photos.map((p) => p.url)}::text[], ${photos.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
+    ), h AS (
+      INSERT INTO listing_status_history (listing_id, from_status, to_status) SELECT l.id, NULL, ${args.document.status} FROM l
+    ), o AS (
+      INSERT INTO outbox (topic, message_key, payload)
+      SELECT ${Topics.listingEvents.name}, l.id::text,
+        ${sql.json(envelopeBase(args.partnerId) as never)}::jsonb || jsonb_build_object(
+          'aggregateId', l.id::text, 'version', 1,
+          'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
+            'listingId', l.id, 'createdAt', ${sql.unsafe(ISO("l.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("l.created_at"))}))
+      FROM l
+    )
+    SELECT id FROM l`;
+  return created ? { id: Number(created.id) } : null;
+}
+
+export async function updateListingAtomically(
+  sql: Sql,
+  args: {
+    id: number;
+    expectedVersion: number;
+    partnerId: string;
+    brokerId: string;
+    previous: { document: ListingDocument; photos: StoredPhoto[] };
+    document: ListingDocument;
+    hash: Buffer;
+    payload: Record<string, unknown>;
+  },
+): Promise<boolean> {
+  const wanted = args.document.photos ?? [];
+  const before = new Map(args.previous.photos.map((p) => [p.url, p.sortKey]));
+  const wantedUrls = new Set(wanted.map((p) => p.url));
+  const gone = args.previous.photos.filter((p) => !wantedUrls.has(p.url)).map((p) => p.url);
+  const moved = wanted.filter((p) => before.has(p.url) && before.get(p.url) !== p.sortKey);
+  const added = wanted.filter((p) => !before.has(p.url));
+  const c = columns(sql, args.document);
+  const descriptionChanged = (args.previous.document.description ?? null) !== c.description;
+  const statusChanged = args.previous.document.status !== args.document.status;
+
+  const [updated] = await sql`
+    WITH u AS (
+      UPDATE listings SET ${sql({ ...c, broker_id: args.brokerId, content_hash: args.hash } as never)},
+        ${descriptionChanged ? sql`description_optimized = NULL,` : sql``}
+        version = version + 1, updated_at = now(), index_state = 'pending'
+      WHERE id = ${args.id} AND version = ${args.expectedVersion}
+      RETURNING id, version, created_at, updated_at
+    ), d AS (
+      DELETE FROM listing_photos WHERE listing_id IN (SELECT id FROM u) AND url = ANY(${gone}::text[])
+    ), m AS (
+      UPDATE listing_photos p SET sort_key = x.sort_key
+      FROM u, unnest(${moved.map((p) => p.url)}::text[], ${moved.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
+      WHERE p.listing_id = u.id AND p.url = x.url
+    ), a AS (
+      INSERT INTO listing_photos (listing_id, url, sort_key)
+      SELECT u.id, x.url, x.sort_key FROM u, unnest(${added.map((p) => p.url)}::text[], ${added.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
+    ), h AS (
+      INSERT INTO listing_status_history (listing_id, from_status, to_status)
+      SELECT u.id, ${args.previous.document.status}, ${args.document.status} FROM u WHERE ${statusChanged}
+    ), o AS (
+      INSERT INTO outbox (topic, message_key, payload)
+      SELECT ${Topics.listingEvents.name}, u.id::text,
+        ${sql.json(envelopeBase(args.partnerId) as never)}::jsonb || jsonb_build_object(
+          'aggregateId', u.id::text, 'version', u.version,
+          'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
+            'listingId', u.id, 'createdAt', ${sql.unsafe(ISO("u.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("u.updated_at"))}))
+      FROM u
+    )
+    SELECT version FROM u`;
+  return updated !== undefined;
+}
