@@ -46,14 +46,16 @@ function parseArgs(argv: string[]) {
   const names: string[] = [];
   let duration = Number(process.env.BENCH_DURATION ?? 15);
   let warmup = 3;
+  let smoke = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "--duration") duration = Number(argv[++i]);
+    if (a === "--smoke") smoke = true;
+    else if (a === "--duration") duration = Number(argv[++i]);
     else if (a === "--warmup") warmup = Number(argv[++i]);
     else names.push(a);
   }
   for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario '${n}'; known: ${Object.keys(SCENARIOS).join(", ")}`);
-  return { names: names.length ? names : Object.keys(SCENARIOS), duration, warmup };
+  return { names: names.length ? names : Object.keys(SCENARIOS), duration, warmup, smoke };
 }
 
 export function toMarkdown(rows: Row[]): string {
@@ -66,7 +68,8 @@ export function toMarkdown(rows: Row[]): string {
   return lines.join("\n");
 }
 
-const { names, duration, warmup } = parseArgs(process.argv.slice(2));
+// --smoke: a quick check of the harness itself (used by the test suite): prints, writes no files.
+const { names, duration, warmup, smoke } = parseArgs(process.argv.slice(2));
 const ctx = await createBenchContext({ durationSeconds: duration, warmupSeconds: warmup });
 const rows: Row[] = [];
 const started = new Date();
@@ -84,6 +87,7 @@ try {
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), Bun ${Bun.version}`;
 const table = toMarkdown(rows);
 console.log(`\n${table}\n`);
+if (smoke) process.exit(rows.some((r) => Number.isNaN(r.figure)) ? 1 : 0);
 const stamp = started.toISOString().replace(/[:.]/g, "-");
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
 writeFileSync(join(ROOT, "bench", "results", `${stamp}.json`), JSON.stringify({ startedAt: started.toISOString(), machine, durationSeconds: duration, rows }, null, 2));
