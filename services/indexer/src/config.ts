@@ -1,21 +1,62 @@
 // The only place the indexer service reads its environment. Fails at boot with every problem listed.
-import { createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import {
+  ConfigError,
+  createEnvReader,
+  readKafkaConfig,
+  readLogLevel,
+  readOpenSearchConfig,
+  readPostgresConfig,
+  type KafkaConfig,
+  type LogLevel,
+  type OpenSearchConfig,
+  type PostgresConfig,
+} from "@pss/service-kit";
+
+export interface LlmRewriterConfig {
+  url: string;
+  model: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
 
 export interface IndexerConfig {
   healthPort: number;
   logLevel: LogLevel;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
+  opensearch: OpenSearchConfig;
+  /** Alias buyers' search reads; the indexer creates `<alias>-v1` behind it. */
+  searchAlias: string;
+  groupId: string;
+  /** Set only when an OpenAI-compatible endpoint is configured; otherwise the deterministic rewrite is used. */
+  llmRewriter: LlmRewriterConfig | null;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): IndexerConfig {
   const r = createEnvReader(env);
+  const llmUrl = r.optionalString("REWRITER_LLM_URL") ? r.url("REWRITER_LLM_URL") : undefined;
   const config: IndexerConfig = {
     healthPort: r.int("HEALTH_PORT", 8082, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-indexer"),
+    opensearch: readOpenSearchConfig(r),
+    searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
+    groupId: r.string("INDEXER_GROUP_ID", "pss-indexer"),
+    llmRewriter: llmUrl
+      ? { url: llmUrl, model: r.string("REWRITER_LLM_MODEL"), apiKey: r.optionalString("REWRITER_LLM_API_KEY"), timeoutMs: r.int("REWRITER_LLM_TIMEOUT_MS", 5000, { min: 100, max: 120_000 }) }
+      : null,
   };
-  r.done();
+  const problems: string[] = [];
+  // OpenSearch index names: lower case letters, digits, . _ -, not starting with a symbol.
+  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(config.searchAlias)) problems.push(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${config.searchAlias}'`);
+  try {
+    r.done();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.unshift(...err.problems);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

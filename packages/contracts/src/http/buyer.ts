@@ -1,0 +1,171 @@
+// The buyers' side: what the public search and pages may show, and nothing more. The indexer and the API
+// both build their public views through publicLocation(), so hidden address parts never leave PostgreSQL.
+import { Type, type Static } from "@sinclair/typebox";
+import { MediaVariant } from "./broker.ts";
+import { License, ServiceArea } from "./broker.ts";
+import { Nullable } from "./common.ts";
+import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type ListingStatus, type Visibility } from "./listing.ts";
+
+/** OpenSearch alias buyers' search reads and the indexer writes (OPENSEARCH_INDEX_ALIAS). */
+export const DEFAULT_SEARCH_ALIAS = "listings";
+
+export function isBuyerVisible(status: string): status is ListingStatus {
+  return (BUYER_VISIBLE_STATUSES as readonly string[]).includes(status);
+}
+
+export interface FullLocation {
+  streetAddress1?: string | null;
+  city: string;
+  state: string;
+  postalCode?: string | null;
+  country: string;
+  visibility: Visibility;
+}
+
+export const PublicLocation = Type.Object({
+  streetAddress1: Type.Optional(Type.String()),
+  postalCode: Type.Optional(Type.String()),
+  city: Type.Optional(Type.String()),
+  state: Type.String(),
+  country: Type.String(),
+  visibility: VisibilitySchema,
+});
+export type PublicLocation = Static<typeof PublicLocation>;
+
+/**
+ * Spec section 2: SHOW_FULL_ADDRESS shows everything, SHOW_CITY_STATE only city and state, SHOW_STATE_ONLY only
+ * the state. The country is not part of the street address and always stays (a state code alone is ambiguous).
+ * Hidden parts are left out entirely, never sent as null.
+ */
+export function publicLocation(l: FullLocation): PublicLocation {
+  const out: PublicLocation = { state: l.state, country: l.country, visibility: l.visibility };
+  if (l.visibility === "SHOW_FULL_ADDRESS") {
+    if (l.streetAddress1) out.streetAddress1 = l.streetAddress1;
+    if (l.postalCode) out.postalCode = l.postalCode;
+  }
+  if (l.visibility !== "SHOW_STATE_ONLY") out.city = l.city;
+  return out;
+}
+
+export const PublicImage = Type.Object({ width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), variants: Type.Array(MediaVariant) });
+export const PublicPhoto = Type.Composite([Type.Object({ sortKey: Type.Integer() }), PublicImage]);
+
+export const PublicFinancials = Type.Object({
+  askingPrice: Type.Optional(Type.Number()),
+  revenue: Type.Optional(Type.Number()),
+  sde: Type.Optional(Type.Number()),
+  inventory: Type.Optional(Type.Number()),
+  ffande: Type.Optional(Type.Number()),
+});
+
+export const BrokerSummary = Type.Object({ serviceBrokerId: Type.String(), name: Type.String(), serviceProfileUrl: Type.String() });
+
+/** One search hit, or one entry of a broker's listings. */
+export const PublicListingSummary = Type.Object({
+  serviceListingId: Type.Integer(),
+  serviceListingUrl: Type.String(),
+  title: Nullable(Type.String()),
+  businessType: Type.String(),
+  status: ListingStatusSchema,
+  underContract: Type.Boolean(),
+  location: PublicLocation,
+  financials: PublicFinancials,
+  excerpt: Nullable(Type.String()),
+  photo: Nullable(PublicPhoto),
+  broker: BrokerSummary,
+  listedAt: Type.String(),
+});
+export type PublicListingSummary = Static<typeof PublicListingSummary>;
+
+export const PublicListing = Type.Object({
+  serviceListingId: Type.Integer(),
+  serviceListingUrl: Type.String(),
+  title: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  businessType: Type.String(),
+  status: ListingStatusSchema,
+  underContract: Type.Boolean(),
+  location: PublicLocation,
+  establishedAt: Nullable(Type.String()),
+  financials: PublicFinancials,
+  property: Type.Record(Type.String(), Type.Unknown()),
+  financing: Type.Record(Type.String(), Type.Unknown()),
+  photos: Type.Array(PublicPhoto),
+  broker: Type.Composite([BrokerSummary, Type.Object({ avatar: Nullable(PublicImage) })]),
+  listedAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type PublicListing = Static<typeof PublicListing>;
+
+export const PublicBroker = Type.Object({
+  serviceBrokerId: Type.String(),
+  serviceProfileUrl: Type.String(),
+  name: Type.String(),
+  avatar: Nullable(PublicImage),
+  bio: Nullable(Type.String()),
+  website: Nullable(Type.String()),
+  linkedInUrl: Nullable(Type.String()),
+  licenses: Type.Array(License),
+  serviceAreas: Type.Array(ServiceArea),
+  listings: Type.Array(PublicListingSummary),
+});
+export type PublicBroker = Static<typeof PublicBroker>;
+
+export const SEARCH_SORTS = ["relevance", "newest", "price_asc", "price_desc"] as const;
+export type SearchSort = (typeof SEARCH_SORTS)[number];
+export const SEARCH_PAGE = { default: 20, max: 50 } as const;
+
+/** Query of GET /v1/listings. Every value arrives as a string; the route parses and explains each problem. */
+export const SearchQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ description: "Full-text query over title and description" })),
+    businessType: Type.Optional(Type.String({ description: "Exact business type, case-insensitive" })),
+    state: Type.Optional(Type.String({ description: "Exact state, case-insensitive" })),
+    city: Type.Optional(Type.String({ description: "Exact city, case-insensitive (listings that hide their city never match)" })),
+    minPrice: Type.Optional(Type.String({ description: "Lowest asking price" })),
+    maxPrice: Type.Optional(Type.String({ description: "Highest asking price" })),
+    sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest` })),
+    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page" })),
+    limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}` })),
+  },
+  // Unknown parameters reach the route, which names them in its 400.
+  { description: "Unknown parameters are refused" },
+);
+
+export const SearchResponse = Type.Object({
+  status: Type.Literal("success"),
+  total: Type.Integer(),
+  results: Type.Array(PublicListingSummary),
+  nextCursor: Nullable(Type.String()),
+});
+export type SearchResponse = Static<typeof SearchResponse>;
+
+/**
+ * One listing in the search index (written by the indexer, read by the API): public fields only. URLs are not
+ * stored, since they depend on PUBLIC_BASE_URL; photos are not stored, since they become ready later.
+ */
+export interface ListingSearchDocument {
+  serviceListingId: number;
+  title: string | null;
+  /** The optimized (rewritten) description. */
+  description: string | null;
+  businessType: string;
+  status: ListingStatus;
+  underContract: boolean;
+  location: PublicLocation;
+  financials: Static<typeof PublicFinancials>;
+  establishedAt: string | null;
+  broker: { serviceBrokerId: string; name: string };
+  /** When the listing last went live (moved into a buyer-visible status); "newest" sorts by it. */
+  listedAt: string;
+  updatedAt: string;
+}
+
+const FINANCIAL_FIELDS = ["askingPrice", "revenue", "sde", "inventory", "ffande"] as const;
+
+/** The five public money fields, numbers only. */
+export function publicFinancials(f: Record<string, unknown> | null | undefined): Static<typeof PublicFinancials> {
+  const out: Static<typeof PublicFinancials> = {};
+  for (const k of FINANCIAL_FIELDS) if (typeof f?.[k] === "number") out[k] = f[k] as number;
+  return out;
+}

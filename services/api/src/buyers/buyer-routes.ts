@@ -1,0 +1,50 @@
+// Buyers' JSON API, no authentication: search, a listing, a broker profile. Response shapes: PublicListing,
+// PublicBroker, SearchResponse in @pss/contracts (tests check them; Elysia does not re-validate them per request).
+import { Elysia } from "elysia";
+import { ErrorMessages, SearchQuery } from "@pss/contracts";
+import { NotFoundError } from "../http/errors.ts";
+import type { BuyerService } from "./buyer-service.ts";
+import { parseSearchQuery } from "./search-params.ts";
+
+export function createBuyerRoutes(buyers: BuyerService) {
+  return new Elysia({ name: "buyer-routes" })
+    .get("/v1/listings", ({ request }) => buyers.search(parseSearchQuery(rawQuery(request))), {
+      query: SearchQuery,
+      detail: {
+        summary: "Search buyer-visible listings",
+        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows.",
+      },
+    })
+    .get(
+      "/v1/listings/:serviceListingId",
+      async ({ params }) => {
+        const listing = await buyers.listing(params.serviceListingId);
+        if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
+        return { status: "success" as const, listing };
+      },
+      {
+        detail: { summary: "A buyer-visible listing: public fields, ready photos, broker summary" },
+      },
+    )
+    .get(
+      "/v1/brokers/:serviceBrokerId",
+      async ({ params }) => {
+        const broker = await buyers.broker(params.serviceBrokerId);
+        if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
+        return { status: "success" as const, broker };
+      },
+      {
+        detail: { summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)" },
+      },
+    );
+}
+
+/** The query as sent, repeated names kept as arrays (the framework would silently keep one of them). */
+function rawQuery(request: Request): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URL(request.url).searchParams) {
+    const seen = out[k];
+    out[k] = seen === undefined ? v : [...(Array.isArray(seen) ? seen : [seen]), v];
+  }
+  return out;
+}

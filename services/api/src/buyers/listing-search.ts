@@ -1,0 +1,80 @@
+// Buyers' full-text search over the OpenSearch alias: relevance on title (boosted) and description, exact
+// filters, price or recency sorts, and search_after paging with the listing ID as tiebreaker.
+import type { Client } from "@opensearch-project/opensearch";
+import { BUYER_VISIBLE_STATUSES, type ListingSearchDocument, type SearchResponse } from "@pss/contracts";
+import type postgres from "postgres";
+import { ApiError, BadRequestError } from "../http/errors.ts";
+import { firstReadyPhotos } from "./public-repository.ts";
+import { summaryFromDocument } from "./public-views.ts";
+import { encodeSearchCursor, type SearchRequest } from "./search-params.ts";
+
+export class SearchUnavailableError extends ApiError {
+  constructor() {
+    super(503, "Search is temporarily unavailable; please try again shortly", undefined, { "Retry-After": "5" });
+  }
+}
+
+export interface ListingSearchDeps {
+  opensearch: Client;
+  alias: string;
+  sql: postgres.Sql;
+  publicBaseUrl: string;
+}
+
+const SORTS: Record<SearchRequest["sort"], unknown[]> = {
+  relevance: ["_score", { serviceListingId: "asc" }],
+  newest: [{ listedAt: "desc" }, { serviceListingId: "desc" }],
+  price_asc: [{ "financials.askingPrice": { order: "asc", missing: "_last" } }, { serviceListingId: "asc" }],
+  price_desc: [{ "financials.askingPrice": { order: "desc", missing: "_last" } }, { serviceListingId: "asc" }],
+};
+
+export function buildSearchBody(r: SearchRequest) {
+  const filter: unknown[] = [{ terms: { status: [...BUYER_VISIBLE_STATUSES] } }];
+  if (r.businessType) filter.push({ term: { businessType: r.businessType } });
+  if (r.state) filter.push({ term: { "location.state": r.state } });
+  if (r.city) filter.push({ term: { "location.city": r.city } });
+  if (r.minPrice !== null || r.maxPrice !== null) {
+    filter.push({ range: { "financials.askingPrice": { ...(r.minPrice !== null ? { gte: r.minPrice } : {}), ...(r.maxPrice !== null ? { lte: r.maxPrice } : {}) } } });
+  }
+  // cross_fields: every word must appear, in the title or the description.
+  const must = r.q ? [{ multi_match: { query: r.q, fields: ["title^2", "description"], type: "cross_fields", operator: "and" } }] : [];
+  return {
+    size: r.limit + 1,
+    track_total_hits: true,
+    query: { bool: { must, filter } },
+    sort: SORTS[r.sort],
+    ...(r.after ? { search_after: r.after } : {}),
+  };
+}
+
+export function createListingSearch(deps: ListingSearchDeps) {
+  return async function search(request: SearchRequest): Promise<SearchResponse> {
+    let hits: { _source: ListingSearchDocument; sort: unknown[] }[];
+    let total: number;
+    try {
+      const res = await deps.opensearch.search({ index: deps.alias, body: buildSearchBody(request) as never });
+      const body = res.body as unknown as { hits: { total: { value: number }; hits: typeof hits } };
+      hits = body.hits.hits;
+      total = body.hits.total.value;
+    } catch (err) {
+      // Before the indexer's first start there is no index: nothing is searchable yet.
+      if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { status: "success", total: 0, results: [], nextCursor: null };
+      const status = (err as { meta?: { statusCode?: number } }).meta?.statusCode;
+      // Sort values OpenSearch cannot use: only a hand-made cursor gets here (its fingerprint matched).
+      if (status === 400 && request.after) throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
+      if (status !== undefined && status >= 400 && status < 500 && status !== 429) throw err;
+      throw new SearchUnavailableError();
+    }
+    const page = hits.slice(0, request.limit);
+    const photos = await firstReadyPhotos(deps.sql, page.map((h) => h._source.serviceListingId));
+    const last = page.at(-1);
+    return {
+      status: "success",
+      total,
+      results: page.map((h) => summaryFromDocument(h._source, photos.get(h._source.serviceListingId), deps.publicBaseUrl)),
+      nextCursor: hits.length > request.limit && last ? encodeSearchCursor(request, last.sort) : null,
+    };
+  };
+}
+
+export type ListingSearch = ReturnType<typeof createListingSearch>;

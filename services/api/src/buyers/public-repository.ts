@@ -1,0 +1,111 @@
+// PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
+// Only buyer-visible listings are ever selected; ready photos only.
+import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
+import type postgres from "postgres";
+
+type Sql = postgres.Sql;
+
+export interface PublicImageRow {
+  width: number | null;
+  height: number | null;
+  variants: { width: number; height: number; format: string; url: string }[];
+}
+
+export interface PublicListingRow {
+  id: number;
+  status: string;
+  businessType: string;
+  title: string | null;
+  description: string | null;
+  descriptionOptimized: string | null;
+  establishedAt: Date | null;
+  location: { streetAddress1: string | null; city: string; state: string; postalCode: string | null; country: string; visibility: any };
+  financials: Record<string, unknown> | null;
+  property: Record<string, unknown> | null;
+  financing: Record<string, unknown> | null;
+  photos: (PublicImageRow & { sortKey: number })[];
+  broker: { id: string; name: string; avatar: PublicImageRow | null };
+  listedAt: Date;
+  updatedAt: Date;
+}
+
+export interface PublicBrokerRow {
+  id: string;
+  name: string;
+  profile: { bio?: string; website?: string; linkedInUrl?: string };
+  avatar: PublicImageRow | null;
+  licenses: { licenseNumber?: string; state?: string; country?: string }[];
+  serviceAreas: { city?: string; county?: string; state?: string; country?: string }[];
+}
+
+const visible = [...BUYER_VISIBLE_STATUSES];
+
+const LISTING_SELECT = (sql: Sql) => sql`
+  SELECT l.id, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
+         l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.updated_at,
+         b.id::text AS broker_id, b.name AS broker_name,
+         CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS broker_avatar,
+         COALESCE((SELECT max(h.changed_at) FROM listing_status_history h
+                   WHERE h.listing_id = l.id AND h.to_status = ANY(${visible})
+                     AND (h.from_status IS NULL OR NOT h.from_status = ANY(${visible}))), l.created_at) AS listed_at,
+         COALESCE((SELECT json_agg(json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb))
+                                   ORDER BY p.sort_key, p.id)
+                   FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready'), '[]') AS photos
+  FROM listings l JOIN brokers b ON b.id = l.broker_id`;
+
+function toListingRow(r: any): PublicListingRow {
+  return {
+    id: Number(r.id),
+    status: r.status,
+    businessType: r.business_type,
+    title: r.title,
+    description: r.description,
+    descriptionOptimized: r.description_optimized,
+    establishedAt: r.established_at,
+    location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+    financials: r.financials,
+    property: r.property,
+    financing: r.financing,
+    photos: r.photos,
+    broker: { id: r.broker_id, name: r.broker_name, avatar: r.broker_avatar },
+    listedAt: new Date(r.listed_at),
+    updatedAt: r.updated_at,
+  };
+}
+
+/** IDs in paths are digits only; anything else simply does not exist. */
+export const isServiceId = (raw: string) => /^[1-9]\d{0,17}$/.test(raw);
+
+export async function findVisibleListing(sql: Sql, id: string): Promise<PublicListingRow | null> {
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.status = ANY(${visible})`;
+  return rows[0] ? toListingRow(rows[0]) : null;
+}
+
+/** A broker's buyer-visible listings, newest first. */
+export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit: number): Promise<PublicListingRow[]> {
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND l.status = ANY(${visible}) ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  return rows.map(toListingRow);
+}
+
+export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrokerRow | null> {
+  const [r] = await sql`
+    SELECT b.id::text AS id, b.name, b.profile,
+           CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS avatar,
+           COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('licenseNumber', x.license_number, 'state', x.state, 'country', x.country)) ORDER BY x.position)
+                     FROM broker_licenses x WHERE x.broker_id = b.id), '[]') AS licenses,
+           COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
+                     FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
+    FROM brokers b WHERE b.id = ${id}`;
+  if (!r) return null;
+  return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
+}
+
+/** The first ready photo of each listing (search results carry one; photos become ready after indexing). */
+export async function firstReadyPhotos(sql: Sql, listingIds: number[]): Promise<Map<number, PublicImageRow & { sortKey: number }>> {
+  if (listingIds.length === 0) return new Map();
+  const rows = await sql`
+    SELECT DISTINCT ON (p.listing_id) p.listing_id, p.sort_key, p.width, p.height, COALESCE(p.variants, '[]'::jsonb) AS variants
+    FROM listing_photos p WHERE p.listing_id = ANY(${listingIds}::bigint[]) AND p.state = 'ready'
+    ORDER BY p.listing_id, p.sort_key, p.id`;
+  return new Map(rows.map((r) => [Number(r.listing_id), { sortKey: r.sort_key, width: r.width, height: r.height, variants: r.variants }]));
+}

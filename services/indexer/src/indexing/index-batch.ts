@@ -1,0 +1,167 @@
+// The indexer's batch handler: listing events index or remove one listing; broker events re-index the broker's
+// visible listings (its name is on every result). Per batch: one read of PostgreSQL, one bulk request, one
+// write of index states. Stale events are skipped (PostgreSQL already holds a newer version, whose event is on
+// its way or already applied); OpenSearch's external versions guard the rest, e.g. two consumers during a rebalance.
+import type { Client } from "@opensearch-project/opensearch";
+import { isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
+import type { Logger, MessageContext } from "@pss/service-kit";
+import type postgres from "postgres";
+import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
+import { BROKER_UPSERTED, brokerEventProblem, LISTING_UPSERTED, listingEventProblem, type ListingEventPayload } from "./event-payloads.ts";
+import {
+  loadBrokerVersions,
+  loadListingStates,
+  loadVisibleListingsOfBrokers,
+  recordIndexStates,
+  storeOptimizedDescriptions,
+  type StoredListingState,
+} from "./listing-store.ts";
+
+export interface IndexingDeps {
+  sql: postgres.Sql;
+  opensearch: Client;
+  alias: string;
+  rewriter: DescriptionRewriter;
+  logger: Logger;
+  /** Creates the index behind the alias if needed; throws while OpenSearch is unavailable. */
+  ensureIndex: () => Promise<void>;
+  /** Parallel rewrites per batch (matters for an LLM backend). */
+  rewriteConcurrency?: number;
+}
+
+type Item = { event: AnyEventEnvelope; ctx: MessageContext };
+type Failure = { event: AnyEventEnvelope; reason: string };
+type Planned = { op: IndexOperation; event: AnyEventEnvelope };
+
+export type BatchHandler = (items: Item[]) => Promise<Failure[]>;
+
+function sourceFromPayload(p: ListingEventPayload, version: number): ListingSource {
+  return {
+    id: p.listingId,
+    version,
+    status: p.status as ListingStatus,
+    businessType: p.businessType,
+    title: p.title,
+    description: p.description,
+    establishedAt: p.establishedAt,
+    location: p.location as FullLocation,
+    financials: p.financials,
+    updatedAt: p.updatedAt,
+  };
+}
+
+/** Latest event per aggregate: earlier ones in the same batch are superseded by it. */
+function latestPerAggregate(events: AnyEventEnvelope[]): AnyEventEnvelope[] {
+  const latest = new Map<string, AnyEventEnvelope>();
+  for (const e of events) {
+    const seen = latest.get(e.aggregateId);
+    if (!seen || e.version >= seen.version) latest.set(e.aggregateId, e);
+  }
+  return [...latest.values()];
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
+  const log = deps.logger.child({ component: "indexing" });
+  const concurrency = deps.rewriteConcurrency ?? 4;
+
+  /** The buyer-facing description per listing: reused while the stored rewrite matches, else rewritten and stored. */
+  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
+    const out = new Map<number, string | null>();
+    const fresh: { id: number; original: string; optimized: string }[] = [];
+    await mapLimit(entries, concurrency, async ({ source, state }) => {
+      const original = source.description;
+      if (original === null) return void out.set(source.id, null);
+      if (state.description === original && state.descriptionOptimized !== null) return void out.set(source.id, state.descriptionOptimized);
+      const optimized = await deps.rewriter.rewrite(original);
+      out.set(source.id, optimized);
+      fresh.push({ id: source.id, original, optimized });
+    });
+    await storeOptimizedDescriptions(deps.sql, fresh);
+    return out;
+  }
+
+  async function planListings(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
+    const states = await loadListingStates(deps.sql, events.map((e) => Number(e.aggregateId)));
+    const current: { event: AnyEventEnvelope; source: ListingSource; state: StoredListingState }[] = [];
+    for (const event of events) {
+      const state = states.get(Number(event.aggregateId));
+      if (!state) failures.push({ event, reason: `listing ${event.aggregateId} does not exist` });
+      else if (event.version > state.version) failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${state.version}` });
+      else if (event.version < state.version) log.debug("stale listing event skipped", { listingId: event.aggregateId, version: event.version, current: state.version });
+      else current.push({ event, source: sourceFromPayload(event.payload as ListingEventPayload, event.version), state });
+    }
+    // Hidden listings are rewritten too: the partner sees the rewrite in the read-back before going live.
+    const texts = await descriptions(current);
+    return current.map(({ event, source, state }) => ({
+      event,
+      op: isBuyerVisible(source.status)
+        ? { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
+        : { kind: "delete", id: source.id, version: source.version },
+    }));
+  }
+
+  async function planBrokers(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
+    const versions = await loadBrokerVersions(deps.sql, events.map((e) => e.aggregateId));
+    const due = new Map<string, AnyEventEnvelope>();
+    for (const event of events) {
+      const version = versions.get(event.aggregateId);
+      if (version === undefined) failures.push({ event, reason: `broker ${event.aggregateId} does not exist` });
+      else if (event.version > version) failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${version}` });
+      else if (event.version === version) due.set(event.aggregateId, event);
+      // Older: the broker's newest event re-indexes with the newest data.
+    }
+    const listings = await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()]);
+    const texts = await descriptions(listings);
+    // The listing's own version with external_gte: same-version rewrites (new broker name) are accepted,
+    // an older listing version still never replaces a newer one.
+    return listings.map(({ source, state }) => ({
+      event: due.get(state.brokerId)!,
+      op: { kind: "index", id: source.id, version: source.version, versionType: "external_gte", document: toSearchDocument(source, state, texts.get(source.id) ?? null) },
+    }));
+  }
+
+  return async function handleBatch(items) {
+    await deps.ensureIndex();
+    const failures: Failure[] = [];
+    const listingEvents: AnyEventEnvelope[] = [];
+    const brokerEvents: AnyEventEnvelope[] = [];
+    for (const { event } of items) {
+      if (event.type === LISTING_UPSERTED) {
+        const problem = listingEventProblem(event);
+        if (problem) failures.push({ event, reason: problem });
+        else listingEvents.push(event);
+      } else if (event.type === BROKER_UPSERTED) {
+        const problem = brokerEventProblem(event);
+        if (problem) failures.push({ event, reason: problem });
+        else brokerEvents.push(event);
+      }
+      // Other event types on these topics are not the indexer's business.
+    }
+    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
+    if (planned.length === 0) return failures;
+
+    const outcomes = await writeBulk(deps.opensearch, deps.alias, planned.map((p) => p.op));
+    const states: { id: number; version: number; state: "indexed" | "removed" }[] = [];
+    const rejected = new Map<AnyEventEnvelope, string>();
+    outcomes.forEach(({ op, result, reason }, i) => {
+      if (result === "rejected") rejected.set(planned[i]!.event, `listing ${op.id}: ${reason}`);
+      else states.push({ id: op.id, version: op.version, state: op.kind === "index" ? "indexed" : "removed" });
+    });
+    await recordIndexStates(deps.sql, states);
+    for (const [event, reason] of rejected) failures.push({ event, reason });
+    const oldest = Math.min(...items.map(({ event }) => Date.parse(event.occurredAt)));
+    log.debug("batch indexed", { events: items.length, operations: planned.length, failed: failures.length, lagMs: Date.now() - oldest });
+    return failures;
+  };
+}

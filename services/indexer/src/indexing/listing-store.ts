@@ -1,0 +1,97 @@
+// PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
+// for the listing's current version, the optimized description only for the description it was made from.
+import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
+import type postgres from "postgres";
+import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
+
+export interface StoredListingState extends ListingContext {
+  id: number;
+  version: number;
+  description: string | null;
+  descriptionOptimized: string | null;
+}
+
+const visible = [...BUYER_VISIBLE_STATUSES];
+
+// When the listing last went live: the latest move from a hidden status (or creation) into a visible one.
+const LISTED_AT = (sql: postgres.Sql) => sql`
+  COALESCE((SELECT max(h.changed_at) FROM listing_status_history h
+            WHERE h.listing_id = l.id AND h.to_status = ANY(${visible})
+              AND (h.from_status IS NULL OR NOT h.from_status = ANY(${visible}))), l.created_at)`;
+
+function toState(row: any): StoredListingState {
+  return {
+    id: Number(row.id),
+    version: row.version,
+    description: row.description,
+    descriptionOptimized: row.description_optimized,
+    brokerId: row.broker_id,
+    brokerName: row.broker_name,
+    listedAt: new Date(row.listed_at).toISOString(),
+  };
+}
+
+export async function loadListingStates(sql: postgres.Sql, ids: number[]): Promise<Map<number, StoredListingState>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql`
+    SELECT l.id, l.version, l.description, l.description_optimized, b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.id = ANY(${ids}::bigint[])`;
+  return new Map(rows.map((r) => [Number(r.id), toState(r)]));
+}
+
+export async function loadBrokerVersions(sql: postgres.Sql, ids: string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql`SELECT id::text AS id, version FROM brokers WHERE id = ANY(${ids}::bigint[])`;
+  return new Map(rows.map((r) => [r.id as string, r.version as number]));
+}
+
+/** The buyer-visible listings of some brokers, as stored now (for re-indexing after a broker change). */
+export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  if (brokerIds.length === 0) return [];
+  const rows = await sql`
+    SELECT l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
+           l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility, l.financials, l.updated_at,
+           b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND l.status = ANY(${visible})`;
+  return rows.map((r) => ({
+    state: toState(r),
+    source: {
+      id: Number(r.id),
+      version: r.version,
+      status: r.status,
+      businessType: r.business_type,
+      title: r.title,
+      description: r.description,
+      establishedAt: r.established_at ? new Date(r.established_at).toISOString() : null,
+      location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+      financials: r.financials,
+      updatedAt: new Date(r.updated_at).toISOString(),
+    },
+  }));
+}
+
+/** Stores rewrites, each only while the listing still has the description it was made from. */
+export async function storeOptimizedDescriptions(sql: postgres.Sql, rewrites: { id: number; original: string; optimized: string }[]): Promise<void> {
+  if (rewrites.length === 0) return;
+  await sql`
+    UPDATE listings l SET description_optimized = u.optimized
+    FROM (SELECT unnest(${rewrites.map((r) => r.id)}::bigint[]) AS id, unnest(${rewrites.map((r) => r.original)}::text[]) AS original,
+                 unnest(${rewrites.map((r) => r.optimized)}::text[]) AS optimized) u
+    WHERE l.id = u.id AND l.description = u.original AND l.description_optimized IS DISTINCT FROM u.optimized`;
+}
+
+/**
+ * Records what the index holds for the partner read-back. Applied only when the version is the listing's
+ * current one and not older than what was recorded; otherwise the state stays 'pending' for the newer event.
+ */
+export async function recordIndexStates(sql: postgres.Sql, states: { id: number; version: number; state: "indexed" | "removed" }[]): Promise<void> {
+  if (states.length === 0) return;
+  await sql`
+    UPDATE listings l SET index_state = u.state, indexed_version = u.version
+    FROM (SELECT unnest(${states.map((s) => s.id)}::bigint[]) AS id, unnest(${states.map((s) => s.version)}::int[]) AS version,
+                 unnest(${states.map((s) => s.state)}::text[]) AS state) u
+    WHERE l.id = u.id AND l.version = u.version AND (l.indexed_version IS NULL OR l.indexed_version <= u.version)
+      AND (l.index_state <> u.state OR l.indexed_version IS DISTINCT FROM u.version)`;
+}

@@ -1,0 +1,47 @@
+// Creates the versioned index with its alias when the alias does not exist yet. Safe when several indexers
+// start at once: the index is created with the alias in one request, and "already exists" counts as done.
+import type { Client } from "@opensearch-project/opensearch";
+import type { Logger } from "@pss/service-kit";
+import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "./index-definition.ts";
+
+export async function ensureSearchIndex(client: Client, alias: string, logger: Logger): Promise<string> {
+  const expected = versionedIndexName(alias);
+  const current = await aliasTargets(client, alias);
+  if (current.length > 0) {
+    if (!current.includes(expected)) logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
+    return current[0]!;
+  }
+  try {
+    await client.indices.create({ index: expected, body: { settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS, aliases: { [alias]: { is_write_index: true } } } as never });
+    logger.info("search index created", { alias, index: expected });
+  } catch (err) {
+    const type = (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
+    if (type !== "resource_already_exists_exception") throw err;
+    // Created by another instance, or left without its alias: (re)attach the alias.
+    await client.indices.putAlias({ index: expected, name: alias });
+  }
+  return expected;
+}
+
+async function aliasTargets(client: Client, alias: string): Promise<string[]> {
+  try {
+    const res = await client.indices.getAlias({ name: alias });
+    return Object.keys(res.body as Record<string, unknown>);
+  } catch (err) {
+    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return [];
+    throw err;
+  }
+}
+
+/** Memoized ensureSearchIndex that tries again on the next call after a failure (OpenSearch down at boot). */
+export function createIndexEnsurer(client: Client, alias: string, logger: Logger): () => Promise<void> {
+  let done: Promise<void> | null = null;
+  return () =>
+    (done ??= ensureSearchIndex(client, alias, logger).then(
+      () => undefined,
+      (err) => {
+        done = null;
+        throw err;
+      },
+    ));
+}
