@@ -1,21 +1,63 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
-import { createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import { isEmail } from "@pss/contracts";
+import { ConfigError, createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
 
 export interface LeadsConfig {
   healthPort: number;
   logLevel: LogLevel;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
+  /** Consumer groups are <prefix>-counter and <prefix>-mailer. */
+  groupPrefix: string;
+  /** Base of the listing URL in lead e-mails: {publicBaseUrl}/listings/{id}. */
+  publicBaseUrl: string;
+  /** null: SMTP_HOST not set, forwarding paused (leads wait as pending). */
+  smtp: SmtpConfig | null;
+  delivery: { maxAttempts: number; retryBaseMs: number };
+}
+
+/** "Name <address>" or "address" -> the address. */
+function senderAddress(from: string): string {
+  return (/<([^<>]+)>\s*$/.exec(from)?.[1] ?? from).trim();
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): LeadsConfig {
   const r = createEnvReader(env);
+  const problems: string[] = [];
+  const smtpHost = r.optionalString("SMTP_HOST");
+  const secure = r.bool("SMTP_SECURE", false);
+  const smtpPort = r.int("SMTP_PORT", secure ? 465 : 587, { min: 1, max: 65535 });
+  const user = r.optionalString("SMTP_USER");
+  const password = r.optionalString("SMTP_PASSWORD");
+  const from = r.optionalString("SMTP_FROM");
+  let smtp: SmtpConfig | null = null;
+  if (smtpHost) {
+    const address = from ? senderAddress(from) : "";
+    if (!from) problems.push("SMTP_FROM is required when SMTP_HOST is set (the sender of lead e-mails)");
+    else if (!isEmail(address)) problems.push(`SMTP_FROM must be an address or "Name <address>", got '${from}'`);
+    if (user && !password) problems.push("SMTP_PASSWORD is required when SMTP_USER is set");
+    smtp = { host: smtpHost, port: smtpPort, secure, user, password, from: from ?? "", fromDomain: address.slice(address.lastIndexOf("@") + 1) };
+  }
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-leads"),
+    groupPrefix: r.string("LEADS_GROUP_PREFIX", "pss-leads"),
+    publicBaseUrl: r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080").replace(/\/+$/, ""),
+    smtp,
+    delivery: {
+      maxAttempts: r.int("LEAD_DELIVERY_MAX_ATTEMPTS", 8, { min: 1, max: 100 }),
+      retryBaseMs: r.int("LEAD_DELIVERY_RETRY_SECONDS", 30, { min: 1, max: 3600 }) * 1000,
+    },
   };
-  r.done();
+  try {
+    r.done();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
+    throw err;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -1,0 +1,65 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { Email, Limits, Phone, ShortText } from "./common.ts";
+
+export const LEAD_MESSAGE_MAX = 5_000;
+
+/**
+ * Body of POST /v1/listings/{serviceListingId}/leads (public: a buyer's inquiry). `website` is a honeypot:
+ * the form hides it from people, so a value means a bot; such a request gets a normal-looking 202 and nothing
+ * is stored or forwarded.
+ */
+export const LeadBody = Type.Object(
+  {
+    name: ShortText("Buyer's name"),
+    email: Email,
+    phone: Type.Optional(Phone),
+    message: Type.String({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The buyer's question to the broker" }),
+    website: Type.Optional(Type.String({ maxLength: Limits.url, description: "Leave out or empty (spam trap)" })),
+  },
+  { additionalProperties: false },
+);
+export type LeadBody = Static<typeof LeadBody>;
+
+export const LeadAccepted = Type.Object({ status: Type.Literal("success"), leadId: Type.String({ format: "uuid" }) });
+export type LeadAccepted = Static<typeof LeadAccepted>;
+
+export const LeadCountQuery = Type.Object(
+  {
+    startDate: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone, inclusive; omitted = from the beginning" })),
+    endDate: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone, exclusive; omitted = now" })),
+  },
+  { additionalProperties: false },
+);
+
+export const OfficeLeadCount = Type.Object({
+  status: Type.Literal("success"),
+  officeId: Type.Integer(),
+  officeName: Type.String(),
+  totalLeads: Type.Integer(),
+});
+export type OfficeLeadCount = Static<typeof OfficeLeadCount>;
+
+export const OrganizationLeadCount = Type.Object({
+  status: Type.Literal("success"),
+  organizationId: Type.Integer(),
+  organizationName: Type.String(),
+  totalLeads: Type.Integer(),
+  officeBreakdown: Type.Array(Type.Object({ officeId: Type.Integer(), officeName: Type.String(), totalLeads: Type.Integer() })),
+});
+export type OrganizationLeadCount = Static<typeof OrganizationLeadCount>;
+
+export const LEAD_SUBMITTED = "lead.submitted";
+
+/**
+ * Payload of lead.submitted on pss.lead-events.v1 (key: leadId). Where the lead belonged when it was submitted;
+ * no contact details or message: consumers that need them read the leads table.
+ */
+export const LeadSubmittedPayload = Type.Object({
+  leadId: Type.String({ format: "uuid" }),
+  serviceListingId: Type.Integer(),
+  serviceBrokerId: Type.String(),
+  officeId: Type.Integer(),
+  organizationId: Type.Integer(),
+  createdAt: Type.String({ format: "date-time" }),
+});
+export type LeadSubmittedPayload = Static<typeof LeadSubmittedPayload>;

@@ -1,0 +1,45 @@
+// startDate / endDate of the lead-count endpoints: ISO 8601 with a time zone; start inclusive, end exclusive.
+import { isDateTime } from "@pss/contracts";
+import { BadRequestError } from "../http/errors.ts";
+
+export interface DateRange {
+  /** null: from the beginning. */
+  start: Date | null;
+  /** null: now, at the moment of counting. */
+  end: Date | null;
+}
+
+export const DATE_RULE = "dates must be ISO 8601 date-times with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z";
+const ALLOWED = ["startDate", "endDate"];
+// No lead predates the service: earlier bounds are clamped here, which keeps every value inside PostgreSQL's range.
+const EPOCH = 0;
+
+function invalid(detail: string): BadRequestError {
+  return new BadRequestError(`Invalid query parameters: ${DATE_RULE}; ${detail}`);
+}
+
+const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value);
+
+/** Milliseconds since the epoch; digits beyond the millisecond round up, so the bounds stay exact for stored (ms) times. */
+export function parseInstant(value: string): number {
+  const ms = Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
+  const fraction = /\.(\d+)/.exec(value)?.[1] ?? "";
+  return fraction.length > 3 && /[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms;
+}
+
+function instant(query: Record<string, unknown>, name: string): number | null {
+  const value = query[name];
+  if (value === undefined) return null;
+  if (typeof value !== "string") throw invalid(`${name} is given more than once`);
+  if (!isDateTime(value)) throw invalid(`${name} is not (got '${shown(value)}')`);
+  return parseInstant(value);
+}
+
+export function parseDateRange(query: Record<string, unknown>): DateRange {
+  const unknown = Object.keys(query).filter((k) => !ALLOWED.includes(k));
+  if (unknown.length) throw new BadRequestError(`Invalid query parameters: unknown parameter '${shown(unknown[0]!)}'; allowed: startDate, endDate (${DATE_RULE})`);
+  const start = instant(query, "startDate");
+  const end = instant(query, "endDate");
+  if (start !== null && end !== null && start > end) throw invalid(`startDate (${query.startDate}) is after endDate (${query.endDate})`);
+  return { start: start === null || start <= EPOCH ? null : new Date(start), end: end === null ? null : new Date(Math.max(end, EPOCH)) };
+}

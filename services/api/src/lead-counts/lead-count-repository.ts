@@ -1,0 +1,60 @@
+// Reads for the lead counts. Offices and organizations are looked up through the partner, so another
+// partner's IDs are simply not found.
+import type postgres from "postgres";
+import { toSlots, type Segment } from "./count-plan.ts";
+
+export interface OfficeRow {
+  id: number;
+  name: string;
+}
+
+export async function findOffice(sql: postgres.Sql, partnerId: string, officeId: number): Promise<OfficeRow | null> {
+  const [row] = await sql<OfficeRow[]>`
+    SELECT o.id, o.name FROM offices o JOIN organizations g ON g.id = o.organization_id
+    WHERE o.id = ${officeId} AND g.partner_id = ${partnerId}`;
+  return row ?? null;
+}
+
+export async function findOrganization(sql: postgres.Sql, partnerId: string, organizationId: number): Promise<{ id: number; name: string; offices: OfficeRow[] } | null> {
+  const rows = await sql<{ id: number; name: string; office_id: number | null; office_name: string | null }[]>`
+    SELECT g.id, g.name, o.id AS office_id, o.name AS office_name
+    FROM organizations g LEFT JOIN offices o ON o.organization_id = g.id
+    WHERE g.id = ${organizationId} AND g.partner_id = ${partnerId}
+    ORDER BY o.id`;
+  if (rows.length === 0) return null;
+  const offices = rows.flatMap((r) => (r.office_id === null ? [] : [{ id: r.office_id, name: r.office_name! }]));
+  return { id: rows[0]!.id, name: rows[0]!.name, offices };
+}
+
+/** Whose leads to count: one office, or every office of an organization (resolved inside the query). */
+export type CountScope = { officeId: number } | { organizationId: number };
+
+// No lead predates the service, so the epoch serves as "from the beginning" and as an empty slot.
+const BEGINNING = new Date(0);
+
+/**
+ * Leads per office over the planned segments, in one statement of one fixed shape (raw, hour, day, month,
+ * day, hour, raw; unused slots are empty ranges), so each connection prepares it once and reuses the plan.
+ * Bucket rows are read from the covering primary key (index-only), raw edges from (office_id, created_at).
+ */
+export async function countLeadsByOffice(sql: postgres.Sql, scope: CountScope, segments: Segment[]): Promise<Map<number, number>> {
+  const totals = new Map<number, number>();
+  if (segments.length === 0) return totals;
+  const [r1, h1, d1, m, d2, h2, r2] = toSlots(segments, BEGINNING) as [Slot, Slot, Slot, Slot, Slot, Slot, Slot];
+  const ids = () => ("officeId" in scope ? sql`ARRAY[${scope.officeId}::int]` : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`);
+  const raw = (s: Slot) => sql`
+    SELECT office_id, count(*) AS n FROM counted_leads
+    WHERE office_id = ANY(${ids()}) AND created_at >= ${s.from} AND created_at < ${s.to} GROUP BY office_id`;
+  const bucket = (granularity: string, s: Slot) => sql`
+    SELECT office_id, sum(lead_count) AS n FROM lead_count_buckets
+    WHERE office_id = ANY(${ids()}) AND granularity = ${granularity} AND bucket_start >= ${s.from} AND bucket_start < ${s.to} GROUP BY office_id`;
+  const rows = await sql<{ office_id: number; total: string }[]>`
+    SELECT office_id, sum(n)::bigint::text AS total FROM (
+      ${raw(r1)} UNION ALL ${bucket("hour", h1)} UNION ALL ${bucket("day", d1)} UNION ALL ${bucket("month", m)}
+      UNION ALL ${bucket("day", d2)} UNION ALL ${bucket("hour", h2)} UNION ALL ${raw(r2)}
+    ) AS t GROUP BY office_id`;
+  for (const r of rows) totals.set(r.office_id, Number(r.total));
+  return totals;
+}
+
+type Slot = { from: Date; to: Date };

@@ -1,0 +1,63 @@
+// GET /partner/v1/offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count.
+import { Elysia } from "elysia";
+import { ErrorResponse, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
+import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import type { PartnerContext } from "../partner/partner-context.ts";
+import { parseDateRange } from "./date-range.ts";
+import type { LeadCountCache } from "./lead-count-cache.ts";
+import { createLeadCountService } from "./lead-count-service.ts";
+
+export interface LeadCountOptions {
+  /** Short-lived cache of answers; absent = every request reads PostgreSQL. */
+  countCache?: LeadCountCache;
+}
+
+const ID = /^[1-9]\d{0,9}$/;
+const MAX_INT4 = 2_147_483_647;
+
+function parseId(raw: string, name: string): number {
+  const id = Number(raw);
+  if (!ID.test(raw) || id > MAX_INT4) throw new BadRequestError(`${name} must be a positive integer`);
+  return id;
+}
+
+export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOptions) {
+  const service = createLeadCountService({ sql: ctx.deps.sql, cache: opts.countCache });
+  // Runs before schema validation, so a key without permission gets 401 whatever else is wrong, and every
+  // query problem gets the same "dates must be ISO 8601" message.
+  const check = ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
+    const partner = ctx.principalOf(request);
+    if (!partner.leadTracking) throw new UnauthorizedError();
+    return { partnerId: partner.partnerId, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
+  };
+  const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
+  const about = "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise).";
+
+  return new Elysia({ name: "lead-count-routes" })
+    .get(
+      "/offices/:officeId/leads/count",
+      (c) => {
+        const { partnerId, id, range } = check(c, "officeId");
+        return service.office(partnerId, id, range);
+      },
+      {
+        transform: (c) => void check(c, "officeId"),
+        query: LeadCountQuery,
+        response: { 200: OfficeLeadCount, ...responses },
+        detail: { summary: "Number of leads of one office", description: `${about} 404 "Office not found" for an office that is not the partner's.` },
+      },
+    )
+    .get(
+      "/organizations/:organizationId/leads/count",
+      (c) => {
+        const { partnerId, id, range } = check(c, "organizationId");
+        return service.organization(partnerId, id, range);
+      },
+      {
+        transform: (c) => void check(c, "organizationId"),
+        query: LeadCountQuery,
+        response: { 200: OrganizationLeadCount, ...responses },
+        detail: { summary: "Number of leads of an organization, with every office (zeros included)", description: `${about} 404 "Organization not found" for an organization that is not the partner's.` },
+      },
+    );
+}

@@ -1,0 +1,54 @@
+// Lead counts for an office or an organization of the calling partner (docs/leads.md: bounds and design).
+import { ErrorMessages, type OfficeLeadCount, type OrganizationLeadCount } from "@pss/contracts";
+import type postgres from "postgres";
+import { NotFoundError } from "../http/errors.ts";
+import { planSegments } from "./count-plan.ts";
+import type { LeadCountCache } from "./lead-count-cache.ts";
+import { countLeadsByOffice, findOffice, findOrganization } from "./lead-count-repository.ts";
+import type { DateRange } from "./date-range.ts";
+
+export interface LeadCountService {
+  office(partnerId: string, officeId: number, range: DateRange): Promise<OfficeLeadCount>;
+  organization(partnerId: string, organizationId: number, range: DateRange): Promise<OrganizationLeadCount>;
+}
+
+const rangeKey = (r: DateRange) => `${r.start?.getTime() ?? "-"}:${r.end?.getTime() ?? "now"}`;
+
+export function createLeadCountService(deps: { sql: postgres.Sql; cache?: LeadCountCache }): LeadCountService {
+  const { sql, cache } = deps;
+  // Keyed by partner too: the answer depends on who may see the office.
+  async function cached<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const hit = cache ? await cache.get<T>(key) : null;
+    if (hit) return hit;
+    const value = await compute();
+    // Not awaited: the answer is ready; the cache write (which never throws) need not delay it.
+    void cache?.set(key, value);
+    return value;
+  }
+
+  return {
+    office: (partnerId, officeId, range) =>
+      cached(`${partnerId}:office:${officeId}:${rangeKey(range)}`, async () => {
+        const segments = planSegments(range.start, range.end ?? new Date());
+        // Independent reads: run them together; a 404 discards the count.
+        const [office, counts] = await Promise.all([findOffice(sql, partnerId, officeId), countLeadsByOffice(sql, { officeId }, segments)]);
+        if (!office) throw new NotFoundError(ErrorMessages.officeNotFound);
+        return { status: "success" as const, officeId: office.id, officeName: office.name, totalLeads: counts.get(officeId) ?? 0 };
+      }),
+
+    organization: (partnerId, organizationId, range) =>
+      cached(`${partnerId}:organization:${organizationId}:${rangeKey(range)}`, async () => {
+        const segments = planSegments(range.start, range.end ?? new Date());
+        const [organization, counts] = await Promise.all([findOrganization(sql, partnerId, organizationId), countLeadsByOffice(sql, { organizationId }, segments)]);
+        if (!organization) throw new NotFoundError(ErrorMessages.organizationNotFound);
+        const officeBreakdown = organization.offices.map((o) => ({ officeId: o.id, officeName: o.name, totalLeads: counts.get(o.id) ?? 0 }));
+        return {
+          status: "success" as const,
+          organizationId: organization.id,
+          organizationName: organization.name,
+          totalLeads: officeBreakdown.reduce((sum, o) => sum + o.totalLeads, 0),
+          officeBreakdown,
+        };
+      }),
+  };
+}

@@ -1,0 +1,35 @@
+// POST /v1/listings/{serviceListingId}/leads: a buyer's inquiry. Public (no key); see docs/leads.md.
+import { Elysia } from "elysia";
+import { ErrorResponse, LeadAccepted, LeadBody } from "@pss/contracts";
+import { BadRequestError } from "../http/errors.ts";
+import { clientAddress } from "./client-address.ts";
+import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
+
+export interface LeadIntakeOptions extends Omit<LeadIntakeDeps, "sql" | "logger"> {
+  /** Take the client address from X-Forwarded-For (right-most entry) instead of the socket. */
+  trustProxy?: boolean;
+}
+
+const LISTING_ID = /^[1-9]\d{0,17}$/;
+
+export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions) {
+  return new Elysia({ name: "lead-intake-routes" }).post(
+    "/v1/listings/:serviceListingId/leads",
+    async ({ params, body, request, server, set }) => {
+      if (!LISTING_ID.test(params.serviceListingId)) throw new BadRequestError("serviceListingId must be a positive integer");
+      const address = clientAddress(request, server, deps.trustProxy ?? false);
+      const { leadId } = await submitLead(deps, { listingId: params.serviceListingId, body, clientAddress: address });
+      set.status = 202;
+      return { status: "success" as const, leadId };
+    },
+    {
+      body: LeadBody,
+      response: { 202: LeadAccepted, 400: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
+      detail: {
+        summary: "Send a buyer's inquiry to the listing's broker (public, no key)",
+        description:
+          "202 once the lead is stored; it is then e-mailed to the broker and counted. Only for buyer-visible listings (404 otherwise). Limited per client address and per listing (429 with Retry-After).",
+      },
+    },
+  );
+}

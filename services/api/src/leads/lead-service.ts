@@ -1,0 +1,52 @@
+// Public lead intake: abuse limits, the honeypot, then one durable write. Never logs the buyer's details.
+import { ErrorMessages, type LeadBody } from "@pss/contracts";
+import type { Logger } from "@pss/service-kit";
+import type postgres from "postgres";
+import { BadRequestError, NotFoundError, RateLimitedError } from "../http/errors.ts";
+import type { RateLimiter } from "../http/rate-limiter.ts";
+import { addressBucket } from "./client-address.ts";
+import { insertLead } from "./lead-repository.ts";
+
+export interface LeadIntakeDeps {
+  sql: postgres.Sql;
+  logger: Logger;
+  /** Per client address (IPv6 per /64); absent = unlimited. */
+  addressLimiter?: RateLimiter;
+  /** Per listing, so one listing's broker cannot be flooded; absent = unlimited. */
+  listingLimiter?: RateLimiter;
+}
+
+export interface LeadSubmission {
+  listingId: string;
+  body: LeadBody;
+  clientAddress: string | null;
+}
+
+async function enforce(limiter: RateLimiter | undefined, bucket: string, logger: Logger, fields: Record<string, unknown>): Promise<void> {
+  const retryAfter = limiter ? await limiter.check(bucket) : null;
+  if (retryAfter === null) return;
+  logger.warn("lead refused: rate limit", fields);
+  throw new RateLimitedError(retryAfter);
+}
+
+export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): Promise<{ leadId: string }> {
+  const { body, listingId } = input;
+  const name = body.name.trim();
+  const message = body.message.trim();
+  if (!name) throw new BadRequestError("name: must not be blank");
+  if (!message) throw new BadRequestError("message: must not be blank");
+
+  await enforce(deps.addressLimiter, addressBucket(input.clientAddress), deps.logger, { listingId, limit: "address" });
+  const leadId = Bun.randomUUIDv7();
+  if (body.website) {
+    // A person never sees the field. Answer like a success so the bot learns nothing; store and send nothing.
+    deps.logger.info("lead discarded: honeypot filled", { listingId });
+    return { leadId };
+  }
+  await enforce(deps.listingLimiter, listingId, deps.logger, { listingId, limit: "listing" });
+
+  const stored = await insertLead(deps.sql, { id: leadId, listingId, name, email: body.email, phone: body.phone?.trim() || null, message });
+  if (!stored) throw new NotFoundError(ErrorMessages.listingNotFound);
+  deps.logger.info("lead accepted", { leadId, listingId, officeId: stored.officeId });
+  return { leadId };
+}

@@ -1,0 +1,75 @@
+// Delivery state of each lead. The claim (pending -> sending) is one conditional UPDATE: of two workers
+// handling the same lead at once, exactly one gets the row back and sends.
+import type postgres from "postgres";
+
+export interface ClaimedLead {
+  leadId: string;
+  listingId: string;
+  listingTitle: string | null;
+  buyerName: string;
+  buyerEmail: string;
+  buyerPhone: string | null;
+  message: string;
+  brokerEmail: string;
+  forwardingEmail: string | null;
+  /** Including this one. */
+  attempts: number;
+}
+
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * Takes the lead for sending when it is due: pending with its next attempt time reached, or left in
+ * 'sending' longer than claimTimeoutMs by a worker that died mid-send.
+ */
+export async function claimLead(sql: postgres.Sql, leadId: string, claimTimeoutMs: number): Promise<ClaimedLead | null> {
+  const [row] = await sql<ClaimedLead[]>`
+    WITH claimed AS (
+      UPDATE leads SET delivery_state = 'sending', delivery_claimed_at = now(), delivery_attempts = delivery_attempts + 1
+      WHERE id = ${leadId}
+        AND ((delivery_state = 'pending' AND delivery_next_attempt_at <= now())
+          OR (delivery_state = 'sending' AND delivery_claimed_at < now() - make_interval(secs => ${seconds(claimTimeoutMs)})))
+      RETURNING id, listing_id, broker_id, buyer_name, buyer_email, buyer_phone, message, delivery_attempts
+    )
+    SELECT c.id AS "leadId", c.listing_id::text AS "listingId", l.title AS "listingTitle", c.buyer_name AS "buyerName",
+           c.buyer_email AS "buyerEmail", c.buyer_phone AS "buyerPhone", c.message, b.email AS "brokerEmail",
+           b.forwarding_email AS "forwardingEmail", c.delivery_attempts AS attempts
+    FROM claimed c JOIN listings l ON l.id = c.listing_id JOIN brokers b ON b.id = c.broker_id`;
+  return row ?? null;
+}
+
+export async function markSent(sql: postgres.Sql, leadId: string, recipient: string): Promise<void> {
+  await sql`
+    UPDATE leads SET delivery_state = 'sent', delivered_at = now(), delivered_to = ${recipient}, delivery_last_error = NULL
+    WHERE id = ${leadId} AND delivery_state = 'sending'`;
+}
+
+export async function markRetry(sql: postgres.Sql, leadId: string, error: string, delayMs: number): Promise<void> {
+  await sql`
+    UPDATE leads SET delivery_state = 'pending', delivery_last_error = ${error},
+      delivery_next_attempt_at = now() + make_interval(secs => ${seconds(delayMs)})
+    WHERE id = ${leadId} AND delivery_state = 'sending'`;
+}
+
+export async function markFailed(sql: postgres.Sql, leadId: string, error: string): Promise<void> {
+  await sql`UPDATE leads SET delivery_state = 'failed', delivery_last_error = ${error} WHERE id = ${leadId} AND delivery_state = 'sending'`;
+}
+
+/**
+ * Leads the retry sweeper should try now: scheduled retries, claims abandoned mid-send, and first attempts the
+ * event path has not made within firstAttemptGraceMs (for instance while forwarding was not configured).
+ */
+export async function dueLeadIds(
+  sql: postgres.Sql,
+  opts: { limit: number; firstAttemptGraceMs: number; claimTimeoutMs: number; partnerIds?: string[] },
+): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM leads
+    WHERE delivery_state IN ('pending', 'sending') AND delivery_next_attempt_at <= now()
+      AND ((delivery_state = 'pending' AND (delivery_attempts > 0 OR created_at < now() - make_interval(secs => ${seconds(opts.firstAttemptGraceMs)})))
+        OR (delivery_state = 'sending' AND delivery_claimed_at < now() - make_interval(secs => ${seconds(opts.claimTimeoutMs)})))
+      ${opts.partnerIds ? sql`AND partner_id = ANY(${opts.partnerIds}::uuid[])` : sql``}
+    ORDER BY delivery_next_attempt_at
+    LIMIT ${opts.limit}`;
+  return rows.map((r) => r.id);
+}

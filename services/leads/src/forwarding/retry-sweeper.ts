@@ -1,0 +1,73 @@
+// Retries deferred deliveries and picks up abandoned ones. Driven by the leads table, not by Kafka: a lead
+// waiting minutes for its next attempt never holds up a partition, and its schedule survives restarts.
+import type { Logger } from "@pss/service-kit";
+import type postgres from "postgres";
+import { dueLeadIds } from "./delivery-repository.ts";
+import type { DeliveryPolicy, LeadForwarder } from "./lead-forwarder.ts";
+
+export interface RetrySweeperDeps {
+  sql: postgres.Sql;
+  forwarder: LeadForwarder;
+  logger: Logger;
+  policy: DeliveryPolicy;
+  intervalMs: number;
+  /** How long a new lead is left to the event path before the sweeper sends it. */
+  firstAttemptGraceMs: number;
+  batchSize?: number;
+  /** Only these partners' leads (tests sharing a database); absent = all. */
+  partnerIds?: () => string[];
+}
+
+export function createRetrySweeper(deps: RetrySweeperDeps) {
+  const log = deps.logger.child({ component: "retry-sweeper" });
+  const batchSize = deps.batchSize ?? 20;
+  let running = false;
+  let loop: Promise<void> | null = null;
+  let wake: (() => void) | null = null;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => ((wake = null), resolve()), ms);
+      wake = () => (clearTimeout(timer), (wake = null), resolve());
+    });
+
+  async function round(): Promise<number> {
+    const ids = await dueLeadIds(deps.sql, {
+      limit: batchSize,
+      firstAttemptGraceMs: deps.firstAttemptGraceMs,
+      claimTimeoutMs: deps.policy.claimTimeoutMs,
+      partnerIds: deps.partnerIds?.(),
+    });
+    for (const id of ids) {
+      if (!running) break;
+      await deps.forwarder.forward(id).catch((err) => log.warn("retry failed", { leadId: id, err: (err as Error).message }));
+    }
+    return ids.length;
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop = (async () => {
+        while (running) {
+          let found = 0;
+          try {
+            found = await round();
+          } catch (err) {
+            log.warn("sweep failed", { err: (err as Error).message });
+          }
+          // A full batch means more are waiting: go on at once.
+          if (running && found < batchSize) await pause(deps.intervalMs);
+        }
+      })();
+    },
+    /** Stops after the lead in hand is done. */
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+      loop = null;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// Everything the leads service runs, as one unit main.ts (and the integration tests) start and stop:
+// - counter: consumer group that records every lead for counting (never waits for SMTP);
+// - mailer: consumer group that makes each lead's first delivery attempt;
+// - sweeper: retries deferred deliveries from the leads table.
+// Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
+// by the sweeper once forwarding is configured.
+import { Topics, type AnyEventEnvelope } from "@pss/contracts";
+import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
+import type { Kafka } from "kafkajs";
+import type postgres from "postgres";
+import { createLeadCounter } from "./counting/lead-counter.ts";
+import { parseLeadEvent } from "./counting/lead-event.ts";
+import { createLeadForwarder, type DeliveryPolicy, type MailTransport } from "./forwarding/lead-forwarder.ts";
+import { createRetrySweeper } from "./forwarding/retry-sweeper.ts";
+
+export interface LeadsWorkersDeps {
+  sql: postgres.Sql;
+  kafka: Kafka;
+  logger: Logger;
+  groupPrefix: string;
+  publicBaseUrl: string;
+  mail: { transport: MailTransport; from: string; messageIdDomain: string } | null;
+  policy: DeliveryPolicy;
+  sweepIntervalMs: number;
+  firstAttemptGraceMs: number;
+  /** Consumer retry backoff (a failing database); tests shorten it. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** Only these partners' leads (tests sharing Kafka and PostgreSQL); absent = all. */
+  partnerIds?: () => string[];
+}
+
+export function createLeadsWorkers(deps: LeadsWorkersDeps) {
+  const mine = (event: AnyEventEnvelope) => !deps.partnerIds || deps.partnerIds().includes(event.partnerId);
+  const common = {
+    kafka: deps.kafka,
+    topics: [Topics.leadEvents.name],
+    deadLetterTopic: Topics.leadsDeadLetter.name,
+    logger: deps.logger,
+    partitionsConsumedConcurrently: Topics.leadEvents.partitions,
+    initialBackoffMs: deps.backoff?.initialMs,
+    maxBackoffMs: deps.backoff?.maxMs,
+  };
+  const count = createLeadCounter({ sql: deps.sql, logger: deps.logger });
+  const counter = createEventConsumer({ ...common, groupId: `${deps.groupPrefix}-counter`, handleBatch: (items) => count(items.filter((i) => mine(i.event))) });
+
+  const consumers: EventConsumer[] = [counter];
+  let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
+  if (deps.mail) {
+    const forwarder = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    consumers.push(
+      createEventConsumer({
+        ...common,
+        groupId: `${deps.groupPrefix}-mailer`,
+        // Malformed events are dead-lettered by the counter; here they are only skipped.
+        handle: async (event) => {
+          const parsed = parseLeadEvent(event);
+          if (parsed.ok === true && mine(event)) await forwarder.forward(parsed.lead.leadId);
+        },
+      }),
+    );
+    sweeper = createRetrySweeper({ sql: deps.sql, forwarder, logger: deps.logger, policy: deps.policy, intervalMs: deps.sweepIntervalMs, firstAttemptGraceMs: deps.firstAttemptGraceMs, partnerIds: deps.partnerIds });
+  }
+
+  return {
+    async start() {
+      await Promise.all(consumers.map((c) => c.start()));
+      sweeper?.start();
+    },
+    /** Stops intake, lets in-flight leads finish, commits offsets. */
+    async stop() {
+      await Promise.all([...consumers.map((c) => c.stop()), sweeper?.stop()]);
+    },
+    isRunning: () => consumers.every((c) => c.isRunning()),
+  };
+}
