@@ -4,6 +4,7 @@ export * from "./formats.ts";
 export * from "./http/common.ts";
 export * from "./http/broker.ts";
 export * from "./http/listing.ts";
-// [media contracts]
-// [buyer contracts]
-// [lead contracts]
+export * from "./media.ts";
+export * from "./http/buyer.ts";
+export * from "./description-rewrite.ts";
+export * from "./http/lead.ts";

@@ -5,7 +5,7 @@
 //   or the process stops (then it is redelivered to whoever takes the partition);
 // - handlers must be idempotent: delivery is at least once.
 import { Value } from "@sinclair/typebox/value";
-import type { Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
+import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { AnyEventEnvelope } from "@pss/contracts";
 import type { Logger } from "./logger.ts";
 
@@ -109,7 +109,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   return {
     async start() {
       stopping = false;
-      producer = opts.kafka.producer({ allowAutoTopicCreation: false });
+      producer = opts.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
       consumer = opts.kafka.consumer({ groupId: opts.groupId, allowAutoTopicCreation: false, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
       await consumer.connect();

@@ -1,16 +1,22 @@
 // The HTTP application as a factory: tests drive it with app.handle() or a real listener.
+import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia } from "elysia";
 import { registerFormats } from "@pss/contracts";
 import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
+import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
+import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, BadRequestError } from "./http/errors.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
+import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
+import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
+import { createMediaRoutes } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 import { ErrorMessages } from "@pss/contracts";
 
@@ -23,9 +29,13 @@ export interface AppDeps {
   maxBodyBytes: number;
   readiness: Record<string, ReadinessCheck>;
   isStopping?: () => boolean;
-  // [media deps]
-  // [buyer deps]
-  // [lead deps]
+  /** Where the media service stores image variants; GET /media/<name> serves them. */
+  mediaDir?: string;
+  /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
+  opensearch?: OpenSearchClient;
+  searchAlias?: string;
+  /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
+  leads?: LeadIntakeOptions & LeadCountOptions;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -109,12 +119,12 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
-        // [partner lead routes]
+        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .get("/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } }),
     )
-    // [media routes]
-    // [buyer routes]
-    // [lead routes]
+    .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
+    .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
+    .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, ...deps.leads }))
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
 
   let openApiDocument: OpenApiDocument | null = null;

@@ -10,6 +10,8 @@ import {
   type PostgresConfig,
   type RedisConfig,
 } from "@pss/service-kit";
+import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
+import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 
 export interface ApiConfig {
   port: number;
@@ -24,9 +26,16 @@ export interface ApiConfig {
   maxBodyBytes: number;
   mediaDir: string;
   outboxRelayEnabled: boolean;
-  // [media config fields]
-  // [buyer config fields]
-  // [lead config fields]
+  opensearch: OpenSearchConfig;
+  /** Alias buyers' search reads (the indexer writes it). */
+  searchAlias: string;
+  /** Behind one trusted proxy: take the client address from the right-most X-Forwarded-For entry. */
+  trustProxy: boolean;
+  /** Leads per hour per client address (IPv6: per /64) and per listing; 0 turns a limit off. */
+  leadRateLimitPerAddress: number;
+  leadRateLimitPerListing: number;
+  /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
+  leadCountCacheSeconds: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
@@ -43,9 +52,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
     mediaDir: r.string("MEDIA_DIR", ".data/media"),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
-    // [media config values]
-    // [buyer config values]
-    // [lead config values]
+    opensearch: readOpenSearchConfig(r),
+    searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
+    trustProxy: r.bool("TRUST_PROXY", false),
+    leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
+    leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
+    leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
   };
   r.done();
   return config;

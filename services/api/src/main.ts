@@ -3,9 +3,11 @@ import { Partitioners } from "kafkajs";
 import { ALL_TOPICS } from "@pss/contracts";
 import { ConfigError, createKafka, createLogger, createPostgres, createRedis, createShutdown, ensureTopics, pingKafka } from "@pss/service-kit";
 import { createApp } from "./app.ts";
+import { createOpenSearch } from "@pss/service-kit";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { loadConfig, type ApiConfig } from "./config.ts";
 import { createRateLimiter } from "./http/rate-limiter.ts";
+import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
 let config: ApiConfig;
@@ -29,9 +31,14 @@ await ensureTopics(kafka, ALL_TOPICS);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
 const relay = createOutboxRelay({ sql, producer, logger });
 
-// [media wiring]
-// [buyer wiring]
-// [lead wiring]
+// Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
+const opensearch = createOpenSearch(config.opensearch);
+const leads = {
+  addressLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerAddress, windowSeconds: 3600, name: "lead-address" }),
+  listingLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerListing, windowSeconds: 3600, name: "lead-listing" }),
+  trustProxy: config.trustProxy,
+  countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
+};
 
 let stopping = false;
 const app = createApp({
@@ -47,9 +54,10 @@ const app = createApp({
     kafka: () => pingKafka(kafka),
   },
   isStopping: () => stopping,
-  // [media app deps]
-  // [buyer app deps]
-  // [lead app deps]
+  mediaDir: config.mediaDir,
+  opensearch,
+  searchAlias: config.searchAlias,
+  leads,
 }).listen({ port: config.port, hostname: "0.0.0.0", maxRequestBodySize: config.maxBodyBytes * 2 });
 logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl });
 if (config.outboxRelayEnabled) relay.start();

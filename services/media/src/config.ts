@@ -1,4 +1,5 @@
 // The only place the media service reads its environment. Fails at boot with every problem listed.
+import { availableParallelism } from "node:os";
 import { createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
 
 export interface MediaConfig {
@@ -6,15 +7,54 @@ export interface MediaConfig {
   logLevel: LogLevel;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
+  groupId: string;
+  mediaDir: string;
+  /** Base of the variant URLs written to the read-back: `${publicBaseUrl}/media/<name>` (the API serves them). */
+  publicBaseUrl: string;
+  /** Images transformed at once; libvips threads per image come from sharpThreads. */
+  concurrency: number;
+  /** Downloads at once (I/O bound, so more than concurrency). */
+  downloadConcurrency: number;
+  sharpThreads: number;
+  maxDownloadBytes: number;
+  maxInputPixels: number;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+  /** host or host:port entries exempt from the private-address check (tests serve images from 127.0.0.1). */
+  allowedHosts: string[];
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryPollMs: number;
+  /** 0 turns the periodic sweep off. */
+  gcIntervalMs: number;
+  gcGraceMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): MediaConfig {
   const r = createEnvReader(env);
+  const cpus = availableParallelism();
+  const concurrency = r.int("MEDIA_CONCURRENCY", cpus, { min: 1, max: 256 });
   const config: MediaConfig = {
     healthPort: r.int("HEALTH_PORT", 8081, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-media"),
+    groupId: r.string("MEDIA_CONSUMER_GROUP", "pss-media"),
+    mediaDir: r.string("MEDIA_DIR", ".data/media"),
+    publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${r.int("API_PORT", 8080, { min: 0, max: 65535 })}`).replace(/\/+$/, ""),
+    concurrency,
+    downloadConcurrency: r.int("MEDIA_DOWNLOAD_CONCURRENCY", concurrency * 4, { min: 1, max: 1024 }),
+    sharpThreads: r.int("MEDIA_SHARP_THREADS", 1, { min: 1, max: 64 }),
+    maxDownloadBytes: r.int("MEDIA_MAX_DOWNLOAD_BYTES", 20 * 1024 * 1024, { min: 1024 }),
+    maxInputPixels: r.int("MEDIA_MAX_INPUT_PIXELS", 50_000_000, { min: 10_000 }),
+    connectTimeoutMs: r.int("MEDIA_CONNECT_TIMEOUT_MS", 5_000, { min: 10 }),
+    totalTimeoutMs: r.int("MEDIA_TOTAL_TIMEOUT_MS", 15_000, { min: 10 }),
+    allowedHosts: r.list("MEDIA_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
+    maxAttempts: r.int("MEDIA_MAX_ATTEMPTS", 4, { min: 1, max: 20 }),
+    retryBaseMs: r.int("MEDIA_RETRY_BASE_MS", 2_000, { min: 1 }),
+    retryPollMs: r.int("MEDIA_RETRY_POLL_MS", 1_000, { min: 10 }),
+    gcIntervalMs: r.int("MEDIA_GC_INTERVAL_MS", 3_600_000, { min: 0 }),
+    gcGraceMs: r.int("MEDIA_GC_GRACE_MS", 3_600_000, { min: 0 }),
   };
   r.done();
   return config;

@@ -2,6 +2,8 @@
 import { ALL_TOPICS } from "@pss/contracts";
 import { ConfigError, startHealthServer, createKafka, createLogger, createPostgres, createShutdown, ensureTopics, pingKafka } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
+import { configureSharp } from "./images/image-processor.ts";
+import { createMediaService } from "./media-service.ts";
 
 let config;
 try {
@@ -18,20 +20,34 @@ const logger = createLogger({ service: "media", level: config.logLevel });
 const sql = createPostgres(config.postgres, { applicationName: "pss-media" });
 const kafka = createKafka(config.kafka, logger);
 await ensureTopics(kafka, ALL_TOPICS);
+configureSharp(config.sharpThreads);
+
+const media = createMediaService({ config, sql, kafka, logger });
 
 let stopping = false;
 const health = startHealthServer({
   service: "media",
   port: config.healthPort,
-  checks: { postgres: () => sql`SELECT 1`, kafka: () => pingKafka(kafka) },
+  checks: {
+    postgres: () => sql`SELECT 1`,
+    kafka: () => pingKafka(kafka),
+    consumer: async () => {
+      if (!media.isRunning()) throw new Error("not consuming");
+    },
+  },
   isStopping: () => stopping,
 });
 logger.info("health endpoint listening", { port: config.healthPort });
 
-const shutdown = createShutdown(logger);
+await media.start();
+logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, mediaDir: config.mediaDir });
+
+const shutdown = createShutdown(logger, { stepTimeoutMs: config.totalTimeoutMs + 10_000 });
 shutdown.register("mark not ready", () => {
   stopping = true;
 });
+// Stops fetching, lets the images in flight finish and be recorded, commits offsets, then stops retries and GC.
+shutdown.register("stop media consumer", () => media.stop());
 shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();

@@ -26,8 +26,8 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: { serverUrl: str
       responses[status] = { description: status.startsWith("2") ? "Success" : "Error", content: { "application/json": { schema: plain(schema) } } };
     }
     if (Object.keys(responses).length === 0) responses["200"] = { description: "Success", content: { "application/json": { schema: { type: "object" } } } };
-    responses["401"] ??= { description: "Missing, malformed, unknown or revoked key", content: { "application/json": { schema: plain(ErrorResponse) } } };
     const isPublic = opts.publicPaths.includes(route.path) || !route.path.startsWith("/partner/");
+    if (!isPublic) responses["401"] ??= { description: "Missing, malformed, unknown or revoked key", content: { "application/json": { schema: plain(ErrorResponse) } } };
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.hooks?.detail?.summary,
       description: route.hooks?.detail?.description,

@@ -3,6 +3,7 @@
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
+import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import { createLogger, ensureTopics, silentLogger, type Logger } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
@@ -54,7 +55,7 @@ export async function call(baseUrl: string, method: string, path: string, opts: 
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
-export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number } = {}): Promise<ApiHarness> {
+export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number; searchAlias?: string; opensearchUrl?: string } = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
@@ -73,9 +74,10 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
     readiness: { postgres: () => sql`SELECT 1` },
-    // [media harness deps]
-    // [buyer harness deps]
-    // [lead harness deps]
+    mediaDir: process.env.MEDIA_DIR ?? ".data/media-test",
+    // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
+    opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
+    searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
   }).listen({ port: 0, hostname: "127.0.0.1" });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;

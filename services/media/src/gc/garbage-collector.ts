@@ -1,0 +1,91 @@
+// Deletes stored files no record references any more. Files are shared (content-addressed), so a file goes only
+// when no listing photo and no current avatar names it, and only after a grace period: a file just written (or
+// just reused, which refreshes it) may belong to a result whose database write has not committed yet.
+import type { Logger } from "@pss/service-kit";
+import type postgres from "postgres";
+import type { MediaRepository } from "../jobs/media-repository.ts";
+import type { MediaStorage } from "../storage/media-storage.ts";
+
+/** One sweep at a time across all media instances sharing the directory and database. */
+const GC_LOCK_ID = 727_401;
+const BATCH = 500;
+
+export interface SweepResult {
+  examined: number;
+  deleted: number;
+  skipped: boolean;
+}
+
+export interface GarbageCollector {
+  sweep(now?: Date): Promise<SweepResult>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createGarbageCollector(deps: { sql: postgres.Sql; repository: MediaRepository; storage: MediaStorage; graceMs: number; intervalMs: number; logger: Logger }): GarbageCollector {
+  const log = deps.logger.child({ component: "media-gc" });
+  let timer: Timer | null = null;
+  let current: Promise<unknown> | null = null;
+
+  async function collect(batch: string[], cutoff: Date): Promise<number> {
+    let deleted = 0;
+    for (const name of await deps.repository.unreferenced(batch)) {
+      // Look again: a result may have reused (and so refreshed) the file since it was listed.
+      const file = await deps.storage.stat(name);
+      if (file && file.modifiedAt < cutoff) {
+        await deps.storage.delete(name);
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+
+  async function sweep(now = new Date()): Promise<SweepResult> {
+    const conn = await deps.sql.reserve();
+    try {
+      const [{ locked }] = (await conn`SELECT pg_try_advisory_lock(${GC_LOCK_ID}) AS locked`) as unknown as [{ locked: boolean }];
+      if (!locked) return { examined: 0, deleted: 0, skipped: true };
+      try {
+        const cutoff = new Date(now.getTime() - deps.graceMs);
+        let examined = 0;
+        let deleted = 0;
+        let batch: string[] = [];
+        for await (const file of deps.storage.list()) {
+          if (file.modifiedAt >= cutoff) continue;
+          batch.push(file.name);
+          examined++;
+          if (batch.length >= BATCH) {
+            deleted += await collect(batch, cutoff);
+            batch = [];
+          }
+        }
+        deleted += await collect(batch, cutoff);
+        await deps.storage.removeAbandonedWrites(cutoff);
+        if (deleted > 0) log.info("deleted unreferenced media files", { examined, deleted });
+        return { examined, deleted, skipped: false };
+      } finally {
+        await conn`SELECT pg_advisory_unlock(${GC_LOCK_ID})`.catch(() => {});
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
+  return {
+    sweep,
+    start() {
+      if (deps.intervalMs <= 0 || timer) return;
+      timer = setInterval(() => {
+        if (current) return;
+        current = sweep()
+          .catch((err) => log.warn("media garbage collection failed", { err }))
+          .finally(() => (current = null));
+      }, deps.intervalMs);
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await current;
+    },
+  };
+}

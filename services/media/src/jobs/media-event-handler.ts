@@ -1,0 +1,68 @@
+// Listing and broker events only say "look at this record again": the current rows decide the work, so a
+// redelivered or stale event is harmless. A malformed event is a PermanentError (the consumer dead-letters it).
+import type { AnyEventEnvelope } from "@pss/contracts";
+import { PermanentError, type Logger } from "@pss/service-kit";
+import type { MediaJobs, MediaStats } from "./media-jobs.ts";
+import type { MediaJob, MediaRepository } from "./media-repository.ts";
+
+export interface MediaEventHandlerDeps {
+  repository: MediaRepository;
+  jobs: MediaJobs;
+  logger: Logger;
+  stats: MediaStats;
+  leaseMs: number;
+  /** When set, events of other partners are skipped (tests and the benchmark share Kafka with others). */
+  onlyPartners?: ReadonlySet<string>;
+}
+
+const ID = /^[1-9][0-9]{0,18}$/;
+
+/** The aggregate's ID, checked against the payload's own. */
+function aggregateIdOf(event: AnyEventEnvelope, field: "listingId" | "brokerId"): string {
+  const payload = event.payload as Record<string, unknown> | null;
+  const fromPayload = payload && typeof payload === "object" ? payload[field] : undefined;
+  if (!ID.test(event.aggregateId) || fromPayload === undefined || String(fromPayload) !== event.aggregateId) {
+    throw new PermanentError(`${event.aggregateType} event payload has no ${field} matching aggregateId`);
+  }
+  return event.aggregateId;
+}
+
+/** Runs all jobs to their recorded outcome; rethrows the first infrastructure error once none is in flight. */
+async function runAll(jobs: MediaJobs, claimed: MediaJob[]): Promise<void> {
+  const results = await Promise.allSettled(claimed.map((job) => jobs.run(job)));
+  const failure = results.find((r) => r.status === "rejected");
+  if (failure) throw (failure as PromiseRejectedResult).reason;
+}
+
+export function createMediaEventHandler(deps: MediaEventHandlerDeps) {
+  const { repository, stats } = deps;
+  return async function handle(event: AnyEventEnvelope): Promise<void> {
+    if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return;
+    let claimed: MediaJob[];
+    if (event.aggregateType === "listing") {
+      const listingId = aggregateIdOf(event, "listingId");
+      const current = await repository.listingVersion(listingId);
+      if (current === null || event.version < current) {
+        stats.staleEvents++;
+        stats.eventsHandled++;
+        return;
+      }
+      claimed = await repository.claimListingPhotos(listingId, deps.leaseMs);
+    } else if (event.aggregateType === "broker") {
+      const brokerId = aggregateIdOf(event, "brokerId");
+      const current = await repository.brokerVersion(brokerId);
+      if (current === null || event.version < current) {
+        stats.staleEvents++;
+        stats.eventsHandled++;
+        return;
+      }
+      const avatar = await repository.claimAvatar(brokerId, deps.leaseMs);
+      claimed = avatar ? [avatar] : [];
+    } else {
+      throw new PermanentError(`unexpected aggregate type ${event.aggregateType} on a media topic`);
+    }
+    if (claimed.length > 0) deps.logger.debug("processing images", { aggregateType: event.aggregateType, aggregateId: event.aggregateId, count: claimed.length });
+    await runAll(deps.jobs, claimed);
+    stats.eventsHandled++;
+  };
+}

@@ -1,0 +1,104 @@
+// Runs one claimed photo or avatar: download, transform, store, record. Every per-image failure ends as state
+// (retry later, or failed with its reason); only infrastructure errors (PostgreSQL) propagate to the caller.
+import type { Logger } from "@pss/service-kit";
+import { Failures, MediaFailure } from "../failures.ts";
+import type { ImageDownloader } from "../download/image-downloader.ts";
+import type { ImageProcessor, ProcessedImage } from "../images/image-processor.ts";
+import { contentName, type MediaStorage } from "../storage/media-storage.ts";
+import type { WorkPool } from "./work-pool.ts";
+import type { MediaJob, MediaRepository, VariantRecord } from "./media-repository.ts";
+
+export interface MediaStats {
+  eventsHandled: number;
+  staleEvents: number;
+  downloads: number;
+  ready: number;
+  failed: number;
+  retriesScheduled: number;
+  /** Results not written because the photo or avatar was removed or replaced meanwhile. */
+  discarded: number;
+}
+
+export const emptyStats = (): MediaStats => ({ eventsHandled: 0, staleEvents: 0, downloads: 0, ready: 0, failed: 0, retriesScheduled: 0, discarded: 0 });
+
+export interface MediaJobsDeps {
+  repository: MediaRepository;
+  downloader: ImageDownloader;
+  processor: ImageProcessor;
+  storage: MediaStorage;
+  downloadPool: WorkPool;
+  cpuPool: WorkPool;
+  logger: Logger;
+  stats: MediaStats;
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+export type JobOutcome = "ready" | "failed" | "retry" | "discarded";
+
+/** Exponential backoff with jitter: base, 2x base, 4x base, ... each ±25%. */
+export function retryDelayMs(attempt: number, baseMs: number, random = Math.random): number {
+  return Math.round(baseMs * 2 ** Math.max(0, attempt - 1) * (0.75 + random() * 0.5));
+}
+
+export function createMediaJobs(deps: MediaJobsDeps) {
+  const { repository, stats } = deps;
+
+  async function store(processed: ProcessedImage): Promise<{ variants: VariantRecord[]; names: string[] }> {
+    const variants: VariantRecord[] = [];
+    const names: string[] = [];
+    for (const v of processed.variants) {
+      const name = contentName(v.bytes, v.format);
+      try {
+        await deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg");
+      } catch (err) {
+        deps.logger.error("storing a variant failed", { name, err });
+        throw Failures.storage();
+      }
+      variants.push({ width: v.width, height: v.height, format: v.format, url: deps.storage.url(name) });
+      names.push(name);
+    }
+    return { variants, names };
+  }
+
+  async function produce(job: MediaJob) {
+    stats.downloads++;
+    const bytes = await deps.downloadPool.run(() => deps.downloader.download(job.url));
+    const processed = await deps.cpuPool.run(() => (job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes)));
+    return { processed, ...(await store(processed)) };
+  }
+
+  return {
+    async run(job: MediaJob): Promise<JobOutcome> {
+      const log = deps.logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+      let outcome: JobOutcome;
+      try {
+        const { processed, variants, names } = await produce(job);
+        const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
+        outcome = written ? "ready" : "discarded";
+      } catch (err) {
+        if (!(err instanceof MediaFailure)) {
+          // Not the image's fault: record it as a transient failure so the job is retried, bounded like the rest.
+          log.error("processing failed unexpectedly", { err });
+        }
+        const failure = err instanceof MediaFailure ? err : new MediaFailure("internal processing error", true);
+        if (failure.transient && job.attempts < deps.maxAttempts) {
+          const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
+          outcome = (await repository.retryLater(job, failure.reason, delay)) ? "retry" : "discarded";
+          log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
+        } else {
+          outcome = (await repository.markFailed(job, failure.reason)) ? "failed" : "discarded";
+          log.info("image failed", { reason: failure.reason, attempt: job.attempts });
+        }
+      }
+      if (outcome === "ready") stats.ready++;
+      else if (outcome === "failed") stats.failed++;
+      else if (outcome === "retry") stats.retriesScheduled++;
+      else stats.discarded++;
+      if (outcome === "ready") log.debug("image ready", { attempt: job.attempts });
+      return outcome;
+    },
+  };
+}
+
+export type MediaJobs = ReturnType<typeof createMediaJobs>;

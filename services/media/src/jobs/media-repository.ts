@@ -1,0 +1,146 @@
+// SQL for media work. The rows decide what to do, never the event: only pending photos and avatars are claimed,
+// and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
+import type postgres from "postgres";
+
+type Sql = postgres.Sql;
+
+export type MediaJob =
+  | { kind: "photo"; photoId: string; listingId: string; url: string; attempts: number }
+  | { kind: "avatar"; brokerId: string; url: string; attempts: number };
+
+export interface VariantRecord {
+  width: number;
+  height: number;
+  format: "webp" | "jpeg";
+  url: string;
+}
+
+export interface ReadyResult {
+  width: number;
+  height: number;
+  warning: string | null;
+  variants: VariantRecord[];
+  /** Stored file names the variants point to: what the garbage collector checks. */
+  names: string[];
+}
+
+/** Scope a claim to some partners (tests, benchmark); null means all. */
+export type PartnerScope = readonly string[] | null;
+
+const lease = (sql: Sql, ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
+const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => (partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``);
+
+const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts });
+const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts });
+
+export function createMediaRepository(sql: Sql) {
+  return {
+    async listingVersion(listingId: string): Promise<number | null> {
+      const [row] = await sql`SELECT version FROM listings WHERE id = ${listingId}::bigint`;
+      return row ? row.version : null;
+    },
+
+    async brokerVersion(brokerId: string): Promise<number | null> {
+      const [row] = await sql`SELECT version FROM brokers WHERE id = ${brokerId}::bigint`;
+      return row ? row.version : null;
+    },
+
+    /** Claims the listing's pending photos that nobody holds and that are not waiting for a retry. */
+    async claimListingPhotos(listingId: string, leaseMs: number): Promise<MediaJob[]> {
+      const rows = await sql`
+        UPDATE listing_photos SET attempts = attempts + 1, not_before = ${lease(sql, leaseMs)}
+        WHERE listing_id = ${listingId}::bigint AND state = 'pending' AND (not_before IS NULL OR not_before <= now())
+        RETURNING id::text AS id, listing_id::text AS listing_id, url, attempts`;
+      return rows.map(toPhoto);
+    },
+
+    async claimAvatar(brokerId: string, leaseMs: number): Promise<MediaJob | null> {
+      const [row] = await sql`
+        UPDATE brokers SET
+          avatar_attempts = CASE WHEN avatar_attempt_url IS NOT DISTINCT FROM avatar_url THEN avatar_attempts + 1 ELSE 1 END,
+          avatar_attempt_url = avatar_url,
+          avatar_not_before = ${lease(sql, leaseMs)}
+        WHERE id = ${brokerId}::bigint AND avatar_state = 'pending' AND avatar_url IS NOT NULL
+          AND (avatar_not_before IS NULL OR avatar_not_before <= now() OR avatar_attempt_url IS DISTINCT FROM avatar_url)
+        RETURNING id::text AS id, avatar_url, avatar_attempts`;
+      return row ? toAvatar(row) : null;
+    },
+
+    /** Claims work whose retry is due, or whose claim expired (its worker died). Safe across instances. */
+    async claimDue(limit: number, leaseMs: number, partners: PartnerScope): Promise<MediaJob[]> {
+      const photos = await sql`
+        UPDATE listing_photos p SET attempts = p.attempts + 1, not_before = ${lease(sql, leaseMs)}
+        WHERE p.id IN (
+          SELECT d.id FROM listing_photos d JOIN listings l ON l.id = d.listing_id
+          WHERE d.state = 'pending' AND d.attempts > 0 AND d.not_before <= now() ${scoped(sql, sql`l.partner_id`, partners)}
+          ORDER BY d.not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
+        RETURNING p.id::text AS id, p.listing_id::text AS listing_id, p.url, p.attempts`;
+      const avatars = await sql`
+        UPDATE brokers b SET avatar_attempts = b.avatar_attempts + 1, avatar_not_before = ${lease(sql, leaseMs)}
+        WHERE b.id IN (
+          SELECT d.id FROM brokers d
+          WHERE d.avatar_state = 'pending' AND d.avatar_attempts > 0 AND d.avatar_not_before <= now() AND d.avatar_url IS NOT NULL
+            AND d.avatar_attempt_url = d.avatar_url ${scoped(sql, sql`d.partner_id`, partners)}
+          ORDER BY d.avatar_not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
+        RETURNING b.id::text AS id, b.avatar_url, b.avatar_attempts`;
+      return [...photos.map(toPhoto), ...avatars.map(toAvatar)];
+    },
+
+    /** False when the photo was removed, replaced or finished meanwhile: nothing was written. */
+    async markReady(job: MediaJob, r: ReadyResult): Promise<boolean> {
+      const variants = sql.json(r.variants as never);
+      const rows =
+        job.kind === "photo"
+          ? await sql`
+            UPDATE listing_photos SET state = 'ready', width = ${r.width}, height = ${r.height}, warning = ${r.warning}, variants = ${variants},
+              media_names = ${r.names}::text[], failure_reason = NULL, last_error = NULL, not_before = NULL, updated_at = now()
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
+          : await sql`
+            UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
+              avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
+              avatar_not_before = NULL
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+      return rows.length > 0;
+    },
+
+    async markFailed(job: MediaJob, reason: string): Promise<boolean> {
+      const rows =
+        job.kind === "photo"
+          ? await sql`
+            UPDATE listing_photos SET state = 'failed', failure_reason = ${reason}, last_error = ${reason}, warning = NULL, width = NULL,
+              height = NULL, variants = NULL, media_names = NULL, not_before = NULL, updated_at = now()
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
+          : await sql`
+            UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
+              avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /** Keeps the job pending and releases it for another attempt after delayMs. */
+    async retryLater(job: MediaJob, reason: string, delayMs: number): Promise<boolean> {
+      const rows =
+        job.kind === "photo"
+          ? await sql`
+            UPDATE listing_photos SET not_before = ${lease(sql, delayMs)}, last_error = ${reason}
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
+          : await sql`
+            UPDATE brokers SET avatar_not_before = ${lease(sql, delayMs)}, avatar_last_error = ${reason}
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /** The given stored names that no listing photo and no current avatar references. */
+    async unreferenced(names: string[]): Promise<string[]> {
+      if (names.length === 0) return [];
+      const rows = await sql`
+        SELECT n FROM unnest(${names}::text[]) AS n
+        WHERE NOT EXISTS (SELECT 1 FROM listing_photos WHERE media_names @> ARRAY[n])
+          -- The API clears avatar_variants when the URL changes but knows nothing of avatar_media_names.
+          AND NOT EXISTS (SELECT 1 FROM brokers WHERE avatar_variants IS NOT NULL AND avatar_media_names @> ARRAY[n])`;
+      return rows.map((r) => r.n as string);
+    },
+  };
+}
+
+export type MediaRepository = ReturnType<typeof createMediaRepository>;

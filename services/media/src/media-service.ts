@@ -1,0 +1,109 @@
+// The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
+// wired from config and the clients main.ts (or a test) created.
+import { Topics } from "@pss/contracts";
+import { createEventConsumer, type Logger } from "@pss/service-kit";
+import type { Kafka } from "kafkajs";
+import type postgres from "postgres";
+import type { MediaConfig } from "./config.ts";
+import { createImageDownloader, type Resolver } from "./download/image-downloader.ts";
+import { createGarbageCollector, type GarbageCollector } from "./gc/garbage-collector.ts";
+import { createImageProcessor } from "./images/image-processor.ts";
+import { createMediaEventHandler } from "./jobs/media-event-handler.ts";
+import { createMediaJobs, emptyStats, type MediaStats } from "./jobs/media-jobs.ts";
+import { createMediaRepository } from "./jobs/media-repository.ts";
+import { createRetryLoop, type RetryLoop } from "./jobs/retry-loop.ts";
+import { createWorkPool } from "./jobs/work-pool.ts";
+import { createLocalStorage } from "./storage/local-storage.ts";
+import type { MediaStorage } from "./storage/media-storage.ts";
+
+export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
+
+export interface MediaServiceDeps {
+  config: MediaServiceConfig;
+  sql: postgres.Sql;
+  kafka: Kafka;
+  logger: Logger;
+  storage?: MediaStorage;
+  resolve?: Resolver;
+  /** Confine this instance to these partners' records (tests and the benchmark share Kafka and PostgreSQL). */
+  onlyPartners?: ReadonlySet<string>;
+}
+
+export interface MediaService {
+  start(): Promise<void>;
+  /** Stops intake, finishes the images in flight, commits offsets, stops the retry loop and the collector. */
+  stop(): Promise<void>;
+  isRunning(): boolean;
+  stats(): MediaStats;
+  storage: MediaStorage;
+  gc: GarbageCollector;
+  retries: RetryLoop;
+}
+
+/** A claim outlives the slowest possible attempt, so no second worker starts on an image still in progress. */
+export function leaseMsFor(config: Pick<MediaServiceConfig, "totalTimeoutMs">): number {
+  return config.totalTimeoutMs + 60_000;
+}
+
+export function createMediaService(deps: MediaServiceDeps): MediaService {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: "media" });
+  const stats = emptyStats();
+  const leaseMs = leaseMsFor(config);
+  const repository = createMediaRepository(deps.sql);
+  const storage = deps.storage ?? createLocalStorage({ dir: config.mediaDir, publicBaseUrl: config.publicBaseUrl });
+  const jobs = createMediaJobs({
+    repository,
+    storage,
+    logger,
+    stats,
+    downloader: createImageDownloader({
+      limits: { maxBytes: config.maxDownloadBytes, connectTimeoutMs: config.connectTimeoutMs, totalTimeoutMs: config.totalTimeoutMs, maxRedirects: 3 },
+      allowedHosts: config.allowedHosts,
+      resolve: deps.resolve,
+    }),
+    processor: createImageProcessor({ maxInputPixels: config.maxInputPixels }),
+    downloadPool: createWorkPool(config.downloadConcurrency),
+    cpuPool: createWorkPool(config.concurrency),
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: config.retryBaseMs,
+  });
+  const consumer = createEventConsumer({
+    kafka: deps.kafka,
+    groupId: config.groupId,
+    topics: [Topics.listingEvents.name, Topics.brokerEvents.name],
+    deadLetterTopic: Topics.mediaDeadLetter.name,
+    logger,
+    // Enough partitions in flight to keep the pools busy; each waits only for its own images.
+    partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
+    handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
+  });
+  const retries = createRetryLoop({
+    repository,
+    jobs,
+    logger,
+    pollMs: config.retryPollMs,
+    batchSize: config.concurrency * 2,
+    leaseMs,
+    partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
+  });
+  const gc = createGarbageCollector({ sql: deps.sql, repository, storage, graceMs: config.gcGraceMs, intervalMs: config.gcIntervalMs, logger });
+
+  return {
+    async start() {
+      await consumer.start();
+      retries.start();
+      gc.start();
+    },
+    async stop() {
+      await consumer.stop();
+      await retries.stop();
+      await gc.stop();
+    },
+    isRunning: () => consumer.isRunning(),
+    stats: () => ({ ...stats }),
+    storage,
+    gc,
+    retries,
+  };
+}

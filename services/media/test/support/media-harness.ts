@@ -1,0 +1,83 @@
+// Starts the real media service in-process against the test PostgreSQL and Kafka, confined to the partners a
+// test registers (other engineers' tests share both), with its consumer group starting at the topics' ends.
+import { resolve } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
+import postgres from "postgres";
+import { ALL_TOPICS, Topics } from "@pss/contracts";
+import { createLogger, ensureTopics, silentLogger } from "@pss/service-kit";
+import { loadConfig } from "../../src/config.ts";
+import { configureSharp } from "../../src/images/image-processor.ts";
+import { createMediaService, type MediaService } from "../../src/media-service.ts";
+import { testUrls, uniqueName } from "../../../../test/support/env.ts";
+
+/** The directory the API test harness serves /media from (services/api/test/support/harness.ts). */
+export const testMediaDir = () => resolve(process.env.MEDIA_DIR ?? ".data/media-test");
+
+export const TEST_PUBLIC_BASE_URL = "https://market.example.test";
+
+export interface MediaHarness {
+  service: MediaService;
+  sql: postgres.Sql;
+  kafka: Kafka;
+  partners: Set<string>;
+  groupId: string;
+  stop(): Promise<void>;
+}
+
+/** Commits the group's offsets at the current ends, so it reads only what is produced from now on. */
+export async function startGroupAtEnd(kafka: Kafka, groupId: string, topics: string[]): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    for (const topic of topics) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function startMedia(opts: { env?: Record<string, string>; partners?: Iterable<string> } = {}): Promise<MediaHarness> {
+  const urls = testUrls();
+  const groupId = uniqueName("media-test");
+  const config = loadConfig({
+    DATABASE_URL: urls.DATABASE_URL,
+    KAFKA_BROKERS: urls.KAFKA_BROKERS,
+    MEDIA_CONSUMER_GROUP: groupId,
+    MEDIA_DIR: testMediaDir(),
+    PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL,
+    MEDIA_GC_INTERVAL_MS: "0",
+    ...opts.env,
+  });
+  configureSharp(config.sharpThreads);
+  const logger = process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger;
+  const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
+  const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
+  await ensureTopics(kafka, ALL_TOPICS);
+  await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
+  const partners = new Set(opts.partners ?? []);
+  const service = createMediaService({ config, sql, kafka, logger, onlyPartners: partners });
+  await service.start();
+  return {
+    service,
+    sql,
+    kafka,
+    partners,
+    groupId,
+    async stop() {
+      await service.stop();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+export async function until<T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
