@@ -5,3 +5,4 @@ export * from "./clients.ts";
 export * from "./health.ts";
 export * from "./kafka.ts";
 export * from "./event-consumer.ts";
+export * from "./interruptible-sleep.ts";

@@ -94,69 +94,6 @@ export async function findListing(tx: Tx, partnerId: string, externalId: string,
   return rows[0] ? toStored(rows[0]) : null;
 }
 
-function columns(tx: Tx, doc: ListingDocument) {
-  return {
-    status: doc.status,
-    business_type: doc.businessType,
-    title: doc.title ?? null,
-    description: doc.description ?? null,
-    established_at: doc.establishedAt ? new Date(doc.establishedAt) : null,
-    street_address1: doc.location.streetAddress1 ?? null,
-    city: doc.location.city,
-    state: doc.location.state,
-    postal_code: doc.location.postalCode ?? null,
-    country: doc.location.country,
-    visibility: doc.location.visibility,
-    financials: doc.financials ? tx.json(doc.financials as never) : null,
-    property: doc.property ? tx.json(doc.property as never) : null,
-    financing: doc.financing ? tx.json(doc.financing as never) : null,
-  };
-}
-
-/** Inserts unless another request created the same external ID first; returns null then. */
-export async function insertListing(
-  tx: postgres.TransactionSql,
-  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer },
-): Promise<{ id: number; createdAt: Date } | null> {
-  const row = { partner_id: args.partnerId, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(tx, args.document) };
-  const [inserted] = await tx`
-    INSERT INTO listings ${tx(row as never)}
-    ON CONFLICT (partner_id, external_id) DO NOTHING
-    RETURNING id, created_at`;
-  return inserted ? { id: Number(inserted.id), createdAt: inserted.created_at } : null;
-}
-
-export async function updateListing(tx: postgres.TransactionSql, current: StoredListing, brokerId: string, document: ListingDocument, hash: Buffer): Promise<{ version: number; updatedAt: Date }> {
-  const c = columns(tx, document);
-  const descriptionChanged = (current.document.description ?? null) !== c.description;
-  const [row] = await tx`
-    UPDATE listings SET ${tx({ ...c, broker_id: brokerId, content_hash: hash } as never)},
-      ${descriptionChanged ? tx`description_optimized = NULL,` : tx``}
-      version = version + 1, updated_at = now(), index_state = 'pending'
-    WHERE id = ${current.id}
-    RETURNING version, updated_at`;
-  return { version: row!.version, updatedAt: row!.updated_at };
-}
-
-/**
- * Arrays replace: photos no longer listed are deleted, new ones start pending, and a URL that stays keeps its
- * processing state (so re-sending it downloads nothing again).
- */
-export async function replacePhotos(tx: postgres.TransactionSql, listingId: number, photos: { url: string; sortKey: number }[], previous: StoredPhoto[]): Promise<void> {
-  const wanted = new Map(photos.map((p) => [p.url, p.sortKey]));
-  const gone = previous.filter((p) => !wanted.has(p.url)).map((p) => p.url);
-  if (gone.length) await tx`DELETE FROM listing_photos WHERE listing_id = ${listingId} AND url = ANY(${gone})`;
-  const before = new Map(previous.map((p) => [p.url, p.sortKey]));
-  const moved = photos.filter((p) => before.has(p.url) && before.get(p.url) !== p.sortKey);
-  for (const p of moved) await tx`UPDATE listing_photos SET sort_key = ${p.sortKey} WHERE listing_id = ${listingId} AND url = ${p.url}`;
-  const added = photos.filter((p) => !before.has(p.url)).map((p) => ({ listing_id: listingId, url: p.url, sort_key: p.sortKey }));
-  if (added.length) await tx`INSERT INTO listing_photos ${tx(added)}`;
-}
-
-export async function recordStatusChange(tx: postgres.TransactionSql, listingId: number, from: string | null, to: string): Promise<void> {
-  await tx`INSERT INTO listing_status_history (listing_id, from_status, to_status) VALUES (${listingId}, ${from}, ${to})`;
-}
-
 export type StatusChange = { from: string | null; to: string; changedAt: string };
 
 export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map<number, StatusChange[]>> {

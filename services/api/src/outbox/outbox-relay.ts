@@ -3,7 +3,7 @@
 // down, rows wait and the API keeps accepting writes; they flow once Kafka answers again.
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
-import type { Logger } from "@pss/service-kit";
+import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
 
 const RELAY_LOCK_ID = 727_002;
 
@@ -31,12 +31,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
   let running = false;
   let loop: Promise<void> | null = null;
   let producerConnected = false;
-  let wake: (() => void) | null = null;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ((wake = null), resolve()), ms);
-      wake = () => (clearTimeout(timer), (wake = null), resolve());
-    });
+  const { sleep, wake } = createInterruptibleSleep();
 
   async function publishBatch(conn: postgres.ReservedSql): Promise<number> {
     const rows = await conn<{ id: string; topic: string; message_key: string; payload: unknown }[]>`
@@ -107,7 +102,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     },
     async stop() {
       running = false;
-      wake?.();
+      wake();
       await loop;
       if (producerConnected) await deps.producer.disconnect().catch(() => {});
       producerConnected = false;

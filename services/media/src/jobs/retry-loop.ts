@@ -1,6 +1,6 @@
 // Picks up work whose retry is due, or whose claim expired because its worker died. Events never wait for a
 // backoff: the consumer records "retry later" and moves on; this loop does the retry.
-import type { Logger } from "@pss/service-kit";
+import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
 import type { MediaJobs } from "./media-jobs.ts";
 import type { MediaRepository, PartnerScope } from "./media-repository.ts";
 
@@ -23,7 +23,7 @@ export function createRetryLoop(deps: {
 }): RetryLoop {
   let running = false;
   let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
+  const pause = createInterruptibleSleep();
 
   async function runOnce(): Promise<number> {
     const due = await deps.repository.claimDue(deps.batchSize, deps.leaseMs, deps.partners());
@@ -41,13 +41,7 @@ export function createRetryLoop(deps: {
         deps.logger.warn("retry pass failed", { err });
       }
       // A full batch suggests more is due: go again at once.
-      if (running && ran < deps.batchSize) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, deps.pollMs);
-          wake = () => (clearTimeout(timer), resolve());
-        });
-        wake = null;
-      }
+      if (running && ran < deps.batchSize) await pause.sleep(deps.pollMs);
     }
   }
 
@@ -59,7 +53,7 @@ export function createRetryLoop(deps: {
     },
     async stop() {
       running = false;
-      wake?.();
+      pause.wake();
       await loop;
     },
     runOnce,

@@ -1,0 +1,26 @@
+// A sleep that stop() can cut short, so polling loops shut down at once instead of finishing their wait.
+export interface InterruptibleSleep {
+  sleep(ms: number): Promise<void>;
+  /** Ends the current sleep, if any, immediately. */
+  wake(): void;
+}
+
+export function createInterruptibleSleep(): InterruptibleSleep {
+  let wakeCurrent: (() => void) | null = null;
+  return {
+    sleep(ms) {
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          wakeCurrent = null;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        wakeCurrent = done;
+      });
+    },
+    wake() {
+      wakeCurrent?.();
+    },
+  };
+}
