@@ -33,7 +33,32 @@ async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
 }
 
+/**
+ * The API as deployed for throughput: API processes with the relay off, plus one relay-only process, so the
+ * relay does not share the API's event loop. `stop` stops both.
+ */
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const relayPort = await freePort();
+  const relay = Bun.spawn([process.execPath, "services/api/src/relay-main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, HEALTH_PORT: String(relayPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  await waitHttp(`http://127.0.0.1:${relayPort}/readyz`);
+  const api = await startApiOnly({ ...env, OUTBOX_RELAY_ENABLED: "false" });
+  return {
+    ...api,
+    async stop() {
+      await api.stop();
+      relay.kill("SIGTERM");
+      await Promise.race([relay.exited, Bun.sleep(20_000)]);
+      relay.kill("SIGKILL");
+    },
+  };
+}
+
+async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
     cwd: ROOT,

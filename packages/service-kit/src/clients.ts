@@ -8,13 +8,18 @@ import type { Logger } from "./logger.ts";
 
 export type Sql = postgres.Sql;
 
-export function createPostgres(config: PostgresConfig, opts: { applicationName?: string } = {}): Sql {
+export function createPostgres(config: PostgresConfig, opts: { applicationName?: string; genericPlans?: boolean } = {}): Sql {
   return postgres(config.url, {
     max: config.maxConnections,
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
-    connection: { application_name: opts.applicationName ?? "pss" },
+    connection: {
+      application_name: opts.applicationName ?? "pss",
+      // Key lookups re-planned on every execution spent more time planning (1.5 ms) than running (0.3 ms):
+      // reuse the prepared statement's plan.
+      ...(opts.genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
+    },
   });
 }
 

@@ -11,6 +11,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** Lets hot paths skip building fields for a line that would be dropped. */
+  enabled(level: LogLevel): boolean;
 }
 
 export function createLogger(opts: { service: string; level?: LogLevel; write?: (line: string) => void; base?: LogFields }): Logger {
@@ -27,6 +29,7 @@ export function createLogger(opts: { service: string; level?: LogLevel; write?: 
     warn: (m, f) => log("warn", m, f),
     error: (m, f) => log("error", m, f),
     child: (fields) => createLogger({ ...opts, base: { ...opts.base, ...fields } }),
+    enabled: (level) => ORDER[level] >= min,
   };
 }
 

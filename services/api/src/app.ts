@@ -39,6 +39,14 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The path of an absolute request URL without building a URL object (this runs on every request). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  return query < 0 ? url.slice(start) : url.slice(start, query);
+}
 const PARTNER_PREFIX = "/partner/v1/";
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = new Set(["/partner/v1/openapi.json"]);
@@ -59,7 +67,7 @@ export function createApp(deps: AppDeps) {
       requestIds.set(request, requestId);
       set.headers["x-request-id"] = requestId;
 
-      const path = new URL(request.url).pathname;
+      const path = pathOf(request.url);
       if (path.startsWith(PARTNER_PREFIX) && !PUBLIC_PARTNER_PATHS.has(path)) {
         // Exactly "Bearer <key>"; the same 401 whatever was wrong.
         const header = request.headers.get("authorization");
@@ -101,11 +109,12 @@ export function createApp(deps: AppDeps) {
       return mapped.body;
     })
     .onAfterResponse(({ request, set }) => {
+      if (!deps.logger.enabled("info")) return;
       const begun = started.get(request);
       deps.logger.info("request", {
         requestId: requestIds.get(request),
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: pathOf(request.url),
         status: set.status,
         durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
         partnerId: principals.get(request)?.partnerId,

@@ -62,3 +62,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   r.done();
   return config;
 }
+
+export interface RelayConfig {
+  healthPort: number;
+  logLevel: LogLevel;
+  postgres: PostgresConfig;
+  kafka: KafkaConfig;
+}
+
+/** Configuration of the relay-only process (relay-main.ts). */
+export function loadRelayConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
+  const r = createEnvReader(env);
+  const config: RelayConfig = {
+    healthPort: r.int("HEALTH_PORT", 8084, { min: 0, max: 65535 }),
+    logLevel: readLogLevel(r),
+    postgres: readPostgresConfig(r, 2),
+    kafka: readKafkaConfig(r, "pss-outbox-relay"),
+  };
+  r.done();
+  return config;
+}

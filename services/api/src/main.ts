@@ -22,7 +22,7 @@ try {
 }
 
 const logger = createLogger({ service: "api", level: config.logLevel });
-const sql = createPostgres(config.postgres, { applicationName: "pss-api" });
+const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true });
 const redis = createRedis(config.redis);
 redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
 const kafka = createKafka(config.kafka, logger);

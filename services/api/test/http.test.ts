@@ -447,6 +447,7 @@ describe("unexpected failures", () => {
   function appWithBrokenDatabase() {
     const logged: { msg: string; fields?: LogFields }[] = [];
     const logger: Logger = {
+      enabled: () => true,
       debug: () => {},
       info: () => {},
       warn: () => {},
@@ -512,7 +513,7 @@ describe("unexpected failures", () => {
   });
 
   test("a failing authenticator answers 500, not 401, without internals", async () => {
-    const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+    const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent, enabled: () => false };
     const app = createApp({
       sql: {} as postgres.Sql,
       logger: silent,

@@ -21,10 +21,13 @@ const toUtc = (value: string) => new Date(value.replace(/([+-]\d{2})(\d{2})$/, "
 /** The part of a body that merges into the document, with date-times and photo order made canonical. */
 function patchOf(body: ListingBody): JsonObject {
   const { brokerExternalId: _ref, broker: _inline, ...patch } = body;
-  const out = structuredClone(patch) as JsonObject & ListingBody;
+  // Copy only what is rewritten below; mergePatch never mutates its inputs.
+  const out = { ...patch } as ListingBody;
   if (typeof out.establishedAt === "string") out.establishedAt = toUtc(out.establishedAt);
   const rent = out.property?.rentData;
-  if (rent && typeof rent.leaseExpiration === "string") rent.leaseExpiration = toUtc(rent.leaseExpiration);
+  if (rent && typeof rent.leaseExpiration === "string") {
+    out.property = { ...out.property, rentData: { ...rent, leaseExpiration: toUtc(rent.leaseExpiration) } };
+  }
   // Lower sortKey first; equal keys keep the order the partner sent.
   if (Array.isArray(out.photos)) out.photos = [...out.photos].sort((a, b) => a.sortKey - b.sortKey);
   return out as JsonObject;

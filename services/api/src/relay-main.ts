@@ -1,0 +1,44 @@
+// Composition root for a relay-only process: the outbox relay without the HTTP API. Run API instances with
+// OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
+// relaying never competes with requests for the API's event loop.
+import { Partitioners } from "kafkajs";
+import { ALL_TOPICS } from "@pss/contracts";
+import { ConfigError, createKafka, createLogger, createPostgres, createShutdown, ensureTopics, pingKafka, startHealthServer } from "@pss/service-kit";
+import { loadRelayConfig, type RelayConfig } from "./config.ts";
+import { createOutboxRelay } from "./outbox/outbox-relay.ts";
+
+let config: RelayConfig;
+try {
+  config = loadRelayConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`outbox-relay: ${err.message}`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const logger = createLogger({ service: "outbox-relay", level: config.logLevel });
+const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
+const kafka = createKafka(config.kafka, logger);
+await ensureTopics(kafka, ALL_TOPICS);
+const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
+const relay = createOutboxRelay({ sql, producer, logger });
+relay.start();
+
+let stopping = false;
+const health = startHealthServer({
+  service: "outbox-relay",
+  port: config.healthPort,
+  checks: { postgres: () => sql`SELECT 1`, kafka: () => pingKafka(kafka) },
+  isStopping: () => stopping,
+});
+
+const shutdown = createShutdown(logger);
+shutdown.register("mark not ready", () => {
+  stopping = true;
+});
+shutdown.register("stop outbox relay", () => relay.stop());
+shutdown.register("stop health endpoint", () => health.stop());
+shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
+shutdown.listen();
