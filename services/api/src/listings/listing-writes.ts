@@ -87,26 +87,16 @@ export async function updateListingAtomically(
   const descriptionChanged = (args.previous.document.description ?? null) !== c.description;
   const statusChanged = args.previous.document.status !== args.document.status;
 
-  const [updated] = await sql`
-    WITH u AS (
+  // Only the parts this change needs: most updates touch neither photos nor status.
+  const parts = [
+    sql`u AS (
       UPDATE listings SET ${sql({ ...c, broker_id: args.brokerId, content_hash: args.hash } as never)},
         ${descriptionChanged ? sql`description_optimized = NULL,` : sql``}
         version = version + 1, updated_at = now(), index_state = 'pending'
       WHERE id = ${args.id} AND version = ${args.expectedVersion}
       RETURNING id, version, created_at, updated_at
-    ), d AS (
-      DELETE FROM listing_photos WHERE listing_id IN (SELECT id FROM u) AND url = ANY(${gone}::text[])
-    ), m AS (
-      UPDATE listing_photos p SET sort_key = x.sort_key
-      FROM u, unnest(${moved.map((p) => p.url)}::text[], ${moved.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
-      WHERE p.listing_id = u.id AND p.url = x.url
-    ), a AS (
-      INSERT INTO listing_photos (listing_id, url, sort_key)
-      SELECT u.id, x.url, x.sort_key FROM u, unnest(${added.map((p) => p.url)}::text[], ${added.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
-    ), h AS (
-      INSERT INTO listing_status_history (listing_id, from_status, to_status)
-      SELECT u.id, ${args.previous.document.status}, ${args.document.status} FROM u WHERE ${statusChanged}
-    ), o AS (
+    )`,
+    sql`o AS (
       INSERT INTO outbox (topic, message_key, payload)
       SELECT ${Topics.listingEvents.name}, u.id::text,
         ${sql.json(envelopeBase(args.partnerId) as never)}::jsonb || jsonb_build_object(
@@ -114,7 +104,29 @@ export async function updateListingAtomically(
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
             'listingId', u.id, 'createdAt', ${sql.unsafe(ISO("u.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("u.updated_at"))}))
       FROM u
-    )
-    SELECT version FROM u`;
+    )`,
+  ];
+  if (gone.length) parts.push(sql`d AS (DELETE FROM listing_photos WHERE listing_id IN (SELECT id FROM u) AND url = ANY(${gone}::text[]))`);
+  if (moved.length) {
+    parts.push(sql`m AS (
+      UPDATE listing_photos p SET sort_key = x.sort_key
+      FROM u, unnest(${moved.map((p) => p.url)}::text[], ${moved.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
+      WHERE p.listing_id = u.id AND p.url = x.url
+    )`);
+  }
+  if (added.length) {
+    parts.push(sql`a AS (
+      INSERT INTO listing_photos (listing_id, url, sort_key)
+      SELECT u.id, x.url, x.sort_key FROM u, unnest(${added.map((p) => p.url)}::text[], ${added.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
+    )`);
+  }
+  if (statusChanged) {
+    parts.push(sql`h AS (
+      INSERT INTO listing_status_history (listing_id, from_status, to_status)
+      SELECT u.id, ${args.previous.document.status}, ${args.document.status} FROM u
+    )`);
+  }
+  const ctes = parts.slice(1).reduce((list, part) => sql`${list}, ${part}`, parts[0]!);
+  const [updated] = await sql`WITH ${ctes} SELECT version FROM u`;
   return updated !== undefined;
 }
