@@ -1,15 +1,10 @@
 // Delivery state of each lead. The claim (pending -> sending) is one conditional UPDATE: of two workers
 // handling the same lead at once, exactly one gets the row back and sends.
 import type postgres from "postgres";
+import type { LeadForEmail } from "./lead-email.ts";
 
-export interface ClaimedLead {
-  leadId: string;
-  listingId: string;
-  listingTitle: string | null;
-  buyerName: string;
-  buyerEmail: string;
-  buyerPhone: string | null;
-  message: string;
+/** What the e-mail needs, plus where it may go (the recipient is chosen from these) and the attempt count. */
+export interface ClaimedLead extends Omit<LeadForEmail, "recipient"> {
   brokerEmail: string;
   forwardingEmail: string | null;
   /** Including this one. */

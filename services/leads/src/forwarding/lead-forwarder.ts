@@ -3,20 +3,11 @@
 import { maskEmail, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { claimLead, markFailed, markRetry, markSent } from "./delivery-repository.ts";
-import { composeLeadEmail } from "./lead-email.ts";
+import { composeLeadEmail, type LeadEmail } from "./lead-email.ts";
 import { classifySmtpError, describeSmtpError } from "./smtp-errors.ts";
 
 export interface MailTransport {
-  sendMail(message: {
-    from: string;
-    to: string;
-    replyTo: { name: string; address: string };
-    subject: string;
-    text: string;
-    html: string;
-    messageId: string;
-    headers: Record<string, string>;
-  }): Promise<unknown>;
+  sendMail(message: LeadEmail & { from: string }): Promise<unknown>;
 }
 
 export interface DeliveryPolicy {
