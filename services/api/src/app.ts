@@ -61,7 +61,7 @@ export function createApp(deps: AppDeps) {
 
   const app = new Elysia({ normalize: false })
     .onRequest(async ({ request, set }) => {
-      started.set(request, performance.now());
+      if (deps.logger.enabled("info")) started.set(request, performance.now());
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       requestIds.set(request, requestId);

@@ -1,5 +1,6 @@
 // SQL for brokers. Functions take the transaction they run in.
 import type postgres from "postgres";
+import type { PageRequest } from "../http/pagination.ts";
 import type { BrokerDocument } from "./broker-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -134,12 +135,7 @@ export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: 
   }
 }
 
-export interface PageArgs {
-  partnerId: string;
-  limit: number;
-  after: { updatedAt: Date; id: string } | null;
-  updatedSince: Date | null;
-}
+export type PageArgs = PageRequest & { partnerId: string };
 
 /** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
 export async function pageBrokers(tx: Tx, args: PageArgs): Promise<StoredBroker[]> {

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { BrokerBody, BrokerPutResponse, BrokerRecord, ErrorMessages, ErrorResponse, PageQuery } from "@pss/contracts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { encodeCursor, parsePageQuery } from "../http/pagination.ts";
+import { nextCursor, parsePageQuery } from "../http/pagination.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { upsertBroker } from "./broker-service.ts";
 
@@ -76,11 +76,10 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         const partner = ctx.principalOf(request);
         const page = parsePageQuery(query);
         const rows = await pageBrokers(sql, { partnerId: partner.partnerId, ...page });
-        const last = rows.at(-1);
         return {
           status: "success" as const,
           results: rows.map((b) => toBrokerRecord(b, publicBaseUrl)),
-          nextCursor: rows.length === page.limit && last ? encodeCursor(last.updatedAt, last.id) : null,
+          nextCursor: nextCursor(rows, page.limit),
         };
       },
       { query: PageQuery, detail: { summary: "Page through all of the partner's brokers (reconciliation)" } },

@@ -15,6 +15,12 @@ export function encodeCursor(updatedAt: Date, id: string | number): string {
   return Buffer.from(JSON.stringify([updatedAt.toISOString(), String(id)])).toString("base64url");
 }
 
+/** A full page may have more after it; a short one is the end. */
+export function nextCursor(rows: { updatedAt: Date; id: string | number }[], limit: number): string | null {
+  const last = rows.at(-1);
+  return rows.length === limit && last ? encodeCursor(last.updatedAt, last.id) : null;
+}
+
 export function parsePageQuery(query: Record<string, string | undefined>): PageRequest {
   const unknown = Object.keys(query).filter((k) => !["limit", "cursor", "updatedSince"].includes(k));
   if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: limit, cursor, updatedSince`);

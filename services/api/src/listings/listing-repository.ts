@@ -1,5 +1,6 @@
 // SQL for listings, their photos and status history. Functions take the transaction they run in.
 import type postgres from "postgres";
+import type { PageRequest } from "../http/pagination.ts";
 import type { ListingDocument } from "./listing-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -104,12 +105,7 @@ export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map
   return out;
 }
 
-export interface PageArgs {
-  partnerId: string;
-  limit: number;
-  after: { updatedAt: Date; id: string } | null;
-  updatedSince: Date | null;
-}
+export type PageArgs = PageRequest & { partnerId: string };
 
 /** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
 export async function pageListings(tx: Tx, args: PageArgs): Promise<StoredListing[]> {

@@ -6,6 +6,7 @@ import type postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
+import { envelopeHeader } from "../outbox/outbox-writer.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -30,11 +31,6 @@ function columns(sql: Sql, doc: ListingDocument) {
   };
 }
 
-/** The event envelope without what only the database knows (id, version, timestamps): SQL fills those in. */
-function envelopeBase(partnerId: string) {
-  return { eventId: crypto.randomUUID(), type: "listing.upserted", aggregateType: "listing", partnerId, occurredAt: new Date().toISOString() };
-}
-
 export async function createListingAtomically(
   sql: Sql,
   args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown> },
@@ -54,7 +50,7 @@ export async function createListingAtomically(
     ), o AS (
       INSERT INTO outbox (topic, message_key, payload)
       SELECT ${Topics.listingEvents.name}, l.id::text,
-        ${sql.json(envelopeBase(args.partnerId) as never)}::jsonb || jsonb_build_object(
+        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', l.id::text, 'version', 1,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
             'listingId', l.id, 'createdAt', ${sql.unsafe(ISO("l.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("l.created_at"))}))
@@ -99,7 +95,7 @@ export async function updateListingAtomically(
     sql`o AS (
       INSERT INTO outbox (topic, message_key, payload)
       SELECT ${Topics.listingEvents.name}, u.id::text,
-        ${sql.json(envelopeBase(args.partnerId) as never)}::jsonb || jsonb_build_object(
+        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', u.id::text, 'version', u.version,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
             'listingId', u.id, 'createdAt', ${sql.unsafe(ISO("u.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("u.updated_at"))}))

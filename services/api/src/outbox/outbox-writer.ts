@@ -12,17 +12,13 @@ export interface OutboxEvent {
   payload: unknown;
 }
 
+/** The envelope fields every event carries; the single-statement writers let SQL add ID, version and payload. */
+export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId">) {
+  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, occurredAt: new Date().toISOString() };
+}
+
 export async function appendEvent(tx: postgres.TransactionSql, event: OutboxEvent): Promise<void> {
-  const envelope = {
-    eventId: crypto.randomUUID(),
-    type: event.type,
-    aggregateType: event.aggregateType,
-    aggregateId: event.aggregateId,
-    version: event.version,
-    partnerId: event.partnerId,
-    occurredAt: new Date().toISOString(),
-    payload: event.payload,
-  };
+  const envelope = { ...envelopeHeader(event), aggregateId: event.aggregateId, version: event.version, payload: event.payload };
   // Key = aggregate id: one partition per aggregate keeps its events in order.
   await tx`INSERT INTO outbox (topic, message_key, payload) VALUES (${event.topic.name}, ${event.aggregateId}, ${tx.json(envelope as never)})`;
 }
