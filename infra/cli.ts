@@ -1,43 +1,60 @@
 #!/usr/bin/env bun
-// Local infrastructure for machines without a Docker engine: `up`, `down`, `status`, `logs [name]`.
+// Local infrastructure for machines without a Docker engine: `up`, `down`, `status`, `logs`, each for one
+// part (postgres, redis, kafka, opensearch) when it is named, otherwise for all four.
 import { existsSync, readFileSync } from "node:fs";
-import { components, defaultPaths, down, status, up } from "./src/index.ts";
+import { components, defaultPaths, down, isPartName, PART_NAMES, status, up, type PartName } from "./src/index.ts";
 
-const [command, arg] = process.argv.slice(2);
+const USAGE = `usage: infra <up|down|status|logs> [${PART_NAMES.join("|")}]`;
+const [command, ...args] = process.argv.slice(2);
+
+/** The named part as a one-element list, [] for "all", or null (after printing why) when the arguments are wrong. */
+function parseParts(): PartName[] | null {
+  if (args.length > 1) {
+    console.error(`infra: name at most one part\n${USAGE}`);
+    return null;
+  }
+  const [name] = args;
+  if (name === undefined) return [];
+  if (!isPartName(name)) {
+    console.error(`infra: unknown part '${name}' (known: ${PART_NAMES.join(", ")})`);
+    return null;
+  }
+  return [name];
+}
 
 async function main(): Promise<number> {
+  if (!["up", "down", "status", "logs"].includes(command ?? "")) {
+    console.error(USAGE);
+    return 2;
+  }
+  const parts = parseParts();
+  if (parts === null) return 2;
+  const what = parts.length ? parts.join(", ") : "all parts";
   switch (command) {
     case "up": {
       const started = Date.now();
-      const urls = await up();
-      console.error(`infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const urls = await up(process.env, defaultPaths(), parts);
+      console.error(`infra: ${what} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // Every URL, not only the started part's, so `eval "$(npm run --silent infra -- up)"` always works.
       for (const [k, v] of Object.entries(urls)) console.log(`${k}=${v}`);
       return 0;
     }
     case "down":
-      await down();
-      console.error("infra: stopped");
+      await down(defaultPaths(), parts);
+      console.error(`infra: ${what} stopped`);
       return 0;
     case "status": {
-      const rows = await status();
+      const rows = await status(defaultPaths(), parts);
       for (const r of rows) console.log(`${r.name.padEnd(11)} ${r.ready ? "ready  " : r.running ? "running" : "stopped"} ${r.url}  log: ${r.log}`);
       return rows.every((r) => r.ready) ? 0 : 1;
     }
-    case "logs": {
-      const list = components(defaultPaths()).filter((c) => !arg || c.name === arg);
-      if (list.length === 0) {
-        console.error(`infra: unknown part '${arg}' (postgres, redis, kafka, opensearch)`);
-        return 2;
-      }
-      for (const c of list) {
+    default: {
+      for (const c of components(defaultPaths()).filter((c) => parts.length === 0 || parts.includes(c.name))) {
         console.log(`==> ${c.name}: ${c.logFile}`);
         if (existsSync(c.logFile)) console.log(readFileSync(c.logFile, "utf8").split("\n").slice(-60).join("\n"));
       }
       return 0;
     }
-    default:
-      console.error("usage: infra <up|down|status|logs [postgres|redis|kafka|opensearch]>");
-      return 2;
   }
 }
 

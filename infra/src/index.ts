@@ -11,6 +11,13 @@ export type { Component, InfraPaths } from "./component.ts";
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"] as const;
 export type InfraUrls = Record<(typeof URL_VARIABLES)[number], string>;
 
+export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch"] as const;
+export type PartName = (typeof PART_NAMES)[number];
+
+export function isPartName(name: string): name is PartName {
+  return (PART_NAMES as readonly string[]).includes(name);
+}
+
 export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): InfraPaths {
   return {
     root,
@@ -23,12 +30,22 @@ export function components(paths: InfraPaths): Component[] {
   return [postgresComponent(paths), redisComponent(paths), kafkaComponent(paths), opensearchComponent(paths)];
 }
 
+/** The components named by `parts`, or all of them when `parts` is empty or absent. */
+function selected(paths: InfraPaths, parts?: readonly PartName[]): Component[] {
+  const all = components(paths);
+  return parts && parts.length > 0 ? all.filter((c) => parts.includes(c.name)) : all;
+}
+
 /**
- * Starts whatever is not configured in `env` and not already running, waits until every part answers,
- * and returns the URLs. Parts whose URL is set in `env` are used as they are.
+ * Starts whatever is not configured in `env` and not already running (only `parts` when given), waits until
+ * each of those answers, and returns every URL. Parts whose URL is set in `env` are used as they are.
  */
-export async function up(env: Record<string, string | undefined> = process.env, paths = defaultPaths()): Promise<InfraUrls> {
-  const local = components(paths).filter((c) => !env[c.env.name]);
+export async function up(
+  env: Record<string, string | undefined> = process.env,
+  paths = defaultPaths(),
+  parts?: readonly PartName[],
+): Promise<InfraUrls> {
+  const local = selected(paths, parts).filter((c) => !env[c.env.name]);
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -49,13 +66,14 @@ export async function up(env: Record<string, string | undefined> = process.env, 
   return urls;
 }
 
-export async function down(paths = defaultPaths()): Promise<void> {
-  await Promise.all(components(paths).map((c) => c.stop()));
+/** Stops the named parts (all of them when `parts` is empty or absent); the others keep running. */
+export async function down(paths = defaultPaths(), parts?: readonly PartName[]): Promise<void> {
+  await Promise.all(selected(paths, parts).map((c) => c.stop()));
 }
 
-export async function status(paths = defaultPaths()) {
+export async function status(paths = defaultPaths(), parts?: readonly PartName[]) {
   return Promise.all(
-    components(paths).map(async (c) => ({
+    selected(paths, parts).map(async (c) => ({
       name: c.name,
       running: await c.running(),
       ready: await c.ready().catch(() => false),

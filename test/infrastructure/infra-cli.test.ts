@@ -1,0 +1,57 @@
+// The infra CLI acts on the part it is named. Stopping a shared server disturbs everyone using it, so the
+// round trip uses Redis only (it restarts in well under a second from its AOF) and always restarts it.
+import { expect, test } from "bun:test";
+import { components, defaultPaths, PART_NAMES, status } from "../../infra/src/index.ts";
+import { testUrls } from "../support/env.ts";
+
+const root = new URL("../..", import.meta.url).pathname;
+
+/** Runs `bun infra/cli.ts ...args` without the URL variables, so the runner manages every part itself. */
+async function infra(...args: string[]) {
+  const env = { ...process.env };
+  for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"]) delete env[v];
+  const proc = Bun.spawn([process.execPath, "infra/cli.ts", ...args], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+test("infra refuses an unknown part with exit code 2 and names the known parts", async () => {
+  for (const command of ["up", "down", "status", "logs"]) {
+    const r = await infra(command, "kafak");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown part 'kafak'");
+    for (const part of PART_NAMES) expect(r.stderr).toContain(part);
+  }
+});
+
+test("infra status <part> reports that part only", async () => {
+  const r = await infra("status", "postgres");
+  const lines = r.stdout.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toStartWith("postgres ");
+});
+
+// Only meaningful when this run's servers come from the local runner (CI, our machines); against
+// testcontainers or configured servers the runner manages nothing and the case is skipped.
+const localRunnerInUse = components(defaultPaths()).every((c) => (testUrls() as Record<string, string>)[c.env.name] === c.env.value);
+
+test.skipIf(!localRunnerInUse)(
+  "infra down redis stops Redis only: PostgreSQL, Kafka and OpenSearch keep running and answering",
+  async () => {
+    const before = await status();
+    expect(before.every((p) => p.running && p.ready)).toBe(true);
+    try {
+      const r = await infra("down", "redis");
+      expect(r.code).toBe(0);
+      const after = Object.fromEntries((await status()).map((p) => [p.name, p]));
+      expect(after.redis).toMatchObject({ running: false, ready: false });
+      for (const name of ["postgres", "kafka", "opensearch"]) expect(after[name]).toMatchObject({ running: true, ready: true });
+    } finally {
+      const r = await infra("up", "redis");
+      expect(r.code).toBe(0);
+    }
+    const restored = await status(defaultPaths(), ["redis"]);
+    expect(restored[0]).toMatchObject({ name: "redis", running: true, ready: true });
+  },
+  60_000,
+);
