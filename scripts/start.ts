@@ -1,9 +1,11 @@
 // `npm start`: local infrastructure (unless URLs are configured), migrations, then all four services in the
-// foreground with their logs interleaved behind a service prefix. Ctrl-C stops the services cleanly;
-// the infrastructure keeps running (`npm run infra -- down` stops it).
+// foreground with their logs interleaved behind a service prefix. A service that exits is restarted with
+// back-off (scripts/supervisor.ts) and the others keep running. Ctrl-C or SIGTERM stops the services
+// cleanly; the infrastructure keeps running (`npm run infra -- down` stops it).
 import postgres from "postgres";
 import { migrate } from "@pss/database";
 import { up } from "../infra/src/index.ts";
+import { createSupervisor } from "./supervisor.ts";
 
 const SERVICES = [
   { name: "api", healthPortVar: "API_PORT", defaultPort: 8080 },
@@ -21,18 +23,11 @@ console.error(applied.length ? `start: applied migrations ${applied.join(", ")}`
 
 const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m"];
 const useColor = process.stdout.isTTY;
-const children = SERVICES.map((svc, i) => {
-  const port = Number(process.env[svc.healthPortVar] ?? svc.defaultPort);
-  const prefix = useColor ? `${colors[i]}${svc.name.padEnd(7)}|\x1b[0m ` : `${svc.name.padEnd(7)}| `;
-  const proc = Bun.spawn([process.execPath, `services/${svc.name}/src/main.ts`], {
-    cwd: root,
-    env: { ...process.env, ...urls, ...(svc.name === "api" ? { API_PORT: String(port) } : { HEALTH_PORT: String(port) }) },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  for (const stream of [proc.stdout, proc.stderr]) void pipeWithPrefix(stream, prefix);
-  return { ...svc, port, proc };
-});
+const services = SERVICES.map((svc, i) => ({
+  ...svc,
+  port: Number(process.env[svc.healthPortVar] ?? svc.defaultPort),
+  prefix: useColor ? `${colors[i]}${svc.name.padEnd(7)}|\x1b[0m ` : `${svc.name.padEnd(7)}| `,
+}));
 
 async function pipeWithPrefix(stream: ReadableStream<Uint8Array>, prefix: string) {
   const decoder = new TextDecoder();
@@ -46,30 +41,39 @@ async function pipeWithPrefix(stream: ReadableStream<Uint8Array>, prefix: string
   if (buffer) process.stdout.write(prefix + buffer + "\n");
 }
 
+// A service that exits is restarted with back-off (1 s doubling to 30 s) while the others keep running.
+const supervisor = createSupervisor({
+  services,
+  spawn(svc) {
+    const proc = Bun.spawn([process.execPath, `services/${svc.name}/src/main.ts`], {
+      cwd: root,
+      env: { ...process.env, ...urls, ...(svc.name === "api" ? { API_PORT: String(svc.port) } : { HEALTH_PORT: String(svc.port) }) },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    for (const stream of [proc.stdout, proc.stderr]) void pipeWithPrefix(stream, svc.prefix);
+    return { exited: proc.exited, kill: (signal) => proc.kill(signal) };
+  },
+  sleep: (ms) => Bun.sleep(ms),
+  log: (line) => console.error(line),
+});
+supervisor.start();
+
 let stopping = false;
-async function stopAll(code: number) {
+async function stopAll() {
   if (stopping) return;
   stopping = true;
   console.error("start: stopping services");
-  for (const c of children) c.proc.kill("SIGTERM");
-  await Promise.race([Promise.all(children.map((c) => c.proc.exited)), Bun.sleep(30_000)]);
-  for (const c of children) c.proc.kill("SIGKILL");
-  process.exit(code);
+  await supervisor.stop();
+  console.error("start: services stopped (the infrastructure keeps running)");
+  process.exit(0);
 }
-process.on("SIGINT", () => void stopAll(0));
-process.on("SIGTERM", () => void stopAll(0));
-for (const c of children) {
-  void c.proc.exited.then((code) => {
-    if (!stopping) {
-      console.error(`start: ${c.name} exited with code ${code}; stopping the others`);
-      void stopAll(code || 1);
-    }
-  });
-}
+process.on("SIGINT", () => void stopAll());
+process.on("SIGTERM", () => void stopAll());
 
 // Report once every service answers /readyz.
 const deadline = Date.now() + 120_000;
-for (const c of children) {
+for (const c of services) {
   while (!stopping) {
     const ok = await fetch(`http://127.0.0.1:${c.port}/readyz`).then((r) => r.ok, () => false);
     if (ok) break;
@@ -81,5 +85,5 @@ for (const c of children) {
   }
 }
 if (!stopping) {
-  console.error(`start: all services ready. API: http://127.0.0.1:${children[0]!.port}  (Ctrl-C stops)`);
+  console.error(`start: all services ready. API: http://127.0.0.1:${services[0]!.port}  (Ctrl-C stops)`);
 }
