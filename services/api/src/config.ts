@@ -5,6 +5,7 @@ import {
   readLogLevel,
   readPostgresConfig,
   readRedisConfig,
+  type EnvReader,
   type KafkaConfig,
   type LogLevel,
   type PostgresConfig,
@@ -12,6 +13,7 @@ import {
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 
 export interface ApiConfig {
   port: number;
@@ -26,6 +28,7 @@ export interface ApiConfig {
   maxBodyBytes: number;
   mediaDir: string;
   outboxRelayEnabled: boolean;
+  outboxRelay: OutboxRelayLimits;
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (the indexer writes it). */
   searchAlias: string;
@@ -52,6 +55,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
     mediaDir: r.string("MEDIA_DIR", ".data/media"),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    outboxRelay: readOutboxRelayLimits(r),
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
     trustProxy: r.bool("TRUST_PROXY", false),
@@ -68,6 +72,20 @@ export interface RelayConfig {
   logLevel: LogLevel;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
+  outboxRelay: OutboxRelayLimits;
+}
+
+/** Bytes the outbox relay puts in one Kafka request, and the largest row it sends at all (larger: set aside). */
+export interface OutboxRelayLimits {
+  maxBatchBytes: number;
+  maxMessageBytes: number;
+}
+
+function readOutboxRelayLimits(r: EnvReader): OutboxRelayLimits {
+  // Defaults stay well under Kafka's 1,048,588 bytes per partition batch (message.max.bytes).
+  const maxMessageBytes = r.int("OUTBOX_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
+  const maxBatchBytes = r.int("OUTBOX_MAX_BATCH_BYTES", DEFAULT_MAX_BATCH_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
+  return { maxBatchBytes, maxMessageBytes };
 }
 
 /** Configuration of the relay-only process (relay-main.ts). */
@@ -78,6 +96,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 2),
     kafka: readKafkaConfig(r, "pss-outbox-relay"),
+    outboxRelay: readOutboxRelayLimits(r),
   };
   r.done();
   return config;

@@ -29,7 +29,7 @@ const kafka = createKafka(config.kafka, logger);
 await ensureTopics(kafka, ALL_TOPICS);
 // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger });
+const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
 
 // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
 const opensearch = createOpenSearch(config.opensearch);

@@ -23,7 +23,7 @@ const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay
 const kafka = createKafka(config.kafka, logger);
 await ensureTopics(kafka, ALL_TOPICS);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger });
+const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
 relay.start();
 
 let stopping = false;

@@ -1,14 +1,33 @@
 // Publishes outbox rows to Kafka in id order, then marks them sent. One relay is active at a time (a session
 // advisory lock; other API instances stand by), which keeps every aggregate's events in order. If Kafka is
 // down, rows wait and the API keeps accepting writes; they flow once Kafka answers again.
+//
+// Requests are bounded in bytes as well as rows (Kafka refuses a partition batch over message.max.bytes). A row
+// Kafka can never take (too large, or refused permanently) is set aside with its reason and the rows after it
+// go on; the aggregate's later events still flow, each carrying the whole state at a higher version, so
+// consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
 import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
+import {
+  DEFAULT_MAX_BATCH_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  permanentKafkaFailure,
+  planBatch,
+  RECORD_OVERHEAD_BYTES,
+  type OutboxRow,
+} from "./outbox-batching.ts";
+import { createOutboxStatus, type OutboxBacklog } from "./outbox-status.ts";
 
 const RELAY_LOCK_ID = 727_002;
 
 export interface OutboxRelayOptions {
+  /** Rows per Kafka request at most. */
   batchSize?: number;
+  /** Bytes per Kafka request at most (keys, values and record framing); a larger single row goes alone. */
+  maxBatchBytes?: number;
+  /** A row larger than this is set aside without being sent. Keep it below the topics' max.message.bytes. */
+  maxMessageBytes?: number;
   idlePollMs?: number;
   maxBackoffMs?: number;
   /** Sent rows are kept this long for inspection, then deleted. */
@@ -18,30 +37,34 @@ export interface OutboxRelayOptions {
 export interface OutboxRelay {
   start(): void;
   stop(): Promise<void>;
-  /** Rows not yet published: a measure of backlog. */
-  backlog(): Promise<number>;
+  /** Rows waiting, the oldest one's age, and rows set aside. */
+  backlog(): Promise<OutboxBacklog>;
 }
 
 export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger }, opts: OutboxRelayOptions = {}): OutboxRelay {
   const batchSize = opts.batchSize ?? 500;
+  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
+  const limits = { maxBatchBytes, maxMessageBytes };
   const idlePollMs = opts.idlePollMs ?? 25;
   const maxBackoffMs = opts.maxBackoffMs ?? 5_000;
   const retentionMs = opts.retentionMs ?? 24 * 3600 * 1000;
   const log = deps.logger.child({ component: "outbox-relay" });
+  const status = createOutboxStatus({ sql: deps.sql });
   let running = false;
   let loop: Promise<void> | null = null;
   let producerConnected = false;
   const { sleep, wake } = createInterruptibleSleep();
 
-  async function publishBatch(conn: postgres.ReservedSql): Promise<number> {
-    // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
-    const rows = await conn<{ id: string; topic: string; message_key: string; payload: string }[]>`
-      SELECT id::text AS id, topic, message_key, payload::text AS payload FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT ${batchSize}`;
-    if (rows.length === 0) return 0;
-    if (!producerConnected) {
-      await deps.producer.connect();
-      producerConnected = true;
+  async function setAside(conn: postgres.ReservedSql, rows: OutboxRow[], reason: string): Promise<void> {
+    await conn`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
+    for (const row of rows) {
+      // The payload stays in the table (it may be large); the key and size identify the event.
+      log.error("outbox row set aside: Kafka can never accept it", { outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes, reason });
     }
+  }
+
+  async function send(rows: OutboxRow[]): Promise<void> {
     const byTopic = new Map<string, { key: string; value: string }[]>();
     for (const row of rows) {
       const list = byTopic.get(row.topic) ?? [];
@@ -49,8 +72,59 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
       byTopic.set(row.topic, list);
     }
     await deps.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+  }
+
+  /**
+   * Sends rows in id order and marks them sent. On a permanent refusal, halves the rows until the refused ones
+   * are found and set aside; a transient error is thrown (the loop backs off and retries what is unsent).
+   * Parts of a refused request may have reached other partitions: they are sent again (at least once).
+   */
+  async function publish(conn: postgres.ReservedSql, rows: OutboxRow[]): Promise<void> {
+    try {
+      await send(rows);
+    } catch (err) {
+      const failure = permanentKafkaFailure(err);
+      if (!failure) throw err;
+      const topics = new Set(rows.map((r) => r.topic));
+      if (rows.length === 1 || (failure.scope === "topic" && topics.size === 1)) return setAside(conn, rows, failure.reason);
+      const half = Math.ceil(rows.length / 2);
+      await publish(conn, rows.slice(0, half));
+      await publish(conn, rows.slice(half));
+      return;
+    }
     await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
-    return rows.length;
+  }
+
+  /** One round; true when more rows are probably waiting (the round was full by rows or bytes). */
+  async function publishRound(conn: postgres.ReservedSql): Promise<boolean> {
+    // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
+    // The running byte sum stops the transfer at what one request can carry (plus the first row, whatever its
+    // size, so an oversized row at the head is seen and set aside); the inner LIMIT keeps payload::text
+    // computed once per row, on the pending index.
+    const rows = await conn<(OutboxRow & { considered: number })[]>`
+      SELECT id::text AS id, topic, message_key, payload, bytes, considered FROM (
+        SELECT *, sum(bytes) OVER (ORDER BY id) AS running, count(*) OVER () AS considered FROM (
+          SELECT id, topic, message_key, payload, octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int AS bytes
+          FROM (SELECT id, topic, message_key, payload::text AS payload FROM outbox
+                WHERE published_at IS NULL AND set_aside_at IS NULL ORDER BY id LIMIT ${batchSize}) pending
+        ) sized
+      ) summed
+      WHERE running <= ${maxBatchBytes}::bigint OR running = bytes
+      ORDER BY id`;
+    if (rows.length === 0) return false;
+    const considered = Number(rows[0]!.considered);
+    const plan = planBatch(rows, limits);
+    for (const row of plan.tooLarge) {
+      await setAside(conn, [row], `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`);
+    }
+    if (plan.send.length > 0) {
+      if (!producerConnected) {
+        await deps.producer.connect();
+        producerConnected = true;
+      }
+      await publish(conn, plan.send);
+    }
+    return considered >= batchSize || rows.length < considered || plan.cut;
   }
 
   async function run(): Promise<void> {
@@ -68,15 +142,16 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
           await sleep(2_000);
           continue;
         }
-        log.info("outbox relay active");
+        log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize });
         while (running) {
-          const sent = await publishBatch(conn);
+          const more = await publishRound(conn);
           backoff = 200;
           if (Date.now() - lastCleanup > 60_000) {
             lastCleanup = Date.now();
+            // Uses outbox_published_at; set-aside rows are never deleted here.
             await conn`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)}`;
           }
-          if (sent < batchSize) await sleep(idlePollMs);
+          if (!more) await sleep(idlePollMs);
         }
       } catch (err) {
         log.warn("outbox relay failed; retrying", { err: (err as Error).message, retryInMs: backoff });
@@ -108,9 +183,6 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
       if (producerConnected) await deps.producer.disconnect().catch(() => {});
       producerConnected = false;
     },
-    async backlog() {
-      const [row] = await deps.sql`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
-      return row!.n as number;
-    },
+    backlog: () => status.backlog(),
   };
 }
