@@ -2,7 +2,7 @@
 // receives its clients so it never reads the environment or owns a connection.
 import type Redis from "ioredis";
 import type postgres from "postgres";
-import { authCacheKey, generateApiKey, hashApiKey, keyPrefix } from "../auth/api-key.ts";
+import { authCacheKey, authGenerationKey, generateApiKey, hashApiKey, keyPrefix } from "../auth/api-key.ts";
 import { AUTH_CACHE_TTL_SECONDS } from "../auth/authenticator.ts";
 
 export type AdminErrorCode = "invalid_argument" | "not_found";
@@ -36,6 +36,12 @@ export interface RevokeResult {
   /** Set when the auth cache could not be cleared: the key is revoked but may authenticate until the entry expires. */
   cacheWarning?: string;
 }
+
+/**
+ * How long a revocation's generation bump is kept: far longer than any lookup takes between reading the
+ * generation and writing its cache entry (then the key reads as revoked from PostgreSQL anyway).
+ */
+const REVOCATION_GENERATION_TTL_SECONDS = 24 * 3600;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_INT4 = 2_147_483_647;
@@ -80,7 +86,12 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     redis.on("error", onError);
     try {
       if (redis.status === "wait") await redis.connect();
-      await redis.del(authCacheKey(hash));
+      // Bump the generation first (same transaction): a lookup that read the key before the revocation and
+      // writes its entry after this point is refused by the authenticator's conditional write.
+      const generationKey = authGenerationKey(hash);
+      const results = await redis.multi().incr(generationKey).expire(generationKey, REVOCATION_GENERATION_TTL_SECONDS).del(authCacheKey(hash)).exec();
+      const failed = results?.find(([err]) => err)?.[0];
+      if (!results || failed) throw failed ?? new Error("Redis transaction aborted");
       return undefined;
     } catch (err) {
       const reason = lastError?.message || (err instanceof Error ? err.message : String(err));

@@ -26,3 +26,8 @@ export function keyPrefix(key: string): string {
 export function authCacheKey(hash: Buffer): string {
   return `pss:auth:${hash.toString("hex")}`;
 }
+
+/** Bumped by every revocation: a lookup that read the key before the revocation may not cache it afterwards. */
+export function authGenerationKey(hash: Buffer): string {
+  return `pss:auth-gen:${hash.toString("hex")}`;
+}

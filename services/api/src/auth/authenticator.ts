@@ -2,16 +2,27 @@
 // request halves the API's throughput), Redis shared by all instances (revocation deletes the entry), and
 // PostgreSQL, the truth, used alone when Redis is down. A revoked key therefore stops working within
 // LOCAL_TTL_MS on every instance.
+//
+// Race: a lookup may read the key from PostgreSQL just before a revocation commits and write its cache entry
+// just after the revocation deleted it. So every revocation also bumps the key's generation in Redis, the
+// lookup reads that generation before reading PostgreSQL, and writes its entry only if the generation is still
+// the one it read (one atomic script).
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { Logger } from "@pss/service-kit";
-import { authCacheKey, hashApiKey, looksLikeApiKey } from "./api-key.ts";
+import { authCacheKey, authGenerationKey, hashApiKey, looksLikeApiKey } from "./api-key.ts";
 
 export const AUTH_CACHE_TTL_SECONDS = 60;
 /** Unknown keys are cached briefly too, so guessing does not reach PostgreSQL every time. */
 const UNKNOWN_KEY_TTL_SECONDS = 10;
 export const LOCAL_TTL_MS = 1000;
 const LOCAL_MAX_ENTRIES = 10_000;
+
+/** KEYS: entry, generation. ARGV: generation read before PostgreSQL ("" = none), value, TTL in seconds. */
+const SET_IF_GENERATION = `
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1`;
 
 export interface Principal {
   partnerId: string;
@@ -27,22 +38,25 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
   const localTtl = deps.localTtlMs ?? LOCAL_TTL_MS;
   const local = new Map<string, { principal: Principal | null; expiresAt: number }>();
 
-  const fromCache = async (cacheKey: string): Promise<Principal | null | undefined> => {
-    if (deps.redis.status !== "ready") return undefined;
+  /** The cached answer (undefined: not cached or Redis unusable) and the key's revocation generation read with it. */
+  const fromCache = async (cacheKey: string, generationKey: string): Promise<{ principal: Principal | null | undefined; generation: string | undefined }> => {
+    if (deps.redis.status !== "ready") return { principal: undefined, generation: undefined };
     try {
-      const cached = await deps.redis.get(cacheKey);
-      if (cached === null) return undefined;
-      return cached === "unknown" ? null : (JSON.parse(cached) as Principal);
+      const [cached, generation] = await deps.redis.mget(cacheKey, generationKey);
+      if (cached === null || cached === undefined) return { principal: undefined, generation: generation ?? "" };
+      return { principal: cached === "unknown" ? null : (JSON.parse(cached) as Principal), generation: undefined };
     } catch (err) {
       deps.logger.warn("auth cache read failed; using PostgreSQL", { err: (err as Error).message });
-      return undefined;
+      return { principal: undefined, generation: undefined };
     }
   };
 
-  const toCache = (cacheKey: string, principal: Principal | null) => {
-    if (deps.redis.status !== "ready") return;
+  /** Writes the entry only if no revocation happened since `generation` was read ("" = never revoked). */
+  const toCache = (cacheKey: string, generationKey: string, generation: string | undefined, principal: Principal | null) => {
+    if (generation === undefined || deps.redis.status !== "ready") return;
     const value = principal ? JSON.stringify(principal) : "unknown";
-    deps.redis.set(cacheKey, value, "EX", principal ? AUTH_CACHE_TTL_SECONDS : UNKNOWN_KEY_TTL_SECONDS).catch(() => {});
+    const ttl = principal ? AUTH_CACHE_TTL_SECONDS : UNKNOWN_KEY_TTL_SECONDS;
+    deps.redis.eval(SET_IF_GENERATION, 2, cacheKey, generationKey, generation, value, ttl).catch(() => {});
   };
 
   return {
@@ -53,11 +67,13 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
       if (hit && hit.expiresAt > now) return hit.principal;
       const hash = hashApiKey(key);
       const cacheKey = authCacheKey(hash);
-      let principal = await fromCache(cacheKey);
+      const generationKey = authGenerationKey(hash);
+      const cached = await fromCache(cacheKey, generationKey);
+      let principal = cached.principal;
       if (principal === undefined) {
         const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
         principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean } : null;
-        toCache(cacheKey, principal);
+        toCache(cacheKey, generationKey, cached.generation, principal);
       }
       if (localTtl > 0) {
         if (local.size >= LOCAL_MAX_ENTRIES) local.clear();
