@@ -1,7 +1,10 @@
 # syntax=docker/dockerfile:1
 #
 # One image for every service (api, media, indexer, leads) and for the one-shot migration.
-# The process is chosen by the command, e.g. `bun services/media/src/main.ts` or `bun scripts/migrate.ts`.
+# The process is chosen by the command, e.g. `bun services/media/src/main.ts`, or
+# `bun packages/database/src/migrate-main.ts` for the migration. Only production dependencies are
+# installed, so code in the image imports only what its own workspace's package.json declares
+# (test/docker/workspace-dependencies.test.ts); scripts/ (local tooling on devDependencies) is not copied.
 # Debian-based (glibc) on purpose: sharp's prebuilt libvips does not load on musl/alpine.
 
 ARG BUN_VERSION=1.4.5
@@ -10,28 +13,25 @@ FROM oven/bun:${BUN_VERSION}-slim AS base
 WORKDIR /app
 
 # ---------------------------------------------------------------------------------------------
-# manifests: only the package.json of each workspace, at its path. Globbing here (rather than one
-# COPY per workspace) picks up new workspaces such as packages/database without editing this file,
-# and because COPY --from compares file contents, source edits do not invalidate the install below.
-FROM base AS manifests
-WORKDIR /src
-COPY packages ./packages
-COPY services ./services
-COPY infra ./infra
-RUN set -eu; mkdir -p /manifests; \
-    for f in packages/*/package.json services/*/package.json infra/package.json; do \
-      if [ -f "$f" ]; then mkdir -p "/manifests/$(dirname "$f")"; cp "$f" "/manifests/$f"; fi; \
-    done
-
-# ---------------------------------------------------------------------------------------------
-# deps: production dependencies exactly as pinned in bun.lock. Every workspace manifest (infra too)
-# must be present, otherwise --frozen-lockfile sees a different workspace set and refuses.
+# deps: production dependencies exactly as pinned in bun.lock. `bun install --frozen-lockfile` reads the
+# root manifest, bun.lock, bunfig.toml, every patch named in patchedDependencies, and the package.json
+# of every workspace (infra too: with one missing, it sees a different workspace set and refuses).
+# Only those files are copied, one by one, so source edits do not invalidate this layer.
+# test/docker/dockerfile.test.ts fails when one of them is missing here (a new workspace or patch).
 FROM base AS deps
 # The cache mount keeps downloaded tarballs between builds; it is a separate filesystem, so Bun
 # copies out of it instead of hard-linking and nothing from the cache ends up in the layer.
 ENV BUN_INSTALL_CACHE_DIR=/root/.bun/install/cache
 COPY package.json bun.lock bunfig.toml ./
-COPY --from=manifests /manifests/ ./
+COPY patches ./patches
+COPY packages/contracts/package.json ./packages/contracts/
+COPY packages/database/package.json ./packages/database/
+COPY packages/service-kit/package.json ./packages/service-kit/
+COPY services/api/package.json ./services/api/
+COPY services/indexer/package.json ./services/indexer/
+COPY services/leads/package.json ./services/leads/
+COPY services/media/package.json ./services/media/
+COPY infra/package.json ./infra/
 RUN --mount=type=cache,target=/root/.bun/install/cache \
     bun install --frozen-lockfile --production
 
@@ -45,7 +45,6 @@ COPY --from=deps /app ./
 COPY package.json bunfig.toml tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
-COPY scripts ./scripts
 
 # Created here so a fresh named volume mounted at MEDIA_DIR inherits ownership by the `bun` user.
 RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
