@@ -1,5 +1,6 @@
 // String formats the schemas use. TypeBox keeps formats in one registry shared with Elysia (hence a single
-// TypeBox version across the workspace); registerFormats() is called once by whoever validates.
+// TypeBox version across the workspace), and a schema with an unregistered format never validates: whoever
+// validates calls registerFormats() (idempotent, cheap) rather than relying on Elysia having been imported.
 import { FormatRegistry } from "@sinclair/typebox";
 import { COUNTRY_CODES } from "./country-codes.ts";
 
@@ -31,13 +32,27 @@ export function isDateTime(value: string): boolean {
   return hh < 24 && mm < 60 && !Number.isNaN(Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2")));
 }
 
+// RFC 9562 textual form, any version and variant (event IDs are v4, lead IDs v7).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
 export function isCountryCode(value: string): boolean {
   return COUNTRY_CODES.has(value);
 }
 
+/** Every format named in packages/contracts (a test checks none is missing). */
+export const CONTRACT_FORMATS = {
+  email: isEmail,
+  "http-url": isHttpUrl,
+  "date-time": isDateTime,
+  "country-code": isCountryCode,
+  uuid: isUuid,
+} as const satisfies Record<string, (value: string) => boolean>;
+
 export function registerFormats(): void {
-  FormatRegistry.Set("email", isEmail);
-  FormatRegistry.Set("http-url", isHttpUrl);
-  FormatRegistry.Set("date-time", isDateTime);
-  FormatRegistry.Set("country-code", isCountryCode);
+  for (const [name, check] of Object.entries(CONTRACT_FORMATS)) FormatRegistry.Set(name, check);
 }
+

@@ -3,10 +3,12 @@
 //   the dead-letter topic with the reason in headers, and the partition moves on;
 // - any other failure is retried with exponential backoff and jitter, without committing, until it succeeds
 //   or the process stops (then it is redelivered to whoever takes the partition);
-// - handlers must be idempotent: delivery is at least once.
+// - handlers must be idempotent: delivery is at least once;
+// - envelopes are read tolerantly: unknown fields are ignored (a newer producer may add some), the fields
+//   consumers use are checked; handlers check the payload fields they use the same way.
 import { Value } from "@sinclair/typebox/value";
 import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
-import { AnyEventEnvelope } from "@pss/contracts";
+import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
 import type { Logger } from "./logger.ts";
 
 export class PermanentError extends Error {
@@ -57,6 +59,8 @@ export function parseEnvelope(value: Buffer | null): Parsed {
   } catch {
     return { ok: false, reason: "not JSON" };
   }
+  // The envelope's uuid and date-time formats must not depend on some other module (Elysia) being imported.
+  registerFormats();
   if (!Value.Check(AnyEventEnvelope, json)) {
     const first = [...Value.Errors(AnyEventEnvelope, json)][0];
     return { ok: false, reason: `not an event envelope: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}` };
