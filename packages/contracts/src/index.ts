@@ -8,3 +8,5 @@ export * from "./media.ts";
 export * from "./http/buyer.ts";
 export * from "./description-rewrite.ts";
 export * from "./http/lead.ts";
+export * from "./text-rules.ts";
+export * from "./http/patterns.ts";

@@ -11,14 +11,15 @@ import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, BadRequestError } from "./http/errors.ts";
+import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
+import { MethodNotAllowedError, NotFoundError, RateLimitedError, UnauthorizedError } from "./http/errors.ts";
+import { parseJsonRequest } from "./http/json-body.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createMediaRoutes } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
-import { ErrorMessages } from "@pss/contracts";
 
 export interface AppDeps {
   sql: postgres.Sql;
@@ -39,17 +40,16 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-/** The path of an absolute request URL without building a URL object (this runs on every request). */
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const query = url.indexOf("?", start);
-  return query < 0 ? url.slice(start) : url.slice(start, query);
-}
-const PARTNER_PREFIX = "/partner/v1/";
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
-const PUBLIC_PARTNER_PATHS = new Set(["/partner/v1/openapi.json"]);
+const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
+
+/** A body that broke a rule while being parsed. Kept until the route's guard has run, so 401 comes first. */
+class BodyRejection {
+  constructor(readonly error: unknown) {}
+}
+function throwBodyRejection(body: unknown): void {
+  if (body instanceof BodyRejection) throw body.error;
+}
 
 export function createApp(deps: AppDeps) {
   registerFormats();
@@ -59,47 +59,50 @@ export function createApp(deps: AppDeps) {
   const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
 
-  const app = new Elysia({ normalize: false })
-    .onRequest(async ({ request, set }) => {
+  /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
+  const authenticatePartner = async ({ request }: { request: Request }) => {
+    const header = request.headers.get("authorization");
+    const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
+    const principal = key ? await deps.authenticator.authenticate(key) : null;
+    if (!principal) throw new UnauthorizedError();
+    principals.set(request, principal);
+    const retryAfter = await deps.partnerRateLimiter.check(principal.keyId);
+    if (retryAfter !== null) throw new RateLimitedError(retryAfter);
+  };
+
+  /** 405 with Allow when the path exists for other methods, else 404. */
+  const unrouted = (request: Request) => {
+    const path = pathOf(request.url);
+    routeTable ??= app.routes
+      .filter((r) => !r.path.endsWith("*"))
+      .map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
+    const allowed = [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    return allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError();
+  };
+  let handle: (request: Request) => Promise<Response>;
+  const app = new Elysia({ normalize: false, systemRouter: false })
+    .onRequest(({ request, set }) => {
+      // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
+      const absolute = withAbsoluteUrl(request);
+      if (absolute) return handle(absolute);
       if (deps.logger.enabled("info")) started.set(request, performance.now());
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       requestIds.set(request, requestId);
       set.headers["x-request-id"] = requestId;
-
-      const path = pathOf(request.url);
-      if (path.startsWith(PARTNER_PREFIX) && !PUBLIC_PARTNER_PATHS.has(path)) {
-        // Exactly "Bearer <key>"; the same 401 whatever was wrong.
-        const header = request.headers.get("authorization");
-        const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
-        const principal = key ? await deps.authenticator.authenticate(key) : null;
-        if (!principal) throw new UnauthorizedError();
-        principals.set(request, principal);
-        const retryAfter = await deps.partnerRateLimiter.check(principal.keyId);
-        if (retryAfter !== null) throw new RateLimitedError(retryAfter);
-      }
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > deps.maxBodyBytes) throw new PayloadTooLargeError(deps.maxBodyBytes);
+      const violation = edgeViolation(request, deps.maxBodyBytes);
+      if (violation) throw violation;
     })
-    .onParse(async ({ request, contentType }) => {
-      if (!/^application\/json\s*(;|$)/i.test(contentType || request.headers.get("content-type") || "")) throw new UnsupportedMediaTypeError();
-      const text = await request.text();
-      // Bodies sent without Content-Length (chunked) are measured after reading.
-      if (Buffer.byteLength(text) > deps.maxBodyBytes) throw new PayloadTooLargeError(deps.maxBodyBytes);
+    .onParse(async ({ request }) => {
       try {
-        return JSON.parse(text);
-      } catch {
-        throw new BadRequestError(ErrorMessages.malformedJson);
+        return await parseJsonRequest(request, deps.maxBodyBytes);
+      } catch (err) {
+        return new BodyRejection(err);
       }
     })
     .onError(({ code, error, request, set }) => {
       let failure: unknown = error;
-      if (code === "NOT_FOUND") {
-        const path = new URL(request.url).pathname;
-        routeTable ??= app.routes.map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
-        const allowed = [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))];
-        failure = allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError();
-      }
+      if (code === "NOT_FOUND") failure = unrouted(request);
       const requestId = requestIds.get(request) ?? crypto.randomUUID();
       const mapped = mapError({ code, error: failure, requestId, logger: deps.logger });
       set.status = mapped.status;
@@ -121,27 +124,42 @@ export function createApp(deps: AppDeps) {
       });
     })
     .use(createHealthRoutes({ service: "api", checks: deps.readiness, isStopping: deps.isStopping }))
+    .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
+    // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group
+        .onTransform(authenticatePartner)
+        .onTransform(({ body }) => throwBodyRejection(body))
         .get("/health", () => ({ status: "success" as const, timestamp: new Date().toISOString() }), {
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
-        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
-        .get("/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } }),
+        .use(createLeadCountRoutes(partner, deps.leads ?? {})),
+    )
+    // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
+    .group("/partner/v1", (group) =>
+      group.onTransform(authenticatePartner).all("/*", ({ request }) => {
+        throw unrouted(request);
+      }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
     .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
-    .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, ...deps.leads }))
+    .use(
+      new Elysia({ name: "lead-intake" })
+        .onTransform(({ body }) => throwBodyRejection(body))
+        .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, ...deps.leads })),
+    )
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
+
+  handle = (request) => app.handle(request);
 
   let openApiDocument: OpenApiDocument | null = null;
   const openApi = (): OpenApiDocument =>
     (openApiDocument ??= buildOpenApiDocument(app.routes as never, {
       serverUrl: deps.publicBaseUrl,
       documentedPrefixes: ["/partner/v1/", "/v1/"],
-      publicPaths: [...PUBLIC_PARTNER_PATHS],
+      publicPaths: PUBLIC_PARTNER_PATHS,
     }));
   return app;
 }

@@ -62,8 +62,42 @@ export class UnsupportedMediaTypeError extends ApiError {
   }
 }
 
+export class UnsupportedContentEncodingError extends ApiError {
+  constructor(encoding: string) {
+    super(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the body uncompressed`);
+  }
+}
+
+export class UriTooLongError extends ApiError {
+  constructor(limit: number) {
+    super(414, `Request target is too long: the limit is ${limit} bytes`);
+  }
+}
+
+export class HeadersTooLargeError extends ApiError {
+  constructor(limit: number) {
+    super(431, `Request headers are too large: the limit is ${limit} bytes in all`);
+  }
+}
+
+export class NotImplementedError extends ApiError {
+  constructor(method: string) {
+    super(501, `Method ${method.slice(0, 20)} is not implemented by this API`);
+  }
+}
+
 export class RateLimitedError extends ApiError {
   constructor(retryAfterSeconds: number) {
     super(429, ErrorMessages.rateLimited, undefined, { "Retry-After": String(retryAfterSeconds) });
+  }
+}
+
+/** Seconds a client should wait before retrying while a dependency the request needs is down. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
+
+/** A dependency the request needs (PostgreSQL) cannot be reached: retry later, nothing was stored. */
+export class ServiceUnavailableError extends ApiError {
+  constructor(message = "The service is temporarily unavailable; please retry shortly", retryAfterSeconds = DEPENDENCY_RETRY_AFTER_SECONDS) {
+    super(503, message, undefined, { "Retry-After": String(retryAfterSeconds) });
   }
 }

@@ -1,0 +1,61 @@
+// Reads and parses a JSON request body under every rule the API promises: a byte limit measured while
+// reading (chunked bodies too), strict UTF-8, bounded nesting, and text without control characters or lone
+// surrogates. Each failure is a typed error the one error mapper turns into a clear 4xx.
+import { ErrorMessages, MAX_JSON_DEPTH, findTextProblem, jsonDepthExceeds } from "@pss/contracts";
+import { BadRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from "./errors.ts";
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The body's bytes, refusing as soon as more than maxBytes have arrived. */
+export async function readCappedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new PayloadTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** Validates a body's headers, then reads, decodes and parses it. */
+export async function parseJsonRequest(request: Request, maxBytes: number): Promise<unknown> {
+  const encoding = request.headers.get("content-encoding");
+  if (encoding && encoding.trim().toLowerCase() !== "identity") throw new UnsupportedContentEncodingError(encoding);
+  if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
+  return parseJsonBytes(await readCappedBody(request, maxBytes));
+}
+
+export function parseJsonBytes(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new BadRequestError("Request body is not valid UTF-8");
+  }
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new BadRequestError(`Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BadRequestError(ErrorMessages.malformedJson);
+  }
+  const problem = findTextProblem(value);
+  if (problem) throw new BadRequestError(`${problem.path ? `${problem.path}: ` : ""}${problem.message}`, [problem]);
+  return value;
+}
