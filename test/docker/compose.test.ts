@@ -1,0 +1,107 @@
+// Docker sends SIGTERM, waits stop_grace_period (10 s unless set), then SIGKILLs. Each app service's
+// grace period must cover its own bounded graceful shutdown, or in-flight work is cut off midway.
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { shutdownBudgetMs } from "@pss/service-kit";
+import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
+
+const root = join(import.meta.dir, "..", "..");
+/** Time for the process to exit and tini to pass the status on once the shutdown run has finished. */
+const MARGIN_MS = 5_000;
+
+interface ComposeService {
+  command?: string[];
+  stop_grace_period?: string;
+}
+
+/** Compose durations: "30s", "1m30s", "1h", "500ms", "2m". */
+export function durationMs(value: string): number {
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== value.trim()) throw new Error(`not a compose duration: '${value}'`);
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001 };
+  return parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u!]!, 0);
+}
+
+const sourceOf = (file: string) => readFileSync(join(root, file), "utf8");
+const mediaDefaults = loadMediaConfig({ DATABASE_URL: "postgres://u@h/d", KAFKA_BROKERS: "h:1" });
+
+/**
+ * Every long-running app service, its entry point, and its shutdown budget as its main.ts configures it.
+ * `shutdownCall` is the createShutdown call the budget assumes: when main.ts changes it, this test fails
+ * until the budget here (and the grace period in compose) are brought up to date.
+ */
+const APP_SERVICES = [
+  { name: "api", main: "services/api/src/main.ts", shutdownCall: "createShutdown(logger)", budgetMs: shutdownBudgetMs() },
+  { name: "outbox-relay", main: "services/api/src/relay-main.ts", shutdownCall: "createShutdown(logger)", budgetMs: shutdownBudgetMs() },
+  { name: "indexer", main: "services/indexer/src/main.ts", shutdownCall: "createShutdown(logger)", budgetMs: shutdownBudgetMs() },
+  { name: "leads", main: "services/leads/src/main.ts", shutdownCall: "createShutdown(logger)", budgetMs: shutdownBudgetMs() },
+  {
+    name: "media",
+    main: "services/media/src/main.ts",
+    shutdownCall: "createShutdown(logger, { stepTimeoutMs: config.totalTimeoutMs + 10_000 })",
+    budgetMs: shutdownBudgetMs({ stepTimeoutMs: mediaDefaults.totalTimeoutMs + 10_000 }),
+  },
+];
+
+/** One line per app service whose grace period does not cover its shutdown budget plus the margin. */
+export function shortGracePeriods(composeYaml: string, services = APP_SERVICES): string[] {
+  const compose = Bun.YAML.parse(composeYaml) as { services: Record<string, ComposeService> };
+  return services.flatMap((svc) => {
+    const grace = compose.services[svc.name]?.stop_grace_period;
+    const graceMs = grace === undefined ? 10_000 : durationMs(grace);
+    if (graceMs >= svc.budgetMs + MARGIN_MS) return [];
+    return [`${svc.name}: stop_grace_period ${grace ?? "unset (Docker's 10 s)"} < shutdown budget ${svc.budgetMs / 1000} s + ${MARGIN_MS / 1000} s`];
+  });
+}
+
+const composeYaml = sourceOf("docker-compose.yml");
+const compose = Bun.YAML.parse(composeYaml) as { services: Record<string, ComposeService> };
+
+test("durationMs reads compose durations and refuses anything else", () => {
+  expect(durationMs("30s")).toBe(30_000);
+  expect(durationMs("1m30s")).toBe(90_000);
+  expect(durationMs("500ms")).toBe(500);
+  expect(() => durationMs("30")).toThrow();
+  expect(() => durationMs("30 seconds")).toThrow();
+});
+
+test("the budgets used below are the ones each main.ts configures", () => {
+  const drifted = APP_SERVICES.filter((svc) => !sourceOf(svc.main).includes(svc.shutdownCall)).map((svc) => `${svc.main} no longer calls ${svc.shutdownCall}`);
+  expect(drifted).toEqual([]);
+  expect(APP_SERVICES.find((s) => s.name === "media")!.budgetMs).toBe(35_000);
+});
+
+test("every long-running app service in compose is one whose shutdown budget is known here", () => {
+  const running = Object.entries(compose.services)
+    .filter(([, s]) => s.command?.[0] === "bun" && s.command[1]?.startsWith("services/"))
+    .map(([name, s]) => ({ name, main: s.command![1] }));
+  expect(running.sort((a, b) => a.name.localeCompare(b.name))).toEqual(
+    APP_SERVICES.map(({ name, main }) => ({ name, main })).sort((a, b) => a.name.localeCompare(b.name)),
+  );
+});
+
+test("each app service's stop_grace_period exceeds its graceful shutdown budget by the margin", () => {
+  expect(shortGracePeriods(composeYaml)).toEqual([]);
+});
+
+test("a service left at Docker's default 10 s, or given less than its budget, is reported", () => {
+  const yaml = `
+x-app: &app
+  image: pss
+services:
+  api:
+    <<: *app
+  media:
+    <<: *app
+    stop_grace_period: 30s
+  indexer:
+    <<: *app
+    stop_grace_period: 1m
+`;
+  const only = APP_SERVICES.filter((s) => ["api", "media", "indexer"].includes(s.name));
+  expect(shortGracePeriods(yaml, only)).toEqual([
+    "api: stop_grace_period unset (Docker's 10 s) < shutdown budget 25 s + 5 s",
+    "media: stop_grace_period 30s < shutdown budget 35 s + 5 s",
+  ]);
+});
