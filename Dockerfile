@@ -37,8 +37,11 @@ RUN --mount=type=cache,target=/root/.bun/install/cache \
 
 # ---------------------------------------------------------------------------------------------
 FROM base AS runtime
+# BUN_OPTIONS: the runtime's header limit above the API's own 16 KiB, so oversized headers get the API's JSON 431
+# (services/api/src/http/edge.ts, RUNTIME_BUN_OPTIONS).
 ENV NODE_ENV=production \
-    MEDIA_DIR=/var/lib/pss/media
+    MEDIA_DIR=/var/lib/pss/media \
+    BUN_OPTIONS=--max-http-header-size=1048576
 
 # Root node_modules plus the per-workspace node_modules (Bun's isolated linker puts symlinks there).
 COPY --from=deps /app ./

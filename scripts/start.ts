@@ -5,6 +5,7 @@
 import postgres from "postgres";
 import { migrate } from "@pss/database";
 import { up } from "../infra/src/index.ts";
+import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { createSupervisor } from "./supervisor.ts";
 
 const SERVICES = [
@@ -47,7 +48,11 @@ const supervisor = createSupervisor({
   spawn(svc) {
     const proc = Bun.spawn([process.execPath, `services/${svc.name}/src/main.ts`], {
       cwd: root,
-      env: { ...process.env, ...urls, ...(svc.name === "api" ? { API_PORT: String(svc.port) } : { HEALTH_PORT: String(svc.port) }) },
+      env: {
+        ...process.env,
+        ...urls,
+        ...(svc.name === "api" ? { API_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") } : { HEALTH_PORT: String(svc.port) }),
+      },
       stdout: "pipe",
       stderr: "pipe",
     });

@@ -1,5 +1,6 @@
 // `npm test`: brings up the real servers (or uses configured URLs), then runs every test with `bun test`.
 // Extra arguments go to `bun test` (a path filter, -t pattern, ...).
+import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 
 const started = Date.now();
@@ -7,7 +8,8 @@ const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
-  env: { ...process.env, ...urls, PSS_TEST_QUIET: "1" },
+  // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
+  env: { ...process.env, ...urls, PSS_TEST_QUIET: "1", BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") },
   stdin: "ignore",
   stdout: "inherit",
   stderr: "pipe",

@@ -22,6 +22,11 @@ export function applyBrokerBody(current: BrokerDocument | null, body: BrokerBody
 /** Rules the schema cannot express. `root` prefixes paths for an inline broker ("broker."). */
 export function brokerBodyProblems(body: BrokerBody, root = ""): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
+  body.licenses?.forEach((license, i) => {
+    if (!license.licenseNumber && !license.state && !license.country) {
+      problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
+    }
+  });
   body.serviceAreas?.forEach((area, i) => {
     if (!area.city && !area.county && !area.state) {
       problems.push({ path: `${root}serviceAreas[${i}]`, message: "must name a city, a county or a state" });

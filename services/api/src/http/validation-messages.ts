@@ -1,7 +1,7 @@
 // Turns TypeBox validation errors into one clear sentence per problem, naming the field path.
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
-import { Limits } from "@pss/contracts";
+import { EXTERNAL_ID_RULE, Limits } from "@pss/contracts";
 import type { ErrorDetail } from "./errors.ts";
 
 /** "/location/city" -> "location.city"; "/photos/0/url" -> "photos[0].url" */
@@ -18,6 +18,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
   "http-url": "must be an absolute http(s) URL",
   "date-time": "must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T12:00:00Z",
   "country-code": "must be an ISO 3166-1 alpha-2 country code in upper case, e.g. US",
+  "external-id": EXTERNAL_ID_RULE,
 };
 
 function literals(schema: any): string[] | null {
@@ -42,6 +43,8 @@ function describe(error: ValueError): string {
       return `must be at most ${schema.maxLength} characters`;
     case ValueErrorType.StringPattern:
       return schema.description ? `is not valid: ${schema.description}` : "has an invalid format";
+    case ValueErrorType.ObjectMinProperties:
+      return schema.description ? `must not be empty (${schema.description})` : "must not be empty";
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${schema.maxItems} items`;
     case ValueErrorType.NumberMinimum:

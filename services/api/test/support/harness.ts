@@ -7,6 +7,7 @@ import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import { createLogger, ensureTopics, silentLogger, type Logger } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
+import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
@@ -78,7 +79,7 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
     opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
-  }).listen({ port: 0, hostname: "127.0.0.1" });
+  }).listen({ port: 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });
