@@ -1,4 +1,7 @@
 // Reads an environment once, collecting every problem so a misconfigured service fails at boot with one clear message.
+// Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
+// parse often does so because of its password).
+import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -73,7 +76,7 @@ export function createEnvReader(env: Env): EnvReader {
         const u = new URL(v);
         if (!protocols.includes(u.protocol)) problems.push(`${name} must use ${protocols.join(" or ")}, got '${u.protocol}'`);
       } catch {
-        problems.push(`${name} must be a URL, got '${v}'`);
+        problems.push(`${name} must be a URL, got '${redactUrl(v)}'`);
       }
       return v;
     },

@@ -1,5 +1,8 @@
 // Structured JSON logs, one object per line. Never pass API keys, full e-mail addresses or lead bodies.
+// As a safety net every string written (messages, fields, error messages and stacks) goes through
+// redactSecrets: URL passwords, secret query parameters, bearer tokens and e-mail addresses are masked.
 import type { LogLevel } from "./config.ts";
+import { redactSecrets } from "./redact.ts";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -21,7 +24,8 @@ export function createLogger(opts: { service: string; level?: LogLevel; write?: 
   const base = { service: opts.service, ...opts.base };
   const log = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[level] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...serializeErrors(fields) }));
+    // Redacting the finished line (its strings end at quotes, which the patterns never cross) costs one scan.
+    write(redactSecrets(JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...serializeErrors(fields) })));
   };
   return {
     debug: (m, f) => log("debug", m, f),

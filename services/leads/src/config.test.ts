@@ -39,3 +39,9 @@ describe("leads config", () => {
     expect(problems({ ...base, SMTP_HOST: "h", SMTP_FROM: "not an address" })[0]).toContain("SMTP_FROM must be");
   });
 });
+
+test("leads: an unparsable DATABASE_URL is reported without its password", () => {
+  const found = problems({ ...base, DATABASE_URL: "postgres://pss:pg-s3cret@db:notaport/pss" });
+  expect(found).toContain("DATABASE_URL must be a URL, got 'postgres://pss:***@db:notaport/pss'");
+  expect(found.join("\n")).not.toContain("s3cret");
+});
