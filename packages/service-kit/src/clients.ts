@@ -8,11 +8,14 @@ import type { Logger } from "./logger.ts";
 
 export type Sql = postgres.Sql;
 
-export function createPostgres(config: PostgresConfig, opts: { applicationName?: string; genericPlans?: boolean } = {}): Sql {
+export function createPostgres(
+  config: PostgresConfig,
+  opts: { applicationName?: string; genericPlans?: boolean; /** Seconds; a request path wants a short one to answer 503 fast. */ connectTimeoutSeconds?: number } = {},
+): Sql {
   return postgres(config.url, {
     max: config.maxConnections,
     idle_timeout: 30,
-    connect_timeout: 10,
+    connect_timeout: opts.connectTimeoutSeconds ?? 10,
     onnotice: () => {},
     connection: {
       application_name: opts.applicationName ?? "pss",

@@ -110,61 +110,80 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     log.error("message sent to dead-letter topic", { ...ctx, reason, deadLetterTopic: opts.deadLetterTopic });
   }
 
-  return {
-    async start() {
-      stopping = false;
+  let starting: Promise<void> | null = null;
+
+  async function startOnce(): Promise<void> {
+    stopping = false;
+    try {
       producer = opts.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
       consumer = opts.kafka.consumer({ groupId: opts.groupId, allowAutoTopicCreation: false, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
       await consumer.connect();
       await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
-      running = true;
-      consumer.on(consumer.events.CRASH, (e) => log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart }));
-      if (opts.handle) {
-        const handle = opts.handle;
-        await consumer.run({
-          partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
-          eachMessage: async ({ topic, partition, message }) => {
-            const ctx = { topic, partition, offset: message.offset };
+    } catch (err) {
+      // Kafka down at boot: leave nothing half-connected, so the caller can simply call start() again.
+      await consumer?.disconnect().catch(() => {});
+      await producer?.disconnect().catch(() => {});
+      consumer = producer = null;
+      throw err;
+    }
+    running = true;
+    consumer.on(consumer.events.CRASH, (e) => log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart }));
+    if (opts.handle) {
+      const handle = opts.handle;
+      await consumer.run({
+        partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
+        eachMessage: async ({ topic, partition, message }) => {
+          const ctx = { topic, partition, offset: message.offset };
+          const parsed = parseEnvelope(message.value);
+          if (!parsed.ok) return deadLetter(message, ctx, parsed.reason);
+          try {
+            await retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx));
+          } catch (err) {
+            if (err instanceof PermanentError) return deadLetter(message, ctx, err.message);
+            throw err; // Stopping: leave uncommitted for redelivery.
+          }
+        },
+      });
+    } else {
+      const handleBatch = opts.handleBatch!;
+      await consumer.run({
+        partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+          const valid: { event: AnyEventEnvelope; ctx: MessageContext; message: KafkaMessage }[] = [];
+          for (const message of batch.messages) {
+            const ctx = { topic: batch.topic, partition: batch.partition, offset: message.offset };
             const parsed = parseEnvelope(message.value);
-            if (!parsed.ok) return deadLetter(message, ctx, parsed.reason);
-            try {
-              await retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx));
-            } catch (err) {
-              if (err instanceof PermanentError) return deadLetter(message, ctx, err.message);
-              throw err; // Stopping: leave uncommitted for redelivery.
+            if (parsed.ok) valid.push({ event: parsed.event, ctx, message });
+            else await deadLetter(message, ctx, parsed.reason);
+          }
+          if (valid.length > 0) {
+            const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
+              await heartbeat();
+              return handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })));
+            });
+            for (const f of failed) {
+              const item = valid.find((v) => v.event === f.event);
+              if (item) await deadLetter(item.message, item.ctx, f.reason);
             }
-          },
-        });
-      } else {
-        const handleBatch = opts.handleBatch!;
-        await consumer.run({
-          partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
-          eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-            const valid: { event: AnyEventEnvelope; ctx: MessageContext; message: KafkaMessage }[] = [];
-            for (const message of batch.messages) {
-              const ctx = { topic: batch.topic, partition: batch.partition, offset: message.offset };
-              const parsed = parseEnvelope(message.value);
-              if (parsed.ok) valid.push({ event: parsed.event, ctx, message });
-              else await deadLetter(message, ctx, parsed.reason);
-            }
-            if (valid.length > 0) {
-              const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
-                await heartbeat();
-                return handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })));
-              });
-              for (const f of failed) {
-                const item = valid.find((v) => v.event === f.event);
-                if (item) await deadLetter(item.message, item.ctx, f.reason);
-              }
-            }
-            if (!isRunning() || isStale()) return;
-            resolveOffset(batch.lastOffset());
-            await commitOffsetsIfNecessary();
-          },
-        });
-      }
+          }
+          if (!isRunning() || isStale()) return;
+          resolveOffset(batch.lastOffset());
+          await commitOffsetsIfNecessary();
+        },
+      });
+    }
+  }
+
+  return {
+    start() {
+      // A retried boot may call start again while (or after) this consumer started: one start at a time.
+      if (running) return Promise.resolve();
+      starting ??= startOnce().finally(() => {
+        starting = null;
+      });
+      return starting;
     },
     async stop() {
       stopping = true;

@@ -1,30 +1,120 @@
-// /healthz answers while the process lives; /readyz runs each dependency check with a short deadline.
+// /healthz answers while the process lives. /readyz reports cached dependency checks:
+// - a check runs at most once per `everyMs` however often probes arrive (single flight), so a probe never opens
+//   a connection per call; a required check's refresh is awaited (bounded by its timeout), an optional one is
+//   refreshed in the background and its last result reported;
+// - only required checks decide readiness; optional ones (a dependency the service can work without) fail as
+//   "degraded" information, still 200;
+// - the body says "ok"/"failing" per check and nothing else: driver errors never reach the public port.
 import { Elysia } from "elysia";
 
-export type ReadinessCheck = () => Promise<unknown>;
+export type ReadinessProbe = () => Promise<unknown>;
 
-export async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 2000) {
-  const results: Record<string, string> = {};
-  await Promise.all(
-    Object.entries(checks).map(async ([name, check]) => {
-      try {
-        await Promise.race([
-          check(),
-          Bun.sleep(timeoutMs).then(() => {
-            throw new Error(`no answer within ${timeoutMs} ms`);
-          }),
-        ]);
-        results[name] = "ok";
-      } catch (err) {
-        results[name] = `failing: ${(err as Error).message}`;
-      }
-    }),
-  );
-  const ready = Object.values(results).every((r) => r === "ok");
-  return { ready, checks: results };
+export interface ReadinessSpec {
+  run: ReadinessProbe;
+  /** false: a failure is reported as degraded without taking the service out of rotation. Default true. */
+  required?: boolean;
+  /** Minimum time between two runs; results in between come from the cache. Default 1000 ms. */
+  everyMs?: number;
+  /** A run that has not answered by then counts as failing. Default 1500 ms. */
+  timeoutMs?: number;
 }
 
-export function createHealthRoutes(opts: { service: string; checks: Record<string, ReadinessCheck>; isStopping?: () => boolean }) {
+/** A bare function is a required check with the defaults. */
+export type ReadinessCheck = ReadinessProbe | ReadinessSpec;
+
+export type CheckStatus = "ok" | "failing";
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, CheckStatus>;
+  /** Optional checks that are failing. */
+  degraded: string[];
+}
+
+export interface ReadinessMonitor {
+  report(): Promise<ReadinessReport>;
+}
+
+interface CheckState {
+  spec: Required<ReadinessSpec>;
+  status: CheckStatus | null;
+  checkedAt: number;
+  inflight: Promise<void> | null;
+}
+
+export function createReadinessMonitor(opts: {
+  checks: Record<string, ReadinessCheck>;
+  now?: () => number;
+  /** Sees why a check failed (logged, never answered). */
+  onFailure?: (name: string, err: unknown) => void;
+}): ReadinessMonitor {
+  const now = opts.now ?? Date.now;
+  const states = new Map<string, CheckState>();
+  for (const [name, check] of Object.entries(opts.checks)) {
+    const spec = typeof check === "function" ? { run: check } : check;
+    states.set(name, {
+      spec: { run: spec.run, required: spec.required ?? true, everyMs: spec.everyMs ?? 1000, timeoutMs: spec.timeoutMs ?? 1500 },
+      status: null,
+      checkedAt: -Infinity,
+      inflight: null,
+    });
+  }
+
+  const refresh = (name: string, state: CheckState): Promise<void> => {
+    state.inflight ??= (async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        await Promise.race([
+          Promise.resolve().then(state.spec.run),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${state.spec.timeoutMs} ms`)), state.spec.timeoutMs);
+          }),
+        ]);
+        state.status = "ok";
+      } catch (err) {
+        state.status = "failing";
+        opts.onFailure?.(name, err);
+      } finally {
+        clearTimeout(timer);
+        state.checkedAt = now();
+        state.inflight = null;
+      }
+    })();
+    return state.inflight;
+  };
+
+  return {
+    async report() {
+      const waits: Promise<void>[] = [];
+      for (const [name, state] of states) {
+        if (now() - state.checkedAt < state.spec.everyMs) continue;
+        const run = refresh(name, state);
+        // Required checks, and a first run of any check, are awaited; the rest answer from the cache.
+        if (state.spec.required || state.status === null) waits.push(run);
+      }
+      await Promise.all(waits);
+      const checks: Record<string, CheckStatus> = {};
+      const degraded: string[] = [];
+      let ready = true;
+      for (const [name, state] of states) {
+        const status = state.status ?? "failing";
+        checks[name] = status;
+        if (status === "ok") continue;
+        if (state.spec.required) ready = false;
+        else degraded.push(name);
+      }
+      return { ready, checks, degraded };
+    },
+  };
+}
+
+export function createHealthRoutes(opts: {
+  service: string;
+  checks: Record<string, ReadinessCheck>;
+  isStopping?: () => boolean;
+  onCheckFailure?: (name: string, err: unknown) => void;
+}) {
+  const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
   return new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok", service: opts.service }))
     .get("/readyz", async ({ set }) => {
@@ -32,14 +122,20 @@ export function createHealthRoutes(opts: { service: string; checks: Record<strin
         set.status = 503;
         return { status: "stopping", service: opts.service, checks: {} };
       }
-      const { ready, checks } = await runChecks(opts.checks);
+      const { ready, checks, degraded } = await monitor.report();
       set.status = ready ? 200 : 503;
-      return { status: ready ? "ready" : "not ready", service: opts.service, checks };
+      return { status: ready ? "ready" : "not ready", service: opts.service, checks, ...(degraded.length ? { degraded } : {}) };
     });
 }
 
 /** A worker's own small HTTP listener for /healthz and /readyz. */
-export function startHealthServer(opts: { service: string; port: number; checks: Record<string, ReadinessCheck>; isStopping?: () => boolean }) {
+export function startHealthServer(opts: {
+  service: string;
+  port: number;
+  checks: Record<string, ReadinessCheck>;
+  isStopping?: () => boolean;
+  onCheckFailure?: (name: string, err: unknown) => void;
+}) {
   const app = new Elysia().use(createHealthRoutes(opts)).listen({ port: opts.port, hostname: "0.0.0.0" });
   return { port: app.server!.port, stop: () => app.stop() };
 }

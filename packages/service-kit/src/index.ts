@@ -6,3 +6,6 @@ export * from "./health.ts";
 export * from "./kafka.ts";
 export * from "./event-consumer.ts";
 export * from "./interruptible-sleep.ts";
+export * from "./dependency-errors.ts";
+export * from "./crash-guard.ts";
+export * from "./retry-until.ts";

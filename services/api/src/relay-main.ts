@@ -3,7 +3,18 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { ALL_TOPICS } from "@pss/contracts";
-import { ConfigError, createKafka, createLogger, createPostgres, createShutdown, ensureTopics, pingKafka, startHealthServer } from "@pss/service-kit";
+import {
+  ConfigError,
+  createKafka,
+  createLogger,
+  createPostgres,
+  createShutdown,
+  ensureTopics,
+  installCrashGuard,
+  pingKafka,
+  retryUntilDone,
+  startHealthServer,
+} from "@pss/service-kit";
 import { loadRelayConfig, type RelayConfig } from "./config.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
@@ -19,18 +30,32 @@ try {
 }
 
 const logger = createLogger({ service: "outbox-relay", level: config.logLevel });
+installCrashGuard(logger);
 const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
 const kafka = createKafka(config.kafka, logger);
-await ensureTopics(kafka, ALL_TOPICS);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
 const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
-relay.start();
 
 let stopping = false;
+// Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
+let relayStarted = false;
+const relayBoot = retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+  if (stopping) return;
+  relay.start();
+  relayStarted = true;
+});
 const health = startHealthServer({
   service: "outbox-relay",
   port: config.healthPort,
-  checks: { postgres: () => sql`SELECT 1`, kafka: () => pingKafka(kafka) },
+  checks: {
+    postgres: () => sql`SELECT 1`,
+    // An admin connection per probe is not free: at most one every 10 s.
+    kafka: { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 },
+    relay: async () => {
+      if (!relayStarted) throw new Error("topics not created yet");
+    },
+  },
+  onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
   isStopping: () => stopping,
 });
 
@@ -38,7 +63,10 @@ const shutdown = createShutdown(logger);
 shutdown.register("mark not ready", () => {
   stopping = true;
 });
-shutdown.register("stop outbox relay", () => relay.stop());
+shutdown.register("stop outbox relay", async () => {
+  await relayBoot;
+  await relay.stop();
+});
 shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();

@@ -1,6 +1,18 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { ALL_TOPICS } from "@pss/contracts";
-import { ConfigError, startHealthServer, createKafka, createLogger, createOpenSearch, createPostgres, createShutdown, ensureTopics, pingKafka } from "@pss/service-kit";
+import {
+  ConfigError,
+  startHealthServer,
+  createKafka,
+  createLogger,
+  createOpenSearch,
+  createPostgres,
+  createShutdown,
+  ensureTopics,
+  installCrashGuard,
+  pingKafka,
+  retryUntilDone,
+} from "@pss/service-kit";
 import { loadConfig, type IndexerConfig } from "./config.ts";
 import { createIndexer } from "./indexer.ts";
 import { createDeterministicRewriter } from "./rewriting/description-rewriter.ts";
@@ -18,10 +30,10 @@ try {
 }
 
 const logger = createLogger({ service: "indexer", level: config.logLevel });
+installCrashGuard(logger);
 const sql = createPostgres(config.postgres, { applicationName: "pss-indexer" });
 const opensearch = createOpenSearch(config.opensearch);
 const kafka = createKafka(config.kafka, logger);
-await ensureTopics(kafka, ALL_TOPICS);
 
 const rewriter = config.llmRewriter ? createLlmRewriter({ ...config.llmRewriter, logger }) : createDeterministicRewriter();
 const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger });
@@ -32,13 +44,18 @@ const health = startHealthServer({
   port: config.healthPort,
   checks: {
     postgres: () => sql`SELECT 1`,
-    kafka: () => pingKafka(kafka),
+    // An admin connection per probe is not free: at most one every 10 s.
+    kafka: { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 },
+    consumer: async () => {
+      if (!indexer.isRunning()) throw new Error("not consuming");
+    },
     opensearch: async () => {
       const res = await opensearch.cluster.health({}, { requestTimeout: 1500, maxRetries: 0 });
       if ((res.body as { status?: string }).status === "red") throw new Error("cluster status red");
     },
   },
   isStopping: () => stopping,
+  onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
 logger.info("health endpoint listening", { port: health.port });
 
@@ -53,5 +70,8 @@ shutdown.register("close opensearch", () => opensearch.close());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
-await indexer.start();
-logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
+// Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
+await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+if (await retryUntilDone("start consuming", () => indexer.start().then(() => true), { logger, isStopping: () => stopping })) {
+  logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
+}

@@ -1,6 +1,18 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { ALL_TOPICS } from "@pss/contracts";
-import { ConfigError, startHealthServer, createKafka, createLogger, createPostgres, createShutdown, ensureTopics, pingKafka, type ReadinessCheck } from "@pss/service-kit";
+import {
+  ConfigError,
+  startHealthServer,
+  createKafka,
+  createLogger,
+  createPostgres,
+  createShutdown,
+  ensureTopics,
+  installCrashGuard,
+  pingKafka,
+  retryUntilDone,
+  type ReadinessCheck,
+} from "@pss/service-kit";
 import { loadConfig, type LeadsConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
 import { createLeadsWorkers } from "./leads-workers.ts";
@@ -17,9 +29,9 @@ try {
 }
 
 const logger = createLogger({ service: "leads", level: config.logLevel });
+installCrashGuard(logger);
 const sql = createPostgres(config.postgres, { applicationName: "pss-leads" });
 const kafka = createKafka(config.kafka, logger);
-await ensureTopics(kafka, ALL_TOPICS);
 
 const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
 if (!config.smtp) logger.warn("SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured");
@@ -38,9 +50,22 @@ const workers = createLeadsWorkers({
 });
 
 let stopping = false;
-const checks: Record<string, ReadinessCheck> = { postgres: () => sql`SELECT 1`, kafka: () => pingKafka(kafka) };
+const checks: Record<string, ReadinessCheck> = {
+  postgres: () => sql`SELECT 1`,
+  // An admin connection per probe is not free: at most one every 10 s.
+  kafka: { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 },
+  consumers: async () => {
+    if (!workers.isRunning()) throw new Error("not consuming");
+  },
+};
 if (transport) checks.smtp = createSmtpCheck(transport);
-const health = startHealthServer({ service: "leads", port: config.healthPort, checks, isStopping: () => stopping });
+const health = startHealthServer({
+  service: "leads",
+  port: config.healthPort,
+  checks,
+  isStopping: () => stopping,
+  onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+});
 logger.info("health endpoint listening", { port: config.healthPort, forwarding: transport ? "on" : "paused" });
 
 const shutdown = createShutdown(logger);
@@ -53,5 +78,8 @@ shutdown.register("close smtp", () => transport?.close());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
-await workers.start();
-logger.info("consuming lead events", { groupPrefix: config.groupPrefix });
+// Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
+await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+if (await retryUntilDone("start consuming", () => workers.start().then(() => true), { logger, isStopping: () => stopping })) {
+  logger.info("consuming lead events", { groupPrefix: config.groupPrefix });
+}

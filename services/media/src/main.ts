@@ -1,6 +1,17 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { ALL_TOPICS } from "@pss/contracts";
-import { ConfigError, startHealthServer, createKafka, createLogger, createPostgres, createShutdown, ensureTopics, pingKafka } from "@pss/service-kit";
+import {
+  ConfigError,
+  startHealthServer,
+  createKafka,
+  createLogger,
+  createPostgres,
+  createShutdown,
+  ensureTopics,
+  installCrashGuard,
+  pingKafka,
+  retryUntilDone,
+} from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { configureSharp } from "./images/image-processor.ts";
 import { createMediaService } from "./media-service.ts";
@@ -17,9 +28,9 @@ try {
 }
 
 const logger = createLogger({ service: "media", level: config.logLevel });
+installCrashGuard(logger);
 const sql = createPostgres(config.postgres, { applicationName: "pss-media" });
 const kafka = createKafka(config.kafka, logger);
-await ensureTopics(kafka, ALL_TOPICS);
 configureSharp(config.sharpThreads);
 
 const media = createMediaService({ config, sql, kafka, logger });
@@ -30,17 +41,16 @@ const health = startHealthServer({
   port: config.healthPort,
   checks: {
     postgres: () => sql`SELECT 1`,
-    kafka: () => pingKafka(kafka),
+    // An admin connection per probe is not free: at most one every 10 s.
+    kafka: { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 },
     consumer: async () => {
       if (!media.isRunning()) throw new Error("not consuming");
     },
   },
   isStopping: () => stopping,
+  onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
 logger.info("health endpoint listening", { port: config.healthPort });
-
-await media.start();
-logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, mediaDir: config.mediaDir });
 
 const shutdown = createShutdown(logger, { stepTimeoutMs: config.totalTimeoutMs + 10_000 });
 shutdown.register("mark not ready", () => {
@@ -51,3 +61,9 @@ shutdown.register("stop media consumer", () => media.stop());
 shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
+
+// Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
+await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+if (await retryUntilDone("start consuming", () => media.start().then(() => true), { logger, isStopping: () => stopping })) {
+  logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, mediaDir: config.mediaDir });
+}

@@ -1,6 +1,6 @@
 // The nodemailer SMTP transport and its readiness check.
 import { createTransport } from "nodemailer";
-import type { ReadinessCheck } from "@pss/service-kit";
+import type { ReadinessProbe } from "@pss/service-kit";
 
 export interface SmtpConfig {
   host: string;
@@ -36,7 +36,7 @@ export function createSmtpTransport(config: SmtpConfig) {
  * Readiness of the relay: connects and greets (and authenticates when configured). A success is reused
  * for ttlMs so frequent probes do not open a connection each.
  */
-export function createSmtpCheck(transport: { verify(): Promise<unknown> }, ttlMs = 30_000): ReadinessCheck {
+export function createSmtpCheck(transport: { verify(): Promise<unknown> }, ttlMs = 30_000): ReadinessProbe {
   let okUntil = 0;
   return async () => {
     if (Date.now() < okUntil) return;
