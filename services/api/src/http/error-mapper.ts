@@ -1,7 +1,7 @@
 // The one place that turns any failure into the spec's error shape. Nothing internal ever leaks.
 import { ErrorMessages } from "@pss/contracts";
-import type { Logger } from "@pss/service-kit";
-import { ApiError, BadRequestError, validationError } from "./errors.ts";
+import { isDependencyUnavailable, type Logger } from "@pss/service-kit";
+import { ApiError, BadRequestError, ServiceUnavailableError, validationError } from "./errors.ts";
 import { describeValidationErrors } from "./validation-messages.ts";
 
 export interface MappedError {
@@ -24,6 +24,11 @@ export function mapError(args: { code: string | number; error: unknown; requestI
     else mapped = new BadRequestError("Request is not valid");
   }
   if (!mapped && code === "PARSE") mapped = new BadRequestError(ErrorMessages.malformedJson);
+  // PostgreSQL unreachable (down, restarting, out of connections), also during authentication: 503, retry later.
+  if (!mapped && isDependencyUnavailable(error)) {
+    logger.warn("dependency unavailable", { requestId, err: { code: (error as { code?: unknown }).code, message: (error as Error).message } });
+    mapped = new ServiceUnavailableError();
+  }
 
   if (mapped) {
     return {
