@@ -80,8 +80,8 @@ describe("text the database cannot store or nobody should send", () => {
     const listing = await partner.put("/partner/v1/listings/hostile-multiline", sample.listing(BROKER, { title: "Tacos 🌮", description: "Line one\nLine two\r\n\tIndented" }));
     expect(listing.status).toBe(201);
     const read = await partner.get("/partner/v1/listings/hostile-multiline");
-    expect(read.body.title).toBe("Tacos 🌮");
-    expect(read.body.description).toBe("Line one\nLine two\r\n\tIndented");
+    expect(read.body.listing.title).toBe("Tacos 🌮");
+    expect(read.body.listing.description).toBe("Line one\nLine two\r\n\tIndented");
     const broker = await partner.put("/partner/v1/brokers/hostile-multiline", sample.broker({ profile: { bio: "Para one.\n\nPara two." } }));
     expect(broker.status).toBe(201);
   });
@@ -178,6 +178,13 @@ describe("requests without a Host header and other raw requests", () => {
     expectRawJsonError(res, 404);
     expect(res.body.length).toBeLessThan(200);
     expect(res.raw).not.toContain("<html");
+  });
+
+  test("a very short Host (\"a\", \"api\") is routed to the right path", async () => {
+    for (const host of ["a", "api", "ab.c"]) {
+      const res = await sendRaw(port, `GET /partner/v1/health HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+      expect({ host, status: res.status }).toEqual({ host, status: 200 });
+    }
   });
 
   test("an unknown path under /partner/v1/ without a key is 401 (the guard covers the whole prefix)", async () => {

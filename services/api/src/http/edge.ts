@@ -31,10 +31,15 @@ export function pathOf(url: string): string {
   return query < 0 ? url.slice(start) : url.slice(start, query);
 }
 
-/** A request the runtime passed on without a Host header has an origin-form URL; give it an absolute one. */
+/**
+ * A request the runtime passed on without a Host header has an origin-form URL, and the router finds the path
+ * only after the 11th character (it expects at least "http://xxxx/"): a very short Host such as "api" would
+ * be routed to the wrong path. Both get an absolute URL the router reads correctly; null when it already is.
+ */
 export function withAbsoluteUrl(request: Request): Request | null {
-  if (request.url.charCodeAt(0) !== 47) return null;
-  return new Request(`http://localhost${request.url}`, request);
+  const start = pathStart(request.url);
+  if (start >= 11) return null;
+  return new Request(`http://localhost${request.url.slice(start)}`, request);
 }
 
 /** The first limit a request breaks, or null. */

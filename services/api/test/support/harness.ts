@@ -20,6 +20,8 @@ export interface ApiHarness {
   redis: Redis;
   kafka: Kafka;
   relay: OutboxRelay;
+  /** Every route the application registered (method and path pattern). */
+  routes: { method: string; path: string }[];
   createPartner(opts?: { leadTracking?: boolean }): Promise<Partner>;
   stop(): Promise<void>;
 }
@@ -90,6 +92,7 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     redis,
     kafka,
     relay,
+    routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false });
       return {
