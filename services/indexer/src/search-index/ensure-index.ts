@@ -1,14 +1,16 @@
 // Creates the versioned index with its alias when the alias does not exist yet. Safe when several indexers
 // start at once: the index is created with the alias in one request, and "already exists" counts as done.
+// Indexes created earlier with a strict mapping are relaxed in place so documents with new fields are not refused.
 import type { Client } from "@opensearch-project/opensearch";
 import type { Logger } from "@pss/service-kit";
-import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "./index-definition.ts";
+import { INDEX_DYNAMIC, INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "./index-definition.ts";
 
 export async function ensureSearchIndex(client: Client, alias: string, logger: Logger): Promise<string> {
   const expected = versionedIndexName(alias);
   const current = await aliasTargets(client, alias);
   if (current.length > 0) {
     if (!current.includes(expected)) logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
+    await tolerateNewFields(client, current, logger);
     return current[0]!;
   }
   try {
@@ -19,8 +21,23 @@ export async function ensureSearchIndex(client: Client, alias: string, logger: L
     if (type !== "resource_already_exists_exception") throw err;
     // Created by another instance, or left without its alias: (re)attach the alias.
     await client.indices.putAlias({ index: expected, name: alias });
+    await tolerateNewFields(client, [expected], logger);
   }
   return expected;
+}
+
+/**
+ * Indexes created with `dynamic: "strict"` (before the tolerant mapping) refuse any document with a field they
+ * do not name. `dynamic` is one of the few mapping parameters put_mapping may change on an existing index, so
+ * they are relaxed where they stand: no re-index, no new index version.
+ */
+async function tolerateNewFields(client: Client, indexes: string[], logger: Logger): Promise<void> {
+  const res = await client.indices.getMapping({ index: indexes.join(",") });
+  for (const [index, entry] of Object.entries(res.body as Record<string, { mappings?: { dynamic?: unknown } }>)) {
+    if (String(entry.mappings?.dynamic) !== "strict") continue;
+    await client.indices.putMapping({ index, body: { dynamic: INDEX_DYNAMIC } as never });
+    logger.info("search index mapping relaxed: unknown fields are kept, not refused", { index, dynamic: INDEX_DYNAMIC });
+  }
 }
 
 async function aliasTargets(client: Client, alias: string): Promise<string[]> {

@@ -21,9 +21,16 @@ export const INDEX_SETTINGS = {
   },
 };
 
-/** Strict: a field the document builder does not know about is a bug, not something to index silently. */
+/**
+ * `dynamic: false`: a field the mapping does not name is kept in _source but not indexed, instead of failing
+ * the whole document ("strict"). A newer indexer that adds a field then cannot get documents refused by an
+ * index created by an older one; fields become searchable only through a mapping change. The setting is
+ * compatible with existing indexes and applied in place at startup (ensure-index.ts): no new index version.
+ */
+export const INDEX_DYNAMIC = false;
+
 export const INDEX_MAPPINGS = {
-  dynamic: "strict",
+  dynamic: INDEX_DYNAMIC,
   properties: {
     serviceListingId: { type: "long" },
     title: { type: "text", analyzer: "english" },
