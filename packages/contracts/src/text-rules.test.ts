@@ -19,11 +19,11 @@ describe("textProblem", () => {
   test("a lone high or low surrogate, or a reversed pair, is refused", () => {
     for (const s of ["x\ud800y", "x\udc00y", "x\ud800", "\udc00\ud800"]) expect(textProblem(s, true)).toContain("surrogate");
   });
-  test("the OpenAPI patterns say the same as the function (u flag)", () => {
+  test("the OpenAPI patterns say the same as the function for control characters (u flag)", () => {
     const single = new RegExp(SINGLE_LINE_TEXT_PATTERN, "u");
     const multi = new RegExp(MULTILINE_TEXT_PATTERN, "u");
-    const lone = `x${String.fromCharCode(0xd800)}y`;
-    for (const s of ["Jane", "Tacos 🌮", "a\tb", "a\nb", "a\u0000b", lone, "a\u007f"]) {
+    // Lone surrogates are stated in words only (see SINGLE_LINE_TEXT_PATTERN).
+    for (const s of ["Jane", "Tacos 🌮", "a\tb", "a\nb", "a\u0000b", "a\u007f"]) {
       expect(single.test(s)).toBe(textProblem(s, false) === null);
       expect(multi.test(s)).toBe(textProblem(s, true) === null);
     }

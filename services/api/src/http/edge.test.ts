@@ -21,7 +21,10 @@ describe("edgeViolation", () => {
   test("an ordinary request passes", () => {
     expect(edgeViolation(new Request("http://example.test/partner/v1/health"), limit)).toBeNull();
   });
-  test("unknown methods are 501, long targets 414, large headers 431, large declared bodies 413", () => {
+  test("standard methods are left to the router (405 with Allow on a known path)", () => {
+    for (const method of ["TRACE", "OPTIONS", "DELETE"]) expect(edgeViolation(new Request("http://example.test/", { method }), limit)).toBeNull();
+  });
+  test("non-standard methods are 501, long targets 414, large headers 431, large declared bodies 413", () => {
     expect(edgeViolation(new Request("http://example.test/", { method: "PROPFIND" }), limit)?.status).toBe(501);
     expect(edgeViolation(new Request(`http://example.test/?q=${"a".repeat(EDGE_LIMITS.maxTargetBytes)}`), limit)?.status).toBe(414);
     expect(edgeViolation(new Request("http://example.test/", { headers: { "x-big": "a".repeat(EDGE_LIMITS.maxHeaderBytes) } }), limit)?.status).toBe(431);

@@ -14,7 +14,8 @@ export const EDGE_LIMITS = {
 export const RUNTIME_HEADER_LIMIT_BYTES = 1_048_576;
 export const RUNTIME_BUN_OPTIONS = `--max-http-header-size=${RUNTIME_HEADER_LIMIT_BYTES}`;
 
-const IMPLEMENTED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+/** RFC 9110's methods and PATCH: routed, so a known path answers 405 with Allow. Anything else is 501. */
+const STANDARD_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
 
 /** Offset of the path in a request URL: absolute ("http://h/p") or origin-form ("/p", sent without Host). */
 function pathStart(url: string): number {
@@ -44,7 +45,7 @@ export function withAbsoluteUrl(request: Request): Request | null {
 
 /** The first limit a request breaks, or null. */
 export function edgeViolation(request: Request, maxBodyBytes: number): ApiError | null {
-  if (!IMPLEMENTED_METHODS.has(request.method)) return new NotImplementedError(request.method);
+  if (!STANDARD_METHODS.has(request.method)) return new NotImplementedError(request.method);
   const url = request.url;
   if (url.length - pathStart(url) > EDGE_LIMITS.maxTargetBytes) return new UriTooLongError(EDGE_LIMITS.maxTargetBytes);
   let headerBytes = 0;
