@@ -3,8 +3,10 @@
 // database) publishes them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
+import postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
 import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES } from "../src/outbox/outbox-batching.ts";
+import { readPendingRows } from "../src/outbox/outbox-relay.ts";
 import { createOutboxStatus } from "../src/outbox/outbox-status.ts";
 import { startApi, type ApiHarness } from "./support/harness.ts";
 
@@ -147,7 +149,7 @@ describe("outbox relay and Kafka's size limits", () => {
     const status = createOutboxStatus({ sql: api.sql });
     expect((await status.backlog()).setAside).toBeGreaterThanOrEqual(2);
     const listed = (await status.listSetAside(10_000)).filter((r) => r.topic === topic);
-    expect(listed.map((r) => [r.id, r.messageKey, r.version])).toEqual([
+    expect(listed.map((r): unknown[] => [r.id, r.messageKey, r.version])).toEqual([
       [refusedByKafka.ids[1], refusedByKafka.key, 2],
       [tooLargeToTry.ids[0], tooLargeToTry.key, 1],
     ]);
@@ -165,6 +167,31 @@ describe("outbox relay and Kafka's size limits", () => {
     expect(requeued!.published).toBe(true);
     expect(versionsOf(await messagesOn(topic), refusedByKafka.key)).toEqual([1, 3, 2]);
   }, 180_000);
+
+  test("the relay reads pending rows in numeric id order across digit lengths, and stops at the byte limit", async () => {
+    // A private session with a temporary table that shadows the shared outbox, so the ids can be chosen.
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`CREATE TEMP TABLE outbox (LIKE public.outbox INCLUDING ALL) ON COMMIT DROP`;
+        await tx`
+          INSERT INTO outbox (id, topic, message_key, payload, published_at, set_aside_at) VALUES
+            (7, 't', 'k', '{"n":0}', now(), NULL), (8, 't', 'k', '{"n":0}', NULL, now()),
+            (998, 't', 'k', '{"n":1}', NULL, NULL), (1000, 't', 'k', '{"n":3}', NULL, NULL), (999, 't', 'k', '{"n":2}', NULL, NULL),
+            (10000, 't', 'k', ${tx.json({ pad: "x".repeat(2_000) })}, NULL, NULL), (10001, 't', 'k', '{"n":5}', NULL, NULL)`;
+        const small = 1 + '{"n": 1}'.length + RECORD_OVERHEAD_BYTES;
+        const rows = await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 });
+        expect(rows.map((r) => [r.id, r.bytes])).toEqual([["998", small], ["999", small], ["1000", small]]);
+        expect(rows[0]!.considered).toBe(5);
+        // An oversized row at the head comes alone, whatever the byte limit.
+        await tx`UPDATE outbox SET published_at = now() WHERE id < 10000`;
+        expect((await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 })).map((r) => r.id)).toEqual(["10000"]);
+        expect((await readPendingRows(tx, { batchSize: 1, maxBatchBytes: 100_000 })).map((r) => [r.id, r.considered])).toEqual([["10000", 1]]);
+      });
+    } finally {
+      await sql.end();
+    }
+  });
 
   test("backlog counts rows waiting and their age apart from rows set aside", async () => {
     const status = createOutboxStatus({ sql: api.sql });

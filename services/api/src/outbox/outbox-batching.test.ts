@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from "kafkajs";
-import { permanentKafkaFailure, planBatch, type OutboxRow } from "./outbox-batching.ts";
+import { permanentKafkaFailure, planBatch, publishIsolatingRefusals, type OutboxRow } from "./outbox-batching.ts";
 
+// What kafkajs' retriers throw: new KafkaJSNonRetriableError(e, { cause: e.cause || e }) (its types omit the options).
+const nonRetriable = (e: Error, cause: Error = e) => new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(e, { cause });
 const row = (id: number, bytes: number): OutboxRow => ({ id: String(id), topic: "t", message_key: "k", payload: "", bytes });
 const ids = (rows: OutboxRow[]) => rows.map((r) => Number(r.id));
 
@@ -46,13 +48,13 @@ describe("permanentKafkaFailure tells refusals no retry can fix from transient e
   test("a message too large, wrapped the way the producer throws it, is permanent for the rows sent", () => {
     // Both of kafkajs' retriers wrap it: new KafkaJSNonRetriableError(e, { cause: e.cause || e }).
     const refused = protocol("MESSAGE_TOO_LARGE", false);
-    const err = new KafkaJSNonRetriableError(new KafkaJSNonRetriableError(refused, { cause: refused }), { cause: refused });
+    const err = nonRetriable(nonRetriable(refused), refused);
     expect(permanentKafkaFailure(err)).toEqual({ reason: "MESSAGE_TOO_LARGE: broker says MESSAGE_TOO_LARGE", scope: "rows" });
     expect(permanentKafkaFailure(protocol("INVALID_RECORD", false))?.scope).toBe("rows");
   });
 
   test("topic authorization is permanent for the whole topic", () => {
-    expect(permanentKafkaFailure(new KafkaJSNonRetriableError(protocol("TOPIC_AUTHORIZATION_FAILED", false), { cause: protocol("TOPIC_AUTHORIZATION_FAILED", false) }))?.scope).toBe("topic");
+    expect(permanentKafkaFailure(nonRetriable(protocol("TOPIC_AUTHORIZATION_FAILED", false)))?.scope).toBe("topic");
   });
 
   test("connection loss, a missing topic, exhausted retries and unknown errors are transient", () => {
@@ -61,5 +63,62 @@ describe("permanentKafkaFailure tells refusals no retry can fix from transient e
     expect(permanentKafkaFailure(new KafkaJSNumberOfRetriesExceeded(protocol("NOT_LEADER_FOR_PARTITION", true), { retryCount: 5, retryTime: 100 } as never))).toBeNull();
     expect(permanentKafkaFailure(new Error("boom"))).toBeNull();
     expect(permanentKafkaFailure(null)).toBeNull();
+  });
+});
+
+describe("publishIsolatingRefusals finds the rows Kafka refuses and publishes the rest in order", () => {
+  const refused = (type: string) => nonRetriable(new KafkaJSProtocolError({ type, message: type, retriable: false } as never));
+  const onTopic = (id: number, topic: string): OutboxRow => ({ ...row(id, 10), topic });
+
+  /** A fake producer: refuses a request that contains any row `refuses` says no to (as Kafka refuses a batch). */
+  function fakeKafka(refuses: (r: OutboxRow) => Error | null) {
+    const log = { requests: 0, sent: [] as number[], setAside: [] as [number[], string][] };
+    const steps = {
+      async send(rows: OutboxRow[]) {
+        log.requests++;
+        const error = rows.map(refuses).find((e) => e);
+        if (error) throw error;
+      },
+      async markSent(rows: OutboxRow[]) {
+        log.sent.push(...ids(rows));
+      },
+      async setAside(rows: OutboxRow[], reason: string) {
+        log.setAside.push([ids(rows), reason]);
+      },
+    };
+    return { log, steps };
+  }
+
+  test("one refused row among many is set aside alone; every other row is sent once marked, in id order", async () => {
+    const rows = Array.from({ length: 100 }, (_, i) => row(i + 1, 10));
+    const { log, steps } = fakeKafka((r) => (r.id === "37" ? refused("MESSAGE_TOO_LARGE") : null));
+    await publishIsolatingRefusals(rows, steps);
+    expect(log.setAside).toEqual([[[37], "MESSAGE_TOO_LARGE: MESSAGE_TOO_LARGE"]]);
+    expect(log.sent).toEqual(ids(rows).filter((id) => id !== 37));
+    expect(log.requests).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(100)) + 1);
+  });
+
+  test("a refused topic sets aside that topic's rows and nothing else", async () => {
+    const rows = [onTopic(1, "a"), onTopic(2, "denied"), onTopic(3, "a"), onTopic(4, "denied"), onTopic(5, "a")];
+    const { log, steps } = fakeKafka((r) => (r.topic === "denied" ? refused("TOPIC_AUTHORIZATION_FAILED") : null));
+    await publishIsolatingRefusals(rows, steps);
+    expect(log.setAside.flatMap(([set]) => set)).toEqual([2, 4]);
+    expect(log.sent).toEqual([1, 3, 5]);
+  });
+
+  test("rows that fit one by one but not all together are all sent, none set aside", async () => {
+    const rows = Array.from({ length: 8 }, (_, i) => row(i + 1, 10));
+    const { log, steps } = fakeKafka(() => null);
+    const send = steps.send;
+    steps.send = async (batch) => (batch.length > 2 ? Promise.reject(refused("MESSAGE_TOO_LARGE")) : send(batch));
+    await publishIsolatingRefusals(rows, steps);
+    expect(log.setAside).toEqual([]);
+    expect(log.sent).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  test("a transient error is thrown with nothing set aside, for the whole request to be retried", async () => {
+    const { log, steps } = fakeKafka(() => new KafkaJSError("Connection error: ECONNREFUSED"));
+    await expect(publishIsolatingRefusals([row(1, 10), row(2, 10)], steps)).rejects.toThrow("ECONNREFUSED");
+    expect(log).toEqual({ requests: 1, sent: [], setAside: [] });
   });
 });

@@ -83,3 +83,32 @@ export function permanentKafkaFailure(err: unknown): PermanentFailure | null {
   }
   return null;
 }
+
+export interface PublishSteps {
+  /** One Kafka request with these rows; throws what the producer throws. */
+  send(rows: OutboxRow[]): Promise<void>;
+  markSent(rows: OutboxRow[]): Promise<void>;
+  setAside(rows: OutboxRow[], reason: string): Promise<void>;
+}
+
+/**
+ * Sends rows in id order and marks them sent. On a permanent refusal the rows are halved until the refused
+ * ones are found and set aside (a topic-wide refusal of a one-topic request sets its rows aside at once);
+ * a transient error is thrown, leaving the unsent rows for the next attempt. Rows of a refused request that
+ * reached other partitions are sent again: delivery stays at least once.
+ */
+export async function publishIsolatingRefusals(rows: OutboxRow[], steps: PublishSteps): Promise<void> {
+  try {
+    await steps.send(rows);
+  } catch (err) {
+    const failure = permanentKafkaFailure(err);
+    if (!failure) throw err;
+    const oneTopic = rows.every((r) => r.topic === rows[0]!.topic);
+    if (rows.length === 1 || (failure.scope === "topic" && oneTopic)) return steps.setAside(rows, failure.reason);
+    const half = Math.ceil(rows.length / 2);
+    await publishIsolatingRefusals(rows.slice(0, half), steps);
+    await publishIsolatingRefusals(rows.slice(half), steps);
+    return;
+  }
+  await steps.markSent(rows);
+}

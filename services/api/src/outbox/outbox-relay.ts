@@ -12,8 +12,8 @@ import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
-  permanentKafkaFailure,
   planBatch,
+  publishIsolatingRefusals,
   RECORD_OVERHEAD_BYTES,
   type OutboxRow,
 } from "./outbox-batching.ts";
@@ -39,6 +39,27 @@ export interface OutboxRelay {
   stop(): Promise<void>;
   /** Rows waiting, the oldest one's age, and rows set aside. */
   backlog(): Promise<OutboxBacklog>;
+}
+
+/**
+ * The next rows to publish, in id order: at most `batchSize`, and only as many as fit in `maxBatchBytes`
+ * (plus the first row whatever its size, so an oversized row at the head is seen and set aside).
+ * `considered`: how many pending rows the byte cut looked at (more than returned means rows are waiting).
+ */
+export async function readPendingRows(sql: postgres.Sql | postgres.ReservedSql | postgres.TransactionSql, opts: { batchSize: number; maxBatchBytes: number }): Promise<(OutboxRow & { considered: number })[]> {
+  // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
+  // The inner LIMIT keeps payload::text computed once per row, read through the outbox_pending index.
+  const rows = await sql<(OutboxRow & { considered: string })[]>`
+    SELECT id::text AS id, topic, message_key, payload, bytes, considered FROM (
+      SELECT *, sum(bytes) OVER (ORDER BY id) AS running, count(*) OVER () AS considered FROM (
+        SELECT id, topic, message_key, payload, octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int AS bytes
+        FROM (SELECT id, topic, message_key, payload::text AS payload FROM outbox
+              WHERE published_at IS NULL AND set_aside_at IS NULL ORDER BY id LIMIT ${opts.batchSize}) pending
+      ) sized
+    ) summed
+    WHERE running <= ${opts.maxBatchBytes}::bigint OR running = bytes
+    ORDER BY summed.id`; // the bigint: a bare "id" would sort by the text alias, "1000" before "999"
+  return rows.map((r) => ({ ...r, considered: Number(r.considered) }));
 }
 
 export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger }, opts: OutboxRelayOptions = {}): OutboxRelay {
@@ -74,45 +95,11 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     await deps.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
   }
 
-  /**
-   * Sends rows in id order and marks them sent. On a permanent refusal, halves the rows until the refused ones
-   * are found and set aside; a transient error is thrown (the loop backs off and retries what is unsent).
-   * Parts of a refused request may have reached other partitions: they are sent again (at least once).
-   */
-  async function publish(conn: postgres.ReservedSql, rows: OutboxRow[]): Promise<void> {
-    try {
-      await send(rows);
-    } catch (err) {
-      const failure = permanentKafkaFailure(err);
-      if (!failure) throw err;
-      const topics = new Set(rows.map((r) => r.topic));
-      if (rows.length === 1 || (failure.scope === "topic" && topics.size === 1)) return setAside(conn, rows, failure.reason);
-      const half = Math.ceil(rows.length / 2);
-      await publish(conn, rows.slice(0, half));
-      await publish(conn, rows.slice(half));
-      return;
-    }
-    await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
-  }
-
   /** One round; true when more rows are probably waiting (the round was full by rows or bytes). */
   async function publishRound(conn: postgres.ReservedSql): Promise<boolean> {
-    // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
-    // The running byte sum stops the transfer at what one request can carry (plus the first row, whatever its
-    // size, so an oversized row at the head is seen and set aside); the inner LIMIT keeps payload::text
-    // computed once per row, on the pending index.
-    const rows = await conn<(OutboxRow & { considered: number })[]>`
-      SELECT id::text AS id, topic, message_key, payload, bytes, considered FROM (
-        SELECT *, sum(bytes) OVER (ORDER BY id) AS running, count(*) OVER () AS considered FROM (
-          SELECT id, topic, message_key, payload, octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int AS bytes
-          FROM (SELECT id, topic, message_key, payload::text AS payload FROM outbox
-                WHERE published_at IS NULL AND set_aside_at IS NULL ORDER BY id LIMIT ${batchSize}) pending
-        ) sized
-      ) summed
-      WHERE running <= ${maxBatchBytes}::bigint OR running = bytes
-      ORDER BY id`;
+    const rows = await readPendingRows(conn, { batchSize, maxBatchBytes });
     if (rows.length === 0) return false;
-    const considered = Number(rows[0]!.considered);
+    const considered = rows[0]!.considered;
     const plan = planBatch(rows, limits);
     for (const row of plan.tooLarge) {
       await setAside(conn, [row], `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`);
@@ -122,7 +109,11 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
         await deps.producer.connect();
         producerConnected = true;
       }
-      await publish(conn, plan.send);
+      await publishIsolatingRefusals(plan.send, {
+        send,
+        markSent: async (sent) => void (await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`),
+        setAside: (refused, reason) => setAside(conn, refused, reason),
+      });
     }
     return considered >= batchSize || rows.length < considered || plan.cut;
   }
