@@ -4,6 +4,7 @@ import type Redis from "ioredis";
 import type postgres from "postgres";
 import { authCacheKey, authGenerationKey, generateApiKey, hashApiKey, keyPrefix } from "../auth/api-key.ts";
 import { AUTH_CACHE_TTL_SECONDS } from "../auth/authenticator.ts";
+import { retryTransaction } from "../records/transaction-retry.ts";
 
 export type AdminErrorCode = "invalid_argument" | "not_found";
 
@@ -153,7 +154,7 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
       const officeId = requireId(input.officeId, "office id");
       const externalId = input.externalBrokerId;
       if (externalId.trim() === "") throw new AdminError("invalid_argument", "external broker id must not be empty");
-      return sql.begin(async (tx) => {
+      return retryTransaction(() => sql.begin(async (tx) => {
         const [partner] = await tx`SELECT 1 FROM partners WHERE id = ${partnerId}`;
         if (!partner) throw new AdminError("not_found", `partner ${partnerId} not found`);
         // A broker must never point at another partner's office: that would leak its leads across partners.
@@ -167,7 +168,7 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
           RETURNING id`;
         if (updated.length === 0) throw new AdminError("not_found", "broker not found");
         return { ok: true as const };
-      });
+      }));
     },
   };
 }

@@ -1,6 +1,7 @@
 // SQL for brokers. Functions take the transaction they run in.
 import type postgres from "postgres";
-import type { PageRequest } from "../http/pagination.ts";
+import type { PagePosition, PageRequest } from "../http/pagination.ts";
+import { readCommitSafePage } from "../records/commit-safe-page.ts";
 import type { BrokerDocument } from "./broker-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -21,7 +22,7 @@ export interface StoredBroker {
 const SELECT = (tx: Tx) => tx`
   SELECT b.id::text AS id, b.partner_id, b.external_id, b.office_id, b.version, b.content_hash, b.name, b.email, b.phone,
          b.avatar_url, b.forwarding_email, b.profile, b.avatar_state, b.avatar_failure_reason, b.avatar_warning,
-         b.avatar_width, b.avatar_height, b.avatar_variants, b.created_at, b.updated_at,
+         b.avatar_width, b.avatar_height, b.avatar_variants, b.created_at, b.updated_at, b.write_xid::text AS write_xid,
          COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('licenseNumber', l.license_number, 'state', l.state, 'country', l.country)) ORDER BY l.position)
                    FROM broker_licenses l WHERE l.broker_id = b.id), '[]') AS licenses,
          COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
@@ -57,10 +58,8 @@ function toStored(row: any): StoredBroker {
   };
 }
 
-export async function findBroker(tx: Tx, partnerId: string, externalId: string, forUpdate = false): Promise<StoredBroker | null> {
-  const rows = forUpdate
-    ? await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId} FOR UPDATE OF b`
-    : await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId}`;
+export async function findBroker(tx: Tx, partnerId: string, externalId: string): Promise<StoredBroker | null> {
+  const rows = await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -104,7 +103,12 @@ export async function insertBroker(tx: postgres.TransactionSql, args: { partnerI
   return row ? { id: row.id } : null;
 }
 
-export async function updateBroker(tx: postgres.TransactionSql, current: StoredBroker, document: BrokerDocument, hash: Buffer): Promise<{ version: number }> {
+/**
+ * Guarded by the version that was read (no row lock is taken to read it): null when a concurrent write got
+ * there first, and the caller reads again. Only the columns change, never a key, so the row lock this UPDATE
+ * takes (FOR NO KEY UPDATE) does not block listings that reference the broker (their FK check takes KEY SHARE).
+ */
+export async function updateBroker(tx: postgres.TransactionSql, current: StoredBroker, document: BrokerDocument, hash: Buffer): Promise<{ version: number; officeId: number } | null> {
   const c = columns(document);
   const avatarChanged = (current.document.avatarUrl ?? null) !== c.avatar_url;
   const [row] = avatarChanged
@@ -113,12 +117,13 @@ export async function updateBroker(tx: postgres.TransactionSql, current: StoredB
         profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now(),
         avatar_state = ${c.avatar_url ? "pending" : null}, avatar_failure_reason = NULL, avatar_warning = NULL,
         avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL
-      WHERE id = ${current.id} RETURNING version`
+      WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`
     : await tx`
       UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, forwarding_email = ${c.forwarding_email},
         profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now()
-      WHERE id = ${current.id} RETURNING version`;
-  return { version: row!.version };
+      WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`;
+  // office_id as it is now (the admin CLI moves brokers between offices without a version bump).
+  return row ? { version: row.version, officeId: row.office_id } : null;
 }
 
 export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: string, document: BrokerDocument, previous: BrokerDocument | null): Promise<void> {
@@ -137,12 +142,20 @@ export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: 
 
 export type PageArgs = PageRequest & { partnerId: string };
 
-/** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
-export async function pageBrokers(tx: Tx, args: PageArgs): Promise<StoredBroker[]> {
-  const rows = await tx`${SELECT(tx)}
-    WHERE b.partner_id = ${args.partnerId}
-      ${args.updatedSince ? tx`AND b.updated_at >= ${args.updatedSince}` : tx``}
-      ${args.after ? tx`AND (b.updated_at, b.id) > (${args.after.updatedAt}, ${args.after.id}::bigint)` : tx``}
-    ORDER BY b.updated_at, b.id LIMIT ${args.limit}`;
-  return rows.map(toStored);
+/** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
+export async function pageBrokers(tx: Tx, args: PageArgs): Promise<{ rows: StoredBroker[]; nextCursor: string | null }> {
+  const { partnerId, ...page } = args;
+  return readCommitSafePage(tx, {
+    table: "brokers",
+    partnerId,
+    page,
+    async fetch(after: PagePosition, limit: number, updatedSince: Date | null) {
+      const rows = await tx`${SELECT(tx)}
+        WHERE b.partner_id = ${partnerId}
+          AND (b.write_xid, b.id) > (${after.xid}::xid8, ${after.id}::bigint)
+          ${updatedSince ? tx`AND b.updated_at >= ${updatedSince}` : tx``}
+        ORDER BY b.write_xid, b.id LIMIT ${limit}`;
+      return rows.map((r) => ({ row: toStored(r), position: { xid: r.write_xid as string, id: r.id as string } }));
+    },
+  });
 }

@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import { BrokerBody, BrokerPutResponse, BrokerRecord, ErrorMessages, ErrorResponse, PageQuery } from "@pss/contracts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { nextCursor, parsePageQuery } from "../http/pagination.ts";
+import { parsePageQuery } from "../http/pagination.ts";
+import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { upsertBroker } from "./broker-service.ts";
 
@@ -45,7 +46,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
-        const result = await sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body));
+        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body)));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,
@@ -75,11 +76,11 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       async ({ query, request }) => {
         const partner = ctx.principalOf(request);
         const page = parsePageQuery(query);
-        const rows = await pageBrokers(sql, { partnerId: partner.partnerId, ...page });
+        const { rows, nextCursor } = await pageBrokers(sql, { partnerId: partner.partnerId, ...page });
         return {
           status: "success" as const,
           results: rows.map((b) => toBrokerRecord(b, publicBaseUrl)),
-          nextCursor: nextCursor(rows, page.limit),
+          nextCursor,
         };
       },
       { query: PageQuery, detail: { summary: "Page through all of the partner's brokers (reconciliation)" } },

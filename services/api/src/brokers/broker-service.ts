@@ -2,6 +2,7 @@
 import { Topics, type BrokerBody } from "@pss/contracts";
 import type postgres from "postgres";
 import { validationError } from "../http/errors.ts";
+import { ContendedWriteError } from "../records/transaction-retry.ts";
 import { appendEvent } from "../outbox/outbox-writer.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
 import { applyBrokerBody, brokerBodyProblems, type BrokerDocument } from "./broker-document.ts";
@@ -28,17 +29,22 @@ export function brokerEventPayload(id: string, externalId: string, officeId: num
   };
 }
 
+/** Read, merge, write without row locks for the read: a write guarded by the version read, retried on a lost race. */
+const MAX_WRITE_ATTEMPTS = 8;
+
 export async function upsertBroker(tx: postgres.TransactionSql, partnerId: string, externalId: string, body: BrokerBody, pathRoot = ""): Promise<BrokerUpsertResult> {
   const problems = brokerBodyProblems(body, pathRoot);
   if (problems.length) throw validationError(problems);
 
-  let current: StoredBroker | null = await findBroker(tx, partnerId, externalId, true);
-  if (!current) {
-    const document = applyBrokerBody(null, body);
-    const hash = contentHash(document as unknown as Json);
-    const officeId = await defaultOfficeId(tx, partnerId);
-    const inserted = await insertBroker(tx, { partnerId, externalId, officeId, document, hash });
-    if (inserted) {
+  for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+    const current: StoredBroker | null = await findBroker(tx, partnerId, externalId);
+    if (!current) {
+      const document = applyBrokerBody(null, body);
+      const hash = contentHash(document as unknown as Json);
+      const officeId = await defaultOfficeId(tx, partnerId);
+      const inserted = await insertBroker(tx, { partnerId, externalId, officeId, document, hash });
+      // null: a concurrent request created it between our read and insert; merge onto it as an update.
+      if (!inserted) continue;
       await replaceBrokerLists(tx, inserted.id, document, null);
       await appendEvent(tx, {
         topic: Topics.brokerEvents,
@@ -51,25 +57,25 @@ export async function upsertBroker(tx: postgres.TransactionSql, partnerId: strin
       });
       return { brokerId: inserted.id, created: true, changed: true };
     }
-    // A concurrent request created it between our read and insert: continue as an update.
-    current = await findBroker(tx, partnerId, externalId, true);
-    if (!current) throw new Error("broker vanished after a conflicting insert");
+
+    const document = applyBrokerBody(current.document, body);
+    const hash = contentHash(document as unknown as Json);
+    if (hash.equals(current.contentHash)) return { brokerId: current.id, created: false, changed: false };
+
+    const updated = await updateBroker(tx, current, document, hash);
+    if (!updated) continue;
+    // The UPDATE holds the row until commit: the lists below are replaced by one writer at a time.
+    await replaceBrokerLists(tx, current.id, document, current.document);
+    await appendEvent(tx, {
+      topic: Topics.brokerEvents,
+      type: "broker.upserted",
+      aggregateType: "broker",
+      aggregateId: current.id,
+      version: updated.version,
+      partnerId,
+      payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
+    });
+    return { brokerId: current.id, created: false, changed: true };
   }
-
-  const document = applyBrokerBody(current.document, body);
-  const hash = contentHash(document as unknown as Json);
-  if (hash.equals(current.contentHash)) return { brokerId: current.id, created: false, changed: false };
-
-  const { version } = await updateBroker(tx, current, document, hash);
-  await replaceBrokerLists(tx, current.id, document, current.document);
-  await appendEvent(tx, {
-    topic: Topics.brokerEvents,
-    type: "broker.upserted",
-    aggregateType: "broker",
-    aggregateId: current.id,
-    version,
-    partnerId,
-    payload: brokerEventPayload(current.id, externalId, current.officeId, document),
-  });
-  return { brokerId: current.id, created: false, changed: true };
+  throw new ContendedWriteError();
 }

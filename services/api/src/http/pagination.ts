@@ -1,24 +1,54 @@
-// Opaque cursors over (updated_at, id): a stable order in which every record appears once per pass.
+// Opaque cursors over the commit-safe write position (write_xid, id): a stable order in which every record
+// appears once per pass, and in which nothing committed later can appear behind a reader (records/commit-safe-page.ts).
 import { isDateTime } from "@pss/contracts";
 import { BadRequestError } from "./errors.ts";
 
+/** A place in the order (write_xid, id); a page holds what comes strictly after it. */
+export interface PagePosition {
+  xid: string;
+  id: string;
+}
+
 export interface PageRequest {
   limit: number;
-  after: { updatedAt: Date; id: string } | null;
+  after: PagePosition | null;
   updatedSince: Date | null;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 500;
 
-export function encodeCursor(updatedAt: Date, id: string | number): string {
-  return Buffer.from(JSON.stringify([updatedAt.toISOString(), String(id)])).toString("base64url");
+const CURSOR_VERSION = "w1";
+const BAD_CURSOR = "cursor is not valid; pass nextCursor from the previous page unchanged";
+const MAX_XID8 = 2n ** 64n - 1n;
+
+/** The cursor carries the pass's updatedSince, so later pages filter the same way with or without it repeated. */
+export function encodeCursor(position: PagePosition, updatedSince: Date | null): string {
+  return Buffer.from(JSON.stringify([CURSOR_VERSION, position.xid, position.id, updatedSince?.toISOString() ?? null])).toString("base64url");
 }
 
-/** A full page may have more after it; a short one is the end. */
-export function nextCursor(rows: { updatedAt: Date; id: string | number }[], limit: number): string | null {
-  const last = rows.at(-1);
-  return rows.length === limit && last ? encodeCursor(last.updatedAt, last.id) : null;
+const validDate = (value: unknown): value is string => typeof value === "string" && new Date(value).getUTCFullYear() >= 1;
+
+function decodeCursor(cursor: string): { after: PagePosition | null; updatedSince: Date | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
+  } catch {
+    throw new BadRequestError(BAD_CURSOR);
+  }
+  if (!Array.isArray(parsed)) throw new BadRequestError(BAD_CURSOR);
+  if (parsed.length === 4 && parsed[0] === CURSOR_VERSION) {
+    const [, xid, id, since] = parsed;
+    const ok = typeof xid === "string" && /^\d{1,20}$/.test(xid) && BigInt(xid) <= MAX_XID8 && typeof id === "string" && /^\d{1,18}$/.test(id) && (since === null || validDate(since));
+    if (!ok) throw new BadRequestError(BAD_CURSOR);
+    return { after: { xid, id }, updatedSince: since === null ? null : new Date(since) };
+  }
+  // A cursor from before the commit-safe order ([updatedAt, id]): restart from that instant (a superset: some
+  // records may come again, none is skipped).
+  if (parsed.length === 2 && validDate(parsed[0]) && typeof parsed[1] === "string" && /^\d{1,18}$/.test(parsed[1])) {
+    return { after: null, updatedSince: new Date(parsed[0]) };
+  }
+  throw new BadRequestError(BAD_CURSOR);
 }
 
 export function parsePageQuery(query: Record<string, string | undefined>): PageRequest {
@@ -34,15 +64,7 @@ export function parsePageQuery(query: Record<string, string | undefined>): PageR
     if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1) throw new BadRequestError("updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z");
     updatedSince = new Date(query.updatedSince);
   }
-  let after: PageRequest["after"] = null;
-  if (query.cursor !== undefined) {
-    try {
-      const [at, id] = JSON.parse(Buffer.from(query.cursor, "base64url").toString()) as [string, string];
-      if (!/^\d{1,18}$/.test(id) || !(new Date(at).getUTCFullYear() >= 1)) throw new Error();
-      after = { updatedAt: new Date(at), id };
-    } catch {
-      throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
-    }
-  }
-  return { limit, after, updatedSince };
+  if (query.cursor === undefined) return { limit, after: null, updatedSince };
+  const fromCursor = decodeCursor(query.cursor);
+  return { limit, after: fromCursor.after, updatedSince: updatedSince ?? fromCursor.updatedSince };
 }

@@ -2,6 +2,7 @@
 import { BUYER_VISIBLE_STATUSES, LEAD_SUBMITTED, Topics, type LeadSubmittedPayload } from "@pss/contracts";
 import type postgres from "postgres";
 import { appendEvent } from "../outbox/outbox-writer.ts";
+import { retryTransaction } from "../records/transaction-retry.ts";
 
 export interface NewLead {
   id: string;
@@ -14,7 +15,8 @@ export interface NewLead {
 
 /** Stores the lead with the listing's broker, office and organization as they are now; null when the listing is not buyer-visible. */
 export async function insertLead(sql: postgres.Sql, lead: NewLead): Promise<LeadSubmittedPayload | null> {
-  return sql.begin(async (tx) => {
+  // Retried whole after a deadlock or serialization failure (nothing of a rolled-back attempt remains).
+  return retryTransaction(() => sql.begin(async (tx) => {
     const [row] = await tx<{ partner_id: string; listing_id: string; broker_id: string; office_id: number; organization_id: number; created_at: Date }[]>`
       INSERT INTO leads (id, partner_id, listing_id, broker_id, office_id, organization_id, buyer_name, buyer_email, buyer_phone, message)
       SELECT ${lead.id}, l.partner_id, l.id, l.broker_id, b.office_id, o.organization_id, ${lead.name}, ${lead.email}, ${lead.phone}, ${lead.message}
@@ -32,5 +34,5 @@ export async function insertLead(sql: postgres.Sql, lead: NewLead): Promise<Lead
     };
     await appendEvent(tx, { topic: Topics.leadEvents, type: LEAD_SUBMITTED, aggregateType: "lead", aggregateId: lead.id, version: 1, partnerId: row.partner_id, payload });
     return payload;
-  });
+  }));
 }

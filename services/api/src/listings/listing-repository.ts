@@ -1,6 +1,7 @@
 // SQL for listings, their photos and status history. Functions take the transaction they run in.
 import type postgres from "postgres";
-import type { PageRequest } from "../http/pagination.ts";
+import type { PagePosition, PageRequest } from "../http/pagination.ts";
+import { readCommitSafePage } from "../records/commit-safe-page.ts";
 import type { ListingDocument } from "./listing-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -36,6 +37,7 @@ const SELECT = (tx: Tx) => tx`
   SELECT l.id, l.partner_id, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, l.version, l.content_hash,
          l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at, l.street_address1, l.city, l.state,
          l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.index_state, l.created_at, l.updated_at,
+         l.write_xid::text AS write_xid,
          COALESCE((SELECT json_agg(json_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state, 'failureReason', p.failure_reason,
                      'warning', p.warning, 'width', p.width, 'height', p.height, 'variants', p.variants) ORDER BY p.sort_key, p.id)
                    FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
@@ -88,10 +90,8 @@ export async function loadForWrite(tx: Tx, partnerId: string, externalId: string
   };
 }
 
-export async function findListing(tx: Tx, partnerId: string, externalId: string, forUpdate = false): Promise<StoredListing | null> {
-  const rows = forUpdate
-    ? await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId} FOR UPDATE OF l`
-    : await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}`;
+export async function findListing(tx: Tx, partnerId: string, externalId: string): Promise<StoredListing | null> {
+  const rows = await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -107,12 +107,20 @@ export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map
 
 export type PageArgs = PageRequest & { partnerId: string };
 
-/** Stable order for reconciliation: (updated_at, id), strictly after the cursor. */
-export async function pageListings(tx: Tx, args: PageArgs): Promise<StoredListing[]> {
-  const rows = await tx`${SELECT(tx)}
-    WHERE l.partner_id = ${args.partnerId}
-      ${args.updatedSince ? tx`AND l.updated_at >= ${args.updatedSince}` : tx``}
-      ${args.after ? tx`AND (l.updated_at, l.id) > (${args.after.updatedAt}, ${args.after.id}::bigint)` : tx``}
-    ORDER BY l.updated_at, l.id LIMIT ${args.limit}`;
-  return rows.map(toStored);
+/** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
+export async function pageListings(tx: Tx, args: PageArgs): Promise<{ rows: StoredListing[]; nextCursor: string | null }> {
+  const { partnerId, ...page } = args;
+  return readCommitSafePage(tx, {
+    table: "listings",
+    partnerId,
+    page,
+    async fetch(after: PagePosition, limit: number, updatedSince: Date | null) {
+      const rows = await tx`${SELECT(tx)}
+        WHERE l.partner_id = ${partnerId}
+          AND (l.write_xid, l.id) > (${after.xid}::xid8, ${after.id}::bigint)
+          ${updatedSince ? tx`AND l.updated_at >= ${updatedSince}` : tx``}
+        ORDER BY l.write_xid, l.id LIMIT ${limit}`;
+      return rows.map((r) => ({ row: toStored(r), position: { xid: r.write_xid as string, id: String(r.id) } }));
+    },
+  });
 }

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, PageQuery, type ListingRecord } from "@pss/contracts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { nextCursor, parsePageQuery } from "../http/pagination.ts";
+import { parsePageQuery } from "../http/pagination.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
 import { upsertListing } from "./listing-service.ts";
 
@@ -81,12 +81,12 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ query, request }) => {
         const partner = ctx.principalOf(request);
         const page = parsePageQuery(query);
-        const rows = await pageListings(sql, { partnerId: partner.partnerId, ...page });
+        const { rows, nextCursor } = await pageListings(sql, { partnerId: partner.partnerId, ...page });
         const history = await statusHistories(sql, rows.map((r) => r.id));
         return {
           status: "success" as const,
           results: rows.map((l) => toListingRecord(l, history.get(l.id)!, publicBaseUrl)),
-          nextCursor: nextCursor(rows, page.limit),
+          nextCursor,
         };
       },
       { query: PageQuery, detail: { summary: "Page through all of the partner's listings (reconciliation)" } },

@@ -1,11 +1,14 @@
 // Create-or-update of a listing. The write itself is one atomic statement (listing-writes.ts); a listing with
-// an inline broker runs it inside the transaction that also writes the broker.
+// an inline broker runs it inside the transaction that also writes the broker. No row is locked to read it:
+// writes are guarded by the version read and retried on a lost race, and the whole write is retried after a
+// deadlock or serialization failure (records/transaction-retry.ts).
 import { ErrorMessages, type ListingBody } from "@pss/contracts";
 import type postgres from "postgres";
 import { upsertBroker } from "../brokers/broker-service.ts";
 import { NotFoundError, validationError } from "../http/errors.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
 import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDocument } from "./listing-document.ts";
+import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { findListing, loadForWrite, type StoredListing } from "./listing-repository.ts";
 import { createListingAtomically, updateListingAtomically } from "./listing-writes.ts";
 
@@ -43,14 +46,18 @@ type Loaded = { listing: StoredListing | null; namedBrokerId: string | null | un
 export async function upsertListing(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
+  return retryTransaction(() => upsertListingOnce(sql, partnerId, externalId, body));
+}
+
+async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
   if (!body.broker) return writeListing(sql, partnerId, externalId, body, () => loadForWrite(sql, partnerId, externalId, body.brokerExternalId));
 
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
     const { brokerId } = await upsertBroker(tx, partnerId, externalBrokerId, brokerBody, "broker.");
-    // The row lock keeps the version read here current until commit.
-    return writeListing(tx, partnerId, externalId, body, async (): Promise<Loaded> => ({ listing: await findListing(tx, partnerId, externalId, true), namedBrokerId: brokerId }));
+    // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
+    return writeListing(tx, partnerId, externalId, body, async (): Promise<Loaded> => ({ listing: await findListing(tx, partnerId, externalId), namedBrokerId: brokerId }));
   });
 }
 
@@ -82,5 +89,6 @@ async function writeListing(db: postgres.Sql | postgres.TransactionSql, partnerI
     const written = await updateListingAtomically(db, { id: current.id, expectedVersion: current.version, partnerId, brokerId, previous: current, document, hash, payload });
     if (written) return { listingId: current.id, created: false, changed: true };
   }
-  throw new Error(`listing ${externalId} kept changing under ${MAX_WRITE_ATTEMPTS} attempts`);
+  // Lost the race every time: say so with a 503 to retry, not a 500.
+  throw new ContendedWriteError();
 }
