@@ -1,10 +1,12 @@
 // Buyers' full-text search over the OpenSearch alias: relevance on title (boosted) and description, exact
-// filters, price or recency sorts, and search_after paging with the listing ID as tiebreaker.
+// filters, price or recency sorts, and search_after paging with the listing ID as tiebreaker. The index lags
+// PostgreSQL, so every hit is checked against PostgreSQL (one query per page) before it is returned: a listing
+// no longer buyer-visible is dropped, and the address is shown as its current visibility allows.
 import type { Client } from "@opensearch-project/opensearch";
-import { BUYER_VISIBLE_STATUSES, type ListingSearchDocument, type SearchResponse } from "@pss/contracts";
+import { BUYER_VISIBLE_STATUSES, isBuyerVisible, type ListingSearchDocument, type SearchResponse } from "@pss/contracts";
 import type postgres from "postgres";
 import { ApiError, BadRequestError } from "../http/errors.ts";
-import { firstReadyPhotos } from "./public-repository.ts";
+import { currentHitStates, type CurrentHitState } from "./public-repository.ts";
 import { summaryFromDocument } from "./public-views.ts";
 import { encodeSearchCursor, type SearchRequest } from "./search-params.ts";
 
@@ -66,15 +68,29 @@ export function createListingSearch(deps: ListingSearchDeps) {
       throw new SearchUnavailableError();
     }
     const page = hits.slice(0, request.limit);
-    const photos = await firstReadyPhotos(deps.sql, page.map((h) => h._source.serviceListingId));
+    const current = await currentHitStates(deps.sql, page.map((h) => h._source.serviceListingId));
     const last = page.at(-1);
     return {
       status: "success",
       total,
-      results: page.map((h) => summaryFromDocument(h._source, photos.get(h._source.serviceListingId), deps.publicBaseUrl)),
+      results: page.flatMap((h) => {
+        const now = current.get(h._source.serviceListingId);
+        return now && mayShow(now, request) ? [summaryFromDocument(h._source, now, deps.publicBaseUrl)] : [];
+      }),
+      // From the last hit OpenSearch returned, shown or not: paging stays on the index's order.
       nextCursor: hits.length > request.limit && last ? encodeSearchCursor(request, last.sort) : null,
     };
   };
+}
+
+/**
+ * A hit is shown only if PostgreSQL still has it buyer-visible; a city filter never matches a listing whose
+ * city is hidden now (the index may still hold the city from before the partner hid it).
+ */
+function mayShow(now: CurrentHitState, request: SearchRequest): boolean {
+  if (!isBuyerVisible(now.status)) return false;
+  if (request.city !== null && now.location.visibility === "SHOW_STATE_ONLY") return false;
+  return true;
 }
 
 export type ListingSearch = ReturnType<typeof createListingSearch>;

@@ -100,12 +100,39 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
   return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
 }
 
-/** The first ready photo of each listing (search results carry one; photos become ready after indexing). */
-export async function firstReadyPhotos(sql: Sql, listingIds: number[]): Promise<Map<number, PublicImageRow & { sortKey: number }>> {
+/** What a search hit must be checked against: the listing as PostgreSQL has it now. */
+export interface CurrentHitState {
+  status: string;
+  location: PublicListingRow["location"];
+  broker: { id: string; name: string };
+  /** The first ready photo (search results carry one; photos become ready after indexing). */
+  photo: (PublicImageRow & { sortKey: number }) | null;
+}
+
+/**
+ * One query per search page: the current status, address (with its visibility), broker and first ready photo
+ * of every hit. The index lags PostgreSQL; the caller drops or redacts hits by what is returned here.
+ */
+export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<Map<number, CurrentHitState>> {
   if (listingIds.length === 0) return new Map();
   const rows = await sql`
-    SELECT DISTINCT ON (p.listing_id) p.listing_id, p.sort_key, p.width, p.height, COALESCE(p.variants, '[]'::jsonb) AS variants
-    FROM listing_photos p WHERE p.listing_id = ANY(${listingIds}::bigint[]) AND p.state = 'ready'
-    ORDER BY p.listing_id, p.sort_key, p.id`;
-  return new Map(rows.map((r) => [Number(r.listing_id), { sortKey: r.sort_key, width: r.width, height: r.height, variants: r.variants }]));
+    SELECT l.id, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
+           b.id::text AS broker_id, b.name AS broker_name, ph.photo
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    LEFT JOIN LATERAL (
+      SELECT json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb)) AS photo
+      FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready' ORDER BY p.sort_key, p.id LIMIT 1
+    ) ph ON true
+    WHERE l.id = ANY(${listingIds}::bigint[])`;
+  return new Map(
+    rows.map((r) => [
+      Number(r.id),
+      {
+        status: r.status,
+        location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+        broker: { id: r.broker_id, name: r.broker_name },
+        photo: r.photo ?? null,
+      },
+    ]),
+  );
 }

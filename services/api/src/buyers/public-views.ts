@@ -11,7 +11,7 @@ import {
   type PublicListing,
   type PublicListingSummary,
 } from "@pss/contracts";
-import type { PublicBrokerRow, PublicImageRow, PublicListingRow } from "./public-repository.ts";
+import type { CurrentHitState, PublicBrokerRow, PublicImageRow, PublicListingRow } from "./public-repository.ts";
 
 export const listingUrl = (base: string, id: number | string) => `${base}/listings/${id}`;
 export const brokerUrl = (base: string, id: string) => `${base}/brokers/${id}`;
@@ -75,20 +75,24 @@ export function summaryFromRow(row: PublicListingRow, base: string): PublicListi
   };
 }
 
-export function summaryFromDocument(doc: ListingSearchDocument, firstPhoto: (PublicImageRow & { sortKey: number }) | undefined, base: string): PublicListingSummary {
+/**
+ * A search hit as buyers may see it now: status, address, broker and photo come from PostgreSQL (`current`),
+ * because the index lags; title, excerpt and figures from the index document.
+ */
+export function summaryFromDocument(doc: ListingSearchDocument, current: CurrentHitState, base: string): PublicListingSummary {
+  const status = current.status as ListingStatus;
   return {
     serviceListingId: doc.serviceListingId,
     serviceListingUrl: listingUrl(base, doc.serviceListingId),
     title: doc.title,
     businessType: doc.businessType,
-    status: doc.status,
-    underContract: doc.status === "UNDER_CONTRACT",
-    // Already redacted by the indexer; applied again so a document from an older indexer can never leak.
-    location: publicLocation(doc.location as never),
+    status,
+    underContract: status === "UNDER_CONTRACT",
+    location: publicLocation(current.location),
     financials: publicFinancials(doc.financials),
     excerpt: excerpt(doc.description),
-    photo: firstPhoto ? photo(firstPhoto) : null,
-    broker: { serviceBrokerId: doc.broker.serviceBrokerId, name: doc.broker.name, serviceProfileUrl: brokerUrl(base, doc.broker.serviceBrokerId) },
+    photo: current.photo ? photo(current.photo) : null,
+    broker: { serviceBrokerId: current.broker.id, name: current.broker.name, serviceProfileUrl: brokerUrl(base, current.broker.id) },
     listedAt: doc.listedAt,
   };
 }
