@@ -1,0 +1,479 @@
+// Fault tests: real API and indexer processes (spawned as `bun src/main.ts`, exactly as deployed), a paced
+// write load from a partner, and a switch to stop one of the shared local servers and bring it back.
+// Only the local infrastructure runner's servers can be stopped; elsewhere the tests are skipped.
+import { join } from "node:path";
+import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
+import Redis from "ioredis";
+import { Kafka, logLevel } from "kafkajs";
+import postgres from "postgres";
+import { Topics } from "@pss/contracts";
+import { components, defaultPaths, up, type Component } from "../../../../../infra/src/index.ts";
+import { testUrls, uniqueName } from "../../../../../test/support/env.ts";
+import { createPartnerAdmin } from "../../../src/admin/partner-admin.ts";
+
+const ROOT = join(import.meta.dir, "..", "..", "..", "..", "..");
+export type Part = Component["name"];
+
+/** The local runner's component for a part, when the test servers are the runner's (else null: skip). */
+export async function localComponent(part: Part): Promise<Component | null> {
+  const urls = testUrls() as Record<string, string>;
+  const component = components(defaultPaths(ROOT)).find((c) => c.name === part)!;
+  if (urls[component.env.name] !== component.env.value) return null;
+  return (await component.running()) ? component : null;
+}
+
+/** Every part the runner manages is running and answering (used to restore the shared servers). */
+export async function restoreInfrastructure(): Promise<void> {
+  const env = { ...process.env };
+  for (const c of components(defaultPaths(ROOT))) delete env[c.env.name];
+  await up(env, defaultPaths(ROOT));
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+export interface ServiceProcess {
+  name: string;
+  port: number;
+  /** Log lines (JSON) the process wrote. */
+  lines: string[];
+  /** Exit code, or null while it runs. */
+  exitCode(): number | null;
+  stop(): Promise<number>;
+}
+
+/** Spawns `bun services/<service>/src/main.ts` and waits until its /healthz answers. */
+export async function spawnService(service: "api" | "indexer", env: Record<string, string>, port: number): Promise<ServiceProcess> {
+  const lines: string[] = [];
+  const proc = Bun.spawn([process.execPath, join(ROOT, "services", service, "src", "main.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let code: number | null = null;
+  void proc.exited.then((c) => (code = c));
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const chunk of stream) {
+      rest += decoder.decode(chunk, { stream: true });
+      const parts = rest.split("\n");
+      rest = parts.pop()!;
+      lines.push(...parts.filter(Boolean));
+    }
+    if (rest) lines.push(rest);
+  };
+  void collect(proc.stdout);
+  void collect(proc.stderr);
+  const deadline = Date.now() + 30_000;
+  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
+    if (code !== null) throw new Error(`${service} exited with ${code} during start-up:\n${lines.slice(-20).join("\n")}`);
+    if (Date.now() > deadline) throw new Error(`${service} did not answer /healthz within 30 s:\n${lines.slice(-20).join("\n")}`);
+    await Bun.sleep(100);
+  }
+  return {
+    name: service,
+    port,
+    lines,
+    exitCode: () => code,
+    async stop() {
+      if (code === null) proc.kill("SIGTERM");
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
+      const exit = await proc.exited;
+      clearTimeout(timer);
+      return exit;
+    },
+  };
+}
+
+export async function waitUntil<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => null);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(200);
+  }
+}
+
+/** Starts the indexer's consumer group at the topics' current end, so it indexes this test's writes only. */
+async function moveGroupToEnd(kafka: Kafka, groupId: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    for (const topic of [Topics.listingEvents.name, Topics.brokerEvents.name]) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export interface Stack {
+  api: ServiceProcess;
+  indexer: ServiceProcess | null;
+  baseUrl: string;
+  alias: string;
+  apiKey: string;
+  partnerId: string;
+  /** A valid key no request has used before the outage: authenticating it needs PostgreSQL. */
+  coldApiKey: string;
+  /** The test's own clients, to check what was stored, published and indexed. */
+  sql: postgres.Sql;
+  opensearch: OpenSearchClient;
+  stop(): Promise<void>;
+}
+
+/** A real API process (relay on) and optionally a real indexer process, sharing a fresh alias; a new partner. */
+export async function startStack(opts: { indexer: boolean }): Promise<Stack> {
+  const urls = testUrls();
+  const alias = uniqueName("fault-listings");
+  const sql = postgres(urls.DATABASE_URL, { max: 4, onnotice: () => {} });
+  const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
+  const opensearch = new OpenSearchClient({ node: urls.OPENSEARCH_URL, requestTimeout: 5000 });
+  const admin = createPartnerAdmin({ sql, redis });
+  const created = await admin.createPartner({ name: uniqueName("fault-partner"), leadTracking: false });
+  const cold = await admin.createPartner({ name: uniqueName("fault-partner-cold"), leadTracking: false });
+  redis.disconnect();
+
+  let indexer: ServiceProcess | null = null;
+  if (opts.indexer) {
+    const groupId = uniqueName("fault-indexer");
+    const kafka = new Kafka({ clientId: uniqueName("fault-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+    await moveGroupToEnd(kafka, groupId);
+    const port = await freePort();
+    indexer = await spawnService("indexer", { HEALTH_PORT: String(port), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groupId }, port);
+  }
+  const apiPort = await freePort();
+  const api = await spawnService(
+    "api",
+    { API_PORT: String(apiPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
+    apiPort,
+  );
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  await waitUntil("the API to be ready", async () => (await fetch(`${baseUrl}/readyz`)).ok, 30_000);
+  return {
+    api,
+    indexer,
+    baseUrl,
+    alias,
+    apiKey: created.apiKey,
+    partnerId: created.partnerId,
+    coldApiKey: cold.apiKey,
+    sql,
+    opensearch,
+    async stop() {
+      await api.stop().catch(() => {});
+      await indexer?.stop().catch(() => {});
+      await opensearch.indices.delete({ index: `${alias}-v*` }).catch(() => {});
+      await opensearch.close();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+export interface Answer {
+  lane: number;
+  externalId: string;
+  title: string;
+  startedAt: number;
+  ms: number;
+  status: number;
+  retryAfter: string | null;
+  body: any;
+}
+
+export interface Load {
+  brokerId: string;
+  answers: Answer[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Paced PUT load: `lanes` sequential writers, each sending one listing PUT every `1000 * lanes / perSecond` ms,
+ * moving to a new listing every 8 writes (creates and updates). Every answer is recorded with its latency.
+ */
+export async function startLoad(stack: Stack, opts: { perSecond: number; lanes?: number; clientTimeoutMs?: number }): Promise<Load> {
+  const lanes = opts.lanes ?? 4;
+  const interval = (1000 * lanes) / opts.perSecond;
+  const brokerId = uniqueName("fault-broker");
+  const headers = { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" };
+  const broker = await fetch(`${stack.baseUrl}/partner/v1/brokers/${brokerId}`, {
+    method: "PUT",
+    headers,
+    body: JSON.stringify({ name: "Fault Broker", email: "fault.broker@example.com", licenses: [], serviceAreas: [] }),
+  });
+  if (broker.status >= 300) throw new Error(`creating the broker answered ${broker.status}: ${await broker.text()}`);
+
+  const answers: Answer[] = [];
+  let running = true;
+  const prefix = uniqueName("fault");
+  const lane = async (n: number) => {
+    for (let seq = 0; running; seq++) {
+      const began = performance.now();
+      const externalId = `${prefix}-l${n}-${Math.floor(seq / 8)}`;
+      const title = `lane ${n} write ${seq}`;
+      const startedAt = Date.now();
+      let status = 0;
+      let retryAfter: string | null = null;
+      let body: any = null;
+      try {
+        const res = await fetch(`${stack.baseUrl}/partner/v1/listings/${externalId}`, {
+          method: "PUT",
+          headers,
+          body: JSON.stringify({
+            brokerExternalId: brokerId,
+            status: "FOR_SALE",
+            businessType: "Restaurant",
+            title,
+            description: "Written by a fault test.",
+            location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+            photos: [],
+          }),
+          signal: AbortSignal.timeout(opts.clientTimeoutMs ?? 15_000),
+        });
+        status = res.status;
+        retryAfter = res.headers.get("retry-after");
+        const text = await res.text();
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+      } catch (err) {
+        body = String(err);
+      }
+      answers.push({ lane: n, externalId, title, startedAt, ms: performance.now() - began, status, retryAfter, body });
+      const wait = interval - (performance.now() - began);
+      if (wait > 0) await Bun.sleep(wait);
+    }
+  };
+  const loops = Array.from({ length: lanes }, (_, n) => lane(n));
+  return {
+    brokerId,
+    answers,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Stops a part for `outageMs` (measured from when it is down), then starts it again and waits until it answers. */
+export interface OutageWindow {
+  /** The part had stopped. */
+  downAt: number;
+  /** Starting it again began (it was down for certain in [downAt, restartAt)). */
+  restartAt: number;
+  /** It answered again. */
+  upAt: number;
+}
+
+/** Host and port a part listens on, from its URL. */
+function endpointOf(component: Component): { hostname: string; port: number } {
+  const first = component.env.value.split(",")[0]!;
+  const url = new URL(first.includes("://") ? first : `tcp://${first}`);
+  return { hostname: url.hostname, port: Number(url.port) };
+}
+
+async function accepts(endpoint: { hostname: string; port: number }): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ ...endpoint, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Polls whether the part accepts connections every 200 ms, so a test judges answers by what the part really
+ * was when they were made (another run on the same machine may start the shared server again).
+ */
+export function watchPart(component: Component): { stop(): void; wasDownThroughout(from: number, to: number): boolean } {
+  const endpoint = endpointOf(component);
+  const polls: { at: number; up: boolean }[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const at = Date.now();
+      polls.push({ at, up: await accepts(endpoint) });
+      await Bun.sleep(200);
+    }
+  })();
+  return {
+    stop() {
+      running = false;
+      void loop;
+    },
+    wasDownThroughout(from, to) {
+      const before = polls.findLast((p) => p.at <= from);
+      const after = polls.find((p) => p.at >= to);
+      if (!before || !after) return false;
+      return polls.filter((p) => p.at >= before.at && p.at <= after.at).every((p) => !p.up);
+    },
+  };
+}
+
+export async function outage(component: Component, outageMs: number, during?: () => Promise<void>): Promise<OutageWindow> {
+  await component.stop();
+  const downAt = Date.now();
+  let restartAt = downAt;
+  try {
+    const watch = during?.();
+    await Bun.sleep(outageMs);
+    await watch;
+  } finally {
+    restartAt = Date.now();
+    await restoreInfrastructure();
+  }
+  return { downAt, restartAt, upAt: Date.now() };
+}
+
+export const acknowledged = (a: Answer) => a.status >= 200 && a.status < 300;
+
+/**
+ * What every fault test checks once the stack is back: each listing's stored title is its last acknowledged
+ * write or a later attempt; its version counts exactly the writes applied (between the acknowledged and the
+ * attempted ones); its outbox holds exactly one event per version; and, with an indexer, the index reached the
+ * stored version and holds the stored title.
+ */
+export async function verifyWrites(stack: Stack, answers: Answer[], opts: { indexed: boolean; timeoutMs?: number }): Promise<{ listings: number; acknowledged: number }> {
+  const byListing = new Map<string, Answer[]>();
+  for (const a of answers) byListing.set(a.externalId, [...(byListing.get(a.externalId) ?? []), a]);
+  const problems: string[] = [];
+  let acked = 0;
+  const ids: { id: number; externalId: string }[] = [];
+  for (const [externalId, writes] of byListing) {
+    const ackedWrites = writes.filter(acknowledged);
+    acked += ackedWrites.length;
+    const [row] = await stack.sql`SELECT id::int AS id, title, version FROM listings WHERE partner_id = ${stack.partnerId} AND external_id = ${externalId}`;
+    if (!row) {
+      if (ackedWrites.length) problems.push(`${externalId}: ${ackedWrites.length} acknowledged writes but no row`);
+      continue;
+    }
+    ids.push({ id: row.id, externalId });
+    const lastAcked = ackedWrites.at(-1);
+    const candidates = lastAcked ? writes.slice(writes.indexOf(lastAcked)).filter((w) => w === lastAcked || !acknowledged(w)) : writes;
+    if (!candidates.some((w) => w.title === row.title)) problems.push(`${externalId}: stored title '${row.title}' is not the last acknowledged one '${lastAcked?.title}' nor a later attempt`);
+    if (row.version < ackedWrites.length || row.version > writes.length) problems.push(`${externalId}: version ${row.version} outside [${ackedWrites.length}, ${writes.length}]`);
+    const events = await stack.sql`SELECT (payload->>'version')::int AS v FROM outbox WHERE message_key = ${String(row.id)} AND topic = ${Topics.listingEvents.name} ORDER BY v`;
+    const versions = events.map((e) => e.v as number);
+    const expected = Array.from({ length: row.version }, (_, i) => i + 1);
+    if (JSON.stringify(versions) !== JSON.stringify(expected)) problems.push(`${externalId}: outbox versions ${JSON.stringify(versions)}, expected ${JSON.stringify(expected)}`);
+  }
+  if (problems.length) throw new Error(`stored writes do not match the answers:\n${problems.slice(0, 20).join("\n")}`);
+
+  if (opts.indexed) {
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    for (const { id, externalId } of ids) {
+      const [row] = await stack.sql`SELECT title, version FROM listings WHERE id = ${id}`;
+      await waitUntil(
+        `${externalId} (listing ${id}) to be indexed at version ${row!.version}`,
+        async () => {
+          const [state] = await stack.sql`SELECT index_state, indexed_version FROM listings WHERE id = ${id}`;
+          if (state!.index_state !== "indexed" || state!.indexed_version !== row!.version) return false;
+          const doc = await stack.opensearch.get({ index: stack.alias, id: String(id) });
+          return (doc.body as { _source: { title?: string } })._source.title === row!.title;
+        },
+        timeoutMs,
+      );
+    }
+  }
+  return { listings: ids.length, acknowledged: acked };
+}
+
+/** One line per second: statuses seen (for a failing run's message, or FAULT_DEBUG=1). */
+export function timeline(answers: Answer[], window: OutageWindow): string {
+  if (answers.length === 0) return "(no answers)";
+  const t0 = answers[0]!.startedAt;
+  const rows = new Map<number, Answer[]>();
+  for (const a of answers) {
+    const s = Math.floor((a.startedAt - t0) / 1000);
+    rows.set(s, [...(rows.get(s) ?? []), a]);
+  }
+  return [...rows]
+    .sort(([a], [b]) => a - b)
+    .map(([s, list]) => {
+      const at = t0 + s * 1000;
+      const mark = window.downAt && at >= window.downAt && at < window.restartAt ? "DOWN" : "    ";
+      const counts = new Map<string, number>();
+      for (const a of list) counts.set(String(a.status), (counts.get(String(a.status)) ?? 0) + 1);
+      const max = Math.max(...list.map((a) => a.ms));
+      const other = list.find((a) => a.status !== 503 && !acknowledged(a));
+      return `${String(s).padStart(3)}s ${mark} ${[...counts].map(([k, v]) => `${k}x${v}`).join(" ")} max ${Math.round(max)} ms${other ? ` e.g. ${JSON.stringify(other.body).slice(0, 160)}` : ""}`;
+    })
+    .join("\n");
+}
+
+export interface Probe {
+  path: string;
+  status: number;
+  ms: number;
+  body: string;
+}
+
+export interface ScenarioResult {
+  answers: Answer[];
+  /** Answers to requests made and answered while the part was down for certain (observed, not assumed). */
+  whileDown: Answer[];
+  window: OutageWindow;
+  /** /readyz and /partner/v1/health, asked every 2 s while the part is down. */
+  probes: Probe[];
+  /** Milliseconds from the part answering again to the first acknowledged write started after that. */
+  recoveryMs: number;
+}
+
+/**
+ * The common shape of a fault test: load for 2 s, stop the part for `outageMs` under load while probing, start
+ * it again, wait for a write started after its return to be acknowledged, load 2 s more, stop the load.
+ * The shared server is always restarted, also when something throws.
+ */
+export async function runOutage(stack: Stack, component: Component, opts: { outageMs: number; perSecond: number }): Promise<ScenarioResult> {
+  const load = await startLoad(stack, { perSecond: opts.perSecond });
+  const watch = watchPart(component);
+  const probes: Probe[] = [];
+  let window: OutageWindow = { downAt: 0, restartAt: 0, upAt: 0 };
+  let recoveryMs = Number.NaN;
+  try {
+    await Bun.sleep(2000);
+    window = await outage(component, opts.outageMs, async () => {
+      for (let i = 0; i < Math.floor(opts.outageMs / 2500); i++) {
+        for (const [path, key] of [["/readyz", stack.apiKey], ["/partner/v1/health", stack.apiKey], ["/partner/v1/health", stack.coldApiKey]] as const) {
+          const began = performance.now();
+          const res = await fetch(stack.baseUrl + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+          const name = key === stack.coldApiKey ? `${path} (uncached key)` : path;
+          probes.push({ path: name, status: res.status, ms: performance.now() - began, body: await res.text() });
+        }
+        await Bun.sleep(2000);
+      }
+    });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const ok = load.answers.find((a) => a.startedAt >= window.upAt && acknowledged(a));
+      if (ok) {
+        recoveryMs = ok.startedAt - window.upAt;
+        break;
+      }
+      if (Date.now() > deadline) break;
+      await Bun.sleep(100);
+    }
+    await Bun.sleep(2000);
+  } finally {
+    await load.stop();
+    watch.stop();
+    await restoreInfrastructure();
+    if (process.env.FAULT_DEBUG) console.error(`${component.name} outage:\n${timeline(load.answers, window)}\n${stack.api.lines.slice(-20).join("\n")}`);
+  }
+  const whileDown = load.answers.filter((a) => watch.wasDownThroughout(a.startedAt, a.startedAt + a.ms));
+  return { answers: load.answers, whileDown, window, probes, recoveryMs };
+}
+
+/** Log lines saying the crash guard caught something: a client library threw where nobody could catch it. */
+export const guardLines = (p: ServiceProcess) => p.lines.filter((l) => l.includes("uncaught exception") || l.includes("unhandled promise rejection"));
