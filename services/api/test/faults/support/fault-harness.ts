@@ -477,3 +477,13 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
 
 /** Log lines saying the crash guard caught something: a client library threw where nobody could catch it. */
 export const guardLines = (p: ServiceProcess) => p.lines.filter((l) => l.includes("uncaught exception") || l.includes("unhandled promise rejection"));
+
+/** What a Kafka, Redis or OpenSearch outage must leave untouched: the API answers every write with 2xx, fast. */
+export function nonDatabaseOutageProblems(result: ScenarioResult, maxMs = 2000): string[] {
+  const problems: string[] = [];
+  for (const a of result.answers) {
+    if (!acknowledged(a)) problems.push(`${a.status} after ${Math.round(a.ms)} ms: ${JSON.stringify(a.body).slice(0, 200)}`);
+    else if (a.ms > maxMs) problems.push(`acknowledged after ${Math.round(a.ms)} ms`);
+  }
+  return problems;
+}

@@ -1,0 +1,43 @@
+// Kafka stopped for ~12 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { guardLines, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
+
+const part = await localComponent("kafka");
+let stack: Stack;
+
+beforeAll(async () => {
+  if (part) stack = await startStack({ indexer: true });
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+}, 60_000);
+
+test.skipIf(!part)(
+  "Kafka down: every process keeps running, writes keep succeeding, the API stays ready, and every write is indexed after",
+  async () => {
+    const result = await runOutage(stack, part!, { outageMs: 12_000, perSecond: 16 });
+
+    expect(stack.api.exitCode()).toBeNull();
+    expect(stack.indexer!.exitCode()).toBeNull();
+    expect(guardLines(stack.api)).toEqual([]);
+    expect(guardLines(stack.indexer!)).toEqual([]);
+
+    expect(result.whileDown.length).toBeGreaterThan(30);
+    expect(nonDatabaseOutageProblems(result)).toEqual([]);
+    // Readiness needs PostgreSQL only: the API stays in service, and says nothing about the cause.
+    const ready = result.probes.filter((p) => p.path === "/readyz");
+    expect(ready.length).toBeGreaterThanOrEqual(4);
+    for (const p of ready) {
+      expect(p.status).toBe(200);
+      expect(p.ms).toBeLessThan(2000);
+      expect(JSON.parse(p.body).status).toBe("ready");
+      expect(p.body).not.toMatch(/ECONN|refused|127\.0\.0\.1/i);
+    }
+    for (const p of result.probes.filter((x) => x.path.startsWith("/partner/v1/health"))) expect(p.status).toBe(200);
+
+    // Events waited in the outbox while Kafka was down and reached the indexer after: checked by verifyWrites.
+    const { acknowledged } = await verifyWrites(stack, result.answers, { indexed: true, timeoutMs: 90_000 });
+    expect(acknowledged).toBe(result.answers.length);
+  },
+  200_000,
+);
