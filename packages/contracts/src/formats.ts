@@ -3,8 +3,11 @@
 // validates calls registerFormats() (idempotent, cheap) rather than relying on Elysia having been imported.
 import { FormatRegistry } from "@sinclair/typebox";
 import { COUNTRY_CODES } from "./country-codes.ts";
+import { isValidExternalId } from "./http/common.ts";
+import { compilePattern, EMAIL_PATTERN, HTTP_URL_PATTERN } from "./http/patterns.ts";
 
-const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL = compilePattern(EMAIL_PATTERN);
+const HTTP_URL = compilePattern(HTTP_URL_PATTERN);
 // ISO 8601 date-time with an explicit offset or Z, e.g. 2024-05-01T12:00:00Z, 2024-05-01T12:00:00.123+02:00.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
@@ -12,14 +15,9 @@ export function isEmail(value: string): boolean {
   return value.length <= 254 && EMAIL.test(value);
 }
 
+/** The pattern is the whole rule (the OpenAPI document declares it); every match is a URL that parses. */
 export function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
-  try {
-    const u = new URL(value);
-    return (u.protocol === "http:" || u.protocol === "https:") && u.hostname.length > 0;
-  } catch {
-    return false;
-  }
+  return HTTP_URL.test(value);
 }
 
 export function isDateTime(value: string): boolean {
@@ -50,6 +48,7 @@ export const CONTRACT_FORMATS = {
   "date-time": isDateTime,
   "country-code": isCountryCode,
   uuid: isUuid,
+  "external-id": isValidExternalId,
 } as const satisfies Record<string, (value: string) => boolean>;
 
 export function registerFormats(): void {

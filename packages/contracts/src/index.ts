@@ -10,3 +10,4 @@ export * from "./description-rewrite.ts";
 export * from "./http/lead.ts";
 export * from "./text-rules.ts";
 export * from "./http/patterns.ts";
+export { COUNTRY_CODES } from "./country-codes.ts";

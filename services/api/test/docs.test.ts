@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { BrokerBody, ListingBody } from "@pss/contracts";
+import { BrokerBody, EXTERNAL_ID_PATTERN, HTTP_URL_PATTERN, ListingBody, MULTILINE_TEXT_PATTERN, SINGLE_LINE_TEXT_PATTERN } from "@pss/contracts";
 import { call, startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -13,12 +13,44 @@ test("the OpenAPI 3.1 document is readable without a key and uses the very schem
   expect(status).toBe(200);
   expect(body.openapi).toBe("3.1.0");
   const put = body.paths["/partner/v1/listings/{externalListingId}"].put;
-  expect(put.requestBody.content["application/json"].schema).toEqual(JSON.parse(JSON.stringify(ListingBody)));
-  expect(body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema).toEqual(JSON.parse(JSON.stringify(BrokerBody)));
-  expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(["200", "201", "400", "401", "404"]));
+  const listingSchema = put.requestBody.content["application/json"].schema;
+  // Same fields and requirements as the validator's schema; the document only adds portable keywords.
+  expect(Object.keys(listingSchema.properties)).toEqual(Object.keys(ListingBody.properties));
+  expect(listingSchema.additionalProperties).toBe(false);
+  const brokerSchema = body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema;
+  expect(brokerSchema.required).toEqual(BrokerBody.required);
+  expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(["200", "201", "400", "401", "404", "413", "415", "429", "500", "503"]));
   expect(body.paths["/partner/v1/health"].get).toBeDefined();
   expect(body.paths["/partner/v1/listings"].get.parameters.map((p: any) => p.name)).toEqual(["limit", "cursor", "updatedSince"]);
   expect(body.components.securitySchemes.bearerAuth.scheme).toBe("bearer");
+});
+
+test("the document declares the rules the server enforces, in keywords any JSON Schema tool understands", async () => {
+  const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
+  const text = JSON.stringify(body);
+  // Our custom formats never reach the document.
+  for (const format of ["country-code", "http-url", "external-id"]) expect(text).not.toContain(`"format":"${format}"`);
+  const listingPut = body.paths["/partner/v1/listings/{externalListingId}"].put;
+  const schema = listingPut.requestBody.content["application/json"].schema;
+  expect(schema.properties.description.anyOf[0].pattern).toBe(MULTILINE_TEXT_PATTERN);
+  expect(schema.properties.businessType.pattern).toBe(SINGLE_LINE_TEXT_PATTERN);
+  expect(schema.properties.location.properties.country.enum).toContain("US");
+  expect(schema.properties.photos.anyOf[0].items.properties.url.pattern).toBe(HTTP_URL_PATTERN);
+  expect(listingPut.parameters[0]).toMatchObject({ name: "externalListingId", in: "path", schema: { pattern: EXTERNAL_ID_PATTERN } });
+  const limit = body.paths["/partner/v1/listings"].get.parameters.find((p: any) => p.name === "limit");
+  for (const ok of ["1", "500", "007"]) expect(new RegExp(limit.schema.pattern, "u").test(ok)).toBe(true);
+  for (const bad of ["0", "501", "", "1.5", "-1"]) expect(new RegExp(limit.schema.pattern, "u").test(bad)).toBe(false);
+  const sort = body.paths["/v1/listings"].get.parameters.find((p: any) => p.name === "sort");
+  expect(new RegExp(sort.schema.pattern, "u").test("price_asc")).toBe(true);
+  expect(new RegExp(sort.schema.pattern, "u").test("popular")).toBe(false);
+  const office = body.paths["/partner/v1/offices/{officeId}/leads/count"].get;
+  expect(new RegExp(office.parameters[0].schema.pattern, "u").test("2147483648")).toBe(false);
+  expect(office.responses["429"].headers["Retry-After"].required).toBe(true);
+  // The avatar URL: "" is refused by the server, and by the document.
+  const avatar = body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema.properties.avatarUrl.anyOf[0];
+  expect(new RegExp(avatar.pattern, "u").test("")).toBe(false);
+  const refused = await call(api.baseUrl, "PUT", "/partner/v1/brokers/doc-avatar", { key: (await api.createPartner()).apiKey, body: { name: "A", email: "a@example.com", avatarUrl: "" } });
+  expect(refused.status).toBe(400);
 });
 
 test("the /docs page is self-contained HTML describing every partner endpoint", async () => {

@@ -27,7 +27,12 @@ export const ServiceArea = Type.Object(
     state: Type.Optional(ShortText()),
     country: Type.Optional(CountryCode),
   },
-  { additionalProperties: false, description: "Specified by city, by county or by state (at least one of them)" },
+  {
+    additionalProperties: false,
+    description: "Specified by city, by county or by state (at least one of them)",
+    // Checked by the broker service with its own message; the validator ignores anyOf on an object schema.
+    anyOf: [{ required: ["city"] }, { required: ["county"] }, { required: ["state"] }],
+  },
 );
 export type ServiceArea = Static<typeof ServiceArea>;
 

@@ -3,7 +3,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { MediaVariant } from "./broker.ts";
 import { License, ServiceArea } from "./broker.ts";
-import { Nullable } from "./common.ts";
+import { DOCUMENTED_ONLY, Nullable } from "./common.ts";
+import { TRIMMED } from "./patterns.ts";
 import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type ListingStatus, type Visibility } from "./listing.ts";
 
 /** OpenSearch alias buyers' search reads and the indexer writes (OPENSEARCH_INDEX_ALIAS). */
@@ -115,18 +116,26 @@ export const SEARCH_SORTS = ["relevance", "newest", "price_asc", "price_desc"] a
 export type SearchSort = (typeof SEARCH_SORTS)[number];
 export const SEARCH_PAGE = { default: 20, max: 50 } as const;
 
-/** Query of GET /v1/listings. Every value arrives as a string; the route parses and explains each problem. */
+// The search route trims every value and treats an empty one as absent; the document shows exactly that.
+const trimmed = (core: string) => `^${TRIMMED}*(?:${core})?${TRIMMED}*$`;
+const PRICE = "0*(?:[0-9]{1,12}(?:\\.[0-9]{1,2})?|1000000000000(?:\\.0{1,2})?)";
+const searchText = (description: string) => Type.String({ description: `${description}; at most 200 characters after trimming`, [DOCUMENTED_ONLY]: { maxLength: 200 } });
+
+/**
+ * Query of GET /v1/listings. Every value arrives as a string and the route parses it (with its own messages),
+ * so the rules are documented-only keywords here (see DOCUMENTED_ONLY).
+ */
 export const SearchQuery = Type.Object(
   {
-    q: Type.Optional(Type.String({ description: "Full-text query over title and description" })),
-    businessType: Type.Optional(Type.String({ description: "Exact business type, case-insensitive" })),
-    state: Type.Optional(Type.String({ description: "Exact state, case-insensitive" })),
-    city: Type.Optional(Type.String({ description: "Exact city, case-insensitive (listings that hide their city never match)" })),
-    minPrice: Type.Optional(Type.String({ description: "Lowest asking price" })),
-    maxPrice: Type.Optional(Type.String({ description: "Highest asking price" })),
-    sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest` })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page" })),
-    limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}` })),
+    q: Type.Optional(searchText("Full-text query over title and description")),
+    businessType: Type.Optional(searchText("Exact business type, case-insensitive")),
+    state: Type.Optional(searchText("Exact state, case-insensitive")),
+    city: Type.Optional(searchText("Exact city, case-insensitive (listings that hide their city never match)")),
+    minPrice: Type.Optional(Type.String({ description: "Lowest asking price: a number from 0 to 1000000000000 with at most 2 decimals", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    maxPrice: Type.Optional(Type.String({ description: "Highest asking price, like minPrice; not below minPrice (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`, [DOCUMENTED_ONLY]: { pattern: trimmed(SEARCH_SORTS.join("|")) } })),
+    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else is refused with 400)" })),
+    limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`, [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) } })),
   },
   // Unknown parameters reach the route, which names them in its 400.
   { description: "Unknown parameters are refused" },

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { compilePattern, EXTERNAL_ID_PATTERN, RECORD_ID_PATTERN, SERVICE_ID_PATTERN } from "./patterns.ts";
 
 /** Limits the spec leaves open ("not shown"); see docs/partner-api.md. */
 export const Limits = {
@@ -15,13 +16,32 @@ export const Limits = {
   area: 1e9,
 } as const;
 
-/** A partner's own identifier: 1-128 characters, no control characters, no surrounding whitespace. */
+/** A partner's own identifier: 1-128 characters, no control characters, no surrounding whitespace, not "." or "..". */
 export const EXTERNAL_ID_RULE = "must be 1-128 characters with no control characters and no leading or trailing whitespace";
+const externalIdRegex = compilePattern(EXTERNAL_ID_PATTERN);
 export function isValidExternalId(id: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return id.length >= 1 && id.length <= Limits.externalIdLength && id === id.trim() && !/[\u0000-\u001f\u007f-\u009f]/.test(id);
+  return externalIdRegex.test(id);
 }
-export const ExternalId = Type.String({ minLength: 1, maxLength: Limits.externalIdLength, description: `External ID: ${EXTERNAL_ID_RULE}` });
+/** Registered as a format (formats.ts), so bodies and paths check IDs with the same function ("." and ".." too). */
+export const ExternalId = Type.String({ format: "external-id", description: `External ID: ${EXTERNAL_ID_RULE}, and not "." or ".."` });
+
+/** Path parameters, by name: the routes check them with the same patterns (the OpenAPI document shows these). */
+export const PathParameters: Record<string, TSchema> = {
+  externalBrokerId: ExternalId,
+  externalListingId: ExternalId,
+  officeId: Type.String({ pattern: RECORD_ID_PATTERN, description: "Office ID: a positive integer up to 2147483647" }),
+  organizationId: Type.String({ pattern: RECORD_ID_PATTERN, description: "Organization ID: a positive integer up to 2147483647" }),
+  serviceListingId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceListingId: a positive integer" }),
+  serviceBrokerId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceBrokerId: a positive integer" }),
+};
+export const isRecordId = (raw: string) => compilePattern(RECORD_ID_PATTERN).test(raw);
+export const isServiceId = (raw: string) => compilePattern(SERVICE_ID_PATTERN).test(raw);
+
+/**
+ * JSON Schema keywords that only the OpenAPI document shows: the route parses such a value itself (trimming it,
+ * answering with its own messages), so the validator must not see them. openapi.ts merges them in.
+ */
+export const DOCUMENTED_ONLY = "x-documented-only";
 
 export const ShortText = (description?: string) => Type.String({ minLength: 1, maxLength: Limits.shortText, description });
 export const Email = Type.String({ format: "email", maxLength: 254 });

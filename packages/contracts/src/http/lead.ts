@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { Email, Limits, Phone, ShortText } from "./common.ts";
+import { DOCUMENTED_ONLY, Email, Limits, Phone } from "./common.ts";
+import { NON_BLANK_MULTILINE_PATTERN, NON_BLANK_SINGLE_LINE_PATTERN } from "./patterns.ts";
 
 export const LEAD_MESSAGE_MAX = 5_000;
 
@@ -10,10 +11,11 @@ export const LEAD_MESSAGE_MAX = 5_000;
  */
 export const LeadBody = Type.Object(
   {
-    name: ShortText("Buyer's name"),
+    // The intake trims name and message and refuses them blank, with its own message.
+    name: Type.String({ minLength: 1, maxLength: Limits.shortText, description: "Buyer's name (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_SINGLE_LINE_PATTERN } }),
     email: Email,
     phone: Type.Optional(Phone),
-    message: Type.String({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The buyer's question to the broker" }),
+    message: Type.String({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The buyer's question to the broker (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_MULTILINE_PATTERN } }),
     website: Type.Optional(Type.String({ maxLength: Limits.url, description: "Leave out or empty (spam trap)" })),
   },
   { additionalProperties: false },
@@ -25,8 +27,8 @@ export type LeadAccepted = Static<typeof LeadAccepted>;
 
 export const LeadCountQuery = Type.Object(
   {
-    startDate: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone, inclusive; omitted = from the beginning" })),
-    endDate: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone, exclusive; omitted = now" })),
+    startDate: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone, inclusive; omitted = from the beginning. Must not be after endDate (400)" })),
+    endDate: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone, exclusive; omitted = now" })),
   },
   { additionalProperties: false },
 );

@@ -144,11 +144,12 @@ export const ListingRecord = Type.Object({
 });
 export type ListingRecord = Static<typeof ListingRecord>;
 
+/** Query of the partner's list endpoints. Validated by the route schema, so these patterns are the rule itself. */
 export const PageQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ description: "1-500, default 100" })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; from the previous page's nextCursor" })),
-    updatedSince: Type.Optional(Type.String({ description: "ISO 8601 date-time with a time zone" })),
+    limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
+    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" })),
+    updatedSince: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z" })),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { BrokerBody, BrokerPutResponse, BrokerRecord, ErrorMessages, ErrorResponse, PageQuery } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { parsePageQuery } from "../http/pagination.ts";
@@ -58,7 +60,10 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         body: BrokerBody,
         response: { 200: BrokerPutResponse, 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
-        detail: { summary: "Create or update a broker", description: "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing." },
+        detail: {
+          summary: "Create or update a broker",
+          description: "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state.",
+        },
       },
     )
     .get(
@@ -69,7 +74,15 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
         return { status: "success" as const, broker: toBrokerRecord(broker, publicBaseUrl) };
       },
-      { detail: { summary: "Read a broker back as stored, with the state of its avatar processing" } },
+      {
+        detail: {
+          summary: "Read a broker back as stored, with the state of its avatar processing",
+          responses: {
+            200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: BrokerRecord }) },
+            404: ErrorMessages.brokerNotFound,
+          } satisfies DocumentedResponses as never,
+        },
+      },
     )
     .get(
       "/brokers",
@@ -83,6 +96,14 @@ export function createBrokerRoutes(ctx: PartnerContext) {
           nextCursor,
         };
       },
-      { query: PageQuery, detail: { summary: "Page through all of the partner's brokers (reconciliation)" } },
+      {
+        query: PageQuery,
+        detail: {
+          summary: "Page through all of the partner's brokers (reconciliation)",
+          responses: {
+            200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(BrokerRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+          } satisfies DocumentedResponses as never,
+        },
+      },
     );
 }

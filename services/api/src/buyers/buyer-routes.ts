@@ -1,7 +1,9 @@
 // Buyers' JSON API, no authentication: search, a listing, a broker profile. Response shapes: PublicListing,
 // PublicBroker, SearchResponse in @pss/contracts (tests check them; Elysia does not re-validate them per request).
 import { Elysia } from "elysia";
-import { ErrorMessages, SearchQuery } from "@pss/contracts";
+import { Type } from "@sinclair/typebox";
+import { ErrorMessages, PublicBroker, PublicListing, SearchQuery, SearchResponse } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery } from "./search-params.ts";
@@ -12,7 +14,8 @@ export function createBuyerRoutes(buyers: BuyerService) {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
-        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows.",
+        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable.",
+        responses: { 200: { description: "One page of hits", schema: SearchResponse } } satisfies DocumentedResponses as never,
       },
     })
     .get(
@@ -23,7 +26,13 @@ export function createBuyerRoutes(buyers: BuyerService) {
         return { status: "success" as const, listing };
       },
       {
-        detail: { summary: "A buyer-visible listing: public fields, ready photos, broker summary" },
+        detail: {
+          summary: "A buyer-visible listing: public fields, ready photos, broker summary",
+          responses: {
+            200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: PublicListing }) },
+            404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
+          } satisfies DocumentedResponses as never,
+        },
       },
     )
     .get(
@@ -34,7 +43,13 @@ export function createBuyerRoutes(buyers: BuyerService) {
         return { status: "success" as const, broker };
       },
       {
-        detail: { summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)" },
+        detail: {
+          summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)",
+          responses: {
+            200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: PublicBroker }) },
+            404: `${ErrorMessages.brokerNotFound}: no broker with this ID`,
+          } satisfies DocumentedResponses as never,
+        },
       },
     );
 }

@@ -1,39 +1,189 @@
 // OpenAPI 3.1 built from the routes themselves: the TypeBox schemas that validate requests are JSON Schema,
-// so the document cannot drift from what the API enforces.
-import { ErrorResponse, Limits } from "@pss/contracts";
+// so the document cannot drift from what the API enforces. What a generic JSON Schema tool cannot know (our
+// custom formats, the text rules the HTTP edge applies to every body, the answers the edge gives on any
+// operation) is added here from the same constants the server uses.
+import {
+  COUNTRY_CODES,
+  DOCUMENTED_ONLY,
+  EMAIL_PATTERN,
+  ErrorResponse,
+  EXTERNAL_ID_PATTERN,
+  HTTP_URL_PATTERN,
+  Limits,
+  MAX_JSON_DEPTH,
+  MULTILINE_TEXT_FIELDS,
+  MULTILINE_TEXT_PATTERN,
+  PathParameters,
+  SINGLE_LINE_TEXT_PATTERN,
+} from "@pss/contracts";
+
+/** Responses a route documents without the framework validating them (large read models are not re-checked per request). */
+export type DocumentedResponses = Record<number, string | { description: string; schema: unknown }>;
 
 interface RouteInfo {
   method: string;
   path: string;
-  hooks?: { body?: unknown; query?: unknown; response?: Record<string, unknown> | unknown; detail?: { summary?: string; description?: string } };
+  hooks?: {
+    body?: unknown;
+    query?: unknown;
+    response?: Record<string, unknown> | unknown;
+    detail?: { summary?: string; description?: string; responses?: unknown; hide?: boolean };
+  };
+}
+
+export interface OpenApiOptions {
+  serverUrl: string;
+  documentedPrefixes: string[];
+  /** Paths under the partner prefix that need no key. */
+  publicPaths: string[];
+  /** Paths that answer without touching PostgreSQL or any other dependency (never 503). */
+  dependencyFreePaths?: string[];
 }
 
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
 
+/** Turns what only our validator understands into keywords every JSON Schema tool understands. */
+function portableFormat(schema: Record<string, unknown>): void {
+  switch (schema.format) {
+    case "country-code":
+      delete schema.format;
+      schema.enum = [...COUNTRY_CODES];
+      break;
+    case "http-url":
+      delete schema.format;
+      schema.pattern = HTTP_URL_PATTERN;
+      break;
+    case "external-id":
+      delete schema.format;
+      schema.pattern = EXTERNAL_ID_PATTERN;
+      break;
+    case "email":
+      // Our rule, not RFC 5322's: a tool checking "email" its own way would disagree with the server.
+      delete schema.format;
+      schema.pattern = EMAIL_PATTERN;
+      break;
+  }
+}
+
+/** Walks a schema; `visit` sees every sub-schema with the property name it sits under (if any). */
+function walk(schema: unknown, visit: (s: Record<string, unknown>, property: string | null) => void, property: string | null = null): void {
+  if (Array.isArray(schema)) return schema.forEach((s) => walk(s, visit, property));
+  if (!schema || typeof schema !== "object") return;
+  const s = schema as Record<string, unknown>;
+  visit(s, property);
+  for (const [key, value] of Object.entries(s)) {
+    if (key === "properties" && value && typeof value === "object") {
+      for (const [name, sub] of Object.entries(value)) walk(sub, visit, name);
+    } else if (key === "items" || key === "anyOf" || key === "oneOf" || key === "allOf" || key === "not" || key === "additionalProperties") {
+      walk(value, visit, property);
+    } else if (key === "patternProperties" && value && typeof value === "object") {
+      for (const sub of Object.values(value)) walk(sub, visit, property);
+    }
+  }
+}
+
+/** Prepares a schema for the document: documented-only keywords merged, custom formats made portable. */
+function documentSchema(schema: unknown): Record<string, unknown> {
+  const copy = plain(schema);
+  walk(copy, (s) => {
+    const extra = s[DOCUMENTED_ONLY];
+    if (extra && typeof extra === "object") {
+      delete s[DOCUMENTED_ONLY];
+      Object.assign(s, extra);
+    }
+    portableFormat(s);
+  });
+  return copy;
+}
+
+/**
+ * Request bodies: the HTTP edge refuses, in every string, control characters and lone surrogates (tab, LF and
+ * CR are allowed in multi-line fields). A string that already has a stricter pattern, format or enum keeps it.
+ */
+function withTextRules(schema: Record<string, unknown>): Record<string, unknown> {
+  walk(schema, (s, property) => {
+    if (s.type !== "string" || s.pattern || s.format || s.enum || s.const !== undefined) return;
+    s.pattern = property && MULTILINE_TEXT_FIELDS.has(property) ? MULTILINE_TEXT_PATTERN : SINGLE_LINE_TEXT_PATTERN;
+  });
+  return schema;
+}
+
+const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, required, schema });
+const REQUEST_ID = header("The request's ID (the client's X-Request-Id if it was well-formed); quote it when reporting a problem", { type: "string" });
+const RETRY_AFTER = header("Seconds to wait before trying again", { type: "string", pattern: "^[0-9]+$" });
+
+function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
+  return {
+    description,
+    headers: { "X-Request-Id": REQUEST_ID, ...extraHeaders },
+    content: { "application/json": { schema: documentSchema(ErrorResponse) } },
+  };
+}
+
+/** Answers the HTTP edge gives whatever the route, with the conditions that make each possible. */
+function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDependencies: boolean }): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    "400": errorResponse(`A parameter, header or the body breaks a rule; "error" names the field and the rule${route.hasBody ? ` (bodies: valid UTF-8 JSON, at most ${MAX_JSON_DEPTH} levels deep, no control characters or lone surrogates in any string)` : ""}`),
+  };
+  if (route.isPartner) {
+    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission)");
+    out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", { "Retry-After": RETRY_AFTER });
+  }
+  if (route.hasBody) {
+    out["413"] = errorResponse(`Body larger than ${Limits.maxBodyBytes} bytes`);
+    out["415"] = errorResponse("Content-Type is not application/json, or a Content-Encoding the API does not decode");
+  }
+  out["414"] = errorResponse("Request target (path and query) too long");
+  out["431"] = errorResponse("Request headers too large");
+  out["500"] = errorResponse("Unexpected failure; the body carries a requestId to report");
+  if (route.needsDependencies) {
+    out["503"] = errorResponse("A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds", { "Retry-After": RETRY_AFTER });
+  }
+  return out;
+}
+
+function successResponse(status: string, schema: unknown, description = "Success") {
+  return { description, headers: { "X-Request-Id": REQUEST_ID }, content: { "application/json": { schema: documentSchema(schema) } } };
+}
+
 export type OpenApiDocument = ReturnType<typeof buildOpenApiDocument>;
 
-export function buildOpenApiDocument(routes: RouteInfo[], opts: { serverUrl: string; documentedPrefixes: string[]; publicPaths: string[] }) {
+export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    if (!opts.documentedPrefixes.some((p) => route.path.startsWith(p)) || route.method === "HEAD") continue;
+    if (!opts.documentedPrefixes.some((p) => route.path.startsWith(p)) || route.method === "HEAD" || route.hooks?.detail?.hide) continue;
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
-    const params = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
-    const query = route.hooks?.query as { properties?: Record<string, unknown> } | undefined;
-    for (const [name, schema] of Object.entries(query?.properties ?? {})) params.push({ name: name as string, in: "query", required: false, schema: plain(schema) });
-    const responses: Record<string, unknown> = {};
-    const declared = (route.hooks?.response ?? {}) as Record<string, unknown>;
-    for (const [status, schema] of Object.entries(declared)) {
-      responses[status] = { description: status.startsWith("2") ? "Success" : "Error", content: { "application/json": { schema: plain(schema) } } };
+    const params: Record<string, unknown>[] = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: documentSchema(PathParameters[m[1]!] ?? { type: "string" }),
+    }));
+    const query = route.hooks?.query as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+    for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+      params.push({ name, in: "query", required: query?.required?.includes(name) ?? false, schema: documentSchema(schema) });
     }
-    if (Object.keys(responses).length === 0) responses["200"] = { description: "Success", content: { "application/json": { schema: { type: "object" } } } };
+
     const isPublic = opts.publicPaths.includes(route.path) || !route.path.startsWith("/partner/");
-    if (!isPublic) responses["401"] ??= { description: "Missing, malformed, unknown or revoked key", content: { "application/json": { schema: plain(ErrorResponse) } } };
+    const hasBody = route.hooks?.body !== undefined;
+    const responses: Record<string, unknown> = edgeResponses({ hasBody, isPartner: !isPublic, needsDependencies: !(opts.dependencyFreePaths ?? []).includes(route.path) });
+    const validated = (route.hooks?.response ?? {}) as Record<string, unknown>;
+    for (const [status, schema] of Object.entries(validated)) {
+      responses[status] = status.startsWith("2") ? successResponse(status, schema) : errorResponse((responses[status] as { description?: string } | undefined)?.description ?? "Error");
+    }
+    const documented = (route.hooks?.detail?.responses ?? {}) as DocumentedResponses;
+    for (const [status, about] of Object.entries(documented)) {
+      if (typeof about === "string") responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
+      else responses[status] = successResponse(status, about.schema, about.description);
+    }
+    if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse("200", { type: "object" });
+
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.hooks?.detail?.summary,
       description: route.hooks?.detail?.description,
       parameters: params.length ? params : undefined,
-      requestBody: route.hooks?.body ? { required: true, content: { "application/json": { schema: plain(route.hooks.body) } } } : undefined,
-      responses,
+      requestBody: hasBody ? { required: true, content: { "application/json": { schema: withTextRules(documentSchema(route.hooks!.body)) } } } : undefined,
+      responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
       security: isPublic ? [] : undefined,
     };
   }
@@ -42,7 +192,7 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: { serverUrl: str
     info: {
       title: "Partner Syndication Service",
       version: "1",
-      description: `Push business-for-sale listings and broker profiles with idempotent PUTs keyed by your own IDs, and read lead counts. Bodies up to ${Limits.maxBodyBytes} bytes. Every error: {"status":"error","error":"..."}.`,
+      description: `Push business-for-sale listings and broker profiles with idempotent PUTs keyed by your own IDs, and read lead counts. Bodies up to ${Limits.maxBodyBytes} bytes, at most ${MAX_JSON_DEPTH} levels deep; strings must not contain control characters (tab, LF and CR only in multi-line fields: ${[...MULTILINE_TEXT_FIELDS].join(", ")}) or lone surrogates. Every error: {"status":"error","error":"..."} with an X-Request-Id header. A method a path does not support gets 405 with an Allow header; an unknown path 404.`,
     },
     servers: [{ url: opts.serverUrl }],
     security: [{ bearerAuth: [] }],

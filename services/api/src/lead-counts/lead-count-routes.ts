@@ -1,6 +1,7 @@
 // GET /partner/v1/offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count.
 import { Elysia } from "elysia";
-import { ErrorResponse, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
+import { ErrorMessages, ErrorResponse, isRecordId, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { parseDateRange } from "./date-range.ts";
@@ -12,13 +13,10 @@ export interface LeadCountOptions {
   countCache?: LeadCountCache;
 }
 
-const ID = /^[1-9]\d{0,9}$/;
-const MAX_INT4 = 2_147_483_647;
-
+/** The pattern the OpenAPI document declares for these IDs (1 to 2147483647, no leading zeros). */
 function parseId(raw: string, name: string): number {
-  const id = Number(raw);
-  if (!ID.test(raw) || id > MAX_INT4) throw new BadRequestError(`${name} must be a positive integer`);
-  return id;
+  if (!isRecordId(raw)) throw new BadRequestError(`${name} must be a positive integer`);
+  return Number(raw);
 }
 
 export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOptions) {
@@ -44,7 +42,11 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         transform: (c) => void check(c, "officeId"),
         query: LeadCountQuery,
         response: { 200: OfficeLeadCount, ...responses },
-        detail: { summary: "Number of leads of one office", description: `${about} 404 "Office not found" for an office that is not the partner's.` },
+        detail: {
+          summary: "Number of leads of one office",
+          description: `${about} 404 "Office not found" for an office that is not the partner's.`,
+          responses: { 404: `${ErrorMessages.officeNotFound}: no such office of this partner` } satisfies DocumentedResponses as never,
+        },
       },
     )
     .get(
@@ -57,7 +59,11 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         transform: (c) => void check(c, "organizationId"),
         query: LeadCountQuery,
         response: { 200: OrganizationLeadCount, ...responses },
-        detail: { summary: "Number of leads of an organization, with every office (zeros included)", description: `${about} 404 "Organization not found" for an organization that is not the partner's.` },
+        detail: {
+          summary: "Number of leads of an organization, with every office (zeros included)",
+          description: `${about} 404 "Organization not found" for an organization that is not the partner's.`,
+          responses: { 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` } satisfies DocumentedResponses as never,
+        },
       },
     );
 }

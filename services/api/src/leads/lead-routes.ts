@@ -1,6 +1,7 @@
 // POST /v1/listings/{serviceListingId}/leads: a buyer's inquiry. Public (no key); see docs/leads.md.
 import { Elysia } from "elysia";
-import { ErrorResponse, LeadAccepted, LeadBody } from "@pss/contracts";
+import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError } from "../http/errors.ts";
 import { clientAddress } from "./client-address.ts";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
@@ -10,13 +11,11 @@ export interface LeadIntakeOptions extends Omit<LeadIntakeDeps, "sql" | "logger"
   trustProxy?: boolean;
 }
 
-const LISTING_ID = /^[1-9]\d{0,17}$/;
-
 export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions) {
   return new Elysia({ name: "lead-intake-routes" }).post(
     "/v1/listings/:serviceListingId/leads",
     async ({ params, body, request, server, set }) => {
-      if (!LISTING_ID.test(params.serviceListingId)) throw new BadRequestError("serviceListingId must be a positive integer");
+      if (!isServiceId(params.serviceListingId)) throw new BadRequestError("serviceListingId must be a positive integer");
       const address = clientAddress(request, server, deps.trustProxy ?? false);
       const { leadId } = await submitLead(deps, { listingId: params.serviceListingId, body, clientAddress: address });
       set.status = 202;
@@ -29,6 +28,10 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions)
         summary: "Send a buyer's inquiry to the listing's broker (public, no key)",
         description:
           "202 once the lead is stored; it is then e-mailed to the broker and counted. Only for buyer-visible listings (404 otherwise). Limited per client address and per listing (429 with Retry-After).",
+        responses: {
+          404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
+          429: "Too many leads from this address or for this listing; wait Retry-After seconds",
+        } satisfies DocumentedResponses as never,
       },
     },
   );

@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
-import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, PageQuery, type ListingRecord } from "@pss/contracts";
+import { Type } from "@sinclair/typebox";
+import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, ListingRecord, PageQuery } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { parsePageQuery } from "../http/pagination.ts";
@@ -61,7 +63,9 @@ export function createListingRoutes(ctx: PartnerContext) {
         response: { 200: ListingPutResponse, 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
         detail: {
           summary: "Create or update a listing",
-          description: "201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing.",
+          description:
+            "201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once.",
+          responses: { 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
         },
       },
     )
@@ -74,7 +78,15 @@ export function createListingRoutes(ctx: PartnerContext) {
         const history = await statusHistories(sql, [listing.id]);
         return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, publicBaseUrl) };
       },
-      { detail: { summary: "Read a listing back as stored, with its photo processing, search-index state and status history" } },
+      {
+        detail: {
+          summary: "Read a listing back as stored, with its photo processing, search-index state and status history",
+          responses: {
+            200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: ListingRecord }) },
+            404: ErrorMessages.listingNotFound,
+          } satisfies DocumentedResponses as never,
+        },
+      },
     )
     .get(
       "/listings",
@@ -89,6 +101,14 @@ export function createListingRoutes(ctx: PartnerContext) {
           nextCursor,
         };
       },
-      { query: PageQuery, detail: { summary: "Page through all of the partner's listings (reconciliation)" } },
+      {
+        query: PageQuery,
+        detail: {
+          summary: "Page through all of the partner's listings (reconciliation)",
+          responses: {
+            200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(ListingRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+          } satisfies DocumentedResponses as never,
+        },
+      },
     );
 }

@@ -13,7 +13,7 @@ export interface PartnerContext {
   deps: PartnerDeps;
   principalOf(request: Request): Principal;
   /** Path parameter as an external ID, or 400 explaining the rule. */
-  externalId(raw: string, name: string): string;
+  externalId(raw: string | null | undefined, name: string): string;
 }
 
 export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>): PartnerContext {
@@ -25,8 +25,11 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
       return principal;
     },
     externalId(raw, name) {
-      // The router turns broken percent-escapes into U+FFFD; accepting that would merge different IDs into one.
-      if (raw.includes("\uFFFD")) throw new BadRequestError(`${name} is not valid percent-encoded UTF-8`);
+      // The router gives null for a broken percent-escape (older versions: U+FFFD); accepting that would merge
+      // different IDs into one.
+      if (typeof raw !== "string" || raw.includes("\uFFFD")) throw new BadRequestError(`${name} is not valid percent-encoded UTF-8`);
+      // HTTP clients remove "." and ".." path segments, so such an ID could never be addressed.
+      if (raw === "." || raw === "..") throw new BadRequestError(`${name} must not be "." or ".."`);
       if (!isValidExternalId(raw)) throw new BadRequestError(`${name} ${EXTERNAL_ID_RULE}`);
       return raw;
     },
