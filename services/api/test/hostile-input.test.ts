@@ -208,7 +208,9 @@ describe("requests without a Host header and other raw requests", () => {
     }
   });
 
-  test("TRACE on a known path is 405 with Allow (a standard method the path does not support)", async () => {
+  test("TRACE and QUERY on a known path are 405 with Allow (standard methods the path does not support)", async () => {
+    const query = await sendRaw(port, `QUERY /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+    expectRawJsonError(query, 405);
     const res = await sendRaw(port, `TRACE /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
     expectRawJsonError(res, 405);
     expect(res.headers.allow).toContain("GET");

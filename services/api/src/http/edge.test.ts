@@ -22,7 +22,7 @@ describe("edgeViolation", () => {
     expect(edgeViolation(new Request("http://example.test/partner/v1/health"), limit)).toBeNull();
   });
   test("standard methods are left to the router (405 with Allow on a known path)", () => {
-    for (const method of ["TRACE", "OPTIONS", "DELETE"]) expect(edgeViolation(new Request("http://example.test/", { method }), limit)).toBeNull();
+    for (const method of ["TRACE", "OPTIONS", "DELETE", "QUERY"]) expect(edgeViolation(new Request("http://example.test/", { method }), limit)).toBeNull();
   });
   test("non-standard methods are 501, long targets 414, large headers 431, large declared bodies 413", () => {
     expect(edgeViolation(new Request("http://example.test/", { method: "PROPFIND" }), limit)?.status).toBe(501);

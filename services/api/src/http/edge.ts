@@ -14,8 +14,8 @@ export const EDGE_LIMITS = {
 export const RUNTIME_HEADER_LIMIT_BYTES = 1_048_576;
 export const RUNTIME_BUN_OPTIONS = `--max-http-header-size=${RUNTIME_HEADER_LIMIT_BYTES}`;
 
-/** RFC 9110's methods and PATCH: routed, so a known path answers 405 with Allow. Anything else is 501. */
-const STANDARD_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
+/** RFC 9110's methods, PATCH and QUERY (the IETF safe method with a body): routed, so a known path answers 405 with Allow. Anything else is 501. */
+const STANDARD_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"]);
 
 /** Offset of the path in a request URL: absolute ("http://h/p") or origin-form ("/p", sent without Host). */
 function pathStart(url: string): number {
