@@ -68,6 +68,8 @@ export function createKafka(config: KafkaConfig, logger: Logger): Kafka {
     brokers: config.brokers,
     logLevel: kafkaLogLevel.WARN,
     logCreator: kafkaLogger(logger),
-    retry: { initialRetryTime: 200, retries: 8 },
+    // Each wait at most 5 s: with the default 30 s cap, a service that waited through an outage (boot, relay)
+    // could take half a minute to notice the broker was back.
+    retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
   });
 }

@@ -47,3 +47,10 @@ test("/readyz answers check names with ok/failing only, never the driver's error
   expect(text).not.toContain("password");
   expect(failures).toEqual(["postgres: password authentication failed for user pss at 10.0.0.5"]);
 });
+
+test("an optional check slow to answer its first run is left out instead of delaying the probe", async () => {
+  const monitor = createReadinessMonitor({ checks: { postgres: async () => {}, kafka: { run: () => Bun.sleep(2000), required: false, timeoutMs: 3000 } } });
+  const started = performance.now();
+  expect(await monitor.report()).toEqual({ ready: true, checks: { postgres: "ok" }, degraded: [] });
+  expect(performance.now() - started).toBeLessThan(1000);
+});

@@ -1,7 +1,8 @@
 // /healthz answers while the process lives. /readyz reports cached dependency checks:
 // - a check runs at most once per `everyMs` however often probes arrive (single flight), so a probe never opens
 //   a connection per call; a required check's refresh is awaited (bounded by its timeout), an optional one is
-//   refreshed in the background and its last result reported;
+//   refreshed in the background and its last result reported (its first run is awaited briefly; a result not
+//   known yet is left out);
 // - only required checks decide readiness; optional ones (a dependency the service can work without) fail as
 //   "degraded" information, still 200;
 // - the body says "ok"/"failing" per check and nothing else: driver errors never reach the public port.
@@ -34,6 +35,9 @@ export interface ReadinessReport {
 export interface ReadinessMonitor {
   report(): Promise<ReadinessReport>;
 }
+
+/** How long a probe waits for an optional check's very first result before answering without it. */
+const OPTIONAL_FIRST_RUN_WAIT_MS = 300;
 
 interface CheckState {
   spec: Required<ReadinessSpec>;
@@ -85,18 +89,20 @@ export function createReadinessMonitor(opts: {
 
   return {
     async report() {
-      const waits: Promise<void>[] = [];
+      const waits: Promise<unknown>[] = [];
       for (const [name, state] of states) {
         if (now() - state.checkedAt < state.spec.everyMs) continue;
         const run = refresh(name, state);
-        // Required checks, and a first run of any check, are awaited; the rest answer from the cache.
-        if (state.spec.required || state.status === null) waits.push(run);
+        // Required checks are awaited; an optional one's first run briefly; the rest answer from the cache.
+        if (state.spec.required) waits.push(run);
+        else if (state.status === null) waits.push(Promise.race([run, Bun.sleep(OPTIONAL_FIRST_RUN_WAIT_MS)]));
       }
       await Promise.all(waits);
       const checks: Record<string, CheckStatus> = {};
       const degraded: string[] = [];
       let ready = true;
       for (const [name, state] of states) {
+        if (state.status === null && !state.spec.required) continue;
         const status = state.status ?? "failing";
         checks[name] = status;
         if (status === "ok") continue;

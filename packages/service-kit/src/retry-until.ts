@@ -9,7 +9,7 @@ export async function retryUntilDone<T>(
 ): Promise<T | undefined> {
   const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
   let delay = opts.initialDelayMs ?? 500;
-  const maxDelay = opts.maxDelayMs ?? 10_000;
+  const maxDelay = opts.maxDelayMs ?? 5_000;
   for (let attempt = 1; ; attempt++) {
     if (opts.isStopping?.()) return undefined;
     try {

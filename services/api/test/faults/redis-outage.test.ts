@@ -1,4 +1,4 @@
-// Redis stopped for ~12 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
+// Redis stopped for ~10 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { guardLines, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
 
@@ -15,7 +15,7 @@ afterAll(async () => {
 test.skipIf(!part)(
   "Redis down: every process keeps running, writes keep succeeding, the API stays ready, and every write is indexed after",
   async () => {
-    const result = await runOutage(stack, part!, { outageMs: 12_000, perSecond: 16 });
+    const result = await runOutage(stack, part!, { outageMs: 10_000, perSecond: 16 });
 
     expect(stack.api.exitCode()).toBeNull();
     expect(stack.indexer!.exitCode()).toBeNull();

@@ -46,10 +46,10 @@ export interface ServiceProcess {
   stop(): Promise<number>;
 }
 
-/** Spawns `bun services/<service>/src/main.ts` and waits until its /healthz answers. */
-export async function spawnService(service: "api" | "indexer", env: Record<string, string>, port: number): Promise<ServiceProcess> {
+/** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
+export async function spawnService(service: string, env: Record<string, string>, port: number, script = join("services", service, "src", "main.ts")): Promise<ServiceProcess> {
   const lines: string[] = [];
-  const proc = Bun.spawn([process.execPath, join(ROOT, "services", service, "src", "main.ts")], {
+  const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdout: "pipe",
@@ -101,12 +101,12 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | null |
   }
 }
 
-/** Starts the indexer's consumer group at the topics' current end, so it indexes this test's writes only. */
-async function moveGroupToEnd(kafka: Kafka, groupId: string): Promise<void> {
+/** Starts a consumer group at the topics' current end, so it handles this test's events only. */
+export async function moveGroupToEnd(kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    for (const topic of [Topics.listingEvents.name, Topics.brokerEvents.name]) {
+    for (const topic of topics) {
       const ends = await admin.fetchTopicOffsets(topic);
       await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
     }
