@@ -37,7 +37,7 @@ test("boots, reports ready, counts a lead from Kafka, and stops cleanly on SIGTE
       ready = await call(`http://127.0.0.1:${port}`, "GET", "/readyz").catch(() => null);
       if (ready?.status !== 200) await Bun.sleep(100);
     }
-    expect([ready?.status, ready?.body]).toEqual([200, { status: "ready", service: "leads", checks: { postgres: "ok", kafka: "ok" } }]);
+    expect([ready?.status, ready?.body]).toEqual([200, { status: "ready", service: "leads", checks: { postgres: "ok", kafka: "ok", consumers: "ok" } }]);
 
     const p = await api.createPartner();
     const brokerId = uniqueName("broker");
