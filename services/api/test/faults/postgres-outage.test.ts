@@ -1,12 +1,13 @@
-// PostgreSQL stopped for ~12 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
+// PostgreSQL stopped for ~12 s under ~16 PUT/s against a real API process (relay on), a real indexer, and the
+// media and leads workers.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { acknowledged, guardLines, localComponent, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
+import { acknowledged, guardLines, localComponent, runOutage, startStack, verifyWrites, waitUntil, type Stack } from "./support/fault-harness.ts";
 
 const postgres = await localComponent("postgres");
 let stack: Stack;
 
 beforeAll(async () => {
-  if (postgres) stack = await startStack({ indexer: true });
+  if (postgres) stack = await startStack({ indexer: true, workers: true });
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -17,10 +18,10 @@ test.skipIf(!postgres)(
   async () => {
     const { answers, whileDown, probes, recoveryMs } = await runOutage(stack, postgres!, { outageMs: 12_000, perSecond: 16 });
 
-    expect(stack.api.exitCode()).toBeNull();
-    expect(stack.indexer!.exitCode()).toBeNull();
-    expect(guardLines(stack.api)).toEqual([]);
-    expect(guardLines(stack.indexer!)).toEqual([]);
+    for (const p of [stack.api, stack.indexer!, ...stack.workers]) {
+      expect([p.name, p.exitCode()]).toEqual([p.name, null]);
+      expect(guardLines(p)).toEqual([]);
+    }
 
     // Never a 500, a hang or a dropped connection: 2xx, or 503 in the error shape with Retry-After.
     expect(answers.filter((a) => a.status !== 503 && !acknowledged(a)).map((a) => `${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
@@ -47,6 +48,9 @@ test.skipIf(!postgres)(
     // version and indexed.
     expect(recoveryMs).toBeLessThan(10_000);
     expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
+    for (const p of [stack.indexer!, ...stack.workers]) {
+      await waitUntil(`${p.name} to be ready again`, async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok, 20_000);
+    }
     const { acknowledged: acked } = await verifyWrites(stack, answers, { indexed: true });
     expect(acked).toBeGreaterThan(40);
   },

@@ -118,6 +118,8 @@ export async function moveGroupToEnd(kafka: Kafka, groupId: string, topics: stri
 export interface Stack {
   api: ServiceProcess;
   indexer: ServiceProcess | null;
+  /** Media and leads processes, when asked for. */
+  workers: ServiceProcess[];
   baseUrl: string;
   alias: string;
   apiKey: string;
@@ -131,7 +133,7 @@ export interface Stack {
 }
 
 /** A real API process (relay on) and optionally a real indexer process, sharing a fresh alias; a new partner. */
-export async function startStack(opts: { indexer: boolean }): Promise<Stack> {
+export async function startStack(opts: { indexer: boolean; workers?: boolean }): Promise<Stack> {
   const urls = testUrls();
   const alias = uniqueName("fault-listings");
   const sql = postgres(urls.DATABASE_URL, { max: 4, onnotice: () => {} });
@@ -143,12 +145,25 @@ export async function startStack(opts: { indexer: boolean }): Promise<Stack> {
   redis.disconnect();
 
   let indexer: ServiceProcess | null = null;
+  const workers: ServiceProcess[] = [];
+  const kafka = new Kafka({ clientId: uniqueName("fault-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+  const groups = { indexer: uniqueName("fault-indexer"), media: uniqueName("fault-media"), leads: uniqueName("fault-leads") };
+  // Each group starts at the topics' end (a few seconds per group: moved in parallel).
+  await Promise.all([
+    opts.indexer ? moveGroupToEnd(kafka, groups.indexer) : null,
+    opts.workers ? moveGroupToEnd(kafka, groups.media) : null,
+    ...(opts.workers ? ["counter", "mailer"].map((role) => moveGroupToEnd(kafka, `${groups.leads}-${role}`, [Topics.leadEvents.name])) : []),
+  ]);
   if (opts.indexer) {
-    const groupId = uniqueName("fault-indexer");
-    const kafka = new Kafka({ clientId: uniqueName("fault-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
-    await moveGroupToEnd(kafka, groupId);
     const port = await freePort();
-    indexer = await spawnService("indexer", { HEALTH_PORT: String(port), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groupId }, port);
+    indexer = await spawnService("indexer", { HEALTH_PORT: String(port), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer }, port);
+  }
+  if (opts.workers) {
+    // Listings written by the load have no photos: media has nothing to download. Leads runs without SMTP.
+    const mediaPort = await freePort();
+    workers.push(await spawnService("media", { HEALTH_PORT: String(mediaPort), MEDIA_CONSUMER_GROUP: groups.media, MEDIA_DIR: join(ROOT, ".data", "media-test") }, mediaPort));
+    const leadsPort = await freePort();
+    workers.push(await spawnService("leads", { HEALTH_PORT: String(leadsPort), LEADS_GROUP_PREFIX: groups.leads }, leadsPort));
   }
   const apiPort = await freePort();
   const api = await spawnService(
@@ -161,6 +176,7 @@ export async function startStack(opts: { indexer: boolean }): Promise<Stack> {
   return {
     api,
     indexer,
+    workers,
     baseUrl,
     alias,
     apiKey: created.apiKey,
@@ -171,6 +187,7 @@ export async function startStack(opts: { indexer: boolean }): Promise<Stack> {
     async stop() {
       await api.stop().catch(() => {});
       await indexer?.stop().catch(() => {});
+      for (const w of workers) await w.stop().catch(() => {});
       await opensearch.indices.delete({ index: `${alias}-v*` }).catch(() => {});
       await opensearch.close();
       await sql.end({ timeout: 5 });
