@@ -128,7 +128,12 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       throw err;
     }
     running = true;
-    consumer.on(consumer.events.CRASH, (e) => log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart }));
+    const crashed = consumer;
+    consumer.on(consumer.events.CRASH, (e) => {
+      log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart });
+      // kafkajs restarts only after retriable errors; otherwise the consumer is gone while the process lives on.
+      if (!e.payload.restart && !stopping && consumer === crashed) void restartAfterCrash();
+    });
     if (opts.handle) {
       const handle = opts.handle;
       await consumer.run({
@@ -173,6 +178,25 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
           await commitOffsetsIfNecessary();
         },
       });
+    }
+  }
+
+  async function restartAfterCrash(): Promise<void> {
+    running = false;
+    await consumer?.disconnect().catch(() => {});
+    await producer?.disconnect().catch(() => {});
+    consumer = producer = null;
+    let delay = initialBackoff;
+    while (!stopping && !running) {
+      await Bun.sleep(delay * (0.8 + Math.random() * 0.4));
+      if (stopping) return;
+      try {
+        await startOnce();
+        log.info("consumer restarted after a crash");
+      } catch (err) {
+        log.warn("consumer restart failed; retrying", { retryInMs: delay, err: (err as Error).message });
+        delay = Math.min(delay * 2, maxBackoff);
+      }
     }
   }
 
