@@ -63,3 +63,16 @@ test("the /docs page is self-contained HTML describing every partner endpoint", 
   expect(html).toContain("one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED");
   expect(html).not.toMatch(/<script/i);
 });
+
+test("stored date-times are limited to years 1000-9998, in the document and in the server", async () => {
+  const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
+  const schema = body.paths["/partner/v1/listings/{externalListingId}"].put.requestBody.content["application/json"].schema;
+  const pattern = new RegExp(schema.properties.establishedAt.anyOf[0].pattern, "u");
+  for (const ok of ["1000-01-01T00:00:00Z", "2024-05-01T12:00:00Z", "9998-12-31T23:59:59-14:00"]) expect(pattern.test(ok)).toBe(true);
+  for (const bad of ["0018-11-09T20:00:13Z", "0999-12-31T00:00:00Z", "9999-12-31T23:59:59-14:00"]) expect(pattern.test(bad)).toBe(false);
+  const partner = await api.createPartner();
+  for (const bad of ["0018-11-09T20:00:13.7-05:29", "9999-12-31T23:59:59-14:00"]) {
+    const res = await call(api.baseUrl, "PUT", "/partner/v1/listings/doc-established", { key: partner.apiKey, body: { establishedAt: bad } });
+    expect([res.status, res.body.error]).toEqual([400, expect.stringContaining("establishedAt")]);
+  }
+});

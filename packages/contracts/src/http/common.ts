@@ -48,6 +48,16 @@ export const Email = Type.String({ format: "email", maxLength: 254 });
 export const HttpUrl = Type.String({ format: "http-url", maxLength: Limits.url, description: "Absolute http(s) URL" });
 export const CountryCode = Type.String({ format: "country-code", description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" });
 export const DateTime = Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset)" });
+/**
+ * A date-time the API stores: written with a year from 1000 to 9998. PostgreSQL prints years below 100 in a form
+ * JavaScript dates misread (0018 is invalid, 0001 becomes 2001), and an offset can push 9999 past PostgreSQL's
+ * range, so such values are refused rather than corrupted or failed.
+ */
+export const RecordDateTime = Type.String({
+  format: "date-time",
+  pattern: "^(?:[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",
+  description: "ISO 8601 date-time with a time zone (Z or an offset), years 1000-9998",
+});
 export const Money = Type.Number({ minimum: 0, maximum: Limits.money, description: "Non-negative amount" });
 export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", description: "Phone number; include the country code, e.g. +1 512 555 0100" });
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
-import { Clearable, CountryCode, DateTime, ExternalId, Limits, Money, Nullable, HttpUrl, ShortText } from "./common.ts";
+import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, RecordDateTime, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -47,7 +47,7 @@ export const RentData = Type.Object(
     amount: Clearable(Money),
     frequency: Clearable(literalUnion(RENT_FREQUENCIES, "Rent frequency")),
     leaseRenewable: Clearable(Type.Boolean()),
-    leaseExpiration: Clearable(DateTime),
+    leaseExpiration: Clearable(RecordDateTime),
   },
   { additionalProperties: false },
 );
@@ -92,7 +92,7 @@ export const ListingBody = Type.Object(
     location: Type.Optional(Location),
     title: Clearable(ShortText()),
     description: Clearable(Type.String({ maxLength: Limits.longText })),
-    establishedAt: Clearable(DateTime),
+    establishedAt: Clearable(RecordDateTime),
     financials: Clearable(Financials),
     property: Clearable(Property),
     financing: Clearable(Financing),
