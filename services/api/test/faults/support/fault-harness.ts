@@ -22,11 +22,24 @@ export async function localComponent(part: Part): Promise<Component | null> {
   return (await component.running()) ? component : null;
 }
 
-/** Every part the runner manages is running and answering (used to restore the shared servers). */
-export async function restoreInfrastructure(): Promise<void> {
-  const env = { ...process.env };
-  for (const c of components(defaultPaths(ROOT))) delete env[c.env.name];
-  await up(env, defaultPaths(ROOT));
+/**
+ * Starts the part again (if it is not running) and waits until it answers, through infra's up(). Only that
+ * part: the others are given by URL, so up() leaves them alone even if another run is restarting one of them.
+ * Retried for a minute, in case another run on this machine is restarting the same part right now.
+ */
+export async function restoreInfrastructure(component: Component): Promise<void> {
+  const env: Record<string, string | undefined> = {};
+  for (const c of components(defaultPaths(ROOT))) if (c.name !== component.name) env[c.env.name] = c.env.value;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await up(env, defaultPaths(ROOT));
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await Bun.sleep(2000);
+    }
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -348,7 +361,7 @@ export async function outage(component: Component, outageMs: number, during?: ()
     await watch;
   } finally {
     restartAt = Date.now();
-    await restoreInfrastructure();
+    await restoreInfrastructure(component);
   }
   return { downAt, restartAt, upAt: Date.now() };
 }
@@ -485,7 +498,7 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
   } finally {
     await load.stop();
     watch.stop();
-    await restoreInfrastructure();
+    await restoreInfrastructure(component);
     if (process.env.FAULT_DEBUG) console.error(`${component.name} outage:\n${timeline(load.answers, window)}\n${stack.api.lines.slice(-20).join("\n")}`);
   }
   const whileDown = load.answers.filter((a) => watch.wasDownThroughout(a.startedAt, a.startedAt + a.ms));
