@@ -130,3 +130,36 @@ test("with every dependency down, the services boot and answer 503 fast; once th
     expect(guardLines(p)).toEqual([]);
   }
 }, 150_000);
+
+test("an API with its relay off never contacts Kafka: it creates no topics, and is ready and writes while Kafka is unreachable", async () => {
+  // A port that counts every connection to it (and closes them): the API's only Kafka broker.
+  const net = await import("node:net");
+  let connections = 0;
+  const kafkaTrap = net.createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => kafkaTrap.listen(0, "127.0.0.1", resolve));
+  try {
+    const port = await freePort();
+    const api = await spawnService("api", { API_PORT: String(port), OUTBOX_RELAY_ENABLED: "false", KAFKA_BROKERS: `127.0.0.1:${(kafkaTrap.address() as { port: number }).port}` }, port);
+    started.push(api);
+    const base = `http://127.0.0.1:${port}`;
+    const ready = await timed(`${base}/readyz`);
+    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok" } }]);
+    const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
+    const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("relay-off-partner"), leadTracking: false });
+    redis.disconnect();
+    const put = await timed(`${base}/partner/v1/brokers/${uniqueName("b")}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Relay Off", email: "relay.off@example.com" }),
+    });
+    expect(put.status).toBe(201);
+    await Bun.sleep(1000);
+    expect(connections).toBe(0);
+    expect(api.exitCode()).toBeNull();
+  } finally {
+    kafkaTrap.close();
+  }
+}, 60_000);
