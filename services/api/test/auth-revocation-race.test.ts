@@ -52,6 +52,8 @@ describe("auth cache and revocation", () => {
       redis,
       logger: silentLogger,
       localTtlMs: 0,
+      // Its last-use write would run the revocation hook a second time.
+      recordLastUse: false,
     });
 
     // The lookup read the key while it was still valid: this one request may pass (it started before the revocation).

@@ -32,3 +32,26 @@ export const Failures = {
   httpStatus: (status: number) => new MediaFailure(`HTTP ${status} from image host`, status >= 500 || status === 408 || status === 429),
   network: (code: string) => new MediaFailure(`download failed (${code})`, true),
 };
+
+/** Set by the job runner when processing failed for a reason that is not the image's (media-jobs.ts). */
+export const INTERNAL_FAILURE_REASON = "internal processing error";
+
+const TRANSIENT_REASONS = new Set([
+  Failures.timedOut().reason,
+  Failures.connectionRefused().reason,
+  Failures.connectionReset().reason,
+  Failures.dnsFailed().reason,
+  Failures.storage().reason,
+  INTERNAL_FAILURE_REASON,
+]);
+
+/**
+ * Whether a recorded failure reason is one another attempt may fix (the reasons above marked transient): what
+ * `admin media retry --all-transient` resets. Such photos failed only after every retry was used up.
+ */
+export function isTransientReason(reason: string): boolean {
+  if (TRANSIENT_REASONS.has(reason)) return true;
+  const http = /^HTTP (\d{3}) from image host$/.exec(reason);
+  if (http) return Failures.httpStatus(Number(http[1])).transient;
+  return /^download failed \(.+\)$/.test(reason);
+}

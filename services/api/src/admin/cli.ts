@@ -1,90 +1,35 @@
-// Partnership-setup admin CLI (`npm run --silent admin -- <group> <action> [flags]`).
-// stdout carries exactly one JSON object per successful command so it can be piped into jq or scripts;
-// everything meant for humans goes to stderr. Exit codes: 0 ok, 1 failure (not found, configuration,
-// database), 2 usage error.
-import {
-  ConfigError,
-  createEnvReader,
-  createPostgres,
-  createRedis,
-  readPostgresConfig,
-  readRedisConfig,
-  type PostgresConfig,
-  type RedisConfig,
-} from "@pss/service-kit";
-import { AdminError, createPartnerAdmin, type PartnerAdmin } from "./partner-admin.ts";
+// Admin CLI (`npm run --silent admin -- <group> <action> [flags]`): partnership set-up and operations (dead
+// letters, reindex, media retries, outbox). stdout carries exactly one JSON document per successful command
+// when it is not a terminal (or with --json), tables when it is; everything else goes to stderr. With no URLs
+// in the environment the local infrastructure `npm start` uses is taken (admin-config.ts). Exit codes: 0 ok,
+// 1 failure (not found, configuration, server), 2 usage error.
+import { ConfigError, createKafka, createOpenSearch, createPostgres, createRedis, silentLogger } from "@pss/service-kit";
+import type { Client } from "@opensearch-project/opensearch";
+import type Redis from "ioredis";
+import type { Kafka } from "kafkajs";
+import type postgres from "postgres";
+import { loadAdminConfig, SERVER_VARIABLES, type AdminConfig } from "./admin-config.ts";
+import { COMMANDS, USAGE, UsageError, type Command, type CommandContext, type Flags } from "./commands.ts";
+import { findLocalInfra, localServersDown } from "./local-infra.ts";
+import { formatHuman, formatJson } from "./output.ts";
+import { AdminError } from "./partner-admin.ts";
 
-const USAGE = `usage: admin <command> [flags]
+export { loadAdminConfig } from "./admin-config.ts";
 
-commands:
-  partners create --name <name> [--lead-tracking]
-  keys create --partner <partnerId> [--lead-tracking]
-  keys revoke --partner <partnerId> --key <apiKey>
-  offices create --organization <organizationId> --name <name>
-  brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId>
-
-environment: DATABASE_URL, REDIS_URL`;
-
-class UsageError extends Error {}
-
-type Flags = Record<string, string | boolean | undefined>;
-
-interface Command {
-  /** Flag name → whether it takes a value ("value") or is a switch ("boolean"). */
-  flags: Record<string, "value" | "boolean">;
-  required: string[];
-  run(admin: PartnerAdmin, flags: Flags): Promise<object>;
+/** `--json` anywhere forces JSON; it is not a command flag. */
+export function splitGlobalFlags(argv: string[]): { argv: string[]; json: boolean } {
+  return { argv: argv.filter((a) => a !== "--json"), json: argv.includes("--json") };
 }
-
-function str(flags: Flags, name: string): string {
-  return flags[name] as string;
-}
-
-function positiveInt(flags: Flags, name: string): number {
-  const raw = str(flags, name);
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
-
-const COMMANDS: Record<string, Command> = {
-  "partners create": {
-    flags: { name: "value", "lead-tracking": "boolean" },
-    required: ["name"],
-    run: (admin, f) => admin.createPartner({ name: str(f, "name"), leadTracking: f["lead-tracking"] === true }),
-  },
-  "keys create": {
-    flags: { partner: "value", "lead-tracking": "boolean" },
-    required: ["partner"],
-    run: (admin, f) => admin.createKey({ partnerId: str(f, "partner"), leadTracking: f["lead-tracking"] === true }),
-  },
-  "keys revoke": {
-    flags: { partner: "value", key: "value" },
-    required: ["partner", "key"],
-    async run(admin, f) {
-      const { cacheWarning } = await admin.revokeKey({ partnerId: str(f, "partner"), apiKey: str(f, "key") });
-      if (cacheWarning) console.error(`admin: warning: ${cacheWarning}`);
-      return { revoked: true };
-    },
-  },
-  "offices create": {
-    flags: { organization: "value", name: "value" },
-    required: ["organization", "name"],
-    run: (admin, f) => admin.createOffice({ organizationId: positiveInt(f, "organization"), name: str(f, "name") }),
-  },
-  "brokers assign-office": {
-    flags: { partner: "value", "external-broker-id": "value", office: "value" },
-    required: ["partner", "external-broker-id", "office"],
-    run: (admin, f) =>
-      admin.assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office") }),
-  },
-};
 
 /** `<group> <action> --flag value --switch`; anything not declared by the command is an error, not ignored. */
 export function parseArgs(argv: string[]): { name: string; command: Command; flags: Flags } {
-  const [group, action, ...rest] = argv;
+  const [group, ...afterGroup] = argv;
   if (!group || group.startsWith("-")) throw new UsageError("missing command");
-  const name = `${group} ${action ?? ""}`.trim();
+  // One-word commands (reindex) take flags right after the group.
+  const single = COMMANDS[group];
+  const action = single ? undefined : afterGroup[0];
+  const rest = single ? afterGroup : afterGroup.slice(1);
+  const name = single ? group : `${group} ${action ?? ""}`.trim();
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`unknown command '${name}'`);
   const flags: Flags = {};
@@ -93,6 +38,8 @@ export function parseArgs(argv: string[]): { name: string; command: Command; fla
     if (!token.startsWith("--")) throw new UsageError(`unexpected argument '${token}'`);
     const eq = token.indexOf("=");
     const flag = eq === -1 ? token.slice(2) : token.slice(2, eq);
+    const refused = command.refused?.[flag];
+    if (refused) throw new UsageError(refused);
     const kind = command.flags[flag];
     if (!kind) throw new UsageError(`unknown flag '--${flag}' for '${name}'`);
     if (flags[flag] !== undefined) throw new UsageError(`--${flag} given more than once`);
@@ -106,60 +53,98 @@ export function parseArgs(argv: string[]): { name: string; command: Command; fla
     if (value === undefined || (eq === -1 && value.startsWith("--"))) throw new UsageError(`--${flag} needs a value`);
     flags[flag] = value;
   }
-  const missing = command.required.filter((f) => flags[f] === undefined);
+  const missing = (command.required ?? []).filter((f) => flags[f] === undefined);
   if (missing.length > 0) throw new UsageError(`'${name}' requires ${missing.map((f) => `--${f}`).join(", ")}`);
+  if (command.exactlyOne) {
+    const given = command.exactlyOne.filter((f) => flags[f] !== undefined);
+    if (given.length !== 1) throw new UsageError(`'${name}' needs exactly one of ${command.exactlyOne.map((f) => `--${f}`).join(", ")}`);
+  }
   return { name, command, flags };
-}
-
-/** The only place the CLI reads its environment. */
-export function loadAdminConfig(env: Record<string, string | undefined>): { postgres: PostgresConfig; redis: RedisConfig } {
-  const r = createEnvReader(env);
-  // A one-shot command needs at most a couple of connections, whatever pool size the service uses.
-  const postgres = { ...readPostgresConfig(r, 2), maxConnections: 2 };
-  const redis = readRedisConfig(r);
-  r.done();
-  return { postgres, redis };
 }
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, "; ");
 
-async function main(argv: string[]): Promise<number> {
-  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help")) {
+/** Clients are created on first use, so a command connects only to what it talks to. */
+function createContext(config: AdminConfig, readStdin: () => Promise<string>): CommandContext & { close(): Promise<void> } {
+  let sql: postgres.Sql | undefined;
+  let redis: Redis | undefined;
+  let kafka: Kafka | undefined;
+  let opensearch: Client | undefined;
+  return {
+    config,
+    logger: silentLogger,
+    sql: () => (sql ??= createPostgres(config.postgres, { applicationName: "pss-admin" })),
+    redis() {
+      if (!redis) {
+        // Lazy: connected when first used. Connection errors surface where it is used, not as ioredis noise.
+        redis = createRedis(config.redis, { lazy: true });
+        redis.on("error", () => {});
+      }
+      return redis;
+    },
+    kafka: () => (kafka ??= createKafka(config.kafka, silentLogger)),
+    opensearch: () => (opensearch ??= createOpenSearch(config.opensearch)),
+    readStdin,
+    warn: (message) => console.error(`admin: ${message}`),
+    async close() {
+      redis?.disconnect();
+      await opensearch?.close().catch(() => {});
+      await sql?.end({ timeout: 5 });
+    },
+  };
+}
+
+export interface MainIo {
+  env: Record<string, string | undefined>;
+  stdoutIsTty: boolean;
+  write(text: string): Promise<void>;
+  readStdin(): Promise<string>;
+}
+
+export async function main(rawArgv: string[], io: MainIo): Promise<number> {
+  const { argv, json } = splitGlobalFlags(rawArgv);
+  if (argv.length === 1 && ["--help", "-h", "help"].includes(argv[0]!)) {
     console.error(USAGE);
     return 0;
   }
   let parsed;
   let config;
+  let local;
   try {
     parsed = parseArgs(argv);
-    config = loadAdminConfig(process.env);
+    local = await findLocalInfra();
+    config = loadAdminConfig(io.env, parsed.command.needs, local?.urls);
+    const urls = { postgres: config.postgres.url, redis: config.redis.url, kafka: config.kafka.brokers.join(","), opensearch: config.opensearch.url };
+    const down = await localServersDown(config.local, (s) => urls[s]);
+    if (down) {
+      console.error(`admin: ${down}`);
+      return 1;
+    }
   } catch (err) {
     if (err instanceof UsageError) {
       console.error(`admin: ${err.message} (run 'admin --help' for usage)`);
       return 2;
     }
     if (err instanceof ConfigError) {
-      console.error(`admin: invalid configuration: ${err.problems.join("; ")}`);
+      const unset = parsed?.command.needs.map((s) => SERVER_VARIABLES[s]).filter((v) => !io.env[v]) ?? [];
+      const hint = !local && unset.length > 0 ? ` (this installation has no local infrastructure: set ${unset.join(", ")})` : "";
+      console.error(`admin: invalid configuration: ${err.problems.join("; ")}${hint}`);
       return 1;
     }
     throw err;
   }
 
-  const sql = createPostgres(config.postgres, { applicationName: "pss-admin" });
-  // Lazy: only `keys revoke` connects. Connection errors surface as the revoke warning, not as ioredis noise.
-  const redis = createRedis(config.redis, { lazy: true });
-  redis.on("error", () => {});
+  const ctx = createContext(config, io.readStdin);
   try {
-    const result = await parsed.command.run(createPartnerAdmin({ sql, redis }), parsed.flags);
-    // Awaited so the JSON is fully written before process.exit.
-    await Bun.write(Bun.stdout, `${JSON.stringify(result)}\n`);
+    const result = await parsed.command.run(ctx, parsed.flags);
+    await io.write(json || !io.stdoutIsTty ? formatJson(result) : formatHuman(result));
     return 0;
   } catch (err) {
     if (err instanceof UsageError || (err instanceof AdminError && err.code === "invalid_argument")) {
       console.error(`admin: ${err.message}`);
       return 2;
     }
-    if (err instanceof AdminError) {
+    if (err instanceof AdminError || (err instanceof Error && err.name === "ReindexError")) {
       console.error(`admin: ${err.message}`);
       return 1;
     }
@@ -167,10 +152,18 @@ async function main(argv: string[]): Promise<number> {
     console.error(`admin: ${parsed.name} failed: ${oneLine(message)}`);
     return 1;
   } finally {
-    redis.disconnect();
-    await sql.end({ timeout: 5 });
+    await ctx.close();
   }
 }
 
-// Guarded so parseArgs/loadAdminConfig can be imported without running a command.
-if (import.meta.main) process.exit(await main(process.argv.slice(2)));
+// Guarded so the parsing and configuration can be imported without running a command.
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2), {
+    env: process.env,
+    stdoutIsTty: process.stdout.isTTY === true,
+    // Awaited so the output is fully written before process.exit.
+    write: async (text) => void (await Bun.write(Bun.stdout, text)),
+    readStdin: () => Bun.stdin.text(),
+  });
+  process.exit(code);
+}

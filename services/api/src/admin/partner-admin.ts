@@ -27,9 +27,44 @@ export interface PartnerAdminDeps {
 
 export interface CreatedPartner {
   partnerId: string;
+  /** The plaintext key: shown this once, only its hash is stored. */
   apiKey: string;
+  /** What `keys list` and `keys revoke --key-id` name the key by. */
+  keyId: string;
   organizationId: number;
   officeId: number;
+}
+
+export interface PartnerSummary {
+  partnerId: string;
+  name: string;
+  createdAt: Date;
+  activeKeys: number;
+}
+
+export interface KeySummary {
+  keyId: string;
+  partnerId: string;
+  /** The first characters of the key (never the key): enough to tell keys apart. */
+  prefix: string;
+  /** From the prefix: `live` (pss_live_…); `test` for pss_test_… keys. */
+  mode: "live" | "test";
+  createdAt: Date;
+  /** Updated at most once a minute per key and API process; null: not used since it was recorded. */
+  lastUsedAt: Date | null;
+  leadTracking: boolean;
+  revoked: boolean;
+  revokedAt: Date | null;
+}
+
+export interface OfficeSummary {
+  officeId: number;
+  organizationId: number;
+  partnerId: string;
+  name: string;
+  isDefault: boolean;
+  brokers: number;
+  createdAt: Date;
 }
 
 export interface RevokeResult {
@@ -43,6 +78,9 @@ export interface RevokeResult {
  * generation and writing its cache entry (then the key reads as revoked from PostgreSQL anyway).
  */
 const REVOCATION_GENERATION_TTL_SECONDS = 24 * 3600;
+
+/** Rows a list command returns at most. */
+export const MAX_LIST = 10_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_INT4 = 2_147_483_647;
@@ -60,6 +98,16 @@ function requireId(value: number, what: string): number {
   return value;
 }
 
+export function keyMode(prefix: string): "live" | "test" {
+  return prefix.startsWith("pss_test_") ? "test" : "live";
+}
+
+function requireLimit(value: number | undefined, fallback = 1000): number {
+  const limit = value ?? fallback;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new AdminError("invalid_argument", `limit must be between 1 and ${MAX_LIST}, got '${value}'`);
+  return limit;
+}
+
 function requireName(value: string, what: string): string {
   const name = value.trim();
   if (name === "") throw new AdminError("invalid_argument", `${what} must not be empty`);
@@ -73,9 +121,9 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     const rows = await tx<{ id: string }[]>`
       INSERT INTO api_keys (partner_id, key_hash, key_prefix, lead_tracking)
       SELECT id, ${hashApiKey(apiKey)}, ${keyPrefix(apiKey)}, ${leadTracking} FROM partners WHERE id = ${partnerId}
-      RETURNING id`;
+      RETURNING id::text AS id`;
     if (rows.length === 0) throw new AdminError("not_found", `partner ${partnerId} not found`);
-    return apiKey;
+    return { apiKey, keyId: rows[0]!.id };
   }
 
   async function dropAuthCacheEntry(hash: Buffer): Promise<string | undefined> {
@@ -102,6 +150,27 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     }
   }
 
+  async function revoke(input: { keyId?: string; apiKey?: string; partnerId?: string }): Promise<RevokeResult & { keyId: string }> {
+    const partnerId = input.partnerId === undefined ? undefined : requireUuid(input.partnerId, "partner id");
+    if ((input.keyId === undefined) === (input.apiKey === undefined)) throw new AdminError("invalid_argument", "name the key by its id or give the key itself, not both");
+    let match: postgres.Fragment;
+    if (input.keyId !== undefined) {
+      if (!/^[1-9][0-9]{0,17}$/.test(input.keyId)) throw new AdminError("invalid_argument", `key id must be a positive integer, got '${input.keyId}'`);
+      match = sql`id = ${input.keyId}::bigint`;
+    } else {
+      match = sql`key_hash = ${hashApiKey(input.apiKey!.trim())}`;
+    }
+    const rows = await sql<{ id: string; key_hash: Buffer }[]>`
+      UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+      WHERE ${match} ${partnerId ? sql`AND partner_id = ${partnerId}` : sql``}
+      RETURNING id::text AS id, key_hash`;
+    if (rows.length === 0) throw new AdminError("not_found", partnerId ? "key not found for this partner" : "key not found");
+    // Only once the UPDATE has committed: deleting earlier would let a concurrent lookup re-cache the still-valid row.
+    const cacheWarning = await dropAuthCacheEntry(rows[0]!.key_hash);
+    const keyId = rows[0]!.id;
+    return cacheWarning ? { revoked: true, keyId, cacheWarning } : { revoked: true, keyId };
+  }
+
   return {
     /** Partner, its organization, the default office and a first API key, all or nothing. */
     async createPartner(input: { name: string; leadTracking?: boolean }): Promise<CreatedPartner> {
@@ -113,28 +182,80 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
           INSERT INTO organizations (partner_id, name) VALUES (${partnerId}, ${name}) RETURNING id`;
         const [office] = await tx<{ id: number }[]>`
           INSERT INTO offices (organization_id, name, is_default) VALUES (${org!.id}, ${`${name} main office`}, true) RETURNING id`;
-        const apiKey = await insertKey(tx, partnerId, input.leadTracking ?? false);
-        return { partnerId, apiKey, organizationId: org!.id, officeId: office!.id };
+        const { apiKey, keyId } = await insertKey(tx, partnerId, input.leadTracking ?? false);
+        return { partnerId, apiKey, keyId, organizationId: org!.id, officeId: office!.id };
       });
     },
 
-    async createKey(input: { partnerId: string; leadTracking?: boolean }): Promise<{ apiKey: string }> {
-      const partnerId = requireUuid(input.partnerId, "partner id");
-      return { apiKey: await insertKey(sql, partnerId, input.leadTracking ?? false) };
+    async listPartners(input: { limit?: number } = {}): Promise<PartnerSummary[]> {
+      const rows = await sql`
+        SELECT p.id::text AS id, p.name, p.created_at,
+               (SELECT count(*)::int FROM api_keys k WHERE k.partner_id = p.id AND k.revoked_at IS NULL) AS active_keys
+        FROM partners p ORDER BY p.created_at, p.id LIMIT ${requireLimit(input.limit)}`;
+      return rows.map((r) => ({ partnerId: r.id, name: r.name, createdAt: r.created_at, activeKeys: r.active_keys }));
     },
 
-    /** Idempotent: revoking again keeps the first revoked_at and still clears the cache. */
-    async revokeKey(input: { partnerId: string; apiKey: string }): Promise<RevokeResult> {
+    async createKey(input: { partnerId: string; leadTracking?: boolean }): Promise<{ apiKey: string; keyId: string }> {
       const partnerId = requireUuid(input.partnerId, "partner id");
-      const hash = hashApiKey(input.apiKey);
-      const rows = await sql<{ id: string }[]>`
-        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-        WHERE key_hash = ${hash} AND partner_id = ${partnerId}
-        RETURNING id`;
-      if (rows.length === 0) throw new AdminError("not_found", "key not found for this partner");
-      // Only once the UPDATE has committed: deleting earlier would let a concurrent lookup re-cache the still-valid row.
-      const cacheWarning = await dropAuthCacheEntry(hash);
-      return cacheWarning ? { revoked: true, cacheWarning } : { revoked: true };
+      return insertKey(sql, partnerId, input.leadTracking ?? false);
+    },
+
+    /** Every key (of one partner, or all), oldest first; never the key itself, only its prefix. */
+    async listKeys(input: { partnerId?: string; limit?: number } = {}): Promise<KeySummary[]> {
+      const partnerId = input.partnerId === undefined ? undefined : requireUuid(input.partnerId, "partner id");
+      if (partnerId) {
+        const [partner] = await sql`SELECT 1 FROM partners WHERE id = ${partnerId}`;
+        if (!partner) throw new AdminError("not_found", `partner ${partnerId} not found`);
+      }
+      const rows = await sql`
+        SELECT id::text AS id, partner_id::text AS partner_id, key_prefix, created_at, last_used_at, lead_tracking, revoked_at
+        FROM api_keys ${partnerId ? sql`WHERE partner_id = ${partnerId}` : sql``}
+        ORDER BY api_keys.id LIMIT ${requireLimit(input.limit)}`;
+      return rows.map((r) => ({
+        keyId: r.id,
+        partnerId: r.partner_id,
+        prefix: r.key_prefix,
+        mode: keyMode(r.key_prefix),
+        createdAt: r.created_at,
+        lastUsedAt: r.last_used_at,
+        leadTracking: r.lead_tracking,
+        revoked: r.revoked_at !== null,
+        revokedAt: r.revoked_at,
+      }));
+    },
+
+    /**
+     * Revokes a key named by its id (`keys list`), or by the key itself when that is all an operator has (a
+     * leaked key, read from stdin so it never lands in shell history). With `partnerId`, a key of another
+     * partner is "not found". Idempotent: revoking again keeps the first revoked_at and still clears the cache.
+     */
+    async revokeKey(input: { keyId?: string; apiKey?: string; partnerId?: string }): Promise<RevokeResult> {
+      const { keyId: _keyId, ...result } = await revoke(input);
+      return result;
+    },
+
+    /** revokeKey, also telling which key it was (when it was named by the key itself). */
+    revokeKeyNamingIt: revoke,
+
+    /** Offices of one partner or organization (or all), with how many brokers each holds. */
+    async listOffices(input: { partnerId?: string; organizationId?: number; limit?: number } = {}): Promise<OfficeSummary[]> {
+      const partnerId = input.partnerId === undefined ? undefined : requireUuid(input.partnerId, "partner id");
+      const organizationId = input.organizationId === undefined ? undefined : requireId(input.organizationId, "organization id");
+      const rows = await sql`
+        SELECT o.id, o.organization_id, g.partner_id::text AS partner_id, o.name, o.is_default, o.created_at,
+               (SELECT count(*)::int FROM brokers b WHERE b.office_id = o.id) AS brokers
+        FROM offices o JOIN organizations g ON g.id = o.organization_id
+        WHERE true ${partnerId ? sql`AND g.partner_id = ${partnerId}` : sql``} ${organizationId ? sql`AND o.organization_id = ${organizationId}` : sql``}
+        ORDER BY o.id LIMIT ${requireLimit(input.limit)}`;
+      return rows.map((r) => ({
+        officeId: r.id,
+        organizationId: r.organization_id,
+        partnerId: r.partner_id,
+        name: r.name,
+        isDefault: r.is_default,
+        brokers: r.brokers,
+        createdAt: r.created_at,
+      }));
     },
 
     async createOffice(input: { organizationId: number; name: string }): Promise<{ officeId: number }> {

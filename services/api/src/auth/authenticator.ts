@@ -17,6 +17,8 @@ export const AUTH_CACHE_TTL_SECONDS = 60;
 const UNKNOWN_KEY_TTL_SECONDS = 10;
 export const LOCAL_TTL_MS = 1000;
 const LOCAL_MAX_ENTRIES = 10_000;
+/** api_keys.last_used_at is written at most this often per key and process (admin `keys list` shows it). */
+export const LAST_USED_INTERVAL_MS = 60_000;
 
 /** KEYS: entry, generation. ARGV: generation read before PostgreSQL ("" = none), value, TTL in seconds. */
 const SET_IF_GENERATION = `
@@ -34,9 +36,30 @@ export interface Authenticator {
   authenticate(key: string): Promise<Principal | null>;
 }
 
-export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; logger: Logger; localTtlMs?: number }): Authenticator {
+export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; logger: Logger; localTtlMs?: number; lastUsedIntervalMs?: number; recordLastUse?: boolean }): Authenticator {
   const localTtl = deps.localTtlMs ?? LOCAL_TTL_MS;
+  const lastUsedInterval = deps.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS;
   const local = new Map<string, { principal: Principal | null; expiresAt: number }>();
+  const lastTouched = new Map<string, number>();
+
+  /**
+   * Records that a key was used, off the request's path: not awaited, at most once per interval per key here,
+   * and the WHERE keeps other instances from rewriting a fresh value. A failure only costs precision.
+   */
+  const touch = (keyId: string, now: number) => {
+    if (deps.recordLastUse === false) return;
+    const last = lastTouched.get(keyId);
+    if (last !== undefined && now - last < lastUsedInterval) return;
+    if (lastTouched.size >= LOCAL_MAX_ENTRIES) lastTouched.clear();
+    lastTouched.set(keyId, now);
+    const seconds = lastUsedInterval / 1000;
+    deps.sql`
+      UPDATE api_keys SET last_used_at = now()
+      WHERE id = ${keyId}::bigint AND (last_used_at IS NULL OR last_used_at < now() - ${seconds}::float8 * interval '1 second')`.then(
+      () => {},
+      (err) => deps.logger.debug("recording a key's last use failed", { err: (err as Error).message }),
+    );
+  };
 
   /** The cached answer (undefined: not cached or Redis unusable) and the key's revocation generation read with it. */
   const fromCache = async (cacheKey: string, generationKey: string): Promise<{ principal: Principal | null | undefined; generation: string | undefined }> => {
@@ -64,7 +87,10 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
       if (!looksLikeApiKey(key)) return null;
       const now = Date.now();
       const hit = local.get(key);
-      if (hit && hit.expiresAt > now) return hit.principal;
+      if (hit && hit.expiresAt > now) {
+        if (hit.principal) touch(hit.principal.keyId, now);
+        return hit.principal;
+      }
       const hash = hashApiKey(key);
       const cacheKey = authCacheKey(hash);
       const generationKey = authGenerationKey(hash);
@@ -79,6 +105,7 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
         if (local.size >= LOCAL_MAX_ENTRIES) local.clear();
         local.set(key, { principal, expiresAt: now + localTtl });
       }
+      if (principal) touch(principal.keyId, now);
       return principal;
     },
   };

@@ -46,16 +46,19 @@ export async function loadBrokerVersions(sql: postgres.Sql, ids: string[]): Prom
   return new Map(rows.map((r) => [r.id as string, r.version as number]));
 }
 
-/** The buyer-visible listings of some brokers, as stored now (for re-indexing after a broker change). */
-export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
-  if (brokerIds.length === 0) return [];
-  const rows = await sql`
-    SELECT l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
-           l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility, l.financials, l.updated_at,
-           b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
-    WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND l.status = ANY(${visible})`;
-  return rows.map((r) => ({
+// ISO 8601 in UTC, as the API writes it into events, made by PostgreSQL: the driver's Date parsing gives
+// Invalid Date for some early years (e.g. 0018) that partners may send.
+const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(column)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+// Every column a search document is built from, with the broker and when the listing went live.
+const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
+  l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized,
+  ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
+  l.visibility, l.financials, ${ISO(sql, "l.updated_at")} AS updated_at,
+  b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
+
+function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
+  return {
     state: toState(r),
     source: {
       id: Number(r.id),
@@ -64,12 +67,45 @@ export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds:
       businessType: r.business_type,
       title: r.title,
       description: r.description,
-      establishedAt: r.established_at ? new Date(r.established_at).toISOString() : null,
+      establishedAt: r.established_at,
       location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
       financials: r.financials,
-      updatedAt: new Date(r.updated_at).toISOString(),
+      updatedAt: r.updated_at,
     },
-  }));
+  };
+}
+
+/** The buyer-visible listings of some brokers, as stored now (for re-indexing after a broker change). */
+export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  if (brokerIds.length === 0) return [];
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND l.status = ANY(${visible})`;
+  return rows.map(toSourceAndState);
+}
+
+/** One page of every buyer-visible listing in id order, after `afterId` (a full re-index reads them all). */
+export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number, limit: number): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.id > ${afterId} AND l.status = ANY(${visible})
+    ORDER BY l.id LIMIT ${limit}`;
+  return rows.map(toSourceAndState);
+}
+
+/**
+ * Listings (any status) that a transaction with an ID at or above `xmin` wrote, or whose broker it wrote: what may
+ * have changed since a snapshot whose horizon was `xmin` (write_xid, migration 0006).
+ */
+export async function loadListingsWrittenSince(sql: postgres.Sql, xmin: string): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.write_xid >= ${xmin}::xid8 OR b.write_xid >= ${xmin}::xid8
+    ORDER BY l.id`;
+  return rows.map(toSourceAndState);
 }
 
 /** Stores rewrites, each only while the listing still has the description it was made from. */

@@ -9,7 +9,8 @@ export async function ensureSearchIndex(client: Client, alias: string, logger: L
   const expected = versionedIndexName(alias);
   const current = await aliasTargets(client, alias);
   if (current.length > 0) {
-    if (!current.includes(expected)) logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
+    // `reindex` builds `<alias>-v<N>-<timestamp>`: the same version under another name.
+    if (!current.some((index) => index === expected || index.startsWith(`${expected}-`))) logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
     await tolerateNewFields(client, current, logger);
     return current[0]!;
   }

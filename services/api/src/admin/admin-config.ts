@@ -1,0 +1,78 @@
+// The admin CLI's configuration: the only place it reads its environment. Each command names the servers it
+// needs and only those are read. A URL left unset is taken from the local infrastructure runner (what
+// `npm start` uses) when the checkout has one; in an image without it, the URL is required as before.
+import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import {
+  ConfigError,
+  createEnvReader,
+  readKafkaConfig,
+  readOpenSearchConfig,
+  readPostgresConfig,
+  readRedisConfig,
+  type KafkaConfig,
+  type OpenSearchConfig,
+  type PostgresConfig,
+  type RedisConfig,
+} from "@pss/service-kit";
+
+export type Server = "postgres" | "redis" | "kafka" | "opensearch";
+
+/** The environment variable each server's address is read from (the same as every service's). */
+export const SERVER_VARIABLES: Record<Server, string> = {
+  postgres: "DATABASE_URL",
+  redis: "REDIS_URL",
+  kafka: "KAFKA_BROKERS",
+  opensearch: "OPENSEARCH_URL",
+};
+
+export interface AdminConfig {
+  postgres: PostgresConfig;
+  redis: RedisConfig;
+  kafka: KafkaConfig;
+  opensearch: OpenSearchConfig;
+  /** Alias buyers' search reads (reindex swaps it). */
+  searchAlias: string;
+  /** Needed servers whose URL was not set and came from the local infrastructure runner. */
+  local: Server[];
+}
+
+/**
+ * `needs`: the servers the command talks to; the others are neither read nor required.
+ * `localUrls`: the local runner's URLs by variable name, when the runner is part of this checkout.
+ */
+export function loadAdminConfig(env: Record<string, string | undefined>, needs: readonly Server[], localUrls?: Record<string, string>): AdminConfig {
+  const local: Server[] = [];
+  const effective: Record<string, string | undefined> = { ...env };
+  for (const server of needs) {
+    const name = SERVER_VARIABLES[server];
+    if ((env[name] ?? "").trim() !== "") continue;
+    const fallback = localUrls?.[name];
+    if (fallback) {
+      effective[name] = fallback;
+      local.push(server);
+    }
+  }
+  const r = createEnvReader(effective);
+  const has = (s: Server) => needs.includes(s);
+  // A one-shot command needs at most a couple of connections, whatever pool size the services use.
+  const config: AdminConfig = {
+    postgres: has("postgres") ? { ...readPostgresConfig(r, 2), maxConnections: 2 } : { url: "", maxConnections: 2 },
+    redis: has("redis") ? readRedisConfig(r) : { url: "" },
+    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin" },
+    opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
+    searchAlias: has("opensearch") ? r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
+    local,
+  };
+  const problems: string[] = [];
+  if (has("opensearch") && !/^[a-z0-9][a-z0-9._-]{0,200}$/.test(config.searchAlias)) {
+    problems.push(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${config.searchAlias}'`);
+  }
+  try {
+    r.done();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.unshift(...err.problems);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,320 @@
+// Every admin command: its flags, the servers it talks to, and what it does. Commands return one plain object:
+// printed as one JSON line for scripts, or as tables for a person (output.ts).
+import { Topics } from "@pss/contracts";
+import type { Logger } from "@pss/service-kit";
+import { readDeadLetters, replayDeadLetters, type DeadLetter } from "@pss/service-kit/dead-letters";
+import type { Client } from "@opensearch-project/opensearch";
+import type Redis from "ioredis";
+import { Partitioners, type Kafka } from "kafkajs";
+import type postgres from "postgres";
+// The tools that own another service's data live in that service; the CLI only wires them.
+import { reindex } from "../../../indexer/src/reindex/reindex.ts";
+import { createFailedMediaReset } from "../../../media/src/jobs/failed-media-reset.ts";
+import { createOutboxStatus } from "../outbox/outbox-status.ts";
+import type { AdminConfig, Server } from "./admin-config.ts";
+import { AdminError, createPartnerAdmin, MAX_LIST } from "./partner-admin.ts";
+
+export class UsageError extends Error {}
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+export interface CommandContext {
+  config: AdminConfig;
+  sql(): postgres.Sql;
+  redis(): Redis;
+  kafka(): Kafka;
+  opensearch(): Client;
+  logger: Logger;
+  /** Everything on standard input (for secrets that must not be on the command line). */
+  readStdin(): Promise<string>;
+  /** A line for the person on stderr (never stdout). */
+  warn(message: string): void;
+}
+
+export interface Command {
+  usage: string;
+  /** Flag name → whether it takes a value ("value") or is a switch ("boolean"). */
+  flags: Record<string, "value" | "boolean">;
+  required?: string[];
+  /** Exactly one of these flags must be given. */
+  exactlyOne?: string[];
+  /** Flags refused with a reason (replaced forms). */
+  refused?: Record<string, string>;
+  needs: Server[];
+  run(ctx: CommandContext, flags: Flags): Promise<object>;
+}
+
+const str = (flags: Flags, name: string) => flags[name] as string;
+const opt = (flags: Flags, name: string) => (flags[name] === undefined ? undefined : (flags[name] as string));
+
+function positiveInt(flags: Flags, name: string, max = 2_147_483_647): number {
+  const raw = str(flags, name);
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} must be a positive integer${max < 2_147_483_647 ? ` up to ${max}` : ""}, got '${raw}'`);
+  return n;
+}
+const optInt = (flags: Flags, name: string, max?: number) => (flags[name] === undefined ? undefined : positiveInt(flags, name, max));
+
+function offset(flags: Flags, name = "offset"): string {
+  const raw = str(flags, name);
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw)) throw new UsageError(`--${name} must be a Kafka offset (0 or a positive integer), got '${raw}'`);
+  return raw;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+function uuid(flags: Flags, name: string, what: string): string {
+  const raw = str(flags, name);
+  if (!UUID.test(raw)) throw new UsageError(`${what} must be a UUID, got '${raw}'`);
+  return raw.toLowerCase();
+}
+
+export const CONSUMERS = {
+  media: Topics.mediaDeadLetter.name,
+  indexer: Topics.indexerDeadLetter.name,
+  leads: Topics.leadsDeadLetter.name,
+} as const;
+
+function deadLetterTopic(flags: Flags): { consumer: string; topic: string } {
+  const consumer = str(flags, "consumer");
+  const topic = CONSUMERS[consumer as keyof typeof CONSUMERS];
+  if (!topic) throw new UsageError(`--consumer must be one of ${Object.keys(CONSUMERS).join(", ")}, got '${consumer}'`);
+  return { consumer, topic };
+}
+
+/** What `dlq list` shows of a dead letter: where it came from and why, not the message itself. */
+function summary(l: DeadLetter) {
+  return {
+    offset: l.offset,
+    failedAt: l.failedAt,
+    group: l.consumerGroup,
+    reason: l.reason,
+    sourceTopic: l.sourceTopic,
+    sourcePartition: l.sourcePartition,
+    sourceOffset: l.sourceOffset,
+    key: l.key,
+    eventType: l.event?.type ?? null,
+    version: l.event?.version ?? null,
+    requestId: l.headers["x-request-id"] ?? null,
+  };
+}
+
+function messageValue(value: Buffer | null): unknown {
+  if (!value) return null;
+  const text = value.toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const partnerAdmin = (ctx: CommandContext) => createPartnerAdmin({ sql: ctx.sql(), redis: ctx.redis() });
+
+export const COMMANDS: Record<string, Command> = {
+  "partners list": {
+    usage: "partners list [--limit <n>]",
+    flags: { limit: "value" },
+    needs: ["postgres"],
+    run: async (ctx, f) => ({ partners: await partnerAdmin(ctx).listPartners({ limit: optInt(f, "limit", MAX_LIST) }) }),
+  },
+  "partners create": {
+    usage: 'partners create --name "<name>" [--lead-tracking]   (prints the first API key once)',
+    flags: { name: "value", "lead-tracking": "boolean" },
+    required: ["name"],
+    needs: ["postgres"],
+    run: (ctx, f) => partnerAdmin(ctx).createPartner({ name: str(f, "name"), leadTracking: f["lead-tracking"] === true }),
+  },
+  "keys list": {
+    usage: "keys list [--partner <partnerId>] [--limit <n>]",
+    flags: { partner: "value", limit: "value" },
+    needs: ["postgres"],
+    run: async (ctx, f) => ({ keys: await partnerAdmin(ctx).listKeys({ partnerId: opt(f, "partner"), limit: optInt(f, "limit", MAX_LIST) }) }),
+  },
+  "keys create": {
+    usage: "keys create --partner <partnerId> [--lead-tracking]   (prints the key once)",
+    flags: { partner: "value", "lead-tracking": "boolean" },
+    required: ["partner"],
+    needs: ["postgres"],
+    run: (ctx, f) => partnerAdmin(ctx).createKey({ partnerId: str(f, "partner"), leadTracking: f["lead-tracking"] === true }),
+  },
+  "keys revoke": {
+    usage: "keys revoke --key-id <keyId> [--partner <partnerId>]  |  keys revoke --key-stdin [--partner <partnerId>]   (the key on stdin)",
+    flags: { "key-id": "value", "key-stdin": "boolean", partner: "value" },
+    exactlyOne: ["key-id", "key-stdin"],
+    refused: { key: "--key is not accepted: a key on the command line stays in shell history and process lists; use --key-id <id> (see 'keys list') or pipe the key into --key-stdin" },
+    needs: ["postgres", "redis"],
+    async run(ctx, f) {
+      let apiKey: string | undefined;
+      if (f["key-stdin"] === true) {
+        apiKey = (await ctx.readStdin()).trim();
+        if (apiKey === "") throw new UsageError("--key-stdin: no key on standard input");
+      }
+      const { cacheWarning, ...result } = await partnerAdmin(ctx).revokeKeyNamingIt({ keyId: opt(f, "key-id"), apiKey, partnerId: opt(f, "partner") });
+      if (cacheWarning) ctx.warn(`warning: ${cacheWarning}`);
+      return result;
+    },
+  },
+  "offices list": {
+    usage: "offices list [--partner <partnerId>] [--organization <organizationId>] [--limit <n>]",
+    flags: { partner: "value", organization: "value", limit: "value" },
+    needs: ["postgres"],
+    run: async (ctx, f) => ({
+      offices: await partnerAdmin(ctx).listOffices({ partnerId: opt(f, "partner"), organizationId: optInt(f, "organization"), limit: optInt(f, "limit", MAX_LIST) }),
+    }),
+  },
+  "offices create": {
+    usage: 'offices create --organization <organizationId> --name "<name>"',
+    flags: { organization: "value", name: "value" },
+    required: ["organization", "name"],
+    needs: ["postgres"],
+    run: (ctx, f) => partnerAdmin(ctx).createOffice({ organizationId: positiveInt(f, "organization"), name: str(f, "name") }),
+  },
+  "brokers assign-office": {
+    usage: "brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId>",
+    flags: { partner: "value", "external-broker-id": "value", office: "value" },
+    required: ["partner", "external-broker-id", "office"],
+    needs: ["postgres"],
+    run: (ctx, f) =>
+      partnerAdmin(ctx).assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office") }),
+  },
+  "dlq list": {
+    usage: "dlq list --consumer <media|indexer|leads> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",
+    flags: { consumer: "value", limit: "value", group: "value" },
+    required: ["consumer"],
+    needs: ["kafka"],
+    async run(ctx, f) {
+      const { consumer, topic } = deadLetterTopic(f);
+      const letters = await readDeadLetters(ctx.kafka(), topic, { limit: optInt(f, "limit", 100_000) ?? 100 });
+      const group = opt(f, "group");
+      return { consumer, topic, deadLetters: letters.filter((l) => !group || l.consumerGroup === group).map(summary) };
+    },
+  },
+  "dlq show": {
+    usage: "dlq show --consumer <media|indexer|leads> --offset <offset>   (headers and the message itself)",
+    flags: { consumer: "value", offset: "value" },
+    required: ["consumer", "offset"],
+    needs: ["kafka"],
+    async run(ctx, f) {
+      const { consumer, topic } = deadLetterTopic(f);
+      const [letter] = await readDeadLetters(ctx.kafka(), topic, { offset: offset(f) });
+      if (!letter) throw new AdminError("not_found", `no dead letter at offset ${str(f, "offset")} of ${topic}`);
+      return { consumer, topic, ...summary(letter), headers: letter.headers, value: messageValue(letter.value) };
+    },
+  },
+  "dlq replay": {
+    usage: "dlq replay --consumer <media|indexer|leads> (--offset <offset> | --all [--group <consumerGroup>])   (fix the cause first)",
+    flags: { consumer: "value", offset: "value", all: "boolean", group: "value" },
+    required: ["consumer"],
+    exactlyOne: ["offset", "all"],
+    needs: ["kafka"],
+    async run(ctx, f) {
+      const { consumer, topic } = deadLetterTopic(f);
+      if (f.group !== undefined && f.all !== true) throw new UsageError("--group goes with --all");
+      const group = opt(f, "group");
+      const letters = (
+        f.all === true ? await readDeadLetters(ctx.kafka(), topic, { limit: 1_000_000, timeoutMs: 120_000 }) : await readDeadLetters(ctx.kafka(), topic, { offset: offset(f) })
+      ).filter((l) => !group || l.consumerGroup === group);
+      if (f.offset !== undefined && letters.length === 0) throw new AdminError("not_found", `no dead letter at offset ${str(f, "offset")} of ${topic}`);
+      const producer = ctx.kafka().producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+      await producer.connect();
+      try {
+        await replayDeadLetters(producer, topic, letters);
+      } finally {
+        await producer.disconnect().catch(() => {});
+      }
+      return {
+        consumer,
+        topic,
+        replayed: letters.length,
+        messages: letters.map((l) => ({ offset: l.offset, sourceTopic: l.sourceTopic, sourcePartition: l.sourcePartition, key: l.key, eventType: l.event?.type ?? null, version: l.event?.version ?? null })),
+      };
+    },
+  },
+  reindex: {
+    usage: "reindex   (new index from PostgreSQL behind OPENSEARCH_INDEX_ALIAS, alias swapped atomically, old index dropped)",
+    flags: {},
+    needs: ["postgres", "opensearch"],
+    async run(ctx) {
+      let reported = 0;
+      const result = await reindex({
+        sql: ctx.sql(),
+        opensearch: ctx.opensearch(),
+        alias: ctx.config.searchAlias,
+        logger: ctx.logger,
+        onProgress: (n) => {
+          if (n - reported >= 5000) ctx.warn(`reindex: ${(reported = n)} listings written`);
+        },
+      });
+      if (result.rejected.length > 0) ctx.warn(`warning: OpenSearch refused ${result.rejected.length} listing(s); see 'rejected'`);
+      return result;
+    },
+  },
+  "media retry": {
+    usage: "media retry (--listing <serviceListingId> | --partner <partnerId> | --all-transient)",
+    flags: { listing: "value", partner: "value", "all-transient": "boolean" },
+    exactlyOne: ["listing", "partner", "all-transient"],
+    needs: ["postgres"],
+    async run(ctx, f) {
+      const sql = ctx.sql();
+      let scope: Parameters<ReturnType<typeof createFailedMediaReset>["reset"]>[0];
+      if (f.listing !== undefined) {
+        const listingId = String(positiveInt(f, "listing", Number.MAX_SAFE_INTEGER));
+        const [found] = await sql`SELECT 1 FROM listings WHERE id = ${listingId}::bigint`;
+        if (!found) throw new AdminError("not_found", `listing ${listingId} not found`);
+        scope = { listingId };
+      } else if (f.partner !== undefined) {
+        const partnerId = uuid(f, "partner", "partner id");
+        const [found] = await sql`SELECT 1 FROM partners WHERE id = ${partnerId}`;
+        if (!found) throw new AdminError("not_found", `partner ${partnerId} not found`);
+        scope = { partnerId };
+      } else {
+        scope = { transientOnly: true };
+      }
+      const reset = await createFailedMediaReset({ sql }).reset(scope);
+      return { photos: reset.photos.length, avatars: reset.avatars.length, reset: [...reset.photos.map((p) => ({ kind: "photo", ...p })), ...reset.avatars.map((a) => ({ kind: "avatar", ...a }))] };
+    },
+  },
+  "outbox status": {
+    usage: "outbox status [--limit <n>]   (backlog, oldest age, set-aside rows)",
+    flags: { limit: "value" },
+    needs: ["postgres"],
+    async run(ctx, f) {
+      const status = createOutboxStatus({ sql: ctx.sql() });
+      const backlog = await status.backlog();
+      return { ...backlog, setAsideRows: await status.listSetAside(optInt(f, "limit", MAX_LIST) ?? 100) };
+    },
+  },
+  "outbox retry": {
+    usage: "outbox retry (--id <outboxId> | --all)   (re-queue set-aside rows after fixing the cause)",
+    flags: { id: "value", all: "boolean" },
+    exactlyOne: ["id", "all"],
+    needs: ["postgres"],
+    async run(ctx, f) {
+      const status = createOutboxStatus({ sql: ctx.sql() });
+      if (f.id !== undefined) {
+        const id = String(positiveInt(f, "id", Number.MAX_SAFE_INTEGER));
+        const requeued = await status.requeue([id]);
+        if (requeued === 0) throw new AdminError("not_found", `outbox row ${id} is not set aside`);
+        return { requeued, ids: [id] };
+      }
+      // One page: rows the relay sets aside again meanwhile are not chased in a loop.
+      const rows = await status.listSetAside(MAX_LIST);
+      const ids = rows.map((r) => r.id);
+      const requeued = await status.requeue(ids);
+      if (rows.length === MAX_LIST) ctx.warn(`${MAX_LIST} rows re-queued, the most one run takes: run 'outbox retry --all' again for the rest`);
+      return { requeued, ids };
+    },
+  },
+};
+
+export const USAGE = `usage: npm run --silent admin -- <command> [flags] [--json]
+
+commands:
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.usage}`)
+  .join("\n")}
+
+Output: one JSON document on stdout when stdout is not a terminal (or with --json), tables on a terminal.
+Servers: DATABASE_URL, REDIS_URL, KAFKA_BROKERS, OPENSEARCH_URL (OPENSEARCH_INDEX_ALIAS for reindex); each one
+not set is the local infrastructure's (npm start / npm run infra -- up).
+Exit codes: 0 ok, 1 failure (not found, configuration, server), 2 usage error.`;

@@ -1,0 +1,168 @@
+// Rebuilds the search index from PostgreSQL while the old index keeps serving (admin CLI `reindex`):
+//   1. note the snapshot horizon (xmin), create `<alias>-v<INDEX_VERSION>-<timestamp>` without the alias;
+//   2. fill it with every buyer-visible listing, documents built exactly as the indexer builds them;
+//   3. move the alias to it in one request (searches see the old index or the new one, never neither);
+//   4. catch up: listings (or their brokers) written by transactions at or above the horizon may have changed
+//      while the new index filled and the indexer wrote them to the old one; they are written again from
+//      PostgreSQL. Anything committed later reaches the new index through the indexer, since the alias now
+//      points there. External versions keep every write from replacing a newer document;
+//   5. after a grace period for searches still running on the old index, drop it.
+// One reindex per alias at a time (a PostgreSQL advisory lock).
+import type { Client } from "@opensearch-project/opensearch";
+import { isBuyerVisible } from "@pss/contracts";
+import type { Logger } from "@pss/service-kit";
+import type postgres from "postgres";
+import { loadListingsWrittenSince, loadVisibleListingsPage, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
+import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
+import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
+
+export interface ReindexDeps {
+  sql: postgres.Sql;
+  opensearch: Client;
+  alias: string;
+  logger: Logger;
+  /** For listings whose stored rewrite is missing or outdated (default: the deterministic rewrite). */
+  rewriter?: DescriptionRewriter;
+  /** Listings per page and bulk request. */
+  pageSize?: number;
+  /** How long searches that began on the old index get before it is dropped. */
+  dropGraceMs?: number;
+  /** Called after each page with the documents written so far. */
+  onProgress?: (written: number) => void;
+}
+
+export interface ReindexResult {
+  alias: string;
+  index: string;
+  /** Indexes the alias pointed at before, now dropped. */
+  previous: string[];
+  /** Buyer-visible listings written in the build. */
+  documents: number;
+  /** Listings written again after the swap because they changed meanwhile. */
+  caughtUp: number;
+  /** Listings OpenSearch refused (their ids and reasons); the rest of the index is complete. */
+  rejected: { id: number; reason: string }[];
+  tookMs: number;
+}
+
+export class ReindexError extends Error {
+  override name = "ReindexError";
+}
+
+// Advisory lock namespace: "reindex" among this application's advisory locks (migrations use 727001).
+const LOCK_CLASS = 727_002;
+
+function timestamp(now: Date): string {
+  return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
+}
+
+async function aliasTargets(client: Client, alias: string): Promise<string[]> {
+  try {
+    const res = await client.indices.getAlias({ name: alias });
+    return Object.keys(res.body as Record<string, unknown>);
+  } catch (err) {
+    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return [];
+    throw err;
+  }
+}
+
+export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
+  const started = performance.now();
+  const { sql, opensearch: client, alias, logger } = deps;
+  const pageSize = deps.pageSize ?? 500;
+  const rewriter = deps.rewriter ?? createDeterministicRewriter();
+  const log = logger.child({ component: "reindex", alias });
+
+  const lock = await sql.reserve();
+  try {
+    const [locked] = await lock`SELECT pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${alias})) AS ok`;
+    if (!locked!.ok) throw new ReindexError(`another reindex of '${alias}' is running`);
+    try {
+      return await run();
+    } finally {
+      await lock`SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext(${alias}))`;
+    }
+  } finally {
+    lock.release();
+  }
+
+  /** The document text: the stored rewrite when it is of the current description, else a fresh (stored) one. */
+  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
+    const out = new Map<number, string | null>();
+    const fresh: { id: number; original: string; optimized: string }[] = [];
+    for (const { source, state } of entries) {
+      if (source.description === null) out.set(source.id, null);
+      else if (state.description === source.description && state.descriptionOptimized !== null) out.set(source.id, state.descriptionOptimized);
+      else {
+        const optimized = await rewriter.rewrite(source.description);
+        out.set(source.id, optimized);
+        fresh.push({ id: source.id, original: source.description, optimized });
+      }
+    }
+    await storeOptimizedDescriptions(sql, fresh);
+    return out;
+  }
+
+  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {
+    const texts = await descriptions(entries.filter((e) => isBuyerVisible(e.source.status)));
+    const ops: IndexOperation[] = entries.map(({ source, state }) =>
+      isBuyerVisible(source.status)
+        ? { kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
+        : { kind: "delete", id: source.id, version: source.version },
+    );
+    for (const outcome of await writeBulk(client, index, ops)) {
+      if (outcome.result === "rejected") rejected.push({ id: outcome.op.id, reason: outcome.reason ?? "rejected" });
+    }
+  }
+
+  async function run(): Promise<ReindexResult> {
+    const previous = await aliasTargets(client, alias);
+    const index = `${versionedIndexName(alias)}-${timestamp(new Date())}`;
+    // Transactions at or above this ID may commit after (or during) the reads below: caught up after the swap.
+    const [{ xmin }] = (await sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`) as unknown as [{ xmin: string }];
+    // Refreshed once at the end instead of every half second while filling.
+    await client.indices.create({ index, body: { settings: { ...INDEX_SETTINGS, refresh_interval: "-1" }, mappings: INDEX_MAPPINGS } as never });
+    log.info("reindex: new index created", { index, previous });
+    const rejected: ReindexResult["rejected"] = [];
+    let documents = 0;
+    let swapped = false;
+    try {
+      for (let afterId = 0; ; ) {
+        const page = await loadVisibleListingsPage(sql, afterId, pageSize);
+        if (page.length === 0) break;
+        await write(index, page, "external", rejected);
+        documents += page.length;
+        afterId = page[page.length - 1]!.source.id;
+        deps.onProgress?.(documents);
+      }
+      await client.indices.putSettings({ index, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval } } as never });
+      await client.indices.refresh({ index });
+
+      const actions: unknown[] = previous.map((old) => ({ remove: { index: old, alias } }));
+      actions.push({ add: { index, alias, is_write_index: true } });
+      await client.indices.updateAliases({ body: { actions } as never });
+      swapped = true;
+      log.info("reindex: alias moved", { index, documents });
+    } catch (err) {
+      // Nothing points at the half-built index: remove it so a retry starts clean.
+      if (!swapped) await client.indices.delete({ index }).catch(() => {});
+      throw err;
+    }
+
+    // Same-version writes are accepted (external_gte): a broker's new name keeps the listing's version.
+    const changed = await loadListingsWrittenSince(sql, xmin);
+    for (let i = 0; i < changed.length; i += pageSize) await write(index, changed.slice(i, i + pageSize), "external_gte", rejected);
+    await client.indices.refresh({ index });
+
+    if (previous.length > 0) {
+      await Bun.sleep(deps.dropGraceMs ?? 2000);
+      await client.indices.delete({ index: previous.join(",") });
+      log.info("reindex: previous index dropped", { previous });
+    }
+    const tookMs = Math.round(performance.now() - started);
+    log.info("reindex done", { index, documents, caughtUp: changed.length, rejected: rejected.length, tookMs });
+    return { alias, index, previous, documents, caughtUp: changed.length, rejected, tookMs };
+  }
+}
