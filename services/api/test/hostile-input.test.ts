@@ -11,8 +11,8 @@ let partner: Partner;
 let port: number;
 const BROKER = "hostile-broker";
 const LISTING = "hostile-listing";
-let brokerBefore: unknown;
-let listingBefore: unknown;
+let brokerBefore: Record<string, unknown>;
+let listingBefore: Record<string, unknown>;
 let listingId: number;
 
 beforeAll(async () => {

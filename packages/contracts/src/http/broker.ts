@@ -16,7 +16,7 @@ export const License = Type.Object(
     state: Type.Optional(ShortText()),
     country: Type.Optional(CountryCode),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1, description: "at least one of licenseNumber, state, country" },
 );
 export type License = Static<typeof License>;
 

@@ -48,7 +48,7 @@ export function sendRaw(port: number, request: string | Uint8Array, idleMs = 150
       socket.write(request);
       idle();
     });
-    socket.on("data", (d) => {
+    socket.on("data", (d: Buffer) => {
       chunks.push(d);
       idle();
     });
