@@ -51,7 +51,7 @@ const BROKER_FIELDS = ["name", "email", "phone", "avatarUrl", "forwardingEmail",
 const LISTING_FIELDS = ["brokerExternalId", "status", "businessType", "location", "title", "description", "establishedAt", "financials", "property", "financing", "updatedAt"];
 const pick = (record: Record<string, unknown>, fields: string[]) => Object.fromEntries(fields.map((f) => [f, record[f]]));
 const brokerView = async () => pick((await partner.get(`/partner/v1/brokers/${BROKER}`)).body.broker, BROKER_FIELDS);
-const listingView = async () => {
+const listingView = async (): Promise<Record<string, unknown>> => {
   const listing = (await partner.get(`/partner/v1/listings/${LISTING}`)).body.listing;
   return { ...pick(listing, LISTING_FIELDS), photos: listing.photos.map((p: { url: string; sortKey: number }) => [p.url, p.sortKey]) };
 };
