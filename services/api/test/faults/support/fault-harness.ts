@@ -10,6 +10,7 @@ import { Topics } from "@pss/contracts";
 import { components, defaultPaths, up, type Component } from "../../../../../infra/src/index.ts";
 import { testUrls, uniqueName } from "../../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../../src/admin/partner-admin.ts";
+import { endpointOfUrl } from "./gated-proxy.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..", "..", "..");
 export type Part = Component["name"];
@@ -305,13 +306,6 @@ export interface OutageWindow {
   upAt: number;
 }
 
-/** Host and port a part listens on, from its URL. */
-function endpointOf(component: Component): { hostname: string; port: number } {
-  const first = component.env.value.split(",")[0]!;
-  const url = new URL(first.includes("://") ? first : `tcp://${first}`);
-  return { hostname: url.hostname, port: Number(url.port) };
-}
-
 async function accepts(endpoint: { hostname: string; port: number }): Promise<boolean> {
   try {
     const socket = await Bun.connect({ ...endpoint, socket: { data() {} } });
@@ -327,7 +321,7 @@ async function accepts(endpoint: { hostname: string; port: number }): Promise<bo
  * was when they were made (another run on the same machine may start the shared server again).
  */
 export function watchPart(component: Component): { stop(): void; wasDownThroughout(from: number, to: number): boolean } {
-  const endpoint = endpointOf(component);
+  const endpoint = endpointOfUrl(component.env.value);
   const polls: { at: number; up: boolean }[] = [];
   let running = true;
   const loop = (async () => {
