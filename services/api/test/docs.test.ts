@@ -34,7 +34,9 @@ test("the document declares the rules the server enforces, in keywords any JSON 
   const schema = listingPut.requestBody.content["application/json"].schema;
   expect(schema.properties.description.anyOf[0].pattern).toBe(MULTILINE_TEXT_PATTERN);
   expect(schema.properties.businessType.pattern).toBe(SINGLE_LINE_TEXT_PATTERN);
-  expect(schema.properties.location.properties.country.enum).toContain("US");
+  expect(schema.properties.location.properties.country.$ref).toBe("#/components/schemas/CountryCode");
+  expect(body.components.schemas.CountryCode.enum).toContain("US");
+  expect(body.components.schemas.CountryCode.enum).toHaveLength(249);
   expect(schema.properties.photos.anyOf[0].items.properties.url.pattern).toBe(HTTP_URL_PATTERN);
   expect(listingPut.parameters[0]).toMatchObject({ name: "externalListingId", in: "path", schema: { pattern: EXTERNAL_ID_PATTERN } });
   const limit = body.paths["/partner/v1/listings"].get.parameters.find((p: any) => p.name === "limit");
@@ -45,7 +47,9 @@ test("the document declares the rules the server enforces, in keywords any JSON 
   expect(new RegExp(sort.schema.pattern, "u").test("popular")).toBe(false);
   const office = body.paths["/partner/v1/offices/{officeId}/leads/count"].get;
   expect(new RegExp(office.parameters[0].schema.pattern, "u").test("2147483648")).toBe(false);
-  expect(office.responses["429"].headers["Retry-After"].required).toBe(true);
+  expect(office.responses["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/RetryAfter" });
+  expect(body.components.headers.RetryAfter.required).toBe(true);
+  expect(office.responses["404"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorResponse" });
   // The avatar URL: "" is refused by the server, and by the document.
   const avatar = body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema.properties.avatarUrl.anyOf[0];
   expect(new RegExp(avatar.pattern, "u").test("")).toBe(false);

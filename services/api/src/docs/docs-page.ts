@@ -23,6 +23,7 @@ function describeType(prop: any): string {
     return prop.anyOf.map(describeType).join(" | ");
   }
   if (prop.const !== undefined) return JSON.stringify(prop.const);
+  if (typeof prop.$ref === "string") return prop.$ref.slice(prop.$ref.lastIndexOf("/") + 1);
   return [prop.type ?? "any", prop.format ? `(${prop.format})` : ""].join(" ").trim();
 }
 

@@ -45,10 +45,13 @@ const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
 /** Turns what only our validator understands into keywords every JSON Schema tool understands. */
 function portableFormat(schema: Record<string, unknown>): void {
   switch (schema.format) {
-    case "country-code":
-      delete schema.format;
-      schema.enum = [...COUNTRY_CODES];
+    case "country-code": {
+      // 249 codes: stated once, in components.
+      const { description } = schema;
+      for (const key of Object.keys(schema)) delete schema[key];
+      Object.assign(schema, { $ref: "#/components/schemas/CountryCode" }, description ? { description } : {});
       break;
+    }
     case "http-url":
       delete schema.format;
       schema.pattern = HTTP_URL_PATTERN;
@@ -108,15 +111,25 @@ function withTextRules(schema: Record<string, unknown>): Record<string, unknown>
   return schema;
 }
 
-const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, required, schema });
-const REQUEST_ID = header("The request's ID (the client's X-Request-Id if it was well-formed); quote it when reporting a problem", { type: "string" });
-const RETRY_AFTER = header("Seconds to wait before trying again", { type: "string", pattern: "^[0-9]+$" });
+// Stated once in components and referred to from every operation.
+const COMPONENTS = {
+  schemas: {
+    ErrorResponse: documentSchema(ErrorResponse),
+    CountryCode: { type: "string", enum: [...COUNTRY_CODES], description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" },
+  },
+  headers: {
+    RequestId: { description: "The request's ID (the client's X-Request-Id if it was well-formed); quote it when reporting a problem", required: true, schema: { type: "string" } },
+    RetryAfter: { description: "Seconds to wait before trying again", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+  },
+};
+const REQUEST_ID = { $ref: "#/components/headers/RequestId" };
+const RETRY_AFTER = { $ref: "#/components/headers/RetryAfter" };
 
 function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
   return {
     description,
     headers: { "X-Request-Id": REQUEST_ID, ...extraHeaders },
-    content: { "application/json": { schema: documentSchema(ErrorResponse) } },
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } },
   };
 }
 
@@ -196,7 +209,7 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     },
     servers: [{ url: opts.serverUrl }],
     security: [{ bearerAuth: [] }],
-    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API_KEY>" } } },
+    components: { ...plain(COMPONENTS), securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API_KEY>" } } },
     paths,
   };
 }
