@@ -24,7 +24,9 @@ export const Location = Type.Object(
     streetAddress1: Clearable(ShortText()),
     city: Type.Optional(ShortText()),
     state: Type.Optional(ShortText()),
-    postalCode: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
+    postalCode: Clearable(
+      Type.String({ minLength: 1, maxLength: 20, pattern: "^[A-Za-z0-9][A-Za-z0-9 -]*$", description: "Postal code: letters, digits, spaces and hyphens, e.g. 78701 or SW1A 1AA" }),
+    ),
     country: Type.Optional(CountryCode),
     visibility: Type.Optional(VisibilitySchema),
   },
