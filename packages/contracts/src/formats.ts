@@ -5,6 +5,7 @@ import { FormatRegistry } from "@sinclair/typebox";
 import { COUNTRY_CODES } from "./country-codes.ts";
 import { isValidExternalId } from "./http/common.ts";
 import { compilePattern, EMAIL_PATTERN, HTTP_URL_PATTERN } from "./http/patterns.ts";
+import { registerTextKind } from "./http/text.ts";
 
 const EMAIL = compilePattern(EMAIL_PATTERN);
 const HTTP_URL = compilePattern(HTTP_URL_PATTERN);
@@ -53,5 +54,6 @@ export const CONTRACT_FORMATS = {
 
 export function registerFormats(): void {
   for (const [name, check] of Object.entries(CONTRACT_FORMATS)) FormatRegistry.Set(name, check);
+  registerTextKind();
 }
 

@@ -10,4 +10,5 @@ export * from "./description-rewrite.ts";
 export * from "./http/lead.ts";
 export * from "./text-rules.ts";
 export * from "./http/patterns.ts";
+export * from "./http/text.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";

@@ -160,6 +160,8 @@ export function createApp(deps: AppDeps) {
       serverUrl: deps.publicBaseUrl,
       documentedPrefixes: ["/partner/v1/", "/v1/"],
       publicPaths: PUBLIC_PARTNER_PATHS,
+      // Served from memory: never 503.
+      dependencyFreePaths: PUBLIC_PARTNER_PATHS,
     }));
   return app;
 }

@@ -80,3 +80,16 @@ test("stored date-times are limited to years 1000-9998, in the document and in t
     expect([res.status, res.body.error]).toEqual([400, expect.stringContaining("establishedAt")]);
   }
 });
+
+test("text lengths count characters as the document does: 200 emoji make a valid title, 201 do not", async () => {
+  const partner = await api.createPartner();
+  const broker = await call(api.baseUrl, "PUT", "/partner/v1/brokers/doc-emoji", { key: partner.apiKey, body: { name: "\u{1F600}".repeat(200), email: "e@example.com" } });
+  expect(broker.status).toBe(201);
+  const tooLong = await call(api.baseUrl, "PUT", "/partner/v1/brokers/doc-emoji", { key: partner.apiKey, body: { name: "\u{1F600}".repeat(201), email: "e@example.com" } });
+  expect([tooLong.status, tooLong.body.error]).toEqual([400, "name: must be at most 200 characters"]);
+  const empty = await call(api.baseUrl, "PUT", "/partner/v1/brokers/doc-emoji", { key: partner.apiKey, body: { name: "", email: "e@example.com" } });
+  expect([empty.status, empty.body.error]).toEqual([400, "name: must not be empty"]);
+  const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
+  const name = body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema.properties.name;
+  expect(name).toMatchObject({ type: "string", minLength: 1, maxLength: 200 });
+});

@@ -1,9 +1,10 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { Text } from "./text.ts";
 import { Clearable, CountryCode, Email, ExternalId, HttpUrl, Limits, Nullable, Phone, ShortText } from "./common.ts";
 
 export const BrokerProfile = Type.Object(
   {
-    bio: Clearable(Type.String({ maxLength: Limits.bio })),
+    bio: Clearable(Text({ maxLength: Limits.bio })),
     website: Clearable(HttpUrl),
     linkedInUrl: Clearable(HttpUrl),
   },

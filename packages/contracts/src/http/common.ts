@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { compilePattern, EXTERNAL_ID_PATTERN, RECORD_ID_PATTERN, SERVICE_ID_PATTERN } from "./patterns.ts";
+import { Text } from "./text.ts";
 
 /** Limits the spec leaves open ("not shown"); see docs/partner-api.md. */
 export const Limits = {
@@ -43,7 +44,8 @@ export const isServiceId = (raw: string) => compilePattern(SERVICE_ID_PATTERN).t
  */
 export const DOCUMENTED_ONLY = "x-documented-only";
 
-export const ShortText = (description?: string) => Type.String({ minLength: 1, maxLength: Limits.shortText, description });
+/** Lengths of free text count characters (code points), as the OpenAPI document says: see text.ts. */
+export const ShortText = (description?: string) => Text({ minLength: 1, maxLength: Limits.shortText, description });
 export const Email = Type.String({ format: "email", maxLength: 254 });
 export const HttpUrl = Type.String({ format: "http-url", maxLength: Limits.url, description: "Absolute http(s) URL" });
 export const CountryCode = Type.String({ format: "country-code", description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" });

@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { DOCUMENTED_ONLY, Email, Limits, Phone } from "./common.ts";
+import { Text } from "./text.ts";
 import { NON_BLANK_MULTILINE_PATTERN, NON_BLANK_SINGLE_LINE_PATTERN } from "./patterns.ts";
 
 export const LEAD_MESSAGE_MAX = 5_000;
@@ -12,11 +13,11 @@ export const LEAD_MESSAGE_MAX = 5_000;
 export const LeadBody = Type.Object(
   {
     // The intake trims name and message and refuses them blank, with its own message.
-    name: Type.String({ minLength: 1, maxLength: Limits.shortText, description: "Buyer's name (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_SINGLE_LINE_PATTERN } }),
+    name: Text({ minLength: 1, maxLength: Limits.shortText, description: "Buyer's name (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_SINGLE_LINE_PATTERN } }),
     email: Email,
     phone: Type.Optional(Phone),
-    message: Type.String({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The buyer's question to the broker (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_MULTILINE_PATTERN } }),
-    website: Type.Optional(Type.String({ maxLength: Limits.url, description: "Leave out or empty (spam trap)" })),
+    message: Text({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The buyer's question to the broker (not blank)", [DOCUMENTED_ONLY]: { pattern: NON_BLANK_MULTILINE_PATTERN } }),
+    website: Type.Optional(Text({ maxLength: Limits.url, description: "Leave out or empty (spam trap)" })),
   },
   { additionalProperties: false },
 );

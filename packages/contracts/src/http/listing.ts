@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
+import { Text } from "./text.ts";
 import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, RecordDateTime, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
@@ -93,7 +94,7 @@ export const ListingBody = Type.Object(
     businessType: Type.Optional(ShortText("e.g. Restaurant, Retail, Service Business, E-commerce, Manufacturing")),
     location: Type.Optional(Location),
     title: Clearable(ShortText()),
-    description: Clearable(Type.String({ maxLength: Limits.longText })),
+    description: Clearable(Text({ maxLength: Limits.longText })),
     establishedAt: Clearable(RecordDateTime),
     financials: Clearable(Financials),
     property: Clearable(Property),

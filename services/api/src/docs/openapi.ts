@@ -155,7 +155,7 @@ function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDepen
   return out;
 }
 
-function successResponse(status: string, schema: unknown, description = "Success") {
+function successResponse(schema: unknown, description = "Success") {
   return { description, headers: { "X-Request-Id": REQUEST_ID }, content: { "application/json": { schema: documentSchema(schema) } } };
 }
 
@@ -182,14 +182,14 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     const responses: Record<string, unknown> = edgeResponses({ hasBody, isPartner: !isPublic, needsDependencies: !(opts.dependencyFreePaths ?? []).includes(route.path) });
     const validated = (route.hooks?.response ?? {}) as Record<string, unknown>;
     for (const [status, schema] of Object.entries(validated)) {
-      responses[status] = status.startsWith("2") ? successResponse(status, schema) : errorResponse((responses[status] as { description?: string } | undefined)?.description ?? "Error");
+      responses[status] = status.startsWith("2") ? successResponse(schema) : errorResponse((responses[status] as { description?: string } | undefined)?.description ?? "Error");
     }
     const documented = (route.hooks?.detail?.responses ?? {}) as DocumentedResponses;
     for (const [status, about] of Object.entries(documented)) {
       if (typeof about === "string") responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
-      else responses[status] = successResponse(status, about.schema, about.description);
+      else responses[status] = successResponse(about.schema, about.description);
     }
-    if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse("200", { type: "object" });
+    if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse({ type: "object" });
 
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.hooks?.detail?.summary,

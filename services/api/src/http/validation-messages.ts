@@ -1,7 +1,8 @@
 // Turns TypeBox validation errors into one clear sentence per problem, naming the field path.
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
-import { EXTERNAL_ID_RULE, Limits } from "@pss/contracts";
+import { EXTERNAL_ID_RULE, Limits, TEXT_KIND, textLengthProblem } from "@pss/contracts";
+import { Kind } from "@sinclair/typebox";
 import type { ErrorDetail } from "./errors.ts";
 
 /** "/location/city" -> "location.city"; "/photos/0/url" -> "photos[0].url" */
@@ -45,6 +46,14 @@ function describe(error: ValueError): string {
       return schema.description ? `is not valid: ${schema.description}` : "has an invalid format";
     case ValueErrorType.ObjectMinProperties:
       return schema.description ? `must not be empty (${schema.description})` : "must not be empty";
+    case ValueErrorType.Kind:
+      if (schema[Kind] === TEXT_KIND) {
+        const problem = textLengthProblem(schema, error.value);
+        if (problem === "type") return "must be a string";
+        if (problem === "maxLength") return `must be at most ${schema.maxLength} characters`;
+        return schema.minLength === 1 ? "must not be empty" : `must be at least ${schema.minLength} characters`;
+      }
+      return error.message.replace(/^Expected/, "must be");
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${schema.maxItems} items`;
     case ValueErrorType.NumberMinimum:
