@@ -3,9 +3,9 @@
 // validates calls registerFormats() (idempotent, cheap) rather than relying on Elysia having been imported.
 import { FormatRegistry } from "@sinclair/typebox";
 import { COUNTRY_CODES } from "./country-codes.ts";
-import { isValidExternalId } from "./http/common.ts";
+import { isValidExternalId, Limits } from "./http/common.ts";
 import { compilePattern, EMAIL_PATTERN, HTTP_URL_PATTERN } from "./http/patterns.ts";
-import { registerTextKind } from "./http/text.ts";
+import { codePointLength, registerTextKind } from "./http/text.ts";
 
 const EMAIL = compilePattern(EMAIL_PATTERN);
 const HTTP_URL = compilePattern(HTTP_URL_PATTERN);
@@ -13,12 +13,12 @@ const HTTP_URL = compilePattern(HTTP_URL_PATTERN);
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 export function isEmail(value: string): boolean {
-  return value.length <= 254 && EMAIL.test(value);
+  return value.length <= 2 * 254 && codePointLength(value) <= 254 && EMAIL.test(value);
 }
 
 /** The pattern is the whole rule (the OpenAPI document declares it); every match is a URL that parses. */
 export function isHttpUrl(value: string): boolean {
-  return HTTP_URL.test(value);
+  return value.length <= 2 * Limits.url && codePointLength(value) <= Limits.url && HTTP_URL.test(value);
 }
 
 export function isDateTime(value: string): boolean {

@@ -46,8 +46,9 @@ export const DOCUMENTED_ONLY = "x-documented-only";
 
 /** Lengths of free text count characters (code points), as the OpenAPI document says: see text.ts. */
 export const ShortText = (description?: string) => Text({ minLength: 1, maxLength: Limits.shortText, description });
-export const Email = Type.String({ format: "email", maxLength: 254 });
-export const HttpUrl = Type.String({ format: "http-url", maxLength: Limits.url, description: "Absolute http(s) URL" });
+// The formats check the length in characters (code points), as the document's maxLength means it.
+export const Email = Type.String({ format: "email", description: "E-mail address, at most 254 characters", [DOCUMENTED_ONLY]: { maxLength: 254 } });
+export const HttpUrl = Type.String({ format: "http-url", description: `Absolute http(s) URL, at most ${Limits.url} characters`, [DOCUMENTED_ONLY]: { maxLength: Limits.url } });
 export const CountryCode = Type.String({ format: "country-code", description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" });
 export const DateTime = Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset)" });
 /**

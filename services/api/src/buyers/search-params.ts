@@ -1,7 +1,7 @@
 // GET /v1/listings query parameters: every value validated with a sentence that says what is wrong.
 // Cursors are opaque base64url JSON: the sort values of the last hit (search_after) plus a fingerprint of the
 // query, so a cursor is never applied to a different search.
-import { SEARCH_PAGE, SEARCH_SORTS, type SearchSort } from "@pss/contracts";
+import { codePointLength, SEARCH_PAGE, SEARCH_SORTS, type SearchSort } from "@pss/contracts";
 import { BadRequestError } from "../http/errors.ts";
 
 export interface SearchRequest {
@@ -26,7 +26,8 @@ function text(query: Record<string, unknown>, name: string): string | null {
   if (raw === undefined) return null;
   if (typeof raw !== "string") throw new BadRequestError(`${name} may be given once`);
   const value = raw.trim();
-  if (value.length > MAX_TEXT) throw new BadRequestError(`${name} must be at most ${MAX_TEXT} characters`);
+  // Characters (code points), as the OpenAPI document counts them.
+  if (value.length > MAX_TEXT && codePointLength(value) > MAX_TEXT) throw new BadRequestError(`${name} must be at most ${MAX_TEXT} characters`);
   return value === "" ? null : value;
 }
 
