@@ -1,6 +1,6 @@
 // Redis stopped for ~10 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { guardLines, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
+import { guardLines, inServiceProblems, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
 
 const part = await localComponent("redis");
 let stack: Stack;
@@ -25,16 +25,9 @@ test.skipIf(!part)(
     expect(result.whileDown.length).toBeGreaterThan(30);
     expect(nonDatabaseOutageProblems(result)).toEqual([]);
     // Readiness needs PostgreSQL only: the API stays in service, and says nothing about the cause.
-    const ready = result.probes.filter((p) => p.path === "/readyz");
-    expect(ready.length).toBeGreaterThanOrEqual(4);
-    for (const p of ready) {
-      expect(p.status).toBe(200);
-      expect(p.ms).toBeLessThan(2000);
-      expect(JSON.parse(p.body).status).toBe("ready");
-      expect(p.body).not.toMatch(/ECONN|refused|127\.0\.0\.1/i);
-    }
-    for (const p of result.probes.filter((x) => x.path.startsWith("/partner/v1/health"))) expect(p.status).toBe(200);
+    expect(inServiceProblems(result)).toEqual([]);
     // Reported as degraded, without failing readiness.
+    const ready = result.probes.filter((p) => p.path === "/readyz");
     expect(ready.some((p) => JSON.parse(p.body).checks.redis === "failing" && JSON.parse(p.body).degraded?.includes("redis"))).toBe(true);
 
     // Without Redis the API authenticates from PostgreSQL and keeps counting nothing it cannot.

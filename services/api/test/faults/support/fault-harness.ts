@@ -511,3 +511,23 @@ export function nonDatabaseOutageProblems(result: ScenarioResult, maxMs = 2000):
   }
   return problems;
 }
+
+/**
+ * What a Kafka, Redis or OpenSearch outage must leave untouched at the probes: readiness needs PostgreSQL only,
+ * so at least four /readyz answers, each 200 "ready" within 2 s and without internals, and every health call 200.
+ */
+export function inServiceProblems(result: ScenarioResult): string[] {
+  const problems: string[] = [];
+  const ready = result.probes.filter((p) => p.path === "/readyz");
+  if (ready.length < 4) problems.push(`only ${ready.length} readiness probes answered`);
+  for (const p of ready) {
+    if (p.status !== 200) problems.push(`/readyz answered ${p.status}`);
+    if (p.ms >= 2000) problems.push(`/readyz took ${Math.round(p.ms)} ms`);
+    if (JSON.parse(p.body).status !== "ready") problems.push(`/readyz said ${p.body}`);
+    if (/ECONN|refused|127\.0\.0\.1/i.test(p.body)) problems.push(`/readyz showed internals: ${p.body}`);
+  }
+  for (const p of result.probes.filter((x) => x.path.startsWith("/partner/v1/health"))) {
+    if (p.status !== 200) problems.push(`${p.path} answered ${p.status}`);
+  }
+  return problems;
+}
