@@ -1,6 +1,7 @@
 // Checks every request passes before routing: limits on the request target and headers, methods this API
 // implements, and request targets without a host. The runtime is started with a larger header limit
 // (BUN_OPTIONS=--max-http-header-size, see docs/partner-api.md) so these answers are ours, in JSON.
+import { ErrorMessages } from "@pss/contracts";
 import { HeadersTooLargeError, NotImplementedError, PayloadTooLargeError, UriTooLongError, type ApiError } from "./errors.ts";
 
 export const EDGE_LIMITS = {
@@ -69,7 +70,7 @@ export function serverOptions(onUnexpected: (err: unknown) => void) {
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     error(err: unknown) {
       onUnexpected(err);
-      return new Response(JSON.stringify({ status: "error", error: "Internal server error" }), {
+      return new Response(JSON.stringify({ status: "error", error: ErrorMessages.internal }), {
         status: 500,
         headers: { "content-type": "application/json" },
       });
