@@ -8,4 +8,6 @@ export * from "./event-consumer.ts";
 export * from "./interruptible-sleep.ts";
 export * from "./dependency-errors.ts";
 export * from "./crash-guard.ts";
+export * from "./address-policy.ts";
+export * from "./outbound-destination.ts";
 export * from "./retry-until.ts";
