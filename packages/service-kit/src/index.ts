@@ -10,4 +10,6 @@ export * from "./dependency-errors.ts";
 export * from "./crash-guard.ts";
 export * from "./address-policy.ts";
 export * from "./outbound-destination.ts";
+export * from "./secret-box.ts";
+export * from "./partner-events.ts";
 export * from "./retry-until.ts";
