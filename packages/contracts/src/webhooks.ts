@@ -43,6 +43,7 @@ const listingIds = {
 const brokerIds = {
   externalBrokerId: Type.String(),
   serviceBrokerId: Type.String(),
+  serviceProfileUrl: Type.String(),
 };
 
 /** listing.published / listing.unpublished */
@@ -74,7 +75,6 @@ export const ListingMediaProcessedData = Type.Object({
 /** broker.avatar.processed */
 export const BrokerAvatarProcessedData = Type.Object({
   ...brokerIds,
-  serviceProfileUrl: Type.String(),
   version: Type.Integer(),
   avatar: ProcessedImage,
 });
