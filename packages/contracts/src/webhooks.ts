@@ -23,12 +23,18 @@ export const WEBHOOK_SECRET_PREFIX = "whsec_";
 /** How long the secret a rotation replaced still signs (every delivery carries both signatures meanwhile). */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
-const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as never, { description: `${description}: one of ${values.join(", ")}` });
+const L = Type.Literal;
+const oneOf = (description: string, values: readonly string[]) => ({ description: `${description}: one of ${values.join(", ")}` });
 
-export const WebhookEventTypeSchema = literalUnion(WEBHOOK_EVENT_TYPES, "Event type");
-export const DeliveredEventTypeSchema = literalUnion([...WEBHOOK_EVENT_TYPES, PING_EVENT] as const, "Event type");
-export const WebhookDeliveryStatusSchema = literalUnion(WEBHOOK_DELIVERY_STATUSES, "Delivery status");
+export const WebhookEventTypeSchema = Type.Union(
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received")],
+  oneOf("Event type", WEBHOOK_EVENT_TYPES),
+);
+export const DeliveredEventTypeSchema = Type.Union(
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received"), L("ping")],
+  oneOf("Event type", [...WEBHOOK_EVENT_TYPES, PING_EVENT]),
+);
+export const WebhookDeliveryStatusSchema = Type.Union([L("pending"), L("delivered"), L("failed")], oneOf("Delivery status", WEBHOOK_DELIVERY_STATUSES));
 
 // ---------------------------------------------------------------------------------------------------------------
 // Event payloads: {type, timestamp, data}. `data` carries IDs, the record's version and the facts, never buyer data.
@@ -96,6 +102,11 @@ export const PingData = Type.Object({
 /** What the receiver gets as the request body. */
 export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, timestamp: DateTime, data: Type.Record(Type.String(), Type.Unknown()) });
 export type WebhookPayload = Static<typeof WebhookPayload>;
+
+/** The exact text sent (and signed) on every attempt of a delivery: {type, timestamp, data} in this order. */
+export function webhookBody(type: DeliveredEventType, timestamp: string, data: Record<string, unknown>): string {
+  return JSON.stringify({ type, timestamp, data });
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Partner API bodies and answers.

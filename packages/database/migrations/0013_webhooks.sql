@@ -24,7 +24,6 @@ CREATE TABLE webhook_endpoints (
   failing_since timestamptz(3),
   last_success_at timestamptz(3),
   version integer NOT NULL DEFAULT 1,
-  content_hash bytea NOT NULL,
   created_at timestamptz(3) NOT NULL DEFAULT now(),
   updated_at timestamptz(3) NOT NULL DEFAULT now(),
   UNIQUE (partner_id, external_id),

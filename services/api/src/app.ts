@@ -2,7 +2,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/service-kit";
+import { createHealthRoutes, type Logger, type ReadinessCheck, type SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -20,6 +20,7 @@ import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-rou
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createMediaRoutes } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
+import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
   sql: postgres.Sql;
@@ -37,11 +38,19 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
+  webhookSecrets: SecretBox;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
+
+/** Whether the request says a body follows (a non-zero Content-Length, or chunked). */
+function declaresBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return request.headers.has("transfer-encoding") || (length !== null && length.trim() !== "0");
+}
 
 /** A body that broke a rule while being parsed. Kept until the route's guard has run, so 401 comes first. */
 class BodyRejection {
@@ -94,6 +103,8 @@ export function createApp(deps: AppDeps) {
       if (violation) throw violation;
     })
     .onParse(async ({ request }) => {
+      // An action without a body (POST …/test, …/retry, DELETE): nothing to parse, so no Content-Type is asked for.
+      if ((request.method === "POST" || request.method === "DELETE") && !declaresBody(request)) return null;
       try {
         return await parseJsonRequest(request, deps.maxBodyBytes);
       } catch (err) {
@@ -135,7 +146,8 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
-        .use(createLeadCountRoutes(partner, deps.leads ?? {})),
+        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
+        .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>

@@ -33,3 +33,12 @@ test("outbox relay: an unparsable DATABASE_URL is reported without its password"
   expect(message).toContain("DATABASE_URL must be a URL, got 'postgres://pss:***@db:notaport/pss'");
   expect(message).not.toContain("s3cret");
 });
+
+test("api: WEBHOOK_SECRET_KEY is required and must be 32 bytes; its value is never echoed", () => {
+  const urls = { DATABASE_URL: "postgres://u@db/pss", REDIS_URL: "redis://redis:6379", OPENSEARCH_URL: "http://os:9200", KAFKA_BROKERS: "kafka:9092" };
+  expect(bootMessage(() => loadConfig(urls))).toContain("WEBHOOK_SECRET_KEY is required");
+  const message = bootMessage(() => loadConfig({ ...urls, WEBHOOK_SECRET_KEY: "hunter2-not-a-key" }));
+  expect(message).toContain("WEBHOOK_SECRET_KEY must be 32 bytes");
+  expect(message).not.toContain("hunter2");
+  expect(loadConfig({ ...urls, WEBHOOK_SECRET_KEY: "a".repeat(64) }).webhookSecretKey).toHaveLength(32);
+});

@@ -1,6 +1,9 @@
 // The only place the API reads its environment. Fails at boot with every problem listed.
 import {
+  ConfigError,
   createEnvReader,
+  parseSecretKey,
+  SECRET_KEY_RULE,
   readKafkaConfig,
   readLogLevel,
   readPostgresConfig,
@@ -39,6 +42,8 @@ export interface ApiConfig {
   leadRateLimitPerListing: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
+  /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
+  webhookSecretKey: Buffer;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
@@ -62,8 +67,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
+    webhookSecretKey: Buffer.alloc(32),
   };
-  r.done();
+  const rawKey = r.string("WEBHOOK_SECRET_KEY");
+  const key = rawKey ? parseSecretKey(rawKey) : null;
+  const problems = rawKey && !key ? [`WEBHOOK_SECRET_KEY ${SECRET_KEY_RULE}`] : [];
+  try {
+    r.done();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
+    throw err;
+  }
+  if (!key) throw new ConfigError(problems);
+  config.webhookSecretKey = key;
   return config;
 }
 

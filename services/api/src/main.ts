@@ -7,6 +7,7 @@ import {
   createLogger,
   createPostgres,
   createRedis,
+  createSecretBox,
   createShutdown,
   ensureTopics,
   installCrashGuard,
@@ -83,6 +84,7 @@ const app = createApp({
   opensearch,
   searchAlias: config.searchAlias,
   leads,
+  webhookSecrets: createSecretBox(config.webhookSecretKey),
 }).listen({
   port: config.port,
   hostname: "0.0.0.0",

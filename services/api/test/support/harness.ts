@@ -12,7 +12,7 @@ import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
-import { testUrls, uniqueName } from "../../../../test/support/env.ts";
+import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
   baseUrl: string;
@@ -81,6 +81,7 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
     opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
+    webhookSecrets: testWebhookSecrets(),
   }).listen({ port: 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;

@@ -1,10 +1,10 @@
 // Turns each fact on Topics.partnerEvents into one delivery per enabled endpoint of the partner subscribed to
 // its type. Idempotent: a fact consumed again (redelivery, a rebalance, a replayed dead letter) finds its
 // deliveries already there (unique per endpoint and event ID) and creates none.
-import { isUuid, isWebhookEventType, type AnyEventEnvelope } from "@pss/contracts";
+import { isUuid, isWebhookEventType, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
 import { PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { webhookBody, withPublicUrls } from "./webhook-payload.ts";
+import { withPublicUrls } from "./webhook-payload.ts";
 
 export interface FactHandlerDeps {
   sql: postgres.Sql;

@@ -1,7 +1,5 @@
 // The body a receiver gets: {type, timestamp, data}. `data` is the fact's payload as its producer wrote it, plus
 // the public URLs of the records it names (only this service knows PUBLIC_BASE_URL among the producers).
-import type { DeliveredEventType } from "@pss/contracts";
-
 export function withPublicUrls(data: Record<string, unknown>, publicBaseUrl: string): Record<string, unknown> {
   const out: Record<string, unknown> = { ...data };
   if (typeof data.serviceListingId === "number" || typeof data.serviceListingId === "string") out.serviceListingUrl = `${publicBaseUrl}/listings/${data.serviceListingId}`;
@@ -9,7 +7,3 @@ export function withPublicUrls(data: Record<string, unknown>, publicBaseUrl: str
   return out;
 }
 
-/** The exact text sent (and signed) on every attempt. */
-export function webhookBody(type: DeliveredEventType, timestamp: string, data: Record<string, unknown>): string {
-  return JSON.stringify({ type, timestamp, data });
-}
