@@ -31,6 +31,7 @@ COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
 COPY services/media/package.json ./services/media/
+COPY services/webhooks/package.json ./services/webhooks/
 COPY infra/package.json ./infra/
 RUN --mount=type=cache,target=/root/.bun/install/cache \
     bun install --frozen-lockfile --production
