@@ -7,6 +7,9 @@
 //   (with `metrics_source_up{source}` 0) instead of failing the whole scrape or answering slowly.
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
+// Services declare their metrics with these (one declared dependency on prom-client, here).
+export { Counter, Gauge, Histogram } from "prom-client";
+
 export interface Metrics {
   readonly registry: Registry;
   /** The Prometheus text format's content type. */
