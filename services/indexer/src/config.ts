@@ -31,6 +31,8 @@ export interface IndexerConfig {
   groupId: string;
   /** Set only when an OpenAI-compatible endpoint is configured; otherwise the deterministic rewrite is used. */
   llmRewriter: LlmRewriterConfig | null;
+  /** The reconciler (reconcile/reconciler.ts): time between runs (0: off), and when a pending listing is overdue. */
+  reconcile: { intervalMs: number; pendingAfterMs: number };
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): IndexerConfig {
@@ -47,6 +49,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmRewriter: llmUrl
       ? { url: llmUrl, model: r.string("REWRITER_LLM_MODEL"), apiKey: r.optionalString("REWRITER_LLM_API_KEY"), timeoutMs: r.int("REWRITER_LLM_TIMEOUT_MS", 5000, { min: 100, max: 120_000 }) }
       : null,
+    reconcile: {
+      intervalMs: r.int("RECONCILE_INTERVAL_MS", 30_000, { min: 0 }),
+      pendingAfterMs: r.int("RECONCILE_PENDING_AFTER_MS", 120_000, { min: 1_000 }),
+    },
   };
   const problems: string[] = [];
   // OpenSearch index names: lower case letters, digits, . _ -, not starting with a symbol.

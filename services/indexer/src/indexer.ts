@@ -1,7 +1,7 @@
 // The indexer as a factory over its clients: main.ts wires it for production, tests wire it to unique names.
 import type { Client } from "@opensearch-project/opensearch";
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
@@ -18,6 +18,7 @@ export interface IndexerDeps {
   logger: Logger;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  metrics?: ConsumerMetrics;
 }
 
 export interface Indexer extends EventConsumer {
@@ -36,6 +37,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     topics: [Topics.listingEvents.name, Topics.brokerEvents.name],
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
+    metrics: deps.metrics,
     handleBatch,
     // Partitions are independent (ordering is per aggregate): overlap their database and OpenSearch round trips.
     partitionsConsumedConcurrently: 6,

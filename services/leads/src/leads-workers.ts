@@ -5,13 +5,14 @@
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
 import { Topics, type AnyEventEnvelope } from "@pss/contracts";
-import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";
 import { createLeadForwarder, type DeliveryPolicy, type MailTransport } from "./forwarding/lead-forwarder.ts";
 import { createRetrySweeper } from "./forwarding/retry-sweeper.ts";
+import type { LeadsMetrics } from "./leads-metrics.ts";
 
 export interface LeadsWorkersDeps {
   sql: postgres.Sql;
@@ -27,6 +28,8 @@ export interface LeadsWorkersDeps {
   backoff?: { initialMs: number; maxMs: number };
   /** Only these partners' leads (tests sharing Kafka and PostgreSQL); absent = all. */
   partnerIds?: () => string[];
+  /** Delivery outcomes (leads-metrics.ts) and the consumers' (service-kit consumer-metrics.ts). */
+  metrics?: { leads: LeadsMetrics; consumer: ConsumerMetrics };
 }
 
 export function createLeadsWorkers(deps: LeadsWorkersDeps) {
@@ -39,6 +42,7 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     partitionsConsumedConcurrently: Topics.leadEvents.partitions,
     initialBackoffMs: deps.backoff?.initialMs,
     maxBackoffMs: deps.backoff?.maxMs,
+    metrics: deps.metrics?.consumer,
   };
   const count = createLeadCounter({ sql: deps.sql, logger: deps.logger });
   const counter = createEventConsumer({ ...common, groupId: `${deps.groupPrefix}-counter`, handleBatch: (items) => count(items.filter((i) => mine(i.event))) });
@@ -46,7 +50,15 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
   const consumers: EventConsumer[] = [counter];
   let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
   if (deps.mail) {
-    const forwarder = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    const forwarding = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    // Every attempt, first (consumer) or later (sweeper), is counted by its outcome.
+    const forwarder: typeof forwarding = {
+      async forward(leadId) {
+        const outcome = await forwarding.forward(leadId);
+        deps.metrics?.leads.attempt(outcome);
+        return outcome;
+      },
+    };
     consumers.push(
       createEventConsumer({
         ...common,

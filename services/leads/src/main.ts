@@ -4,7 +4,9 @@ import {
   ConfigError,
   startHealthServer,
   createKafka,
+  createConsumerMetrics,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -15,6 +17,7 @@ import {
 } from "@pss/service-kit";
 import { loadConfig, type LeadsConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
+import { createLeadsMetrics } from "./leads-metrics.ts";
 import { createLeadsWorkers } from "./leads-workers.ts";
 
 let config: LeadsConfig;
@@ -36,7 +39,12 @@ const kafka = createKafka(config.kafka, logger);
 const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
 if (!config.smtp) logger.warn("SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured");
 
+const metrics = createMetrics({ service: "leads" });
 const workers = createLeadsWorkers({
+  metrics: {
+    leads: createLeadsMetrics({ metrics, sql, logger }),
+    consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+  },
   sql,
   kafka,
   logger,
@@ -63,6 +71,7 @@ const health = startHealthServer({
   service: "leads",
   port: config.healthPort,
   checks,
+  metrics,
   isStopping: () => stopping,
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });

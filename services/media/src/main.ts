@@ -4,7 +4,9 @@ import {
   ConfigError,
   startHealthServer,
   createKafka,
+  createConsumerMetrics,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -14,6 +16,7 @@ import {
 } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { configureSharp } from "./images/image-processor.ts";
+import { createMediaMetrics } from "./media-metrics.ts";
 import { createMediaService } from "./media-service.ts";
 
 let config;
@@ -33,7 +36,14 @@ const sql = createPostgres(config.postgres, { applicationName: "pss-media" });
 const kafka = createKafka(config.kafka, logger);
 configureSharp(config.sharpThreads);
 
-const media = createMediaService({ config, sql, kafka, logger });
+const metrics = createMetrics({ service: "media" });
+const media = createMediaService({
+  config,
+  sql,
+  kafka,
+  logger,
+  metrics: { media: createMediaMetrics({ metrics, sql, logger }), consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }) },
+});
 
 let stopping = false;
 const health = startHealthServer({
@@ -48,6 +58,7 @@ const health = startHealthServer({
     },
   },
   isStopping: () => stopping,
+  metrics,
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
 logger.info("health endpoint listening", { port: config.healthPort });

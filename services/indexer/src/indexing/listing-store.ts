@@ -95,6 +95,17 @@ export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number
   return rows.map(toSourceAndState);
 }
 
+/** Listings (any status) as stored now, by id (the reconciler repairs these). */
+export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.id = ANY(${ids}::bigint[])
+    ORDER BY l.id`;
+  return rows.map(toSourceAndState);
+}
+
 /**
  * Listings (any status) that a transaction with an ID at or above `xmin` wrote, or whose broker it wrote: what may
  * have changed since a snapshot whose horizon was `xmin` (write_xid, migration 0006).

@@ -5,6 +5,7 @@ import { Failures, MediaFailure } from "../failures.ts";
 import type { ImageDownloader } from "../download/image-downloader.ts";
 import type { ImageProcessor, ProcessedImage } from "../images/image-processor.ts";
 import { contentName, type MediaStorage } from "../storage/media-storage.ts";
+import type { MediaMetrics } from "../media-metrics.ts";
 import type { WorkPool } from "./work-pool.ts";
 import type { MediaJob, MediaRepository, VariantRecord } from "./media-repository.ts";
 
@@ -32,6 +33,7 @@ export interface MediaJobsDeps {
   stats: MediaStats;
   maxAttempts: number;
   retryBaseMs: number;
+  metrics?: MediaMetrics;
 }
 
 export type JobOutcome = "ready" | "failed" | "retry" | "discarded";
@@ -71,7 +73,9 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   return {
     async run(job: MediaJob): Promise<JobOutcome> {
       const log = deps.logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+      const started = performance.now();
       let outcome: JobOutcome;
+      let failureReason: string | null = null;
       try {
         const { processed, variants, names } = await produce(job);
         const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
@@ -82,6 +86,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
           log.error("processing failed unexpectedly", { err });
         }
         const failure = err instanceof MediaFailure ? err : new MediaFailure("internal processing error", true);
+        failureReason = failure.reason;
         if (failure.transient && job.attempts < deps.maxAttempts) {
           const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
           outcome = (await repository.retryLater(job, failure.reason, delay)) ? "retry" : "discarded";
@@ -96,6 +101,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else if (outcome === "retry") stats.retriesScheduled++;
       else stats.discarded++;
       if (outcome === "ready") log.debug("image ready", { attempt: job.attempts });
+      deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },
   };
