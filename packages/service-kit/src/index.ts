@@ -9,3 +9,4 @@ export * from "./interruptible-sleep.ts";
 export * from "./dependency-errors.ts";
 export * from "./crash-guard.ts";
 export * from "./retry-until.ts";
+export * from "./trace.ts";
