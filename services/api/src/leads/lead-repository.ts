@@ -1,5 +1,6 @@
 // The lead row and its lead.submitted event, written in one transaction: a 202 means the lead is durable.
 import { BUYER_VISIBLE_STATUSES, LEAD_SUBMITTED, Topics, type LeadSubmittedPayload } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { appendEvent } from "../outbox/outbox-writer.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
@@ -14,7 +15,7 @@ export interface NewLead {
 }
 
 /** Stores the lead with the listing's broker, office and organization as they are now; null when the listing is not buyer-visible. */
-export async function insertLead(sql: postgres.Sql, lead: NewLead): Promise<LeadSubmittedPayload | null> {
+export async function insertLead(sql: postgres.Sql, lead: NewLead, trace?: EventTrace): Promise<LeadSubmittedPayload | null> {
   // Retried whole after a deadlock or serialization failure (nothing of a rolled-back attempt remains).
   return retryTransaction(() => sql.begin(async (tx) => {
     const [row] = await tx<{ partner_id: string; listing_id: string; broker_id: string; office_id: number; organization_id: number; created_at: Date }[]>`
@@ -32,7 +33,7 @@ export async function insertLead(sql: postgres.Sql, lead: NewLead): Promise<Lead
       organizationId: row.organization_id,
       createdAt: row.created_at.toISOString(),
     };
-    await appendEvent(tx, { topic: Topics.leadEvents, type: LEAD_SUBMITTED, aggregateType: "lead", aggregateId: lead.id, version: 1, partnerId: row.partner_id, payload });
+    await appendEvent(tx, { topic: Topics.leadEvents, type: LEAD_SUBMITTED, aggregateType: "lead", aggregateId: lead.id, version: 1, partnerId: row.partner_id, payload, trace });
     return payload;
   }));
 }
