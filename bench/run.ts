@@ -9,6 +9,7 @@ import type { Row } from "./lib/result.ts";
 import { health } from "./scenarios/health.ts";
 import { partnerWrites } from "./scenarios/partner-writes.ts";
 import { putScaling } from "./scenarios/put-scaling.ts";
+import { consumerRates } from "./scenarios/consumer-rates.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -40,6 +41,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "put-to-searchable": script("put-to-searchable.ts", "PUT-to-searchable"),
   media: script("media.ts", "photos through the media service"),
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
+  "consumer-rates": consumerRates,
   "put-scaling": putScaling,
 };
 
