@@ -10,6 +10,7 @@ import { health } from "./scenarios/health.ts";
 import { partnerWrites } from "./scenarios/partner-writes.ts";
 import { putScaling } from "./scenarios/put-scaling.ts";
 import { consumerRates } from "./scenarios/consumer-rates.ts";
+import { apiWorkers } from "./scenarios/api-workers.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -42,6 +43,7 @@ const SCENARIOS: Record<string, Scenario> = {
   media: script("media.ts", "photos through the media service"),
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
   "consumer-rates": consumerRates,
+  "api-workers": apiWorkers,
   "put-scaling": putScaling,
 };
 
