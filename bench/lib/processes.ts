@@ -60,14 +60,15 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 
 async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
+  const healthPort = await freePort();
   const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, API_PORT: String(port), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    env: { ...process.env, ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
     stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/readyz`);
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`);
   return {
     url,
     pid: proc.pid,

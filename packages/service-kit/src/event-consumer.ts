@@ -9,6 +9,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
+import type { ConsumerMetrics } from "./consumer-metrics.ts";
 import type { Logger } from "./logger.ts";
 
 export class PermanentError extends Error {
@@ -40,6 +41,8 @@ export interface EventConsumerOptions {
   partitionsConsumedConcurrently?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Records outcomes, handler latency, lag and dead letters of this group (consumer-metrics.ts). */
+  metrics?: ConsumerMetrics;
 }
 
 export interface EventConsumer {
@@ -77,8 +80,23 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   let producer: Producer | null = null;
   let stopping = false;
   let running = false;
+  let unwatch: (() => Promise<void>) | null = null;
+  const metrics = opts.metrics;
 
   class Stopping extends Error {}
+
+  /** One handler call, timed; `messages` failed attempts are counted as retried when it throws for a retry. */
+  async function attempt<T>(topic: string, messages: number, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof PermanentError) && !stopping) metrics?.count(opts.groupId, topic, "retried", messages);
+      throw err;
+    } finally {
+      metrics?.observeHandler(opts.groupId, topic, (performance.now() - started) / 1000);
+    }
+  }
 
   async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
     let delay = initialBackoff;
@@ -107,6 +125,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       "x-failed-at": new Date().toISOString(),
     };
     await retrying("dead-letter", () => producer!.send({ topic: opts.deadLetterTopic, acks: -1, messages: [{ key: message.key, value: message.value, headers }] }));
+    metrics?.count(opts.groupId, ctx.topic, "dead_lettered");
     log.error("message sent to dead-letter topic", { ...ctx, reason, deadLetterTopic: opts.deadLetterTopic });
   }
 
@@ -128,6 +147,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       throw err;
     }
     running = true;
+    unwatch ??= metrics?.watch({ kafka: opts.kafka, groupId: opts.groupId, topics: opts.topics, deadLetterTopic: opts.deadLetterTopic }) ?? null;
     const crashed = consumer;
     consumer.on(consumer.events.CRASH, (e) => {
       log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart });
@@ -143,7 +163,8 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
           const parsed = parseEnvelope(message.value);
           if (!parsed.ok) return deadLetter(message, ctx, parsed.reason);
           try {
-            await retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx));
+            await retrying(`${topic}/${partition}@${message.offset}`, () => attempt(topic, 1, () => handle(parsed.event, ctx)));
+            metrics?.count(opts.groupId, topic, "handled");
           } catch (err) {
             if (err instanceof PermanentError) return deadLetter(message, ctx, err.message);
             throw err; // Stopping: leave uncommitted for redelivery.
@@ -166,8 +187,9 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
           if (valid.length > 0) {
             const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
               await heartbeat();
-              return handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })));
+              return attempt(batch.topic, valid.length, () => handleBatch(valid.map(({ event, ctx }) => ({ event, ctx }))));
             });
+            metrics?.count(opts.groupId, batch.topic, "handled", Math.max(0, valid.length - failed.length));
             for (const f of failed) {
               const item = valid.find((v) => v.event === f.event);
               if (item) await deadLetter(item.message, item.ctx, f.reason);
@@ -216,6 +238,8 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       consumer = null;
       producer = null;
       running = false;
+      await unwatch?.();
+      unwatch = null;
     },
     isRunning: () => running && !stopping,
   };

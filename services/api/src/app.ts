@@ -1,8 +1,8 @@
 // The HTTP application as a factory: tests drive it with app.handle() or a real listener.
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
-import { Elysia } from "elysia";
+import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/service-kit";
+import type { HttpMetrics, Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -28,8 +28,8 @@ export interface AppDeps {
   partnerRateLimiter: RateLimiter;
   publicBaseUrl: string;
   maxBodyBytes: number;
-  readiness: Record<string, ReadinessCheck>;
-  isStopping?: () => boolean;
+  /** Requests by route template and status (/healthz, /readyz and /metrics are served on API_HEALTH_PORT, not here). */
+  httpMetrics?: HttpMetrics;
   /** Where the media service stores image variants; GET /media/<name> serves them. */
   mediaDir?: string;
   /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
@@ -56,6 +56,9 @@ export function createApp(deps: AppDeps) {
   const requestIds = new WeakMap<Request, string>();
   const principals = new WeakMap<Request, Principal>();
   const started = new WeakMap<Request, number>();
+  /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
+  const unmatched = new WeakSet<Request>();
+  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
 
@@ -72,6 +75,7 @@ export function createApp(deps: AppDeps) {
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
+    unmatched.add(request);
     const path = pathOf(request.url);
     routeTable ??= app.routes
       .filter((r) => !r.path.endsWith("*"))
@@ -85,7 +89,7 @@ export function createApp(deps: AppDeps) {
       // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
       const absolute = withAbsoluteUrl(request);
       if (absolute) return handle(absolute);
-      if (deps.logger.enabled("info")) started.set(request, performance.now());
+      if (timed) started.set(request, performance.now());
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       requestIds.set(request, requestId);
@@ -111,9 +115,13 @@ export function createApp(deps: AppDeps) {
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
       return mapped.body;
     })
-    .onAfterResponse(({ request, set }) => {
-      if (!deps.logger.enabled("info")) return;
+    .onAfterResponse(({ request, set, route }) => {
       const begun = started.get(request);
+      if (deps.httpMetrics && begun !== undefined) {
+        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
+        deps.httpMetrics.observe({ method: request.method, route: unmatched.has(request) ? null : route, status, seconds: (performance.now() - begun) / 1000 });
+      }
+      if (!deps.logger.enabled("info")) return;
       deps.logger.info("request", {
         requestId: requestIds.get(request),
         method: request.method,
@@ -123,7 +131,6 @@ export function createApp(deps: AppDeps) {
         partnerId: principals.get(request)?.partnerId,
       });
     })
-    .use(createHealthRoutes({ service: "api", checks: deps.readiness, isStopping: deps.isStopping }))
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>

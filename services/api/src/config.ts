@@ -17,6 +17,8 @@ import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/out
 
 export interface ApiConfig {
   port: number;
+  /** /healthz, /readyz and /metrics: a port of their own, apart from public traffic (API_HEALTH_PORT). */
+  healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
   postgres: PostgresConfig;
@@ -46,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = r.int("API_PORT", 8080, { min: 0, max: 65535 });
   const config: ApiConfig = {
     port,
+    healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
     publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 20),

@@ -3,8 +3,10 @@ import { Partitioners } from "kafkajs";
 import { ALL_TOPICS } from "@pss/contracts";
 import {
   ConfigError,
+  createHttpMetrics,
   createKafka,
   createLogger,
+  createMetrics,
   createPostgres,
   createRedis,
   createShutdown,
@@ -12,6 +14,7 @@ import {
   installCrashGuard,
   pingKafka,
   retryUntilDone,
+  startHealthServer,
   type ReadinessCheck,
 } from "@pss/service-kit";
 import { createApp } from "./app.ts";
@@ -21,7 +24,9 @@ import { createAuthenticator } from "./auth/authenticator.ts";
 import { loadConfig, type ApiConfig } from "./config.ts";
 import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
+import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
+import { createOutboxStatus } from "./outbox/outbox-status.ts";
 
 let config: ApiConfig;
 try {
@@ -36,6 +41,7 @@ try {
 
 const logger = createLogger({ service: "api", level: config.logLevel });
 installCrashGuard(logger);
+const metrics = createMetrics({ service: "api" });
 // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
 const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true, connectTimeoutSeconds: 1.5 });
 const redis = createRedis(config.redis);
@@ -43,7 +49,8 @@ redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }
 const kafka = createKafka(config.kafka, logger);
 // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
+const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined }, config.outboxRelay);
+registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
 // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
 const opensearch = createOpenSearch(config.opensearch);
@@ -77,8 +84,7 @@ const app = createApp({
   partnerRateLimiter: createRateLimiter({ redis, logger, limit: config.rateLimitPerMinute, windowSeconds: 60, name: "partner" }),
   publicBaseUrl: config.publicBaseUrl,
   maxBodyBytes: config.maxBodyBytes,
-  readiness,
-  isStopping: () => stopping,
+  httpMetrics: createHttpMetrics(metrics),
   mediaDir: config.mediaDir,
   opensearch,
   searchAlias: config.searchAlias,
@@ -88,7 +94,16 @@ const app = createApp({
   hostname: "0.0.0.0",
   ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
 });
-logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl });
+// Probes and Prometheus use a port of their own: the public port serves neither /readyz nor /metrics.
+const health = startHealthServer({
+  service: "api",
+  port: config.healthPort,
+  checks: readiness,
+  metrics,
+  isStopping: () => stopping,
+  onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+});
+logger.info("listening", { port: config.port, healthPort: health.port, publicBaseUrl: config.publicBaseUrl });
 // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
 // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
 const relayBoot = config.outboxRelayEnabled
@@ -106,6 +121,7 @@ shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();
 });
+shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.register("close redis", () => redis.quit());
 shutdown.listen();
