@@ -63,7 +63,8 @@ async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const healthPort = await freePort();
   const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
+    env: { ...process.env, API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
     stderr: "inherit",
   });
