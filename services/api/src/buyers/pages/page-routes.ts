@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import type { BuyerService } from "../buyer-service.ts";
 import { renderBrokerPage } from "./broker-page.ts";
-import { notFoundPage } from "./html.ts";
+import { notFoundPage } from "./status-pages.ts";
 import { renderListingPage } from "./listing-page.ts";
 
 export function createPageRoutes(buyers: BuyerService, publicBaseUrl: string) {
