@@ -209,3 +209,13 @@ export function parseSearchPage(query: Record<string, unknown>, pageSize: number
   request.from = (page - 1) * pageSize;
   return { request, page, problems: reader.problems };
 }
+
+/** The query as sent, repeated names kept as arrays (the framework would silently keep one of them). */
+export function rawQuery(request: Request): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URL(request.url).searchParams) {
+    const seen = out[k];
+    out[k] = seen === undefined ? v : [...(Array.isArray(seen) ? seen : [seen]), v];
+  }
+  return out;
+}
