@@ -7,6 +7,8 @@ import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
+import { wantsHtml } from "./buyers/pages/html.ts";
+import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
@@ -38,8 +40,12 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
+  sitemapPageSize?: number;
 }
 
+/** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
+const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
@@ -61,6 +67,8 @@ export function createApp(deps: AppDeps) {
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
+  // One intake for the JSON route and the listing page's form: the same limiter instances count both.
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
 
   /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
   const authenticatePartner = async ({ request }: { request: Request }) => {
@@ -105,6 +113,10 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request, set }) => {
       let failure: unknown = error;
       if (code === "NOT_FOUND") failure = unrouted(request);
+      // A browser that opens a page that does not exist gets a page, not JSON (the APIs keep their JSON).
+      if (failure instanceof NotFoundError && wantsHtml(request) && !isApiPath(pathOf(request.url))) {
+        return notFoundPage("Page", `${deps.publicBaseUrl}${pathOf(request.url)}`);
+      }
       const trace = traces.of(request);
       const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
       set.status = mapped.status;
@@ -151,11 +163,22 @@ export function createApp(deps: AppDeps) {
       }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
-    .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
+    .use(
+      createBuyerPlugin({
+        sql: deps.sql,
+        opensearch: deps.opensearch ?? null,
+        searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,
+        publicBaseUrl: deps.publicBaseUrl,
+        logger: deps.logger,
+        leads: leadIntake,
+        maxBodyBytes: deps.maxBodyBytes,
+        sitemapPageSize: deps.sitemapPageSize,
+      }),
+    )
     .use(
       new Elysia({ name: "lead-intake" })
         .onTransform(({ body }) => throwBodyRejection(body))
-        .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, traces, ...deps.leads })),
+        .use(createLeadIntakeRoutes(leadIntake)),
     )
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
 
