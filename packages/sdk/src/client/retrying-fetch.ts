@@ -76,6 +76,7 @@ export function createRetryingFetch(inner: FetchLike, options: RetryOptions = {}
     const method = request.method.toUpperCase();
     const idempotent = IDEMPOTENT.has(method);
     for (let attempt = 1; ; attempt++) {
+      if (request.signal.aborted) throw request.signal.reason;
       const last = attempt >= maxAttempts;
       // A request body can be read once: every attempt but the last sends a copy.
       const sent: Request = last ? request : (request.clone() as Request);

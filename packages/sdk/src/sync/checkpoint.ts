@@ -45,8 +45,11 @@ export interface Checkpoint {
 export function openCheckpoint(path: string, owner: { apiUrl: string; apiKey: string }, opts: { flushEveryMs?: number } = {}): Checkpoint {
   const header: Header = { type: "pss-sync-checkpoint", version: 1, apiUrl: owner.apiUrl.replace(/\/+$/, ""), keyMode: keyModeOf(owner.apiKey) };
   const entries = new Map<string, CheckpointEntry>();
+  let tornTail = false;
   if (existsSync(path)) {
-    const lines = readFileSync(path, "utf8").split("\n");
+    const text = readFileSync(path, "utf8");
+    tornTail = text.length > 0 && !text.endsWith("\n");
+    const lines = text.split("\n");
     let found: Header | null = null;
     for (const line of lines) {
       if (!line.trim()) continue;
@@ -72,6 +75,8 @@ export function openCheckpoint(path: string, owner: { apiUrl: string; apiKey: st
   }
 
   let fd = openSync(path, "a");
+  // A run killed mid-line left a fragment: end it, so the next line is not glued to it.
+  if (tornTail) writeSync(fd, "\n");
   let pending: string[] = [];
   const flushEveryMs = opts.flushEveryMs ?? 200;
   let timer: ReturnType<typeof setTimeout> | null = null;

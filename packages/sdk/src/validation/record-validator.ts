@@ -73,37 +73,62 @@ function describe(error: ErrorObject): string {
       return `must have at most ${p.limit} items`;
     case "minProperties":
       return schema.description ? `must not be empty (${schema.description})` : "must not be empty";
-    case "enum":
-      return `must be one of ${(p.allowedValues as unknown[]).map(String).join(", ")}`;
+    case "enum": {
+      const values = (p.allowedValues as unknown[]).map(String);
+      // Country codes: 249 values say less than the schema's description ("ISO 3166-1 alpha-2 country code, …").
+      if (values.length > 20) return typeof schema.description === "string" && schema.description.startsWith("ISO") ? `must be an ${schema.description}` : `must be one of the ${values.length} allowed values`;
+      return `must be one of ${values.join(", ")}`;
+    }
     case "const":
       return `must be ${String(p.allowedValue)}`;
     case "format":
       return p.format === "date-time" ? "must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T12:00:00Z" : `must match the ${p.format} format`;
     case "pattern":
-      if (typeof schema.description === "string") return `is not valid: ${schema.description}`;
-      return String(schema.pattern).startsWith("^[^\\u0000-") ? "must not contain control characters" : "has an invalid format";
+      return describePattern(String(schema.pattern), typeof schema.description === "string" ? schema.description : null, error.data);
     default:
       return error.message ?? "has an invalid value";
   }
 }
 
+/** The text rule every plain string of a body carries (`^[^\u0000-\u001F\u007F]*$` and its multi-line form). */
+const TEXT_RULE = /^\^\[\^\\u0000-[^\]]*\]\*\$$/;
+
+function describePattern(pattern: string, description: string | null, value: unknown): string {
+  if (TEXT_RULE.test(pattern) && typeof value === "string") {
+    const allowed = new RegExp(pattern, "u");
+    const found = [...value].find((c) => !allowed.test(c));
+    return `must not contain control characters${found ? ` (found U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})` : ""}`;
+  }
+  // The API's own wording for its formats (their patterns carry these descriptions in the document).
+  if (description?.startsWith("E-mail address")) return "must be a valid e-mail address";
+  if (description?.startsWith("Absolute http(s) URL")) return "must be an absolute http(s) URL";
+  if (description?.startsWith("External ID: ")) return description.slice("External ID: ".length);
+  return description ? `is not valid: ${description}` : "has an invalid format";
+}
+
 /**
- * One problem per field, most specific first. Nullable fields are `anyOf: [T, null]` and enums `anyOf` of
- * consts: a failed union is described once ("must be one of …"), and its branches' noise ("must be null",
- * "must match a schema in anyOf") is dropped when a deeper error explains the failure.
+ * One problem per field, most specific first. Unions are `anyOf`: enums (consts) and other unions are
+ * described once, by the union; a nullable field (`anyOf [T, null]`) is described by what is wrong inside T.
  */
 export function describeErrors(errors: ErrorObject[]): FieldProblem[] {
   const isNullBranch = (e: ErrorObject) => e.keyword === "type" && (e.params as { type?: unknown }).type === "null";
-  const within = (e: ErrorObject, path: string) => e.instancePath === path || e.instancePath.startsWith(`${path}/`);
-  const enumPaths = new Set(errors.filter((e) => e.keyword === "anyOf" && constsOf(e) !== null).map((e) => e.instancePath));
-  const explained = (e: ErrorObject) => errors.some((o) => o !== e && o.keyword !== "anyOf" && !isNullBranch(o) && within(o, e.instancePath));
-  const useful = errors.filter((e) => {
-    if (enumPaths.has(e.instancePath)) return e.keyword === "anyOf" && constsOf(e) !== null;
-    if (isNullBranch(e) || e.keyword === "anyOf") return !explained(e);
-    return true;
-  });
+  const branchOf = (union: ErrorObject, e: ErrorObject) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`);
+  const dropped = new Set<ErrorObject>();
+  for (const union of errors.filter((e) => e.keyword === "anyOf")) {
+    const branches = errors.filter((e) => branchOf(union, e));
+    const options = ((union.parentSchema as Schema | undefined)?.anyOf ?? []) as Schema[];
+    const nullable = options.length === 2 && options.some((o) => o.type === "null") && constsOf(union) === null;
+    if (nullable && union.data !== null && branches.some((e) => !isNullBranch(e))) {
+      // What is wrong inside T explains it: the union and its "must be null" say nothing more.
+      dropped.add(union);
+      for (const e of branches) if (isNullBranch(e)) dropped.add(e);
+    } else {
+      for (const e of branches) dropped.add(e);
+    }
+  }
   const byPath = new Map<string, FieldProblem>();
-  for (const error of useful) {
+  for (const error of errors) {
+    if (dropped.has(error)) continue;
     const params = error.params as { missingProperty?: string; additionalProperty?: string };
     const pointer = error.keyword === "required" ? `${error.instancePath}/${params.missingProperty}` : error.keyword === "additionalProperties" ? `${error.instancePath}/${params.additionalProperty}` : error.instancePath;
     const path = fieldPath(pointer);
@@ -126,8 +151,9 @@ function describeUnion(error: ErrorObject): string {
   const values = constsOf(error);
   if (values) return `${error.data === null ? "cannot be null; it " : ""}must be one of ${values.join(", ")}${nullable ? ", or null to clear it" : ""}`;
   const inner = options.find((o) => o.type !== "null");
-  if (inner && nullable) return `must be ${inner.type === "array" || inner.type === "object" ? "an" : "a"} ${String(inner.type)}, or null to clear it`;
-  return "has an invalid value";
+  if (inner && nullable && options.length === 2) return `must be ${inner.type === "array" || inner.type === "object" ? "an" : "a"} ${String(inner.type)}, or null to clear it`;
+  const description = (error.parentSchema as Schema | undefined)?.description;
+  return typeof description === "string" ? `is not valid: ${description}` : "has an invalid value";
 }
 
 /** Strings (values and field names) with a lone UTF-16 surrogate: the API refuses them; no pattern can say so. */
@@ -155,23 +181,26 @@ function depthOf(value: unknown): number {
 /** Rules the document states in words (each operation's description), checked the way the API checks them. */
 function statedRules(kind: RecordKind, body: Record<string, any>): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  const list = (value: unknown) => (Array.isArray(value) ? value : []);
+  const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
   const brokerRules = (broker: Record<string, any>, root: string) => {
-    (broker.licenses ?? []).forEach((l: Record<string, unknown>, i: number) => {
-      if (l && !l.licenseNumber && !l.state && !l.country) problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
+    // An empty license ({}) breaks the schema's minProperties, which says so itself.
+    list(broker.licenses).forEach((l, i) => {
+      if (isObject(l) && Object.keys(l).length > 0 && !l.licenseNumber && !l.state && !l.country) problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
     });
-    (broker.serviceAreas ?? []).forEach((a: Record<string, unknown>, i: number) => {
-      if (a && !a.city && !a.county && !a.state) problems.push({ path: `${root}serviceAreas[${i}]`, message: "must name a city, a county or a state" });
+    list(broker.serviceAreas).forEach((a, i) => {
+      if (isObject(a) && !a.city && !a.county && !a.state) problems.push({ path: `${root}serviceAreas[${i}]`, message: "must name a city, a county or a state" });
     });
   };
   if (kind === "broker") brokerRules(body, "");
   else {
-    if (body.broker) brokerRules(body.broker, "broker.");
-    if (body.brokerExternalId !== undefined && body.broker != null && body.broker.externalBrokerId !== body.brokerExternalId) {
+    if (isObject(body.broker)) brokerRules(body.broker, "broker.");
+    if (body.brokerExternalId !== undefined && isObject(body.broker) && body.broker.externalBrokerId !== body.brokerExternalId) {
       problems.push({ path: "brokerExternalId", message: "differs from broker.externalBrokerId; send one of them, or the same ID in both" });
     }
     const seen = new Map<string, number>();
-    (Array.isArray(body.photos) ? body.photos : []).forEach((photo: { url?: unknown }, i: number) => {
-      if (typeof photo?.url !== "string") return;
+    list(body.photos).forEach((photo, i) => {
+      if (!isObject(photo) || typeof photo.url !== "string") return;
       const first = seen.get(photo.url);
       if (first !== undefined) problems.push({ path: `photos[${i}].url`, message: `repeats photos[${first}].url; each photo URL may appear once` });
       else seen.set(photo.url, i);
@@ -210,8 +239,11 @@ export function createRecordValidator(): RecordValidator {
       if (bytes > LIMITS.maxBodyBytes) problems.push({ path: "", message: `is too large: ${bytes} bytes, the limit is ${LIMITS.maxBodyBytes}` });
       loneSurrogates(body, "", problems);
       const validate = bodies[kind];
-      if (!validate(body)) problems.push(...describeErrors(validate.errors ?? []));
-      if (problems.length === 0) problems.push(...statedRules(kind, body as Record<string, unknown>));
+      const schemaProblems = validate(body) ? [] : describeErrors(validate.errors ?? []);
+      // A rule stated in words names its field with the API's own sentence; it replaces the schema's wording.
+      const stated = statedRules(kind, body as Record<string, any>);
+      const statedPaths = new Set(stated.map((p) => p.path));
+      problems.push(...schemaProblems.filter((p) => !statedPaths.has(p.path) && ![...statedPaths].some((s) => p.path.startsWith(`${s}.`))), ...stated);
       return problems;
     },
     validateId(kind, id) {
