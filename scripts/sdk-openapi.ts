@@ -29,7 +29,6 @@ export async function serverOpenApiDocument(): Promise<unknown> {
     partnerRateLimiter: { check: async () => null } as never,
     publicBaseUrl: DOCUMENT_SERVER_URL,
     maxBodyBytes: 1_048_576,
-    readiness: {},
   });
   const res = await app.handle(new Request("http://localhost/partner/v1/openapi.json"));
   if (res.status !== 200) throw new Error(`GET /partner/v1/openapi.json answered ${res.status}`);

@@ -1566,6 +1566,12 @@ export interface paths {
                     city?: string;
                     minPrice?: string;
                     maxPrice?: string;
+                    minRevenue?: string;
+                    maxRevenue?: string;
+                    minSde?: string;
+                    maxSde?: string;
+                    financingAvailable?: string;
+                    underContract?: string;
                     sort?: string;
                     cursor?: string;
                     limit?: string;
