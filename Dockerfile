@@ -27,6 +27,7 @@ COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
 COPY packages/service-kit/package.json ./packages/service-kit/
+COPY packages/sdk/package.json ./packages/sdk/
 COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/

@@ -9,7 +9,7 @@
 // /metrics serves the process's Prometheus metrics (metrics.ts) in the text format. Every service serves these
 // three on a port of its own (HEALTH_PORT; the API's API_HEALTH_PORT), apart from public traffic.
 import { Elysia } from "elysia";
-import type { Metrics } from "./metrics.ts";
+import type { MetricsRenderer } from "./metrics.ts";
 
 export type ReadinessProbe = () => Promise<unknown>;
 
@@ -123,7 +123,7 @@ export interface HealthRoutesOptions {
   isStopping?: () => boolean;
   onCheckFailure?: (name: string, err: unknown) => void;
   /** Served at GET /metrics when given. */
-  metrics?: Metrics;
+  metrics?: MetricsRenderer;
 }
 
 export function createHealthRoutes(opts: HealthRoutesOptions) {

@@ -12,3 +12,4 @@ export * from "./retry-until.ts";
 export * from "./metrics.ts";
 export * from "./http-metrics.ts";
 export * from "./consumer-metrics.ts";
+export * from "./trace.ts";

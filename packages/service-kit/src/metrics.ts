@@ -5,17 +5,36 @@
 // - scrape-time sources: a gauge read from PostgreSQL or Kafka when Prometheus scrapes is loaded at most once per
 //   `maxAgeMs` (single flight), bounded by a timeout, and a failing source leaves its gauges out of that scrape
 //   (with `metrics_source_up{source}` 0) instead of failing the whole scrape or answering slowly.
-import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
 // Services declare their metrics with these (one declared dependency on prom-client, here).
 export { Counter, Gauge, Histogram } from "prom-client";
 
-export interface Metrics {
-  readonly registry: Registry;
-  /** The Prometheus text format's content type. */
+/** One process's metrics as data, to be combined with other processes' (aggregateMetrics). */
+export type MetricsSnapshot = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
+
+/** What a /metrics endpoint needs. */
+export interface MetricsRenderer {
   readonly contentType: string;
-  /** Every metric of this process in the text format. */
   render(): Promise<string>;
+}
+
+/**
+ * The metrics of several processes of one service as one (the API's workers behind their primary): counters
+ * and histograms are summed, and metrics that say otherwise (event-loop lag: average, start time: omitted…) are
+ * combined their way. Per-process gauges read from a shared source must live in one process only.
+ */
+export function aggregateMetrics(load: () => Promise<MetricsSnapshot[]>): MetricsRenderer {
+  return {
+    contentType: Registry.PROMETHEUS_CONTENT_TYPE,
+    render: async () => AggregatorRegistry.aggregate(await load()).metrics(),
+  };
+}
+
+export interface Metrics extends MetricsRenderer {
+  readonly registry: Registry;
+  /** Every metric of this process as data (for aggregateMetrics in another process). */
+  snapshot(): Promise<MetricsSnapshot>;
   /** A value loaded when Prometheus scrapes, shared by the gauges that read it (see createScrapeSource). */
   source<T>(name: string, load: () => Promise<T>, opts?: ScrapeSourceOptions): ScrapeSource<T>;
 }
@@ -56,6 +75,7 @@ export function createMetrics(opts: { service: string; defaultMetrics?: boolean;
     registry,
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    snapshot: () => registry.getMetricsAsJSON(),
     source(name, load, sourceOpts) {
       const source = createScrapeSource(load, { ...sourceOpts, now, onResult: (ok) => sourceUp.set({ source: name }, ok ? 1 : 0) });
       sources.push(source);

@@ -71,8 +71,9 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   }
 
   return {
-    async run(job: MediaJob): Promise<JobOutcome> {
-      const log = deps.logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+    /** `logger`: the event's (its lines carry the request ID) when an event started the job; default the service's. */
+    async run(job: MediaJob, logger: Logger = deps.logger): Promise<JobOutcome> {
+      const log = logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
       const started = performance.now();
       let outcome: JobOutcome;
       let failureReason: string | null = null;
@@ -100,7 +101,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else if (outcome === "failed") stats.failed++;
       else if (outcome === "retry") stats.retriesScheduled++;
       else stats.discarded++;
-      if (outcome === "ready") log.debug("image ready", { attempt: job.attempts });
+      if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
       deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },

@@ -65,7 +65,9 @@ export async function spawnService(service: string, env: Record<string, string>,
   const lines: string[] = [];
   const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    // One API process: its exit code and log lines are the test's evidence. Workers (API_WORKERS > 1) have
+    // their own test (services/api/test/api-workers.test.ts).
+    env: { ...process.env, LOG_LEVEL: "warn", API_WORKERS: "1", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
