@@ -20,6 +20,8 @@ export interface EnvReader {
   url(name: string, fallback?: string, protocols?: string[]): string;
   list(name: string, fallback?: string[]): string[];
   oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T;
+  /** Records a problem no single read can see (a combination of variables). */
+  problem(message: string): void;
   /** Throws ConfigError when any read failed. */
   done(): void;
 }
@@ -96,6 +98,9 @@ export function createEnvReader(env: Env): EnvReader {
       }
       return v as typeof fallback;
     },
+    problem(message) {
+      problems.push(message);
+    },
     done() {
       if (problems.length > 0) throw new ConfigError(problems);
     },
@@ -133,6 +138,20 @@ export function readRedisConfig(r: EnvReader): RedisConfig {
 export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
   return { url: r.url("OPENSEARCH_URL") };
 }
+/**
+ * PUBLIC_BASE_URL, the address buyers and partners reach the API at (links, image URLs, e-mails), without a
+ * trailing slash. Required in production, recognised by NODE_ENV=production (the image and docker-compose.yml
+ * set it); anywhere else is local development, where it falls back to the loopback API so `npm start` needs
+ * no settings.
+ */
+export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
+  if (r.optionalString("PUBLIC_BASE_URL") === undefined && r.optionalString("NODE_ENV") === "production") {
+    r.problem("PUBLIC_BASE_URL is required when NODE_ENV=production: the address buyers and partners reach the API at, e.g. https://market.example.com");
+    return localFallback;
+  }
+  return r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
+}
+
 export function readLogLevel(r: EnvReader): LogLevel {
   return r.oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
 }

@@ -9,3 +9,6 @@ export * from "./interruptible-sleep.ts";
 export * from "./dependency-errors.ts";
 export * from "./crash-guard.ts";
 export * from "./retry-until.ts";
+export * from "./media-storage.ts";
+export { createLocalMediaStorage } from "./local-media-storage.ts";
+export { createS3MediaStorage, StorageTimeoutError } from "./s3-media-storage.ts";

@@ -18,7 +18,7 @@ import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
-import { createMediaRoutes } from "./media/media-routes.ts";
+import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 
 export interface AppDeps {
@@ -30,8 +30,8 @@ export interface AppDeps {
   maxBodyBytes: number;
   readiness: Record<string, ReadinessCheck>;
   isStopping?: () => boolean;
-  /** Where the media service stores image variants; GET /media/<name> serves them. */
-  mediaDir?: string;
+  /** Where the media service stores image variants, and how GET /media/<name> serves them. */
+  media?: MediaRoutesDeps;
   /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
   opensearch?: OpenSearchClient;
   searchAlias?: string;
@@ -143,7 +143,7 @@ export function createApp(deps: AppDeps) {
         throw unrouted(request);
       }, { detail: { hide: true } }),
     )
-    .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
+    .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
     .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
     .use(
       new Elysia({ name: "lead-intake" })

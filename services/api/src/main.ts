@@ -7,7 +7,9 @@ import {
   createLogger,
   createPostgres,
   createRedis,
+  createMediaStorage,
   createShutdown,
+  describeMediaStorage,
   ensureTopics,
   installCrashGuard,
   pingKafka,
@@ -45,6 +47,9 @@ const kafka = createKafka(config.kafka, logger);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
 const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
 
+// Image variants: served from the directory or bucket the media service writes to.
+const mediaStorage = createMediaStorage(config.mediaStorage);
+
 // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
 const opensearch = createOpenSearch(config.opensearch);
 const leads = {
@@ -65,6 +70,8 @@ const readiness: Record<string, ReadinessCheck> = {
     required: false,
     everyMs: 0,
   },
+  // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
+  storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
 };
 // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
 if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
@@ -79,7 +86,7 @@ const app = createApp({
   maxBodyBytes: config.maxBodyBytes,
   readiness,
   isStopping: () => stopping,
-  mediaDir: config.mediaDir,
+  media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
   opensearch,
   searchAlias: config.searchAlias,
   leads,
@@ -88,7 +95,7 @@ const app = createApp({
   hostname: "0.0.0.0",
   ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
 });
-logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl });
+logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl, mediaDelivery: config.mediaDelivery, ...describeMediaStorage(config.mediaStorage) });
 // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
 // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
 const relayBoot = config.outboxRelayEnabled

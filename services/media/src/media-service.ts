@@ -1,7 +1,7 @@
 // The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
 // wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, createMediaStorage, type Logger, type MediaStorage } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
@@ -13,8 +13,6 @@ import { createMediaJobs, emptyStats, type MediaStats } from "./jobs/media-jobs.
 import { createMediaRepository } from "./jobs/media-repository.ts";
 import { createRetryLoop, type RetryLoop } from "./jobs/retry-loop.ts";
 import { createWorkPool } from "./jobs/work-pool.ts";
-import { createLocalStorage } from "./storage/local-storage.ts";
-import type { MediaStorage } from "./storage/media-storage.ts";
 
 export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
 
@@ -51,7 +49,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
   const stats = emptyStats();
   const leaseMs = leaseMsFor(config);
   const repository = createMediaRepository(deps.sql);
-  const storage = deps.storage ?? createLocalStorage({ dir: config.mediaDir, publicBaseUrl: config.publicBaseUrl });
+  const storage = deps.storage ?? createMediaStorage(config.storage);
   const jobs = createMediaJobs({
     repository,
     storage,
