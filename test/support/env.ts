@@ -11,7 +11,15 @@ export function testUrls(): InfraUrls {
 }
 
 /** The test object store's settings as the services read them (S3_* variables); throws when there is none. */
-export function testS3Env(): Record<string, string> {
+export interface TestS3Env {
+  S3_ENDPOINT: string;
+  S3_BUCKET: string;
+  S3_REGION: string;
+  S3_ACCESS_KEY_ID: string;
+  S3_SECRET_ACCESS_KEY: string;
+}
+
+export function testS3Env(): TestS3Env {
   const urls = testUrls();
   if (!urls.S3_ENDPOINT || !urls.S3_BUCKET || !urls.S3_ACCESS_KEY_ID || !urls.S3_SECRET_ACCESS_KEY) {
     throw new Error("S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are not set: run tests through 'npm test' (it starts the local S3 server)");

@@ -65,8 +65,10 @@ export interface S3StorageConfig {
   prefix: string;
   /** Endpoint that browsers reach, for presigned URLs (MEDIA_DELIVERY=redirect); defaults to `endpoint`. */
   publicEndpoint?: string;
-  /** Per-request limit for the API's reads. */
+  /** Per-request time limit. */
   requestTimeoutMs: number;
+  /** Keys per LIST request (S3 allows at most 1000); tests use a small one to cross pages. */
+  listPageSize?: number;
 }
 
 export type MediaStorageConfig = LocalStorageConfig | S3StorageConfig;

@@ -81,7 +81,7 @@ export function createS3MediaStorage(config: S3StorageConfig): MediaStorage {
     async *list() {
       let continuationToken: string | undefined;
       do {
-        const page = await within("a LIST request", ms, () => client.list({ prefix: config.prefix, maxKeys: 1000, continuationToken }));
+        const page = await within("a LIST request", ms, () => client.list({ prefix: config.prefix, maxKeys: config.listPageSize ?? 1000, continuationToken }));
         for (const object of page.contents ?? []) {
           const name = nameOf(object.key);
           if (name && object.lastModified) yield { name, modifiedAt: new Date(object.lastModified) };
