@@ -5,10 +5,15 @@
 //   or the process stops (then it is redelivered to whoever takes the partition);
 // - handlers must be idempotent: delivery is at least once;
 // - envelopes are read tolerantly: unknown fields are ignored (a newer producer may add some), the fields
-//   consumers use are checked; handlers check the payload fields they use the same way.
+//   consumers use are checked; handlers check the payload fields they use the same way;
+// - a handler may run longer than the session timeout (a listing with 50 photos, a slow SMTP server, retries
+//   through an outage): heartbeats go on while it works, so the group never takes its partitions away for
+//   being busy. Instances of one group share the partitions; one that dies (even SIGKILL) stops
+//   heartbeating, and after the session timeout its partitions, with their uncommitted messages, go to the others.
 import { Value } from "@sinclair/typebox/value";
 import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
+import { DEFAULT_CONSUMER_SETTINGS, type ConsumerSettings } from "./config.ts";
 import type { Logger } from "./logger.ts";
 
 export class PermanentError extends Error {
@@ -38,6 +43,8 @@ export interface EventConsumerOptions {
    */
   handleBatch?: (events: { event: AnyEventEnvelope; ctx: MessageContext }[]) => Promise<{ event: AnyEventEnvelope; reason: string }[]>;
   partitionsConsumedConcurrently?: number;
+  /** Session timeout, heartbeat interval and rebalance timeout (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -73,6 +80,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   const log = opts.logger.child({ component: "event-consumer", groupId: opts.groupId });
   const initialBackoff = opts.initialBackoffMs ?? 200;
   const maxBackoff = opts.maxBackoffMs ?? 30_000;
+  const session = opts.session ?? DEFAULT_CONSUMER_SETTINGS;
   let consumer: Consumer | null = null;
   let producer: Producer | null = null;
   let stopping = false;
@@ -110,6 +118,22 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     log.error("message sent to dead-letter topic", { ...ctx, reason, deadLetterTopic: opts.deadLetterTopic });
   }
 
+  /**
+   * Runs `work` while heartbeating every interval. kafkajs heartbeats only between messages and batches, so
+   * without this a handler longer than the session timeout would get its member removed mid-work. A heartbeat
+   * refused because the group is rebalancing is ignored here: kafkajs sees it again after the handler and rejoins.
+   */
+  async function whileBeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => {
+      heartbeat().catch((err) => log.debug("heartbeat during work refused", { err: (err as Error).message }));
+    }, session.heartbeatIntervalMs);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   let starting: Promise<void> | null = null;
 
   async function startOnce(): Promise<void> {
@@ -117,7 +141,13 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     try {
       producer = opts.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
-      consumer = opts.kafka.consumer({ groupId: opts.groupId, allowAutoTopicCreation: false, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
+      consumer = opts.kafka.consumer({
+        groupId: opts.groupId,
+        allowAutoTopicCreation: false,
+        sessionTimeout: session.sessionTimeoutMs,
+        heartbeatInterval: session.heartbeatIntervalMs,
+        rebalanceTimeout: session.rebalanceTimeoutMs,
+      });
       await consumer.connect();
       await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
     } catch (err) {
@@ -129,6 +159,11 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     }
     running = true;
     const crashed = consumer;
+    // Which partitions this instance owns after each rebalance: what operators look at when scaling out or in.
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assigned = Object.fromEntries(Object.entries(e.payload.memberAssignment).map(([topic, partitions]) => [topic, [...partitions].sort((a, b) => a - b)]));
+      log.info("partitions assigned", { memberId: e.payload.memberId, assigned });
+    });
     consumer.on(consumer.events.CRASH, (e) => {
       log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart });
       // kafkajs restarts only after retriable errors; otherwise the consumer is gone while the process lives on.
@@ -138,12 +173,12 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       const handle = opts.handle;
       await consumer.run({
         partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
-        eachMessage: async ({ topic, partition, message }) => {
+        eachMessage: async ({ topic, partition, message, heartbeat }) => {
           const ctx = { topic, partition, offset: message.offset };
           const parsed = parseEnvelope(message.value);
           if (!parsed.ok) return deadLetter(message, ctx, parsed.reason);
           try {
-            await retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx));
+            await whileBeating(heartbeat, () => retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx)));
           } catch (err) {
             if (err instanceof PermanentError) return deadLetter(message, ctx, err.message);
             throw err; // Stopping: leave uncommitted for redelivery.
@@ -164,10 +199,9 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
             else await deadLetter(message, ctx, parsed.reason);
           }
           if (valid.length > 0) {
-            const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
-              await heartbeat();
-              return handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })));
-            });
+            const failed = await whileBeating(heartbeat, () =>
+              retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, () => handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })))),
+            );
             for (const f of failed) {
               const item = valid.find((v) => v.event === f.event);
               if (item) await deadLetter(item.message, item.ctx, f.reason);

@@ -1,6 +1,6 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { Partitioners } from "kafkajs";
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   createKafka,
@@ -99,7 +99,7 @@ logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUr
 // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
 // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
 const relayBoot = config.outboxRelayEnabled
-  ? retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+  ? retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
       if (!stopping) relay.start();
     })
   : Promise.resolve();

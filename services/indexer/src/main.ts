@@ -1,5 +1,5 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   startHealthServer,
@@ -36,7 +36,7 @@ const opensearch = createOpenSearch(config.opensearch);
 const kafka = createKafka(config.kafka, logger);
 
 const rewriter = config.llmRewriter ? createLlmRewriter({ ...config.llmRewriter, logger }) : createDeterministicRewriter();
-const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger });
+const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, session: config.kafka.consumer });
 
 let stopping = false;
 const health = startHealthServer({
@@ -71,7 +71,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => indexer.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
 }

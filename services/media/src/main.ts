@@ -1,5 +1,5 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   describeMediaStorage,
@@ -34,7 +34,7 @@ const sql = createPostgres(config.postgres, { applicationName: "pss-media" });
 const kafka = createKafka(config.kafka, logger);
 configureSharp(config.sharpThreads);
 
-const media = createMediaService({ config, sql, kafka, logger });
+const media = createMediaService({ config, sql, kafka, logger, session: config.kafka.consumer });
 
 let stopping = false;
 const health = startHealthServer({
@@ -66,7 +66,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => media.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, ...describeMediaStorage(config.storage) });
 }

@@ -1,7 +1,7 @@
 // The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
 // wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, createMediaStorage, type Logger, type MediaStorage } from "@pss/service-kit";
+import { createEventConsumer, createMediaStorage, type ConsumerSettings, type Logger, type MediaStorage } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
@@ -22,6 +22,8 @@ export interface MediaServiceDeps {
   kafka: Kafka;
   logger: Logger;
   storage?: MediaStorage;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   resolve?: Resolver;
   /** Confine this instance to these partners' records (tests and the benchmark share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
@@ -74,6 +76,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     logger,
     // Enough partitions in flight to keep the pools busy; each waits only for its own images.
     partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
+    session: deps.session,
     handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
   });
   const retries = createRetryLoop({

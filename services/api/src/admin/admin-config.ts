@@ -1,10 +1,11 @@
 // The admin CLI's configuration: the only place it reads its environment. Each command names the servers it
 // needs and only those are read. A URL left unset is taken from the local infrastructure runner (what
 // `npm start` uses) when the checkout has one; in an image without it, the URL is required as before.
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { DEFAULT_SEARCH_ALIAS, DEFAULT_TOPIC_SETTINGS } from "@pss/contracts";
 import {
   ConfigError,
   createEnvReader,
+  DEFAULT_CONSUMER_SETTINGS,
   readKafkaConfig,
   readOpenSearchConfig,
   readMediaStorageConfig,
@@ -71,7 +72,7 @@ export function loadAdminConfig(env: Record<string, string | undefined>, needs: 
   const config: AdminConfig = {
     postgres: has("postgres") ? { ...readPostgresConfig(r, 2), maxConnections: 2 } : { url: "", maxConnections: 2 },
     redis: has("redis") ? readRedisConfig(r) : { url: "" },
-    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin" },
+    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin", topics: DEFAULT_TOPIC_SETTINGS, consumer: DEFAULT_CONSUMER_SETTINGS },
     opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
     searchAlias: has("opensearch") ? r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
