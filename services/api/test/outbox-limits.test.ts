@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
-import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES } from "../src/outbox/outbox-batching.ts";
+import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES, traceHeaderBytes } from "../src/outbox/outbox-batching.ts";
 import { readPendingRows } from "../src/outbox/outbox-relay.ts";
 import { createOutboxStatus } from "../src/outbox/outbox-status.ts";
 import { startApi, type ApiHarness } from "./support/harness.ts";
@@ -187,6 +187,29 @@ describe("outbox relay and Kafka's size limits", () => {
         await tx`UPDATE outbox SET published_at = now() WHERE id < 10000`;
         expect((await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 })).map((r) => r.id)).toEqual(["10000"]);
         expect((await readPendingRows(tx, { batchSize: 1, maxBatchBytes: 100_000 })).map((r) => [r.id, r.considered])).toEqual([["10000", 1]]);
+      });
+    } finally {
+      await sql.end();
+    }
+  });
+
+  test("a row's bytes count the trace headers the relay sends with it, as traceHeaderBytes says", async () => {
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`CREATE TEMP TABLE outbox (LIKE public.outbox INCLUDING ALL) ON COMMIT DROP`;
+        const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        await tx`
+          INSERT INTO outbox (id, topic, message_key, payload, request_id, traceparent) VALUES
+            (1, 't', 'k', '{"n": 1}', NULL, NULL), (2, 't', 'k', '{"n": 1}', 'req-é', ${traceparent}), (3, 't', 'k', '{"n": 1}', 'req-only', NULL)`;
+        const base = 1 + '{"n": 1}'.length + RECORD_OVERHEAD_BYTES;
+        const rows = await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 100_000 });
+        expect(rows.map((r) => [r.id, r.request_id, r.traceparent, r.bytes])).toEqual([
+          ["1", null, null, base],
+          ["2", "req-é", traceparent, base + traceHeaderBytes({ request_id: "req-é", traceparent })],
+          ["3", "req-only", null, base + traceHeaderBytes({ request_id: "req-only", traceparent: null })],
+        ]);
+        expect(rows[1]!.bytes - base).toBeGreaterThan(Buffer.byteLength("req-é") + traceparent.length);
       });
     } finally {
       await sql.end();

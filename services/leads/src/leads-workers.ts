@@ -55,9 +55,11 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
         ...common,
         groupId: `${deps.groupPrefix}-mailer`,
         // Malformed events are dead-lettered by the counter; here they are only skipped.
-        handle: async (event) => {
+        handle: async (event, ctx) => {
           const parsed = parseLeadEvent(event);
-          if (parsed.ok === true && mine(event)) await forwarder.forward(parsed.lead.leadId);
+          if (parsed.ok !== true || !mine(event)) return "skipped";
+          // ctx.log: the forwarding lines carry the intake request's ID and traceparent.
+          return (await forwarder.forward(parsed.lead.leadId, ctx.log)) === "skipped" ? "skipped" : "handled";
         },
       }),
     );

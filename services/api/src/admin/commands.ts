@@ -1,7 +1,7 @@
 // Every admin command: its flags, the servers it talks to, and what it does. Commands return one plain object:
 // printed as one JSON line for scripts, or as tables for a person (output.ts).
 import { Topics } from "@pss/contracts";
-import { createLocalMediaStorage, createS3MediaStorage, type Logger } from "@pss/service-kit";
+import { createLocalMediaStorage, createS3MediaStorage, TRACE_HEADERS, type Logger } from "@pss/service-kit";
 import { existsSync, statSync } from "node:fs";
 import { readDeadLetters, replayDeadLetters, type DeadLetter } from "@pss/service-kit/dead-letters";
 import type { Client } from "@opensearch-project/opensearch";
@@ -96,7 +96,8 @@ function summary(l: DeadLetter) {
     key: l.key,
     eventType: l.event?.type ?? null,
     version: l.event?.version ?? null,
-    requestId: l.headers["x-request-id"] ?? null,
+    requestId: l.headers[TRACE_HEADERS.requestId] ?? null,
+    traceparent: l.headers[TRACE_HEADERS.traceparent] ?? null,
   };
 }
 

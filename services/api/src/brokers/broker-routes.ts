@@ -49,7 +49,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
-        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body)));
+        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body, { trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,

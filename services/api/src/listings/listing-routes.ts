@@ -50,7 +50,7 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
-        const result = await upsertListing(sql, partner.partnerId, externalId, body);
+        const result = await upsertListing(sql, partner.partnerId, externalId, body, ctx.traceOf(request));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,

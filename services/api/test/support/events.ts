@@ -54,3 +54,34 @@ export async function eventsOnTopic(kafka: Kafka, topic: string, aggregateId: st
   if (remaining.size > 0) throw new Error(`did not reach the end of ${topic} within ${timeoutMs} ms`);
   return found;
 }
+
+export interface RawMessage {
+  key: string | null;
+  value: string | null;
+  headers: Record<string, string>;
+}
+
+/** The message at one position of a topic, with its headers as text. */
+export async function messageAt(kafka: Kafka, topic: string, partition: number, offset: string, timeoutMs = 30_000): Promise<RawMessage> {
+  const consumer = kafka.consumer({ groupId: uniqueName("message-reader") });
+  const { promise: found, resolve, reject } = Promise.withResolvers<RawMessage>();
+  const timer = setTimeout(() => reject(new Error(`no message at ${topic}/${partition}@${offset} within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition: p, message }) => {
+        if (p !== partition || message.offset !== offset) return;
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message.headers ?? {})) if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
+        resolve({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? null, headers });
+      },
+    });
+    consumer.seek({ topic, partition, offset });
+    return await found;
+  } finally {
+    clearTimeout(timer);
+    await consumer.disconnect();
+  }
+}

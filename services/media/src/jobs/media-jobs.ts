@@ -68,8 +68,9 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   }
 
   return {
-    async run(job: MediaJob): Promise<JobOutcome> {
-      const log = deps.logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+    /** `logger`: the event's (its lines carry the request ID) when an event started the job; default the service's. */
+    async run(job: MediaJob, logger: Logger = deps.logger): Promise<JobOutcome> {
+      const log = logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
       let outcome: JobOutcome;
       try {
         const { processed, variants, names } = await produce(job);
@@ -94,7 +95,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else if (outcome === "failed") stats.failed++;
       else if (outcome === "retry") stats.retriesScheduled++;
       else stats.discarded++;
-      if (outcome === "ready") log.debug("image ready", { attempt: job.attempts });
+      if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
       return outcome;
     },
   };

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { ALL_TOPICS, Topics } from "@pss/contracts";
-import { createEnvReader, createLogger, createMediaStorage, ensureTopics, readMediaStorageConfig, silentLogger, type MediaStorage } from "@pss/service-kit";
+import { createEnvReader, createLogger, createMediaStorage, ensureTopics, readMediaStorageConfig, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
 import { loadConfig } from "../../src/config.ts";
 import { configureSharp } from "../../src/images/image-processor.ts";
 import { createMediaService, type MediaService } from "../../src/media-service.ts";
@@ -76,7 +76,7 @@ export async function startGroupAtEnd(kafka: Kafka, groupId: string, topics: str
   }
 }
 
-export async function startMedia(opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage } = {}): Promise<MediaHarness> {
+export async function startMedia(opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } = {}): Promise<MediaHarness> {
   const urls = testUrls();
   const groupId = uniqueName("media-test");
   const config = loadConfig({
@@ -88,7 +88,7 @@ export async function startMedia(opts: { env?: Record<string, string>; partners?
     ...opts.env,
   });
   configureSharp(config.sharpThreads);
-  const logger = process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger;
+  const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
   const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   await ensureTopics(kafka, ALL_TOPICS);
