@@ -1,5 +1,7 @@
 // `npm start`: local infrastructure (unless URLs are configured), migrations, then all four services in the
-// foreground with their logs interleaved behind a service prefix. A service that exits is restarted with
+// foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
+// MEDIA_STORAGE=local is set, in which case no object store is started.
+// Logs of the services are shown interleaved behind a service prefix. A service that exits is restarted with
 // back-off (scripts/supervisor.ts) and the others keep running. Ctrl-C or SIGTERM stops the services
 // cleanly; the infrastructure keeps running (`npm run infra -- down` stops it).
 import postgres from "postgres";
@@ -53,6 +55,7 @@ const supervisor = createSupervisor({
       env: {
         ...process.env,
         ...urls,
+        MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
         ...(svc.name === "api"
           ? { API_PORT: String(apiPort), API_HEALTH_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
           : { HEALTH_PORT: String(svc.port) }),

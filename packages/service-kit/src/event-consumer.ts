@@ -8,10 +8,15 @@
 //   consumers use are checked; handlers check the payload fields they use the same way;
 // - every message gets one "event handled" log line (outcome, duration), and handlers log everything about
 //   the record through ctx.log, whose lines carry the request ID and traceparent the message came with
-//   (Kafka headers, see trace.ts), so `grep <requestId>` finds a write's whole journey.
+//   (Kafka headers, see trace.ts), so `grep <requestId>` finds a write's whole journey;
+// - a handler may run longer than the session timeout (a listing with 50 photos, a slow SMTP server, retries
+//   through an outage): heartbeats go on while it works, so the group never takes its partitions away for
+//   being busy. Instances of one group share the partitions; one that dies (even SIGKILL) stops
+//   heartbeating, and after the session timeout its partitions, with their uncommitted messages, go to the others.
 import { Value } from "@sinclair/typebox/value";
 import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
+import { DEFAULT_CONSUMER_SETTINGS, type ConsumerSettings } from "./config.ts";
 import type { ConsumerMetrics } from "./consumer-metrics.ts";
 import type { Logger } from "./logger.ts";
 import { REPLAYED_FROM_HEADER } from "./dead-letters.ts";
@@ -51,6 +56,8 @@ export interface EventConsumerOptions {
    */
   handleBatch?: (events: { event: AnyEventEnvelope; ctx: MessageContext }[]) => Promise<{ event: AnyEventEnvelope; reason: string }[]>;
   partitionsConsumedConcurrently?: number;
+  /** Session timeout, heartbeat interval and rebalance timeout (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   /** Records outcomes, handler latency, lag and dead letters of this group (consumer-metrics.ts). */
@@ -99,6 +106,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   const log = opts.logger.child({ component: "event-consumer", groupId: opts.groupId });
   const initialBackoff = opts.initialBackoffMs ?? 200;
   const maxBackoff = opts.maxBackoffMs ?? 30_000;
+  const session = opts.session ?? DEFAULT_CONSUMER_SETTINGS;
   let consumer: Consumer | null = null;
   let producer: Producer | null = null;
   let stopping = false;
@@ -170,6 +178,22 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     logHandled(ctx, "dead-lettered", began, { reason });
   }
 
+  /**
+   * Runs `work` while heartbeating every interval. kafkajs heartbeats only between messages and batches, so
+   * without this a handler longer than the session timeout would get its member removed mid-work. A heartbeat
+   * refused because the group is rebalancing is ignored here: kafkajs sees it again after the handler and rejoins.
+   */
+  async function whileBeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => {
+      heartbeat().catch((err) => log.debug("heartbeat during work refused", { err: (err as Error).message }));
+    }, session.heartbeatIntervalMs);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   let starting: Promise<void> | null = null;
 
   async function startOnce(): Promise<void> {
@@ -177,7 +201,13 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     try {
       producer = opts.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
-      consumer = opts.kafka.consumer({ groupId: opts.groupId, allowAutoTopicCreation: false, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
+      consumer = opts.kafka.consumer({
+        groupId: opts.groupId,
+        allowAutoTopicCreation: false,
+        sessionTimeout: session.sessionTimeoutMs,
+        heartbeatInterval: session.heartbeatIntervalMs,
+        rebalanceTimeout: session.rebalanceTimeoutMs,
+      });
       await consumer.connect();
       await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
     } catch (err) {
@@ -190,6 +220,11 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     running = true;
     unwatch ??= metrics?.watch({ kafka: opts.kafka, groupId: opts.groupId, topics: opts.topics, deadLetterTopic: opts.deadLetterTopic }) ?? null;
     const crashed = consumer;
+    // Which partitions this instance owns after each rebalance: what operators look at when scaling out or in.
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assigned = Object.fromEntries(Object.entries(e.payload.memberAssignment).map(([topic, partitions]) => [topic, [...partitions].sort((a, b) => a - b)]));
+      log.info("partitions assigned", { memberId: e.payload.memberId, assigned });
+    });
     consumer.on(consumer.events.CRASH, (e) => {
       log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart });
       // kafkajs restarts only after retriable errors; otherwise the consumer is gone while the process lives on.
@@ -199,14 +234,16 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       const handle = opts.handle;
       await consumer.run({
         partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 1,
-        eachMessage: async ({ topic, partition, message }) => {
+        eachMessage: async ({ topic, partition, message, heartbeat }) => {
           const began = performance.now();
           const parsed = parseEnvelope(message.value);
           if (!parsed.ok) return deadLetter(message, contextOf(topic, partition, message), parsed.reason, began);
           const ctx = contextOf(topic, partition, message, parsed.event);
           let outcome: void | HandleOutcome;
           try {
-            outcome = await retrying(`${topic}/${partition}@${message.offset}`, () => attempt(topic, 1, () => handle(parsed.event, ctx)), ctx.log);
+            outcome = await whileBeating(heartbeat, () =>
+              retrying(`${topic}/${partition}@${message.offset}`, () => attempt(topic, 1, () => handle(parsed.event, ctx)), ctx.log),
+            );
             metrics?.count(opts.groupId, topic, "handled");
           } catch (err) {
             if (err instanceof PermanentError) return deadLetter(message, ctx, err.message, began);
@@ -229,10 +266,11 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
             else await deadLetter(message, contextOf(batch.topic, batch.partition, message), parsed.reason, began);
           }
           if (valid.length > 0) {
-            const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
-              await heartbeat();
-              return attempt(batch.topic, valid.length, () => handleBatch(valid.map(({ event, ctx }) => ({ event, ctx }))));
-            });
+            const failed = await whileBeating(heartbeat, () =>
+              retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, () =>
+                attempt(batch.topic, valid.length, () => handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })))),
+              ),
+            );
             const failedEvents = new Set<AnyEventEnvelope>();
             for (const f of failed) {
               const item = valid.find((v) => v.event === f.event);

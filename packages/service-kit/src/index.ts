@@ -13,3 +13,6 @@ export * from "./metrics.ts";
 export * from "./http-metrics.ts";
 export * from "./consumer-metrics.ts";
 export * from "./trace.ts";
+export * from "./media-storage.ts";
+export { createLocalMediaStorage } from "./local-media-storage.ts";
+export { createS3MediaStorage, StorageTimeoutError } from "./s3-media-storage.ts";

@@ -21,7 +21,7 @@ import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
-import { createMediaRoutes } from "./media/media-routes.ts";
+import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 
 export interface AppDeps {
@@ -33,8 +33,8 @@ export interface AppDeps {
   maxBodyBytes: number;
   /** Requests by route template and status (/healthz, /readyz and /metrics are served on API_HEALTH_PORT, not here). */
   httpMetrics?: HttpMetrics;
-  /** Where the media service stores image variants; GET /media/<name> serves them. */
-  mediaDir?: string;
+  /** Where the media service stores image variants, and how GET /media/<name> serves them. */
+  media?: MediaRoutesDeps;
   /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
   opensearch?: OpenSearchClient;
   searchAlias?: string;
@@ -162,7 +162,7 @@ export function createApp(deps: AppDeps) {
         throw unrouted(request);
       }, { detail: { hide: true } }),
     )
-    .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
+    .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
     .use(
       createBuyerPlugin({
         sql: deps.sql,

@@ -4,11 +4,14 @@ import {
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
+  readMediaStorageConfig,
   readPostgresConfig,
+  readPublicBaseUrl,
   readRedisConfig,
   type EnvReader,
   type KafkaConfig,
   type LogLevel,
+  type MediaStorageConfig,
   type PostgresConfig,
   type RedisConfig,
 } from "@pss/service-kit";
@@ -29,7 +32,12 @@ export interface ApiConfig {
   rateLimitPerMinute: number;
   /** Largest accepted request body in bytes. */
   maxBodyBytes: number;
-  mediaDir: string;
+  /** Where the media service stores variants; GET /media/<name> serves them from there. */
+  mediaStorage: MediaStorageConfig;
+  /** `api`: the API streams variants itself; `redirect`: 302 to a presigned object-storage URL (s3 only). */
+  mediaDelivery: MediaDelivery;
+  /** Lifetime of a presigned URL in redirect mode. */
+  mediaPresignSeconds: number;
   outboxRelayEnabled: boolean;
   /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
   workers: number;
@@ -48,20 +56,25 @@ export interface ApiConfig {
   leadCountCacheSeconds: number;
 }
 
+export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
+export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
   const r = createEnvReader(env);
   const port = r.int("API_PORT", 8080, { min: 0, max: 65535 });
   const config: ApiConfig = {
     port,
     healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
-    publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
+    publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 20),
     redis: readRedisConfig(r),
     kafka: readKafkaConfig(r, "pss-api"),
     rateLimitPerMinute: r.int("RATE_LIMIT_PER_MINUTE", 0, { min: 0 }),
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
-    mediaDir: r.string("MEDIA_DIR", ".data/media"),
+    mediaStorage: readMediaStorageConfig(r),
+    mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
+    mediaPresignSeconds: r.int("MEDIA_PRESIGN_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
     // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
     workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
@@ -74,6 +87,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
   };
+  if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
+    r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");
+  }
   r.done();
   return config;
 }

@@ -1,6 +1,6 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { Partitioners } from "kafkajs";
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   createHttpMetrics,
@@ -10,7 +10,9 @@ import {
   createPostgres,
   createReadinessMonitor,
   createRedis,
+  createMediaStorage,
   createShutdown,
+  describeMediaStorage,
   ensureTopics,
   installCrashGuard,
   pingKafka,
@@ -77,6 +79,9 @@ const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxR
 // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
 if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
+// Image variants: served from the directory or bucket the media service writes to.
+const mediaStorage = createMediaStorage(config.mediaStorage);
+
 // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
 const opensearch = createOpenSearch(config.opensearch);
 const leads = {
@@ -97,6 +102,8 @@ const readiness: Record<string, ReadinessCheck> = {
     required: false,
     everyMs: 0,
   },
+  // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
+  storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
 };
 // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
 if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
@@ -110,7 +117,7 @@ const app = createApp({
   publicBaseUrl: config.publicBaseUrl,
   maxBodyBytes: config.maxBodyBytes,
   httpMetrics: createHttpMetrics(metrics),
-  mediaDir: config.mediaDir,
+  media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
   opensearch,
   searchAlias: config.searchAlias,
   leads,
@@ -127,7 +134,13 @@ const onCheckFailure = (name: string, err: unknown) => logger.debug("readiness c
 const health = isWorker
   ? startWorkerLink()
   : startHealthServer({ service: "api", port: config.healthPort, checks: readiness, metrics, isStopping: () => stopping, onCheckFailure });
-logger.info("listening", { port: config.port, healthPort: health.port, publicBaseUrl: config.publicBaseUrl });
+logger.info("listening", {
+  port: config.port,
+  healthPort: health.port,
+  publicBaseUrl: config.publicBaseUrl,
+  mediaDelivery: config.mediaDelivery,
+  ...describeMediaStorage(config.mediaStorage),
+});
 
 function startWorkerLink() {
   const monitor = createReadinessMonitor({ checks: readiness, onFailure: onCheckFailure });
@@ -145,7 +158,7 @@ function startWorkerLink() {
 // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
 // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
 const relayBoot = config.outboxRelayEnabled
-  ? retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+  ? retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
       if (!stopping) relay.start();
     })
   : Promise.resolve();

@@ -2,7 +2,7 @@
 // OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   createKafka,
@@ -43,7 +43,7 @@ const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMet
 let stopping = false;
 // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
 let relayStarted = false;
-const relayBoot = retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+const relayBoot = retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
   if (stopping) return;
   relay.start();
   relayStarted = true;

@@ -1,5 +1,5 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   startHealthServer,
@@ -43,7 +43,7 @@ const rewriter = config.llmRewriter ? createLlmRewriter({ ...config.llmRewriter,
 const metrics = createMetrics({ service: "indexer" });
 registerIndexingGauges({ metrics, sql, logger });
 const consumerMetrics = createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) });
-const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, metrics: consumerMetrics });
+const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, metrics: consumerMetrics, session: config.kafka.consumer });
 // One active across replicas (advisory lock); the others stand by.
 const reconciler = createReconciler({
   sql,
@@ -90,7 +90,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => indexer.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
   if (!stopping) reconciler.start();

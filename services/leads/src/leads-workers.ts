@@ -5,7 +5,7 @@
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
 import { Topics, type AnyEventEnvelope } from "@pss/contracts";
-import { createEventConsumer, type ConsumerMetrics, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
@@ -24,6 +24,8 @@ export interface LeadsWorkersDeps {
   policy: DeliveryPolicy;
   sweepIntervalMs: number;
   firstAttemptGraceMs: number;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   /** Consumer retry backoff (a failing database); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
   /** Only these partners' leads (tests sharing Kafka and PostgreSQL); absent = all. */
@@ -40,6 +42,7 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     deadLetterTopic: Topics.leadsDeadLetter.name,
     logger: deps.logger,
     partitionsConsumedConcurrently: Topics.leadEvents.partitions,
+    session: deps.session,
     initialBackoffMs: deps.backoff?.initialMs,
     maxBackoffMs: deps.backoff?.maxMs,
     metrics: deps.metrics?.consumer,

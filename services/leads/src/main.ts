@@ -1,5 +1,5 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
   startHealthServer,
@@ -49,6 +49,7 @@ const workers = createLeadsWorkers({
   kafka,
   logger,
   groupPrefix: config.groupPrefix,
+  session: config.kafka.consumer,
   publicBaseUrl: config.publicBaseUrl,
   mail: transport && config.smtp ? { transport, from: config.smtp.from, messageIdDomain: config.smtp.fromDomain } : null,
   // Claims outlive the worst-case SMTP exchange (connect + greeting + socket timeouts) by a wide margin.
@@ -88,7 +89,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => workers.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("consuming lead events", { groupPrefix: config.groupPrefix });
 }

@@ -1,7 +1,8 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
   ConfigError,
+  describeMediaStorage,
   startHealthServer,
   createKafka,
   createConsumerMetrics,
@@ -42,6 +43,7 @@ const media = createMediaService({
   sql,
   kafka,
   logger,
+  session: config.kafka.consumer,
   metrics: { media: createMediaMetrics({ metrics, sql, logger }), consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }) },
 });
 
@@ -53,6 +55,8 @@ const health = startHealthServer({
     postgres: () => sql`SELECT 1`,
     // An admin connection per probe is not free: at most one every 10 s.
     kafka: { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 },
+    // Where variants go (the directory or the bucket): without it every image would wait for a retry.
+    storage: { run: () => media.storage.check(), everyMs: 10_000, timeoutMs: 3000 },
     consumer: async () => {
       if (!media.isRunning()) throw new Error("not consuming");
     },
@@ -74,7 +78,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => media.start().then(() => true), { logger, isStopping: () => stopping })) {
-  logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, mediaDir: config.mediaDir });
+  logger.info("consuming", { groupId: config.groupId, concurrency: config.concurrency, downloadConcurrency: config.downloadConcurrency, ...describeMediaStorage(config.storage) });
 }

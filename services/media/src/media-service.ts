@@ -1,7 +1,7 @@
 // The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
 // wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type ConsumerMetrics, type Logger } from "@pss/service-kit";
+import { createEventConsumer, createMediaStorage, type ConsumerMetrics, type ConsumerSettings, type Logger, type MediaStorage } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
@@ -14,8 +14,6 @@ import { createMediaRepository } from "./jobs/media-repository.ts";
 import { createRetryLoop, type RetryLoop } from "./jobs/retry-loop.ts";
 import { createWorkPool } from "./jobs/work-pool.ts";
 import type { MediaMetrics } from "./media-metrics.ts";
-import { createLocalStorage } from "./storage/local-storage.ts";
-import type { MediaStorage } from "./storage/media-storage.ts";
 
 export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
 
@@ -25,6 +23,8 @@ export interface MediaServiceDeps {
   kafka: Kafka;
   logger: Logger;
   storage?: MediaStorage;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   resolve?: Resolver;
   /** Confine this instance to these partners' records (tests and the benchmark share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
@@ -54,7 +54,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
   const stats = emptyStats();
   const leaseMs = leaseMsFor(config);
   const repository = createMediaRepository(deps.sql);
-  const storage = deps.storage ?? createLocalStorage({ dir: config.mediaDir, publicBaseUrl: config.publicBaseUrl });
+  const storage = deps.storage ?? createMediaStorage(config.storage);
   const jobs = createMediaJobs({
     repository,
     storage,
@@ -81,6 +81,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     // Enough partitions in flight to keep the pools busy; each waits only for its own images.
     partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
     metrics: deps.metrics?.consumer,
+    session: deps.session,
     handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
   });
   const retries = createRetryLoop({

@@ -9,7 +9,8 @@ type Sql = postgres.Sql;
 export interface PublicImageRow {
   width: number | null;
   height: number | null;
-  variants: { width: number; height: number; format: string; url: string }[];
+  /** As stored: media keys (variant-urls.ts builds the URLs). */
+  variants: unknown[] | null;
 }
 
 export interface PublicListingRow {

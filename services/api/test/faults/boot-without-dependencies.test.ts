@@ -148,7 +148,7 @@ test("an API with its relay off never contacts Kafka: it creates no topics, and 
     started.push(api);
     const base = `http://127.0.0.1:${port}`;
     const ready = await timed(`http://127.0.0.1:${healthPort}/readyz`);
-    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok" } }]);
+    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok", storage: "ok" } }]);
     const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
     const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("relay-off-partner"), leadTracking: false });
     redis.disconnect();

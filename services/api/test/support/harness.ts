@@ -5,7 +5,7 @@ import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
-import { createLogger, ensureTopics, silentLogger, type Logger } from "@pss/service-kit";
+import { createLocalMediaStorage, createLogger, ensureTopics, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
@@ -58,7 +58,7 @@ export async function call(baseUrl: string, method: string, path: string, opts: 
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
-export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number; searchAlias?: string; opensearchUrl?: string } = {}): Promise<ApiHarness> {
+export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number; searchAlias?: string; opensearchUrl?: string; mediaStorage?: MediaStorage; mediaDelivery?: "api" | "redirect" } = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
@@ -76,7 +76,7 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     partnerRateLimiter: createRateLimiter({ redis, logger, limit: opts.rateLimitPerMinute ?? 0, windowSeconds: 60, name: uniqueName("partner") }),
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
-    mediaDir: process.env.MEDIA_DIR ?? ".data/media-test",
+    media: { storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }), delivery: opts.mediaDelivery },
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
     opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),

@@ -1,10 +1,9 @@
 // Runs one claimed photo or avatar: download, transform, store, record. Every per-image failure ends as state
 // (retry later, or failed with its reason); only infrastructure errors (PostgreSQL) propagate to the caller.
-import type { Logger } from "@pss/service-kit";
+import { contentName, type Logger, type MediaStorage } from "@pss/service-kit";
 import { Failures, MediaFailure } from "../failures.ts";
 import type { ImageDownloader } from "../download/image-downloader.ts";
 import type { ImageProcessor, ProcessedImage } from "../images/image-processor.ts";
-import { contentName, type MediaStorage } from "../storage/media-storage.ts";
 import type { MediaMetrics } from "../media-metrics.ts";
 import type { WorkPool } from "./work-pool.ts";
 import type { MediaJob, MediaRepository, VariantRecord } from "./media-repository.ts";
@@ -57,7 +56,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
         deps.logger.error("storing a variant failed", { name, err });
         throw Failures.storage();
       }
-      variants.push({ width: v.width, height: v.height, format: v.format, url: deps.storage.url(name) });
+      variants.push({ width: v.width, height: v.height, format: v.format, key: name });
       names.push(name);
     }
     return { variants, names };
