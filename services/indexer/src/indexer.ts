@@ -18,6 +18,8 @@ export interface IndexerDeps {
   logger: Logger;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Only these partners' events (tests sharing Kafka topics with other databases); absent = all. */
+  onlyPartners?: ReadonlySet<string>;
 }
 
 export interface Indexer extends EventConsumer {
@@ -36,7 +38,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     topics: [Topics.listingEvents.name, Topics.brokerEvents.name],
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
-    handleBatch,
+    handleBatch: deps.onlyPartners ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId))) : handleBatch,
     // Partitions are independent (ordering is per aggregate): overlap their database and OpenSearch round trips.
     partitionsConsumedConcurrently: 6,
     initialBackoffMs: deps.initialBackoffMs ?? 200,

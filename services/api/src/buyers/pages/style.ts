@@ -39,6 +39,7 @@ export const STYLE = `
   .cards .figures { font-size: .9rem; }
   .description p { margin: 0 0 1rem; white-space: pre-line; }
   form .field { display: flex; flex-direction: column; gap: .25rem; margin: 0 0 .9rem; }
+  form .field p { margin: 0; }
   label, legend { font-weight: 600; }
   input, select, textarea, button { font: inherit; }
   input[type=text], input[type=search], input[type=email], input[type=tel], input:not([type]), select, textarea { width: 100%; padding: .55rem .6rem; border: 1px solid #76818d; border-radius: .3rem; background: #fff; color: var(--ink); }
