@@ -36,6 +36,7 @@ export const STYLE = `
   .cards > li { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; display: flex; flex-direction: column; }
   .cards img { width: 100%; aspect-ratio: 4 / 3; object-fit: cover; border-radius: .4rem; display: block; background: var(--bg); }
   .cards p { margin: .2rem 0; }
+  .cards .no-photo { aspect-ratio: 4 / 3; margin: 0; display: flex; align-items: center; justify-content: center; border-radius: .4rem; background: var(--bg); color: var(--muted); }
   .cards .figures { font-size: .9rem; }
   .description p { margin: 0 0 1rem; white-space: pre-line; }
   form .field { display: flex; flex-direction: column; gap: .25rem; margin: 0 0 .9rem; }
