@@ -21,6 +21,8 @@ export interface IndexerDeps {
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   metrics?: ConsumerMetrics;
+  /** Only these partners' events (tests sharing Kafka topics with other databases); absent = all. */
+  onlyPartners?: ReadonlySet<string>;
 }
 
 export interface Indexer extends EventConsumer {
@@ -40,7 +42,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
     metrics: deps.metrics,
-    handleBatch,
+    handleBatch: deps.onlyPartners ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId))) : handleBatch,
     // Partitions are independent (ordering is per aggregate): overlap their database and OpenSearch round trips.
     partitionsConsumedConcurrently: 6,
     session: deps.session,

@@ -9,7 +9,7 @@ import { ApiError, BadRequestError, NotFoundError, RateLimitedError, Unsupported
 import { readCappedBody } from "../http/json-body.ts";
 import { describeValidationErrors } from "../http/validation-messages.ts";
 import { clientAddress } from "./client-address.ts";
-import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
+import { blankLeadFields, submitLead, type LeadIntakeDeps } from "./lead-service.ts";
 
 export const LEAD_FORM_FIELDS = ["name", "email", "phone", "message"] as const;
 export type LeadFormField = (typeof LEAD_FORM_FIELDS)[number];
@@ -57,6 +57,7 @@ export function leadFormProblems(body: Record<string, string>): Partial<Record<L
   const text = findTextProblem(body);
   if (text) add(text.path, text.message);
   for (const d of describeValidationErrors(Value.Errors(LeadBody, body))) add(d.path, d.message);
+  for (const d of blankLeadFields(body as { name: string; message: string })) add(d.path, d.message);
   return errors;
 }
 

@@ -33,13 +33,18 @@ async function enforce(limiter: RateLimiter | undefined, bucket: string, logger:
   throw new RateLimitedError(retryAfter);
 }
 
+/** What the schema cannot say: name and message must hold more than spaces. */
+export function blankLeadFields(body: Pick<LeadBody, "name" | "message">): { path: "name" | "message"; message: string }[] {
+  return (["name", "message"] as const).filter((f) => typeof body[f] === "string" && body[f].trim() === "").map((path) => ({ path, message: "must not be blank" }));
+}
+
 export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): Promise<{ leadId: string }> {
   const { body, listingId } = input;
   const log = input.log ?? deps.logger;
+  const [blank] = blankLeadFields(body);
+  if (blank) throw new BadRequestError(`${blank.path}: ${blank.message}`);
   const name = body.name.trim();
   const message = body.message.trim();
-  if (!name) throw new BadRequestError("name: must not be blank");
-  if (!message) throw new BadRequestError("message: must not be blank");
 
   await enforce(deps.addressLimiter, addressBucket(input.clientAddress), log, { listingId, limit: "address" });
   const leadId = Bun.randomUUIDv7();

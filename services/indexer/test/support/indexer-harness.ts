@@ -30,6 +30,8 @@ export interface IndexerOptions {
   logger?: Logger;
   /** Start at the current end of the topics (default) or from the group's committed offsets. */
   startAtEnd?: boolean;
+  /** Index only these partners' events (a set the test may fill later); absent = every event on the topics. */
+  onlyPartners?: ReadonlySet<string>;
 }
 
 export const newAlias = () => uniqueName("test-listings");
@@ -67,6 +69,7 @@ export async function startIndexer(opts: IndexerOptions = {}): Promise<IndexerHa
     logger,
     initialBackoffMs: 100,
     maxBackoffMs: 1000,
+    onlyPartners: opts.onlyPartners,
   });
   await indexer.start();
   return {

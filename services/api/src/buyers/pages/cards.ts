@@ -14,7 +14,7 @@ export function listingCard(l: PublicListingSummary, headingLevel: 2 | 3 = 3): R
     typeof f.sde === "number" ? `SDE ${formatMoney(f.sde)}` : null,
   ].filter(Boolean) as string[];
   return html`<li>
-${l.photo ? picture(l.photo, `Photo of ${headline}`, { sizes: CARD_IMAGE_SIZES }) : ""}
+${l.photo ? picture(l.photo, `Photo of ${headline}`, { sizes: CARD_IMAGE_SIZES }) : html`<p class="no-photo">No photo yet</p>`}
 ${headingLevel === 2 ? html`<h2>${link}</h2>` : html`<h3>${link}</h3>`}
 ${l.underContract ? html`<p><span class="badge">Under contract</span></p>` : ""}
 <p class="muted">${l.businessType} · ${placeOf(l.location)}</p>

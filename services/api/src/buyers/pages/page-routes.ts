@@ -90,8 +90,9 @@ export function createPageRoutes(deps: PageDeps) {
           return formRefusedPage(`${base}${listingPath(id)}`, listingPath(id));
         }
         const outcome = await submitLeadForm(deps.leads, { listingId: id, request, server, maxBodyBytes: deps.maxBodyBytes, trace: deps.leads.traces?.of(request), log: deps.leads.traces?.logger(request) });
-        // POST-redirect-GET: reloading the confirmation never sends the inquiry again.
-        if (outcome.kind === "accepted") return new Response(null, { status: 303, headers: { location: `${listingPath(id)}/inquiry/sent`, "cache-control": "no-store" } });
+        // POST-redirect-GET: reloading the confirmation never sends the inquiry again. Its own fragment, or the
+        // browser would keep the form's "#inquiry".
+        if (outcome.kind === "accepted") return new Response(null, { status: 303, headers: { location: `${listingPath(id)}/inquiry/sent#content`, "cache-control": "no-store" } });
         if (outcome.kind === "not-found") return unavailableListing(id);
         const listing = await buyers.listing(id);
         if (!listing) return unavailableListing(id);

@@ -5,8 +5,6 @@ import type { GoneListing } from "../public-repository.ts";
 import { listingCards } from "./cards.ts";
 import { headlineOf, html, page } from "./html.ts";
 
-const plural = (businessType: string) => (/s$/i.test(businessType) ? businessType : `${businessType}s`);
-
 export function notFoundPage(what: string, canonicalUrl: string): Response {
   return page(
     { title: `${what} not found`, description: `This ${what.toLowerCase()} is not available.`, canonicalUrl, noIndex: true },
@@ -24,12 +22,12 @@ export function notFoundPage(what: string, canonicalUrl: string): Response {
 export function gonePage(gone: GoneListing, similar: PublicListingSummary[], canonicalUrl: string): Response {
   const more = `/listings?${new URLSearchParams({ businessType: gone.businessType, state: gone.state })}`;
   return page(
-    { title: "This business is no longer for sale", description: `Similar ${plural(gone.businessType).toLowerCase()} for sale in ${gone.state}.`, canonicalUrl, noIndex: true },
+    { title: "This business is no longer for sale", description: `Similar ${gone.businessType} businesses for sale in ${gone.state}.`, canonicalUrl, noIndex: true },
     html`<h1>This business is no longer for sale</h1>
 <p>It has been sold or taken off the market.</p>
 <section aria-labelledby="similar-heading"><h2 id="similar-heading">Similar businesses for sale</h2>
 ${similar.length ? listingCards(similar) : html`<p>There are no similar businesses on the market right now.</p>`}
-<p><a href="${more}">All ${plural(gone.businessType)} for sale in ${gone.state}</a> · <a href="/listings">All businesses for sale</a></p>
+<p><a href="${more}">All ${gone.businessType} businesses for sale in ${gone.state}</a> · <a href="/listings">All businesses for sale</a></p>
 </section>`,
     410,
   );
@@ -60,7 +58,7 @@ export function inquirySentPage(listing: PublicListing | null, canonicalUrl: str
   const body = listing
     ? html`<h1>Thank you, your inquiry has been sent</h1>
 <p>We have passed your message about <a href="${listing.serviceListingUrl}">${headlineOf(listing)}</a> to the broker, ${listing.broker.name}, who will reply to the e-mail address you gave.</p>
-<p><a href="${listing.serviceListingUrl}">Back to the listing</a> · <a href="${`/listings?${new URLSearchParams({ businessType: listing.businessType })}`}">More ${plural(listing.businessType)} for sale</a></p>`
+<p><a href="${listing.serviceListingUrl}">Back to the listing</a> · <a href="${`/listings?${new URLSearchParams({ businessType: listing.businessType })}`}">More ${listing.businessType} businesses for sale</a></p>`
     : html`<h1>Thank you, your inquiry has been sent</h1>
 <p>The broker will reply to the e-mail address you gave.</p>
 <p><a href="/listings">Browse businesses for sale</a></p>`;

@@ -36,9 +36,11 @@ export const STYLE = `
   .cards > li { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; display: flex; flex-direction: column; }
   .cards img { width: 100%; aspect-ratio: 4 / 3; object-fit: cover; border-radius: .4rem; display: block; background: var(--bg); }
   .cards p { margin: .2rem 0; }
+  .cards .no-photo { aspect-ratio: 4 / 3; margin: 0; display: flex; align-items: center; justify-content: center; border-radius: .4rem; background: var(--bg); color: var(--muted); }
   .cards .figures { font-size: .9rem; }
   .description p { margin: 0 0 1rem; white-space: pre-line; }
   form .field { display: flex; flex-direction: column; gap: .25rem; margin: 0 0 .9rem; }
+  form .field p { margin: 0; }
   label, legend { font-weight: 600; }
   input, select, textarea, button { font: inherit; }
   input[type=text], input[type=search], input[type=email], input[type=tel], input:not([type]), select, textarea { width: 100%; padding: .55rem .6rem; border: 1px solid #76818d; border-radius: .3rem; background: #fff; color: var(--ink); }
