@@ -8,12 +8,14 @@ import { up } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { createSupervisor } from "./supervisor.ts";
 
+// Each service's health port (/healthz, /readyz, /metrics). The API's public port is API_PORT (default 8080).
 const SERVICES = [
-  { name: "api", healthPortVar: "API_PORT", defaultPort: 8080 },
+  { name: "api", healthPortVar: "API_HEALTH_PORT", defaultPort: 8085 },
   { name: "media", healthPortVar: "MEDIA_HEALTH_PORT", defaultPort: 8081 },
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
 ] as const;
+const apiPort = Number(process.env.API_PORT ?? 8080);
 
 const root = new URL("..", import.meta.url).pathname;
 const urls = await up();
@@ -51,7 +53,9 @@ const supervisor = createSupervisor({
       env: {
         ...process.env,
         ...urls,
-        ...(svc.name === "api" ? { API_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") } : { HEALTH_PORT: String(svc.port) }),
+        ...(svc.name === "api"
+          ? { API_PORT: String(apiPort), API_HEALTH_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
+          : { HEALTH_PORT: String(svc.port) }),
       },
       stdout: "pipe",
       stderr: "pipe",
@@ -90,5 +94,6 @@ for (const c of services) {
   }
 }
 if (!stopping) {
-  console.error(`start: all services ready. API: http://127.0.0.1:${services[0]!.port}  (Ctrl-C stops)`);
+  const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
+  console.error(`start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`);
 }

@@ -12,6 +12,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { Partitioners, type Consumer, type IHeaders, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
+import type { ConsumerMetrics } from "./consumer-metrics.ts";
 import type { Logger } from "./logger.ts";
 import { REPLAYED_FROM_HEADER } from "./dead-letters.ts";
 import { traceFromHeaders, type EventTrace } from "./trace.ts";
@@ -52,6 +53,8 @@ export interface EventConsumerOptions {
   partitionsConsumedConcurrently?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Records outcomes, handler latency, lag and dead letters of this group (consumer-metrics.ts). */
+  metrics?: ConsumerMetrics;
 }
 
 export interface EventConsumer {
@@ -100,8 +103,23 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   let producer: Producer | null = null;
   let stopping = false;
   let running = false;
+  let unwatch: (() => Promise<void>) | null = null;
+  const metrics = opts.metrics;
 
   class Stopping extends Error {}
+
+  /** One handler call, timed; `messages` failed attempts are counted as retried when it throws for a retry. */
+  async function attempt<T>(topic: string, messages: number, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof PermanentError) && !stopping) metrics?.count(opts.groupId, topic, "retried", messages);
+      throw err;
+    } finally {
+      metrics?.observeHandler(opts.groupId, topic, (performance.now() - started) / 1000);
+    }
+  }
 
   async function retrying<T>(what: string, fn: () => Promise<T>, logger: Logger = log): Promise<T> {
     let delay = initialBackoff;
@@ -149,6 +167,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     const [sent] = await retrying("dead-letter", () => producer!.send({ topic: opts.deadLetterTopic, acks: -1, messages: [{ key: message.key, value: message.value, headers }] }), ctx.log);
     // Where it landed: what `dlq show --offset` takes.
     ctx.log.error("message sent to dead-letter topic", { component: "event-consumer", reason, deadLetterTopic: opts.deadLetterTopic, deadLetterPartition: sent?.partition, deadLetterOffset: sent?.baseOffset });
+    metrics?.count(opts.groupId, ctx.topic, "dead_lettered");
     logHandled(ctx, "dead-lettered", began, { reason });
   }
 
@@ -170,6 +189,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       throw err;
     }
     running = true;
+    unwatch ??= metrics?.watch({ kafka: opts.kafka, groupId: opts.groupId, topics: opts.topics, deadLetterTopic: opts.deadLetterTopic }) ?? null;
     const crashed = consumer;
     consumer.on(consumer.events.CRASH, (e) => {
       log.error("consumer crashed", { err: String(e.payload.error), restart: e.payload.restart });
@@ -187,7 +207,8 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
           const ctx = contextOf(topic, partition, message, parsed.event);
           let outcome: void | HandleOutcome;
           try {
-            outcome = await retrying(`${topic}/${partition}@${message.offset}`, () => handle(parsed.event, ctx), ctx.log);
+            outcome = await retrying(`${topic}/${partition}@${message.offset}`, () => attempt(topic, 1, () => handle(parsed.event, ctx)), ctx.log);
+            metrics?.count(opts.groupId, topic, "handled");
           } catch (err) {
             if (err instanceof PermanentError) return deadLetter(message, ctx, err.message, began);
             throw err; // Stopping: leave uncommitted for redelivery.
@@ -211,7 +232,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
           if (valid.length > 0) {
             const failed = await retrying(`${batch.topic}/${batch.partition} batch of ${valid.length}`, async () => {
               await heartbeat();
-              return handleBatch(valid.map(({ event, ctx }) => ({ event, ctx })));
+              return attempt(batch.topic, valid.length, () => handleBatch(valid.map(({ event, ctx }) => ({ event, ctx }))));
             });
             const failedEvents = new Set<AnyEventEnvelope>();
             for (const f of failed) {
@@ -221,6 +242,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
                 await deadLetter(item.message, item.ctx, f.reason, began);
               }
             }
+            metrics?.count(opts.groupId, batch.topic, "handled", valid.length - failedEvents.size);
             for (const item of valid) if (!failedEvents.has(item.event)) logHandled(item.ctx, "handled", began, { batchSize: valid.length });
           }
           if (!isRunning() || isStale()) return;
@@ -266,6 +288,8 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       consumer = null;
       producer = null;
       running = false;
+      await unwatch?.();
+      unwatch = null;
     },
     isRunning: () => running && !stopping,
   };

@@ -9,4 +9,7 @@ export * from "./interruptible-sleep.ts";
 export * from "./dependency-errors.ts";
 export * from "./crash-guard.ts";
 export * from "./retry-until.ts";
+export * from "./metrics.ts";
+export * from "./http-metrics.ts";
+export * from "./consumer-metrics.ts";
 export * from "./trace.ts";

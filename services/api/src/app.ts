@@ -1,12 +1,14 @@
 // The HTTP application as a factory: tests drive it with app.handle() or a real listener.
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
-import { Elysia } from "elysia";
+import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/service-kit";
+import type { HttpMetrics, Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
+import { wantsHtml } from "./buyers/pages/html.ts";
+import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
@@ -29,8 +31,8 @@ export interface AppDeps {
   partnerRateLimiter: RateLimiter;
   publicBaseUrl: string;
   maxBodyBytes: number;
-  readiness: Record<string, ReadinessCheck>;
-  isStopping?: () => boolean;
+  /** Requests by route template and status (/healthz, /readyz and /metrics are served on API_HEALTH_PORT, not here). */
+  httpMetrics?: HttpMetrics;
   /** Where the media service stores image variants; GET /media/<name> serves them. */
   mediaDir?: string;
   /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
@@ -38,8 +40,12 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
+  sitemapPageSize?: number;
 }
 
+/** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
+const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
@@ -56,8 +62,13 @@ export function createApp(deps: AppDeps) {
   const traces = createRequestTraces(deps.logger);
   const principals = new WeakMap<Request, Principal>();
   const started = new WeakMap<Request, number>();
+  /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
+  const unmatched = new WeakSet<Request>();
+  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
+  // One intake for the JSON route and the listing page's form: the same limiter instances count both.
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
 
   /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
   const authenticatePartner = async ({ request }: { request: Request }) => {
@@ -72,6 +83,7 @@ export function createApp(deps: AppDeps) {
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
+    unmatched.add(request);
     const path = pathOf(request.url);
     routeTable ??= app.routes
       .filter((r) => !r.path.endsWith("*"))
@@ -85,7 +97,7 @@ export function createApp(deps: AppDeps) {
       // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
       const absolute = withAbsoluteUrl(request);
       if (absolute) return handle(absolute);
-      if (deps.logger.enabled("info")) started.set(request, performance.now());
+      if (timed) started.set(request, performance.now());
       // Decided now, answered on every response (errors included), carried by the events this request writes.
       Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
       const violation = edgeViolation(request, deps.maxBodyBytes);
@@ -101,6 +113,10 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request, set }) => {
       let failure: unknown = error;
       if (code === "NOT_FOUND") failure = unrouted(request);
+      // A browser that opens a page that does not exist gets a page, not JSON (the APIs keep their JSON).
+      if (failure instanceof NotFoundError && wantsHtml(request) && !isApiPath(pathOf(request.url))) {
+        return notFoundPage("Page", `${deps.publicBaseUrl}${pathOf(request.url)}`);
+      }
       const trace = traces.of(request);
       const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
       set.status = mapped.status;
@@ -109,9 +125,13 @@ export function createApp(deps: AppDeps) {
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
       return mapped.body;
     })
-    .onAfterResponse(({ request, set }) => {
-      if (!deps.logger.enabled("info")) return;
+    .onAfterResponse(({ request, set, route }) => {
       const begun = started.get(request);
+      if (deps.httpMetrics && begun !== undefined) {
+        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
+        deps.httpMetrics.observe({ method: request.method, route: unmatched.has(request) ? null : route, status, seconds: (performance.now() - begun) / 1000 });
+      }
+      if (!deps.logger.enabled("info")) return;
       const trace = traces.of(request);
       deps.logger.info("request", {
         requestId: trace.requestId,
@@ -123,7 +143,6 @@ export function createApp(deps: AppDeps) {
         partnerId: principals.get(request)?.partnerId,
       });
     })
-    .use(createHealthRoutes({ service: "api", checks: deps.readiness, isStopping: deps.isStopping }))
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
@@ -144,11 +163,22 @@ export function createApp(deps: AppDeps) {
       }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
-    .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
+    .use(
+      createBuyerPlugin({
+        sql: deps.sql,
+        opensearch: deps.opensearch ?? null,
+        searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,
+        publicBaseUrl: deps.publicBaseUrl,
+        logger: deps.logger,
+        leads: leadIntake,
+        maxBodyBytes: deps.maxBodyBytes,
+        sitemapPageSize: deps.sitemapPageSize,
+      }),
+    )
     .use(
       new Elysia({ name: "lead-intake" })
         .onTransform(({ body }) => throwBodyRejection(body))
-        .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, traces, ...deps.leads })),
+        .use(createLeadIntakeRoutes(leadIntake)),
     )
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
 

@@ -1,4 +1,5 @@
 // The only place the API reads its environment. Fails at boot with every problem listed.
+import { availableParallelism } from "node:os";
 import {
   createEnvReader,
   readKafkaConfig,
@@ -17,6 +18,8 @@ import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/out
 
 export interface ApiConfig {
   port: number;
+  /** /healthz, /readyz and /metrics: a port of their own, apart from public traffic (API_HEALTH_PORT). */
+  healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
   postgres: PostgresConfig;
@@ -28,6 +31,10 @@ export interface ApiConfig {
   maxBodyBytes: number;
   mediaDir: string;
   outboxRelayEnabled: boolean;
+  /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
+  workers: number;
+  /** Set by the primary in the processes it starts (API_WORKER_INDEX); null in a primary or a single process. */
+  workerIndex: number | null;
   outboxRelay: OutboxRelayLimits;
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (the indexer writes it). */
@@ -46,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = r.int("API_PORT", 8080, { min: 0, max: 65535 });
   const config: ApiConfig = {
     port,
+    healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
     publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 20),
@@ -55,6 +63,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
     mediaDir: r.string("MEDIA_DIR", ".data/media"),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
+    workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
+    workerIndex: r.optionalString("API_WORKER_INDEX") === undefined ? null : r.int("API_WORKER_INDEX", 0, { min: 0, max: 63 }),
     outboxRelay: readOutboxRelayLimits(r),
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),

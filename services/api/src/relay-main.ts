@@ -7,6 +7,7 @@ import {
   ConfigError,
   createKafka,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -16,6 +17,7 @@ import {
   startHealthServer,
 } from "@pss/service-kit";
 import { loadRelayConfig, type RelayConfig } from "./config.ts";
+import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
 let config: RelayConfig;
@@ -31,10 +33,12 @@ try {
 
 const logger = createLogger({ service: "outbox-relay", level: config.logLevel });
 installCrashGuard(logger);
+// The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
+const metrics = createMetrics({ service: "outbox-relay" });
 const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
 const kafka = createKafka(config.kafka, logger);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
+const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
 
 let stopping = false;
 // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
@@ -57,6 +61,7 @@ const health = startHealthServer({
   },
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
   isStopping: () => stopping,
+  metrics,
 });
 
 const shutdown = createShutdown(logger);

@@ -18,6 +18,7 @@ import {
   TRACE_HEADER_BYTES,
   type OutboxRow,
 } from "./outbox-batching.ts";
+import type { RelayMetrics } from "./outbox-metrics.ts";
 import { createOutboxStatus, type OutboxBacklog } from "./outbox-status.ts";
 
 const RELAY_LOCK_ID = 727_002;
@@ -70,7 +71,7 @@ export async function readPendingRows(
   return rows.map((r) => ({ ...r, considered: Number(r.considered) }));
 }
 
-export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger }, opts: OutboxRelayOptions = {}): OutboxRelay {
+export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics }, opts: OutboxRelayOptions = {}): OutboxRelay {
   const batchSize = opts.batchSize ?? 500;
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
@@ -87,6 +88,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
 
   async function setAside(conn: postgres.ReservedSql, rows: OutboxRow[], reason: string): Promise<void> {
     await conn`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
+    deps.metrics?.setAside(rows.length);
     for (const row of rows) {
       // The payload stays in the table (it may be large); the key and size identify the event.
       log.error("outbox row set aside: Kafka can never accept it", { requestId: row.request_id, traceparent: row.traceparent, outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes, reason });
@@ -129,6 +131,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
         send,
         markSent: async (sent) => {
           await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`;
+          deps.metrics?.published(sent.length);
           logPublished(sent);
         },
         setAside: (refused, reason) => setAside(conn, refused, reason),
@@ -153,6 +156,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
           continue;
         }
         log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize });
+        deps.metrics?.active(true);
         while (running) {
           const more = await publishRound(conn);
           backoff = 200;
@@ -173,6 +177,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
         backoff = Math.min(backoff * 2, maxBackoffMs);
       } finally {
         if (conn) {
+          deps.metrics?.active(false);
           await conn`SELECT pg_advisory_unlock(${RELAY_LOCK_ID})`.catch(() => {});
           conn.release();
         }

@@ -76,7 +76,6 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     partnerRateLimiter: createRateLimiter({ redis, logger, limit: opts.rateLimitPerMinute ?? 0, windowSeconds: 60, name: uniqueName("partner") }),
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
-    readiness: { postgres: () => sql`SELECT 1` },
     mediaDir: process.env.MEDIA_DIR ?? ".data/media-test",
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
     opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),

@@ -48,6 +48,7 @@ function sourceFromPayload(p: ListingEventPayload, version: number): ListingSour
     establishedAt: p.establishedAt,
     location: p.location as FullLocation,
     financials: p.financials,
+    financing: p.financing ?? null,
     updatedAt: p.updatedAt,
   };
 }

@@ -54,7 +54,7 @@ const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(colu
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized,
   ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
-  l.visibility, l.financials, ${ISO(sql, "l.updated_at")} AS updated_at,
+  l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
   b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
 
 function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
@@ -70,6 +70,7 @@ function toSourceAndState(r: any): { source: ListingSource; state: StoredListing
       establishedAt: r.established_at,
       location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
       financials: r.financials,
+      financing: r.financing,
       updatedAt: r.updated_at,
     },
   };

@@ -65,7 +65,9 @@ export async function spawnService(service: string, env: Record<string, string>,
   const lines: string[] = [];
   const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    // One API process: its exit code and log lines are the test's evidence. Workers (API_WORKERS > 1) have
+    // their own test (services/api/test/api-workers.test.ts).
+    env: { ...process.env, LOG_LEVEL: "warn", API_WORKERS: "1", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -135,6 +137,8 @@ export interface Stack {
   /** Media and leads processes, when asked for. */
   workers: ServiceProcess[];
   baseUrl: string;
+  /** The API's health port: /healthz, /readyz, /metrics. */
+  healthUrl: string;
   alias: string;
   apiKey: string;
   partnerId: string;
@@ -180,18 +184,21 @@ export async function startStack(opts: { indexer: boolean; workers?: boolean }):
     workers.push(await spawnService("leads", { HEALTH_PORT: String(leadsPort), LEADS_GROUP_PREFIX: groups.leads }, leadsPort));
   }
   const apiPort = await freePort();
+  const apiHealthPort = await freePort();
   const api = await spawnService(
     "api",
-    { API_PORT: String(apiPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
-    apiPort,
+    { API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
+    apiHealthPort,
   );
   const baseUrl = `http://127.0.0.1:${apiPort}`;
-  await waitUntil("the API to be ready", async () => (await fetch(`${baseUrl}/readyz`)).ok, 30_000);
+  const healthUrl = `http://127.0.0.1:${apiHealthPort}`;
+  await waitUntil("the API to be ready", async () => (await fetch(`${healthUrl}/readyz`)).ok, 30_000);
   return {
     api,
     indexer,
     workers,
     baseUrl,
+    healthUrl,
     alias,
     apiKey: created.apiKey,
     partnerId: created.partnerId,
@@ -471,7 +478,7 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
       for (let i = 0; i < Math.floor(opts.outageMs / 2500); i++) {
         for (const [path, key] of [["/readyz", stack.apiKey], ["/partner/v1/health", stack.apiKey], ["/partner/v1/health", stack.coldApiKey]] as const) {
           const began = performance.now();
-          const res = await fetch(stack.baseUrl + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+          const res = await fetch((path === "/readyz" ? stack.healthUrl : stack.baseUrl) + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
           const name = key === stack.coldApiKey ? `${path} (uncached key)` : path;
           probes.push({ path: name, status: res.status, ms: performance.now() - began, body: await res.text() });
         }
