@@ -138,7 +138,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       } catch (err) {
         if (err instanceof PermanentError) throw err;
         if (stopping) throw new Stopping("stopping");
-        logger.warn("handler failed; retrying", { what, attempt, retryInMs: delay, err: (err as Error).message });
+        logger.warn("handler failed; retrying", { component: "event-consumer", what, attempt, retryInMs: delay, err: (err as Error).message });
         await Bun.sleep(delay * (0.8 + Math.random() * 0.4));
         delay = Math.min(delay * 2, maxBackoff);
       }
@@ -153,11 +153,12 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     // A replayed dead letter says where it was replayed from (admin CLI `dlq replay`).
     const replayedFrom = message.headers?.[REPLAYED_FROM_HEADER];
     if (replayedFrom !== undefined) fields.replayedFrom = String(Array.isArray(replayedFrom) ? replayedFrom[0] : replayedFrom);
-    return { ...position, trace, log: log.child(fields) };
+    // From the service's logger (its component stays), not this consumer's: handlers log through it.
+    return { ...position, trace, log: opts.logger.child({ groupId: opts.groupId, ...fields }) };
   }
 
   function logHandled(ctx: MessageContext, outcome: HandleOutcome | "dead-lettered", began: number, extra?: Record<string, unknown>): void {
-    if (ctx.log.enabled("info")) ctx.log.info("event handled", { outcome, durationMs: elapsedMs(began), ...extra });
+    if (ctx.log.enabled("info")) ctx.log.info("event handled", { component: "event-consumer", outcome, durationMs: elapsedMs(began), ...extra });
   }
 
   async function deadLetter(message: KafkaMessage, ctx: MessageContext, reason: string, began: number): Promise<void> {
@@ -173,7 +174,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     // The original headers (request ID, traceparent) stay on the dead letter, and a replay sends them again.
     const [sent] = await retrying("dead-letter", () => producer!.send({ topic: opts.deadLetterTopic, acks: -1, messages: [{ key: message.key, value: message.value, headers }] }), ctx.log);
     // Where it landed: what `dlq show --offset` takes.
-    ctx.log.error("message sent to dead-letter topic", { reason, deadLetterTopic: opts.deadLetterTopic, deadLetterPartition: sent?.partition, deadLetterOffset: sent?.baseOffset });
+    ctx.log.error("message sent to dead-letter topic", { component: "event-consumer", reason, deadLetterTopic: opts.deadLetterTopic, deadLetterPartition: sent?.partition, deadLetterOffset: sent?.baseOffset });
     metrics?.count(opts.groupId, ctx.topic, "dead_lettered");
     logHandled(ctx, "dead-lettered", began, { reason });
   }
