@@ -33,6 +33,8 @@ const processes = new Map<Service, ServiceProcess>();
 const healthPorts = new Map<Service, number>();
 /** The X-Request-Id of the listing's PUT: the ops journey assertions grep every service's log for it. */
 export const pipelineRequestId = `pipeline-${crypto.randomUUID()}`;
+/** The X-Request-Id of the buyer's lead POST: its own journey (API, relay, both leads workers). */
+const leadRequestId = `pipeline-lead-${crypto.randomUUID()}`;
 let images: ImageServer;
 let smtp: SmtpSink;
 let deferMail = true;
@@ -188,7 +190,7 @@ test("a listing, its photos and a lead pass every service, and every metric fami
   await until("the listing to be indexed", async () => (await sql`SELECT index_state FROM listings WHERE id = ${listingId}`)[0]?.index_state === "indexed");
 
   // --- a lead: the mail server defers it, then accepts it ------------------------------------------------------
-  const leadRes = await fetch(`${apiBase}/v1/listings/${listingId}/leads`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Pat Buyer", email: "pat@example.com", message: "Is the oven included?" }) });
+  const leadRes = await fetch(`${apiBase}/v1/listings/${listingId}/leads`, { method: "POST", headers: { "content-type": "application/json", "x-request-id": leadRequestId }, body: JSON.stringify({ name: "Pat Buyer", email: "pat@example.com", message: "Is the oven included?" }) });
   expect(leadRes.status).toBe(202);
   const leadsDeferred = await observe("leads", "a deferred lead", (s) => v(s, "leads_deliveries", { state: "pending" }) >= 1 && v(s, "leads_delivery_attempts_total", { outcome: "retry" }) >= 1);
   deferMail = false;
@@ -263,6 +265,22 @@ test("a listing, its photos and a lead pass every service, and every metric fami
   }
   // The reconciler (off here) reports zero repairs for every reason.
   expect(v(after.indexer.samples, "indexer_reconciler_repairs_total")).toBe(0);
+
+  // The journey: `grep <requestId>` over every service's log finds the PUT in each service it passed (the API
+  // took it, the relay published it, media processed its photos, the indexer indexed it), and the lead's in the
+  // API, the relay and the leads service; with the request's traceparent on the consumers' lines too.
+  const linesWith = (service: Service, requestId: string) => logsOf(service).filter((l) => l.includes(requestId)).map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (const service of ["api", "outbox-relay", "media", "indexer"] as const) expect([service, linesWith(service, pipelineRequestId).length > 0]).toEqual([service, true]);
+  for (const service of ["api", "outbox-relay", "leads"] as const) expect([service, linesWith(service, leadRequestId).length > 0]).toEqual([service, true]);
+  const traceparent = listingRes.headers.get("traceparent");
+  expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+  const traceId = traceparent!.split("-")[1]!;
+  for (const service of ["media", "indexer"] as const) {
+    const handled = linesWith(service, pipelineRequestId).filter((l) => l.msg === "event handled");
+    expect([service, handled.length > 0 && handled.every((l) => String(l.traceparent).includes(traceId))]).toEqual([service, true]);
+  }
+  // Nothing of the buyer's reaches a log line.
+  for (const service of processes.keys()) expect([service, logsOf(service).some((l) => l.includes("pat@example.com") || l.includes("Is the oven included?"))]).toEqual([service, false]);
 
   // Every process ran without crashing.
   for (const [service, p] of processes) expect([service, p.exitCode()]).toEqual([service, null]);
