@@ -40,6 +40,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "put-to-searchable": script("put-to-searchable.ts", "PUT-to-searchable"),
   media: script("media.ts", "photos through the media service"),
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
+  sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   "put-scaling": putScaling,
 };
 
