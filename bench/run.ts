@@ -44,6 +44,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
   "consumer-rates": consumerRates,
   "api-workers": apiWorkers,
+  sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   "put-scaling": putScaling,
 };
 

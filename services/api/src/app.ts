@@ -9,7 +9,7 @@ import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
 import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { DEFAULT_SEARCH_ALIAS, HealthResponse } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
@@ -150,6 +150,7 @@ export function createApp(deps: AppDeps) {
         .onTransform(authenticatePartner)
         .onTransform(({ body }) => throwBodyRejection(body))
         .get("/health", () => ({ status: "success" as const, timestamp: new Date().toISOString() }), {
+          response: { 200: HealthResponse },
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
         .use(createBrokerRoutes(partner))

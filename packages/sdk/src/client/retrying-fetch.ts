@@ -13,7 +13,7 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A Retry-After longer than this is not waited for: the answer is returned as it is (default 120 000). */
   maxRetryAfterMs?: number;
-  /** Time limit of one attempt; a timed-out attempt counts as a network error (default 30 000). */
+  /** Time limit of one attempt until the answer's headers; a timed-out attempt counts as a network error (default 30 000). */
   attemptTimeoutMs?: number;
   /** Told before every wait: the CLI uses it to pause all its workers on a 429. */
   onRetry?: (info: RetryInfo) => void;
@@ -75,25 +75,31 @@ export function createRetryingFetch(inner: FetchLike, options: RetryOptions = {}
   return async (request) => {
     const method = request.method.toUpperCase();
     const idempotent = IDEMPOTENT.has(method);
+    // Read once: every attempt sends these same bytes in a request of its own.
+    const body = request.body ? await request.arrayBuffer() : null;
     for (let attempt = 1; ; attempt++) {
       if (request.signal.aborted) throw request.signal.reason;
       const last = attempt >= maxAttempts;
-      // A request body can be read once: every attempt but the last sends a copy.
-      const sent: Request = last ? request : (request.clone() as Request);
-      const timeout = AbortSignal.timeout(attemptTimeoutMs);
-      const signal = AbortSignal.any([request.signal, timeout]);
+      // One attempt's time limit, and the caller's abort, end this attempt.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new Error(`no answer within ${attemptTimeoutMs} ms`)), attemptTimeoutMs);
+      const forwardAbort = () => controller.abort(request.signal.reason);
+      request.signal.addEventListener("abort", forwardAbort, { once: true });
       let response: Response;
       try {
-        response = await inner(new Request(sent, { signal }));
+        response = await inner(new Request(request.url, { method, headers: request.headers, body, signal: controller.signal, redirect: request.redirect }));
       } catch (error) {
         // The caller's own abort ends everything at once.
         if (request.signal.aborted) throw request.signal.reason;
-        const reason = timeout.aborted ? `no answer within ${attemptTimeoutMs} ms` : describeNetworkError(error);
+        const reason = controller.signal.aborted ? `no answer within ${attemptTimeoutMs} ms` : describeNetworkError(error);
         if (last || !idempotent) throw new PssNetworkError(`${method} ${request.url}: ${reason}${attempt > 1 ? ` (after ${attempt} attempts)` : ""}`, { cause: error });
         const delayMs = backoffDelay(attempt, delays, random);
         options.onRetry?.({ attempt, delayMs, method, url: request.url, status: null, retryAfterMs: null, error });
         await sleep(delayMs, request.signal);
         continue;
+      } finally {
+        clearTimeout(timer);
+        request.signal.removeEventListener("abort", forwardAbort);
       }
       // Only a 429 is known not to have been processed, so only it is retried for other methods (POST).
       const retryable = isRetryableStatus(response.status) && (idempotent || response.status === 429);

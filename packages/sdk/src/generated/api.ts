@@ -103,7 +103,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, never>;
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time with a time zone (Z or an offset)
+                             */
+                            timestamp: string;
+                        };
                     };
                 };
                 /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */

@@ -10,7 +10,7 @@ import { contentHash } from "./content-hash.ts";
 import type { Feed, FeedRecord } from "./feed.ts";
 import type { Outcome, ReportLine, ReportSink } from "./report.ts";
 
-export type Phase = "validating" | "brokers" | "listings" | "archiving" | "done";
+export type Phase = "reading" | "brokers" | "listings" | "archiving" | "done";
 
 export interface Counts {
   created: number;
@@ -61,6 +61,14 @@ export interface SyncSummary extends Counts {
 
 const ARCHIVE_BODY = { status: "ARCHIVED" } as const;
 
+/** A record ready to send: its body's JSON text made once. */
+interface Prepared {
+  kind: "broker" | "listing";
+  id: string;
+  body: Record<string, unknown>;
+  json: string;
+}
+
 export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummary> {
   const started = performance.now();
   const counts: Counts = { created: 0, updated: 0, unchanged: 0, skipped: 0, failed: 0 };
@@ -68,7 +76,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   const requests = opts.requestCount ?? (() => 0);
   let total = feed.records.length + feed.problems.length;
   let done = 0;
-  let phase: Phase = "validating";
+  let phase: Phase = "reading";
   const progress = () => opts.onProgress?.({ phase, done, total, counts: { ...counts }, requests: requests() });
 
   const finish = (line: ReportLine) => {
@@ -83,26 +91,35 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   progress();
   for (const p of feed.problems) finish(failed(p.kind === "broker" || p.kind === "listing" ? p.kind : null, p.id, p.error));
 
-  // Local validation; a record refused here is never sent. An ID given twice is refused the second time.
+  // An ID given twice is refused the second time (which body would win is anyone's guess).
   const seen = new Map<string, number>();
-  const valid: FeedRecord[] = [];
+  const unique: FeedRecord[] = [];
   for (const record of feed.records) {
     const key = `${record.kind}\u0000${record.id}`;
     const first = seen.get(key);
-    if (first !== undefined) {
-      finish(failed(record.kind, record.id, `line ${record.line}: ${record.kind} ${record.id} is already given on line ${first}; each record may appear once`));
-      continue;
+    if (first !== undefined) finish(failed(record.kind, record.id, `line ${record.line}: ${record.kind} ${record.id} is already given on line ${first}; each record may appear once`));
+    else {
+      seen.set(key, record.line);
+      unique.push(record);
     }
-    seen.set(key, record.line);
-    const idProblem = opts.validator.validateId(record.kind, record.id);
-    const problems = idProblem ? [idProblem] : opts.validator.validateBody(record.kind, record.body);
-    if (problems.length) finish(failed(record.kind, record.id, `line ${record.line}: ${problemsSentence(problems)}`));
-    else valid.push(record);
   }
 
+  /**
+   * Local validation, just before the record's turn to be sent (so it overlaps other records' requests); a
+   * record refused here is never sent. The JSON text made here serves the size check, the hash and the request.
+   */
+  const prepare = (record: FeedRecord): Prepared | null => {
+    const json = JSON.stringify(record.body);
+    const idProblem = opts.validator.validateId(record.kind, record.id);
+    const problems = idProblem ? [idProblem] : opts.validator.validateBody(record.kind, record.body, json);
+    if (problems.length === 0) return { kind: record.kind, id: record.id, body: record.body, json };
+    finish(failed(record.kind, record.id, `line ${record.line}: ${problemsSentence(problems)}`));
+    return null;
+  };
+
   let interrupted = false;
-  const send = async (record: { kind: "broker" | "listing"; id: string; body: Record<string, unknown> }, archive = false): Promise<void> => {
-    const hash = contentHash(record.body);
+  const send = async (record: Prepared, archive = false): Promise<void> => {
+    const hash = contentHash(record.json);
     const known = opts.checkpoint.get(record.kind, record.id);
     const extra = archive ? { archive: true as const } : {};
     if (opts.resume && known?.hash === hash && !archive) {
@@ -110,7 +127,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       return;
     }
     try {
-      const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal };
+      const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json: record.json };
       if (opts.dryRun) {
         const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, { ...callOpts, dryRun: true }) : await opts.client.putListing(record.id, record.body as ListingBody, { ...callOpts, dryRun: true });
         const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" ? "updated" : "unchanged";
@@ -137,10 +154,14 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     }
   };
 
-  const pool = async (items: { kind: "broker" | "listing"; id: string; body: Record<string, unknown> }[], archive = false) => {
+  const pool = async (items: (FeedRecord | Prepared)[], archive = false) => {
     let next = 0;
     const worker = async () => {
-      while (next < items.length && !opts.signal?.aborted) await send(items[next++]!, archive);
+      while (next < items.length && !opts.signal?.aborted) {
+        const item = items[next++]!;
+        const prepared = "json" in item ? item : prepare(item);
+        if (prepared) await send(prepared, archive);
+      }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
     if (opts.signal?.aborted) interrupted = true;
@@ -148,10 +169,10 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
 
   phase = "brokers";
   progress();
-  await pool(valid.filter((r) => r.kind === "broker"));
+  await pool(unique.filter((r) => r.kind === "broker"));
   phase = "listings";
   progress();
-  await pool(valid.filter((r) => r.kind === "listing"));
+  await pool(unique.filter((r) => r.kind === "listing"));
 
   let archived = 0;
   let archiveSkipped: string | null = null;
@@ -166,7 +187,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       total += missing.length;
       progress();
       const before = counts.failed;
-      await pool(missing.map((id) => ({ kind: "listing" as const, id, body: { ...ARCHIVE_BODY } })), true);
+      await pool(missing.map((id) => ({ kind: "listing" as const, id, body: { ...ARCHIVE_BODY }, json: JSON.stringify(ARCHIVE_BODY) })), true);
       archived = missing.length - (counts.failed - before);
     }
   }

@@ -156,26 +156,38 @@ function describeUnion(error: ErrorObject): string {
   return typeof description === "string" ? `is not valid: ${description}` : "has an invalid value";
 }
 
-/** Strings (values and field names) with a lone UTF-16 surrogate: the API refuses them; no pattern can say so. */
-function loneSurrogates(value: unknown, path: string, out: FieldProblem[]): void {
+/**
+ * One pass over the body: strings (values and field names) with a lone UTF-16 surrogate, which the API refuses
+ * and no pattern can express, and the nesting depth. Returns the depth.
+ */
+function scan(value: unknown, path: string, out: FieldProblem[]): number {
   if (typeof value === "string") {
     if (!value.isWellFormed()) out.push({ path, message: "contains an unpaired UTF-16 surrogate" });
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => loneSurrogates(v, `${path}[${i}]`, out));
-  } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
+    return 0;
+  }
+  if (value === null || typeof value !== "object") return 0;
+  let deepest = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepest = Math.max(deepest, scan(value[i], `${path}[${i}]`, out));
+  } else {
+    for (const k in value) {
       const child = path ? `${path}.${k}` : k;
       if (!k.isWellFormed()) out.push({ path: child, message: "field name contains an unpaired UTF-16 surrogate" });
-      loneSurrogates(v, child, out);
+      deepest = Math.max(deepest, scan((value as Record<string, unknown>)[k], child, out));
     }
   }
+  return deepest + 1;
 }
 
-function depthOf(value: unknown): number {
-  if (!value || typeof value !== "object") return 0;
-  let deepest = 0;
-  for (const v of Object.values(value)) deepest = Math.max(deepest, depthOf(v));
-  return deepest + 1;
+/** UTF-8 size of a string: Buffer's native count where there is one (Node.js, Bun), else counted here. */
+function utf8Length(text: string): number {
+  if (typeof Buffer !== "undefined") return Buffer.byteLength(text, "utf8");
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) bytes += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
 }
 
 /** Rules the document states in words (each operation's description), checked the way the API checks them. */
@@ -210,36 +222,53 @@ function statedRules(kind: RecordKind, body: Record<string, any>): FieldProblem[
 }
 
 export interface RecordValidator {
-  /** Every problem of a PUT body; empty when the API's schema accepts it. */
-  validateBody(kind: RecordKind, body: unknown): FieldProblem[];
+  /**
+   * Every problem of a PUT body; empty when the API's schema accepts it. `json`: the body's JSON text if the
+   * caller already has it (its size is checked against the API's body limit).
+   */
+  validateBody(kind: RecordKind, body: unknown, json?: string): FieldProblem[];
   /** The problem with an external ID, or null when it is valid. */
   validateId(kind: RecordKind, id: string): FieldProblem | null;
 }
 
-/** Compiles the document's schemas once (a few milliseconds); validation is then microseconds per record. */
+/**
+ * Compiles the document's schemas once. A body is checked by a validator that stops at the first error (the
+ * common case, a valid body, costs microseconds); only a refused body is checked again by one that collects
+ * every error with its schema, compiled the first time it is needed.
+ */
 export function createRecordValidator(): RecordValidator {
-  const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true, validateFormats: true });
-  ajv.addFormat("date-time", { type: "string", validate: isDateTime });
-  ajv.addFormat("uuid", /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+  const ajvOptions: Options = { strict: false, validateSchema: false, validateFormats: true };
+  const addFormats = (ajv: AjvInstance) => {
+    ajv.addFormat("date-time", { type: "string", validate: isDateTime });
+    ajv.addFormat("uuid", /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+    return ajv;
+  };
+  const fast = addFormats(new Ajv2020(ajvOptions));
+  let detailed: AjvInstance | null = null;
+  const bodySchema = (kind: RecordKind) => ({ ...doc.paths[OPERATIONS[kind].path]!.put.requestBody.content["application/json"].schema, components: doc.components });
+  const idSchema = (kind: RecordKind) => doc.paths[OPERATIONS[kind].path]!.put.parameters.find((p) => p.name === OPERATIONS[kind].idParameter)!.schema;
   const bodies = {} as Record<RecordKind, ValidateFunction>;
   const ids = {} as Record<RecordKind, ValidateFunction>;
+  const explainers = {} as Partial<Record<RecordKind, ValidateFunction>>;
   for (const kind of ["broker", "listing"] as const) {
-    const put = doc.paths[OPERATIONS[kind].path]!.put;
     // The body schema refers to #/components/...: compile it with the components beside it.
-    bodies[kind] = ajv.compile({ ...put.requestBody.content["application/json"].schema, components: doc.components });
-    ids[kind] = ajv.compile(put.parameters.find((p) => p.name === OPERATIONS[kind].idParameter)!.schema);
+    bodies[kind] = fast.compile(bodySchema(kind));
+    ids[kind] = fast.compile(idSchema(kind));
   }
+  const explain = (kind: RecordKind, body: unknown): FieldProblem[] => {
+    detailed ??= addFormats(new Ajv2020({ ...ajvOptions, allErrors: true, verbose: true }));
+    const validate = (explainers[kind] ??= detailed.compile(bodySchema(kind)));
+    return validate(body) ? [] : describeErrors(validate.errors ?? []);
+  };
 
   return {
-    validateBody(kind, body) {
+    validateBody(kind, body, json) {
       if (!body || typeof body !== "object" || Array.isArray(body)) return [{ path: "", message: "the body must be a JSON object" }];
       const problems: FieldProblem[] = [];
-      if (depthOf(body) > LIMITS.maxDepth) problems.push({ path: "", message: `is nested too deeply: at most ${LIMITS.maxDepth} levels of objects and arrays` });
-      const bytes = new TextEncoder().encode(JSON.stringify(body)).length;
+      if (scan(body, "", problems) > LIMITS.maxDepth) problems.push({ path: "", message: `is nested too deeply: at most ${LIMITS.maxDepth} levels of objects and arrays` });
+      const bytes = utf8Length(json ?? JSON.stringify(body));
       if (bytes > LIMITS.maxBodyBytes) problems.push({ path: "", message: `is too large: ${bytes} bytes, the limit is ${LIMITS.maxBodyBytes}` });
-      loneSurrogates(body, "", problems);
-      const validate = bodies[kind];
-      const schemaProblems = validate(body) ? [] : describeErrors(validate.errors ?? []);
+      const schemaProblems = bodies[kind](body) ? [] : explain(kind, body);
       // A rule stated in words names its field with the API's own sentence; it replaces the schema's wording.
       const stated = statedRules(kind, body as Record<string, any>);
       const statedPaths = new Set(stated.map((p) => p.path));
@@ -250,10 +279,9 @@ export function createRecordValidator(): RecordValidator {
       const name = OPERATIONS[kind].idParameter;
       if (typeof id !== "string") return { path: name, message: "must be a string" };
       if (!id.isWellFormed()) return { path: name, message: "contains an unpaired UTF-16 surrogate" };
-      const validate = ids[kind];
-      if (validate(id)) return null;
-      const schema = doc.paths[OPERATIONS[kind].path]!.put.parameters.find((p) => p.name === name)!.schema;
-      return { path: name, message: typeof schema.description === "string" ? `is not valid: ${schema.description}` : "is not valid" };
+      if (ids[kind](id)) return null;
+      const schema = idSchema(kind);
+      return { path: name, message: typeof schema.description === "string" ? describePattern(String(schema.pattern), schema.description, id) : "is not valid" };
     },
   };
 }

@@ -28,6 +28,8 @@ export async function waitFor(what: string, condition: () => Promise<boolean> | 
 export interface ApiProcess {
   url: string;
   port: number;
+  /** Requests the API logged ("request" lines: method, path, status), since it first started. */
+  requests(): { method: string; path: string; status: number }[];
   /** SIGKILL: the process dies at once, mid-request. */
   kill(): Promise<void>;
   /** Starts it again on the same port. */
@@ -39,19 +41,37 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
+  const requests: { method: string; path: string; status: number }[] = [];
+  const readLog = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const chunk of stream) {
+      buffered += decoder.decode(chunk, { stream: true });
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        if (!line.includes('"msg":"request"')) continue;
+        const entry = JSON.parse(line);
+        requests.push({ method: entry.method, path: entry.path, status: entry.status });
+      }
+    }
+  };
   const start = async () => {
     proc = Bun.spawn([process.execPath, join(ROOT, "services/api/src/main.ts")], {
       cwd: ROOT,
-      env: { ...process.env, ...testUrls(), API_PORT: String(port), LOG_LEVEL: "error", OUTBOX_RELAY_ENABLED: "false", MEDIA_DIR: ".data/media-test", ...env },
-      stdout: "ignore",
+      // Info level: one "request" line per request, read back by requests().
+      env: { ...process.env, ...testUrls(), API_PORT: String(port), LOG_LEVEL: "info", OUTBOX_RELAY_ENABLED: "false", MEDIA_DIR: ".data/media-test", ...env },
+      stdout: "pipe",
       stderr: "inherit",
     });
+    void readLog(proc.stdout as ReadableStream<Uint8Array>);
     await waitFor(`the API on ${url}`, () => fetch(`${url}/readyz`).then((r) => r.ok, () => false));
   };
   await start();
   return {
     url,
     port,
+    requests: () => requests,
     async kill() {
       proc?.kill("SIGKILL");
       await proc?.exited;
