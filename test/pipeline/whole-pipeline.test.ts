@@ -12,7 +12,8 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
-import { LEAD_SUBMITTED, Topics } from "@pss/contracts";
+import { LEAD_SUBMITTED, Topics, topicSpecs } from "@pss/contracts";
+import { ensureTopics } from "@pss/service-kit";
 import { createPartnerAdmin } from "../../services/api/src/admin/partner-admin.ts";
 import { freePort, moveGroupToEnd, spawnService, type ServiceProcess } from "../../services/api/test/faults/support/fault-harness.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
@@ -91,6 +92,8 @@ const v = (samples: Sample[], name: string, labels: Record<string, string> = {})
 beforeAll(async () => {
   images = await startImageServer();
   smtp = await startSmtpSink({ reply: () => (deferMail ? { code: 451, text: "Try again later" } : null) });
+  // On a fresh Kafka (this may be the first test to use it) the topics must exist before groups are placed on them.
+  await ensureTopics(kafka, topicSpecs());
   // Each group starts at the topics' end: it handles what this test publishes (and tolerates foreign events).
   await Promise.all([
     moveGroupToEnd(kafka, groups.media),
