@@ -56,8 +56,9 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     const forwarding = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
     // Every attempt, first (consumer) or later (sweeper), is counted by its outcome.
     const forwarder: typeof forwarding = {
-      async forward(leadId) {
-        const outcome = await forwarding.forward(leadId);
+      async forward(leadId, log) {
+        // The caller's logger passes through: the forwarding lines carry the intake request's ID.
+        const outcome = await forwarding.forward(leadId, log);
         deps.metrics?.leads.attempt(outcome);
         return outcome;
       },
