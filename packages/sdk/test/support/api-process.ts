@@ -39,6 +39,7 @@ export interface ApiProcess {
 
 export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
   const port = await freePort();
+  const healthPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   const requests: { method: string; path: string; status: number }[] = [];
@@ -60,12 +61,13 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     proc = Bun.spawn([process.execPath, join(ROOT, "services/api/src/main.ts")], {
       cwd: ROOT,
       // Info level: one "request" line per request, read back by requests().
-      env: { ...process.env, ...testUrls(), API_PORT: String(port), LOG_LEVEL: "info", OUTBOX_RELAY_ENABLED: "false", MEDIA_DIR: ".data/media-test", ...env },
+      env: { ...process.env, ...testUrls(), API_PORT: String(port), API_HEALTH_PORT: String(healthPort), API_WORKERS: "1", LOG_LEVEL: "info", OUTBOX_RELAY_ENABLED: "false", MEDIA_DIR: ".data/media-test", ...env },
       stdout: "pipe",
       stderr: "inherit",
     });
     void readLog(proc.stdout as ReadableStream<Uint8Array>);
-    await waitFor(`the API on ${url}`, () => fetch(`${url}/readyz`).then((r) => r.ok, () => false));
+    // Readiness answers on the API's health port, not on the public one.
+    await waitFor(`the API on ${url}`, () => fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false));
   };
   await start();
   return {
