@@ -6,6 +6,7 @@ import type { Client } from "@opensearch-project/opensearch";
 import { isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
 import type { Logger, MessageContext } from "@pss/service-kit";
 import type postgres from "postgres";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { writeBulk, type IndexOperation, type OperationOutcome } from "../search-index/bulk-writer.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
@@ -15,7 +16,6 @@ import {
   loadListingStates,
   loadVisibleListingsOfBrokers,
   recordIndexStates,
-  storeOptimizedDescriptions,
   type StoredListingState,
 } from "./listing-store.ts";
 
@@ -63,33 +63,12 @@ function latestPerAggregate(events: AnyEventEnvelope[]): AnyEventEnvelope[] {
   return [...latest.values()];
 }
 
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
 export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
   const log = deps.logger.child({ component: "indexing" });
   const concurrency = deps.rewriteConcurrency ?? 4;
 
-  /** The buyer-facing description per listing: reused while the stored rewrite matches, else rewritten and stored. */
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    await mapLimit(entries, concurrency, async ({ source, state }) => {
-      const original = source.description;
-      if (original === null) return void out.set(source.id, null);
-      if (state.description === original && state.descriptionOptimized !== null) return void out.set(source.id, state.descriptionOptimized);
-      const optimized = await deps.rewriter.rewrite(original);
-      out.set(source.id, optimized);
-      fresh.push({ id: source.id, original, optimized });
-    });
-    await storeOptimizedDescriptions(deps.sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql: deps.sql, rewriter: deps.rewriter, concurrency }, entries);
   }
 
   async function planListings(events: AnyEventEnvelope[], failures: Failure[], logOf: (event: AnyEventEnvelope) => Logger): Promise<Planned[]> {

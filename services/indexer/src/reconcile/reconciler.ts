@@ -16,8 +16,9 @@ import type { Client } from "@opensearch-project/opensearch";
 import { isBuyerVisible } from "@pss/contracts";
 import { Counter, Gauge, type Logger, type Metrics } from "@pss/service-kit";
 import type postgres from "postgres";
-import { loadListingsByIds, recordIndexStates, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
+import { loadListingsByIds, recordIndexStates, type StoredListingState } from "../indexing/listing-store.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 
@@ -158,20 +159,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return out;
   }
 
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    for (const { source, state } of entries) {
-      if (source.description === null) out.set(source.id, null);
-      else if (state.description === source.description && state.descriptionOptimized !== null) out.set(source.id, state.descriptionOptimized);
-      else {
-        const optimized = await deps.rewriter.rewrite(source.description);
-        out.set(source.id, optimized);
-        fresh.push({ id: source.id, original: source.description, optimized });
-      }
-    }
-    await storeOptimizedDescriptions(sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql, rewriter: deps.rewriter }, entries);
   }
 
   async function repair(found: { id: number; reason: RepairReason }[]): Promise<ReconcileResult> {

@@ -12,8 +12,9 @@ import type { Client } from "@opensearch-project/opensearch";
 import { isBuyerVisible } from "@pss/contracts";
 import type { Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { loadListingsWrittenSince, loadVisibleListingsPage, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
+import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
@@ -88,21 +89,8 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     lock.release();
   }
 
-  /** The document text: the stored rewrite when it is of the current description, else a fresh (stored) one. */
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    for (const { source, state } of entries) {
-      if (source.description === null) out.set(source.id, null);
-      else if (state.description === source.description && state.descriptionOptimized !== null) out.set(source.id, state.descriptionOptimized);
-      else {
-        const optimized = await rewriter.rewrite(source.description);
-        out.set(source.id, optimized);
-        fresh.push({ id: source.id, original: source.description, optimized });
-      }
-    }
-    await storeOptimizedDescriptions(sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql, rewriter: rewriter }, entries);
   }
 
   async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {
