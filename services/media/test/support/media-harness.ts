@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
+import { startGroupAtEnd } from "../../../../test/support/consumer-groups.ts";
 import postgres from "postgres";
 import { ALL_TOPICS, Topics } from "@pss/contracts";
 import { createEnvReader, createLogger, createMediaStorage, ensureTopics, readMediaStorageConfig, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
@@ -62,19 +63,6 @@ export interface MediaHarness {
   stop(): Promise<void>;
 }
 
-/** Commits the group's offsets at the current ends, so it reads only what is produced from now on. */
-export async function startGroupAtEnd(kafka: Kafka, groupId: string, topics: string[]): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 export async function startMedia(opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } = {}): Promise<MediaHarness> {
   const urls = testUrls();
@@ -118,3 +106,5 @@ export async function until<T>(what: string, check: () => Promise<T | null | und
     await Bun.sleep(50);
   }
 }
+
+export { startGroupAtEnd };

@@ -8,6 +8,7 @@ import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import { components, defaultPaths, up, type Component } from "../../../../../infra/src/index.ts";
+import { startGroupAtEnd } from "../../../../../test/support/consumer-groups.ts";
 import { testUrls, uniqueName } from "../../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../../src/admin/partner-admin.ts";
 import { endpointOfUrl } from "./gated-proxy.ts";
@@ -118,18 +119,7 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | null |
 }
 
 /** Starts a consumer group at the topics' current end, so it handles this test's events only. */
-export async function moveGroupToEnd(kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
+export const moveGroupToEnd = (kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]) => startGroupAtEnd(kafka, groupId, topics);
 
 export interface Stack {
   api: ServiceProcess;
