@@ -1,6 +1,7 @@
 // Child processes the benchmark drives: the API under test, the bare baseline server, the load generator.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../../test/support/ports.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 
@@ -11,12 +12,7 @@ export interface ApiProcess {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
+export { freePort };
 
 export function rssMbOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { uniqueName } from "../../../test/support/env.ts";
 import { sample, startApi, type ApiHarness } from "./support/harness.ts";
+import { freePort } from "../../../test/support/ports.ts";
 
 let admin: ApiHarness;
 beforeAll(async () => {
@@ -11,12 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => admin.stop());
 
-async function freePort() {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

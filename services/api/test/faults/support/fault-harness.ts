@@ -12,6 +12,8 @@ import { startGroupAtEnd } from "../../../../../test/support/consumer-groups.ts"
 import { testUrls, uniqueName } from "../../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../../src/admin/partner-admin.ts";
 import { endpointOfUrl } from "./gated-proxy.ts";
+import { freePort } from "../../../../../test/support/ports.ts";
+export { freePort };
 
 const ROOT = join(import.meta.dir, "..", "..", "..", "..", "..");
 export type Part = Component["name"];
@@ -44,12 +46,6 @@ export async function restoreInfrastructure(component: Component): Promise<void>
   }
 }
 
-export async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 export interface ServiceProcess {
   name: string;
