@@ -48,3 +48,14 @@ describe("env reader", () => {
     ]);
   });
 });
+
+describe("loadConfigOrExit", () => {
+  test("a bad environment exits 1 with the service's name and every problem on stderr, nothing on stdout", async () => {
+    const script = `import { ConfigError, loadConfigOrExit } from ${JSON.stringify(import.meta.dir + "/config.ts")};
+      loadConfigOrExit("demo", () => { throw new ConfigError(["A is required", "B must be a number"]); });
+      console.log("started");`;
+    const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, out, err: err.trim() }).toEqual({ code: 1, out: "", err: "demo: invalid configuration:\n  - A is required\n  - B must be a number" });
+  });
+});

@@ -11,6 +11,19 @@ export class ConfigError extends Error {
   }
 }
 
+/** A service's configuration, or exit 1 with every problem on stderr: a bad environment never starts a process. */
+export function loadConfigOrExit<T>(service: string, load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`${service}: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
 type Env = Record<string, string | undefined>;
 
 export interface EnvReader {

@@ -2,7 +2,7 @@
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   createHttpMetrics,
   createKafka,
   createLogger,
@@ -26,23 +26,14 @@ import { startApiPrimary } from "./cluster/api-primary.ts";
 import { serverOptions } from "./http/edge.ts";
 import { createOpenSearch } from "@pss/service-kit";
 import { createAuthenticator } from "./auth/authenticator.ts";
-import { loadConfig, type ApiConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 
-let config: ApiConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`api: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("api", loadConfig);
 
 const logger = createLogger({ service: "api", level: config.logLevel, ...(config.workerIndex !== null ? { base: { worker: config.workerIndex } } : {}) });
 installCrashGuard(logger);

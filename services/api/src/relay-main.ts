@@ -4,7 +4,7 @@
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   createKafka,
   createLogger,
   createMetrics,
@@ -20,16 +20,7 @@ import { loadRelayConfig, type RelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
-let config: RelayConfig;
-try {
-  config = loadRelayConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`outbox-relay: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("outbox-relay", loadRelayConfig);
 
 const logger = createLogger({ service: "outbox-relay", level: config.logLevel });
 installCrashGuard(logger);

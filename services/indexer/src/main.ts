@@ -1,7 +1,7 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   startHealthServer,
   createKafka,
   createConsumerMetrics,
@@ -15,23 +15,14 @@ import {
   pingKafka,
   retryUntilDone,
 } from "@pss/service-kit";
-import { loadConfig, type IndexerConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createIndexer } from "./indexer.ts";
 import { registerIndexingGauges } from "./indexer-metrics.ts";
 import { createReconciler, createReconcilerMetrics } from "./reconcile/reconciler.ts";
 import { createDeterministicRewriter } from "./rewriting/description-rewriter.ts";
 import { createLlmRewriter } from "./rewriting/llm-rewriter.ts";
 
-let config: IndexerConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`indexer: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("indexer", loadConfig);
 
 const logger = createLogger({ service: "indexer", level: config.logLevel });
 installCrashGuard(logger);

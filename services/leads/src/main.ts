@@ -1,7 +1,7 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   startHealthServer,
   createKafka,
   createConsumerMetrics,
@@ -15,21 +15,12 @@ import {
   retryUntilDone,
   type ReadinessCheck,
 } from "@pss/service-kit";
-import { loadConfig, type LeadsConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
 import { createLeadsMetrics } from "./leads-metrics.ts";
 import { createLeadsWorkers } from "./leads-workers.ts";
 
-let config: LeadsConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`leads: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("leads", loadConfig);
 
 const logger = createLogger({ service: "leads", level: config.logLevel });
 installCrashGuard(logger);

@@ -1,7 +1,7 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   describeMediaStorage,
   startHealthServer,
   createKafka,
@@ -20,16 +20,7 @@ import { configureSharp } from "./images/image-processor.ts";
 import { createMediaMetrics } from "./media-metrics.ts";
 import { createMediaService } from "./media-service.ts";
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`media: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("media", loadConfig);
 
 const logger = createLogger({ service: "media", level: config.logLevel });
 installCrashGuard(logger);
