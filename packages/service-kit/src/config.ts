@@ -185,6 +185,12 @@ export function readRedisConfig(r: EnvReader): RedisConfig {
 export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
   return { url: r.url("OPENSEARCH_URL") };
 }
+/** OPENSEARCH_INDEX_ALIAS, an OpenSearch index name: lower case letters, digits, . _ -, not starting with a symbol. */
+export function readSearchAlias(r: EnvReader, fallback: string): string {
+  const alias = r.string("OPENSEARCH_INDEX_ALIAS", fallback);
+  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(alias)) r.problem(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${alias}'`);
+  return alias;
+}
 /**
  * PUBLIC_BASE_URL, the address buyers and partners reach the API at (links, image URLs, e-mails), without a
  * trailing slash. Required in production, recognised by NODE_ENV=production (the image and docker-compose.yml

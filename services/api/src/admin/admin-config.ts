@@ -3,11 +3,11 @@
 // `npm start` uses) when the checkout has one; in an image without it, the URL is required as before.
 import { DEFAULT_SEARCH_ALIAS, DEFAULT_TOPIC_SETTINGS } from "@pss/contracts";
 import {
-  ConfigError,
   createEnvReader,
   DEFAULT_CONSUMER_SETTINGS,
   readKafkaConfig,
   readOpenSearchConfig,
+  readSearchAlias,
   readMediaStorageConfig,
   readPostgresConfig,
   readRedisConfig,
@@ -74,21 +74,11 @@ export function loadAdminConfig(env: Record<string, string | undefined>, needs: 
     redis: has("redis") ? readRedisConfig(r) : { url: "" },
     kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin", topics: DEFAULT_TOPIC_SETTINGS, consumer: DEFAULT_CONSUMER_SETTINGS },
     opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
-    searchAlias: has("opensearch") ? r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
+    searchAlias: has("opensearch") ? readSearchAlias(r, DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
     mediaDir: has("s3") ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
     local,
   };
-  const problems: string[] = [];
-  if (has("opensearch") && !/^[a-z0-9][a-z0-9._-]{0,200}$/.test(config.searchAlias)) {
-    problems.push(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${config.searchAlias}'`);
-  }
-  try {
-    r.done();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.unshift(...err.problems);
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  r.done();
   return config;
 }
