@@ -16,6 +16,7 @@ import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingSt
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { aliasTargets } from "../search-index/ensure-index.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 
@@ -57,16 +58,6 @@ const LOCK_CLASS = 727_002;
 
 function timestamp(now: Date): string {
   return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
-}
-
-async function aliasTargets(client: Client, alias: string): Promise<string[]> {
-  try {
-    const res = await client.indices.getAlias({ name: alias });
-    return Object.keys(res.body as Record<string, unknown>);
-  } catch (err) {
-    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return [];
-    throw err;
-  }
 }
 
 export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {

@@ -51,7 +51,8 @@ async function tolerateNewFields(client: Client, indexes: string[], logger: Logg
   }
 }
 
-async function aliasTargets(client: Client, alias: string): Promise<string[]> {
+/** The indices behind an alias; none when it does not exist. */
+export async function aliasTargets(client: Client, alias: string): Promise<string[]> {
   try {
     const res = await client.indices.getAlias({ name: alias });
     return Object.keys(res.body as Record<string, unknown>);
