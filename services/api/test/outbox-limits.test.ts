@@ -8,6 +8,7 @@ import { uniqueName } from "../../../test/support/env.ts";
 import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES, traceHeaderBytes } from "../src/outbox/outbox-batching.ts";
 import { readPendingRows } from "../src/outbox/outbox-relay.ts";
 import { createOutboxStatus } from "../src/outbox/outbox-status.ts";
+import { readTopicToEnd } from "./support/events.ts";
 import { startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -64,30 +65,8 @@ async function waitUntilNothingPending(topic: string, timeoutMs: number): Promis
 /** Every message on a topic made by this file: [key, version] in the order of each partition. */
 async function messagesOn(topic: string): Promise<{ key: string; version: number }[]> {
   const kafka = new Kafka({ clientId: uniqueName("outbox-reader"), brokers: process.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const remaining = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
   const found: { key: string; version: number }[] = [];
-  if (remaining.size === 0) return found;
-  const consumer = kafka.consumer({ groupId: uniqueName("outbox-reader") });
-  const { promise: done, resolve } = Promise.withResolvers<void>();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ partition, message }) => {
-      found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version });
-      if (Number(message.offset) >= remaining.get(partition)! - 1) remaining.delete(partition);
-      if (remaining.size === 0) resolve();
-    },
-  });
-  const timer = setTimeout(resolve, 30_000);
-  await done;
-  clearTimeout(timer);
-  await consumer.disconnect();
-  if (remaining.size > 0) throw new Error(`did not reach the end of ${topic}`);
+  await readTopicToEnd(kafka, topic, (message) => void found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version }));
   return found;
 }
 
