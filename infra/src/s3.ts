@@ -76,7 +76,7 @@ export function s3Component(paths: InfraPaths): Component {
     },
     async stop() {
       const pid = readPid(pidFile);
-      if (pid) await stopPid(pid, 20_000);
+      if (pid) await stopPid(pid, { graceMs: 20_000 });
       removeFile(pidFile);
     },
   };
