@@ -466,7 +466,6 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1_048_576,
-      readiness: {},
       webhookSecrets: testWebhookSecrets(),
     });
     return { app, logged };
@@ -526,7 +525,6 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1024,
-      readiness: {},
       webhookSecrets: testWebhookSecrets(),
     });
     const res = await app.handle(request("GET", "/partner/v1/health"));

@@ -21,7 +21,7 @@ test("webhooks: the defaults are the issue's: 10 s timeout, the ten-step schedul
   expect(config.retryScheduleMs).toHaveLength(10);
   expect(config.retryScheduleMs[0]).toBe(0);
   expect(config.disableAfterMs).toBe(5 * 24 * 3600 * 1000);
-  expect(config.healthPort).toBe(8085);
+  expect(config.healthPort).toBe(8086);
   expect(config.allowedHosts).toEqual([]);
 });
 
@@ -39,4 +39,11 @@ test("webhooks: a missing or malformed secret key and a bad schedule are all rep
   expect(message).toContain("WEBHOOK_RETRY_SCHEDULE must be a comma-separated list");
   expect(message).toContain("WEBHOOK_TIMEOUT_MS must be an integer");
   expect(message).not.toContain("not-a-key");
+});
+
+test("webhooks: in production the secret key and PUBLIC_BASE_URL (the base of the URLs in event data) are required", () => {
+  const { WEBHOOK_SECRET_KEY: _, ...withoutKey } = base;
+  const message = problems({ ...withoutKey, NODE_ENV: "production" });
+  expect(message).toContain("WEBHOOK_SECRET_KEY is required");
+  expect(message).toContain("PUBLIC_BASE_URL is required when NODE_ENV=production");
 });

@@ -1,12 +1,11 @@
 // The only place the webhooks service reads its environment. Fails at boot with every problem listed.
 import {
-  ConfigError,
   createEnvReader,
-  parseSecretKey,
   readKafkaConfig,
   readLogLevel,
   readPostgresConfig,
-  SECRET_KEY_RULE,
+  readPublicBaseUrl,
+  readSecretKey,
   type KafkaConfig,
   type LogLevel,
   type PostgresConfig,
@@ -44,21 +43,17 @@ export interface WebhooksConfig {
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): WebhooksConfig {
   const r = createEnvReader(env);
-  const problems: string[] = [];
-  const rawKey = r.string("WEBHOOK_SECRET_KEY");
-  const secretKey = rawKey ? parseSecretKey(rawKey) : null;
-  if (rawKey && !secretKey) problems.push(`WEBHOOK_SECRET_KEY ${SECRET_KEY_RULE}`);
   const rawSchedule = r.optionalString("WEBHOOK_RETRY_SCHEDULE") ?? DEFAULT_RETRY_SCHEDULE;
   const schedule = parseSchedule(rawSchedule);
-  if (!schedule) problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 50 durations (e.g. ${DEFAULT_RETRY_SCHEDULE}), got '${rawSchedule}'`);
+  if (!schedule) r.problem(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 50 durations (e.g. ${DEFAULT_RETRY_SCHEDULE}), got '${rawSchedule}'`);
   const config: WebhooksConfig = {
-    healthPort: r.int("HEALTH_PORT", 8085, { min: 0, max: 65535 }),
+    healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-webhooks"),
     groupId: r.string("WEBHOOKS_CONSUMER_GROUP", "pss-webhooks"),
-    publicBaseUrl: r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080").replace(/\/+$/, ""),
-    secretKey: secretKey ?? Buffer.alloc(32),
+    publicBaseUrl: readPublicBaseUrl(r, "http://127.0.0.1:8080"),
+    secretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     allowedHosts: r.list("WEBHOOK_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
     timeoutMs: r.int("WEBHOOK_TIMEOUT_MS", 10_000, { min: 100, max: 600_000 }),
     retryScheduleMs: schedule ?? parseSchedule(DEFAULT_RETRY_SCHEDULE)!,
@@ -68,12 +63,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     claimMarginMs: r.int("WEBHOOK_CLAIM_MARGIN_MS", 20_000, { min: 100 }),
     retentionDays: r.int("WEBHOOK_RETENTION_DAYS", 30, { min: 0, max: 3650 }),
   };
-  try {
-    r.done();
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
-    throw err;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  r.done();
   return config;
 }

@@ -1,36 +1,41 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  createConsumerMetrics,
   createKafka,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
   installCrashGuard,
+  loadConfigOrExit,
   pingKafka,
   retryUntilDone,
   startHealthServer,
 } from "@pss/service-kit";
-import { loadConfig, type WebhooksConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { createWebhooksMetrics } from "./webhooks-metrics.ts";
 import { createWebhooksService } from "./webhooks-service.ts";
 
-let config: WebhooksConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`webhooks: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("webhooks", loadConfig);
 
 const logger = createLogger({ service: "webhooks", level: config.logLevel });
 installCrashGuard(logger);
 const sql = createPostgres(config.postgres, { applicationName: "pss-webhooks" });
 const kafka = createKafka(config.kafka, logger);
-const webhooks = createWebhooksService({ config, sql, kafka, logger });
+const metrics = createMetrics({ service: "webhooks" });
+const webhooks = createWebhooksService({
+  config,
+  sql,
+  kafka,
+  logger,
+  session: config.kafka.consumer,
+  metrics: {
+    webhooks: createWebhooksMetrics({ metrics, sql, logger }),
+    consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+  },
+});
 
 let stopping = false;
 const health = startHealthServer({
@@ -45,11 +50,13 @@ const health = startHealthServer({
     },
   },
   isStopping: () => stopping,
+  metrics,
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
 logger.info("health endpoint listening", { port: health.port });
 
-// The consumer step waits for the deliveries in flight, each bounded by WEBHOOK_TIMEOUT_MS.
+// The consumer step waits for the deliveries in flight, each bounded by WEBHOOK_TIMEOUT_MS. An attempt cut short
+// by SIGKILL is not lost: its claim expires and it is sent again with the same webhook-id.
 const shutdown = createShutdown(logger, { stepTimeoutMs: config.timeoutMs + 10_000 });
 shutdown.register("mark not ready", () => {
   stopping = true;
@@ -60,7 +67,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => webhooks.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("delivering webhooks", { groupId: config.groupId, concurrency: config.concurrency, timeoutMs: config.timeoutMs });
 }

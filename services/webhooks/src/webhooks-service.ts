@@ -1,7 +1,7 @@
 // The webhooks service as a factory: the Kafka consumer that turns facts into deliveries, the worker that sends
 // them, and the retention cleanup, wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, createSecretBox, type Logger, type Resolver } from "@pss/service-kit";
+import { createEventConsumer, createSecretBox, type ConsumerMetrics, type ConsumerSettings, type Logger, type Resolver } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { WebhooksConfig } from "./config.ts";
@@ -11,6 +11,8 @@ import type { AttemptOutcome } from "./delivery/outcome.ts";
 import { createSender } from "./delivery/sender.ts";
 import { createFactHandler } from "./fan-out/fact-handler.ts";
 import { createDeliveryCleanup } from "./retention/delivery-cleanup.ts";
+import { readEndpointStates, type EndpointState } from "./endpoint-states.ts";
+import type { WebhooksMetrics } from "./webhooks-metrics.ts";
 
 export type WebhooksServiceConfig = Omit<WebhooksConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
 
@@ -22,10 +24,12 @@ export interface WebhooksServiceDeps {
   resolve?: Resolver;
   /** Confine this instance to these partners (tests share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
+  /** Consumer-group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
+  metrics?: { webhooks: WebhooksMetrics; consumer: ConsumerMetrics };
 }
 
-/** Endpoints by state (metrics): enabled and answering, enabled but failing, or disabled and why. */
-export type EndpointState = "active" | "failing" | "disabled_by_partner" | "disabled_gone" | "disabled_failing";
+export type { EndpointState };
 
 export interface WebhooksService {
   start(): Promise<void>;
@@ -52,7 +56,10 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     leaseMs: config.timeoutMs + config.claimMarginMs,
     retryScheduleMs: config.retryScheduleMs,
     partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
-    onOutcome: (outcome) => void outcomes[outcome]++,
+    onOutcome: (outcome, seconds) => {
+      outcomes[outcome]++;
+      deps.metrics?.webhooks.attempt(outcome, seconds);
+    },
   });
   const consumer = createEventConsumer({
     kafka: deps.kafka,
@@ -61,6 +68,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     deadLetterTopic: Topics.webhooksDeadLetter.name,
     logger,
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
+    session: deps.session,
+    metrics: deps.metrics?.consumer,
     handle: createFactHandler({ sql: deps.sql, logger, publicBaseUrl: config.publicBaseUrl, onDeliveriesCreated: () => worker.wake(), onlyPartners: deps.onlyPartners }),
   });
   const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });
@@ -78,16 +87,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     },
     isRunning: () => consumer.isRunning(),
     outcomes: () => ({ ...outcomes }),
-    async endpointStates() {
-      const rows = await deps.sql<{ state: EndpointState; n: number }[]>`
-        SELECT CASE WHEN enabled AND failing_since IS NULL THEN 'active' WHEN enabled THEN 'failing'
-                    WHEN disabled_cause = 'partner' THEN 'disabled_by_partner' WHEN disabled_cause = 'gone' THEN 'disabled_gone'
-                    ELSE 'disabled_failing' END AS state, count(*)::int AS n
-        FROM webhook_endpoints GROUP BY 1`;
-      const states: Record<EndpointState, number> = { active: 0, failing: 0, disabled_by_partner: 0, disabled_gone: 0, disabled_failing: 0 };
-      for (const r of rows) states[r.state] = r.n;
-      return states;
-    },
+    endpointStates: () => readEndpointStates(deps.sql, deps.onlyPartners ? [...deps.onlyPartners] : undefined),
     worker,
   };
 }

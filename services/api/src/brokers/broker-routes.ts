@@ -4,6 +4,7 @@ import { BrokerBody, BrokerPutResponse, BrokerRecord, ErrorMessages, ErrorRespon
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
+import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parsePageQuery } from "../http/pagination.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
@@ -32,7 +33,7 @@ export function toBrokerRecord(b: StoredBroker, publicBaseUrl: string): BrokerRe
           warning: b.avatar.warning,
           width: b.avatar.width,
           height: b.avatar.height,
-          variants: (b.avatar.variants ?? []) as never,
+          variants: variantsWithUrls(b.avatar.variants, publicBaseUrl),
         }
       : null,
     createdAt: b.createdAt.toISOString(),
@@ -48,7 +49,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
-        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body)));
+        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body, { trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,

@@ -1,5 +1,6 @@
 // Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline.
 import { Topics, type BrokerBody } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { validationError } from "../http/errors.ts";
 import { ContendedWriteError } from "../records/transaction-retry.ts";
@@ -32,7 +33,15 @@ export function brokerEventPayload(id: string, externalId: string, officeId: num
 /** Read, merge, write without row locks for the read: a write guarded by the version read, retried on a lost race. */
 const MAX_WRITE_ATTEMPTS = 8;
 
-export async function upsertBroker(tx: postgres.TransactionSql, partnerId: string, externalId: string, body: BrokerBody, pathRoot = ""): Promise<BrokerUpsertResult> {
+/** `pathRoot`: prefix of problem paths (an inline broker's are "broker.…"); `trace`: stored with the event. */
+export async function upsertBroker(
+  tx: postgres.TransactionSql,
+  partnerId: string,
+  externalId: string,
+  body: BrokerBody,
+  opts: { pathRoot?: string; trace?: EventTrace } = {},
+): Promise<BrokerUpsertResult> {
+  const pathRoot = opts.pathRoot ?? "";
   const problems = brokerBodyProblems(body, pathRoot);
   if (problems.length) throw validationError(problems);
 
@@ -54,6 +63,7 @@ export async function upsertBroker(tx: postgres.TransactionSql, partnerId: strin
         version: 1,
         partnerId,
         payload: brokerEventPayload(inserted.id, externalId, officeId, document),
+        trace: opts.trace,
       });
       return { brokerId: inserted.id, created: true, changed: true };
     }
@@ -74,6 +84,7 @@ export async function upsertBroker(tx: postgres.TransactionSql, partnerId: strin
       version: updated.version,
       partnerId,
       payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
+      trace: opts.trace,
     });
     return { brokerId: current.id, created: false, changed: true };
   }

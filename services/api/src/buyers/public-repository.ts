@@ -1,14 +1,16 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
-// Only buyer-visible listings are ever selected; ready photos only.
+// Only what buyer-visibility.ts allows is ever selected; ready photos only.
 import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
 import type postgres from "postgres";
+import { brokerVisibleToBuyers, listingGoneForBuyers, listingVisibleToBuyers } from "./buyer-visibility.ts";
 
 type Sql = postgres.Sql;
 
 export interface PublicImageRow {
   width: number | null;
   height: number | null;
-  variants: { width: number; height: number; format: string; url: string }[];
+  /** As stored: media keys (variant-urls.ts builds the URLs). */
+  variants: unknown[] | null;
 }
 
 export interface PublicListingRow {
@@ -38,6 +40,7 @@ export interface PublicBrokerRow {
   serviceAreas: { city?: string; county?: string; state?: string; country?: string }[];
 }
 
+// "Went live" for listedAt: the last move into a buyer-visible status (a status history fact, not a visibility rule).
 const visible = [...BUYER_VISIBLE_STATUSES];
 
 const LISTING_SELECT = (sql: Sql) => sql`
@@ -77,13 +80,38 @@ function toListingRow(r: any): PublicListingRow {
 export const isServiceId = (raw: string) => /^[1-9]\d{0,17}$/.test(raw);
 
 export async function findVisibleListing(sql: Sql, id: string): Promise<PublicListingRow | null> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.status = ANY(${visible})`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND ${listingVisibleToBuyers(sql, "l")}`;
   return rows[0] ? toListingRow(rows[0]) : null;
+}
+
+/** What a 410 page may say about a listing that left the market: only what finds similar ones. */
+export interface GoneListing {
+  businessType: string;
+  state: string;
+}
+
+export async function findGoneListing(sql: Sql, id: string): Promise<GoneListing | null> {
+  const [r] = await sql`SELECT l.business_type, l.state FROM listings l WHERE l.id = ${id} AND ${listingGoneForBuyers(sql, "l")}`;
+  return r ? { businessType: r.business_type, state: r.state } : null;
+}
+
+/**
+ * Buyer-visible listings like a given one: the same business type and state first, then the same business type
+ * anywhere, then anything in the same state; newest first within each.
+ */
+export async function similarVisibleListings(sql: Sql, like: GoneListing, limit: number): Promise<PublicListingRow[]> {
+  const rows = await sql`
+    ${LISTING_SELECT(sql)}
+    WHERE ${listingVisibleToBuyers(sql, "l")}
+      AND (lower(l.business_type) = lower(${like.businessType}) OR lower(l.state) = lower(${like.state}))
+    ORDER BY (lower(l.business_type) = lower(${like.businessType}))::int * 2 + (lower(l.state) = lower(${like.state}))::int DESC, l.id DESC
+    LIMIT ${limit}`;
+  return rows.map(toListingRow);
 }
 
 /** A broker's buyer-visible listings, newest first. */
 export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit: number): Promise<PublicListingRow[]> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND l.status = ANY(${visible}) ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${listingVisibleToBuyers(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return rows.map(toListingRow);
 }
 
@@ -95,13 +123,15 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
                      FROM broker_licenses x WHERE x.broker_id = b.id), '[]') AS licenses,
            COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
                      FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
-    FROM brokers b WHERE b.id = ${id}`;
+    FROM brokers b WHERE b.id = ${id} AND ${brokerVisibleToBuyers(sql, "b")}`;
   if (!r) return null;
   return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
 }
 
 /** What a search hit must be checked against: the listing as PostgreSQL has it now. */
 export interface CurrentHitState {
+  /** Buyers may see it now (listingVisibleToBuyers). */
+  visible: boolean;
   status: string;
   location: PublicListingRow["location"];
   broker: { id: string; name: string };
@@ -116,7 +146,7 @@ export interface CurrentHitState {
 export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<Map<number, CurrentHitState>> {
   if (listingIds.length === 0) return new Map();
   const rows = await sql`
-    SELECT l.id, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
+    SELECT l.id, ${listingVisibleToBuyers(sql, "l")} AS visible, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
            b.id::text AS broker_id, b.name AS broker_name, ph.photo
     FROM listings l JOIN brokers b ON b.id = l.broker_id
     LEFT JOIN LATERAL (
@@ -128,6 +158,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
     rows.map((r) => [
       Number(r.id),
       {
+        visible: r.visible === true,
         status: r.status,
         location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
         broker: { id: r.broker_id, name: r.broker_name },

@@ -4,6 +4,7 @@ import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, ListingR
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
+import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parsePageQuery } from "../http/pagination.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
 import { upsertListing } from "./listing-service.ts";
@@ -33,7 +34,7 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], publi
     financials: d.financials ?? {},
     property: d.property ?? {},
     financing: d.financing ?? {},
-    photos: l.photos.map((p) => ({ ...p, variants: (p.variants ?? []) as never })),
+    photos: l.photos.map((p) => ({ ...p, variants: variantsWithUrls(p.variants, publicBaseUrl) })),
     statusHistory: history,
     searchIndex: { state: l.indexState },
     createdAt: l.createdAt.toISOString(),
@@ -49,7 +50,7 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
-        const result = await upsertListing(sql, partner.partnerId, externalId, body);
+        const result = await upsertListing(sql, partner.partnerId, externalId, body, ctx.traceOf(request));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,

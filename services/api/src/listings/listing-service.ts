@@ -3,6 +3,7 @@
 // writes are guarded by the version read and retried on a lost race, and the whole write is retried after a
 // deadlock or serialization failure (records/transaction-retry.ts).
 import { ErrorMessages, type ListingBody } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { upsertBroker } from "../brokers/broker-service.ts";
 import { NotFoundError, validationError } from "../http/errors.ts";
@@ -43,21 +44,22 @@ const MAX_WRITE_ATTEMPTS = 8;
 
 type Loaded = { listing: StoredListing | null; namedBrokerId: string | null | undefined };
 
-export async function upsertListing(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
+/** `trace`: the request's ID and traceparent, stored with the events this write causes. */
+export async function upsertListing(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody, trace?: EventTrace): Promise<ListingUpsertResult> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
-  return retryTransaction(() => upsertListingOnce(sql, partnerId, externalId, body));
+  return retryTransaction(() => upsertListingOnce(sql, partnerId, externalId, body, trace));
 }
 
-async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody): Promise<ListingUpsertResult> {
-  if (!body.broker) return writeListing(sql, partnerId, externalId, body, () => loadForWrite(sql, partnerId, externalId, body.brokerExternalId));
+async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody, trace: EventTrace | undefined): Promise<ListingUpsertResult> {
+  if (!body.broker) return writeListing(sql, partnerId, externalId, body, trace, () => loadForWrite(sql, partnerId, externalId, body.brokerExternalId));
 
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
-    const { brokerId } = await upsertBroker(tx, partnerId, externalBrokerId, brokerBody, "broker.");
+    const { brokerId } = await upsertBroker(tx, partnerId, externalBrokerId, brokerBody, { pathRoot: "broker.", trace });
     // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
-    return writeListing(tx, partnerId, externalId, body, async (): Promise<Loaded> => ({ listing: await findListing(tx, partnerId, externalId), namedBrokerId: brokerId }));
+    return writeListing(tx, partnerId, externalId, body, trace, async (): Promise<Loaded> => ({ listing: await findListing(tx, partnerId, externalId), namedBrokerId: brokerId }));
   });
 }
 
@@ -65,7 +67,14 @@ async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalI
  * Read, merge, write: an identical result writes nothing; a lost race (created or changed concurrently since
  * the read) reads again and merges onto the newer version.
  */
-async function writeListing(db: postgres.Sql | postgres.TransactionSql, partnerId: string, externalId: string, body: ListingBody, load: () => Promise<Loaded>): Promise<ListingUpsertResult> {
+async function writeListing(
+  db: postgres.Sql | postgres.TransactionSql,
+  partnerId: string,
+  externalId: string,
+  body: ListingBody,
+  trace: EventTrace | undefined,
+  load: () => Promise<Loaded>,
+): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const { listing: current, namedBrokerId } = await load();
     if (namedBrokerId === null) throw new NotFoundError(ErrorMessages.brokerNotFound);
@@ -76,7 +85,7 @@ async function writeListing(db: postgres.Sql | postgres.TransactionSql, partnerI
       if (missing.length) throw validationError(missing);
       const brokerId = namedBrokerId!;
       const payload = listingEventPayload({ externalId, brokerId, document });
-      const created = await createListingAtomically(db, { partnerId, externalId, brokerId, document, hash: hashOf(document, brokerId), payload });
+      const created = await createListingAtomically(db, { partnerId, externalId, brokerId, document, hash: hashOf(document, brokerId), payload, trace });
       if (created) return { listingId: created.id, created: true, changed: true };
       continue;
     }
@@ -86,7 +95,7 @@ async function writeListing(db: postgres.Sql | postgres.TransactionSql, partnerI
     const hash = hashOf(document, brokerId);
     if (hash.equals(current.contentHash)) return { listingId: current.id, created: false, changed: false };
     const payload = listingEventPayload({ externalId, brokerId, document });
-    const written = await updateListingAtomically(db, { id: current.id, expectedVersion: current.version, partnerId, brokerId, previous: current, document, hash, payload });
+    const written = await updateListingAtomically(db, { id: current.id, expectedVersion: current.version, partnerId, brokerId, previous: current, document, hash, payload, trace });
     if (written) return { listingId: current.id, created: false, changed: true };
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.

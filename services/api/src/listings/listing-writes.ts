@@ -6,7 +6,8 @@ import type postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
-import { envelopeHeader } from "../outbox/outbox-writer.ts";
+import type { EventTrace } from "@pss/service-kit";
+import { envelopeHeader, traceColumns } from "../outbox/outbox-writer.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -33,8 +34,9 @@ function columns(sql: Sql, doc: ListingDocument) {
 
 export async function createListingAtomically(
   sql: Sql,
-  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown> },
+  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; trace?: EventTrace },
 ): Promise<{ id: number } | null> {
+  const trace = traceColumns(args.trace);
   const photos = args.document.photos ?? [];
   const row = { partner_id: args.partnerId, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document) };
   const [created] = await sql`
@@ -48,8 +50,8 @@ export async function createListingAtomically(
     ), h AS (
       INSERT INTO listing_status_history (listing_id, from_status, to_status) SELECT l.id, NULL, ${args.document.status} FROM l
     ), o AS (
-      INSERT INTO outbox (topic, message_key, payload)
-      SELECT ${Topics.listingEvents.name}, l.id::text,
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
+      SELECT ${Topics.listingEvents.name}, l.id::text, ${trace.request_id}, ${trace.traceparent},
         ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', l.id::text, 'version', 1,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
@@ -71,8 +73,10 @@ export async function updateListingAtomically(
     document: ListingDocument;
     hash: Buffer;
     payload: Record<string, unknown>;
+    trace?: EventTrace;
   },
 ): Promise<boolean> {
+  const trace = traceColumns(args.trace);
   const wanted = args.document.photos ?? [];
   const before = new Map(args.previous.photos.map((p) => [p.url, p.sortKey]));
   const wantedUrls = new Set(wanted.map((p) => p.url));
@@ -93,8 +97,8 @@ export async function updateListingAtomically(
       RETURNING id, version, created_at, updated_at
     )`,
     sql`o AS (
-      INSERT INTO outbox (topic, message_key, payload)
-      SELECT ${Topics.listingEvents.name}, u.id::text,
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
+      SELECT ${Topics.listingEvents.name}, u.id::text, ${trace.request_id}, ${trace.traceparent},
         ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', u.id::text, 'version', u.version,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(

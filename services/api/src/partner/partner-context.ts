@@ -3,6 +3,7 @@ import { EXTERNAL_ID_RULE, isValidExternalId } from "@pss/contracts";
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
 
 export interface PartnerDeps {
   sql: postgres.Sql;
@@ -12,13 +13,16 @@ export interface PartnerDeps {
 export interface PartnerContext {
   deps: PartnerDeps;
   principalOf(request: Request): Principal;
+  /** The request's ID and traceparent: writes put them on their outbox rows. */
+  traceOf(request: Request): RequestTrace;
   /** Path parameter as an external ID, or 400 explaining the rule. */
   externalId(raw: string | null | undefined, name: string): string;
 }
 
-export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>): PartnerContext {
+export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of">): PartnerContext {
   return {
     deps,
+    traceOf: (request) => traces.of(request),
     principalOf(request) {
       const principal = principals.get(request);
       if (!principal) throw new UnauthorizedError();

@@ -55,7 +55,7 @@ const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(colu
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized,
   ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
-  l.visibility, l.financials, ${ISO(sql, "l.updated_at")} AS updated_at,
+  l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
   b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
 
 function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
@@ -71,6 +71,7 @@ function toSourceAndState(r: any): { source: ListingSource; state: StoredListing
       establishedAt: r.established_at,
       location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
       financials: r.financials,
+      financing: r.financing,
       updatedAt: r.updated_at,
     },
   };
@@ -93,6 +94,17 @@ export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number
     FROM listings l JOIN brokers b ON b.id = l.broker_id
     WHERE l.id > ${afterId} AND l.status = ANY(${visible})
     ORDER BY l.id LIMIT ${limit}`;
+  return rows.map(toSourceAndState);
+}
+
+/** Listings (any status) as stored now, by id (the reconciler repairs these). */
+export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.id = ANY(${ids}::bigint[])
+    ORDER BY l.id`;
   return rows.map(toSourceAndState);
 }
 

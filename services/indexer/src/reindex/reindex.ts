@@ -12,9 +12,11 @@ import type { Client } from "@opensearch-project/opensearch";
 import { isBuyerVisible } from "@pss/contracts";
 import type { Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { loadListingsWrittenSince, loadVisibleListingsPage, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
+import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { aliasTargets } from "../search-index/ensure-index.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 
@@ -58,16 +60,6 @@ function timestamp(now: Date): string {
   return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
 }
 
-async function aliasTargets(client: Client, alias: string): Promise<string[]> {
-  try {
-    const res = await client.indices.getAlias({ name: alias });
-    return Object.keys(res.body as Record<string, unknown>);
-  } catch (err) {
-    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return [];
-    throw err;
-  }
-}
-
 export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   const started = performance.now();
   const { sql, opensearch: client, alias, logger } = deps;
@@ -88,21 +80,8 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     lock.release();
   }
 
-  /** The document text: the stored rewrite when it is of the current description, else a fresh (stored) one. */
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    for (const { source, state } of entries) {
-      if (source.description === null) out.set(source.id, null);
-      else if (state.description === source.description && state.descriptionOptimized !== null) out.set(source.id, state.descriptionOptimized);
-      else {
-        const optimized = await rewriter.rewrite(source.description);
-        out.set(source.id, optimized);
-        fresh.push({ id: source.id, original: source.description, optimized });
-      }
-    }
-    await storeOptimizedDescriptions(sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql, rewriter: rewriter }, entries);
   }
 
   async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {

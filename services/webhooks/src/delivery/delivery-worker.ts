@@ -19,8 +19,8 @@ export interface DeliveryWorkerDeps {
   leaseMs: number;
   retryScheduleMs: readonly number[];
   partners: () => PartnerScope;
-  /** Called once per finished attempt (metrics). */
-  onOutcome?: (outcome: AttemptOutcome) => void;
+  /** Called once per finished attempt (metrics); seconds: the receiver's answer time, null when nothing was sent. */
+  onOutcome?: (outcome: AttemptOutcome, seconds: number | null) => void;
 }
 
 export interface DeliveryWorker {
@@ -40,11 +40,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let loop: Promise<void> | null = null;
   let wakeRequested = false;
 
-  async function attempt(claim: ClaimedDelivery): Promise<AttemptOutcome> {
+  async function attempt(claim: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; seconds: number | null }> {
     const l = log.child({ deliveryId: claim.id, endpointId: claim.endpointId, attempt: claim.attempt });
     if (!claim.endpointEnabled) {
       await deps.repository.record(claim, null, { status: "endpoint-disabled" });
-      return "endpoint_disabled";
+      return { outcome: "endpoint_disabled", seconds: null };
     }
     let secrets: string[];
     try {
@@ -55,7 +55,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const error = "the signing secret could not be read (a configuration problem on our side)";
       const decision = decide({ statusCode: null, error, retryAfterMs: null }, claim.attemptInRound, deps.retryScheduleMs);
       await deps.repository.record(claim, { at: new Date(), statusCode: null, latencyMs: 0, error }, decision.status === "failed" ? { status: "failed" } : decision);
-      return decision.status === "pending" ? "retry_scheduled" : "failed";
+      return { outcome: decision.status === "pending" ? "retry_scheduled" : "failed", seconds: null };
     }
     const at = new Date();
     const headers = signedHeaders(secrets, claim.id, Math.floor(at.getTime() / 1000), claim.payload);
@@ -81,12 +81,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     else if (outcome === "retry_scheduled") l.info("delivery attempt failed; will retry", { error: result.error, retryInMs: decision.status === "pending" ? decision.delayMs : undefined });
     else if (outcome === "endpoint_gone" || outcome === "endpoint_disabled") l.warn("endpoint disabled", { outcome, error: result.error });
     else if (outcome === "failed") l.warn("delivery failed for good", { error: result.error, attemptInRound: claim.attemptInRound });
-    return outcome;
+    return { outcome, seconds: result.latencyMs / 1000 };
   }
 
   function launch(claim: ClaimedDelivery) {
     const run = attempt(claim)
-      .then((outcome) => deps.onOutcome?.(outcome))
+      .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
       .catch((err) => log.warn("recording a delivery attempt failed; its claim expires and it is sent again", { deliveryId: claim.id, err: (err as Error).message }))
       .finally(() => {
         inflight.delete(run);
