@@ -31,7 +31,7 @@ function healthPortOf(name: string, s: ComposeService): number {
 
 test("Prometheus scrapes every app service at the health port compose gives it, which is also its healthcheck's port", () => {
   const targets = prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((sc) => sc.targets));
-  expect(appServices.length).toBe(5);
+  expect(appServices.length).toBe(6);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);
     expect([name, Number.isInteger(port) && port > 0]).toEqual([name, true]);
@@ -78,6 +78,7 @@ test("every metric the services declare is explained in docs/operations.md", () 
     "services/indexer/src/indexer-metrics.ts",
     "services/indexer/src/reconcile/reconciler.ts",
     "services/leads/src/leads-metrics.ts",
+    "services/webhooks/src/webhooks-metrics.ts",
   ];
   const declared = files.flatMap((f) => [...read(f).matchAll(/\bname: "([a-z_]+)"/g)].map((m) => m[1]!));
   expect(declared.length).toBeGreaterThanOrEqual(25);
