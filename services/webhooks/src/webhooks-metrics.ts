@@ -16,7 +16,9 @@ export interface WebhooksMetrics {
   attempt(outcome: AttemptOutcome, seconds: number | null): void;
 }
 
-export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger }): WebhooksMetrics {
+/** `maxAgeMs`: how long a gauge read from PostgreSQL is reused (default 15 s; tests read fresh values). */
+export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger; maxAgeMs?: number }): WebhooksMetrics {
+  const maxAgeMs = deps.maxAgeMs ?? 15_000;
   const registers = [deps.metrics.registry];
   const attempts = new Counter({
     name: "webhook_delivery_attempts_total",
@@ -31,7 +33,7 @@ export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sq
     registers,
   });
   const onError = (err: unknown) => deps.logger.debug("webhook metrics unavailable", { err: (err as Error).message });
-  const endpoints = deps.metrics.source("webhook-endpoints", () => readEndpointStates(deps.sql), { maxAgeMs: 15_000, onError });
+  const endpoints = deps.metrics.source("webhook-endpoints", () => readEndpointStates(deps.sql), { maxAgeMs, onError });
   gaugeFromSource(deps.metrics, {
     name: "webhook_endpoints",
     help: "Partner webhook endpoints by state: active, failing (enabled, last attempt failed), disabled_by_partner, disabled_gone (a 410), disabled_failing (every attempt failed for WEBHOOK_DISABLE_AFTER_MS)",
@@ -47,7 +49,7 @@ export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sq
         FROM webhook_deliveries WHERE status = 'pending'`;
       return { count: row!.n, oldestSeconds: Math.max(0, row!.oldest_seconds ?? 0) };
     },
-    { maxAgeMs: 15_000, onError },
+    { maxAgeMs, onError },
   );
   gaugeFromSource(deps.metrics, {
     name: "webhook_deliveries_pending",
