@@ -7,7 +7,9 @@ import { provideInfrastructure } from "./support/infrastructure.ts";
 
 const { urls, source } = await provideInfrastructure(process.env);
 Object.assign(process.env, urls);
-// The API and the webhooks service share this key (encrypting and reading webhook signing secrets).
+// The API and the webhooks service share this key (encrypting and reading webhook signing secrets). A key file
+// from the developer's environment is not the tests' (and the services refuse both at once).
+delete process.env.WEBHOOK_SECRET_KEY_FILE;
 process.env.WEBHOOK_SECRET_KEY ??= TEST_WEBHOOK_SECRET_KEY;
 const sql = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
 try {

@@ -81,9 +81,10 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
       await consumer.start();
     },
     async stop() {
-      await consumer.stop();
-      await worker.stop();
-      await cleanup.stop();
+      // Side by side: leaving the consumer group can wait on a rebalance (a member that died is evicted only after
+      // the session timeout), and that must not keep the attempts in flight from finishing and being recorded.
+      // Facts consumed meanwhile are already deliveries in PostgreSQL: the next start sends them.
+      await Promise.all([consumer.stop(), worker.stop().then(() => cleanup.stop())]);
     },
     isRunning: () => consumer.isRunning(),
     outcomes: () => ({ ...outcomes }),

@@ -55,6 +55,8 @@ export interface ServiceProcess {
   /** Exit code, or null while it runs. */
   exitCode(): number | null;
   stop(): Promise<number>;
+  /** Sends a signal (SIGKILL: the process dies mid-work) and resolves with the exit code. */
+  kill(signal: "SIGKILL" | "SIGTERM"): Promise<number>;
 }
 
 /** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
@@ -100,6 +102,10 @@ export async function spawnService(service: string, env: Record<string, string>,
       const exit = await proc.exited;
       clearTimeout(timer);
       return exit;
+    },
+    async kill(signal) {
+      if (code === null) proc.kill(signal);
+      return proc.exited;
     },
   };
 }
