@@ -1,7 +1,7 @@
 // Partner webhooks (docs/webhooks.md): the event types and their `data`, the partner endpoints' bodies and
 // answers, and the facts the indexer, media and leads services publish on Topics.partnerEvents for the webhooks
 // service to deliver. Signing follows the Standard Webhooks specification.
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, ShortText } from "./http/common.ts";
 import { ListingStatusSchema } from "./http/listing.ts";
 
@@ -98,6 +98,16 @@ export const PingData = Type.Object({
   endpointId: Type.String(),
   version: Type.Integer({ description: "The endpoint's version" }),
 });
+
+/** Each delivered event type's `data` and what it means (the OpenAPI document's `webhooks`, docs/webhooks.md). */
+export const WEBHOOK_EVENT_DATA: Record<DeliveredEventType, { summary: string; data: TSchema }> = {
+  "listing.published": { summary: "The listing is visible to buyers, in search, and its serviceListingUrl answers", data: ListingVisibilityData },
+  "listing.unpublished": { summary: "The listing's status left the visible set (or it was removed): buyers no longer see it", data: ListingVisibilityData },
+  "listing.media.processed": { summary: "Every photo of the listing's current version is ready or failed, with each photo's reason", data: ListingMediaProcessedData },
+  "broker.avatar.processed": { summary: "The broker's avatar is ready or failed", data: BrokerAvatarProcessedData },
+  "lead.received": { summary: "A buyer sent a lead on one of the partner's listings: IDs and the office's new count, no lead details", data: LeadReceivedData },
+  ping: { summary: "Sent by POST /partner/v1/webhook-endpoints/{endpointId}/test, whatever the endpoint subscribed to", data: PingData },
+};
 
 /** What the receiver gets as the request body. */
 export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, timestamp: DateTime, data: Type.Record(Type.String(), Type.Unknown()) });

@@ -5,7 +5,8 @@
 // standardwebhooks package. Each payload carries its record's version; none carries buyer data.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
-import { Topics } from "@pss/contracts";
+import { Value } from "@sinclair/typebox/value";
+import { Topics, WEBHOOK_EVENT_DATA, type DeliveredEventType } from "@pss/contracts";
 import { silentLogger } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import { deleteSearchIndex, rawDocument, startIndexer, type IndexerHarness } from "../../indexer/test/support/indexer-harness.ts";
@@ -153,11 +154,13 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
   expect(ping.request.headers["webhook-id"]).toBe(pinged.body.deliveryId);
   expect(ping.body.data).toEqual({ endpointId, version: 1 });
 
-  // Each event once (at least once may repeat, but then with its webhook-id), each with a well-formed timestamp.
+  // Each event once (at least once may repeat, but then with its webhook-id), each with a well-formed timestamp and
+  // exactly the data the OpenAPI document's `webhooks` section describes for its type.
   const all = events();
   const byId = new Map<string, string>();
   for (const e of all) {
     expect(Number.isNaN(Date.parse(e.body.timestamp))).toBe(false);
+    expect([e.body.type, [...Value.Errors(WEBHOOK_EVENT_DATA[e.body.type as DeliveredEventType].data, e.body.data)].map((err) => `${err.path}: ${err.message}`)]).toEqual([e.body.type, []]);
     const id = e.request.headers["webhook-id"]!;
     if (byId.has(id)) expect(e.request.body).toBe(byId.get(id)!);
     byId.set(id, e.request.body);
