@@ -20,6 +20,9 @@ import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-rou
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createMediaRoutes } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
+import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
+import { createPreviewRoutes } from "./previews/preview-routes.ts";
+import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 
 export interface AppDeps {
   sql: postgres.Sql;
@@ -37,6 +40,8 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** Preview links of test records; absent = one-hour links signed with the key kept in PostgreSQL. */
+  previews?: PreviewLinks;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -56,7 +61,8 @@ export function createApp(deps: AppDeps) {
   const requestIds = new WeakMap<Request, string>();
   const principals = new WeakMap<Request, Principal>();
   const started = new WeakMap<Request, number>();
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals);
+  const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, requestIds);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
 
   /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
@@ -135,7 +141,8 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
-        .use(createLeadCountRoutes(partner, deps.leads ?? {})),
+        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
+        .use(createTestModeRoutes(partner)),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>
@@ -144,6 +151,7 @@ export function createApp(deps: AppDeps) {
       }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
+    .use(createPreviewRoutes({ sql: deps.sql, authenticator: deps.authenticator, previews, publicBaseUrl: deps.publicBaseUrl }))
     .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
     .use(
       new Elysia({ name: "lead-intake" })

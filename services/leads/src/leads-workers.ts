@@ -4,7 +4,7 @@
 // - sweeper: retries deferred deliveries from the leads table.
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
-import { Topics, type AnyEventEnvelope } from "@pss/contracts";
+import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
 import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
@@ -51,10 +51,11 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
       createEventConsumer({
         ...common,
         groupId: `${deps.groupPrefix}-mailer`,
-        // Malformed events are dead-lettered by the counter; here they are only skipped.
+        // Malformed events are dead-lettered by the counter; here they are only skipped. Test-mode leads are never
+        // e-mailed (and stored as 'skipped', which the forwarder's claim never takes anyway).
         handle: async (event) => {
           const parsed = parseLeadEvent(event);
-          if (parsed.ok === true && mine(event)) await forwarder.forward(parsed.lead.leadId);
+          if (parsed.ok === true && mine(event) && eventMode(event) === "live") await forwarder.forward(parsed.lead.leadId);
         },
       }),
     );

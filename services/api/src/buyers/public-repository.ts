@@ -1,6 +1,7 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
-// Only buyer-visible listings are ever selected; ready photos only.
-import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
+// Only buyer-visible listings are ever selected (live and in a visible status: buyerVisibleListingSql, the one
+// condition every buyer-facing read uses); ready photos only. Test records are read only for their previews.
+import { BUYER_VISIBLE_STATUSES, buyerVisibleBrokerSql, buyerVisibleListingSql } from "@pss/contracts";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -39,6 +40,9 @@ export interface PublicBrokerRow {
 }
 
 const visible = [...BUYER_VISIBLE_STATUSES];
+/** What buyers may see, as SQL fragments over listings `l` and brokers `b` (contracts/src/mode.ts). */
+export const visibleListing = (sql: Sql) => sql.unsafe(buyerVisibleListingSql("l"));
+export const visibleBroker = (sql: Sql) => sql.unsafe(buyerVisibleBrokerSql("b"));
 
 const LISTING_SELECT = (sql: Sql) => sql`
   SELECT l.id, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
@@ -77,17 +81,21 @@ function toListingRow(r: any): PublicListingRow {
 export const isServiceId = (raw: string) => /^[1-9]\d{0,17}$/.test(raw);
 
 export async function findVisibleListing(sql: Sql, id: string): Promise<PublicListingRow | null> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.status = ANY(${visible})`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND ${visibleListing(sql)}`;
   return rows[0] ? toListingRow(rows[0]) : null;
 }
 
 /** A broker's buyer-visible listings, newest first. */
 export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit: number): Promise<PublicListingRow[]> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND l.status = ANY(${visible}) ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${visibleListing(sql)} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return rows.map(toListingRow);
 }
 
 export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrokerRow | null> {
+  return brokerRow(sql, id, visibleBroker(sql));
+}
+
+async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<any>): Promise<PublicBrokerRow | null> {
   const [r] = await sql`
     SELECT b.id::text AS id, b.name, b.profile,
            CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS avatar,
@@ -95,7 +103,7 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
                      FROM broker_licenses x WHERE x.broker_id = b.id), '[]') AS licenses,
            COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
                      FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
-    FROM brokers b WHERE b.id = ${id}`;
+    FROM brokers b WHERE b.id = ${id} AND ${condition}`;
   if (!r) return null;
   return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
 }
@@ -123,7 +131,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
       SELECT json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb)) AS photo
       FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready' ORDER BY p.sort_key, p.id LIMIT 1
     ) ph ON true
-    WHERE l.id = ANY(${listingIds}::bigint[])`;
+    WHERE l.id = ANY(${listingIds}::bigint[]) AND l.mode = 'live'`;
   return new Map(
     rows.map((r) => [
       Number(r.id),
@@ -135,4 +143,23 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
       },
     ]),
   );
+}
+
+// Previews of test records (services/api/src/previews): the same rows as the public views, of test records only,
+// in any status. Never used by a buyer-facing route.
+
+/** A test listing's public view as it would look live, with its partner (who may open the preview). */
+export async function findTestListingForPreview(sql: Sql, id: string): Promise<(PublicListingRow & { partnerId: string }) | null> {
+  const rows = await sql`SELECT x.*, t.partner_id::text AS preview_partner_id FROM (${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.mode = 'test') x JOIN listings t ON t.id = x.id`;
+  return rows[0] ? { ...toListingRow(rows[0]), partnerId: rows[0].preview_partner_id } : null;
+}
+
+/** A test broker's public profile as it would look live, with the test listings a live profile would list. */
+export async function findTestBrokerForPreview(sql: Sql, id: string, limit: number): Promise<{ broker: PublicBrokerRow; partnerId: string; listings: PublicListingRow[] } | null> {
+  const [owner] = await sql`SELECT partner_id::text AS partner_id FROM brokers WHERE id = ${id} AND mode = 'test'`;
+  if (!owner) return null;
+  const broker = await brokerRow(sql, id, sql`b.mode = 'test'`);
+  if (!broker) return null;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND l.status = ANY(${visible}) ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  return { broker, partnerId: owner.partner_id, listings: rows.map(toListingRow) };
 }

@@ -1,6 +1,6 @@
 // Writes an event row in the caller's transaction: the change and its announcement commit together.
 import type postgres from "postgres";
-import type { TopicSpec } from "@pss/contracts";
+import type { RecordMode, TopicSpec } from "@pss/contracts";
 
 export interface OutboxEvent {
   topic: TopicSpec;
@@ -9,12 +9,14 @@ export interface OutboxEvent {
   aggregateId: string;
   version: number;
   partnerId: string;
+  /** The record's mode: on every envelope, so every consumer (webhooks, indexer, leads) can tell test records. */
+  mode: RecordMode;
   payload: unknown;
 }
 
 /** The envelope fields every event carries; the single-statement writers let SQL add ID, version and payload. */
-export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId">) {
-  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, occurredAt: new Date().toISOString() };
+export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId" | "mode">) {
+  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, mode: event.mode, occurredAt: new Date().toISOString() };
 }
 
 export async function appendEvent(tx: postgres.TransactionSql, event: OutboxEvent): Promise<void> {

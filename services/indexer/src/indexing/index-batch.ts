@@ -2,11 +2,15 @@
 // visible listings (its name is on every result). Per batch: one read of PostgreSQL, one bulk request, one
 // write of index states. Stale events are skipped (PostgreSQL already holds a newer version, whose event is on
 // its way or already applied); OpenSearch's external versions guard the rest, e.g. two consumers during a rebalance.
+//
+// Test listings (docs/sandbox.md; mode "test" in PostgreSQL or on the event) are never written to the public
+// index: their index state is recorded as a live listing's would be (indexed or removed), so the partner's
+// read-back behaves as live, and their description is rewritten deterministically, never by an external model.
 import type { Client } from "@opensearch-project/opensearch";
-import { isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
+import { eventMode, isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
 import type { Logger, MessageContext } from "@pss/service-kit";
 import type postgres from "postgres";
-import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 import { BROKER_UPSERTED, brokerEventProblem, LISTING_UPSERTED, listingEventProblem, type ListingEventPayload } from "./event-payloads.ts";
@@ -34,6 +38,7 @@ export interface IndexingDeps {
 type Item = { event: AnyEventEnvelope; ctx: MessageContext };
 type Failure = { event: AnyEventEnvelope; reason: string };
 type Planned = { op: IndexOperation; event: AnyEventEnvelope };
+type IndexState = { id: number; version: number; state: "indexed" | "removed" };
 
 export type BatchHandler = (items: Item[]) => Promise<Failure[]>;
 
@@ -74,6 +79,8 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
   const log = deps.logger.child({ component: "indexing" });
   const concurrency = deps.rewriteConcurrency ?? 4;
+  // Test descriptions never leave the process: the configured rewriter may be an external model.
+  const local = createDeterministicRewriter();
 
   /** The buyer-facing description per listing: reused while the stored rewrite matches, else rewritten and stored. */
   async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
@@ -83,7 +90,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       const original = source.description;
       if (original === null) return void out.set(source.id, null);
       if (state.description === original && state.descriptionOptimized !== null) return void out.set(source.id, state.descriptionOptimized);
-      const optimized = await deps.rewriter.rewrite(original);
+      const optimized = await (state.mode === "live" ? deps.rewriter : local).rewrite(original);
       out.set(source.id, optimized);
       fresh.push({ id: source.id, original, optimized });
     });
@@ -91,7 +98,8 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     return out;
   }
 
-  async function planListings(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
+  /** Index operations for live listings; for test listings only the state a live one would get (`tracked`). */
+  async function planListings(events: AnyEventEnvelope[], failures: Failure[], tracked: IndexState[]): Promise<Planned[]> {
     const states = await loadListingStates(deps.sql, events.map((e) => Number(e.aggregateId)));
     const current: { event: AnyEventEnvelope; source: ListingSource; state: StoredListingState }[] = [];
     for (const event of events) {
@@ -103,7 +111,11 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     }
     // Hidden listings are rewritten too: the partner sees the rewrite in the read-back before going live.
     const texts = await descriptions(current);
-    return current.map(({ event, source, state }) => ({
+    const live = current.filter(({ event, state }) => state.mode === "live" && eventMode(event) === "live");
+    for (const { event, source, state } of current) {
+      if (state.mode !== "live" || eventMode(event) !== "live") tracked.push({ id: source.id, version: source.version, state: isBuyerVisible(source.status) ? "indexed" : "removed" });
+    }
+    return live.map(({ event, source, state }) => ({
       event,
       op: isBuyerVisible(source.status)
         ? { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
@@ -148,11 +160,15 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       }
       // Other event types on these topics are not the indexer's business.
     }
-    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
-    if (planned.length === 0) return failures;
+    const tracked: IndexState[] = [];
+    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, tracked)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
+    if (planned.length === 0) {
+      await recordIndexStates(deps.sql, tracked);
+      return failures;
+    }
 
     const outcomes = await writeBulk(deps.opensearch, deps.alias, planned.map((p) => p.op));
-    const states: { id: number; version: number; state: "indexed" | "removed" }[] = [];
+    const states: IndexState[] = [...tracked];
     const rejected = new Map<AnyEventEnvelope, string>();
     outcomes.forEach(({ op, result, reason }, i) => {
       if (result === "rejected") rejected.set(planned[i]!.event, `listing ${op.id}: ${reason}`);

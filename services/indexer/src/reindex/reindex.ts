@@ -9,7 +9,7 @@
 //   5. after a grace period for searches still running on the old index, drop it.
 // One reindex per alias at a time (a PostgreSQL advisory lock).
 import type { Client } from "@opensearch-project/opensearch";
-import { isBuyerVisible } from "@pss/contracts";
+import { isVisibleToBuyers } from "@pss/contracts";
 import type { Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsWrittenSince, loadVisibleListingsPage, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
@@ -106,9 +106,11 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   }
 
   async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {
-    const texts = await descriptions(entries.filter((e) => isBuyerVisible(e.source.status)));
+    // Test listings are never in the public index (docs/sandbox.md): treated like hidden ones.
+    const visible = (e: { source: ListingSource; state: StoredListingState }) => isVisibleToBuyers({ status: e.source.status, mode: e.state.mode });
+    const texts = await descriptions(entries.filter(visible));
     const ops: IndexOperation[] = entries.map(({ source, state }) =>
-      isBuyerVisible(source.status)
+      visible({ source, state })
         ? { kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
         : { kind: "delete", id: source.id, version: source.version },
     );
