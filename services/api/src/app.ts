@@ -56,6 +56,12 @@ function throwBodyRejection(body: unknown): void {
   if (body instanceof BodyRejection) throw body.error;
 }
 
+/** Whether a request announces a body: a non-zero Content-Length, or a chunked one. */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
+}
+
 export function createApp(deps: AppDeps) {
   registerFormats();
   const requestIds = new WeakMap<Request, string>();
@@ -100,6 +106,8 @@ export function createApp(deps: AppDeps) {
       if (violation) throw violation;
     })
     .onParse(async ({ request }) => {
+      // A DELETE carries no body (DELETE /partner/v1/test-data): nothing to parse, so no Content-Type is needed.
+      if (request.method === "DELETE" && !hasBody(request)) return null;
       try {
         return await parseJsonRequest(request, deps.maxBodyBytes);
       } catch (err) {
