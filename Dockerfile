@@ -27,6 +27,7 @@ COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
 COPY packages/service-kit/package.json ./packages/service-kit/
+COPY packages/sdk/package.json ./packages/sdk/
 COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
@@ -55,10 +56,13 @@ RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
 # The `bun` user (uid 1000) ships with the oven/bun images. Code stays root-owned and read-only.
 USER bun
 
-EXPOSE 8080 8081 8082 8083
+# 8080: the API's public port. Health ports (/healthz, /readyz, /metrics): media 8081, indexer 8082, leads 8083,
+# outbox relay 8084, API 8085 (API_HEALTH_PORT).
+EXPOSE 8080 8081 8082 8083 8084 8085
 
-# Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on.
+# Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on; without
+# it, the default command's (the API's) health port.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.SERVICE_HEALTH_PORT ?? '8080') + '/readyz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.SERVICE_HEALTH_PORT ?? '8085') + '/readyz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
 CMD ["bun", "services/api/src/main.ts"]

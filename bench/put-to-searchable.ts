@@ -63,9 +63,10 @@ for (const topic of [Topics.listingEvents.name, Topics.brokerEvents.name]) {
 await admin.disconnect();
 
 const apiPort = await freePort();
+const apiHealthPort = await freePort();
 const indexerPort = await freePort();
 const common = { ...urls, OPENSEARCH_INDEX_ALIAS: alias };
-const api = spawnService("services/api/src/main.ts", { ...common, API_PORT: String(apiPort) });
+const api = spawnService("services/api/src/main.ts", { ...common, API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort) });
 const indexer = spawnService("services/indexer/src/main.ts", { ...common, HEALTH_PORT: String(indexerPort), INDEXER_GROUP_ID: groupId });
 const base = `http://127.0.0.1:${apiPort}`;
 const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
@@ -82,7 +83,7 @@ async function cleanup() {
 }
 
 try {
-  await Promise.all([waitReady(`${base}/readyz`), waitReady(`http://127.0.0.1:${indexerPort}/readyz`)]);
+  await Promise.all([waitReady(`http://127.0.0.1:${apiHealthPort}/readyz`), waitReady(`http://127.0.0.1:${indexerPort}/readyz`)]);
   const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: `bench ${tag}`, leadTracking: false });
   const headers = { "content-type": "application/json", authorization: `Bearer ${partner.apiKey}` };
   const put = (path: string, body: unknown) => fetch(base + path, { method: "PUT", headers, body: JSON.stringify(body) });

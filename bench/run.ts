@@ -9,6 +9,8 @@ import type { Row } from "./lib/result.ts";
 import { health } from "./scenarios/health.ts";
 import { partnerWrites } from "./scenarios/partner-writes.ts";
 import { putScaling } from "./scenarios/put-scaling.ts";
+import { consumerRates } from "./scenarios/consumer-rates.ts";
+import { apiWorkers } from "./scenarios/api-workers.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -40,6 +42,9 @@ const SCENARIOS: Record<string, Scenario> = {
   "put-to-searchable": script("put-to-searchable.ts", "PUT-to-searchable"),
   media: script("media.ts", "photos through the media service"),
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
+  "consumer-rates": consumerRates,
+  "api-workers": apiWorkers,
+  sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   "put-scaling": putScaling,
 };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // Local infrastructure for machines without a Docker engine: `up`, `down`, `status`, `logs`, each for one
-// part (postgres, redis, kafka, opensearch) when it is named, otherwise for all four.
+// part (postgres, redis, kafka, opensearch, s3) when it is named, otherwise for all five.
 import { existsSync, readFileSync } from "node:fs";
 import { components, defaultPaths, down, isPartName, PART_NAMES, status, up, type PartName } from "./src/index.ts";
 

@@ -19,7 +19,11 @@ const scripts = {
   infra: ["infra/cli.ts"],
   migrate: ["scripts/migrate.ts"],
   typecheck: ["x", "tsc", "--noEmit", "-p", "."],
+  sync: ["packages/sdk/src/cli/main.ts"],
+  "sdk:generate": ["scripts/sdk-openapi.ts"],
 };
+// Commands that take the user's file paths run where the user ran npm (npm itself runs scripts from the root).
+const inCallersDirectory = new Set(["sync"]);
 
 function run(cmd, args, opts = {}) {
   const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts });
@@ -53,7 +57,10 @@ if (installedBunVersion() !== wantedBunVersion()) {
 const lockfile = join(root, "bun.lock");
 run(bunBin, ["install", ...(existsSync(lockfile) ? ["--frozen-lockfile"] : []), "--silent"], quiet);
 
-const child = spawn(bunBin, [...scripts[command], ...rest], { cwd: root, stdio: "inherit" });
+const callerDir = inCallersDirectory.has(command) ? (process.env.INIT_CWD ?? process.cwd()) : root;
+const [entry, ...entryArgs] = scripts[command];
+const entryPath = entry.endsWith(".ts") ? join(root, entry) : entry;
+const child = spawn(bunBin, [entryPath, ...entryArgs, ...rest], { cwd: callerDir, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => child.kill(signal));
 }

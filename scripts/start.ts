@@ -1,5 +1,7 @@
 // `npm start`: local infrastructure (unless URLs are configured), migrations, then all four services in the
-// foreground with their logs interleaved behind a service prefix. A service that exits is restarted with
+// foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
+// MEDIA_STORAGE=local is set, in which case no object store is started.
+// Logs of the services are shown interleaved behind a service prefix. A service that exits is restarted with
 // back-off (scripts/supervisor.ts) and the others keep running. Ctrl-C or SIGTERM stops the services
 // cleanly; the infrastructure keeps running (`npm run infra -- down` stops it).
 import postgres from "postgres";
@@ -8,12 +10,14 @@ import { up } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { createSupervisor } from "./supervisor.ts";
 
+// Each service's health port (/healthz, /readyz, /metrics). The API's public port is API_PORT (default 8080).
 const SERVICES = [
-  { name: "api", healthPortVar: "API_PORT", defaultPort: 8080 },
+  { name: "api", healthPortVar: "API_HEALTH_PORT", defaultPort: 8085 },
   { name: "media", healthPortVar: "MEDIA_HEALTH_PORT", defaultPort: 8081 },
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
 ] as const;
+const apiPort = Number(process.env.API_PORT ?? 8080);
 
 const root = new URL("..", import.meta.url).pathname;
 const urls = await up();
@@ -51,7 +55,10 @@ const supervisor = createSupervisor({
       env: {
         ...process.env,
         ...urls,
-        ...(svc.name === "api" ? { API_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") } : { HEALTH_PORT: String(svc.port) }),
+        MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
+        ...(svc.name === "api"
+          ? { API_PORT: String(apiPort), API_HEALTH_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
+          : { HEALTH_PORT: String(svc.port) }),
       },
       stdout: "pipe",
       stderr: "pipe",
@@ -90,5 +97,6 @@ for (const c of services) {
   }
 }
 if (!stopping) {
-  console.error(`start: all services ready. API: http://127.0.0.1:${services[0]!.port}  (Ctrl-C stops)`);
+  const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
+  console.error(`start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`);
 }

@@ -41,6 +41,11 @@ export async function createBenchContext(opts: { durationSeconds: number; warmup
     brokerExternalId,
     brokerId: broker!.id,
     async close() {
+      // The listings this run wrote go (their photos and history with them), so runs do not pile rows up and
+      // the cost curve's small table stays small. Listings that received benchmark leads stay (leads keep them).
+      await sql`
+        DELETE FROM listings l WHERE l.partner_id = ${partner.partnerId}
+          AND NOT EXISTS (SELECT 1 FROM leads WHERE leads.listing_id = l.id)`.catch((err) => console.error(`bench: could not remove this run's listings: ${(err as Error).message}`));
       redis.disconnect();
       await sql.end();
     },

@@ -32,6 +32,17 @@ function requestFor() {
       if (!body) bodyCache.set(n, (body = JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions))));
       return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body };
     }
+    case "lead": {
+      // A buyer's inquiry (public intake, no key), round robin over the given listings.
+      const n = counter++;
+      const id = spec.listingIds[n % spec.listingIds.length];
+      return {
+        method: "POST",
+        path: `/v1/listings/${id}/leads`,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: `Buyer ${n}`, email: `buyer${n}@example.com`, phone: "+1 512 555 0199", message: "Is the seller willing to finance part of the price?" }),
+      };
+    }
     default:
       throw new Error(`unknown mode ${spec.mode}`);
   }
@@ -50,6 +61,7 @@ process.stdout.write(
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p999: result.latency.p99_9,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     sent: counter,

@@ -1,6 +1,7 @@
 // Child processes the benchmark drives: the API under test, the bare baseline server, the load generator.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../../test/support/ports.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 
@@ -11,12 +12,7 @@ export interface ApiProcess {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
+export { freePort };
 
 export function rssMbOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -24,7 +20,7 @@ export function rssMbOf(pid: number): number {
   return Math.round(kb / 102.4) / 10;
 }
 
-async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
+export async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await fetch(url).then((r) => r.ok, () => false)) return;
@@ -60,14 +56,16 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 
 async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
+  const healthPort = await freePort();
   const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, API_PORT: String(port), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
+    env: { ...process.env, API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
     stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/readyz`);
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`);
   return {
     url,
     pid: proc.pid,
@@ -91,7 +89,7 @@ export async function startBareServer(): Promise<{ url: string; pid: number; sto
 
 export interface LoadSpec {
   url: string;
-  mode: "get" | "new" | "update" | "repeat";
+  mode: "get" | "new" | "update" | "repeat" | "lead";
   connections: number;
   durationSeconds: number;
   path?: string;
@@ -101,6 +99,8 @@ export interface LoadSpec {
   offset?: number;
   existing?: number;
   rate?: number;
+  /** mode "lead": the service listing IDs inquiries go to, round robin. */
+  listingIds?: string[];
   bodyOptions?: { descriptionLength?: number; photos?: number };
 }
 
@@ -109,6 +109,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** 99.9th percentile (ms). */
+  p999: number;
   errors: number;
   non2xx: number;
   sent: number;
@@ -120,4 +122,32 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`load generator failed (${code}): ${err}`);
   return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
+}
+
+export interface OpenLoopSpec {
+  url: string;
+  mode: "new" | "update";
+  /** Arrivals per second. */
+  rate: number;
+  durationSeconds: number;
+  key: string;
+  broker: string;
+  prefix: string;
+  offset?: number;
+  existing?: number;
+  /** Makes update bodies differ from any earlier run's, so none is a no-op. */
+  salt?: number;
+  bodyOptions?: { descriptionLength?: number; photos?: number };
+}
+
+export interface OpenLoopResult extends LoadResult {
+  maxInFlight: number;
+}
+
+/** Fixed-rate arrivals, latency from each request's due time (bench/lib/open-loop.mjs), under Node. */
+export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
+  const proc = Bun.spawn(["node", join(import.meta.dir, "open-loop.mjs"), JSON.stringify({ offset: 0, ...spec })], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`open-loop generator failed (${code}): ${err}`);
+  return JSON.parse(out.trim().split("\n").pop()!) as OpenLoopResult;
 }

@@ -9,9 +9,14 @@ export interface InfraPaths {
 
 /** One server the runner manages. */
 export interface Component {
-  name: "postgres" | "redis" | "kafka" | "opensearch";
+  name: "postgres" | "redis" | "kafka" | "opensearch" | "s3";
   /** The URL services use, in the variable they read it from. */
   env: { name: string; value: string };
+  /**
+   * Further variables that go with this server's URL (the S3 bucket and credentials): given to the services
+   * whenever this local server is used, never when its URL variable is configured.
+   */
+  companions?: Record<string, string>;
   logFile: string;
   running(): Promise<boolean>;
   /** Installs or downloads what is missing, initialises data once, starts the server. */

@@ -5,13 +5,23 @@ import { kafkaComponent } from "./kafka.ts";
 import { opensearchComponent } from "./opensearch.ts";
 import { postgresComponent } from "./postgres.ts";
 import { redisComponent } from "./redis.ts";
+import { s3Component } from "./s3.ts";
 
 export type { Component, InfraPaths } from "./component.ts";
 
-export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"] as const;
-export type InfraUrls = Record<(typeof URL_VARIABLES)[number], string>;
+export { LOCAL_S3, S3_PORT } from "./s3.ts";
 
-export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch"] as const;
+export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
+/** What goes with S3_ENDPOINT: taken from the local server when it is used, from the environment otherwise. */
+export const S3_VARIABLES = ["S3_BUCKET", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"] as const;
+type ServerUrl = Exclude<(typeof URL_VARIABLES)[number], "S3_ENDPOINT">;
+/**
+ * Every server's URL; the object store's (S3_ENDPOINT and its bucket and credentials) is absent only with
+ * MEDIA_STORAGE=local, where nothing stores variants in it.
+ */
+export type InfraUrls = Record<ServerUrl, string> & Partial<Record<"S3_ENDPOINT" | (typeof S3_VARIABLES)[number], string>>;
+
+export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3"] as const;
 export type PartName = (typeof PART_NAMES)[number];
 
 export function isPartName(name: string): name is PartName {
@@ -27,7 +37,14 @@ export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): Infra
 }
 
 export function components(paths: InfraPaths): Component[] {
-  return [postgresComponent(paths), redisComponent(paths), kafkaComponent(paths), opensearchComponent(paths)];
+  return [postgresComponent(paths), redisComponent(paths), kafkaComponent(paths), opensearchComponent(paths), s3Component(paths)];
+}
+
+/** Whether the environment leaves a part to the runner: its URL is not set, and it is needed at all. */
+function leftToRunner(c: Component, env: Record<string, string | undefined>): boolean {
+  if (env[c.env.name]) return false;
+  // Variants kept in a local directory need no object store.
+  return !(c.name === "s3" && env.MEDIA_STORAGE === "local");
 }
 
 /** The components named by `parts`, or all of them when `parts` is empty or absent. */
@@ -45,7 +62,7 @@ export async function up(
   paths = defaultPaths(),
   parts?: readonly PartName[],
 ): Promise<InfraUrls> {
-  const local = selected(paths, parts).filter((c) => !env[c.env.name]);
+  const local = selected(paths, parts).filter((c) => leftToRunner(c, env));
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -61,9 +78,18 @@ export async function up(
       }
     }),
   );
-  const urls = {} as InfraUrls;
-  for (const c of components(paths)) urls[c.env.name as keyof InfraUrls] = env[c.env.name] ?? c.env.value;
-  return urls;
+  const urls: Record<string, string> = {};
+  for (const c of components(paths)) {
+    if (env[c.env.name]) {
+      urls[c.env.name] = env[c.env.name]!;
+      // A configured object store comes with its own bucket and credentials (whatever of them is set).
+      if (c.name === "s3") for (const v of S3_VARIABLES) if (env[v]) urls[v] = env[v]!;
+    } else if (leftToRunner(c, env)) {
+      urls[c.env.name] = c.env.value;
+      Object.assign(urls, c.companions);
+    }
+  }
+  return urls as InfraUrls;
 }
 
 /** Stops the named parts (all of them when `parts` is empty or absent); the others keep running. */

@@ -94,7 +94,7 @@ export function kafkaComponent(paths: InfraPaths): Component {
     },
     async stop() {
       const pid = readPid(pidFile);
-      if (pid) await stopPid(pid, 30_000);
+      if (pid) await stopPid(pid, { graceMs: 30_000 });
       removeFile(pidFile);
     },
   };

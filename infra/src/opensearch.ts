@@ -81,7 +81,7 @@ export function opensearchComponent(paths: InfraPaths): Component {
     },
     async stop() {
       const pid = readPid(pidFile);
-      if (pid) await stopPid(pid, 30_000);
+      if (pid) await stopPid(pid, { graceMs: 30_000 });
       removeFile(pidFile);
     },
   };

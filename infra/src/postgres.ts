@@ -86,8 +86,13 @@ export function postgresComponent(paths: InfraPaths): Component {
       return true;
     },
     async stop() {
-      const pid = readPid(pidFile);
-      if (pid) await stopPid(pid);
+      // Signal the postmaster itself, not the runuser wrapper in pidFile: runuser answers SIGTERM by SIGKILLing its
+      // child after 2 s, which leaves orphaned backends still serving their open connections. SIGINT is PostgreSQL's
+      // fast shutdown: every session is ended and the server exits cleanly, like a real outage would end them.
+      const postmaster = readPid(join(pgdata, "postmaster.pid"));
+      if (postmaster) await stopPid(postmaster, { signal: "SIGINT" });
+      const wrapper = readPid(pidFile);
+      if (wrapper) await stopPid(wrapper);
       removeFile(pidFile);
     },
   };

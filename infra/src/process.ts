@@ -14,7 +14,8 @@ export function isAlive(pid: number): boolean {
 
 export function readPid(pidFile: string): number | null {
   if (!existsSync(pidFile)) return null;
-  const pid = Number(readFileSync(pidFile, "utf8").trim());
+  // The first line: PostgreSQL's postmaster.pid has more lines after it.
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]!.trim());
   return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
 }
 
@@ -42,14 +43,14 @@ export function startDetached(opts: {
   return child.pid;
 }
 
-/** SIGTERM, then SIGKILL after graceMs. Resolves once the process is gone. */
-export async function stopPid(pid: number, graceMs = 20_000): Promise<void> {
+/** `signal` (SIGTERM unless given), then SIGKILL after graceMs. Resolves once the process is gone. */
+export async function stopPid(pid: number, opts: { graceMs?: number; signal?: NodeJS.Signals } = {}): Promise<void> {
   try {
-    process.kill(pid, "SIGTERM");
+    process.kill(pid, opts.signal ?? "SIGTERM");
   } catch {
     return;
   }
-  const deadline = Date.now() + graceMs;
+  const deadline = Date.now() + (opts.graceMs ?? 20_000);
   while (isAlive(pid) && Date.now() < deadline) await Bun.sleep(100);
   if (isAlive(pid)) {
     try {

@@ -9,7 +9,7 @@ const root = new URL("../..", import.meta.url).pathname;
 /** Runs `bun infra/cli.ts ...args` without the URL variables, so the runner manages every part itself. */
 async function infra(...args: string[]) {
   const env = { ...process.env };
-  for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"]) delete env[v];
+  for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"]) delete env[v];
   const proc = Bun.spawn([process.execPath, "infra/cli.ts", ...args], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
@@ -36,7 +36,7 @@ test("infra status <part> reports that part only", async () => {
 const localRunnerInUse = components(defaultPaths()).every((c) => (testUrls() as Record<string, string>)[c.env.name] === c.env.value);
 
 test.skipIf(!localRunnerInUse)(
-  "infra down redis stops Redis only: PostgreSQL, Kafka and OpenSearch keep running and answering",
+  "infra down redis stops Redis only: PostgreSQL, Kafka, OpenSearch and the S3 server keep running and answering",
   async () => {
     const before = await status();
     expect(before.every((p) => p.running && p.ready)).toBe(true);
@@ -45,7 +45,7 @@ test.skipIf(!localRunnerInUse)(
       expect(r.code).toBe(0);
       const after = Object.fromEntries((await status()).map((p) => [p.name, p]));
       expect(after.redis).toMatchObject({ running: false, ready: false });
-      for (const name of ["postgres", "kafka", "opensearch"]) expect(after[name]).toMatchObject({ running: true, ready: true });
+      for (const name of ["postgres", "kafka", "opensearch", "s3"]) expect(after[name]).toMatchObject({ running: true, ready: true });
     } finally {
       const r = await infra("up", "redis");
       expect(r.code).toBe(0);

@@ -7,13 +7,22 @@ export const IMAGES = {
   redis: "redis:7",
   kafka: "apache/kafka:3.9.1",
   opensearch: "opensearchproject/opensearch:2.19.1",
+  s3: "andrewgaul/s3proxy:s3proxy-3.0.0",
 } as const;
+
+/** The bucket and credentials docker-compose.yml gives its S3Proxy, reused here. */
+export const CONTAINER_S3 = { S3_BUCKET: "pss-media", S3_REGION: "us-east-1", S3_ACCESS_KEY_ID: "pss", S3_SECRET_ACCESS_KEY: "pss-compose-secret" } as const;
 
 export interface ContainerUrls {
   DATABASE_URL: string;
   REDIS_URL: string;
   KAFKA_BROKERS: string;
   OPENSEARCH_URL: string;
+  S3_ENDPOINT: string;
+  S3_BUCKET: string;
+  S3_REGION: string;
+  S3_ACCESS_KEY_ID: string;
+  S3_SECRET_ACCESS_KEY: string;
 }
 
 /**
@@ -30,7 +39,7 @@ export async function dockerEngineAvailable(): Promise<boolean> {
   }
 }
 
-/** Starts PostgreSQL, Redis, Kafka and OpenSearch in parallel and returns their URLs. */
+/** Starts PostgreSQL, Redis, Kafka, OpenSearch and S3Proxy in parallel and returns their URLs. */
 export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; stop: () => Promise<void> }> {
   // Kafka hands clients the address it advertises, so that must be the address reachable from this
   // process: the engine's host plus a host port fixed before the container starts (a random mapping is
@@ -93,6 +102,21 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
       .withWaitStrategy(Wait.forHttp("/_cluster/health?wait_for_status=yellow&timeout=2s", 9200).forStatusCode(200))
       .withStartupTimeout(180_000)
       .start(),
+    new GenericContainer(IMAGES.s3)
+      .withEnvironment({
+        S3PROXY_AUTHORIZATION: "aws-v2-or-v4",
+        S3PROXY_IDENTITY: CONTAINER_S3.S3_ACCESS_KEY_ID,
+        S3PROXY_CREDENTIAL: CONTAINER_S3.S3_SECRET_ACCESS_KEY,
+        S3PROXY_ENDPOINT: "http://0.0.0.0:80",
+        JCLOUDS_PROVIDER: "filesystem-nio2",
+        JCLOUDS_FILESYSTEM_BASEDIR: "/data",
+      })
+      // The bucket is a directory of the filesystem backend: created before the server starts.
+      .withEntrypoint(["sh", "-c", `mkdir -p -m 700 /data/${CONTAINER_S3.S3_BUCKET} && exec /opt/s3proxy/run-docker-container.sh`])
+      .withExposedPorts(80)
+      .withWaitStrategy(Wait.forListeningPorts())
+      .withStartupTimeout(120_000)
+      .start(),
   ]);
 
   const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
@@ -106,13 +130,15 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
     throw new AggregateError(failures, `testcontainers: ${failures.length} of ${results.length} containers failed to start: ${failures.map(String).join("; ")}`);
   }
 
-  const [pg, redis, kafka, os] = started as [StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer];
+  const [pg, redis, kafka, os, s3] = started as [StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer];
   return {
     urls: {
       DATABASE_URL: `postgres://pss:pss@${pg.getHost()}:${pg.getMappedPort(5432)}/pss`,
       REDIS_URL: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,
       KAFKA_BROKERS: `${host}:${kafka.getMappedPort(9092)}`,
       OPENSEARCH_URL: `http://${os.getHost()}:${os.getMappedPort(9200)}`,
+      S3_ENDPOINT: `http://${s3.getHost()}:${s3.getMappedPort(80)}`,
+      ...CONTAINER_S3,
     },
     stop,
   };

@@ -12,28 +12,17 @@ export function eventMode(envelope: { mode?: unknown }): RecordMode {
   return envelope.mode === undefined || envelope.mode === "live" ? "live" : "test";
 }
 
-/** Buyers may see a listing (search, public pages, sitemaps, leads) only if it is live and in a visible status. */
-export function isVisibleToBuyers(listing: { status: string; mode: string }): boolean {
-  return listing.mode === "live" && (BUYER_VISIBLE_STATUSES as readonly string[]).includes(listing.status);
-}
-
-const SQL_ALIAS = /^[a-z_][a-z0-9_]*$/;
-const visibleStatusList = BUYER_VISIBLE_STATUSES.map((s) => `'${s}'`).join(", ");
+/** The only mode whose records buyers may ever see. */
+export const LIVE_MODE: RecordMode = "live";
 
 /**
- * The same rule as SQL over the listings table under `alias`: `l.mode = 'live' AND l.status IN (…)`. The one
- * condition every buyer-facing query (pages, search checks, sitemaps, lead intake, the indexer) must include.
- * A constant text (the alias is checked), so it is safe to splice into a query (postgres: sql.unsafe).
+ * Buyers may see a listing (search, public pages, sitemaps, leads) only if it is live and in a visible status.
+ * The TypeScript form of the one rule whose SQL form is services/api/src/buyers/buyer-visibility.ts; the indexer
+ * decides with it what goes into the public search index. Never decide on the status alone (isBuyerVisible):
+ * that lets test records through.
  */
-export function buyerVisibleListingSql(alias = "l"): string {
-  if (!SQL_ALIAS.test(alias)) throw new Error(`not a table alias: ${alias}`);
-  return `(${alias}.mode = 'live' AND ${alias}.status IN (${visibleStatusList}))`;
-}
-
-/** Brokers have no status: a broker's public profile exists only for live brokers. */
-export function buyerVisibleBrokerSql(alias = "b"): string {
-  if (!SQL_ALIAS.test(alias)) throw new Error(`not a table alias: ${alias}`);
-  return `(${alias}.mode = 'live')`;
+export function isVisibleToBuyers(listing: { status: string; mode: string }): boolean {
+  return listing.mode === LIVE_MODE && (BUYER_VISIBLE_STATUSES as readonly string[]).includes(listing.status);
 }
 
 /** The mode an API key writes, from its prefix (pss_live_… / pss_test_…). */

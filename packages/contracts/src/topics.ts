@@ -19,3 +19,21 @@ export const Topics = {
 } as const satisfies Record<string, TopicSpec>;
 
 export const ALL_TOPICS: readonly TopicSpec[] = Object.values(Topics);
+
+/** How topics are created: KAFKA_TOPIC_PARTITIONS and KAFKA_REPLICATION_FACTOR (every service reads them). */
+export interface TopicSettings {
+  /** Partitions of each event topic: the most instances of one consumer group that get work. */
+  partitions: number;
+  /** Copies of each partition; 3 on a production cluster, 1 on a single broker. */
+  replicationFactor: number;
+}
+
+export const DEFAULT_TOPIC_SETTINGS: TopicSettings = { partitions: 6, replicationFactor: 1 };
+
+/**
+ * Every topic as configured: event topics get `partitions` (dead-letter topics keep one: low volume, no
+ * ordering to spread), all get `replicationFactor`.
+ */
+export function topicSpecs(settings: TopicSettings = DEFAULT_TOPIC_SETTINGS): TopicSpec[] {
+  return ALL_TOPICS.map((t) => ({ ...t, partitions: t.retentionMs === undefined ? settings.partitions : t.partitions, replicationFactor: settings.replicationFactor }));
+}

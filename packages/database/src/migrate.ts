@@ -2,7 +2,7 @@
 // with a checksum. A session advisory lock serialises concurrent runs (several services booting at once).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type postgres from "postgres";
+import postgres from "postgres";
 
 export const MIGRATIONS_DIR = join(import.meta.dir, "..", "migrations");
 const LOCK_ID = 727_001; // arbitrary, constant: identifies "schema migration" among advisory locks
@@ -67,5 +67,24 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
   } finally {
     await conn`SELECT pg_advisory_unlock(${LOCK_ID})`.catch(() => {});
     conn.release();
+  }
+}
+
+/**
+ * What both migration commands do (the image's migrate-main.ts, the local `npm run migrate`): apply pending
+ * migrations to `url`, say what was applied on stderr, and close. False (after saying why) when it failed; driver
+ * messages name host and database, never the password.
+ */
+export async function migrateDatabase(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const applied = await migrate(sql);
+    console.error(applied.length ? `migrate: applied ${applied.join(", ")}` : "migrate: schema up to date");
+    return true;
+  } catch (err) {
+    console.error(`migrate: ${(err as Error).message}`);
+    return false;
+  } finally {
+    await sql.end({ timeout: 5 });
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, createEnvReader, readOpenSearchConfig, readPostgresConfig, readRedisConfig } from "./config.ts";
+import { ConfigError, createEnvReader, readOpenSearchConfig, readPostgresConfig, readRedisConfig, readSearchAlias } from "./config.ts";
 
 function problemsOf(env: Record<string, string>, read: (r: ReturnType<typeof createEnvReader>) => unknown): string[] {
   const r = createEnvReader(env);
@@ -46,5 +46,24 @@ describe("env reader", () => {
     expect(problemsOf({ DATABASE_URL: "mysql://root:s3cret@db/pss" }, (r) => readPostgresConfig(r))).toEqual([
       "DATABASE_URL must use postgres: or postgresql:, got 'mysql:'",
     ]);
+  });
+});
+
+describe("loadConfigOrExit", () => {
+  test("a bad environment exits 1 with the service's name and every problem on stderr, nothing on stdout", async () => {
+    const script = `import { ConfigError, loadConfigOrExit } from ${JSON.stringify(import.meta.dir + "/config.ts")};
+      loadConfigOrExit("demo", () => { throw new ConfigError(["A is required", "B must be a number"]); });
+      console.log("started");`;
+    const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, out, err: err.trim() }).toEqual({ code: 1, out: "", err: "demo: invalid configuration:\n  - A is required\n  - B must be a number" });
+  });
+});
+
+describe("readSearchAlias", () => {
+  test("takes an OpenSearch index name or the fallback, and refuses anything else by name", () => {
+    expect(readSearchAlias(createEnvReader({}), "listings")).toBe("listings");
+    expect(readSearchAlias(createEnvReader({ OPENSEARCH_INDEX_ALIAS: "pss-listings.v2" }), "listings")).toBe("pss-listings.v2");
+    expect(problemsOf({ OPENSEARCH_INDEX_ALIAS: "Bad Alias" }, (r) => readSearchAlias(r, "listings"))).toEqual(["OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got 'Bad Alias'"]);
   });
 });

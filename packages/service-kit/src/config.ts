@@ -1,12 +1,26 @@
 // Reads an environment once, collecting every problem so a misconfigured service fails at boot with one clear message.
 // Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
 // parse often does so because of its password).
+import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.name = "ConfigError";
+  }
+}
+
+/** A service's configuration, or exit 1 with every problem on stderr: a bad environment never starts a process. */
+export function loadConfigOrExit<T>(service: string, load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`${service}: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
   }
 }
 
@@ -20,6 +34,8 @@ export interface EnvReader {
   url(name: string, fallback?: string, protocols?: string[]): string;
   list(name: string, fallback?: string[]): string[];
   oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T;
+  /** Records a problem no single read can see (a combination of variables). */
+  problem(message: string): void;
   /** Throws ConfigError when any read failed. */
   done(): void;
 }
@@ -96,6 +112,9 @@ export function createEnvReader(env: Env): EnvReader {
       }
       return v as typeof fallback;
     },
+    problem(message) {
+      problems.push(message);
+    },
     done() {
       if (problems.length > 0) throw new ConfigError(problems);
     },
@@ -113,6 +132,25 @@ export interface PostgresConfig {
 export interface KafkaConfig {
   brokers: string[];
   clientId: string;
+  /** How missing topics are created (and grown). */
+  topics: TopicSettings;
+  /** Consumer-group membership timing (workers). */
+  consumer: ConsumerSettings;
+}
+
+export interface ConsumerSettings {
+  /** A member that sends no heartbeat for this long is removed from the group and its partitions reassigned. */
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  /** How long the group waits for every member to rejoin during a rebalance (a member busy longer is dropped). */
+  rebalanceTimeoutMs: number;
+}
+
+export const DEFAULT_CONSUMER_SETTINGS: ConsumerSettings = { sessionTimeoutMs: 30_000, heartbeatIntervalMs: 3_000, rebalanceTimeoutMs: 60_000 };
+
+/** Heartbeats well inside the session: a tenth of it (kafkajs and Kafka want less than a third), at least 1 s. */
+export function heartbeatIntervalFor(sessionTimeoutMs: number): number {
+  return Math.max(1000, Math.floor(sessionTimeoutMs / 10));
 }
 export interface RedisConfig {
   url: string;
@@ -125,7 +163,21 @@ export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfi
   return { url: r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]), maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }) };
 }
 export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
-  return { brokers: r.list("KAFKA_BROKERS"), clientId };
+  // Kafka's own bounds: group.min.session.timeout.ms 6 s and group.max.session.timeout.ms 30 min by default.
+  const sessionTimeoutMs = r.int("KAFKA_SESSION_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.sessionTimeoutMs, { min: 6_000, max: 1_800_000 });
+  return {
+    brokers: r.list("KAFKA_BROKERS"),
+    clientId,
+    topics: {
+      partitions: r.int("KAFKA_TOPIC_PARTITIONS", DEFAULT_TOPIC_SETTINGS.partitions, { min: 1, max: 1000 }),
+      replicationFactor: r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, { min: 1, max: 10 }),
+    },
+    consumer: {
+      sessionTimeoutMs,
+      heartbeatIntervalMs: heartbeatIntervalFor(sessionTimeoutMs),
+      rebalanceTimeoutMs: r.int("KAFKA_REBALANCE_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.rebalanceTimeoutMs, { min: 6_000, max: 1_800_000 }),
+    },
+  };
 }
 export function readRedisConfig(r: EnvReader): RedisConfig {
   return { url: r.url("REDIS_URL", undefined, ["redis:", "rediss:"]) };
@@ -133,6 +185,26 @@ export function readRedisConfig(r: EnvReader): RedisConfig {
 export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
   return { url: r.url("OPENSEARCH_URL") };
 }
+/** OPENSEARCH_INDEX_ALIAS, an OpenSearch index name: lower case letters, digits, . _ -, not starting with a symbol. */
+export function readSearchAlias(r: EnvReader, fallback: string): string {
+  const alias = r.string("OPENSEARCH_INDEX_ALIAS", fallback);
+  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(alias)) r.problem(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${alias}'`);
+  return alias;
+}
+/**
+ * PUBLIC_BASE_URL, the address buyers and partners reach the API at (links, image URLs, e-mails), without a
+ * trailing slash. Required in production, recognised by NODE_ENV=production (the image and docker-compose.yml
+ * set it); anywhere else is local development, where it falls back to the loopback API so `npm start` needs
+ * no settings.
+ */
+export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
+  if (r.optionalString("PUBLIC_BASE_URL") === undefined && r.optionalString("NODE_ENV") === "production") {
+    r.problem("PUBLIC_BASE_URL is required when NODE_ENV=production: the address buyers and partners reach the API at, e.g. https://market.example.com");
+    return localFallback;
+  }
+  return r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
+}
+
 export function readLogLevel(r: EnvReader): LogLevel {
   return r.oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
 }

@@ -6,7 +6,10 @@
 // - only required checks decide readiness; optional ones (a dependency the service can work without) fail as
 //   "degraded" information, still 200;
 // - the body says "ok"/"failing" per check and nothing else: driver errors never reach the public port.
+// /metrics serves the process's Prometheus metrics (metrics.ts) in the text format. Every service serves these
+// three on a port of its own (HEALTH_PORT; the API's API_HEALTH_PORT), apart from public traffic.
 import { Elysia } from "elysia";
+import type { MetricsRenderer } from "./metrics.ts";
 
 export type ReadinessProbe = () => Promise<unknown>;
 
@@ -114,14 +117,19 @@ export function createReadinessMonitor(opts: {
   };
 }
 
-export function createHealthRoutes(opts: {
+export interface HealthRoutesOptions {
   service: string;
   checks: Record<string, ReadinessCheck>;
   isStopping?: () => boolean;
   onCheckFailure?: (name: string, err: unknown) => void;
-}) {
+  /** Served at GET /metrics when given. */
+  metrics?: MetricsRenderer;
+}
+
+export function createHealthRoutes(opts: HealthRoutesOptions) {
   const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
-  return new Elysia({ name: "health" })
+  const metrics = opts.metrics;
+  const app = new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok", service: opts.service }))
     .get("/readyz", async ({ set }) => {
       if (opts.isStopping?.()) {
@@ -132,16 +140,12 @@ export function createHealthRoutes(opts: {
       set.status = ready ? 200 : 503;
       return { status: ready ? "ready" : "not ready", service: opts.service, checks, ...(degraded.length ? { degraded } : {}) };
     });
+  if (!metrics) return app;
+  return app.get("/metrics", async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }));
 }
 
-/** A worker's own small HTTP listener for /healthz and /readyz. */
-export function startHealthServer(opts: {
-  service: string;
-  port: number;
-  checks: Record<string, ReadinessCheck>;
-  isStopping?: () => boolean;
-  onCheckFailure?: (name: string, err: unknown) => void;
-}) {
-  const app = new Elysia().use(createHealthRoutes(opts)).listen({ port: opts.port, hostname: "0.0.0.0" });
+/** A service's own small HTTP listener for /healthz, /readyz and /metrics. */
+export function startHealthServer(opts: HealthRoutesOptions & { port: number; hostname?: string }) {
+  const app = new Elysia().use(createHealthRoutes(opts)).listen({ port: opts.port, hostname: opts.hostname ?? "0.0.0.0" });
   return { port: app.server!.port, stop: () => app.stop() };
 }

@@ -1,28 +1,54 @@
 import type { Kafka } from "kafkajs";
 import type { TopicSpec } from "@pss/contracts";
+import type { Logger } from "./logger.ts";
 
-/** Creates missing topics with their explicit partition counts (the broker does not auto-create). */
-export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[]): Promise<void> {
+/**
+ * Creates missing topics with their partition count and replication factor (the broker does not auto-create),
+ * and grows a topic that has fewer partitions than configured (Kafka cannot shrink one; a topic with more is
+ * left alone). Growing re-maps keys to partitions from then on: per-key order holds again once the events
+ * produced before the change are consumed, and every consumer tolerates that window (versions, current rows).
+ */
+export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], logger?: Logger): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.name));
-    if (missing.length === 0) return;
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((t) => ({
-        topic: t.name,
-        numPartitions: t.partitions,
-        replicationFactor: t.replicationFactor ?? 1,
-        configEntries: t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : [],
-      })),
+    if (missing.length > 0) {
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((t) => ({
+            topic: t.name,
+            numPartitions: t.partitions,
+            replicationFactor: t.replicationFactor ?? 1,
+            configEntries: t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : [],
+          })),
+        });
+      } catch (err) {
+        // Another instance may have created some of them between list and create: fine if they all exist now.
+        const now = new Set(await admin.listTopics());
+        const stillMissing = topics.filter((t) => !now.has(t.name));
+        if (stillMissing.length > 0) throw new Error(`could not create topics ${stillMissing.map((t) => t.name).join(", ")}: ${(err as Error).message}`);
+      }
+    }
+    const present = topics.filter((t) => existing.has(t.name));
+    if (present.length === 0) return;
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: present.map((t) => t.name) });
+    const grow = present.flatMap((t) => {
+      const have = metadata.find((m) => m.name === t.name)?.partitions.length ?? t.partitions;
+      return have < t.partitions ? [{ topic: t.name, count: t.partitions, from: have }] : [];
     });
-  } catch (err) {
-    // Another instance may have created some of them between list and create: fine if they all exist now.
-    const now = new Set(await admin.listTopics());
-    const stillMissing = topics.filter((t) => !now.has(t.name));
-    if (stillMissing.length > 0) throw new Error(`could not create topics ${stillMissing.map((t) => t.name).join(", ")}: ${(err as Error).message}`);
+    if (grow.length === 0) return;
+    try {
+      await admin.createPartitions({ topicPartitions: grow.map(({ topic, count }) => ({ topic, count })) });
+      for (const g of grow) logger?.warn("topic grown to the configured partition count", { topic: g.topic, from: g.from, to: g.count });
+    } catch (err) {
+      // Two instances growing at once: the second finds the partitions there.
+      const { topics: after } = await admin.fetchTopicMetadata({ topics: grow.map((g) => g.topic) });
+      const short = grow.filter((g) => (after.find((m) => m.name === g.topic)?.partitions.length ?? 0) < g.count);
+      if (short.length > 0) throw new Error(`could not grow topics ${short.map((g) => g.topic).join(", ")}: ${(err as Error).message}`);
+    }
   } finally {
     await admin.disconnect();
   }

@@ -40,4 +40,14 @@ describe("redactSecrets", () => {
       expect(redactSecrets(text)).toBe(text);
     }
   });
+
+  test("masks the signature and credential of presigned object-storage URLs and secret keys in JSON fields", () => {
+    const url = "http://127.0.0.1:59000/pss-media/ab/x.webp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=pss%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=88beb5dfea60&X-Amz-SignedHeaders=host";
+    expect(redactSecrets(`redirecting to ${url}`)).toBe(
+      "redirecting to http://127.0.0.1:59000/pss-media/ab/x.webp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Signature=***&X-Amz-SignedHeaders=host",
+    );
+    const line = JSON.stringify({ msg: "s3", secretAccessKey: "wJalr\"XUtn", S3_SECRET_ACCESS_KEY: "abc", sessionToken: "tok", bucket: "pss-media" });
+    const out = redactSecrets(line);
+    expect(JSON.parse(out)).toEqual({ msg: "s3", secretAccessKey: "***", S3_SECRET_ACCESS_KEY: "***", sessionToken: "***", bucket: "pss-media" });
+  });
 });

@@ -1,8 +1,12 @@
-// Keeps secrets out of log lines and configuration errors: passwords in URLs, secret query parameters,
-// bearer tokens and full e-mail addresses. Works on text that may not parse as a URL at all, since an
+// Keeps secrets out of log lines and configuration errors: passwords in URLs, secret query parameters
+// (presigned object-storage URLs' signatures and credentials among them), object-storage secret keys named in
+// JSON fields, bearer tokens and full e-mail addresses. Works on text that may not parse as a URL at all, since an
 // unparsable DATABASE_URL is exactly the one that gets reported.
 
-const SECRET_PARAM = /([?&;](?:password|passwd|pwd|pass|secret|token|access_token|api[_-]?key|apikey|sslpassword|auth)=)[^&#\s'"]*/gi;
+const SECRET_PARAM =
+  /([?&;](?:password|passwd|pwd|pass|secret|token|access_token|api[_-]?key|apikey|sslpassword|auth|x-amz-signature|x-amz-credential|x-amz-security-token|signature)=)[^&#\s'"]*/gi;
+// "secretAccessKey":"…", "S3_SECRET_ACCESS_KEY":"…", "sessionToken":"…" in a JSON line.
+const SECRET_FIELD = /("(?:secret_?access_?key|s3_secret_access_key|session_?token|s3_session_token)"\s*:\s*")(?:[^"\\]|\\.)*"/gi;
 // scheme://userinfo@ : userinfo runs to the last '@' before whitespace or a quote, so a password holding
 // '@', '/' or ':' (the usual reason a URL fails to parse) is covered whole.
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s'"<>]*)@/gi;
@@ -28,8 +32,9 @@ export function redactUrl(value: string): string {
 
 /** Free text (a log message, an error message, a stack) with every secret this module knows masked. */
 export function redactSecrets(text: string): string {
-  if (!text.includes("@") && !text.includes("=") && !text.includes("Bearer")) return text;
+  if (!text.includes("@") && !text.includes("=") && !text.includes("Bearer") && !/secret|session_?token/i.test(text)) return text;
   return text
+    .replace(SECRET_FIELD, '$1***"')
     .replace(URL_USERINFO, (_, scheme: string, userinfo: string) => `${scheme}${maskUserinfo(userinfo)}@`)
     .replace(SECRET_PARAM, "$1***")
     .replace(BEARER, "$1***")

@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
-import { createEventConsumer, ensureTopics, PermanentError, silentLogger, type EventConsumer } from "../src/index.ts";
+import { Topics, topicSpecs } from "@pss/contracts";
+import { createEventConsumer, createLogger, ensureTopics, PermanentError, silentLogger, type EventConsumer } from "../src/index.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 
 const kafka = new Kafka({ clientId: "event-consumer-test", brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
@@ -166,4 +167,57 @@ test("batch handlers get whole batches; events they report as failed go to the d
   expect(batches.flat()).toEqual([1, 2, 3]);
   const dead = await readDeadLetters(dlq, 1);
   expect(dead[0]!.reason).toBe("version two is cursed");
+}, 60_000);
+
+test("a handler busy for twice the session timeout keeps its partitions: no rebalance, each message handled once", async () => {
+  const { main, dlq } = await topics();
+  const lines: { msg: string }[] = [];
+  const logger = createLogger({ service: "test", level: "debug", write: (line) => lines.push(JSON.parse(line)) });
+  const handled: number[] = [];
+  const consumer = createEventConsumer({
+    kafka,
+    groupId: uniqueName("g-slow"),
+    topics: [main],
+    deadLetterTopic: dlq,
+    logger,
+    // Kafka's smallest session timeout; kafkajs alone would heartbeat only after the 13 s handler.
+    session: { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 1_000, rebalanceTimeoutMs: 10_000 },
+    handle: async (event) => {
+      if (event.version === 1) await Bun.sleep(13_000);
+      handled.push(event.version);
+    },
+  });
+  running.push(consumer);
+  await consumer.start();
+  await until(() => lines.some((l) => l.msg === "partitions assigned"));
+  await producer.send({ topic: main, messages: [{ key: "a", value: envelope("a", 1) }, { key: "a", value: envelope("a", 2) }] });
+  await until(() => handled.includes(2), 40_000);
+  // One assignment at start; a member removed for silence would have rejoined and been assigned again.
+  expect(lines.filter((l) => l.msg === "partitions assigned")).toHaveLength(1);
+  expect(handled).toEqual([1, 2]);
+}, 60_000);
+
+test("topic settings: event topics get the configured partitions, dead-letter topics one, all the replication factor", () => {
+  const specs = topicSpecs({ partitions: 12, replicationFactor: 3 });
+  expect(specs.find((t) => t.name === Topics.listingEvents.name)).toMatchObject({ partitions: 12, replicationFactor: 3 });
+  expect(specs.find((t) => t.name === Topics.mediaDeadLetter.name)).toMatchObject({ partitions: 1, replicationFactor: 3 });
+  expect(topicSpecs().find((t) => t.name === Topics.leadEvents.name)).toMatchObject({ partitions: 6, replicationFactor: 1 });
+});
+
+test("ensureTopics grows a topic with fewer partitions than configured and never shrinks one", async () => {
+  const name = uniqueName("grow-test");
+  await ensureTopics(kafka, [{ name, partitions: 2 }]);
+  const admin = kafka.admin();
+  await admin.connect();
+  const count = async () => (await admin.fetchTopicMetadata({ topics: [name] })).topics[0]!.partitions.length;
+  try {
+    expect(await count()).toBe(2);
+    await ensureTopics(kafka, [{ name, partitions: 4 }]);
+    expect(await count()).toBe(4);
+    await ensureTopics(kafka, [{ name, partitions: 3 }]);
+    expect(await count()).toBe(4);
+  } finally {
+    await admin.deleteTopics({ topics: [name] }).catch(() => {});
+    await admin.disconnect();
+  }
 }, 60_000);

@@ -1,24 +1,27 @@
 // The HTTP application as a factory: tests drive it with app.handle() or a real listener.
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
-import { Elysia } from "elysia";
+import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import { createHealthRoutes, type Logger, type ReadinessCheck } from "@pss/service-kit";
+import type { HttpMetrics, Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { wantsHtml } from "./buyers/pages/html.ts";
+import { notFoundPage } from "./buyers/pages/status-pages.ts";
+import { DEFAULT_SEARCH_ALIAS, HealthResponse } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
 import { MethodNotAllowedError, NotFoundError, RateLimitedError, UnauthorizedError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
+import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
-import { createMediaRoutes } from "./media/media-routes.ts";
+import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
@@ -31,10 +34,10 @@ export interface AppDeps {
   partnerRateLimiter: RateLimiter;
   publicBaseUrl: string;
   maxBodyBytes: number;
-  readiness: Record<string, ReadinessCheck>;
-  isStopping?: () => boolean;
-  /** Where the media service stores image variants; GET /media/<name> serves them. */
-  mediaDir?: string;
+  /** Requests by route template and status (/healthz, /readyz and /metrics are served on API_HEALTH_PORT, not here). */
+  httpMetrics?: HttpMetrics;
+  /** Where the media service stores image variants, and how GET /media/<name> serves them. */
+  media?: MediaRoutesDeps;
   /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
   opensearch?: OpenSearchClient;
   searchAlias?: string;
@@ -42,9 +45,12 @@ export interface AppDeps {
   leads?: LeadIntakeOptions & LeadCountOptions;
   /** Preview links of test records; absent = one-hour links signed with the key kept in PostgreSQL. */
   previews?: PreviewLinks;
+  /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
+  sitemapPageSize?: number;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
+const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
@@ -64,12 +70,17 @@ function hasBody(request: Request): boolean {
 
 export function createApp(deps: AppDeps) {
   registerFormats();
-  const requestIds = new WeakMap<Request, string>();
+  const traces = createRequestTraces(deps.logger);
   const principals = new WeakMap<Request, Principal>();
   const started = new WeakMap<Request, number>();
+  /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
+  const unmatched = new WeakSet<Request>();
+  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, requestIds);
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
+  // One intake for the JSON route and the listing page's form: the same limiter instances count both.
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
 
   /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
   const authenticatePartner = async ({ request }: { request: Request }) => {
@@ -84,6 +95,7 @@ export function createApp(deps: AppDeps) {
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
+    unmatched.add(request);
     const path = pathOf(request.url);
     routeTable ??= app.routes
       .filter((r) => !r.path.endsWith("*"))
@@ -97,11 +109,9 @@ export function createApp(deps: AppDeps) {
       // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
       const absolute = withAbsoluteUrl(request);
       if (absolute) return handle(absolute);
-      if (deps.logger.enabled("info")) started.set(request, performance.now());
-      const incoming = request.headers.get("x-request-id");
-      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-      requestIds.set(request, requestId);
-      set.headers["x-request-id"] = requestId;
+      if (timed) started.set(request, performance.now());
+      // Decided now, answered on every response (errors included), carried by the events this request writes.
+      Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
       const violation = edgeViolation(request, deps.maxBodyBytes);
       if (violation) throw violation;
     })
@@ -117,19 +127,29 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request, set }) => {
       let failure: unknown = error;
       if (code === "NOT_FOUND") failure = unrouted(request);
-      const requestId = requestIds.get(request) ?? crypto.randomUUID();
-      const mapped = mapError({ code, error: failure, requestId, logger: deps.logger });
+      // A browser that opens a page that does not exist gets a page, not JSON (the APIs keep their JSON).
+      if (failure instanceof NotFoundError && wantsHtml(request) && !isApiPath(pathOf(request.url))) {
+        return notFoundPage("Page", `${deps.publicBaseUrl}${pathOf(request.url)}`);
+      }
+      const trace = traces.of(request);
+      const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
       set.status = mapped.status;
-      set.headers["x-request-id"] = requestId;
+      Object.assign(set.headers, traceResponseHeaders(trace));
       set.headers["content-type"] = "application/json";
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
       return mapped.body;
     })
-    .onAfterResponse(({ request, set }) => {
-      if (!deps.logger.enabled("info")) return;
+    .onAfterResponse(({ request, set, route }) => {
       const begun = started.get(request);
+      if (deps.httpMetrics && begun !== undefined) {
+        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
+        deps.httpMetrics.observe({ method: request.method, route: unmatched.has(request) ? null : route, status, seconds: (performance.now() - begun) / 1000 });
+      }
+      if (!deps.logger.enabled("info")) return;
+      const trace = traces.of(request);
       deps.logger.info("request", {
-        requestId: requestIds.get(request),
+        requestId: trace.requestId,
+        traceparent: trace.traceparent,
         method: request.method,
         path: pathOf(request.url),
         status: set.status,
@@ -137,7 +157,6 @@ export function createApp(deps: AppDeps) {
         partnerId: principals.get(request)?.partnerId,
       });
     })
-    .use(createHealthRoutes({ service: "api", checks: deps.readiness, isStopping: deps.isStopping }))
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
@@ -145,6 +164,7 @@ export function createApp(deps: AppDeps) {
         .onTransform(authenticatePartner)
         .onTransform(({ body }) => throwBodyRejection(body))
         .get("/health", () => ({ status: "success" as const, timestamp: new Date().toISOString() }), {
+          response: { 200: HealthResponse },
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
         .use(createBrokerRoutes(partner))
@@ -158,13 +178,24 @@ export function createApp(deps: AppDeps) {
         throw unrouted(request);
       }, { detail: { hide: true } }),
     )
-    .use(createMediaRoutes({ mediaDir: deps.mediaDir }))
+    .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
     .use(createPreviewRoutes({ sql: deps.sql, authenticator: deps.authenticator, previews, publicBaseUrl: deps.publicBaseUrl }))
-    .use(createBuyerPlugin({ sql: deps.sql, opensearch: deps.opensearch ?? null, searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS, publicBaseUrl: deps.publicBaseUrl }))
+    .use(
+      createBuyerPlugin({
+        sql: deps.sql,
+        opensearch: deps.opensearch ?? null,
+        searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,
+        publicBaseUrl: deps.publicBaseUrl,
+        logger: deps.logger,
+        leads: leadIntake,
+        maxBodyBytes: deps.maxBodyBytes,
+        sitemapPageSize: deps.sitemapPageSize,
+      }),
+    )
     .use(
       new Elysia({ name: "lead-intake" })
         .onTransform(({ body }) => throwBodyRejection(body))
-        .use(createLeadIntakeRoutes({ sql: deps.sql, logger: deps.logger, ...deps.leads })),
+        .use(createLeadIntakeRoutes(leadIntake)),
     )
     .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
 

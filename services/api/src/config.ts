@@ -1,14 +1,18 @@
 // The only place the API reads its environment. Fails at boot with every problem listed.
+import { availableParallelism } from "node:os";
 import {
   ConfigError,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
+  readMediaStorageConfig,
   readPostgresConfig,
+  readPublicBaseUrl,
   readRedisConfig,
   type EnvReader,
   type KafkaConfig,
   type LogLevel,
+  type MediaStorageConfig,
   type PostgresConfig,
   type RedisConfig,
 } from "@pss/service-kit";
@@ -18,6 +22,8 @@ import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/out
 
 export interface ApiConfig {
   port: number;
+  /** /healthz, /readyz and /metrics: a port of their own, apart from public traffic (API_HEALTH_PORT). */
+  healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
   postgres: PostgresConfig;
@@ -27,8 +33,17 @@ export interface ApiConfig {
   rateLimitPerMinute: number;
   /** Largest accepted request body in bytes. */
   maxBodyBytes: number;
-  mediaDir: string;
+  /** Where the media service stores variants; GET /media/<name> serves them from there. */
+  mediaStorage: MediaStorageConfig;
+  /** `api`: the API streams variants itself; `redirect`: 302 to a presigned object-storage URL (s3 only). */
+  mediaDelivery: MediaDelivery;
+  /** Lifetime of a presigned URL in redirect mode. */
+  mediaPresignSeconds: number;
   outboxRelayEnabled: boolean;
+  /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
+  workers: number;
+  /** Set by the primary in the processes it starts (API_WORKER_INDEX); null in a primary or a single process. */
+  workerIndex: number | null;
   outboxRelay: OutboxRelayLimits;
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (the indexer writes it). */
@@ -69,20 +84,29 @@ function readSandboxConfig(r: EnvReader): SandboxConfig {
   };
 }
 
+export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
+export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
   const r = createEnvReader(env);
   const port = r.int("API_PORT", 8080, { min: 0, max: 65535 });
   const config: ApiConfig = {
     port,
-    publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
+    healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
+    publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
     postgres: readPostgresConfig(r, 20),
     redis: readRedisConfig(r),
     kafka: readKafkaConfig(r, "pss-api"),
     rateLimitPerMinute: r.int("RATE_LIMIT_PER_MINUTE", 0, { min: 0 }),
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
-    mediaDir: r.string("MEDIA_DIR", ".data/media"),
+    mediaStorage: readMediaStorageConfig(r),
+    mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
+    mediaPresignSeconds: r.int("MEDIA_PRESIGN_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
+    workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
+    workerIndex: r.optionalString("API_WORKER_INDEX") === undefined ? null : r.int("API_WORKER_INDEX", 0, { min: 0, max: 63 }),
     outboxRelay: readOutboxRelayLimits(r),
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
@@ -92,6 +116,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
     sandbox: readSandboxConfig(r),
   };
+  if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
+    r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");
+  }
   r.done();
   const secret = config.sandbox.previewLinkSecret;
   if (secret !== undefined && secret.length < MIN_PREVIEW_SECRET_LENGTH) {

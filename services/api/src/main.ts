@@ -1,43 +1,66 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
 import { Partitioners } from "kafkajs";
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
+  createHttpMetrics,
   createKafka,
   createLogger,
+  createMetrics,
   createPostgres,
+  createReadinessMonitor,
   createRedis,
+  createMediaStorage,
   createShutdown,
+  describeMediaStorage,
   ensureTopics,
   installCrashGuard,
   pingKafka,
   retryUntilDone,
+  startHealthServer,
   type ReadinessCheck,
 } from "@pss/service-kit";
 import { createApp } from "./app.ts";
+import { attachWorkerLink } from "./cluster/api-cluster.ts";
+import { startApiPrimary } from "./cluster/api-primary.ts";
 import { serverOptions } from "./http/edge.ts";
 import { createOpenSearch } from "@pss/service-kit";
 import { createAuthenticator } from "./auth/authenticator.ts";
-import { loadConfig, type ApiConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
+import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
+import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
 
-let config: ApiConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`api: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("api", loadConfig);
 
-const logger = createLogger({ service: "api", level: config.logLevel });
+const logger = createLogger({ service: "api", level: config.logLevel, ...(config.workerIndex !== null ? { base: { worker: config.workerIndex } } : {}) });
 installCrashGuard(logger);
+
+// API_WORKERS > 1: this process is the primary; it runs the workers (this same file, API_WORKER_INDEX set) and
+// the health port, and nothing below.
+if (config.workers > 1 && config.workerIndex === null) {
+  startApiPrimary({
+    workers: config.workers,
+    healthPort: config.healthPort,
+    logger,
+    spawnWorker: (index, ipc) =>
+      Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+        // One relay is enough: the first worker runs it when it is enabled at all.
+        env: { ...process.env, API_WORKER_INDEX: String(index), ...(index > 0 ? { OUTBOX_RELAY_ENABLED: "false" } : {}) },
+        ipc,
+        stdin: "ignore",
+        stdout: "inherit",
+        stderr: "inherit",
+      }),
+  });
+  await new Promise(() => {}); // runs until its shutdown exits the process
+}
+const isWorker = config.workerIndex !== null;
+const metrics = createMetrics({ service: "api" });
 // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
 const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true, connectTimeoutSeconds: 1.5 });
 const redis = createRedis(config.redis);
@@ -45,7 +68,12 @@ redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }
 const kafka = createKafka(config.kafka, logger);
 // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
+const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined }, config.outboxRelay);
+// The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
+if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
+
+// Image variants: served from the directory or bucket the media service writes to.
+const mediaStorage = createMediaStorage(config.mediaStorage);
 
 // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
 const opensearch = createOpenSearch(config.opensearch);
@@ -67,6 +95,8 @@ const readiness: Record<string, ReadinessCheck> = {
     required: false,
     everyMs: 0,
   },
+  // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
+  storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
 };
 // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
 if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
@@ -88,9 +118,8 @@ const app = createApp({
   partnerRateLimiter: createRateLimiter({ redis, logger, limit: config.rateLimitPerMinute, windowSeconds: 60, name: "partner" }),
   publicBaseUrl: config.publicBaseUrl,
   maxBodyBytes: config.maxBodyBytes,
-  readiness,
-  isStopping: () => stopping,
-  mediaDir: config.mediaDir,
+  httpMetrics: createHttpMetrics(metrics),
+  media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
   opensearch,
   searchAlias: config.searchAlias,
   leads,
@@ -98,13 +127,41 @@ const app = createApp({
 }).listen({
   port: config.port,
   hostname: "0.0.0.0",
+  // Workers share the port; the kernel spreads connections over them.
+  reusePort: isWorker,
   ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
 });
-logger.info("listening", { port: config.port, publicBaseUrl: config.publicBaseUrl });
+// Probes and Prometheus use a port of their own: the public port serves neither /readyz nor /metrics. A worker
+// answers its primary, which serves that port for all workers.
+const onCheckFailure = (name: string, err: unknown) => logger.debug("readiness check failing", { check: name, err: (err as Error).message });
+const health = isWorker
+  ? startWorkerLink()
+  : startHealthServer({ service: "api", port: config.healthPort, checks: readiness, metrics, isStopping: () => stopping, onCheckFailure });
+logger.info("listening", {
+  port: config.port,
+  healthPort: health.port,
+  publicBaseUrl: config.publicBaseUrl,
+  mediaDelivery: config.mediaDelivery,
+  ...describeMediaStorage(config.mediaStorage),
+});
+
+function startWorkerLink() {
+  const monitor = createReadinessMonitor({ checks: readiness, onFailure: onCheckFailure });
+  const link = attachWorkerLink({
+    answer: async (kind) => {
+      if (kind === "metrics") return metrics.snapshot();
+      if (kind === "readiness") return stopping ? { ready: false, checks: {}, degraded: [] } : monitor.report();
+      throw new Error(`unknown question '${kind}'`);
+    },
+    // The primary was killed without stopping us: leave the port to its successor.
+    onPrimaryGone: () => void shutdown.run("primary gone").then(() => process.exit(0)),
+  });
+  return { port: null, stop: async () => link.detach() };
+}
 // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
 // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
 const relayBoot = config.outboxRelayEnabled
-  ? retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+  ? retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
       if (!stopping) relay.start();
     })
   : Promise.resolve();
@@ -121,6 +178,7 @@ shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();
 });
+shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.register("close redis", () => redis.quit());
 shutdown.listen();

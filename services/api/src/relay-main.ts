@@ -2,11 +2,12 @@
 // OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   createKafka,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -16,30 +17,24 @@ import {
   startHealthServer,
 } from "@pss/service-kit";
 import { loadRelayConfig, type RelayConfig } from "./config.ts";
+import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
-let config: RelayConfig;
-try {
-  config = loadRelayConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`outbox-relay: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("outbox-relay", loadRelayConfig);
 
 const logger = createLogger({ service: "outbox-relay", level: config.logLevel });
 installCrashGuard(logger);
+// The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
+const metrics = createMetrics({ service: "outbox-relay" });
 const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
 const kafka = createKafka(config.kafka, logger);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger }, config.outboxRelay);
+const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
 
 let stopping = false;
 // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
 let relayStarted = false;
-const relayBoot = retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping }).then(() => {
+const relayBoot = retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
   if (stopping) return;
   relay.start();
   relayStarted = true;
@@ -57,6 +52,7 @@ const health = startHealthServer({
   },
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
   isStopping: () => stopping,
+  metrics,
 });
 
 const shutdown = createShutdown(logger);

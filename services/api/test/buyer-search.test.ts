@@ -126,10 +126,10 @@ describe("GET /v1/listings", () => {
 
   test("a ready photo shows on its result (photos become ready after indexing)", async () => {
     const [photo] = await api.sql`SELECT id FROM listing_photos WHERE listing_id = ${cheap} ORDER BY sort_key LIMIT 1`;
-    const variants = [{ width: 640, height: 480, format: "jpg", url: "https://market.example.test/media/a.jpg" }];
-    await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200, variants = ${api.sql.json(variants)} WHERE id = ${photo!.id}`;
+    const key = `${"a".repeat(64)}.jpg`;
+    await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200, variants = ${api.sql.json([{ width: 640, height: 480, format: "jpeg", key }])} WHERE id = ${photo!.id}`;
     const res = await search(`state=${state}&sort=price_asc&limit=1`);
-    expect(res.body.results[0].photo).toEqual({ sortKey: 1, width: 1600, height: 1200, variants });
+    expect(res.body.results[0].photo).toEqual({ sortKey: 1, width: 1600, height: 1200, variants: [{ width: 640, height: 480, format: "jpeg", url: `https://market.example.test/media/${key}` }] });
   });
 
   test("an under-contract listing is found and flagged", async () => {

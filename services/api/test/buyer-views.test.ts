@@ -100,12 +100,18 @@ describe("GET /v1/listings/{serviceListingId}", () => {
         { url: "https://images.example.com/b.jpg", sortKey: 2 },
       ],
     });
+    // Stored as media keys (what the media service writes); buyers get URLs under PUBLIC_BASE_URL.
+    const key = (n: string, ext: string) => `${n.repeat(64)}.${ext}`;
+    const stored = (n: string) => [
+      { width: 400, height: 300, format: "webp", key: key(n, "webp") },
+      { width: 400, height: 300, format: "jpeg", key: key(n, "jpg") },
+    ];
     const variants = (n: string) => [
-      { width: 400, height: 300, format: "webp", url: `https://market.example.test/media/${n}-400.webp` },
-      { width: 400, height: 300, format: "jpg", url: `https://market.example.test/media/${n}-400.jpg` },
+      { width: 400, height: 300, format: "webp", url: `https://market.example.test/media/${key(n, "webp")}` },
+      { width: 400, height: 300, format: "jpeg", url: `https://market.example.test/media/${key(n, "jpg")}` },
     ];
     for (const n of ["a", "c"]) {
-      await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200, variants = ${api.sql.json(variants(n))}
+      await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200, variants = ${api.sql.json(stored(n))}
                     WHERE listing_id = ${id} AND url = ${`https://images.example.com/${n}.jpg`}`;
     }
     await api.sql`UPDATE listing_photos SET state = 'failed', failure_reason = 'not an image' WHERE listing_id = ${id} AND url = 'https://images.example.com/b.jpg'`;

@@ -466,7 +466,6 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1_048_576,
-      readiness: {},
     });
     return { app, logged };
   }
@@ -525,7 +524,6 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1024,
-      readiness: {},
     });
     const res = await app.handle(request("GET", "/partner/v1/health"));
     expect(res.status).toBe(500);

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
-import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES } from "../src/outbox/outbox-batching.ts";
+import { DEFAULT_MAX_BATCH_BYTES, RECORD_OVERHEAD_BYTES, traceHeaderBytes } from "../src/outbox/outbox-batching.ts";
 import { readPendingRows } from "../src/outbox/outbox-relay.ts";
 import { createOutboxStatus } from "../src/outbox/outbox-status.ts";
+import { readTopicToEnd } from "./support/events.ts";
 import { startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -64,30 +65,8 @@ async function waitUntilNothingPending(topic: string, timeoutMs: number): Promis
 /** Every message on a topic made by this file: [key, version] in the order of each partition. */
 async function messagesOn(topic: string): Promise<{ key: string; version: number }[]> {
   const kafka = new Kafka({ clientId: uniqueName("outbox-reader"), brokers: process.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const remaining = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
   const found: { key: string; version: number }[] = [];
-  if (remaining.size === 0) return found;
-  const consumer = kafka.consumer({ groupId: uniqueName("outbox-reader") });
-  const { promise: done, resolve } = Promise.withResolvers<void>();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ partition, message }) => {
-      found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version });
-      if (Number(message.offset) >= remaining.get(partition)! - 1) remaining.delete(partition);
-      if (remaining.size === 0) resolve();
-    },
-  });
-  const timer = setTimeout(resolve, 30_000);
-  await done;
-  clearTimeout(timer);
-  await consumer.disconnect();
-  if (remaining.size > 0) throw new Error(`did not reach the end of ${topic}`);
+  await readTopicToEnd(kafka, topic, (message) => void found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version }));
   return found;
 }
 
@@ -187,6 +166,29 @@ describe("outbox relay and Kafka's size limits", () => {
         await tx`UPDATE outbox SET published_at = now() WHERE id < 10000`;
         expect((await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 })).map((r) => r.id)).toEqual(["10000"]);
         expect((await readPendingRows(tx, { batchSize: 1, maxBatchBytes: 100_000 })).map((r) => [r.id, r.considered])).toEqual([["10000", 1]]);
+      });
+    } finally {
+      await sql.end();
+    }
+  });
+
+  test("a row's bytes count the trace headers the relay sends with it, as traceHeaderBytes says", async () => {
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`CREATE TEMP TABLE outbox (LIKE public.outbox INCLUDING ALL) ON COMMIT DROP`;
+        const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        await tx`
+          INSERT INTO outbox (id, topic, message_key, payload, request_id, traceparent) VALUES
+            (1, 't', 'k', '{"n": 1}', NULL, NULL), (2, 't', 'k', '{"n": 1}', 'req-é', ${traceparent}), (3, 't', 'k', '{"n": 1}', 'req-only', NULL)`;
+        const base = 1 + '{"n": 1}'.length + RECORD_OVERHEAD_BYTES;
+        const rows = await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 100_000 });
+        expect(rows.map((r) => [r.id, r.request_id, r.traceparent, r.bytes])).toEqual([
+          ["1", null, null, base],
+          ["2", "req-é", traceparent, base + traceHeaderBytes({ request_id: "req-é", traceparent })],
+          ["3", "req-only", null, base + traceHeaderBytes({ request_id: "req-only", traceparent: null })],
+        ]);
+        expect(rows[1]!.bytes - base).toBeGreaterThan(Buffer.byteLength("req-é") + traceparent.length);
       });
     } finally {
       await sql.end();

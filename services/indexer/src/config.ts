@@ -1,11 +1,11 @@
 // The only place the indexer service reads its environment. Fails at boot with every problem listed.
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import {
-  ConfigError,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
   readOpenSearchConfig,
+  readSearchAlias,
   readPostgresConfig,
   type KafkaConfig,
   type LogLevel,
@@ -31,6 +31,8 @@ export interface IndexerConfig {
   groupId: string;
   /** Set only when an OpenAI-compatible endpoint is configured; otherwise the deterministic rewrite is used. */
   llmRewriter: LlmRewriterConfig | null;
+  /** The reconciler (reconcile/reconciler.ts): time between runs (0: off), and when a pending listing is overdue. */
+  reconcile: { intervalMs: number; pendingAfterMs: number };
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): IndexerConfig {
@@ -42,21 +44,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-indexer"),
     opensearch: readOpenSearchConfig(r),
-    searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
+    searchAlias: readSearchAlias(r, DEFAULT_SEARCH_ALIAS),
     groupId: r.string("INDEXER_GROUP_ID", "pss-indexer"),
     llmRewriter: llmUrl
       ? { url: llmUrl, model: r.string("REWRITER_LLM_MODEL"), apiKey: r.optionalString("REWRITER_LLM_API_KEY"), timeoutMs: r.int("REWRITER_LLM_TIMEOUT_MS", 5000, { min: 100, max: 120_000 }) }
       : null,
+    reconcile: {
+      intervalMs: r.int("RECONCILE_INTERVAL_MS", 30_000, { min: 0 }),
+      pendingAfterMs: r.int("RECONCILE_PENDING_AFTER_MS", 120_000, { min: 1_000 }),
+    },
   };
-  const problems: string[] = [];
-  // OpenSearch index names: lower case letters, digits, . _ -, not starting with a symbol.
-  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(config.searchAlias)) problems.push(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${config.searchAlias}'`);
-  try {
-    r.done();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.unshift(...err.problems);
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  r.done();
   return config;
 }

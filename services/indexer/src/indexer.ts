@@ -1,7 +1,7 @@
 // The indexer as a factory over its clients: main.ts wires it for production, tests wire it to unique names.
 import type { Client } from "@opensearch-project/opensearch";
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
@@ -16,8 +16,13 @@ export interface IndexerDeps {
   groupId: string;
   rewriter: DescriptionRewriter;
   logger: Logger;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  metrics?: ConsumerMetrics;
+  /** Only these partners' events (tests sharing Kafka topics with other databases); absent = all. */
+  onlyPartners?: ReadonlySet<string>;
 }
 
 export interface Indexer extends EventConsumer {
@@ -36,9 +41,11 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     topics: [Topics.listingEvents.name, Topics.brokerEvents.name],
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
-    handleBatch,
+    metrics: deps.metrics,
+    handleBatch: deps.onlyPartners ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId))) : handleBatch,
     // Partitions are independent (ordering is per aggregate): overlap their database and OpenSearch round trips.
     partitionsConsumedConcurrently: 6,
+    session: deps.session,
     initialBackoffMs: deps.initialBackoffMs ?? 200,
     // Short enough that the index converges within seconds once OpenSearch is back.
     maxBackoffMs: deps.maxBackoffMs ?? 5_000,

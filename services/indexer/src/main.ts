@@ -1,10 +1,12 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   startHealthServer,
   createKafka,
+  createConsumerMetrics,
   createLogger,
+  createMetrics,
   createOpenSearch,
   createPostgres,
   createShutdown,
@@ -13,21 +15,14 @@ import {
   pingKafka,
   retryUntilDone,
 } from "@pss/service-kit";
-import { loadConfig, type IndexerConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createIndexer } from "./indexer.ts";
+import { registerIndexingGauges } from "./indexer-metrics.ts";
+import { createReconciler, createReconcilerMetrics } from "./reconcile/reconciler.ts";
 import { createDeterministicRewriter } from "./rewriting/description-rewriter.ts";
 import { createLlmRewriter } from "./rewriting/llm-rewriter.ts";
 
-let config: IndexerConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`indexer: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("indexer", loadConfig);
 
 const logger = createLogger({ service: "indexer", level: config.logLevel });
 installCrashGuard(logger);
@@ -36,7 +31,20 @@ const opensearch = createOpenSearch(config.opensearch);
 const kafka = createKafka(config.kafka, logger);
 
 const rewriter = config.llmRewriter ? createLlmRewriter({ ...config.llmRewriter, logger }) : createDeterministicRewriter();
-const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger });
+const metrics = createMetrics({ service: "indexer" });
+registerIndexingGauges({ metrics, sql, logger });
+const consumerMetrics = createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) });
+const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, metrics: consumerMetrics, session: config.kafka.consumer });
+// One active across replicas (advisory lock); the others stand by.
+const reconciler = createReconciler({
+  sql,
+  opensearch,
+  alias: config.searchAlias,
+  rewriter,
+  logger,
+  ...config.reconcile,
+  metrics: createReconcilerMetrics(metrics),
+});
 
 let stopping = false;
 const health = startHealthServer({
@@ -55,6 +63,7 @@ const health = startHealthServer({
     },
   },
   isStopping: () => stopping,
+  metrics,
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
 logger.info("health endpoint listening", { port: health.port });
@@ -65,13 +74,15 @@ shutdown.register("mark not ready", () => {
 });
 // Finishes the in-flight batch (or abandons its retries, uncommitted) and commits what was done.
 shutdown.register("stop consuming", () => indexer.stop());
+shutdown.register("stop reconciler", () => reconciler.stop());
 shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close opensearch", () => opensearch.close());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => indexer.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
+  if (!stopping) reconciler.start();
 }

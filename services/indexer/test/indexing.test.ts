@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
+import { NO_TRACE, silentLogger } from "@pss/service-kit";
 import { Partitioners } from "kafkajs";
 import { uniqueName } from "../../../test/support/env.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
@@ -189,7 +190,7 @@ describe("ordering and duplicates", () => {
     const events = (await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id`).map((r) => r.payload);
     expect(events.map((e: any) => e.version)).toEqual([1, 2, 3]);
 
-    const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0" };
+    const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0", trace: NO_TRACE, log: silentLogger };
     const failures = await idx.indexer.handleBatch([{ event: events[0], ctx }, { event: events[1], ctx }]);
     expect(failures).toEqual([]);
     const doc = await idx.opensearch.get({ index: idx.alias, id: String(id) });
@@ -216,7 +217,7 @@ describe("ordering and duplicates", () => {
     const id = await putListing(uniqueName("listing"), sample.listing(brokerId));
     await indexedState(api.sql, id);
     const [good] = await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id LIMIT 1`;
-    const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0" };
+    const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0", trace: NO_TRACE, log: silentLogger };
     const broken = { ...good!.payload, eventId: crypto.randomUUID(), payload: { ...good!.payload.payload, status: "LIVE" } };
     const unknown = { ...good!.payload, eventId: crypto.randomUUID(), aggregateId: "999999999999", payload: { ...good!.payload.payload, listingId: 999999999999 } };
     const failures = await idx.indexer.handleBatch([{ event: broken, ctx }, { event: unknown, ctx }, { event: good!.payload, ctx }]);

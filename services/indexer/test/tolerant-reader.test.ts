@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
+import { readTopicToEnd } from "../../api/test/support/events.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import { writeBulk } from "../src/search-index/bulk-writer.ts";
 import { ensureSearchIndex } from "../src/search-index/ensure-index.ts";
@@ -32,32 +33,10 @@ afterAll(async () => {
 
 /** Dead-letter messages this test's consumer group wrote for one key, with their reasons. */
 async function deadLettersFor(key: string): Promise<string[]> {
-  const admin = idx.kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(Topics.indexerDeadLetter.name);
-  await admin.disconnect();
-  const remaining = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
   const reasons: string[] = [];
-  if (remaining.size === 0) return reasons;
-  const consumer = idx.kafka.consumer({ groupId: uniqueName("dead-letter-reader") });
-  const { promise: done, resolve } = Promise.withResolvers<void>();
-  await consumer.connect();
-  await consumer.subscribe({ topic: Topics.indexerDeadLetter.name, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ partition, message }) => {
-      if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId) {
-        reasons.push(String(message.headers["x-dead-letter-reason"]));
-      }
-      if (Number(message.offset) >= remaining.get(partition)! - 1) remaining.delete(partition);
-      if (remaining.size === 0) resolve();
-    },
+  await readTopicToEnd(idx.kafka, Topics.indexerDeadLetter.name, (message) => {
+    if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId) reasons.push(String(message.headers["x-dead-letter-reason"]));
   });
-  const timer = setTimeout(resolve, 30_000);
-  await done;
-  clearTimeout(timer);
-  await consumer.disconnect();
-  if (remaining.size > 0) throw new Error("did not reach the end of the dead-letter topic");
   return reasons;
 }
 

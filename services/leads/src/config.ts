@@ -1,6 +1,6 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
 import { isEmail } from "@pss/contracts";
-import { ConfigError, createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import { ConfigError, createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, readPublicBaseUrl, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
 import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
 
 export interface LeadsConfig {
@@ -45,7 +45,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-leads"),
     groupPrefix: r.string("LEADS_GROUP_PREFIX", "pss-leads"),
-    publicBaseUrl: r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080").replace(/\/+$/, ""),
+    publicBaseUrl: readPublicBaseUrl(r, "http://127.0.0.1:8080"),
     smtp,
     delivery: {
       maxAttempts: r.int("LEAD_DELIVERY_MAX_ATTEMPTS", 8, { min: 1, max: 100 }),

@@ -5,13 +5,14 @@
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
 import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
-import { createEventConsumer, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";
 import { createLeadForwarder, type DeliveryPolicy, type MailTransport } from "./forwarding/lead-forwarder.ts";
 import { createRetrySweeper } from "./forwarding/retry-sweeper.ts";
+import type { LeadsMetrics } from "./leads-metrics.ts";
 
 export interface LeadsWorkersDeps {
   sql: postgres.Sql;
@@ -23,10 +24,14 @@ export interface LeadsWorkersDeps {
   policy: DeliveryPolicy;
   sweepIntervalMs: number;
   firstAttemptGraceMs: number;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   /** Consumer retry backoff (a failing database); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
   /** Only these partners' leads (tests sharing Kafka and PostgreSQL); absent = all. */
   partnerIds?: () => string[];
+  /** Delivery outcomes (leads-metrics.ts) and the consumers' (service-kit consumer-metrics.ts). */
+  metrics?: { leads: LeadsMetrics; consumer: ConsumerMetrics };
 }
 
 export function createLeadsWorkers(deps: LeadsWorkersDeps) {
@@ -37,8 +42,10 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     deadLetterTopic: Topics.leadsDeadLetter.name,
     logger: deps.logger,
     partitionsConsumedConcurrently: Topics.leadEvents.partitions,
+    session: deps.session,
     initialBackoffMs: deps.backoff?.initialMs,
     maxBackoffMs: deps.backoff?.maxMs,
+    metrics: deps.metrics?.consumer,
   };
   const count = createLeadCounter({ sql: deps.sql, logger: deps.logger });
   const counter = createEventConsumer({ ...common, groupId: `${deps.groupPrefix}-counter`, handleBatch: (items) => count(items.filter((i) => mine(i.event))) });
@@ -46,16 +53,27 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
   const consumers: EventConsumer[] = [counter];
   let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
   if (deps.mail) {
-    const forwarder = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    const forwarding = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    // Every attempt, first (consumer) or later (sweeper), is counted by its outcome.
+    const forwarder: typeof forwarding = {
+      async forward(leadId, log) {
+        // The caller's logger passes through: the forwarding lines carry the intake request's ID.
+        const outcome = await forwarding.forward(leadId, log);
+        deps.metrics?.leads.attempt(outcome);
+        return outcome;
+      },
+    };
     consumers.push(
       createEventConsumer({
         ...common,
         groupId: `${deps.groupPrefix}-mailer`,
         // Malformed events are dead-lettered by the counter; here they are only skipped. Test-mode leads are never
         // e-mailed (and stored as 'skipped', which the forwarder's claim never takes anyway).
-        handle: async (event) => {
+        handle: async (event, ctx) => {
           const parsed = parseLeadEvent(event);
-          if (parsed.ok === true && mine(event) && eventMode(event) === "live") await forwarder.forward(parsed.lead.leadId);
+          if (parsed.ok !== true || !mine(event) || eventMode(event) !== "live") return "skipped";
+          // ctx.log: the forwarding lines carry the intake request's ID and traceparent.
+          return (await forwarder.forward(parsed.lead.leadId, ctx.log)) === "skipped" ? "skipped" : "handled";
         },
       }),
     );

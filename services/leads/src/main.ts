@@ -1,10 +1,12 @@
 // Composition root: the only place that creates clients, wires dependencies and handles shutdown.
-import { ALL_TOPICS } from "@pss/contracts";
+import { topicSpecs } from "@pss/contracts";
 import {
-  ConfigError,
+  loadConfigOrExit,
   startHealthServer,
   createKafka,
+  createConsumerMetrics,
   createLogger,
+  createMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -13,20 +15,12 @@ import {
   retryUntilDone,
   type ReadinessCheck,
 } from "@pss/service-kit";
-import { loadConfig, type LeadsConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
+import { createLeadsMetrics } from "./leads-metrics.ts";
 import { createLeadsWorkers } from "./leads-workers.ts";
 
-let config: LeadsConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`leads: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit("leads", loadConfig);
 
 const logger = createLogger({ service: "leads", level: config.logLevel });
 installCrashGuard(logger);
@@ -36,11 +30,17 @@ const kafka = createKafka(config.kafka, logger);
 const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
 if (!config.smtp) logger.warn("SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured");
 
+const metrics = createMetrics({ service: "leads" });
 const workers = createLeadsWorkers({
+  metrics: {
+    leads: createLeadsMetrics({ metrics, sql, logger }),
+    consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+  },
   sql,
   kafka,
   logger,
   groupPrefix: config.groupPrefix,
+  session: config.kafka.consumer,
   publicBaseUrl: config.publicBaseUrl,
   mail: transport && config.smtp ? { transport, from: config.smtp.from, messageIdDomain: config.smtp.fromDomain } : null,
   // Claims outlive the worst-case SMTP exchange (connect + greeting + socket timeouts) by a wide margin.
@@ -63,6 +63,7 @@ const health = startHealthServer({
   service: "leads",
   port: config.healthPort,
   checks,
+  metrics,
   isStopping: () => stopping,
   onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
 });
@@ -79,7 +80,7 @@ shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
 
 // Kafka may be down at boot: wait for it (not ready meanwhile) instead of exiting.
-await retryUntilDone("create topics", () => ensureTopics(kafka, ALL_TOPICS), { logger, isStopping: () => stopping });
+await retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping });
 if (await retryUntilDone("start consuming", () => workers.start().then(() => true), { logger, isStopping: () => stopping })) {
   logger.info("consuming lead events", { groupPrefix: config.groupPrefix });
 }

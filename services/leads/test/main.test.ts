@@ -5,6 +5,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { call, sample, startApi, type ApiHarness } from "../../api/test/support/harness.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
+import { Topics } from "@pss/contracts";
+import { startGroupAtEnd } from "../../media/test/support/media-harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 let api: ApiHarness;
@@ -24,9 +26,13 @@ function freePort(): number {
 test("boots, reports ready, counts a lead from Kafka, and stops cleanly on SIGTERM", async () => {
   const urls = testUrls();
   const port = freePort();
+  // The groups start at the topic's end: earlier tests leave events (a deliberately malformed one among them,
+  // which would be dead-lettered with an error line) that are not this test's business.
+  const groupPrefix = uniqueName("leads-main-test");
+  for (const group of ["counter", "mailer"]) await startGroupAtEnd(api.kafka, `${groupPrefix}-${group}`, [Topics.leadEvents.name]);
   const proc = Bun.spawn([process.execPath, "services/leads/src/main.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", DATABASE_URL: urls.DATABASE_URL, KAFKA_BROKERS: urls.KAFKA_BROKERS, HEALTH_PORT: String(port), LEADS_GROUP_PREFIX: uniqueName("leads-main-test"), LOG_LEVEL: "info" },
+    env: { PATH: process.env.PATH ?? "", DATABASE_URL: urls.DATABASE_URL, KAFKA_BROKERS: urls.KAFKA_BROKERS, HEALTH_PORT: String(port), LEADS_GROUP_PREFIX: groupPrefix, LOG_LEVEL: "info" },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -1,6 +1,16 @@
 // The only place the media service reads its environment. Fails at boot with every problem listed.
 import { availableParallelism } from "node:os";
-import { createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import {
+  createEnvReader,
+  readKafkaConfig,
+  readLogLevel,
+  readMediaStorageConfig,
+  readPostgresConfig,
+  type KafkaConfig,
+  type LogLevel,
+  type MediaStorageConfig,
+  type PostgresConfig,
+} from "@pss/service-kit";
 
 export interface MediaConfig {
   healthPort: number;
@@ -8,9 +18,8 @@ export interface MediaConfig {
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
-  mediaDir: string;
-  /** Base of the variant URLs written to the read-back: `${publicBaseUrl}/media/<name>` (the API serves them). */
-  publicBaseUrl: string;
+  /** Where variants are written (MEDIA_STORAGE): records keep only their names; the API builds the URLs. */
+  storage: MediaStorageConfig;
   /** Images transformed at once; libvips threads per image come from sharpThreads. */
   concurrency: number;
   /** Downloads at once (I/O bound, so more than concurrency). */
@@ -40,8 +49,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-media"),
     groupId: r.string("MEDIA_CONSUMER_GROUP", "pss-media"),
-    mediaDir: r.string("MEDIA_DIR", ".data/media"),
-    publicBaseUrl: r.url("PUBLIC_BASE_URL", `http://127.0.0.1:${r.int("API_PORT", 8080, { min: 0, max: 65535 })}`).replace(/\/+$/, ""),
+    storage: readMediaStorageConfig(r),
     concurrency,
     downloadConcurrency: r.int("MEDIA_DOWNLOAD_CONCURRENCY", concurrency * 4, { min: 1, max: 1024 }),
     sharpThreads: r.int("MEDIA_SHARP_THREADS", 1, { min: 1, max: 64 }),

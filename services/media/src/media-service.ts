@@ -1,7 +1,7 @@
 // The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
 // wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, createMediaStorage, type ConsumerMetrics, type ConsumerSettings, type Logger, type MediaStorage } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
@@ -13,8 +13,7 @@ import { createMediaJobs, emptyStats, type MediaStats } from "./jobs/media-jobs.
 import { createMediaRepository } from "./jobs/media-repository.ts";
 import { createRetryLoop, type RetryLoop } from "./jobs/retry-loop.ts";
 import { createWorkPool } from "./jobs/work-pool.ts";
-import { createLocalStorage } from "./storage/local-storage.ts";
-import type { MediaStorage } from "./storage/media-storage.ts";
+import type { MediaMetrics } from "./media-metrics.ts";
 
 export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
 
@@ -24,9 +23,13 @@ export interface MediaServiceDeps {
   kafka: Kafka;
   logger: Logger;
   storage?: MediaStorage;
+  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
   resolve?: Resolver;
   /** Confine this instance to these partners' records (tests and the benchmark share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
+  /** Job outcomes (media-metrics.ts) and the consumer's (service-kit consumer-metrics.ts). */
+  metrics?: { media: MediaMetrics; consumer: ConsumerMetrics };
 }
 
 export interface MediaService {
@@ -51,7 +54,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
   const stats = emptyStats();
   const leaseMs = leaseMsFor(config);
   const repository = createMediaRepository(deps.sql);
-  const storage = deps.storage ?? createLocalStorage({ dir: config.mediaDir, publicBaseUrl: config.publicBaseUrl });
+  const storage = deps.storage ?? createMediaStorage(config.storage);
   const jobs = createMediaJobs({
     repository,
     storage,
@@ -67,6 +70,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     cpuPool: createWorkPool(config.concurrency),
     maxAttempts: config.maxAttempts,
     retryBaseMs: config.retryBaseMs,
+    metrics: deps.metrics?.media,
   });
   const consumer = createEventConsumer({
     kafka: deps.kafka,
@@ -76,6 +80,8 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     logger,
     // Enough partitions in flight to keep the pools busy; each waits only for its own images.
     partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
+    metrics: deps.metrics?.consumer,
+    session: deps.session,
     handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
   });
   const retries = createRetryLoop({

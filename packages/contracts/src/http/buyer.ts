@@ -10,6 +10,10 @@ import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type Lis
 /** OpenSearch alias buyers' search reads and the indexer writes (OPENSEARCH_INDEX_ALIAS). */
 export const DEFAULT_SEARCH_ALIAS = "listings";
 
+/**
+ * A status buyers may see: the status half of the visibility rule only. Whether buyers may see a listing record
+ * is isVisibleToBuyers (mode.ts): a test record in a visible status is still never public.
+ */
 export function isBuyerVisible(status: string): status is ListingStatus {
   return (BUYER_VISIBLE_STATUSES as readonly string[]).includes(status);
 }
@@ -133,6 +137,12 @@ export const SearchQuery = Type.Object(
     city: Type.Optional(searchText("Exact city, case-insensitive (listings that hide their city never match)")),
     minPrice: Type.Optional(Type.String({ description: "Lowest asking price: a number from 0 to 1000000000000 with at most 2 decimals", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
     maxPrice: Type.Optional(Type.String({ description: "Highest asking price, like minPrice; not below minPrice (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    minRevenue: Type.Optional(Type.String({ description: "Lowest yearly revenue, like minPrice (listings without the figure never match)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    maxRevenue: Type.Optional(Type.String({ description: "Highest yearly revenue, like minPrice; not below minRevenue (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    minSde: Type.Optional(Type.String({ description: "Lowest seller's discretionary earnings, like minPrice (listings without the figure never match)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    maxSde: Type.Optional(Type.String({ description: "Highest seller's discretionary earnings, like minPrice; not below minSde (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
+    financingAvailable: Type.Optional(Type.String({ description: "true: only listings offering seller financing; false: only listings that do not", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
+    underContract: Type.Optional(Type.String({ description: "true: only listings under contract; false: leave them out; omitted: both", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
     sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`, [DOCUMENTED_ONLY]: { pattern: trimmed(SEARCH_SORTS.join("|")) } })),
     cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else is refused with 400)" })),
     limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`, [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) } })),
@@ -163,6 +173,8 @@ export interface ListingSearchDocument {
   underContract: boolean;
   location: PublicLocation;
   financials: Static<typeof PublicFinancials>;
+  /** financing.financingAvailable is true (absent in documents indexed before the field existed). */
+  financingAvailable?: boolean;
   establishedAt: string | null;
   broker: { serviceBrokerId: string; name: string };
   /** When the listing last went live (moved into a buyer-visible status); "newest" sorts by it. */

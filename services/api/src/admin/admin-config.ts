@@ -1,21 +1,24 @@
 // The admin CLI's configuration: the only place it reads its environment. Each command names the servers it
 // needs and only those are read. A URL left unset is taken from the local infrastructure runner (what
 // `npm start` uses) when the checkout has one; in an image without it, the URL is required as before.
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { DEFAULT_SEARCH_ALIAS, DEFAULT_TOPIC_SETTINGS } from "@pss/contracts";
 import {
-  ConfigError,
   createEnvReader,
+  DEFAULT_CONSUMER_SETTINGS,
   readKafkaConfig,
   readOpenSearchConfig,
+  readSearchAlias,
+  readMediaStorageConfig,
   readPostgresConfig,
   readRedisConfig,
   type KafkaConfig,
   type OpenSearchConfig,
   type PostgresConfig,
   type RedisConfig,
+  type S3StorageConfig,
 } from "@pss/service-kit";
 
-export type Server = "postgres" | "redis" | "kafka" | "opensearch";
+export type Server = "postgres" | "redis" | "kafka" | "opensearch" | "s3";
 
 /** The environment variable each server's address is read from (the same as every service's). */
 export const SERVER_VARIABLES: Record<Server, string> = {
@@ -23,7 +26,11 @@ export const SERVER_VARIABLES: Record<Server, string> = {
   redis: "REDIS_URL",
   kafka: "KAFKA_BROKERS",
   opensearch: "OPENSEARCH_URL",
+  s3: "S3_ENDPOINT",
 };
+
+/** What goes with S3_ENDPOINT; taken from the local runner together with it. */
+const S3_COMPANIONS = ["S3_BUCKET", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"];
 
 export interface AdminConfig {
   postgres: PostgresConfig;
@@ -32,6 +39,10 @@ export interface AdminConfig {
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (reindex swaps it). */
   searchAlias: string;
+  /** The object store (S3_*), for commands that need it. */
+  s3: S3StorageConfig | null;
+  /** MEDIA_DIR: variants in a local directory (the copy's source). */
+  mediaDir: string;
   /** Needed servers whose URL was not set and came from the local infrastructure runner. */
   local: Server[];
 }
@@ -50,29 +61,24 @@ export function loadAdminConfig(env: Record<string, string | undefined>, needs: 
     if (fallback) {
       effective[name] = fallback;
       local.push(server);
+      // The local object store's bucket and credentials come with its address, whatever else is set.
+      if (server === "s3") for (const v of S3_COMPANIONS) if (localUrls?.[v]) effective[v] = localUrls[v];
     }
   }
-  const r = createEnvReader(effective);
   const has = (s: Server) => needs.includes(s);
+  // Commands that need the object store read it as MEDIA_STORAGE=s3 would, whatever the services use now.
+  const r = createEnvReader(has("s3") ? { ...effective, MEDIA_STORAGE: "s3" } : effective);
   // A one-shot command needs at most a couple of connections, whatever pool size the services use.
   const config: AdminConfig = {
     postgres: has("postgres") ? { ...readPostgresConfig(r, 2), maxConnections: 2 } : { url: "", maxConnections: 2 },
     redis: has("redis") ? readRedisConfig(r) : { url: "" },
-    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin" },
+    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin", topics: DEFAULT_TOPIC_SETTINGS, consumer: DEFAULT_CONSUMER_SETTINGS },
     opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
-    searchAlias: has("opensearch") ? r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
+    searchAlias: has("opensearch") ? readSearchAlias(r, DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
+    s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
+    mediaDir: has("s3") ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
     local,
   };
-  const problems: string[] = [];
-  if (has("opensearch") && !/^[a-z0-9][a-z0-9._-]{0,200}$/.test(config.searchAlias)) {
-    problems.push(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${config.searchAlias}'`);
-  }
-  try {
-    r.done();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.unshift(...err.problems);
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  r.done();
   return config;
 }

@@ -114,7 +114,7 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
     parsed = parseArgs(argv);
     local = await findLocalInfra();
     config = loadAdminConfig(io.env, parsed.command.needs, local?.urls);
-    const urls = { postgres: config.postgres.url, redis: config.redis.url, kafka: config.kafka.brokers.join(","), opensearch: config.opensearch.url };
+    const urls = { postgres: config.postgres.url, redis: config.redis.url, kafka: config.kafka.brokers.join(","), opensearch: config.opensearch.url, s3: config.s3?.endpoint ?? "" };
     const down = await localServersDown(config.local, (s) => urls[s]);
     if (down) {
       console.error(`admin: ${down}`);

@@ -1,7 +1,8 @@
 // Every admin command: its flags, the servers it talks to, and what it does. Commands return one plain object:
 // printed as one JSON line for scripts, or as tables for a person (output.ts).
 import { Topics } from "@pss/contracts";
-import type { Logger } from "@pss/service-kit";
+import { createLocalMediaStorage, createS3MediaStorage, TRACE_HEADERS, type Logger } from "@pss/service-kit";
+import { existsSync, statSync } from "node:fs";
 import { readDeadLetters, replayDeadLetters, type DeadLetter } from "@pss/service-kit/dead-letters";
 import type { Client } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
@@ -10,6 +11,7 @@ import type postgres from "postgres";
 // The tools that own another service's data live in that service; the CLI only wires them.
 import { reindex } from "../../../indexer/src/reindex/reindex.ts";
 import { createFailedMediaReset } from "../../../media/src/jobs/failed-media-reset.ts";
+import { copyVariants } from "../../../media/src/storage/copy-variants.ts";
 import { createOutboxStatus } from "../outbox/outbox-status.ts";
 import type { AdminConfig, Server } from "./admin-config.ts";
 import { AdminError, createPartnerAdmin, MAX_LIST } from "./partner-admin.ts";
@@ -94,7 +96,8 @@ function summary(l: DeadLetter) {
     key: l.key,
     eventType: l.event?.type ?? null,
     version: l.event?.version ?? null,
-    requestId: l.headers["x-request-id"] ?? null,
+    requestId: l.headers[TRACE_HEADERS.requestId] ?? null,
+    traceparent: l.headers[TRACE_HEADERS.traceparent] ?? null,
   };
 }
 
@@ -274,6 +277,22 @@ export const COMMANDS: Record<string, Command> = {
       return { photos: reset.photos.length, avatars: reset.avatars.length, reset: [...reset.photos.map((p) => ({ kind: "photo", ...p })), ...reset.avatars.map((a) => ({ kind: "avatar", ...a }))] };
     },
   },
+  "media copy-to-s3": {
+    usage: "media copy-to-s3 [--from-dir <dir>] [--dry-run]   (copies variants from MEDIA_DIR into the S3_* bucket; run again after switching)",
+    flags: { "from-dir": "value", "dry-run": "boolean" },
+    needs: ["s3"],
+    async run(ctx, f) {
+      const dir = opt(f, "from-dir") ?? ctx.config.mediaDir;
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new AdminError("not_found", `media directory ${dir} not found (set MEDIA_DIR or --from-dir)`);
+      const s3 = ctx.config.s3!;
+      const result = await copyVariants(createLocalMediaStorage({ dir }), createS3MediaStorage(s3), {
+        dryRun: f["dry-run"] === true,
+        onProgress: (r) => ctx.warn(`${r.examined} examined, ${r.copied} copied, ${r.alreadyThere} already there, ${r.failed} failed`),
+      });
+      if (result.failed > 0) ctx.warn(`${result.failed} variant(s) not copied; run the command again once the cause is fixed`);
+      return { from: dir, to: `${s3.endpoint ?? "s3"}/${s3.bucket}/${s3.prefix}`, ...result };
+    },
+  },
   "outbox status": {
     usage: "outbox status [--limit <n>]   (backlog, oldest age, set-aside rows)",
     flags: { limit: "value" },
@@ -315,6 +334,7 @@ ${Object.values(COMMANDS)
   .join("\n")}
 
 Output: one JSON document on stdout when stdout is not a terminal (or with --json), tables on a terminal.
-Servers: DATABASE_URL, REDIS_URL, KAFKA_BROKERS, OPENSEARCH_URL (OPENSEARCH_INDEX_ALIAS for reindex); each one
-not set is the local infrastructure's (npm start / npm run infra -- up).
+Servers: DATABASE_URL, REDIS_URL, KAFKA_BROKERS, OPENSEARCH_URL (OPENSEARCH_INDEX_ALIAS for reindex), S3_ENDPOINT
+with S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY (media copy-to-s3); each one not set is the local
+infrastructure's (npm start / npm run infra -- up).
 Exit codes: 0 ok, 1 failure (not found, configuration, server), 2 usage error.`;

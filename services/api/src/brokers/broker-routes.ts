@@ -4,14 +4,15 @@ import { BrokerBody, BrokerHistoryResponse, BrokerPutResponse, BrokerRecord, Dry
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
+import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 
-/** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl). */
-export function toBrokerRecord(b: StoredBroker, url: string): BrokerRecord {
+/** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
+export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
   const d = b.document;
   return {
     externalBrokerId: b.externalId,
@@ -35,7 +36,7 @@ export function toBrokerRecord(b: StoredBroker, url: string): BrokerRecord {
           warning: b.avatar.warning,
           width: b.avatar.width,
           height: b.avatar.height,
-          variants: (b.avatar.variants ?? []) as never,
+          variants: variantsWithUrls(b.avatar.variants, publicBaseUrl),
         }
       : null,
     createdAt: b.createdAt.toISOString(),
@@ -57,7 +58,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
           return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path) };
         }
         const origin = ctx.originOf(request);
-        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, origin)));
+        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,
@@ -83,7 +84,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         const partner = ctx.principalOf(request);
         const broker = await findBroker(sql, partner, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
-        return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id)) };
+        return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl) };
       },
       {
         detail: {
@@ -126,7 +127,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         const urls = await Promise.all(rows.map((b) => ctx.brokerUrl(partner, b.id)));
         return {
           status: "success" as const,
-          results: rows.map((b, i) => toBrokerRecord(b, urls[i]!)),
+          results: rows.map((b, i) => toBrokerRecord(b, urls[i]!, ctx.deps.publicBaseUrl)),
           nextCursor,
         };
       },

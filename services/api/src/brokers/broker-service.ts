@@ -1,6 +1,7 @@
 // Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline. The merge
 // and compare step (planBroker) is the one a dry run uses too: a dry run reports what this code would write.
 import { Topics, type BrokerBody, type FieldChange } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { validationError } from "../http/errors.ts";
 import { ContendedWriteError } from "../records/transaction-retry.ts";
@@ -49,7 +50,19 @@ export function planBroker(current: StoredBroker | null, body: BrokerBody): Brok
 /** Read, merge, write without row locks for the read: a write guarded by the version read, retried on a lost race. */
 const MAX_WRITE_ATTEMPTS = 8;
 
-export async function upsertBroker(tx: postgres.TransactionSql, scope: RecordScope, externalId: string, body: BrokerBody, origin: WriteOrigin, pathRoot = ""): Promise<BrokerUpsertResult> {
+/**
+ * `origin`: who writes (kept in the change history); `pathRoot`: prefix of problem paths (an inline broker's are
+ * "broker.…"); `trace`: stored with the event.
+ */
+export async function upsertBroker(
+  tx: postgres.TransactionSql,
+  scope: RecordScope,
+  externalId: string,
+  body: BrokerBody,
+  opts: { origin: WriteOrigin; pathRoot?: string; trace?: EventTrace },
+): Promise<BrokerUpsertResult> {
+  const { origin } = opts;
+  const pathRoot = opts.pathRoot ?? "";
   const problems = brokerBodyProblems(body, pathRoot);
   if (problems.length) throw validationError(problems);
   const { partnerId, mode } = scope;
@@ -75,6 +88,7 @@ export async function upsertBroker(tx: postgres.TransactionSql, scope: RecordSco
         partnerId,
         mode,
         payload: brokerEventPayload(inserted.id, externalId, officeId, document),
+        trace: opts.trace,
       });
       return { brokerId: inserted.id, created: true, changed: true };
     }
@@ -94,6 +108,7 @@ export async function upsertBroker(tx: postgres.TransactionSql, scope: RecordSco
       partnerId,
       mode,
       payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
+      trace: opts.trace,
     });
     return { brokerId: current.id, created: false, changed: true };
   }

@@ -6,7 +6,7 @@ import { ErrorMessages, PublicBroker, PublicListing, SearchQuery, SearchResponse
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
-import { parseSearchQuery } from "./search-params.ts";
+import { parseSearchQuery, rawQuery } from "./search-params.ts";
 
 export function createBuyerRoutes(buyers: BuyerService) {
   return new Elysia({ name: "buyer-routes" })
@@ -52,14 +52,4 @@ export function createBuyerRoutes(buyers: BuyerService) {
         },
       },
     );
-}
-
-/** The query as sent, repeated names kept as arrays (the framework would silently keep one of them). */
-function rawQuery(request: Request): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of new URL(request.url).searchParams) {
-    const seen = out[k];
-    out[k] = seen === undefined ? v : [...(Array.isArray(seen) ? seen : [seen]), v];
-  }
-  return out;
 }

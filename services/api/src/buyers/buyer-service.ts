@@ -1,10 +1,11 @@
-// What the buyers' JSON routes and pages share: read the public view of a listing or a broker (or null).
+// What the buyers' JSON routes and pages share: search, the public view of a listing or a broker (or null),
+// and what a page needs around them (search drop-downs, a listing that left the market, similar listings).
 import type { Client } from "@opensearch-project/opensearch";
-import type { PublicBroker, PublicListing } from "@pss/contracts";
+import type { PublicBroker, PublicListing, PublicListingSummary } from "@pss/contracts";
 import type postgres from "postgres";
-import { createListingSearch, SearchUnavailableError, type ListingSearch } from "./listing-search.ts";
-import { findPublicBroker, findVisibleListing, isServiceId, visibleListingsOfBroker } from "./public-repository.ts";
-import { toPublicBroker, toPublicListing } from "./public-views.ts";
+import { createListingSearch, createSearchFacets, SearchUnavailableError, type ListingSearch, type SearchFacetsReader } from "./listing-search.ts";
+import { findGoneListing, findPublicBroker, findVisibleListing, isServiceId, similarVisibleListings, visibleListingsOfBroker, type GoneListing } from "./public-repository.ts";
+import { summaryFromRow, toPublicBroker, toPublicListing } from "./public-views.ts";
 
 export interface BuyerDeps {
   sql: postgres.Sql;
@@ -16,20 +17,24 @@ export interface BuyerDeps {
 
 export interface BuyerService {
   search: ListingSearch;
+  facets: SearchFacetsReader;
   listing(id: string): Promise<PublicListing | null>;
   broker(id: string): Promise<PublicBroker | null>;
+  /** A public listing that left the market (SOLD, ARCHIVED): only its business type and state. */
+  goneListing(id: string): Promise<GoneListing | null>;
+  similarListings(like: GoneListing, limit: number): Promise<PublicListingSummary[]>;
 }
 
 /** A profile lists at most this many of the broker's listings, newest first. */
 const PROFILE_LISTINGS = 100;
 
 export function createBuyerService(deps: BuyerDeps): BuyerService {
+  const unavailable = async (): Promise<never> => {
+    throw new SearchUnavailableError();
+  };
   return {
-    search: deps.opensearch
-      ? createListingSearch({ opensearch: deps.opensearch, alias: deps.searchAlias, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl })
-      : async () => {
-          throw new SearchUnavailableError();
-        },
+    search: deps.opensearch ? createListingSearch({ opensearch: deps.opensearch, alias: deps.searchAlias, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }) : unavailable,
+    facets: deps.opensearch ? createSearchFacets({ opensearch: deps.opensearch, alias: deps.searchAlias }) : unavailable,
     async listing(id) {
       if (!isServiceId(id)) return null;
       const row = await findVisibleListing(deps.sql, id);
@@ -40,6 +45,12 @@ export function createBuyerService(deps: BuyerDeps): BuyerService {
       const row = await findPublicBroker(deps.sql, id);
       if (!row) return null;
       return toPublicBroker(row, await visibleListingsOfBroker(deps.sql, id, PROFILE_LISTINGS), deps.publicBaseUrl);
+    },
+    async goneListing(id) {
+      return isServiceId(id) ? findGoneListing(deps.sql, id) : null;
+    },
+    async similarListings(like, limit) {
+      return (await similarVisibleListings(deps.sql, like, limit)).map((row) => summaryFromRow(row, deps.publicBaseUrl));
     },
   };
 }

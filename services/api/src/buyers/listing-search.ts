@@ -3,9 +3,10 @@
 // PostgreSQL, so every hit is checked against PostgreSQL (one query per page) before it is returned: a listing
 // no longer buyer-visible is dropped, and the address is shown as its current visibility allows.
 import type { Client } from "@opensearch-project/opensearch";
-import { BUYER_VISIBLE_STATUSES, isBuyerVisible, type ListingSearchDocument, type SearchResponse } from "@pss/contracts";
+import type { ListingSearchDocument, SearchResponse } from "@pss/contracts";
 import type postgres from "postgres";
 import { ApiError, BadRequestError } from "../http/errors.ts";
+import { buyerSearchFilter } from "./buyer-visibility.ts";
 import { currentHitStates, type CurrentHitState } from "./public-repository.ts";
 import { summaryFromDocument } from "./public-views.ts";
 import { encodeSearchCursor, type SearchRequest } from "./search-params.ts";
@@ -30,22 +31,32 @@ const SORTS: Record<SearchRequest["sort"], unknown[]> = {
   price_desc: [{ "financials.askingPrice": { order: "desc", missing: "_last" } }, { serviceListingId: "asc" }],
 };
 
+/** An inclusive range on a money field; a listing without the figure never matches it. */
+function range(field: string, min: number | null, max: number | null): unknown[] {
+  if (min === null && max === null) return [];
+  return [{ range: { [field]: { ...(min !== null ? { gte: min } : {}), ...(max !== null ? { lte: max } : {}) } } }];
+}
+
 export function buildSearchBody(r: SearchRequest) {
-  const filter: unknown[] = [{ terms: { status: [...BUYER_VISIBLE_STATUSES] } }];
+  const filter: unknown[] = [...buyerSearchFilter()];
+  const mustNot: unknown[] = [];
   if (r.businessType) filter.push({ term: { businessType: r.businessType } });
   if (r.state) filter.push({ term: { "location.state": r.state } });
   if (r.city) filter.push({ term: { "location.city": r.city } });
-  if (r.minPrice !== null || r.maxPrice !== null) {
-    filter.push({ range: { "financials.askingPrice": { ...(r.minPrice !== null ? { gte: r.minPrice } : {}), ...(r.maxPrice !== null ? { lte: r.maxPrice } : {}) } } });
-  }
+  filter.push(...range("financials.askingPrice", r.minPrice, r.maxPrice), ...range("financials.revenue", r.minRevenue, r.maxRevenue), ...range("financials.sde", r.minSde, r.maxSde));
+  // "Not offered" includes documents indexed before the field existed (they lack it).
+  if (r.financingAvailable === true) filter.push({ term: { financingAvailable: true } });
+  if (r.financingAvailable === false) mustNot.push({ term: { financingAvailable: true } });
+  if (r.underContract !== null) filter.push({ term: { underContract: r.underContract } });
   // cross_fields: every word must appear, in the title or the description.
   const must = r.q ? [{ multi_match: { query: r.q, fields: ["title^2", "description"], type: "cross_fields", operator: "and" } }] : [];
   return {
     size: r.limit + 1,
     track_total_hits: true,
-    query: { bool: { must, filter } },
+    query: { bool: { must, filter, ...(mustNot.length ? { must_not: mustNot } : {}) } },
     sort: SORTS[r.sort],
     ...(r.after ? { search_after: r.after } : {}),
+    ...(r.from ? { from: r.from } : {}),
   };
 }
 
@@ -84,13 +95,49 @@ export function createListingSearch(deps: ListingSearchDeps) {
 }
 
 /**
- * A hit is shown only if PostgreSQL still has it buyer-visible; a city filter never matches a listing whose
- * city is hidden now (the index may still hold the city from before the partner hid it).
+ * A hit is shown only if PostgreSQL still has it buyer-visible (buyer-visibility.ts); a city filter never matches a
+ * listing whose city is hidden now (the index may still hold the city from before the partner hid it).
  */
 function mayShow(now: CurrentHitState, request: SearchRequest): boolean {
-  if (!isBuyerVisible(now.status)) return false;
+  if (!now.visible) return false;
   if (request.city !== null && now.location.visibility === "SHOW_STATE_ONLY") return false;
+  // The badge comes from PostgreSQL: a hit whose status moved since indexing must not contradict the filter.
+  if (request.underContract !== null && (now.status === "UNDER_CONTRACT") !== request.underContract) return false;
   return true;
 }
 
 export type ListingSearch = ReturnType<typeof createListingSearch>;
+
+/** What the search form offers in its drop-downs: values buyer-visible listings have, as partners spell them. */
+export interface SearchFacets {
+  businessTypes: string[];
+  states: string[];
+}
+
+const FACET_SIZE = 200;
+
+/** Distinct values of a normalized (lower-cased) keyword, each with one listing's own spelling of it. */
+const facet = (field: string) => ({ terms: { field, size: FACET_SIZE, order: { _key: "asc" } }, aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } } });
+
+type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: Record<string, any> }[] } } }[] };
+
+export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | "alias">) {
+  return async function facets(): Promise<SearchFacets> {
+    let aggs: { businessTypes: FacetBuckets; states: FacetBuckets };
+    try {
+      const res = await deps.opensearch.search({
+        index: deps.alias,
+        body: { size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } } as never,
+      });
+      aggs = (res.body as unknown as { aggregations: typeof aggs }).aggregations;
+    } catch (err) {
+      if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { businessTypes: [], states: [] };
+      throw new SearchUnavailableError();
+    }
+    const spellings = (agg: FacetBuckets, read: (source: Record<string, any>) => unknown) =>
+      agg.buckets.map((b) => read(b.spelling.hits.hits[0]?._source ?? {})).filter((v): v is string => typeof v === "string");
+    return { businessTypes: spellings(aggs.businessTypes, (s) => s.businessType), states: spellings(aggs.states, (s) => s.location?.state) };
+  };
+}
+
+export type SearchFacetsReader = ReturnType<typeof createSearchFacets>;

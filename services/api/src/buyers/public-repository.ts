@@ -1,15 +1,17 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
-// Only buyer-visible listings are ever selected (live and in a visible status: buyerVisibleListingSql, the one
-// condition every buyer-facing read uses); ready photos only. Test records are read only for their previews.
-import { BUYER_VISIBLE_STATUSES, buyerVisibleBrokerSql, buyerVisibleListingSql } from "@pss/contracts";
+// Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
+// read only for their previews, by the functions at the end of this file.
+import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
 import type postgres from "postgres";
+import { brokerVisibleToBuyers, listingGoneForBuyers, listingInVisibleStatus, listingVisibleToBuyers } from "./buyer-visibility.ts";
 
 type Sql = postgres.Sql;
 
 export interface PublicImageRow {
   width: number | null;
   height: number | null;
-  variants: { width: number; height: number; format: string; url: string }[];
+  /** As stored: media keys (variant-urls.ts builds the URLs). */
+  variants: unknown[] | null;
 }
 
 export interface PublicListingRow {
@@ -39,10 +41,8 @@ export interface PublicBrokerRow {
   serviceAreas: { city?: string; county?: string; state?: string; country?: string }[];
 }
 
+// "Went live" for listedAt: the last move into a buyer-visible status (a status history fact, not a visibility rule).
 const visible = [...BUYER_VISIBLE_STATUSES];
-/** What buyers may see, as SQL fragments over listings `l` and brokers `b` (contracts/src/mode.ts). */
-export const visibleListing = (sql: Sql) => sql.unsafe(buyerVisibleListingSql("l"));
-export const visibleBroker = (sql: Sql) => sql.unsafe(buyerVisibleBrokerSql("b"));
 
 const LISTING_SELECT = (sql: Sql) => sql`
   SELECT l.id, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
@@ -81,18 +81,43 @@ function toListingRow(r: any): PublicListingRow {
 export const isServiceId = (raw: string) => /^[1-9]\d{0,17}$/.test(raw);
 
 export async function findVisibleListing(sql: Sql, id: string): Promise<PublicListingRow | null> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND ${visibleListing(sql)}`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.id = ${id} AND ${listingVisibleToBuyers(sql, "l")}`;
   return rows[0] ? toListingRow(rows[0]) : null;
+}
+
+/** What a 410 page may say about a listing that left the market: only what finds similar ones. */
+export interface GoneListing {
+  businessType: string;
+  state: string;
+}
+
+export async function findGoneListing(sql: Sql, id: string): Promise<GoneListing | null> {
+  const [r] = await sql`SELECT l.business_type, l.state FROM listings l WHERE l.id = ${id} AND ${listingGoneForBuyers(sql, "l")}`;
+  return r ? { businessType: r.business_type, state: r.state } : null;
+}
+
+/**
+ * Buyer-visible listings like a given one: the same business type and state first, then the same business type
+ * anywhere, then anything in the same state; newest first within each.
+ */
+export async function similarVisibleListings(sql: Sql, like: GoneListing, limit: number): Promise<PublicListingRow[]> {
+  const rows = await sql`
+    ${LISTING_SELECT(sql)}
+    WHERE ${listingVisibleToBuyers(sql, "l")}
+      AND (lower(l.business_type) = lower(${like.businessType}) OR lower(l.state) = lower(${like.state}))
+    ORDER BY (lower(l.business_type) = lower(${like.businessType}))::int * 2 + (lower(l.state) = lower(${like.state}))::int DESC, l.id DESC
+    LIMIT ${limit}`;
+  return rows.map(toListingRow);
 }
 
 /** A broker's buyer-visible listings, newest first. */
 export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit: number): Promise<PublicListingRow[]> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${visibleListing(sql)} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${listingVisibleToBuyers(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return rows.map(toListingRow);
 }
 
 export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrokerRow | null> {
-  return brokerRow(sql, id, visibleBroker(sql));
+  return brokerRow(sql, id, brokerVisibleToBuyers(sql, "b"));
 }
 
 async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<any>): Promise<PublicBrokerRow | null> {
@@ -110,6 +135,8 @@ async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | po
 
 /** What a search hit must be checked against: the listing as PostgreSQL has it now. */
 export interface CurrentHitState {
+  /** Buyers may see it now (listingVisibleToBuyers). */
+  visible: boolean;
   status: string;
   location: PublicListingRow["location"];
   broker: { id: string; name: string };
@@ -124,18 +151,19 @@ export interface CurrentHitState {
 export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<Map<number, CurrentHitState>> {
   if (listingIds.length === 0) return new Map();
   const rows = await sql`
-    SELECT l.id, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
+    SELECT l.id, ${listingVisibleToBuyers(sql, "l")} AS visible, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
            b.id::text AS broker_id, b.name AS broker_name, ph.photo
     FROM listings l JOIN brokers b ON b.id = l.broker_id
     LEFT JOIN LATERAL (
       SELECT json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb)) AS photo
       FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready' ORDER BY p.sort_key, p.id LIMIT 1
     ) ph ON true
-    WHERE l.id = ANY(${listingIds}::bigint[]) AND l.mode = 'live'`;
+    WHERE l.id = ANY(${listingIds}::bigint[])`;
   return new Map(
     rows.map((r) => [
       Number(r.id),
       {
+        visible: r.visible === true,
         status: r.status,
         location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
         broker: { id: r.broker_id, name: r.broker_name },
@@ -160,6 +188,6 @@ export async function findTestBrokerForPreview(sql: Sql, id: string, limit: numb
   if (!owner) return null;
   const broker = await brokerRow(sql, id, sql`b.mode = 'test'`);
   if (!broker) return null;
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND l.status = ANY(${visible}) ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND ${listingInVisibleStatus(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return { broker, partnerId: owner.partner_id, listings: rows.map(toListingRow) };
 }

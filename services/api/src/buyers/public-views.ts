@@ -11,6 +11,7 @@ import {
   type PublicListing,
   type PublicListingSummary,
 } from "@pss/contracts";
+import { variantsWithUrls } from "../media/variant-urls.ts";
 import type { CurrentHitState, PublicBrokerRow, PublicImageRow, PublicListingRow } from "./public-repository.ts";
 
 export const listingUrl = (base: string, id: number | string) => `${base}/listings/${id}`;
@@ -30,8 +31,8 @@ export function excerpt(text: string | null, max = 240): string | null {
   return `${cut.slice(0, cut.lastIndexOf(" ") > max / 2 ? cut.lastIndexOf(" ") : max).replace(/[\s,.;:!?-]+$/, "")}…`;
 }
 
-const image = (i: PublicImageRow) => ({ width: i.width, height: i.height, variants: i.variants ?? [] });
-const photo = (p: PublicImageRow & { sortKey: number }) => ({ sortKey: p.sortKey, ...image(p) });
+const image = (i: PublicImageRow, base: string) => ({ width: i.width, height: i.height, variants: variantsWithUrls(i.variants, base) });
+const photo = (base: string) => (p: PublicImageRow & { sortKey: number }) => ({ sortKey: p.sortKey, ...image(p, base) });
 
 /** Sub-objects as given, minus nothing: property and financing carry no contact or address data. */
 const plain = (o: Record<string, unknown> | null) => (o && typeof o === "object" ? o : {});
@@ -50,8 +51,8 @@ export function toPublicListing(row: PublicListingRow, base: string): PublicList
     financials: publicFinancials(row.financials),
     property: plain(row.property),
     financing: plain(row.financing),
-    photos: row.photos.map(photo),
-    broker: { serviceBrokerId: row.broker.id, name: row.broker.name, serviceProfileUrl: brokerUrl(base, row.broker.id), avatar: row.broker.avatar ? image(row.broker.avatar) : null },
+    photos: row.photos.map(photo(base)),
+    broker: { serviceBrokerId: row.broker.id, name: row.broker.name, serviceProfileUrl: brokerUrl(base, row.broker.id), avatar: row.broker.avatar ? image(row.broker.avatar, base) : null },
     listedAt: row.listedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -91,7 +92,7 @@ export function summaryFromDocument(doc: ListingSearchDocument, current: Current
     location: publicLocation(current.location),
     financials: publicFinancials(doc.financials),
     excerpt: excerpt(doc.description),
-    photo: current.photo ? photo(current.photo) : null,
+    photo: current.photo ? photo(base)(current.photo) : null,
     broker: { serviceBrokerId: current.broker.id, name: current.broker.name, serviceProfileUrl: brokerUrl(base, current.broker.id) },
     listedAt: doc.listedAt,
   };
@@ -103,7 +104,7 @@ export function toPublicBroker(row: PublicBrokerRow, listings: PublicListingRow[
     serviceBrokerId: row.id,
     serviceProfileUrl: brokerUrl(base, row.id),
     name: row.name,
-    avatar: row.avatar ? image(row.avatar) : null,
+    avatar: row.avatar ? image(row.avatar, base) : null,
     bio,
     website: row.profile.website ?? null,
     linkedInUrl: row.profile.linkedInUrl ?? null,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildSearchBody } from "./listing-search.ts";
-import { encodeSearchCursor, parseSearchQuery } from "./search-params.ts";
+import { encodeSearchCursor, parseSearchPage, parseSearchQuery } from "./search-params.ts";
 
 const bad = (query: Record<string, unknown>) => {
   try {
@@ -26,6 +26,12 @@ describe("parseSearchQuery", () => {
       city: "Austin",
       minPrice: 100000,
       maxPrice: 250000.5,
+      minRevenue: null,
+      maxRevenue: null,
+      minSde: null,
+      maxSde: null,
+      financingAvailable: null,
+      underContract: null,
       sort: "price_desc",
       limit: 50,
       after: null,
@@ -38,7 +44,7 @@ describe("parseSearchQuery", () => {
     expect(bad({ minPrice: "10", maxPrice: "5" }).message).toBe("minPrice must not be greater than maxPrice");
     expect(bad({ sort: "cheapest" }).message).toBe("sort must be one of relevance, newest, price_asc, price_desc");
     for (const limit of ["0", "51", "1.5", "ten"]) expect(bad({ limit }).message).toBe("limit must be an integer from 1 to 50");
-    expect(bad({ colour: "red" }).message).toBe("Unknown query parameter colour; allowed: q, businessType, state, city, minPrice, maxPrice, sort, cursor, limit");
+    expect(bad({ colour: "red" }).message).toBe("Unknown query parameter colour; allowed: q, businessType, state, city, minPrice, maxPrice, minRevenue, maxRevenue, minSde, maxSde, financingAvailable, underContract, sort, cursor, limit");
     expect(bad({ state: ["TX", "CA"] }).message).toBe("state may be given once");
     expect(bad({ q: "x".repeat(201) }).message).toBe("q must be at most 200 characters");
   });
@@ -53,6 +59,50 @@ describe("parseSearchQuery", () => {
   });
 });
 
+describe("revenue, SDE, financing and under-contract filters", () => {
+  test("are read like the price range and refused with the same kind of sentence", () => {
+    expect(parseSearchQuery({ minRevenue: "500000", maxSde: "200000", financingAvailable: "true", underContract: "false" })).toMatchObject({
+      minRevenue: 500000,
+      maxRevenue: null,
+      minSde: null,
+      maxSde: 200000,
+      financingAvailable: true,
+      underContract: false,
+    });
+    expect(bad({ minSde: "lots" }).message).toBe("minSde must be a non-negative number up to 1000000000000, e.g. 250000");
+    expect(bad({ minRevenue: "9", maxRevenue: "1" }).message).toBe("minRevenue must not be greater than maxRevenue");
+    expect(bad({ underContract: "yes" }).message).toBe("underContract must be true or false");
+  });
+
+  test("a cursor from before these filters existed still continues its search", () => {
+    const request = parseSearchQuery({ q: "bakery" });
+    const cursor = encodeSearchCursor(request, [2, 7]);
+    expect(parseSearchQuery({ q: "bakery", cursor }).after).toEqual([2, 7]);
+    expect(bad({ q: "bakery", underContract: "true", cursor }).message).toStartWith("cursor belongs to a different search");
+  });
+});
+
+describe("parseSearchPage (the HTML search form)", () => {
+  test("reads amounts as people type them, ignores parameters it does not know and pages by number", () => {
+    const { request, page, problems } = parseSearchPage({ minPrice: "$250,000", maxPrice: "1 000 000", utm_source: "mail", page: "3" }, 12);
+    expect(problems).toEqual([]);
+    expect(request).toMatchObject({ minPrice: 250000, maxPrice: 1000000, limit: 12, from: 24, after: null });
+    expect(page).toBe(3);
+  });
+
+  test("collects every problem with the field it belongs to, in words for buyers", () => {
+    const { problems } = parseSearchPage({ minPrice: "cheap", minSde: "10", maxSde: "5", sort: "random", page: "0" }, 12);
+    expect(problems.map((p) => p.field)).toEqual(["sort", "minPrice", "minSde", "page"]);
+    expect(problems.find((p) => p.field === "minSde")!.hint).toBe("The lowest seller's discretionary earnings must not be above the highest.");
+    expect(problems.find((p) => p.field === "minPrice")!.hint).toBe("Enter an amount in dollars, e.g. 250000.");
+  });
+
+  test("pages beyond the search window are refused instead of failing in OpenSearch", () => {
+    expect(parseSearchPage({ page: "833" }, 12).problems).toEqual([]);
+    expect(parseSearchPage({ page: "834" }, 12).problems[0]!.field).toBe("page");
+  });
+});
+
 describe("buildSearchBody", () => {
   test("full text over title (boosted) and description, exact filters, price range, tiebreaker sort", () => {
     const body = buildSearchBody(parseSearchQuery({ q: "bakery", businessType: "Restaurant", minPrice: "1000", sort: "price_asc", limit: "10" }));
@@ -61,5 +111,16 @@ describe("buildSearchBody", () => {
     expect(body.query.bool.filter).toContainEqual({ term: { businessType: "Restaurant" } });
     expect(body.query.bool.filter).toContainEqual({ range: { "financials.askingPrice": { gte: 1000 } } });
     expect(body.sort).toEqual([{ "financials.askingPrice": { order: "asc", missing: "_last" } }, { serviceListingId: "asc" }]);
+  });
+
+  test("only buyer-visible listings, revenue and SDE ranges, financing and under-contract as exact flags", () => {
+    const body = buildSearchBody(parseSearchQuery({ minRevenue: "1", maxSde: "9", financingAvailable: "false", underContract: "true" }));
+    expect(body.query.bool.filter).toContainEqual({ terms: { status: ["FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT"] } });
+    expect(body.query.bool.filter).toContainEqual({ range: { "financials.revenue": { gte: 1 } } });
+    expect(body.query.bool.filter).toContainEqual({ range: { "financials.sde": { lte: 9 } } });
+    expect(body.query.bool.filter).toContainEqual({ term: { underContract: true } });
+    // "Not offered" also matches documents indexed before the field existed.
+    expect(body.query.bool.must_not).toEqual([{ term: { financingAvailable: true } }]);
+    expect(buildSearchBody(parseSearchPage({ page: "2" }, 12).request)).toMatchObject({ from: 12, size: 13 });
   });
 });

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } from "@pss/contracts";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError } from "../http/errors.ts";
+import type { RequestTraces } from "../http/request-trace.ts";
 import { clientAddress } from "./client-address.ts";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
 
@@ -11,13 +12,19 @@ export interface LeadIntakeOptions extends Omit<LeadIntakeDeps, "sql" | "logger"
   trustProxy?: boolean;
 }
 
-export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions) {
+export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions & { traces: RequestTraces }) {
   return new Elysia({ name: "lead-intake-routes" }).post(
     "/v1/listings/:serviceListingId/leads",
     async ({ params, body, request, server, set }) => {
       if (!isServiceId(params.serviceListingId)) throw new BadRequestError("serviceListingId must be a positive integer");
       const address = clientAddress(request, server, deps.trustProxy ?? false);
-      const { leadId } = await submitLead(deps, { listingId: params.serviceListingId, body, clientAddress: address });
+      const { leadId } = await submitLead(deps, {
+        listingId: params.serviceListingId,
+        body,
+        clientAddress: address,
+        trace: deps.traces.of(request),
+        log: deps.traces.logger(request),
+      });
       set.status = 202;
       return { status: "success" as const, leadId };
     },

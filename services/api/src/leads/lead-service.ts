@@ -1,6 +1,6 @@
 // Public lead intake: abuse limits, the honeypot, then one durable write. Never logs the buyer's details.
 import { ErrorMessages, type LeadBody } from "@pss/contracts";
-import type { Logger } from "@pss/service-kit";
+import type { EventTrace, Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { BadRequestError, NotFoundError, RateLimitedError } from "../http/errors.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
@@ -20,6 +20,10 @@ export interface LeadSubmission {
   listingId: string;
   body: LeadBody;
   clientAddress: string | null;
+  /** The request's ID and traceparent: stored with the lead's event, so its forwarding is logged with them. */
+  trace?: EventTrace;
+  /** The request's logger (lines carry its ID); default deps.logger. */
+  log?: Logger;
 }
 
 async function enforce(limiter: RateLimiter | undefined, bucket: string, logger: Logger, fields: Record<string, unknown>): Promise<void> {
@@ -29,24 +33,30 @@ async function enforce(limiter: RateLimiter | undefined, bucket: string, logger:
   throw new RateLimitedError(retryAfter);
 }
 
+/** What the schema cannot say: name and message must hold more than spaces. */
+export function blankLeadFields(body: Pick<LeadBody, "name" | "message">): { path: "name" | "message"; message: string }[] {
+  return (["name", "message"] as const).filter((f) => typeof body[f] === "string" && body[f].trim() === "").map((path) => ({ path, message: "must not be blank" }));
+}
+
 export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): Promise<{ leadId: string }> {
   const { body, listingId } = input;
+  const log = input.log ?? deps.logger;
+  const [blank] = blankLeadFields(body);
+  if (blank) throw new BadRequestError(`${blank.path}: ${blank.message}`);
   const name = body.name.trim();
   const message = body.message.trim();
-  if (!name) throw new BadRequestError("name: must not be blank");
-  if (!message) throw new BadRequestError("message: must not be blank");
 
-  await enforce(deps.addressLimiter, addressBucket(input.clientAddress), deps.logger, { listingId, limit: "address" });
+  await enforce(deps.addressLimiter, addressBucket(input.clientAddress), log, { listingId, limit: "address" });
   const leadId = Bun.randomUUIDv7();
   if (body.website) {
     // A person never sees the field. Answer like a success so the bot learns nothing; store and send nothing.
-    deps.logger.info("lead discarded: honeypot filled", { listingId });
+    log.info("lead discarded: honeypot filled", { listingId });
     return { leadId };
   }
-  await enforce(deps.listingLimiter, listingId, deps.logger, { listingId, limit: "listing" });
+  await enforce(deps.listingLimiter, listingId, log, { listingId, limit: "listing" });
 
-  const stored = await insertLead(deps.sql, { id: leadId, listingId, name, email: body.email, phone: body.phone?.trim() || null, message });
+  const stored = await insertLead(deps.sql, { id: leadId, listingId, name, email: body.email, phone: body.phone?.trim() || null, message }, input.trace);
   if (!stored) throw new NotFoundError(ErrorMessages.listingNotFound);
-  deps.logger.info("lead accepted", { leadId, listingId, officeId: stored.officeId });
+  log.info("lead accepted", { leadId, listingId, officeId: stored.officeId });
   return { leadId };
 }

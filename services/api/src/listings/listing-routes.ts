@@ -4,13 +4,14 @@ import { DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, ListingBody
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
+import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { listingHistory } from "../history/history-repository.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
 import { dryRunListing, upsertListing } from "./listing-service.ts";
 
-/** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl). */
-export function toListingRecord(l: StoredListing, history: StatusChange[], url: string): ListingRecord {
+/** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
+export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
   const d = l.document;
   return {
     externalListingId: l.externalId,
@@ -36,7 +37,7 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], url: 
     financials: d.financials ?? {},
     property: d.property ?? {},
     financing: d.financing ?? {},
-    photos: l.photos.map((p) => ({ ...p, variants: (p.variants ?? []) as never })),
+    photos: l.photos.map((p) => ({ ...p, variants: variantsWithUrls(p.variants, publicBaseUrl) })),
     statusHistory: history,
     searchIndex: { state: l.indexState },
     createdAt: l.createdAt.toISOString(),
@@ -56,7 +57,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await upsertListing(sql, partner, externalId, body, ctx.originOf(request));
+        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,
@@ -83,7 +84,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
         const history = await statusHistories(sql, [listing.id]);
-        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, await ctx.listingUrl(partner, listing.id)) };
+        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, await ctx.listingUrl(partner, listing.id), ctx.deps.publicBaseUrl) };
       },
       {
         detail: {
@@ -127,7 +128,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         const urls = await Promise.all(rows.map((l) => ctx.listingUrl(partner, l.id)));
         return {
           status: "success" as const,
-          results: rows.map((l, i) => toListingRecord(l, history.get(l.id)!, urls[i]!)),
+          results: rows.map((l, i) => toListingRecord(l, history.get(l.id)!, urls[i]!, ctx.deps.publicBaseUrl)),
           nextCursor,
         };
       },

@@ -6,6 +6,7 @@
 // The merge and compare step (planListing) is shared with the dry run (dryRunListing): both run the same checks
 // in the same order and compute the same document, so a dry run answers exactly what the PUT then does.
 import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { dryRunBroker, upsertBroker } from "../brokers/broker-service.ts";
 import { NotFoundError, validationError } from "../http/errors.ts";
@@ -80,17 +81,23 @@ export function planListing(current: StoredListing | null, named: NamedBroker, b
   return { kind: "update", current, document, brokerId, hash, changes };
 }
 
-export async function upsertListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, origin: WriteOrigin): Promise<ListingUpsertResult> {
+/** Who writes (`origin`, kept in the change history) and the request's ID and traceparent (stored with the events). */
+export interface WriteSource {
+  origin: WriteOrigin;
+  trace?: EventTrace;
+}
+
+export async function upsertListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
-  return retryTransaction(() => upsertListingOnce(sql, scope, externalId, body, origin));
+  return retryTransaction(() => upsertListingOnce(sql, scope, externalId, body, source));
 }
 
 const namedBy = (id: string | null | undefined, externalId: string | undefined): NamedBroker => (id === undefined ? undefined : id === null ? null : { id, externalId: externalId! });
 
-async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, origin: WriteOrigin): Promise<ListingUpsertResult> {
+async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
   if (!body.broker) {
-    return writeListing(sql, scope, externalId, body, origin, async () => {
+    return writeListing(sql, scope, externalId, body, source, async () => {
       const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
       return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId) };
     });
@@ -99,9 +106,9 @@ async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, external
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
-    const { brokerId } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, origin, "broker.");
+    const { brokerId } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, { ...source, pathRoot: "broker." });
     // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
-    return writeListing(tx, scope, externalId, body, origin, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId } }));
+    return writeListing(tx, scope, externalId, body, source, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId } }));
   });
 }
 
@@ -114,7 +121,7 @@ async function writeListing(
   scope: RecordScope,
   externalId: string,
   body: ListingBody,
-  origin: WriteOrigin,
+  source: WriteSource,
   load: () => Promise<Loaded>,
 ): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
@@ -124,14 +131,15 @@ async function writeListing(
 
     const { document, brokerId, hash } = plan;
     const payload = listingEventPayload({ externalId, brokerId, document });
-    const history = { origin, changes: forHistory(plan.changes) };
+    const history = { origin: source.origin, changes: forHistory(plan.changes) };
+    const { trace } = source;
     if (plan.kind === "create") {
-      const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history });
+      const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
       if (created) return { listingId: created.id, created: true, changed: true };
       continue;
     }
     const { current: stored } = plan;
-    const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history });
+    const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
     if (written) return { listingId: stored.id, created: false, changed: true };
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.

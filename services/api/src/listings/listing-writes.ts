@@ -6,7 +6,8 @@ import type postgres from "postgres";
 import { Topics, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
-import { envelopeHeader } from "../outbox/outbox-writer.ts";
+import type { EventTrace } from "@pss/service-kit";
+import { envelopeHeader, traceColumns } from "../outbox/outbox-writer.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 /** The change history row written with the version (changes already truncated for history). */
@@ -40,8 +41,9 @@ function columns(sql: Sql, doc: ListingDocument) {
 
 export async function createListingAtomically(
   sql: Sql,
-  args: { scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; history: HistoryRecord },
+  args: { scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; history: HistoryRecord; trace?: EventTrace },
 ): Promise<{ id: number } | null> {
+  const trace = traceColumns(args.trace);
   const photos = args.document.photos ?? [];
   const { partnerId, mode } = args.scope;
   const { origin, changes } = args.history;
@@ -60,8 +62,8 @@ export async function createListingAtomically(
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
       SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb, NULL, ${args.document.status}::text FROM l
     ), o AS (
-      INSERT INTO outbox (topic, message_key, payload)
-      SELECT ${Topics.listingEvents.name}, l.id::text,
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
+      SELECT ${Topics.listingEvents.name}, l.id::text, ${trace.request_id}, ${trace.traceparent},
         ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', l.id::text, 'version', 1,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
@@ -84,8 +86,10 @@ export async function updateListingAtomically(
     hash: Buffer;
     payload: Record<string, unknown>;
     history: HistoryRecord;
+    trace?: EventTrace;
   },
 ): Promise<boolean> {
+  const trace = traceColumns(args.trace);
   const wanted = args.document.photos ?? [];
   const before = new Map(args.previous.photos.map((p) => [p.url, p.sortKey]));
   const wantedUrls = new Set(wanted.map((p) => p.url));
@@ -108,8 +112,8 @@ export async function updateListingAtomically(
       RETURNING id, version, created_at, updated_at
     )`,
     sql`o AS (
-      INSERT INTO outbox (topic, message_key, payload)
-      SELECT ${Topics.listingEvents.name}, u.id::text,
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
+      SELECT ${Topics.listingEvents.name}, u.id::text, ${trace.request_id}, ${trace.traceparent},
         ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', u.id::text, 'version', u.version,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(

@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from "kafkajs";
-import { permanentKafkaFailure, planBatch, publishIsolatingRefusals, type OutboxRow } from "./outbox-batching.ts";
+import { createRequire } from "node:module";
+import { permanentKafkaFailure, planBatch, publishIsolatingRefusals, RECORD_OVERHEAD_BYTES, traceHeaderBytes, type OutboxRow } from "./outbox-batching.ts";
 
 // What kafkajs' retriers throw: new KafkaJSNonRetriableError(e, { cause: e.cause || e }) (its types omit the options).
 const nonRetriable = (e: Error, cause: Error = e) => new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(e, { cause });
-const row = (id: number, bytes: number): OutboxRow => ({ id: String(id), topic: "t", message_key: "k", payload: "", bytes });
+const row = (id: number, bytes: number): OutboxRow => ({ id: String(id), topic: "t", message_key: "k", payload: "", request_id: null, traceparent: null, bytes });
 const ids = (rows: OutboxRow[]) => rows.map((r) => Number(r.id));
 
 describe("planBatch bounds a request by bytes as well as rows", () => {
@@ -120,5 +121,32 @@ describe("publishIsolatingRefusals finds the rows Kafka refuses and publishes th
     const { log, steps } = fakeKafka(() => new KafkaJSError("Connection error: ECONNREFUSED"));
     await expect(publishIsolatingRefusals([row(1, 10), row(2, 10)], steps)).rejects.toThrow("ECONNREFUSED");
     expect(log).toEqual({ requests: 1, sent: [], setAside: [] });
+  });
+});
+
+describe("a row's bytes count its trace headers as Kafka frames them", () => {
+  // kafkajs' own record encoder (what the producer sends), so the bound is checked against the real framing.
+  const encodeRecord = createRequire(import.meta.url)("kafkajs/src/protocol/recordBatch/record/v0/index.js") as (r: {
+    key: Buffer;
+    value: Buffer;
+    headers?: Record<string, Buffer>;
+  }) => { buffer: Buffer };
+  const sizeOf = (key: string, value: string, headers?: Record<string, string>) =>
+    encodeRecord({ key: Buffer.from(key), value: Buffer.from(value), headers: headers && Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])) }).buffer.length;
+
+  test("the headers' share is an upper bound of what they add to the encoded record, and 0 without them", () => {
+    const key = "123456";
+    const value = JSON.stringify({ eventId: crypto.randomUUID(), pad: "x".repeat(300) });
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect(traceHeaderBytes({ request_id: null, traceparent: null })).toBe(0);
+    for (const requestId of ["r", crypto.randomUUID(), "x".repeat(64), "é".repeat(32)]) {
+      const withHeaders = sizeOf(key, value, { "x-request-id": requestId, traceparent });
+      const without = sizeOf(key, value);
+      const counted = traceHeaderBytes({ request_id: requestId, traceparent });
+      expect(counted).toBeGreaterThanOrEqual(withHeaders - without);
+      // Close to it, so the byte limit is not needlessly conservative.
+      expect(counted - (withHeaders - without)).toBeLessThanOrEqual(20);
+      expect(Buffer.byteLength(key) + Buffer.byteLength(value) + RECORD_OVERHEAD_BYTES + counted).toBeGreaterThanOrEqual(withHeaders);
+    }
   });
 });

@@ -1,12 +1,16 @@
 // Pure decisions of the outbox relay: how many rows go into one Kafka request, and which Kafka errors mean
 // "this row can never be published" (set it aside) rather than "try again later".
+import { TRACE_HEADERS } from "@pss/service-kit";
 
 export interface OutboxRow {
   id: string;
   topic: string;
   message_key: string;
   payload: string;
-  /** UTF-8 bytes of key + value + RECORD_OVERHEAD_BYTES, as the relay's SELECT computes them. */
+  /** The write's request ID and traceparent, sent as Kafka headers; null for rows written without a request. */
+  request_id: string | null;
+  traceparent: string | null;
+  /** UTF-8 bytes of key + value + headers + RECORD_OVERHEAD_BYTES, as the relay's SELECT computes them. */
   bytes: number;
 }
 
@@ -19,6 +23,21 @@ export interface BatchLimits {
 
 /** Kafka's record framing per message (length, attributes, deltas, key/value lengths, header count), upper bound. */
 export const RECORD_OVERHEAD_BYTES = 32;
+
+/** Framing of one record header (its name's and value's length varints), upper bound. */
+export const HEADER_OVERHEAD_BYTES = 10;
+
+/** Bytes a header adds to a record besides its value: its name and framing (the relay's SELECT adds the value). */
+export const TRACE_HEADER_BYTES = {
+  requestId: TRACE_HEADERS.requestId.length + HEADER_OVERHEAD_BYTES,
+  traceparent: TRACE_HEADERS.traceparent.length + HEADER_OVERHEAD_BYTES,
+} as const;
+
+/** What the trace headers of a row add to its record (0 for a row without them). */
+export function traceHeaderBytes(row: Pick<OutboxRow, "request_id" | "traceparent">): number {
+  const size = (value: string | null, fixed: number) => (value === null ? 0 : Buffer.byteLength(value) + fixed);
+  return size(row.request_id, TRACE_HEADER_BYTES.requestId) + size(row.traceparent, TRACE_HEADER_BYTES.traceparent);
+}
 
 // Kafka's defaults are 1,048,588 bytes (message.max.bytes per partition batch) and 1 MiB (producers'
 // max.request.size): half of that per request leaves room for framing and for a topic with a smaller limit.

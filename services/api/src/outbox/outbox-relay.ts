@@ -8,15 +8,17 @@
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
-import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
+import { createInterruptibleSleep, traceHeaders, type Logger } from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
   planBatch,
   publishIsolatingRefusals,
   RECORD_OVERHEAD_BYTES,
+  TRACE_HEADER_BYTES,
   type OutboxRow,
 } from "./outbox-batching.ts";
+import type { RelayMetrics } from "./outbox-metrics.ts";
 import { createOutboxStatus, type OutboxBacklog } from "./outbox-status.ts";
 
 const RELAY_LOCK_ID = 727_002;
@@ -46,14 +48,21 @@ export interface OutboxRelay {
  * (plus the first row whatever its size, so an oversized row at the head is seen and set aside).
  * `considered`: how many pending rows the byte cut looked at (more than returned means rows are waiting).
  */
-export async function readPendingRows(sql: postgres.Sql | postgres.ReservedSql | postgres.TransactionSql, opts: { batchSize: number; maxBatchBytes: number }): Promise<(OutboxRow & { considered: number })[]> {
+export async function readPendingRows(
+  sql: postgres.Sql | postgres.ReservedSql | postgres.TransactionSql,
+  opts: { batchSize: number; maxBatchBytes: number },
+): Promise<(OutboxRow & { considered: number; event_id: string | null })[]> {
   // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
   // The inner LIMIT keeps payload::text computed once per row, read through the outbox_pending index.
-  const rows = await sql<(OutboxRow & { considered: string })[]>`
-    SELECT id::text AS id, topic, message_key, payload, bytes, considered FROM (
+  // A row's bytes count its trace headers too (traceHeaderBytes in outbox-batching.ts says the same).
+  const rows = await sql<(OutboxRow & { considered: string; event_id: string | null })[]>`
+    SELECT id::text AS id, topic, message_key, payload, request_id, traceparent, event_id, bytes, considered FROM (
       SELECT *, sum(bytes) OVER (ORDER BY id) AS running, count(*) OVER () AS considered FROM (
-        SELECT id, topic, message_key, payload, octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int AS bytes
-        FROM (SELECT id, topic, message_key, payload::text AS payload FROM outbox
+        SELECT id, topic, message_key, payload, request_id, traceparent, event_id,
+          octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int
+            + coalesce(octet_length(request_id) + ${TRACE_HEADER_BYTES.requestId}::int, 0)
+            + coalesce(octet_length(traceparent) + ${TRACE_HEADER_BYTES.traceparent}::int, 0) AS bytes
+        FROM (SELECT id, topic, message_key, payload::text AS payload, request_id, traceparent, payload->>'eventId' AS event_id FROM outbox
               WHERE published_at IS NULL AND set_aside_at IS NULL ORDER BY id LIMIT ${opts.batchSize}) pending
       ) sized
     ) summed
@@ -62,7 +71,7 @@ export async function readPendingRows(sql: postgres.Sql | postgres.ReservedSql |
   return rows.map((r) => ({ ...r, considered: Number(r.considered) }));
 }
 
-export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger }, opts: OutboxRelayOptions = {}): OutboxRelay {
+export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics }, opts: OutboxRelayOptions = {}): OutboxRelay {
   const batchSize = opts.batchSize ?? 500;
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
@@ -79,20 +88,29 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
 
   async function setAside(conn: postgres.ReservedSql, rows: OutboxRow[], reason: string): Promise<void> {
     await conn`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
+    deps.metrics?.setAside(rows.length);
     for (const row of rows) {
       // The payload stays in the table (it may be large); the key and size identify the event.
-      log.error("outbox row set aside: Kafka can never accept it", { outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes, reason });
+      log.error("outbox row set aside: Kafka can never accept it", { requestId: row.request_id, traceparent: row.traceparent, outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes, reason });
     }
   }
 
   async function send(rows: OutboxRow[]): Promise<void> {
-    const byTopic = new Map<string, { key: string; value: string }[]>();
+    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
     for (const row of rows) {
       const list = byTopic.get(row.topic) ?? [];
-      list.push({ key: row.message_key, value: row.payload });
+      list.push({ key: row.message_key, value: row.payload, headers: traceHeaders({ requestId: row.request_id, traceparent: row.traceparent }) });
       byTopic.set(row.topic, list);
     }
     await deps.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+  }
+
+  /** One line per published event: the relay's step of the write's journey through the logs. */
+  function logPublished(rows: (OutboxRow & { event_id?: string | null })[]): void {
+    if (!log.enabled("info")) return;
+    for (const row of rows) {
+      log.info("event published", { requestId: row.request_id, traceparent: row.traceparent, eventId: row.event_id ?? null, outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes });
+    }
   }
 
   /** One round; true when more rows are probably waiting (the round was full by rows or bytes). */
@@ -111,7 +129,11 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
       }
       await publishIsolatingRefusals(plan.send, {
         send,
-        markSent: async (sent) => void (await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`),
+        markSent: async (sent) => {
+          await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`;
+          deps.metrics?.published(sent.length);
+          logPublished(sent);
+        },
         setAside: (refused, reason) => setAside(conn, refused, reason),
       });
     }
@@ -134,6 +156,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
           continue;
         }
         log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize });
+        deps.metrics?.active(true);
         while (running) {
           const more = await publishRound(conn);
           backoff = 200;
@@ -154,6 +177,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
         backoff = Math.min(backoff * 2, maxBackoffMs);
       } finally {
         if (conn) {
+          deps.metrics?.active(false);
           await conn`SELECT pg_advisory_unlock(${RELAY_LOCK_ID})`.catch(() => {});
           conn.release();
         }

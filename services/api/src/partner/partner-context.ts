@@ -3,6 +3,7 @@ import { EXTERNAL_ID_RULE, ErrorMessages, isValidExternalId } from "@pss/contrac
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
 import { ApiError, BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
 import type { PreviewLinks } from "../previews/preview-links.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
@@ -26,6 +27,8 @@ export interface PartnerContext {
   principalOf(request: Request): Principal;
   /** Who makes a change (key and request ID), for the change history. */
   originOf(request: Request): WriteOrigin;
+  /** The request's ID and traceparent: writes put them on their outbox rows. */
+  traceOf(request: Request): RequestTrace;
   /** Path parameter as an external ID, or 400 explaining the rule. */
   externalId(raw: string | null | undefined, name: string): string;
   /** ?dryRun=true|false on a PUT (absent: false), or 400. Read from the URL: a repeated parameter is refused, not merged. */
@@ -38,7 +41,7 @@ export interface PartnerContext {
   testPrincipalOf(request: Request): Principal;
 }
 
-export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, requestIds: WeakMap<Request, string>): PartnerContext {
+export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of">): PartnerContext {
   const principalOf = (request: Request) => {
     const principal = principals.get(request);
     if (!principal) throw new UnauthorizedError();
@@ -47,8 +50,9 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
   return {
     deps,
     principalOf,
+    traceOf: (request) => traces.of(request),
     originOf(request) {
-      return { keyId: principalOf(request).keyId, requestId: requestIds.get(request) ?? null };
+      return { keyId: principalOf(request).keyId, requestId: traces.of(request).requestId };
     },
     externalId(raw, name) {
       // The router gives null for a broken percent-escape (older versions: U+FFFD); accepting that would merge

@@ -10,7 +10,8 @@ import type { Authenticator } from "../auth/authenticator.ts";
 import { findTestBrokerForPreview, findTestListingForPreview } from "../buyers/public-repository.ts";
 import { brokerUrl, listingUrl, toPublicBroker, toPublicListing } from "../buyers/public-views.ts";
 import { renderBrokerPage } from "../buyers/pages/broker-page.ts";
-import { escapeHtml, html, notFoundPage, page } from "../buyers/pages/html.ts";
+import { escapeHtml, html, page } from "../buyers/pages/html.ts";
+import { notFoundPage } from "../buyers/pages/status-pages.ts";
 import { renderListingPage } from "../buyers/pages/listing-page.ts";
 import type { PreviewKind, PreviewLinks } from "./preview-links.ts";
 
@@ -31,6 +32,9 @@ const PREVIEW_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
+const SIMULATED_LEADS_NOTE =
+  '<p class="preview-note">On the live page buyers send inquiries here. For a test listing, simulate one with <code>POST /partner/v1/test/listings/{externalListingId}/leads</code> and your test key.</p>';
+
 /** The banner's markup; the only interpolated value (a status) is escaped. */
 function banner(kind: PreviewKind, status: string | null): string {
   const what = kind === "listing" ? "test listing" : "test broker";
@@ -50,6 +54,8 @@ function asPreview(response: Response, opts: { banner: string; links: Map<string
     .on("main", { element: (el) => void el.prepend(opts.banner, { html: true }) })
     .on("title", { element: (el) => void el.prepend("Preview – ") })
     .on('link[rel="canonical"]', { element: (el) => void el.remove() })
+    // A buyer's inquiry cannot reach a test listing: the form would only be refused. Leads are simulated instead.
+    .on('form[action*="/inquiry"]', { element: (el) => void el.replace(SIMULATED_LEADS_NOTE, { html: true }) })
     .on("head", { element: (el) => void el.append(`<meta name="robots" content="noindex, nofollow">`, { html: true }) })
     .on("a[href]", {
       element(el) {

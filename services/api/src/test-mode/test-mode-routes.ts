@@ -36,7 +36,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
           phone: body.phone?.trim() || null,
           message: body.message?.trim() || "A simulated lead made with a test key.",
           submittedAt,
-        });
+        }, ctx.traceOf(request));
         if (outcome.kind === "notFound") throw new NotFoundError(ErrorMessages.listingNotFound);
         if (outcome.kind === "notVisible") throw new ListingNotVisibleError(outcome.status);
         set.status = 202;

@@ -66,11 +66,12 @@ def map_case(context, case):
         if start is not None and end is not None and start > end:
             query["startDate"], query["endDate"] = query["endDate"], query["startDate"]
 
-    # minPrice must not be above maxPrice.
-    if query and path == "/v1/listings" and "minPrice" in query and "maxPrice" in query:
-        low, high = _price(query["minPrice"]), _price(query["maxPrice"])
-        if low is not None and high is not None and low > high:
-            query["minPrice"], query["maxPrice"] = query["maxPrice"], query["minPrice"]
+    # The lowest of a range (price, revenue, SDE) must not be above the highest.
+    for low_name, high_name in (("minPrice", "maxPrice"), ("minRevenue", "maxRevenue"), ("minSde", "maxSde")):
+        if query and path == "/v1/listings" and low_name in query and high_name in query:
+            low, high = _price(query[low_name]), _price(query[high_name])
+            if low is not None and high is not None and low > high:
+                query[low_name], query[high_name] = query[high_name], query[low_name]
 
     if path == LISTINGS_PUT and case.operation.method.upper() == "PUT" and isinstance(case.body, dict):
         body = case.body

@@ -50,9 +50,9 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   // Media and leads are stopped before Kafka answers, so only the indexer's group consumes anything.
   await moveGroupToEnd(kafka, groups.indexer);
 
-  const ports = { api: await freePort(), indexer: await freePort(), relay: await freePort(), media: await freePort(), leads: await freePort() };
+  const ports = { api: await freePort(), apiHealth: await freePort(), indexer: await freePort(), relay: await freePort(), media: await freePort(), leads: await freePort() };
   const spawnStarted = Date.now();
-  const api = await spawnService("api", { ...env, API_PORT: String(ports.api), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias }, ports.api);
+  const api = await spawnService("api", { ...env, API_PORT: String(ports.api), API_HEALTH_PORT: String(ports.apiHealth), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias }, ports.apiHealth);
   started.push(api);
   const indexer = await spawnService("indexer", { ...env, HEALTH_PORT: String(ports.indexer), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer }, ports.indexer);
   started.push(indexer);
@@ -67,6 +67,7 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   const t0 = Date.now();
   const mark = (what: string) => process.env.FAULT_DEBUG && console.error(`${Date.now() - t0} ms: ${what}`);
   const base = `http://127.0.0.1:${ports.api}`;
+  const health = `http://127.0.0.1:${ports.apiHealth}`;
   const auth = { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" };
   const listingBody = (brokerExternalId: string) =>
     JSON.stringify({ brokerExternalId, status: "FOR_SALE", businessType: "Bakery", title: "Booted during an outage", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" } });
@@ -84,7 +85,7 @@ test("with every dependency down, the services boot and answer 503 fast; once th
     expect(Number(a.retryAfter)).toBeGreaterThan(0);
     expect(JSON.parse(a.body)).toEqual({ status: "error", error: expect.stringContaining("temporarily unavailable") });
   }
-  const readyz = await timed(`${base}/readyz`);
+  const readyz = await timed(`${health}/readyz`);
   expect(readyz.status).toBe(503);
   expect(readyz.ms).toBeLessThan(2000);
   expect(JSON.parse(readyz.body)).toEqual({ status: "not ready", service: "api", checks: expect.objectContaining({ postgres: "failing", redis: "failing" }), degraded: expect.arrayContaining(["redis"]) });
@@ -105,7 +106,7 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   // Dependencies back: everything starts working by itself.
   const openedAt = Date.now();
   for (const p of proxies) await p.open();
-  await waitUntil("the API to be ready", async () => (await fetch(`${base}/readyz`)).ok, 15_000);
+  await waitUntil("the API to be ready", async () => (await fetch(`${health}/readyz`)).ok, 15_000);
   const brokerId = uniqueName("boot-broker");
   expect((await timed(`${base}/partner/v1/brokers/${brokerId}`, { method: "PUT", headers: auth, body: JSON.stringify({ name: "Boot Broker", email: "boot@example.com" }) })).status).toBe(201);
   const created = await timed(`${base}/partner/v1/listings/${uniqueName("boot-listing")}`, { method: "PUT", headers: auth, body: listingBody(brokerId) });
@@ -142,11 +143,12 @@ test("an API with its relay off never contacts Kafka: it creates no topics, and 
   await new Promise<void>((resolve) => kafkaTrap.listen(0, "127.0.0.1", resolve));
   try {
     const port = await freePort();
-    const api = await spawnService("api", { API_PORT: String(port), OUTBOX_RELAY_ENABLED: "false", KAFKA_BROKERS: `127.0.0.1:${(kafkaTrap.address() as { port: number }).port}` }, port);
+    const healthPort = await freePort();
+    const api = await spawnService("api", { API_PORT: String(port), API_HEALTH_PORT: String(healthPort), OUTBOX_RELAY_ENABLED: "false", KAFKA_BROKERS: `127.0.0.1:${(kafkaTrap.address() as { port: number }).port}` }, healthPort);
     started.push(api);
     const base = `http://127.0.0.1:${port}`;
-    const ready = await timed(`${base}/readyz`);
-    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok" } }]);
+    const ready = await timed(`http://127.0.0.1:${healthPort}/readyz`);
+    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok", storage: "ok" } }]);
     const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
     const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("relay-off-partner"), leadTracking: false });
     redis.disconnect();

@@ -47,7 +47,7 @@ test.skipIf(!postgres)(
     // Back by itself within seconds, ready again, and every acknowledged write stored once, published once per
     // version and indexed.
     expect(recoveryMs).toBeLessThan(10_000);
-    expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
+    expect((await fetch(`${stack.healthUrl}/readyz`)).status).toBe(200);
     for (const p of [stack.indexer!, ...stack.workers]) {
       await waitUntil(`${p.name} to be ready again`, async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok, 20_000);
     }

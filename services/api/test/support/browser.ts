@@ -49,3 +49,45 @@ export async function launchBrowser(): Promise<Browser> {
     },
   };
 }
+
+/** Chromium with separate contexts (e.g. one without JavaScript), closed together. */
+export interface ChromiumSession {
+  newContext(opts?: { javaScriptEnabled?: boolean; viewport?: { width: number; height: number } }): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+/**
+ * `hosts`: names the browser resolves to a loopback address (e.g. the public host of the pages under test, so
+ * redirects and form posts take the real network path); every other name fails to resolve.
+ */
+export async function launchChromium(opts: { hosts?: Record<string, string> } = {}): Promise<ChromiumSession> {
+  const executablePath = await ensureChromium();
+  const rules = [...Object.entries(opts.hosts ?? {}).map(([name, ip]) => `MAP ${name} ${ip}`), "MAP * ~NOTFOUND"].join(", ");
+  const browser = await chromium.launch({ executablePath, headless: true, args: [...ARGS, `--host-resolver-rules=${rules}`] });
+  return {
+    newContext: (opts = {}) => browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true, viewport: opts.viewport ?? { width: 1280, height: 900 } }),
+    close: () => browser.close().catch(() => {}),
+  };
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+let axeSource: string | null = null;
+
+/**
+ * axe-core (pinned in package.json) run on the page as it is: WCAG 2.1 A/AA rules and best practices. It is
+ * evaluated through the DevTools protocol, which the page's CSP (no scripts) does not govern.
+ */
+export async function axeViolations(page: import("playwright-core").Page): Promise<AxeViolation[]> {
+  axeSource ??= await Bun.file(require.resolve("axe-core/axe.min.js")).text();
+  if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(`${axeSource}\n;true`);
+  const result = (await page.evaluate(`axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] }, resultTypes: ["violations"] })`)) as {
+    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")) }));
+}

@@ -1,6 +1,6 @@
 // Reads what actually reached a Kafka topic: waits until the outbox has nothing pending for the aggregate,
 // then consumes the topic up to its current end, so "no second event" is a real observation.
-import type { Kafka } from "kafkajs";
+import type { Kafka, KafkaMessage } from "kafkajs";
 import type postgres from "postgres";
 import { uniqueName } from "../../../../test/support/env.ts";
 
@@ -25,23 +25,26 @@ export async function waitForOutboxDrained(sql: postgres.Sql, aggregateId: strin
   throw new Error(`outbox rows for ${aggregateId} were not published within ${timeoutMs} ms`);
 }
 
-export async function eventsOnTopic(kafka: Kafka, topic: string, aggregateId: string, timeoutMs = 30_000): Promise<Envelope[]> {
+/**
+ * Consumes a topic from its beginning up to the end it has now, handing every message to `onMessage` (a fresh
+ * group, nothing committed). Throws when the end is not reached within `timeoutMs`.
+ */
+export async function readTopicToEnd(kafka: Kafka, topic: string, onMessage: (message: KafkaMessage) => void, timeoutMs = 30_000): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topic);
   await admin.disconnect();
   const remaining = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
-  const found: Envelope[] = [];
-  if (remaining.size === 0) return found;
+  if (remaining.size === 0) return;
 
-  const consumer = kafka.consumer({ groupId: uniqueName("events-reader") });
+  const consumer = kafka.consumer({ groupId: uniqueName("topic-reader") });
   const { promise: done, resolve } = Promise.withResolvers<void>();
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     autoCommit: false,
     eachMessage: async ({ partition, message }) => {
-      if (message.key?.toString() === aggregateId) found.push(JSON.parse(message.value!.toString()));
+      onMessage(message);
       const end = remaining.get(partition);
       if (end !== undefined && Number(message.offset) >= end - 1) remaining.delete(partition);
       if (remaining.size === 0) resolve();
@@ -52,5 +55,41 @@ export async function eventsOnTopic(kafka: Kafka, topic: string, aggregateId: st
   clearTimeout(timer);
   await consumer.disconnect();
   if (remaining.size > 0) throw new Error(`did not reach the end of ${topic} within ${timeoutMs} ms`);
+}
+
+export async function eventsOnTopic(kafka: Kafka, topic: string, aggregateId: string, timeoutMs = 30_000): Promise<Envelope[]> {
+  const found: Envelope[] = [];
+  await readTopicToEnd(kafka, topic, (message) => void (message.key?.toString() === aggregateId && found.push(JSON.parse(message.value!.toString()))), timeoutMs);
   return found;
+}
+
+export interface RawMessage {
+  key: string | null;
+  value: string | null;
+  headers: Record<string, string>;
+}
+
+/** The message at one position of a topic, with its headers as text. */
+export async function messageAt(kafka: Kafka, topic: string, partition: number, offset: string, timeoutMs = 30_000): Promise<RawMessage> {
+  const consumer = kafka.consumer({ groupId: uniqueName("message-reader") });
+  const { promise: found, resolve, reject } = Promise.withResolvers<RawMessage>();
+  const timer = setTimeout(() => reject(new Error(`no message at ${topic}/${partition}@${offset} within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition: p, message }) => {
+        if (p !== partition || message.offset !== offset) return;
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message.headers ?? {})) if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
+        resolve({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? null, headers });
+      },
+    });
+    consumer.seek({ topic, partition, offset });
+    return await found;
+  } finally {
+    clearTimeout(timer);
+    await consumer.disconnect();
+  }
 }

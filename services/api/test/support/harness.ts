@@ -5,7 +5,7 @@ import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
-import { createLogger, ensureTopics, silentLogger, type Logger } from "@pss/service-kit";
+import { createLocalMediaStorage, createLogger, ensureTopics, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
@@ -62,7 +62,24 @@ export async function call(baseUrl: string, method: string, path: string, opts: 
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
-export async function startApi(opts: { rateLimitPerMinute?: number; relay?: boolean; redisUrl?: string; logger?: Logger; maxBodyBytes?: number; searchAlias?: string; opensearchUrl?: string } = {}): Promise<ApiHarness> {
+export interface ApiOptions {
+  rateLimitPerMinute?: number;
+  relay?: boolean;
+  redisUrl?: string;
+  logger?: Logger;
+  maxBodyBytes?: number;
+  searchAlias?: string;
+  opensearchUrl?: string;
+  /** Listen on this port (default: any free one) and answer as this public base URL (default https://market.example.test). */
+  port?: number;
+  publicBaseUrl?: string;
+  /** Lead intake limits (per address, per listing), given the harness's Redis. */
+  leadLimits?: { perAddress?: number; perListing?: number };
+  mediaStorage?: MediaStorage;
+  mediaDelivery?: "api" | "redirect";
+}
+
+export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
@@ -78,14 +95,18 @@ export async function startApi(opts: { rateLimitPerMinute?: number; relay?: bool
     logger,
     authenticator: createAuthenticator({ sql, redis, logger }),
     partnerRateLimiter: createRateLimiter({ redis, logger, limit: opts.rateLimitPerMinute ?? 0, windowSeconds: 60, name: uniqueName("partner") }),
-    publicBaseUrl: "https://market.example.test",
+    publicBaseUrl: opts.publicBaseUrl ?? "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
-    readiness: { postgres: () => sql`SELECT 1` },
-    mediaDir: process.env.MEDIA_DIR ?? ".data/media-test",
+    media: { storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }), delivery: opts.mediaDelivery },
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
     opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
-  }).listen({ port: 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    leads: opts.leadLimits && {
+      // Unique limiter names: counters of other runs sharing this Redis never interfere.
+      addressLimiter: opts.leadLimits.perAddress ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perAddress, windowSeconds: 3600, name: uniqueName("lead-address") }) : undefined,
+      listingLimiter: opts.leadLimits.perListing ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perListing, windowSeconds: 3600, name: uniqueName("lead-listing") }) : undefined,
+    },
+  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });

@@ -29,7 +29,6 @@ export function startLeadApp(clients: { sql: postgres.Sql; redis: Redis }, opts:
     partnerRateLimiter: { check: async () => null },
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: 1_048_576,
-    readiness: {},
     leads: {
       addressLimiter: limiter(opts.perAddress, "lead-address"),
       listingLimiter: limiter(opts.perListing, "lead-listing"),

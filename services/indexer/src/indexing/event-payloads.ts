@@ -22,6 +22,8 @@ export const ListingEventPayload = Type.Object({
     visibility: VisibilitySchema,
   }),
   financials: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  // Optional: events written before the search filter on financing existed may lack it.
+  financing: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
   updatedAt: Type.String(),
 });
 export type ListingEventPayload = Static<typeof ListingEventPayload>;

@@ -7,11 +7,12 @@
 // index: their index state is recorded as a live listing's would be (indexed or removed), so the partner's
 // read-back behaves as live, and their description is rewritten deterministically, never by an external model.
 import type { Client } from "@opensearch-project/opensearch";
-import { eventMode, isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
+import { eventMode, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
 import type { Logger, MessageContext } from "@pss/service-kit";
 import type postgres from "postgres";
-import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
-import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
+import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { writeBulk, type IndexOperation, type OperationOutcome } from "../search-index/bulk-writer.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 import { BROKER_UPSERTED, brokerEventProblem, LISTING_UPSERTED, listingEventProblem, type ListingEventPayload } from "./event-payloads.ts";
 import {
@@ -19,9 +20,9 @@ import {
   loadListingStates,
   loadVisibleListingsOfBrokers,
   recordIndexStates,
-  storeOptimizedDescriptions,
   type StoredListingState,
 } from "./listing-store.ts";
+import { publicIndexAction } from "./public-index-rule.ts";
 
 export interface IndexingDeps {
   sql: postgres.Sql;
@@ -53,6 +54,7 @@ function sourceFromPayload(p: ListingEventPayload, version: number): ListingSour
     establishedAt: p.establishedAt,
     location: p.location as FullLocation,
     financials: p.financials,
+    financing: p.financing ?? null,
     updatedAt: p.updatedAt,
   };
 }
@@ -67,60 +69,35 @@ function latestPerAggregate(events: AnyEventEnvelope[]): AnyEventEnvelope[] {
   return [...latest.values()];
 }
 
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
 export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
   const log = deps.logger.child({ component: "indexing" });
   const concurrency = deps.rewriteConcurrency ?? 4;
-  // Test descriptions never leave the process: the configured rewriter may be an external model.
-  const local = createDeterministicRewriter();
 
-  /** The buyer-facing description per listing: reused while the stored rewrite matches, else rewritten and stored. */
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    await mapLimit(entries, concurrency, async ({ source, state }) => {
-      const original = source.description;
-      if (original === null) return void out.set(source.id, null);
-      if (state.description === original && state.descriptionOptimized !== null) return void out.set(source.id, state.descriptionOptimized);
-      const optimized = await (state.mode === "live" ? deps.rewriter : local).rewrite(original);
-      out.set(source.id, optimized);
-      fresh.push({ id: source.id, original, optimized });
-    });
-    await storeOptimizedDescriptions(deps.sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql: deps.sql, rewriter: deps.rewriter, concurrency }, entries);
   }
 
   /** Index operations for live listings; for test listings only the state a live one would get (`tracked`). */
-  async function planListings(events: AnyEventEnvelope[], failures: Failure[], tracked: IndexState[]): Promise<Planned[]> {
+  async function planListings(events: AnyEventEnvelope[], failures: Failure[], tracked: IndexState[], logOf: (event: AnyEventEnvelope) => Logger): Promise<Planned[]> {
     const states = await loadListingStates(deps.sql, events.map((e) => Number(e.aggregateId)));
     const current: { event: AnyEventEnvelope; source: ListingSource; state: StoredListingState }[] = [];
     for (const event of events) {
       const state = states.get(Number(event.aggregateId));
       if (!state) failures.push({ event, reason: `listing ${event.aggregateId} does not exist` });
       else if (event.version > state.version) failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${state.version}` });
-      else if (event.version < state.version) log.debug("stale listing event skipped", { listingId: event.aggregateId, version: event.version, current: state.version });
+      else if (event.version < state.version) logOf(event).debug("stale listing event skipped", { current: state.version });
       else current.push({ event, source: sourceFromPayload(event.payload as ListingEventPayload, event.version), state });
     }
-    // Hidden listings are rewritten too: the partner sees the rewrite in the read-back before going live.
+    // Hidden and test listings are rewritten too: the partner sees the rewrite in the read-back before going live.
     const texts = await descriptions(current);
-    const live = current.filter(({ event, state }) => state.mode === "live" && eventMode(event) === "live");
+    const planned: Planned[] = [];
     for (const { event, source, state } of current) {
-      if (state.mode !== "live" || eventMode(event) !== "live") tracked.push({ id: source.id, version: source.version, state: isBuyerVisible(source.status) ? "indexed" : "removed" });
+      const action = publicIndexAction({ status: source.status, mode: state.mode }, eventMode(event));
+      if (action.kind === "track") tracked.push({ id: source.id, version: source.version, state: action.state });
+      else if (action.kind === "index") planned.push({ event, op: { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) } });
+      else planned.push({ event, op: { kind: "delete", id: source.id, version: source.version } });
     }
-    return live.map(({ event, source, state }) => ({
-      event,
-      op: isBuyerVisible(source.status)
-        ? { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
-        : { kind: "delete", id: source.id, version: source.version },
-    }));
+    return planned;
   }
 
   async function planBrokers(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
@@ -133,7 +110,8 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       else if (event.version === version) due.set(event.aggregateId, event);
       // Older: the broker's newest event re-indexes with the newest data.
     }
-    const listings = await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()]);
+    // A broker's test listings stay out of the index (their broker is a test broker too).
+    const listings = (await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()])).filter(({ source, state }) => publicIndexAction({ status: source.status, mode: state.mode }).kind === "index");
     const texts = await descriptions(listings);
     // The listing's own version with external_gte: same-version rewrites (new broker name) are accepted,
     // an older listing version still never replaces a newer one.
@@ -143,8 +121,24 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     }));
   }
 
+  /** A line per listing event's write; one per broker event (it may re-index many listings). */
+  function logWritten(planned: Planned[], outcomes: OperationOutcome[], logOf: (event: AnyEventEnvelope) => Logger): void {
+    if (!log.enabled("info")) return;
+    const perBroker = new Map<AnyEventEnvelope, number>();
+    outcomes.forEach(({ op, result }, i) => {
+      const { event } = planned[i]!;
+      if (result === "rejected") return;
+      if (event.aggregateType === "broker") perBroker.set(event, (perBroker.get(event) ?? 0) + 1);
+      else logOf(event).info(op.kind === "index" ? "listing indexed" : "listing removed from the index", { listingId: op.id, result });
+    });
+    for (const [event, listings] of perBroker) logOf(event).info("broker's listings re-indexed", { listings });
+  }
+
   return async function handleBatch(items) {
     await deps.ensureIndex();
+    // Lines about one event go to its context's logger (they carry its request ID and traceparent).
+    const contexts = new Map(items.map(({ event, ctx }) => [event, ctx]));
+    const logOf = (event: AnyEventEnvelope) => contexts.get(event)?.log ?? log;
     const failures: Failure[] = [];
     const listingEvents: AnyEventEnvelope[] = [];
     const brokerEvents: AnyEventEnvelope[] = [];
@@ -161,7 +155,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       // Other event types on these topics are not the indexer's business.
     }
     const tracked: IndexState[] = [];
-    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, tracked)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
+    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
     if (planned.length === 0) {
       await recordIndexStates(deps.sql, tracked);
       return failures;
@@ -175,6 +169,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       else states.push({ id: op.id, version: op.version, state: op.kind === "index" ? "indexed" : "removed" });
     });
     await recordIndexStates(deps.sql, states);
+    logWritten(planned, outcomes, logOf);
     for (const [event, reason] of rejected) failures.push({ event, reason });
     const oldest = Math.min(...items.map(({ event }) => Date.parse(event.occurredAt)));
     log.debug("batch indexed", { events: items.length, operations: planned.length, failed: failures.length, lagMs: Date.now() - oldest });

@@ -1,6 +1,6 @@
 // PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
 // for the listing's current version, the optimized description only for the description it was made from.
-import { BUYER_VISIBLE_STATUSES, buyerVisibleListingSql, type RecordMode } from "@pss/contracts";
+import { BUYER_VISIBLE_STATUSES, type RecordMode } from "@pss/contracts";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
 
@@ -57,7 +57,7 @@ const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(colu
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.id, l.version, l.mode, l.status, l.business_type, l.title, l.description, l.description_optimized,
   ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
-  l.visibility, l.financials, ${ISO(sql, "l.updated_at")} AS updated_at,
+  l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
   b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
 
 function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
@@ -73,31 +73,43 @@ function toSourceAndState(r: any): { source: ListingSource; state: StoredListing
       establishedAt: r.established_at,
       location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
       financials: r.financials,
+      financing: r.financing,
       updatedAt: r.updated_at,
     },
   };
 }
 
-/** What may be in the public index: live listings in a buyer-visible status (the shared rule, contracts/src/mode.ts). */
-const VISIBLE = (sql: postgres.Sql) => sql.unsafe(buyerVisibleListingSql("l"));
+// The two reads below select listings in a buyer-visible status, of either mode: the candidates. What goes into
+// the index is decided by publicIndexAction (public-index-rule.ts), which keeps test listings out.
 
-/** The buyer-visible listings of some brokers, as stored now (for re-indexing after a broker change). */
+/** The listings of some brokers in a buyer-visible status, as stored now (for re-indexing after a broker change). */
 export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   if (brokerIds.length === 0) return [];
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
     FROM listings l JOIN brokers b ON b.id = l.broker_id
-    WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND ${VISIBLE(sql)}`;
+    WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND l.status = ANY(${visible})`;
   return rows.map(toSourceAndState);
 }
 
-/** One page of every buyer-visible listing in id order, after `afterId` (a full re-index reads them all). */
+/** One page of every listing in a buyer-visible status in id order, after `afterId` (a full re-index reads them all). */
 export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number, limit: number): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
     FROM listings l JOIN brokers b ON b.id = l.broker_id
-    WHERE l.id > ${afterId} AND ${VISIBLE(sql)}
+    WHERE l.id > ${afterId} AND l.status = ANY(${visible})
     ORDER BY l.id LIMIT ${limit}`;
+  return rows.map(toSourceAndState);
+}
+
+/** Listings (any status) as stored now, by id (the reconciler repairs these). */
+export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql`
+    SELECT ${LISTING_COLUMNS(sql)}
+    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    WHERE l.id = ANY(${ids}::bigint[])
+    ORDER BY l.id`;
   return rows.map(toSourceAndState);
 }
 

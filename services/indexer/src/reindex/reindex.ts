@@ -9,12 +9,14 @@
 //   5. after a grace period for searches still running on the old index, drop it.
 // One reindex per alias at a time (a PostgreSQL advisory lock).
 import type { Client } from "@opensearch-project/opensearch";
-import { isVisibleToBuyers } from "@pss/contracts";
 import type { Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { loadListingsWrittenSince, loadVisibleListingsPage, storeOptimizedDescriptions, type StoredListingState } from "../indexing/listing-store.ts";
+import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
+import { publicIndexAction } from "../indexing/public-index-rule.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
+import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
+import { aliasTargets } from "../search-index/ensure-index.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
 
@@ -58,16 +60,6 @@ function timestamp(now: Date): string {
   return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
 }
 
-async function aliasTargets(client: Client, alias: string): Promise<string[]> {
-  try {
-    const res = await client.indices.getAlias({ name: alias });
-    return Object.keys(res.body as Record<string, unknown>);
-  } catch (err) {
-    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return [];
-    throw err;
-  }
-}
-
 export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   const started = performance.now();
   const { sql, opensearch: client, alias, logger } = deps;
@@ -88,35 +80,26 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     lock.release();
   }
 
-  /** The document text: the stored rewrite when it is of the current description, else a fresh (stored) one. */
-  async function descriptions(entries: { source: ListingSource; state: StoredListingState }[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    const fresh: { id: number; original: string; optimized: string }[] = [];
-    for (const { source, state } of entries) {
-      if (source.description === null) out.set(source.id, null);
-      else if (state.description === source.description && state.descriptionOptimized !== null) out.set(source.id, state.descriptionOptimized);
-      else {
-        const optimized = await rewriter.rewrite(source.description);
-        out.set(source.id, optimized);
-        fresh.push({ id: source.id, original: source.description, optimized });
-      }
-    }
-    await storeOptimizedDescriptions(sql, fresh);
-    return out;
+  function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {
+    return buyerDescriptions({ sql, rewriter: rewriter }, entries);
   }
 
-  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {
-    // Test listings are never in the public index (docs/sandbox.md): treated like hidden ones.
-    const visible = (e: { source: ListingSource; state: StoredListingState }) => isVisibleToBuyers({ status: e.source.status, mode: e.state.mode });
-    const texts = await descriptions(entries.filter(visible));
-    const ops: IndexOperation[] = entries.map(({ source, state }) =>
-      visible({ source, state })
-        ? { kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
-        : { kind: "delete", id: source.id, version: source.version },
+  /** Writes the entries' operations; answers how many documents it wrote. */
+  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]): Promise<number> {
+    // Test listings are never in the public index (docs/sandbox.md): no operation at all for them.
+    const decided = entries.map((e) => ({ ...e, action: publicIndexAction({ status: e.source.status, mode: e.state.mode }) }));
+    const texts = await descriptions(decided.filter((e) => e.action.kind === "index"));
+    const ops: IndexOperation[] = decided.flatMap(({ source, state, action }): IndexOperation[] =>
+      action.kind === "index"
+        ? [{ kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }]
+        : action.kind === "delete"
+          ? [{ kind: "delete", id: source.id, version: source.version }]
+          : [],
     );
     for (const outcome of await writeBulk(client, index, ops)) {
       if (outcome.result === "rejected") rejected.push({ id: outcome.op.id, reason: outcome.reason ?? "rejected" });
     }
+    return ops.filter((op) => op.kind === "index").length;
   }
 
   async function run(): Promise<ReindexResult> {
@@ -134,8 +117,7 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
       for (let afterId = 0; ; ) {
         const page = await loadVisibleListingsPage(sql, afterId, pageSize);
         if (page.length === 0) break;
-        await write(index, page, "external", rejected);
-        documents += page.length;
+        documents += await write(index, page, "external", rejected);
         afterId = page[page.length - 1]!.source.id;
         deps.onProgress?.(documents);
       }

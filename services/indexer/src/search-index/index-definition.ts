@@ -49,6 +49,8 @@ export const INDEX_MAPPINGS = {
       },
     },
     financials: { properties: { askingPrice: money, revenue: money, sde: money, inventory: money, ffande: money } },
+    // Added after version 1 was created: ensure-index.ts adds it to existing indexes in place.
+    financingAvailable: { type: "boolean" },
     establishedAt: { type: "date" },
     broker: { properties: { serviceBrokerId: { type: "keyword" }, name: { type: "text", fields: { exact: { type: "keyword" } } } } },
     listedAt: { type: "date" },

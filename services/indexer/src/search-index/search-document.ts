@@ -14,6 +14,7 @@ export interface ListingSource {
   establishedAt: string | null;
   location: FullLocation;
   financials: Record<string, unknown> | null;
+  financing: Record<string, unknown> | null;
   updatedAt: string;
 }
 
@@ -33,6 +34,7 @@ export function toSearchDocument(source: ListingSource, context: ListingContext,
     underContract: source.status === "UNDER_CONTRACT",
     location: publicLocation(source.location),
     financials: publicFinancials(source.financials),
+    financingAvailable: source.financing?.financingAvailable === true,
     establishedAt: source.establishedAt,
     broker: { serviceBrokerId: context.brokerId, name: context.brokerName },
     listedAt: context.listedAt,

@@ -6,6 +6,7 @@ import { Topics } from "@pss/contracts";
 import { createLogger, silentLogger, type Logger } from "@pss/service-kit";
 import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
+import { startGroupAtEnd } from "../../../../test/support/consumer-groups.ts";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { createIndexer, type Indexer } from "../../src/indexer.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../../src/rewriting/description-rewriter.ts";
@@ -30,22 +31,12 @@ export interface IndexerOptions {
   logger?: Logger;
   /** Start at the current end of the topics (default) or from the group's committed offsets. */
   startAtEnd?: boolean;
+  /** Index only these partners' events (a set the test may fill later); absent = every event on the topics. */
+  onlyPartners?: ReadonlySet<string>;
 }
 
 export const newAlias = () => uniqueName("test-listings");
 
-async function moveGroupToEnd(kafka: Kafka, groupId: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of [Topics.listingEvents.name, Topics.brokerEvents.name]) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 export async function startIndexer(opts: IndexerOptions = {}): Promise<IndexerHarness> {
   const urls = testUrls();
@@ -56,7 +47,7 @@ export async function startIndexer(opts: IndexerOptions = {}): Promise<IndexerHa
   const kafka = new Kafka({ clientId: uniqueName("indexer-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   const indexerClient = new Client({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 });
   const opensearch = new Client({ node: urls.OPENSEARCH_URL });
-  if (opts.startAtEnd !== false) await moveGroupToEnd(kafka, groupId);
+  if (opts.startAtEnd !== false) await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
   const indexer = createIndexer({
     kafka,
     sql,
@@ -67,6 +58,7 @@ export async function startIndexer(opts: IndexerOptions = {}): Promise<IndexerHa
     logger,
     initialBackoffMs: 100,
     maxBackoffMs: 1000,
+    onlyPartners: opts.onlyPartners,
   });
   await indexer.start();
   return {

@@ -53,11 +53,12 @@ async function persistently(what: () => Promise<void>): Promise<void> {
 }
 
 export function createLeadForwarder(deps: LeadForwarderDeps) {
-  const log = deps.logger.child({ component: "lead-forwarder" });
   const { policy } = deps;
 
   return {
-    async forward(leadId: string): Promise<ForwardOutcome> {
+    /** `logger`: the lead event's (its lines carry the intake request's ID) when a consumer forwards; default the service's. */
+    async forward(leadId: string, logger: Logger = deps.logger): Promise<ForwardOutcome> {
+      const log = logger.child({ component: "lead-forwarder" });
       const lead = await claimLead(deps.sql, leadId, policy.claimTimeoutMs);
       // Already sent or failed, not due yet, being sent by another worker, or unknown.
       if (!lead) return "skipped";

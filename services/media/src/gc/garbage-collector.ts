@@ -1,10 +1,9 @@
 // Deletes stored files no record references any more. Files are shared (content-addressed), so a file goes only
 // when no listing photo and no current avatar names it, and only after a grace period: a file just written (or
 // just reused, which refreshes it) may belong to a result whose database write has not committed yet.
-import type { Logger } from "@pss/service-kit";
+import type { Logger, MediaStorage } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaRepository } from "../jobs/media-repository.ts";
-import type { MediaStorage } from "../storage/media-storage.ts";
 
 /** One sweep at a time across all media instances sharing the directory and database. */
 const GC_LOCK_ID = 727_401;

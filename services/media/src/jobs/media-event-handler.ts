@@ -1,7 +1,7 @@
 // Listing and broker events only say "look at this record again": the current rows decide the work, so a
 // redelivered or stale event is harmless. A malformed event is a PermanentError (the consumer dead-letters it).
 import type { AnyEventEnvelope } from "@pss/contracts";
-import { PermanentError, type Logger } from "@pss/service-kit";
+import { PermanentError, type HandleOutcome, type Logger, type MessageContext } from "@pss/service-kit";
 import type { MediaJobs, MediaStats } from "./media-jobs.ts";
 import type { MediaJob, MediaRepository } from "./media-repository.ts";
 
@@ -28,16 +28,18 @@ function aggregateIdOf(event: AnyEventEnvelope, field: "listingId" | "brokerId")
 }
 
 /** Runs all jobs to their recorded outcome; rethrows the first infrastructure error once none is in flight. */
-async function runAll(jobs: MediaJobs, claimed: MediaJob[]): Promise<void> {
-  const results = await Promise.allSettled(claimed.map((job) => jobs.run(job)));
+async function runAll(jobs: MediaJobs, claimed: MediaJob[], log: Logger): Promise<void> {
+  const results = await Promise.allSettled(claimed.map((job) => jobs.run(job, log)));
   const failure = results.find((r) => r.status === "rejected");
   if (failure) throw (failure as PromiseRejectedResult).reason;
 }
 
 export function createMediaEventHandler(deps: MediaEventHandlerDeps) {
   const { repository, stats } = deps;
-  return async function handle(event: AnyEventEnvelope): Promise<void> {
-    if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return;
+  // ctx.log: every line about the record carries the request ID and traceparent the event came with.
+  return async function handle(event: AnyEventEnvelope, ctx: Pick<MessageContext, "log">): Promise<HandleOutcome> {
+    const log = ctx.log;
+    if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return "skipped";
     let claimed: MediaJob[];
     if (event.aggregateType === "listing") {
       const listingId = aggregateIdOf(event, "listingId");
@@ -45,7 +47,7 @@ export function createMediaEventHandler(deps: MediaEventHandlerDeps) {
       if (current === null || event.version < current) {
         stats.staleEvents++;
         stats.eventsHandled++;
-        return;
+        return "skipped";
       }
       claimed = await repository.claimListingPhotos(listingId, deps.leaseMs);
     } else if (event.aggregateType === "broker") {
@@ -54,15 +56,16 @@ export function createMediaEventHandler(deps: MediaEventHandlerDeps) {
       if (current === null || event.version < current) {
         stats.staleEvents++;
         stats.eventsHandled++;
-        return;
+        return "skipped";
       }
       const avatar = await repository.claimAvatar(brokerId, deps.leaseMs);
       claimed = avatar ? [avatar] : [];
     } else {
       throw new PermanentError(`unexpected aggregate type ${event.aggregateType} on a media topic`);
     }
-    if (claimed.length > 0) deps.logger.debug("processing images", { aggregateType: event.aggregateType, aggregateId: event.aggregateId, count: claimed.length });
-    await runAll(deps.jobs, claimed);
+    if (claimed.length > 0) log.info("processing images", { count: claimed.length });
+    await runAll(deps.jobs, claimed, log);
     stats.eventsHandled++;
+    return "handled";
   };
 }

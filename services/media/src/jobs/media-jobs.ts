@@ -1,10 +1,10 @@
 // Runs one claimed photo or avatar: download, transform, store, record. Every per-image failure ends as state
 // (retry later, or failed with its reason); only infrastructure errors (PostgreSQL) propagate to the caller.
-import type { Logger } from "@pss/service-kit";
+import { contentName, type Logger, type MediaStorage } from "@pss/service-kit";
 import { Failures, MediaFailure } from "../failures.ts";
 import type { ImageDownloader } from "../download/image-downloader.ts";
 import type { ImageProcessor, ProcessedImage } from "../images/image-processor.ts";
-import { contentName, type MediaStorage } from "../storage/media-storage.ts";
+import type { MediaMetrics } from "../media-metrics.ts";
 import type { WorkPool } from "./work-pool.ts";
 import type { MediaJob, MediaRepository, VariantRecord } from "./media-repository.ts";
 
@@ -32,6 +32,7 @@ export interface MediaJobsDeps {
   stats: MediaStats;
   maxAttempts: number;
   retryBaseMs: number;
+  metrics?: MediaMetrics;
 }
 
 export type JobOutcome = "ready" | "failed" | "retry" | "discarded";
@@ -55,7 +56,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
         deps.logger.error("storing a variant failed", { name, err });
         throw Failures.storage();
       }
-      variants.push({ width: v.width, height: v.height, format: v.format, url: deps.storage.url(name) });
+      variants.push({ width: v.width, height: v.height, format: v.format, key: name });
       names.push(name);
     }
     return { variants, names };
@@ -69,9 +70,12 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   }
 
   return {
-    async run(job: MediaJob): Promise<JobOutcome> {
-      const log = deps.logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+    /** `logger`: the event's (its lines carry the request ID) when an event started the job; default the service's. */
+    async run(job: MediaJob, logger: Logger = deps.logger): Promise<JobOutcome> {
+      const log = logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+      const started = performance.now();
       let outcome: JobOutcome;
+      let failureReason: string | null = null;
       try {
         const { processed, variants, names } = await produce(job);
         const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
@@ -82,6 +86,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
           log.error("processing failed unexpectedly", { err });
         }
         const failure = err instanceof MediaFailure ? err : new MediaFailure("internal processing error", true);
+        failureReason = failure.reason;
         if (failure.transient && job.attempts < deps.maxAttempts) {
           const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
           outcome = (await repository.retryLater(job, failure.reason, delay)) ? "retry" : "discarded";
@@ -95,7 +100,8 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else if (outcome === "failed") stats.failed++;
       else if (outcome === "retry") stats.retriesScheduled++;
       else stats.discarded++;
-      if (outcome === "ready") log.debug("image ready", { attempt: job.attempts });
+      if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
+      deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },
   };

@@ -8,11 +8,12 @@ export type MediaJob =
   | { kind: "photo"; photoId: string; listingId: string; url: string; attempts: number }
   | { kind: "avatar"; brokerId: string; url: string; attempts: number };
 
+/** A variant as stored: its media key (the content-addressed name), never a URL; readers build URLs from configuration. */
 export interface VariantRecord {
   width: number;
   height: number;
   format: "webp" | "jpeg";
-  url: string;
+  key: string;
 }
 
 export interface ReadyResult {

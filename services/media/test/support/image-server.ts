@@ -19,9 +19,9 @@ function randomColour() {
   return { r: Math.floor(Math.random() * 256), g: Math.floor(Math.random() * 256), b: Math.floor(Math.random() * 256) };
 }
 
-/** A picture with some structure (so the attention crop has something to find), in a random colour. */
-export async function makePicture(width: number, height: number, format: "jpeg" | "png", opts: { orientation?: number } = {}): Promise<Buffer> {
-  const c = randomColour();
+/** A picture with some structure (so the attention crop has something to find), in a random colour unless given. */
+export async function makePicture(width: number, height: number, format: "jpeg" | "png", opts: { orientation?: number; colour?: { r: number; g: number; b: number } } = {}): Promise<Buffer> {
+  const c = opts.colour ?? randomColour();
   const svg = Buffer.from(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
        <rect width="100%" height="100%" fill="rgb(${c.r},${c.g},${c.b})"/>

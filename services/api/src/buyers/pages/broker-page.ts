@@ -1,28 +1,17 @@
 // The public broker profile behind serviceProfileUrl: the same public data as GET /v1/brokers/{id}.
-import type { PublicBroker, PublicListingSummary } from "@pss/contracts";
+import type { PublicBroker } from "@pss/contracts";
 import { excerpt } from "../public-views.ts";
-import { formatMoney, html, page, picture, shareImageUrl } from "./html.ts";
+import { listingCards } from "./cards.ts";
+import { html, page, picture, shareImageUrl } from "./html.ts";
 
 const areaName = (a: PublicBroker["serviceAreas"][number]) => [a.city, a.county ? `${a.county} County` : null, a.state, a.country].filter(Boolean).join(", ");
 const licenseName = (l: PublicBroker["licenses"][number]) => [l.licenseNumber, [l.state, l.country].filter(Boolean).join(", ")].filter(Boolean).join(" – ");
-
-function card(l: PublicListingSummary) {
-  const headline = l.title ?? `${l.businessType} for sale`;
-  const where = [l.location.city, l.location.state].filter(Boolean).join(", ");
-  return html`<li>
-${l.photo ? picture(l.photo, `Photo of ${headline}`, { sizes: "16rem" }) : ""}
-<h3><a href="${l.serviceListingUrl}">${headline}</a></h3>
-${l.underContract ? html`<p><span class="badge">Under contract</span></p>` : ""}
-<p class="muted">${l.businessType} · ${where}</p>
-${typeof l.financials.askingPrice === "number" ? html`<p>Asking ${formatMoney(l.financials.askingPrice)}</p>` : ""}
-</li>`;
-}
 
 export function renderBrokerPage(b: PublicBroker): Response {
   const areas = b.serviceAreas.map(areaName).filter(Boolean);
   const description = excerpt(b.bio, 160) ?? `${b.name}, business broker${areas.length ? ` serving ${areas.slice(0, 3).join("; ")}` : ""}.`;
   const body = html`<article>
-<header class="broker">
+<header class="broker-card">
 ${b.avatar ? picture(b.avatar, `Photo of ${b.name}`, { sizes: "96px", className: "avatar", eager: true }) : ""}
 <div><h1>${b.name}</h1><p class="muted">Business broker</p></div>
 </header>
@@ -36,7 +25,7 @@ ${b.linkedInUrl ? html`<li><a href="${b.linkedInUrl}" rel="nofollow noopener ugc
 ${b.licenses.length ? html`<section aria-labelledby="licenses-heading"><h2 id="licenses-heading">Licenses</h2><ul>${b.licenses.map((l) => html`<li>${licenseName(l)}</li>`)}</ul></section>` : ""}
 ${areas.length ? html`<section aria-labelledby="areas-heading"><h2 id="areas-heading">Service areas</h2><ul>${areas.map((a) => html`<li>${a}</li>`)}</ul></section>` : ""}
 <section aria-labelledby="listings-heading"><h2 id="listings-heading">Businesses for sale</h2>
-${b.listings.length ? html`<ul class="cards">${b.listings.map(card)}</ul>` : html`<p class="muted">No businesses on the market right now.</p>`}
+${b.listings.length ? listingCards(b.listings) : html`<p class="muted">No businesses on the market right now.</p>`}
 </section>
 </article>`;
   return page(

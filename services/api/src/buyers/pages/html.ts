@@ -1,5 +1,7 @@
 // Server-rendered pages without a framework: a tagged template that escapes every interpolated value, so
 // partner text can never become markup. Markup is only what is written literally here or passed as raw().
+import { STYLE } from "./style.ts";
+
 const RAW = Symbol("raw");
 export interface Raw {
   [RAW]: string;
@@ -27,41 +29,51 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Raw {
   return raw(out);
 }
 
+export const SITE_NAME = "Business Marketplace";
+
 export interface PageMeta {
   title: string;
   description: string;
   canonicalUrl: string;
   imageUrl?: string | null;
   imageAlt?: string;
-  type?: "website" | "profile";
+  type?: "website" | "profile" | "product";
+  /** Keep the page out of search engines (error pages, searches with words, the confirmation page). */
   noIndex?: boolean;
+  /** schema.org data, written as a JSON-LD data block (never executed, see jsonForScript). */
+  jsonLd?: unknown;
 }
 
-const STYLE = `
-  :root { color-scheme: light; --ink: #1d2733; --muted: #566270; --line: #d9dee4; --accent: #0b5cad; }
-  * { box-sizing: border-box; }
-  body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f6f7f9; }
-  main { max-width: 60rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; background: #fff; min-height: 100vh; }
-  h1 { font-size: 1.8rem; line-height: 1.25; margin: 0 0 .5rem; }
-  h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; border-bottom: 1px solid var(--line); padding-bottom: .3rem; }
-  a { color: var(--accent); }
-  .muted { color: var(--muted); }
-  .badge { display: inline-block; padding: .2rem .65rem; border-radius: 999px; background: #b3261e; color: #fff; font-weight: 600; font-size: .85rem; letter-spacing: .02em; }
-  .price { font-size: 1.5rem; font-weight: 700; margin: .5rem 0; }
-  .photos { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .5rem; list-style: none; padding: 0; margin: 1rem 0; }
-  .photos img, .cards img { width: 100%; height: auto; border-radius: .4rem; display: block; }
-  dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1.2rem; margin: 0; }
-  dl.facts dt { color: var(--muted); }
-  dl.facts dd { margin: 0; }
-  .broker { display: flex; gap: 1rem; align-items: center; }
-  .avatar { width: 96px; height: 96px; border-radius: 50%; object-fit: cover; }
-  .cards { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: 1rem; }
-  .cards li { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
-  .cards h3 { font-size: 1.05rem; margin: .5rem 0 .25rem; }
-  .description p { margin: 0 0 1rem; white-space: pre-line; }
-`;
+/**
+ * JSON inside <script type="application/ld+json">: a "</script>" (or "<!--") in partner text must not end the
+ * element, so <, > and & are written as \u escapes (still the same JSON), as are U+2028/U+2029.
+ */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+}
 
-export function page(meta: PageMeta, body: Raw, status = 200): Response {
+/**
+ * No scripts at all: `default-src 'none'` covers script-src. A JSON-LD block is a data block, which browsers
+ * never execute, so CSP does not apply to it (the browser test checks no violation is reported). Images from
+ * anywhere http(s) (the media host may differ from the page's); forms post only to this origin.
+ */
+export const PAGE_CSP = "default-src 'none'; img-src 'self' https: http: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+export const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": PAGE_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "strict-origin-when-cross-origin",
+  // Status changes (SOLD, UNDER_CONTRACT) show at once.
+  "cache-control": "no-cache",
+} as const;
+
+export function page(meta: PageMeta, body: Raw, status = 200, headers: Record<string, string> = {}): Response {
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -70,6 +82,7 @@ export function page(meta: PageMeta, body: Raw, status = 200): Response {
 <title>${meta.title}</title>
 <meta name="description" content="${meta.description}">
 ${meta.noIndex ? raw(`<meta name="robots" content="noindex">`) : html`<link rel="canonical" href="${meta.canonicalUrl}">`}
+<meta property="og:site_name" content="${SITE_NAME}">
 <meta property="og:type" content="${meta.type ?? "website"}">
 <meta property="og:title" content="${meta.title}">
 <meta property="og:description" content="${meta.description}">
@@ -77,35 +90,26 @@ ${meta.noIndex ? raw(`<meta name="robots" content="noindex">`) : html`<link rel=
 ${meta.imageUrl ? html`<meta property="og:image" content="${meta.imageUrl}">
 <meta property="og:image:alt" content="${meta.imageAlt ?? meta.title}">
 <meta name="twitter:card" content="summary_large_image">` : raw(`<meta name="twitter:card" content="summary">`)}
+${meta.jsonLd === undefined ? "" : html`<script type="application/ld+json">${raw(jsonForScript(meta.jsonLd))}</script>`}
 <style>${raw(STYLE)}</style>
 </head>
 <body>
+<a class="skip" href="#content">Skip to content</a>
+<header class="site"><div class="bar"><a class="brand" href="/">${SITE_NAME}</a>
+<nav aria-label="Site"><ul><li><a href="/listings">Businesses for sale</a></li></ul></nav></div></header>
 <main id="content">
 ${body}
 </main>
+<footer class="site"><div class="bar"><p>Businesses for sale, listed by their brokers. Inquiries go to the listing's broker.</p></div></footer>
 </body>
 </html>
 `;
-  return new Response(document[RAW], {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      // No scripts at all; images from anywhere https (the media host may differ from the page's).
-      "content-security-policy": "default-src 'none'; img-src 'self' https: http: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "strict-origin-when-cross-origin",
-      "cache-control": "no-cache",
-    },
-  });
+  return new Response(document[RAW], { status, headers: { ...PAGE_HEADERS, ...headers } });
 }
 
-export function notFoundPage(what: string, canonicalUrl: string): Response {
-  return page(
-    { title: `${what} not found`, description: `This ${what.toLowerCase()} is not available.`, canonicalUrl, noIndex: true },
-    html`<h1>${what} not found</h1>
-<p>This ${what.toLowerCase()} does not exist or is no longer on the market.</p>`,
-    404,
-  );
+/** Whether a request for a path that does not exist came from a browser (it gets an HTML page, not JSON). */
+export function wantsHtml(request: Request): boolean {
+  return /\btext\/html\b/i.test(request.headers.get("accept") ?? "");
 }
 
 const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 0 });
@@ -128,3 +132,18 @@ export function shareImageUrl(variants: { width: number; format: string; url: st
   const list = jpg.length ? jpg : [...variants].sort((a, b) => a.width - b.width);
   return (list.find((v) => v.width >= 1200) ?? list.at(-1))?.url ?? null;
 }
+
+/** The largest variant (JPEG preferred): what a photo links to for a closer look. */
+export function largestImageUrl(variants: { width: number; format: string; url: string }[]): string | null {
+  const jpg = variants.filter((v) => v.format === "jpg" || v.format === "jpeg");
+  const list = (jpg.length ? jpg : variants).slice().sort((a, b) => a.width - b.width);
+  return list.at(-1)?.url ?? null;
+}
+
+/** "City, ST" as the listing's visibility allows (the city is absent when hidden). */
+export function placeOf(location: { city?: string; state: string }): string {
+  return [location.city, location.state].filter(Boolean).join(", ");
+}
+
+/** A listing's name on cards and pages: its title, or what it is. */
+export const headlineOf = (l: { title: string | null; businessType: string }) => l.title ?? `${l.businessType} for sale`;

@@ -8,9 +8,12 @@ import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import { components, defaultPaths, up, type Component } from "../../../../../infra/src/index.ts";
+import { startGroupAtEnd } from "../../../../../test/support/consumer-groups.ts";
 import { testUrls, uniqueName } from "../../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../../src/admin/partner-admin.ts";
 import { endpointOfUrl } from "./gated-proxy.ts";
+import { freePort } from "../../../../../test/support/ports.ts";
+export { freePort };
 
 const ROOT = join(import.meta.dir, "..", "..", "..", "..", "..");
 export type Part = Component["name"];
@@ -43,12 +46,6 @@ export async function restoreInfrastructure(component: Component): Promise<void>
   }
 }
 
-export async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 export interface ServiceProcess {
   name: string;
@@ -65,7 +62,9 @@ export async function spawnService(service: string, env: Record<string, string>,
   const lines: string[] = [];
   const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    // One API process: its exit code and log lines are the test's evidence. Workers (API_WORKERS > 1) have
+    // their own test (services/api/test/api-workers.test.ts).
+    env: { ...process.env, LOG_LEVEL: "warn", API_WORKERS: "1", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -116,18 +115,7 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | null |
 }
 
 /** Starts a consumer group at the topics' current end, so it handles this test's events only. */
-export async function moveGroupToEnd(kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
+export const moveGroupToEnd = (kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]) => startGroupAtEnd(kafka, groupId, topics);
 
 export interface Stack {
   api: ServiceProcess;
@@ -135,6 +123,8 @@ export interface Stack {
   /** Media and leads processes, when asked for. */
   workers: ServiceProcess[];
   baseUrl: string;
+  /** The API's health port: /healthz, /readyz, /metrics. */
+  healthUrl: string;
   alias: string;
   apiKey: string;
   partnerId: string;
@@ -180,18 +170,21 @@ export async function startStack(opts: { indexer: boolean; workers?: boolean }):
     workers.push(await spawnService("leads", { HEALTH_PORT: String(leadsPort), LEADS_GROUP_PREFIX: groups.leads }, leadsPort));
   }
   const apiPort = await freePort();
+  const apiHealthPort = await freePort();
   const api = await spawnService(
     "api",
-    { API_PORT: String(apiPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
-    apiPort,
+    { API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
+    apiHealthPort,
   );
   const baseUrl = `http://127.0.0.1:${apiPort}`;
-  await waitUntil("the API to be ready", async () => (await fetch(`${baseUrl}/readyz`)).ok, 30_000);
+  const healthUrl = `http://127.0.0.1:${apiHealthPort}`;
+  await waitUntil("the API to be ready", async () => (await fetch(`${healthUrl}/readyz`)).ok, 30_000);
   return {
     api,
     indexer,
     workers,
     baseUrl,
+    healthUrl,
     alias,
     apiKey: created.apiKey,
     partnerId: created.partnerId,
@@ -471,7 +464,7 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
       for (let i = 0; i < Math.floor(opts.outageMs / 2500); i++) {
         for (const [path, key] of [["/readyz", stack.apiKey], ["/partner/v1/health", stack.apiKey], ["/partner/v1/health", stack.coldApiKey]] as const) {
           const began = performance.now();
-          const res = await fetch(stack.baseUrl + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+          const res = await fetch((path === "/readyz" ? stack.healthUrl : stack.baseUrl) + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
           const name = key === stack.coldApiKey ? `${path} (uncached key)` : path;
           probes.push({ path: name, status: res.status, ms: performance.now() - began, body: await res.text() });
         }

@@ -1,17 +1,20 @@
 // MediaStorage on a local (or shared network) filesystem under MEDIA_DIR, laid out as <dir>/<ab>/<name>.
 // Writes go to a temporary file and are renamed into place, so a reader never sees half a file.
 import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { isMediaName, mediaRelativePath, mediaUrl } from "@pss/contracts";
+import { dirname, join, resolve, sep } from "node:path";
+import { isMediaName, mediaRelativePath } from "@pss/contracts";
 import type { MediaStorage, StoredFile } from "./media-storage.ts";
 
 const TEMP_DIR = ".tmp";
 
-export function createLocalStorage(opts: { dir: string; publicBaseUrl: string }): MediaStorage {
+export function createLocalMediaStorage(opts: { dir: string }): MediaStorage {
   const root = resolve(opts.dir);
   const pathOf = (name: string) => {
     if (!isMediaName(name)) throw new Error(`not a media name: ${name}`);
-    return join(root, mediaRelativePath(name));
+    const path = join(root, mediaRelativePath(name));
+    // The name pattern already excludes separators and dots; this keeps the guarantee local.
+    if (!path.startsWith(root + sep)) throw new Error(`not a media name: ${name}`);
+    return path;
   };
   const statOf = async (name: string): Promise<StoredFile | null> => {
     try {
@@ -22,6 +25,7 @@ export function createLocalStorage(opts: { dir: string; publicBaseUrl: string })
   };
 
   return {
+    kind: "local",
     async put(name, bytes) {
       const path = pathOf(name);
       const now = new Date();
@@ -42,8 +46,16 @@ export function createLocalStorage(opts: { dir: string; publicBaseUrl: string })
     async delete(name) {
       await rm(pathOf(name), { force: true });
     },
-    url: (name) => mediaUrl(opts.publicBaseUrl, name),
     stat: statOf,
+    async read(name) {
+      const file = Bun.file(pathOf(name));
+      return (await file.exists()) ? { body: file, size: file.size } : null;
+    },
+    presign: () => null,
+    async check() {
+      await mkdir(root, { recursive: true });
+      if (!(await stat(root)).isDirectory()) throw new Error(`${root} is not a directory`);
+    },
     async *list() {
       let shards: string[];
       try {

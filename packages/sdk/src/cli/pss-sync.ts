@@ -1,0 +1,242 @@
+// pss-sync: pushes a feed file (NDJSON or CSV) of brokers and listings to the partner API.
+// Exit codes: 0 every record synced; 1 a record failed (or --archive-missing could not be confirmed, or the run
+// was interrupted); 2 the run could not start (bad flags, unreadable feed, API unreachable, key refused).
+import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
+import { PssApiError, PssError } from "../client/errors.ts";
+import { createPartnerClient, SDK_VERSION } from "../client/partner-client.ts";
+import { createRecordValidator } from "../validation/record-validator.ts";
+import { CheckpointMismatchError, openCheckpoint } from "../sync/checkpoint.ts";
+import { formatOf, readFeed } from "../sync/feed.ts";
+import { createPacer } from "../sync/pacer.ts";
+import { fileReport, nullReport, type ReportLine } from "../sync/report.ts";
+import { runSync } from "../sync/run-sync.ts";
+import { createProgress, type ProgressMode } from "./progress.ts";
+
+export const USAGE = `Usage: pss-sync <feed file> [flags]
+
+Pushes brokers and listings from a feed file to the Partner Syndication Service.
+Feed: NDJSON, one record a line: {"kind":"broker"|"listing","id":"<external ID>","body":{<PUT body>}}
+      or CSV (*.csv) with columns kind,id and the body's fields as dotted names (location.city);
+      arrays and objects as JSON in one cell.
+
+Flags:
+  --api-url <url>         API root (or PSS_API_URL), e.g. https://api.example.com
+  --api-key <key>         API key (or PSS_API_KEY; prefer the variable: command lines are visible to others)
+  --format ndjson|csv     feed format (default: by extension, .csv is CSV)
+  --dry-run               validate and compare with the API's dry-run; nothing is stored
+  --resume                skip records whose content the API already acknowledged (checkpoint), and
+                          continue a run that was interrupted
+  --checkpoint <file>     checkpoint file (default: <feed file>.checkpoint)
+  --archive-missing       set ARCHIVED on listings synced earlier (checkpoint) that are not in this feed
+  --yes                   do not ask before archiving
+  --report <file>         one NDJSON line per record: {kind,id,outcome,httpStatus,serviceId,url,error}; - for stdout
+  --concurrency <n>       requests in flight at once (default 8)
+  --rpm <n>               requests-per-minute budget (default 1000; 0 = no limit)
+  --max-attempts <n>      attempts per request on network errors, 408, 429 and 5xx (default 10)
+  --progress <mode>       bar, ndjson or none (default: bar on a terminal, ndjson otherwise)
+  -h, --help, --version
+`;
+
+export interface CliIo {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  stdinIsTTY: boolean;
+  /** Asks a yes/no question on the terminal. */
+  ask?(question: string): Promise<string>;
+  fetch?: (request: Request) => Promise<Response>;
+  signal?: AbortSignal;
+}
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+function parse(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      "api-url": { type: "string" },
+      "api-key": { type: "string" },
+      format: { type: "string" },
+      "dry-run": { type: "boolean" },
+      resume: { type: "boolean" },
+      checkpoint: { type: "string" },
+      "archive-missing": { type: "boolean" },
+      yes: { type: "boolean" },
+      report: { type: "string" },
+      concurrency: { type: "string" },
+      rpm: { type: "string" },
+      "max-attempts": { type: "string" },
+      progress: { type: "string" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    },
+  });
+  return { values, positionals };
+}
+
+export async function main(io: CliIo): Promise<number> {
+  const say = (text: string) => io.stderr.write(`pss-sync: ${text}\n`);
+  let args: ReturnType<typeof parse>;
+  try {
+    args = parse(io.argv);
+  } catch (err) {
+    say(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals } = args;
+  if (v.help) return io.stderr.write(USAGE), 0;
+  if (v.version) return io.stderr.write(`${SDK_VERSION}\n`), 0;
+
+  try {
+    if (positionals.length !== 1) throw new UsageError(`give exactly one feed file${positionals.length ? ` (got ${positionals.length})` : ""}`);
+    const feedPath = positionals[0]!;
+    const apiUrl = v["api-url"] ?? io.env.PSS_API_URL;
+    const apiKey = v["api-key"] ?? io.env.PSS_API_KEY;
+    if (!apiUrl) throw new UsageError("the API URL is missing: pass --api-url or set PSS_API_URL");
+    if (!apiKey) throw new UsageError("the API key is missing: set PSS_API_KEY (or pass --api-key)");
+    if (!/^https?:\/\/[^/]/i.test(apiUrl)) throw new UsageError(`--api-url must be an http(s) URL, not ${JSON.stringify(apiUrl)}`);
+    const format = formatOf(feedPath, v.format);
+    const concurrency = positiveInt("concurrency", v.concurrency, 8);
+    const rpm = positiveInt("rpm", v.rpm, 1000, 0);
+    const maxAttempts = positiveInt("max-attempts", v["max-attempts"], 10);
+    const progressMode = (v.progress ?? (io.stderr.isTTY ? "bar" : "ndjson")) as ProgressMode;
+    if (!["bar", "ndjson", "none"].includes(progressMode)) throw new UsageError(`--progress must be bar, ndjson or none, not ${JSON.stringify(v.progress)}`);
+    if (v.yes && !v["archive-missing"]) throw new UsageError("--yes only confirms --archive-missing");
+    if (!existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
+
+    const pacer = createPacer({ requestsPerMinute: rpm });
+    let requests = 0;
+    const transport = io.fetch ?? ((request: Request) => fetch(request));
+    const client = createPartnerClient({
+      baseUrl: apiUrl,
+      apiKey,
+      fetch: async (request) => {
+        await pacer.acquire(io.signal);
+        requests += 1;
+        return transport(request);
+      },
+      retry: {
+        maxAttempts,
+        // The API asked everyone to wait (429, 503 with Retry-After): every worker waits, not just this one.
+        onRetry: (info) => info.retryAfterMs !== null && pacer.pauseFor(info.retryAfterMs),
+      },
+    });
+
+    // Before anything is read or sent: the URL answers and the key is accepted.
+    try {
+      await client.health({ signal: io.signal });
+    } catch (err) {
+      if (err instanceof PssApiError && err.status === 401) throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
+      throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
+    }
+    if (v["dry-run"]) await requireDryRun(apiUrl, transport);
+
+    const feed = readFeed(feedPath, format);
+    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey });
+    const report = v.report ? fileReport(v.report) : nullReport;
+    const failures: ReportLine[] = [];
+    const progress = createProgress(progressMode, io.stderr);
+    let declinedNonInteractively = false;
+    try {
+      const summary = await runSync(feed, {
+        client,
+        validator: createRecordValidator(),
+        checkpoint,
+        report: {
+          write(line) {
+            if (line.outcome === "failed") failures.push(line);
+            report.write(line);
+          },
+          close() {},
+        },
+        dryRun: v["dry-run"],
+        resume: v.resume,
+        concurrency,
+        archiveMissing: v["archive-missing"]
+          ? {
+              async confirm(ids) {
+                if (v.yes) return true;
+                if (!io.stdinIsTTY || !io.ask) {
+                  declinedNonInteractively = true;
+                  say(`--archive-missing would archive ${ids.length} listing(s); there is no terminal to confirm on, so pass --yes`);
+                  return false;
+                }
+                const sample = ids.slice(0, 5).join(", ") + (ids.length > 5 ? ", …" : "");
+                const answer = await io.ask(`Archive ${ids.length} listing(s) that are not in the feed (${sample})? Type "yes" to confirm: `);
+                return answer.trim().toLowerCase() === "yes";
+              },
+            }
+          : undefined,
+        onProgress: (e) => progress.update(e),
+        requestCount: () => requests,
+        signal: io.signal,
+      });
+      progress.summary(summary, failures);
+      return summary.failed > 0 || summary.interrupted || declinedNonInteractively ? 1 : 0;
+    } finally {
+      checkpoint.compact();
+      checkpoint.close();
+      report.close();
+    }
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof CheckpointMismatchError || err instanceof PssError) {
+      say(err.message);
+      return 2;
+    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "EACCES") {
+      say((err as Error).message);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** A dry-run against an API without it would store every record: read the API's own document first. */
+async function requireDryRun(apiUrl: string, transport: (request: Request) => Promise<Response>): Promise<void> {
+  const res = await transport(new Request(`${apiUrl.replace(/\/+$/, "")}/partner/v1/openapi.json`));
+  const served = (await res.json().catch(() => null)) as { paths?: Record<string, { put?: { parameters?: { name: string; in: string }[] } }> } | null;
+  const supports = (path: string) => served?.paths?.[path]?.put?.parameters?.some((p) => p.name === "dryRun" && p.in === "query") ?? false;
+  if (!res.ok || !supports("/partner/v1/brokers/{externalBrokerId}") || !supports("/partner/v1/listings/{externalListingId}")) {
+    throw new UsageError(`the API at ${apiUrl} does not offer dry-run (its OpenAPI document has no dryRun parameter on the PUTs); nothing was sent`);
+  }
+}
+
+/** Runs the CLI in this process: signals stop it cleanly (in-flight requests abandoned, checkpoint kept). */
+export async function runCli(): Promise<void> {
+  const controller = new AbortController();
+  let stops = 0;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      stops += 1;
+      if (stops > 1) process.exit(130);
+      process.stderr.write(`\npss-sync: ${signal}: stopping; the checkpoint keeps what was synced (Ctrl-C again to quit at once)\n`);
+      controller.abort(new Error(`stopped by ${signal}`));
+    });
+  }
+  const code = await main({
+    argv: process.argv.slice(2),
+    env: process.env,
+    stderr: process.stderr,
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    ask: async (question) => {
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        return await rl.question(question);
+      } finally {
+        rl.close();
+      }
+    },
+    signal: controller.signal,
+  });
+  process.exit(controller.signal.aborted ? 130 : code);
+}

@@ -1,0 +1,187 @@
+// The partner API client: the typed openapi-fetch client (every operation of the document) plus the calls
+// partners make most, which return the success body and throw a PssApiError for any error answer.
+import createClient, { type Client } from "openapi-fetch";
+import type { paths } from "../generated/api.ts";
+import type {
+  BrokerBody,
+  BrokerPutResponse,
+  BrokerRecord,
+  DryRunResult,
+  HealthResponse,
+  ListingBody,
+  ListingPutResponse,
+  ListingRecord,
+  OfficeLeadCount,
+  OrganizationLeadCount,
+} from "../types.ts";
+import { PssApiError, PssError } from "./errors.ts";
+import { createRetryingFetch, type FetchLike, type RetryOptions } from "./retrying-fetch.ts";
+
+export const SDK_VERSION = "0.1.0";
+
+export interface PartnerClientOptions {
+  /** The API root, e.g. https://api.example.com (paths start with /partner/v1). */
+  baseUrl: string;
+  apiKey: string;
+  /** Retry policy (see RetryOptions); `false` sends every request once. */
+  retry?: RetryOptions | false;
+  /** The transport under the retries (default: globalThis.fetch). */
+  fetch?: FetchLike;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Sent as X-Request-Id (letters, digits and ._:- up to 64): the API logs it and answers with it. */
+  requestId?: string;
+}
+
+export interface PutOptions extends CallOptions {
+  /** Validate and compare only: nothing is stored (the API's `?dryRun=true`). */
+  dryRun?: boolean;
+  /** The body already serialised (`JSON.stringify(body)`), sent as it is: saves serialising it again. */
+  json?: string;
+}
+
+/** A stored PUT: `created` tells a 201 from a 200 (updated, or an identical repeat the API stored as a no-op). */
+export type BrokerPutResult = BrokerPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
+export type ListingPutResult = ListingPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
+export type DryRunPutResult = DryRunResult & { httpStatus: 200; requestId: string | null };
+
+export interface ListOptions extends CallOptions {
+  /** Page size, 1-500 (default 100). */
+  limit?: number;
+  /** Only records updated at or after this instant. */
+  updatedSince?: string | Date;
+}
+
+export interface LeadCountOptions extends CallOptions {
+  startDate?: string | Date;
+  endDate?: string | Date;
+}
+
+type Answer = { data?: unknown; error?: unknown; response: Response };
+
+/** The success body, or a PssApiError built from the error answer. */
+function unwrap<T>(answer: Answer): T & { requestId: string | null; httpStatus: number } {
+  const { response } = answer;
+  if (!response.ok) throw PssApiError.from(response, answer.error);
+  const requestId = response.headers.get("x-request-id");
+  return Object.assign({}, answer.data as T, { requestId, httpStatus: response.status });
+}
+
+const iso = (v: string | Date | undefined) => (v instanceof Date ? v.toISOString() : v);
+const headersOf = (o: CallOptions | undefined) => (o?.requestId ? { "x-request-id": o.requestId } : undefined);
+// `dryRun` is the sandbox issue's query parameter; it is cast until the document in openapi.json declares it.
+const dryRunQuery = (o: PutOptions | undefined) => (o?.dryRun ? ({ dryRun: "true" } as never) : undefined);
+
+const serializerFor = (o: PutOptions | undefined) => (o?.json === undefined ? undefined : () => o.json);
+
+/** A dry-run must be answered as one: an API without dry-run support would have stored the record. */
+function putResult<T extends { httpStatus: number }>(result: T, opts: PutOptions | undefined): T & { created: boolean } {
+  if (opts?.dryRun && (result as { dryRun?: unknown }).dryRun !== true) {
+    throw new PssError(`the API does not support dry-run: it answered ${result.httpStatus} as for a real PUT, so the record was stored`);
+  }
+  return { ...result, created: result.httpStatus === 201 };
+}
+
+export function createPartnerClient(options: PartnerClientOptions) {
+  const transport: FetchLike = options.fetch ?? ((request) => fetch(request));
+  const fetchWithRetries = options.retry === false ? transport : createRetryingFetch(transport, options.retry ?? {});
+  const api: Client<paths> = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    fetch: fetchWithRetries,
+    headers: { authorization: `Bearer ${options.apiKey}`, "user-agent": `pss-partner-sdk/${SDK_VERSION}`, ...options.headers },
+  });
+
+  async function putBroker(externalBrokerId: string, body: BrokerBody, opts: PutOptions & { dryRun: true }): Promise<DryRunPutResult>;
+  async function putBroker(externalBrokerId: string, body: BrokerBody, opts?: PutOptions): Promise<BrokerPutResult>;
+  async function putBroker(externalBrokerId: string, body: BrokerBody, opts?: PutOptions): Promise<BrokerPutResult | DryRunPutResult> {
+    const answer = await api.PUT("/partner/v1/brokers/{externalBrokerId}", {
+      params: { path: { externalBrokerId }, query: dryRunQuery(opts) },
+      body,
+      bodySerializer: serializerFor(opts),
+      headers: headersOf(opts),
+      signal: opts?.signal,
+    });
+    return putResult(unwrap<BrokerPutResponse>(answer), opts) as BrokerPutResult | DryRunPutResult;
+  }
+
+  async function putListing(externalListingId: string, body: ListingBody, opts: PutOptions & { dryRun: true }): Promise<DryRunPutResult>;
+  async function putListing(externalListingId: string, body: ListingBody, opts?: PutOptions): Promise<ListingPutResult>;
+  async function putListing(externalListingId: string, body: ListingBody, opts?: PutOptions): Promise<ListingPutResult | DryRunPutResult> {
+    const answer = await api.PUT("/partner/v1/listings/{externalListingId}", {
+      params: { path: { externalListingId }, query: dryRunQuery(opts) },
+      body,
+      bodySerializer: serializerFor(opts),
+      headers: headersOf(opts),
+      signal: opts?.signal,
+    });
+    return putResult(unwrap<ListingPutResponse>(answer), opts) as ListingPutResult | DryRunPutResult;
+  }
+
+  /** Every record, page after page (the API's commit-safe paging: an empty page with a cursor means "wait and follow"). */
+  async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<Answer>, signal?: AbortSignal): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = unwrap<{ results: T[]; nextCursor: string | null }>(await fetchPage(cursor));
+      yield* page.results;
+      if (page.nextCursor === null) return;
+      if (page.results.length === 0) await new Promise((r) => setTimeout(r, 250));
+      if (signal?.aborted) throw signal.reason;
+      cursor = page.nextCursor;
+    }
+  }
+
+  const pageQuery = (o: ListOptions | undefined, cursor: string | undefined) => ({
+    limit: o?.limit === undefined ? undefined : String(o.limit),
+    updatedSince: iso(o?.updatedSince),
+    cursor,
+  });
+
+  return {
+    /** The typed openapi-fetch client: any operation of the document, answers as `{ data, error, response }`. */
+    api,
+    /** Checks the URL and the key (GET /partner/v1/health). */
+    async health(opts?: CallOptions): Promise<HealthResponse> {
+      return unwrap<HealthResponse>(await api.GET("/partner/v1/health", { headers: headersOf(opts), signal: opts?.signal }));
+    },
+    putBroker,
+    putListing,
+    async getBroker(externalBrokerId: string, opts?: CallOptions): Promise<BrokerRecord> {
+      const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", { params: { path: { externalBrokerId } }, headers: headersOf(opts), signal: opts?.signal });
+      return unwrap<{ broker: BrokerRecord }>(answer).broker;
+    },
+    async getListing(externalListingId: string, opts?: CallOptions): Promise<ListingRecord> {
+      const answer = await api.GET("/partner/v1/listings/{externalListingId}", { params: { path: { externalListingId } }, headers: headersOf(opts), signal: opts?.signal });
+      return unwrap<{ listing: ListingRecord }>(answer).listing;
+    },
+    /** All of the partner's brokers (reconciliation), following nextCursor to the end. */
+    listBrokers(opts?: ListOptions): AsyncGenerator<BrokerRecord> {
+      return pages<BrokerRecord>((cursor) => api.GET("/partner/v1/brokers", { params: { query: pageQuery(opts, cursor) }, headers: headersOf(opts), signal: opts?.signal }), opts?.signal);
+    },
+    /** All of the partner's listings (reconciliation), following nextCursor to the end. */
+    listListings(opts?: ListOptions): AsyncGenerator<ListingRecord> {
+      return pages<ListingRecord>((cursor) => api.GET("/partner/v1/listings", { params: { query: pageQuery(opts, cursor) }, headers: headersOf(opts), signal: opts?.signal }), opts?.signal);
+    },
+    async officeLeadCount(officeId: number, opts?: LeadCountOptions): Promise<OfficeLeadCount> {
+      const answer = await api.GET("/partner/v1/offices/{officeId}/leads/count", {
+        params: { path: { officeId: String(officeId) }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
+      return unwrap<OfficeLeadCount>(answer);
+    },
+    async organizationLeadCount(organizationId: number, opts?: LeadCountOptions): Promise<OrganizationLeadCount> {
+      const answer = await api.GET("/partner/v1/organizations/{organizationId}/leads/count", {
+        params: { path: { organizationId: String(organizationId) }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
+      return unwrap<OrganizationLeadCount>(answer);
+    },
+  };
+}
+
+export type PartnerClient = ReturnType<typeof createPartnerClient>;

@@ -1,0 +1,64 @@
+import { afterEach, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CheckpointMismatchError, keyModeOf, openCheckpoint } from "./checkpoint.ts";
+
+const dirs: string[] = [];
+const fresh = () => {
+  const dir = mkdtempSync(join(tmpdir(), "pss-checkpoint-"));
+  dirs.push(dir);
+  return join(dir, "feed.ndjson.checkpoint");
+};
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+const owner = { apiUrl: "https://api.example.com/", apiKey: "pss_live_abc" };
+
+test("entries survive a reopen, the latest line of a record wins, and compaction keeps one line per record", () => {
+  const path = fresh();
+  const a = openCheckpoint(path, owner);
+  a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
+  a.record({ kind: "listing", id: "L-1", hash: "h2", serviceId: 1, url: "u1" });
+  a.record({ kind: "broker", id: "L-1", hash: "hb", serviceId: "9", url: "ub" });
+  a.close();
+  expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(4);
+  const b = openCheckpoint(path, owner);
+  expect(b.get("listing", "L-1")?.hash).toBe("h2");
+  expect(b.get("broker", "L-1")?.serviceId).toBe("9");
+  b.compact();
+  b.close();
+  expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(3);
+});
+
+test("a line torn by a kill mid-write is ignored; the records before it are kept", () => {
+  const path = fresh();
+  const a = openCheckpoint(path, owner);
+  a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
+  a.close();
+  appendFileSync(path, '{"kind":"listing","id":"L-2","ha');
+  const b = openCheckpoint(path, owner);
+  expect([...b.entries()].map((e) => e.id)).toEqual(["L-1"]);
+  b.record({ kind: "listing", id: "L-3", hash: "h3", serviceId: 3, url: "u3" });
+  b.close();
+  // The torn line does not swallow the next record's line on the next reopen.
+  expect(openCheckpoint(path, owner).get("listing", "L-3")?.hash).toBe("h3");
+});
+
+test("nothing recorded is written before a flush; flush appends it", () => {
+  const path = fresh();
+  const a = openCheckpoint(path, owner, { flushEveryMs: 60_000 });
+  a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
+  expect(readFileSync(path, "utf8")).not.toContain("L-1");
+  a.flush();
+  expect(readFileSync(path, "utf8")).toContain("L-1");
+  a.close();
+});
+
+test("a checkpoint of another API URL or key mode is refused, not silently mixed", () => {
+  const path = fresh();
+  openCheckpoint(path, owner).close();
+  expect(() => openCheckpoint(path, { ...owner, apiUrl: "https://other.example.com" })).toThrow(CheckpointMismatchError);
+  expect(() => openCheckpoint(path, { ...owner, apiKey: "pss_test_abc" })).toThrow("with a pss_live key");
+  // Another key of the same mode (a rotated key) is fine, and a trailing slash does not matter.
+  expect(() => openCheckpoint(path, { apiUrl: "https://api.example.com", apiKey: "pss_live_other" }).close()).not.toThrow();
+  expect(keyModeOf("pss_test_xyz")).toBe("pss_test");
+});

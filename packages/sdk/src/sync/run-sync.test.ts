@@ -1,0 +1,198 @@
+// The sync run's logic against a plain in-memory stand-in for the client (the real API: test/sync-cli.test.ts).
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PssApiError, PssNetworkError } from "../client/errors.ts";
+import type { PartnerClient } from "../client/partner-client.ts";
+import { createRecordValidator } from "../validation/record-validator.ts";
+import { openCheckpoint } from "./checkpoint.ts";
+import type { Feed, FeedRecord } from "./feed.ts";
+import type { ReportLine } from "./report.ts";
+import { runSync, type SyncOptions } from "./run-sync.ts";
+
+const validator = createRecordValidator();
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+function checkpoint() {
+  const dir = mkdtempSync(join(tmpdir(), "pss-run-"));
+  dirs.push(dir);
+  return openCheckpoint(join(dir, "cp"), { apiUrl: "https://api.example.com", apiKey: "pss_live_x" });
+}
+
+const broker = (id: string, name = "Jane"): FeedRecord => ({ line: 1, kind: "broker", id, body: { name, email: "jane@example.com" } });
+const listing = (id: string, extra: Record<string, unknown> = {}): FeedRecord => ({
+  line: 2,
+  kind: "listing",
+  id,
+  body: { brokerExternalId: "B-1", status: "FOR_SALE", businessType: "Retail", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" }, ...extra },
+});
+
+/** Stores what it is sent, answers like the API (201 new / 200 known), and records the order and concurrency. */
+function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; delayMs?: number } = {}) {
+  const stored = new Map<string, unknown>();
+  const calls: { kind: string; id: string; body: unknown; dryRun: boolean }[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const put = (kind: "broker" | "listing") => async (id: string, body: unknown, o?: { dryRun?: boolean }) => {
+    calls.push({ kind, id, body, dryRun: o?.dryRun ?? false });
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await Bun.sleep(opts.delayMs ?? 1);
+    inFlight -= 1;
+    const failure = opts.fail?.(kind, id);
+    if (failure) throw failure;
+    const key = `${kind}:${id}`;
+    const existed = stored.has(key);
+    if (o?.dryRun) return { status: "success", dryRun: true, outcome: existed ? (JSON.stringify(stored.get(key)) === JSON.stringify(body) ? "noChange" : "wouldUpdate") : "wouldCreate", changedPaths: existed ? ["status"] : [], httpStatus: 200, requestId: "r" };
+    stored.set(key, body);
+    const n = [...stored.keys()].indexOf(key) + 1;
+    const common = { status: "success", httpStatus: existed ? 200 : 201, created: !existed, requestId: "r" };
+    return kind === "broker" ? { ...common, message: "Broker created", serviceBrokerId: String(n), serviceProfileUrl: `https://m/brokers/${n}` } : { ...common, message: "Listing created", serviceListingId: n, serviceListingUrl: `https://m/listings/${n}` };
+  };
+  const client = { putBroker: put("broker"), putListing: put("listing") } as unknown as PartnerClient;
+  return { client, calls, stored, maxInFlight: () => maxInFlight };
+}
+
+async function sync(feed: Feed, options: Partial<SyncOptions> & { client: PartnerClient }) {
+  const lines: ReportLine[] = [];
+  const summary = await runSync(feed, { validator, checkpoint: options.checkpoint ?? checkpoint(), report: { write: (l) => void lines.push(l), close() {} }, ...options });
+  return { summary, lines, byId: Object.fromEntries(lines.map((l) => [`${l.kind}:${l.id}`, l])) };
+}
+
+describe("runSync", () => {
+  test("brokers go before every listing, within the concurrency bound, and every record gets one report line", async () => {
+    const fake = fakeClient({ delayMs: 5 });
+    const records = [...Array.from({ length: 30 }, (_, i) => listing(`L-${i}`)), broker("B-1"), broker("B-2")];
+    const { summary, lines } = await sync({ records, problems: [] }, { client: fake.client, concurrency: 4 });
+    const firstListing = fake.calls.findIndex((c) => c.kind === "listing");
+    expect(fake.calls.slice(0, firstListing).map((c) => c.id).sort()).toEqual(["B-1", "B-2"]);
+    expect(fake.maxInFlight()).toBe(4);
+    expect(summary).toMatchObject({ total: 32, created: 32, failed: 0 });
+    expect(lines).toHaveLength(32);
+    expect(lines.find((l) => l.id === "L-3")).toEqual({ kind: "listing", id: "L-3", outcome: "created", httpStatus: 201, serviceId: expect.any(Number), url: expect.stringContaining("/listings/"), error: null });
+  });
+
+  test("records refused locally, unreadable lines and repeated IDs are failed and never sent; the rest go through", async () => {
+    const fake = fakeClient();
+    const feed: Feed = {
+      records: [broker("B-1"), listing("L-1", { financials: { askingPrice: "cheap" } }), listing("L-2"), { ...listing("L-2"), line: 9 }, listing(" bad id")],
+      problems: [{ line: 7, kind: null, id: null, error: "line 7: not valid JSON" }],
+    };
+    const { summary, byId, lines } = await sync(feed, { client: fake.client });
+    expect(fake.calls.map((c) => c.id)).toEqual(["B-1", "L-2"]);
+    expect(summary).toMatchObject({ created: 2, failed: 4 });
+    expect(byId["listing:L-1"]).toMatchObject({ outcome: "failed", httpStatus: null, error: "line 2: financials.askingPrice: must be a number" });
+    expect(lines.filter((l) => l.id === "L-2").map((l) => [l.outcome, l.error])).toEqual([
+      ["failed", "line 9: listing L-2 is already given on line 2; each record may appear once"],
+      ["created", null],
+    ]);
+    expect(byId["listing: bad id"]!.error).toContain("externalListingId");
+    expect(byId["null:null"]).toMatchObject({ outcome: "failed", error: "line 7: not valid JSON" });
+  });
+
+  test("API refusals and lost connections fail their record with the API's sentence and status", async () => {
+    const fake = fakeClient({
+      fail: (_, id) =>
+        id === "L-404" ? new PssApiError(404, "Broker not found", [], "req-9") : id === "L-net" ? new PssNetworkError("PUT …: Unable to connect (after 10 attempts)") : id === "L-400" ? new PssApiError(400, "title: x", [{ path: "title", message: "x" }, { path: "status", message: "y" }], "req-8") : null,
+    });
+    const { byId, summary } = await sync({ records: [listing("L-404"), listing("L-net"), listing("L-400"), listing("L-ok")], problems: [] }, { client: fake.client });
+    expect(byId["listing:L-404"]).toMatchObject({ outcome: "failed", httpStatus: 404, error: "Broker not found (request req-9)" });
+    expect(byId["listing:L-net"]).toMatchObject({ outcome: "failed", httpStatus: null, error: expect.stringContaining("Unable to connect") });
+    expect(byId["listing:L-400"]!.error).toBe("title: x; status: y (request req-8)");
+    expect(summary).toMatchObject({ created: 1, failed: 3 });
+  });
+
+  test("--resume skips what the API acknowledged with the same content and sends what changed", async () => {
+    const fake = fakeClient();
+    const cp = checkpoint();
+    await sync({ records: [broker("B-1"), listing("L-1"), listing("L-2")], problems: [] }, { client: fake.client, checkpoint: cp });
+    fake.calls.length = 0;
+    const { byId, summary } = await sync({ records: [broker("B-1"), listing("L-1", { status: "SOLD" }), listing("L-2"), listing("L-3")], problems: [] }, { client: fake.client, checkpoint: cp, resume: true });
+    expect(fake.calls.map((c) => c.id)).toEqual(["L-1", "L-3"]);
+    expect(byId["broker:B-1"]).toMatchObject({ outcome: "skipped", httpStatus: null, serviceId: "1" });
+    expect(byId["listing:L-1"]!.outcome).toBe("updated");
+    expect(byId["listing:L-3"]!.outcome).toBe("created");
+    expect(summary).toMatchObject({ skipped: 2, updated: 1, created: 1 });
+  });
+
+  test("without --resume everything is sent; a 200 for content the API already acknowledged is 'unchanged'", async () => {
+    const fake = fakeClient();
+    const cp = checkpoint();
+    await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp });
+    const { byId } = await sync({ records: [listing("L-1"), listing("L-2")], problems: [] }, { client: fake.client, checkpoint: cp });
+    expect(byId["listing:L-1"]).toMatchObject({ outcome: "unchanged", httpStatus: 200 });
+  });
+
+  test("--dry-run maps the API's verdict and records nothing in the checkpoint", async () => {
+    const fake = fakeClient();
+    const cp = checkpoint();
+    await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp });
+    const { byId } = await sync({ records: [listing("L-1"), listing("L-2"), listing("L-3", { status: "SOLD" })], problems: [] }, { client: fake.client, checkpoint: cp, dryRun: true });
+    expect(fake.calls.filter((c) => c.dryRun).map((c) => c.id)).toEqual(["L-1", "L-2", "L-3"]);
+    expect(byId["listing:L-1"]).toMatchObject({ outcome: "unchanged", changedPaths: ["status"] });
+    expect(byId["listing:L-2"]!.outcome).toBe("created");
+    expect(cp.get("listing", "L-2")).toBeUndefined();
+  });
+
+  describe("--archive-missing", () => {
+    const confirmWith = (answer: boolean, asked: string[][]) => ({ confirm: async (ids: string[]) => (asked.push(ids), answer) });
+
+    test("archives, once confirmed, the listings synced before that are missing from this feed", async () => {
+      const fake = fakeClient();
+      const cp = checkpoint();
+      await sync({ records: [listing("L-1"), listing("L-2"), listing("L-3")], problems: [] }, { client: fake.client, checkpoint: cp });
+      const asked: string[][] = [];
+      const { summary, byId } = await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp, archiveMissing: confirmWith(true, asked) });
+      expect(asked).toEqual([["L-2", "L-3"]]);
+      expect(fake.stored.get("listing:L-2")).toEqual({ status: "ARCHIVED" });
+      expect(byId["listing:L-3"]).toMatchObject({ outcome: "updated", archive: true });
+      expect(summary).toMatchObject({ archived: 2, archiveSkipped: null, total: 3 });
+      // Already archived: the next run does not archive them again.
+      const again = await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp, archiveMissing: confirmWith(true, asked) });
+      expect(again.summary.archived).toBe(0);
+      expect(asked).toHaveLength(1);
+    });
+
+    test("not confirmed: nothing is archived; a feed with unreadable lines archives nothing", async () => {
+      const fake = fakeClient();
+      const cp = checkpoint();
+      await sync({ records: [listing("L-1"), listing("L-2")], problems: [] }, { client: fake.client, checkpoint: cp });
+      const declined = await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp, archiveMissing: confirmWith(false, []) });
+      expect(declined.summary).toMatchObject({ archived: 0, archiveSkipped: "not confirmed" });
+      expect(fake.stored.get("listing:L-2")).not.toEqual({ status: "ARCHIVED" });
+      const unreadable = await sync({ records: [listing("L-1")], problems: [{ line: 2, kind: null, id: null, error: "line 2: not valid JSON" }] }, { client: fake.client, checkpoint: cp, archiveMissing: confirmWith(true, []) });
+      expect(unreadable.summary.archiveSkipped).toContain("could not be read");
+    });
+
+    test("in a dry run, archiving is previewed without asking", async () => {
+      const fake = fakeClient();
+      const cp = checkpoint();
+      await sync({ records: [listing("L-1"), listing("L-2")], problems: [] }, { client: fake.client, checkpoint: cp });
+      const asked: string[][] = [];
+      const { byId } = await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp, dryRun: true, archiveMissing: confirmWith(false, asked) });
+      expect(asked).toEqual([]);
+      expect(byId["listing:L-2"]).toMatchObject({ outcome: "updated", archive: true });
+      expect(cp.get("listing", "L-2")?.archived).toBeUndefined();
+    });
+  });
+
+  test("an abort stops taking records; unfinished ones get no report line and no checkpoint entry", async () => {
+    const controller = new AbortController();
+    const fake = fakeClient({ delayMs: 5 });
+    const cp = checkpoint();
+    const records = Array.from({ length: 50 }, (_, i) => listing(`L-${i}`));
+    const lines: ReportLine[] = [];
+    const summary = await runSync({ records, problems: [] }, {
+      client: fake.client,
+      validator,
+      checkpoint: cp,
+      concurrency: 2,
+      signal: controller.signal,
+      report: { write: (l) => (lines.push(l), lines.length === 10 && controller.abort()), close() {} },
+    });
+    expect(summary.interrupted).toBe(true);
+    expect(lines.length).toBeLessThan(50);
+    expect([...cp.entries()].length).toBe(lines.length);
+  });
+});

@@ -1,0 +1,35 @@
+// Names for the shapes partners use most, taken from the generated types (src/generated/api.ts), so they
+// follow the OpenAPI document.
+import type { paths } from "./generated/api.ts";
+
+type Json<T> = T extends { content: { "application/json": infer B } } ? B : never;
+type BrokerPath = paths["/partner/v1/brokers/{externalBrokerId}"];
+type ListingPath = paths["/partner/v1/listings/{externalListingId}"];
+
+/** The body of PUT /partner/v1/brokers/{externalBrokerId}. */
+export type BrokerBody = Json<NonNullable<BrokerPath["put"]["requestBody"]>>;
+/** The body of PUT /partner/v1/listings/{externalListingId}. */
+export type ListingBody = Json<NonNullable<ListingPath["put"]["requestBody"]>>;
+export type BrokerPutResponse = Json<BrokerPath["put"]["responses"][201]>;
+export type ListingPutResponse = Json<ListingPath["put"]["responses"][201]>;
+/** A broker as stored (GET /partner/v1/brokers/{externalBrokerId}). */
+export type BrokerRecord = Json<BrokerPath["get"]["responses"][200]>["broker"];
+/** A listing as stored (GET /partner/v1/listings/{externalListingId}). */
+export type ListingRecord = Json<ListingPath["get"]["responses"][200]>["listing"];
+export type HealthResponse = Json<paths["/partner/v1/health"]["get"]["responses"][200]>;
+export type OfficeLeadCount = Json<paths["/partner/v1/offices/{officeId}/leads/count"]["get"]["responses"][200]>;
+export type OrganizationLeadCount = Json<paths["/partner/v1/organizations/{organizationId}/leads/count"]["get"]["responses"][200]>;
+
+/**
+ * The answer of a dry-run PUT (`?dryRun=true`): the API validates exactly as for a real PUT (same 400s),
+ * stores and emits nothing, and says what the real PUT would do.
+ */
+export interface DryRunResult {
+  status: "success";
+  dryRun: true;
+  outcome: "wouldCreate" | "wouldUpdate" | "noChange";
+  /** Changed field paths, e.g. "financials.askingPrice", "photos". */
+  changedPaths: string[];
+}
+
+export type { paths, components } from "./generated/api.ts";

@@ -1,0 +1,164 @@
+// pss-sync against the real stack: the API as its own process (real PostgreSQL and Redis), the CLI as its
+// own process, exactly as a partner runs them.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { partnerFixture, startApiProcess, waitFor, type ApiProcess } from "./support/api-process.ts";
+import { readNdjson, spawnCli } from "./support/cli-process.ts";
+import { feedLines, writeFeed } from "./support/feeds.ts";
+
+let api: ApiProcess;
+let fx: Awaited<ReturnType<typeof partnerFixture>>;
+let dir: string;
+
+beforeAll(async () => {
+  api = await startApiProcess();
+  fx = await partnerFixture();
+  dir = mkdtempSync(join(tmpdir(), "pss-sync-it-"));
+});
+afterAll(async () => {
+  await api?.stop();
+  await fx?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const puts = (from = 0) => api.requests().slice(from).filter((r) => r.method === "PUT");
+const count = (rows: Record<string, any>[], outcome: string) => rows.filter((r) => r.outcome === outcome).length;
+
+async function stored(partnerId: string) {
+  const [row] = await fx.sql`
+    SELECT (SELECT count(*)::int FROM listings WHERE partner_id = ${partnerId}) AS listings,
+           (SELECT count(*)::int FROM brokers WHERE partner_id = ${partnerId}) AS brokers,
+           (SELECT count(*)::int FROM listings WHERE partner_id = ${partnerId} AND version <> 1) AS "listingsWrittenTwice",
+           (SELECT count(*)::int FROM outbox WHERE payload->>'partnerId' = ${partnerId} AND payload->>'type' = 'listing.upserted') AS "listingEvents"`;
+  return row!;
+}
+
+test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const feed = writeFeed(join(dir, "full.ndjson"), feedLines("full", { brokers: 50, listings: 1950 }));
+  const report = join(dir, "full-report.ndjson");
+
+  const before = api.requests().length;
+  const first = await spawnCli([feed, "--rpm", "0", "--concurrency", "8", "--report", report], env).finished();
+  expect(first.code).toBe(0);
+  expect(first.summary).toMatchObject({ total: 2000, created: 2000, failed: 0 });
+  const lines = readNdjson(report);
+  expect(lines).toHaveLength(2000);
+  expect(count(lines, "created")).toBe(2000);
+  expect(lines.find((l) => l.id === "full-l7")).toEqual({ kind: "listing", id: "full-l7", outcome: "created", httpStatus: 201, serviceId: expect.any(Number), url: expect.stringMatching(/\/listings\/\d+$/), error: null });
+  expect(await stored(partner.partnerId)).toMatchObject({ listings: 1950, brokers: 50, listingsWrittenTwice: 0 });
+  expect(puts(before)).toHaveLength(2000);
+  // Every broker reached the API before the first listing.
+  const order = puts(before).map((r) => r.path.split("/")[3]);
+  expect(order.lastIndexOf("brokers")).toBeLessThan(order.indexOf("listings"));
+
+  const beforeRerun = api.requests().length;
+  const again = await spawnCli([feed, "--resume", "--rpm", "0", "--report", report], env).finished();
+  expect(again.code).toBe(0);
+  expect(again.summary).toMatchObject({ total: 2000, skipped: 2000, created: 0, updated: 0, failed: 0 });
+  expect(count(readNdjson(report), "skipped")).toBe(2000);
+  // Only the start-up health check reached the API.
+  expect(api.requests().slice(beforeRerun).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health"]);
+});
+
+test("a run killed midway (SIGKILL) resumes without writing any record twice", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const feed = writeFeed(join(dir, "killed.ndjson"), feedLines("killed", { brokers: 5, listings: 1000 }));
+
+  // 12,000 requests a minute: about 5 s for the feed, so the kill lands midway on a fast machine too.
+  const run = spawnCli([feed, "--rpm", "12000", "--concurrency", "8"], env);
+  await run.progress((e) => e.phase === "listings" && e.done >= 250);
+  run.proc.kill("SIGKILL");
+  expect(await run.proc.exited).not.toBe(0);
+  const atKill = await stored(partner.partnerId);
+  expect(atKill.listings).toBeGreaterThan(0);
+  expect(atKill.listings).toBeLessThan(1000);
+
+  const report = join(dir, "resumed-report.ndjson");
+  const resumed = await spawnCli([feed, "--resume", "--rpm", "0", "--report", report], env).finished();
+  expect(resumed.code).toBe(0);
+  const lines = readNdjson(report);
+  expect(lines).toHaveLength(1005);
+  expect(count(lines, "failed")).toBe(0);
+  // What the checkpoint had is skipped; what was in flight at the kill is sent again and is a no-op.
+  expect(count(lines, "skipped")).toBeGreaterThan(0);
+  expect(count(lines, "skipped") + count(lines, "created") + count(lines, "updated") + count(lines, "unchanged")).toBe(1005);
+  expect(await stored(partner.partnerId)).toEqual({ listings: 1000, brokers: 5, listingsWrittenTwice: 0, listingEvents: 1000 });
+});
+
+test("a bad record is reported with its field path, and the rest go through", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const good = feedLines("bad", { brokers: 1, listings: 20 });
+  const [template] = good;
+  const feed = writeFeed(join(dir, "bad.ndjson"), [
+    ...good,
+    { kind: "listing", id: "bad-price", body: { ...template!.body, financials: { askingPrice: "cheap" } } },
+    { kind: "listing", id: "bad-field", body: { ...template!.body, colour: "red" } },
+    // Valid for the schema; refused by the API: the broker does not exist.
+    { kind: "listing", id: "bad-broker", body: { ...template!.body, brokerExternalId: "nobody" } },
+  ]);
+  appendFileSync(feed, '{"kind":"listing","id":"bad-json",\n');
+  const report = join(dir, "bad-report.ndjson");
+  const result = await spawnCli([feed, "--rpm", "0", "--report", report], env).finished();
+  expect(result.code).toBe(1);
+  expect(result.summary).toMatchObject({ created: 21, failed: 4 });
+  const byId = Object.fromEntries(readNdjson(report).map((l) => [l.id, l]));
+  expect(byId["bad-price"]).toMatchObject({ outcome: "failed", httpStatus: null, error: expect.stringContaining("financials.askingPrice: must be a number") });
+  expect(byId["bad-field"]).toMatchObject({ outcome: "failed", error: expect.stringContaining("colour: is not a known field") });
+  expect(byId["bad-broker"]).toMatchObject({ outcome: "failed", httpStatus: 404, error: expect.stringContaining("Broker not found") });
+  expect(readNdjson(report).find((l) => l.id === null)).toMatchObject({ outcome: "failed", error: "line 25: not valid JSON" });
+  expect(await stored(partner.partnerId)).toMatchObject({ listings: 20, brokers: 1 });
+  expect(result.summary!.firstFailures.map((f: { id: string | null }) => f.id)).toEqual(expect.arrayContaining(["bad-price", "bad-field", "bad-broker"]));
+});
+
+test("a CSV feed syncs with its cells typed by the schema", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const csv = [
+    "kind,id,name,email,brokerExternalId,status,businessType,location.city,location.state,location.country,location.visibility,financials.askingPrice,financing.financingAvailable,photos",
+    "broker,csv-b1,Jane Broker,jane@example.com,,,,,,,,,,",
+    'listing,csv-l1,,,csv-b1,FOR_SALE,Restaurant,Austin,TX,US,SHOW_CITY_STATE,450000,true,"[{""url"":""https://images.example.com/a.jpg"",""sortKey"":1}]"',
+    "listing,csv-l2,,,csv-b1,FOR_SALE,Retail,Austin,TX,US,SHOW_CITY_STATE,cheap,,",
+  ].join("\n");
+  const feed = join(dir, "feed.csv");
+  writeFileSync(feed, csv);
+  const report = join(dir, "csv-report.ndjson");
+  const result = await spawnCli([feed, "--rpm", "0", "--report", report], env).finished();
+  expect(result.code).toBe(1);
+  const byId = Object.fromEntries(readNdjson(report).map((l) => [l.id, l]));
+  expect(byId["csv-l1"].outcome).toBe("created");
+  expect(byId["csv-l2"]).toMatchObject({ outcome: "failed", error: "line 4: financials.askingPrice: must be a number" });
+  const back = (await fetch(`${api.url}/partner/v1/listings/csv-l1`, { headers: { authorization: `Bearer ${partner.apiKey}` } }).then((r) => r.json())) as { listing: unknown };
+  expect(back.listing).toMatchObject({ financials: { askingPrice: 450000 }, financing: { financingAvailable: true }, photos: [expect.objectContaining({ url: "https://images.example.com/a.jpg", sortKey: 1 })] });
+});
+
+describe("an API restart mid-run", () => {
+  test("the run retries through it and every record is stored once", async () => {
+    const partner = await fx.createPartner();
+    const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+    const feed = writeFeed(join(dir, "restart.ndjson"), feedLines("restart", { brokers: 2, listings: 600 }));
+    const report = join(dir, "restart-report.ndjson");
+    const run = spawnCli([feed, "--rpm", "12000", "--concurrency", "8", "--report", report], env);
+    await run.progress((e) => e.phase === "listings" && e.done >= 150);
+    await api.kill();
+    // Down long enough for the CLI to meet refused connections, then back on the same address.
+    const downSince = Date.now();
+    await waitFor("a failed attempt", () => Date.now() - downSince > 1500);
+    await api.restart();
+    const result = await run.finished();
+    expect(result.code).toBe(0);
+    const lines = readNdjson(report);
+    expect(lines).toHaveLength(602);
+    expect(count(lines, "failed")).toBe(0);
+    // Attempts were refused while the API was down and sent again: more requests than records.
+    expect(result.summary!.requests).toBeGreaterThan(603);
+    // A PUT that was committed when the API died is answered 200 when sent again: created or updated, never twice.
+    expect(count(lines, "created") + count(lines, "updated")).toBe(602);
+    expect(await stored(partner.partnerId)).toEqual({ listings: 600, brokers: 2, listingsWrittenTwice: 0, listingEvents: 600 });
+  });
+});

@@ -1,0 +1,85 @@
+// The optional monitoring stack (compose profile "monitoring"): Prometheus scrapes every app service on the port
+// compose tells it to serve /metrics on, images are pinned, and every metric the dashboard and the alerts use
+// is one docs/operations.md explains.
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..", "..");
+const read = (file: string) => readFileSync(join(root, file), "utf8");
+
+interface ComposeService {
+  image?: string;
+  command?: string[];
+  profiles?: string[];
+  ports?: string[];
+  environment?: Record<string, string | number>;
+}
+const compose = Bun.YAML.parse(read("docker-compose.yml")) as { services: Record<string, ComposeService> };
+const prometheus = Bun.YAML.parse(read("monitoring/prometheus.yml")) as { scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[] };
+const alerts = Bun.YAML.parse(read("monitoring/alerts.yml")) as { groups: { rules: { alert: string; expr: string }[] }[] };
+const dashboard = JSON.parse(read("monitoring/grafana/dashboards/pss-overview.json")) as { panels: { targets?: { expr: string }[] }[] };
+const operations = read("docs/operations.md");
+
+const appServices = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === "bun" && s.command[1]?.startsWith("services/"));
+
+/** The port an app service serves /healthz, /readyz and /metrics on, as its own configuration reads it. */
+function healthPortOf(name: string, s: ComposeService): number {
+  const env = s.environment ?? {};
+  return Number(name === "api" ? env.API_HEALTH_PORT : env.HEALTH_PORT);
+}
+
+test("Prometheus scrapes every app service at the health port compose gives it, which is also its healthcheck's port", () => {
+  const targets = prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((sc) => sc.targets));
+  expect(appServices.length).toBe(5);
+  for (const [name, s] of appServices) {
+    const port = healthPortOf(name, s);
+    expect([name, Number.isInteger(port) && port > 0]).toEqual([name, true]);
+    expect([name, Number(s.environment?.SERVICE_HEALTH_PORT)]).toEqual([name, port]);
+    expect(targets).toContain(`${name}:${port}`);
+  }
+  expect(targets).toHaveLength(appServices.length);
+});
+
+test("only the API's public port is published; health ports stay inside the network", () => {
+  const published = appServices.flatMap(([, s]) => s.ports ?? []);
+  expect(published).toEqual(["8080:8080"]);
+  expect(compose.services.api!.environment!.API_PORT).toBe(8080);
+});
+
+test("Prometheus and Grafana are optional (monitoring profile) and their images are pinned", () => {
+  for (const name of ["prometheus", "grafana"]) {
+    const s = compose.services[name]!;
+    expect(s.profiles).toEqual(["monitoring"]);
+    expect(s.image).toMatch(/^[a-z0-9/._-]+:v?\d+\.\d+\.\d+$/);
+  }
+});
+
+test("every metric the dashboard and the alerts use is explained in docs/operations.md", () => {
+  const exprs = [...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)), ...alerts.groups.flatMap((g) => g.rules.map((r) => r.expr))];
+  expect(exprs.length).toBeGreaterThan(20);
+  const names = new Set<string>();
+  for (const expr of exprs) {
+    for (const m of expr.matchAll(/\b([a-z_]+_(?:total|seconds|rows|messages|bytes|pending|active|images|deliveries|up)(?:_bucket)?)\b/g)) names.add(m[1]!.replace(/_bucket$/, ""));
+  }
+  names.delete("up");
+  // Documented as `name` or `name{labels}`.
+  const undocumented = [...names].filter((n) => !new RegExp(`\`${n}[\`{]`).test(operations));
+  expect(undocumented).toEqual([]);
+});
+
+test("every metric the services declare is explained in docs/operations.md", () => {
+  const files = [
+    "packages/service-kit/src/metrics.ts",
+    "packages/service-kit/src/http-metrics.ts",
+    "packages/service-kit/src/consumer-metrics.ts",
+    "services/api/src/outbox/outbox-metrics.ts",
+    "services/media/src/media-metrics.ts",
+    "services/indexer/src/indexer-metrics.ts",
+    "services/indexer/src/reconcile/reconciler.ts",
+    "services/leads/src/leads-metrics.ts",
+  ];
+  const declared = files.flatMap((f) => [...read(f).matchAll(/\bname: "([a-z_]+)"/g)].map((m) => m[1]!));
+  expect(declared.length).toBeGreaterThanOrEqual(25);
+  expect(declared.filter((n) => !new RegExp(`\`${n}[\`{]`).test(operations))).toEqual([]);
+});
