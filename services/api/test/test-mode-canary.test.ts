@@ -1,9 +1,11 @@
 // The canary: a FOR_SALE listing written with a test key, next to the same listing written with the live key,
 // through the whole running system on real servers (API and outbox relay, Kafka, the indexer with an LLM
 // rewriter, the media service, the leads workers with a real SMTP server). The test listing must never be
-// found by buyer search, never be served on a public page (or the sitemap, once there is one), and no e-mail
-// may go out for its leads; its description never reaches the external model. Meanwhile everything the partner
-// reads back behaves as live: photos processed, search-index state, history, events, lead counts.
+// found by buyer search (JSON or the search page), never be served on a public page, a broker's page, the
+// sitemap or a 410 page's similar listings, no buyer's inquiry (JSON or the listing page's form) may reach it,
+// and no e-mail may go out for its leads; its description never reaches the external model. Meanwhile
+// everything the partner reads back behaves as live: photos processed, search-index state, history, events,
+// lead counts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import { rewriteDescription, Topics } from "@pss/contracts";
@@ -56,6 +58,8 @@ let live: { listingId: number; brokerId: string; url: string };
 let testing: { listingId: number; brokerId: string; url: string };
 const externalListingId = uniqueName("canary-listing");
 const externalBrokerId = uniqueName("canary-broker");
+// Unique to this run, so "similar listings" on a 410 page are this run's listings first.
+const businessType = `Canary ${word}`;
 
 beforeAll(async () => {
   images = await startImageServer();
@@ -89,6 +93,7 @@ beforeAll(async () => {
     expect(b.status).toBe(201);
     const body = sample.listing(externalBrokerId, {
       title: `Bakery ${word}`,
+      businessType,
       description,
       photos: [{ url: images.url("/photo.jpg"), sortKey: 1 }],
     });
@@ -133,6 +138,22 @@ const search = async (q: string) => {
   expect(res.status).toBe(200);
   return res.body;
 };
+const fetchPage = (path: string, init?: RequestInit) => fetch(`${api.baseUrl}${path}`, init);
+/** Every <loc> of the sitemap: of sitemap.xml itself, or of every file it indexes when it is an index. */
+async function sitemapLocations(): Promise<string[]> {
+  const locs = (xml: string) => [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((x) => x[1]!);
+  const res = await fetchPage("/sitemap.xml");
+  expect(res.status).toBe(200);
+  const xml = await res.text();
+  if (!xml.includes("<sitemapindex")) return locs(xml);
+  const all: string[] = [];
+  for (const file of locs(xml)) all.push(...locs(await (await fetchPage(new URL(file).pathname)).text()));
+  return all;
+}
+/** Links and text of a page that would give a listing away. */
+const mentions = (html: string, listingId: number, ...words: string[]) => html.includes(`/listings/${listingId}"`) || html.includes(`/listings/${listingId}/`) || words.some((w) => html.includes(w));
+/** The same, on a page at the listing's own address: its canonical URL (as on any 404 page) is not a link to it. */
+const ownPageMentions = (html: string, listingId: number, ...words: string[]) => mentions(html.replaceAll(`"${BASE}/listings/${listingId}"`, '""'), listingId, ...words);
 
 describe("canary: a test listing never reaches buyers", () => {
   test("search, public pages and the sitemap never show it, and its description never goes to the external model, while the partner's read-back behaves as live", async () => {
@@ -149,23 +170,33 @@ describe("canary: a test listing never reaches buyers", () => {
     expect(await rawDocument(indexer.opensearch, alias, testing.listingId)).toBeNull();
     expect(await rawDocument(indexer.opensearch, alias, live.listingId)).not.toBeNull();
 
-    // No public page, JSON view or profile; the live ones exist.
-    const fetchPage = (path: string) => fetch(`${api.baseUrl}${path}`);
+    // The search page (HTML) shows what the JSON search shows.
+    const searchPage = await fetchPage(`/listings?q=${word}`);
+    expect(searchPage.status).toBe(200);
+    const searchHtml = await searchPage.text();
+    expect(searchHtml).toContain(`/listings/${live.listingId}"`);
+    expect(mentions(searchHtml, testing.listingId, secretWord)).toBe(false);
+    const secretSearch = await (await fetchPage(`/?q=${secretWord}`)).text();
+    expect(secretSearch).toContain("0 businesses for sale");
+    expect(mentions(secretSearch, testing.listingId)).toBe(false);
+
+    // No public page, JSON view or profile; the live ones exist, and the live broker's page lists only live listings.
     expect((await fetchPage(`/listings/${testing.listingId}`)).status).toBe(404);
     expect((await fetchPage(`/brokers/${testing.brokerId}`)).status).toBe(404);
     expect((await fetchPage(`/v1/listings/${testing.listingId}`)).status).toBe(404);
     expect((await fetchPage(`/v1/brokers/${testing.brokerId}`)).status).toBe(404);
     expect((await fetchPage(`/listings/${live.listingId}`)).status).toBe(200);
-    // The sitemap is being built by another change: whenever it is served, it must not name the test listing.
-    const sitemap = await fetchPage("/sitemap.xml");
-    if (sitemap.status === 200) {
-      const xml = await sitemap.text();
-      expect(xml).toContain(`/listings/${live.listingId}<`);
-      expect(xml).not.toContain(`/listings/${testing.listingId}<`);
-      expect(xml).not.toContain(`/brokers/${testing.brokerId}<`);
-    } else {
-      expect(sitemap.status).toBe(404);
-    }
+    const brokerPage = await fetchPage(`/brokers/${live.brokerId}`);
+    expect(brokerPage.status).toBe(200);
+    const brokerHtml = await brokerPage.text();
+    expect(brokerHtml).toContain(`/listings/${live.listingId}"`);
+    expect(mentions(brokerHtml, testing.listingId, secretWord)).toBe(false);
+
+    // The sitemap names the live listing and broker, never the test ones.
+    const locations = await sitemapLocations();
+    expect(locations).toEqual(expect.arrayContaining([`${BASE}/listings/${live.listingId}`, `${BASE}/brokers/${live.brokerId}`]));
+    expect(locations).not.toContain(`${BASE}/listings/${testing.listingId}`);
+    expect(locations).not.toContain(`${BASE}/brokers/${testing.brokerId}`);
 
     // The external model saw the live description and never the test one's.
     expect(llmRequests.some((t) => t.includes("loyal customers."))).toBe(true);
@@ -230,6 +261,42 @@ describe("canary: a test listing never reaches buyers", () => {
     const leadEvents = (await messagesBetween(kafka, startEnds, ends)).filter((m) => m.partnerId === partner.partnerId);
     expect(leadEvents.map((e) => [e.aggregateId, e.mode]).sort()).toEqual([[simulated.body.leadId, "test"], [real.body.leadId, "live"]].sort());
   }, 120_000);
+
+  test("the listing page's inquiry form cannot reach it, and once sold it is a 404 (never a 410) and never a similar listing", async () => {
+    const leadsOf = async (id: number) => (await api.sql`SELECT count(*)::int AS n FROM leads WHERE listing_id = ${id}`)[0]!.n as number;
+    const before = await leadsOf(testing.listingId);
+    const form = new URLSearchParams({ name: "Ann Buyer", email: "ann@example.com", message: "Is it available?" }).toString();
+    const posted = await fetchPage(`/listings/${testing.listingId}/inquiry`, { method: "POST", body: form, headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE } });
+    expect(posted.status).toBe(404);
+    expect(ownPageMentions(await posted.text(), testing.listingId, word, secretWord)).toBe(false);
+    // The confirmation's address says nothing about it either.
+    const sent = await fetchPage(`/listings/${testing.listingId}/inquiry/sent`);
+    expect(ownPageMentions((await sent.text()).replaceAll(`"${BASE}/listings/${testing.listingId}/inquiry/sent"`, '""'), testing.listingId, word, secretWord)).toBe(false);
+    expect(await leadsOf(testing.listingId)).toBe(before);
+
+    // Sold: a live listing's page answers 410 with similar listings; the test one's stays a plain 404.
+    const sell = async (key: string, externalId: string) =>
+      expect((await call(api.baseUrl, "PUT", `/partner/v1/listings/${externalId}`, { key, body: { status: "SOLD" } })).status).toBe(200);
+    await sell(partner.test!.apiKey, externalListingId);
+    const testGone = await fetchPage(`/listings/${testing.listingId}`, { headers: { accept: "text/html" } });
+    expect(testGone.status).toBe(404);
+    expect(ownPageMentions(await testGone.text(), testing.listingId, word, secretWord)).toBe(false);
+    expect((await fetchPage(`/v1/listings/${testing.listingId}`)).status).toBe(404);
+
+    // A second live listing of the same business type, sold: its 410 page suggests the live listing only.
+    const other = uniqueName("canary-sold");
+    const created = await call(api.baseUrl, "PUT", `/partner/v1/listings/${other}`, { key: partner.apiKey, body: sample.listing(externalBrokerId, { businessType, title: "Another bakery", photos: [] }) });
+    expect(created.status).toBe(201);
+    // The test listing back on the market: were the rule about status alone, it would be the first similar listing.
+    expect((await call(api.baseUrl, "PUT", `/partner/v1/listings/${externalListingId}`, { key: partner.test!.apiKey, body: { status: "FOR_SALE" } })).status).toBe(200);
+    await sell(partner.apiKey, other);
+    const gone = await fetchPage(`/listings/${created.body.serviceListingId}`, { headers: { accept: "text/html" } });
+    expect(gone.status).toBe(410);
+    const goneHtml = await gone.text();
+    expect(goneHtml).toContain(`/listings/${live.listingId}"`);
+    expect(mentions(goneHtml, testing.listingId, secretWord)).toBe(false);
+    expect(await sitemapLocations()).not.toContain(`${BASE}/listings/${testing.listingId}`);
+  }, 60_000);
 });
 
 /** Waits until the consumer group has committed, on every partition that received messages, at least `ends`. */
