@@ -284,9 +284,9 @@ describe("purging test records", () => {
     // While another instance holds the job's lock, this one skips its round.
     const holder = await api.sql.reserve();
     try {
-      await holder`SELECT pg_advisory_lock(727003)`;
+      await holder`SELECT pg_advisory_lock(727004)`;
       expect(await job.runOnce()).toEqual({ ran: false });
-      await holder`SELECT pg_advisory_unlock(727003)`;
+      await holder`SELECT pg_advisory_unlock(727004)`;
     } finally {
       holder.release();
     }

@@ -2100,7 +2100,7 @@ export interface paths {
         post?: never;
         /**
          * Delete every test record of the partner now (test keys only)
-         * @description Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for 30 days. A live key gets 403.
+         * @description Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.
          */
         delete: {
             parameters: {

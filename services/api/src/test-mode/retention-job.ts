@@ -6,8 +6,8 @@ import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
-/** "retention job" among this application's advisory locks (727001 migrations, 727002 outbox relay and reindex). */
-const RETENTION_LOCK_ID = 727_003;
+/** "retention job" among this application's advisory locks (727001 migrations, 727002 outbox relay and reindex, 727003 the indexer's reconciler). */
+const RETENTION_LOCK_ID = 727_004;
 const DAY_MS = 24 * 3600 * 1000;
 
 export interface RetentionJobOptions {

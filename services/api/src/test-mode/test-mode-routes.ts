@@ -69,7 +69,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Delete every test record of the partner now (test keys only)",
           description:
-            "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for 30 days. A live key gets 403.",
+            "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.",
           responses: { 403: TEST_ONLY } satisfies DocumentedResponses as never,
         },
       },

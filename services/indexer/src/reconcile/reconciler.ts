@@ -25,7 +25,7 @@ import { toSearchDocument, type ListingSource } from "../search-index/search-doc
 export const REPAIR_REASONS = ["pending_timeout", "version_mismatch", "missing_document", "stale_document"] as const;
 export type RepairReason = (typeof REPAIR_REASONS)[number];
 
-// Advisory lock namespace among this application's (727001 migrations, 727002 relay/reindex).
+// Advisory lock namespace among this application's (727001 migrations, 727002 relay/reindex, 727004 the API's retention job).
 const LOCK_CLASS = 727_003;
 const BATCH = 500;
 
