@@ -141,6 +141,9 @@ describe("previews of test records", () => {
     expect(page).toContain('<meta name="robots" content="noindex, nofollow">');
     expect(page).not.toContain('rel="canonical"');
     expect(page).toContain("Status FOR_SALE: live, this listing would be visible to buyers.");
+    // No inquiry form (a buyer's inquiry could only be refused): a pointer to simulated leads instead.
+    expect(page).not.toContain("/inquiry");
+    expect(page).toContain("POST /partner/v1/test/listings/{externalListingId}/leads");
     // The broker link on the page leads to the broker's preview, not to a public profile that does not exist.
     const brokerLink = page.match(/href="([^"]*\/preview\/brokers\/[^"]*)"/)?.[1]?.replaceAll("&amp;", "&");
     expect(brokerLink).toBeDefined();
