@@ -13,15 +13,21 @@ export const EventEnvelopeHeader = {
   aggregateId: Type.String(),
   version: Type.Integer({ minimum: 1 }),
   partnerId: Type.String(),
+  /**
+   * "live" or "test" (docs/sandbox.md): the mode of the record the event is about. Absent on events written
+   * before test mode existed (they are live). A string, not an enum, so a new value never dead-letters events at
+   * consumers; read it with eventMode(), which treats anything but "live" as not live.
+   */
+  mode: Type.Optional(Type.String({ description: "live or test" })),
   occurredAt: Type.String({ format: "date-time" }),
 };
 
 /**
  * Tolerant reader: a consumer checks the fields it uses and ignores the rest, so a producer that adds a field
  * (a new API version) never dead-letters events at consumers not yet upgraded. Payload schemas follow the same
- * rule (TypeBox objects allow extra properties unless told otherwise). Only partner input is strict.
+ * rule: each declares `additionalProperties: true`. Only partner input is strict.
  */
-export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload });
+export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload }, { additionalProperties: true });
 
 export const AnyEventEnvelope = EventEnvelope(Type.Unknown());
 export type AnyEventEnvelope = Static<typeof AnyEventEnvelope>;

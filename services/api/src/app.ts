@@ -23,6 +23,9 @@ import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-rou
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
+import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
+import { createPreviewRoutes } from "./previews/preview-routes.ts";
+import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
@@ -41,6 +44,8 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** Preview links of test records; absent = one-hour links signed with the key kept in PostgreSQL. */
+  previews?: PreviewLinks;
   /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
   sitemapPageSize?: number;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
@@ -52,18 +57,18 @@ const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
-/** Whether the request says a body follows (a non-zero Content-Length, or chunked). */
-function declaresBody(request: Request): boolean {
-  const length = request.headers.get("content-length");
-  return request.headers.has("transfer-encoding") || (length !== null && length.trim() !== "0");
-}
-
 /** A body that broke a rule while being parsed. Kept until the route's guard has run, so 401 comes first. */
 class BodyRejection {
   constructor(readonly error: unknown) {}
 }
 function throwBodyRejection(body: unknown): void {
   if (body instanceof BodyRejection) throw body.error;
+}
+
+/** Whether a request announces a body: a non-zero Content-Length, or a chunked one. */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
 }
 
 export function createApp(deps: AppDeps) {
@@ -74,7 +79,8 @@ export function createApp(deps: AppDeps) {
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals, traces);
+  const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
@@ -113,8 +119,9 @@ export function createApp(deps: AppDeps) {
       if (violation) throw violation;
     })
     .onParse(async ({ request }) => {
-      // An action without a body (POST …/test, …/retry, DELETE): nothing to parse, so no Content-Type is asked for.
-      if ((request.method === "POST" || request.method === "DELETE") && !declaresBody(request)) return null;
+      // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
+      // so no Content-Type is needed.
+      if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
       try {
         return await parseJsonRequest(request, deps.maxBodyBytes);
       } catch (err) {
@@ -167,6 +174,7 @@ export function createApp(deps: AppDeps) {
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
+        .use(createTestModeRoutes(partner))
         .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
@@ -176,6 +184,7 @@ export function createApp(deps: AppDeps) {
       }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
+    .use(createPreviewRoutes({ sql: deps.sql, authenticator: deps.authenticator, previews, publicBaseUrl: deps.publicBaseUrl }))
     .use(
       createBuyerPlugin({
         sql: deps.sql,

@@ -70,7 +70,10 @@ export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Clearable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 
-export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() });
+/** Stored JSON read back as it is: any keys (a Record; `additionalProperties` stated like on every object schema). */
+export const OpenRecord = () => Type.Record(Type.String(), Type.Unknown(), { additionalProperties: true });
+
+export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() }, { additionalProperties: true });
 export const ErrorResponse = Type.Object(
   {
     status: Type.Literal("error"),
@@ -78,12 +81,19 @@ export const ErrorResponse = Type.Object(
     details: Type.Optional(Type.Array(ErrorDetail)),
     requestId: Type.Optional(Type.String()),
   },
-  { description: "Every error has this shape" },
+  { additionalProperties: false, description: "Every error has this shape" },
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
-export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime });
+export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime }, { additionalProperties: false });
 export type HealthResponse = Static<typeof HealthResponse>;
+
+/** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */
+export const RECORD_MODES = ["live", "test"] as const;
+export type RecordMode = (typeof RECORD_MODES)[number];
+export const RecordModeSchema = Type.Union([Type.Literal("live"), Type.Literal("test")], {
+  description: "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
+});
 
 /** Error messages the API answers with, word for word (spec section 7 and our decisions). */
 export const ErrorMessages = {
@@ -99,4 +109,6 @@ export const ErrorMessages = {
   malformedJson: "Request body is not valid JSON",
   rateLimited: "Too many requests",
   internal: "Internal server error",
+  testModeOnly: "This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it",
+  previewUnavailable: "This preview link is not valid or has expired; read the record through the API with your test key for a fresh link",
 } as const;
