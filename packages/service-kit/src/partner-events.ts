@@ -14,6 +14,8 @@ export interface PartnerEventColumns {
   partnerId: postgres.Fragment;
   /** A jsonb expression: the webhook's `data` without its public URLs. */
   payload: postgres.Fragment;
+  /** The record's mode, 'live' or 'test' (docs/sandbox.md): the webhooks service sends a fact only to endpoints of that mode. */
+  mode: postgres.Fragment;
 }
 
 /**
@@ -31,5 +33,6 @@ export function partnerEventOutboxColumns(sql: Sql, type: WebhookEventType, c: P
     'version', ${c.version},
     'partnerId', ${c.partnerId},
     'occurredAt', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'mode', (${c.mode})::text,
     'payload', ${c.payload})`;
 }

@@ -3,6 +3,8 @@
 import { webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
 import type postgres from "postgres";
 import { BadRequestError } from "../http/errors.ts";
+import type { RecordScope } from "../records/record-scope.ts";
+import { inScope } from "./webhook-endpoint-repository.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -10,7 +12,7 @@ type Sql = postgres.Sql | postgres.TransactionSql;
 export const LISTED_ATTEMPTS = 20;
 
 export interface DeliveryFilter {
-  partnerId: string;
+  scope: RecordScope;
   endpointExternalId?: string;
   status?: WebhookDeliveryStatus;
   eventType?: DeliveredEventType;
@@ -48,7 +50,7 @@ export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ res
                                      ORDER BY a.attempt)
                      FROM (SELECT * FROM webhook_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${LISTED_ATTEMPTS}) a), '[]'::json) AS attempts
     FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-    WHERE d.partner_id = ${f.partnerId}
+    WHERE d.partner_id = ${f.scope.partnerId} AND e.mode = ${f.scope.mode}
       ${f.endpointExternalId !== undefined ? sql`AND e.external_id = ${f.endpointExternalId}` : sql``}
       ${f.status ? sql`AND d.status = ${f.status}` : sql``}
       ${f.eventType ? sql`AND d.event_type = ${f.eventType}` : sql``}
@@ -82,34 +84,34 @@ export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ res
 export type ActionOutcome<T> = { ok: T } | { notFound: true } | { endpointDisabled: true };
 
 /** Queues a ping to the endpoint, sent like any delivery (signed, retried). */
-export async function queuePing(sql: Sql, partnerId: string, externalId: string): Promise<ActionOutcome<string>> {
-  const [endpoint] = await sql`SELECT id::text, enabled, version FROM webhook_endpoints WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+export async function queuePing(sql: Sql, scope: RecordScope, externalId: string): Promise<ActionOutcome<string>> {
+  const [endpoint] = await sql`SELECT id::text, enabled, version FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const deliveryId = crypto.randomUUID();
   const body = webhookBody("ping", new Date().toISOString(), { endpointId: externalId, version: endpoint.version });
   await sql`
     INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
-    VALUES (${deliveryId}::uuid, ${endpoint.id}::bigint, ${partnerId}, ${crypto.randomUUID()}::uuid, 'ping', ${body}, now())`;
+    VALUES (${deliveryId}::uuid, ${endpoint.id}::bigint, ${scope.partnerId}, ${crypto.randomUUID()}::uuid, 'ping', ${body}, now())`;
   return { ok: deliveryId };
 }
 
 /** Sends one delivery again now, whatever its state, with a fresh retry schedule; its webhook-id stays. */
-export async function retryDelivery(sql: Sql, partnerId: string, deliveryId: string): Promise<ActionOutcome<string>> {
+export async function retryDelivery(sql: Sql, scope: RecordScope, deliveryId: string): Promise<ActionOutcome<string>> {
   const [row] = await sql`
     SELECT e.enabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-    WHERE d.id = ${deliveryId}::uuid AND d.partner_id = ${partnerId}`;
+    WHERE d.id = ${deliveryId}::uuid AND ${inScope(sql, scope, "e")}`;
   if (!row) return { notFound: true };
   if (!row.enabled) return { endpointDisabled: true };
   await sql`
     UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), round_start = attempt_count
-    WHERE id = ${deliveryId}::uuid AND partner_id = ${partnerId}`;
+    WHERE id = ${deliveryId}::uuid AND partner_id = ${scope.partnerId}`;
   return { ok: deliveryId };
 }
 
 /** Queues again every failed delivery of the endpoint created at or after `since`; how many. */
-export async function recoverDeliveries(sql: Sql, partnerId: string, externalId: string, since: Date): Promise<ActionOutcome<number>> {
-  const [endpoint] = await sql`SELECT id::text, enabled FROM webhook_endpoints WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+export async function recoverDeliveries(sql: Sql, scope: RecordScope, externalId: string, since: Date): Promise<ActionOutcome<number>> {
+  const [endpoint] = await sql`SELECT id::text, enabled FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const rows = await sql`

@@ -1,7 +1,10 @@
 // SQL of the partner's webhook endpoints. Writes are single statements guarded by the version that was read
 // (like listings), so a lost race reads again; creation is serialised per partner to keep the endpoint limit.
+// Every statement is scoped by partner and mode (docs/sandbox.md): a test key sees and manages only the endpoints
+// it created, which receive only test records' events; a live key likewise. The limit counts per mode.
 import { MAX_WEBHOOK_ENDPOINTS, SECRET_ROTATION_OVERLAP_MS, type WebhookEndpointRecord, type WebhookEventType } from "@pss/contracts";
 import type postgres from "postgres";
+import type { RecordScope } from "../records/record-scope.ts";
 import type { EndpointDocument } from "./webhook-endpoint-document.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
@@ -60,15 +63,21 @@ export function toEndpointRecord(e: StoredEndpoint): WebhookEndpointRecord {
   };
 }
 
-export async function findEndpoint(sql: Sql, partnerId: string, externalId: string): Promise<StoredEndpoint | null> {
-  const [row] = await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+/** The scope's condition on webhook_endpoints (alias `e` or none). */
+export const inScope = (sql: Sql, scope: RecordScope, alias = "") => {
+  const p = alias ? `${alias}.` : "";
+  return sql`${sql.unsafe(`${p}partner_id`)} = ${scope.partnerId} AND ${sql.unsafe(`${p}mode`)} = ${scope.mode}`;
+};
+
+export async function findEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<StoredEndpoint | null> {
+  const [row] = await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   return row ? toStored(row) : null;
 }
 
-export async function pageEndpoints(sql: Sql, partnerId: string, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
+export async function pageEndpoints(sql: Sql, scope: RecordScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
   const rows = await sql`
     SELECT ${COLUMNS(sql)} FROM webhook_endpoints
-    WHERE partner_id = ${partnerId} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
+    WHERE ${inScope(sql, scope)} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
     ORDER BY id LIMIT ${limit}`;
   return rows.map(toStored);
 }
@@ -76,18 +85,19 @@ export async function pageEndpoints(sql: Sql, partnerId: string, afterId: string
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
 
 /** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
-export async function createEndpoint(sql: postgres.Sql, args: { partnerId: string; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
+export async function createEndpoint(sql: postgres.Sql, args: { scope: RecordScope; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
+  const { scope } = args;
   return sql.begin(async (tx): Promise<CreateOutcome> => {
-    // One creation per partner at a time, so the count below is exact.
-    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${args.partnerId}`}, 0))`;
-    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE partner_id = ${args.partnerId}`) as unknown as [{ n: number }];
+    // One creation per partner and mode at a time, so the count below is exact.
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
+    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inScope(tx, scope)}`) as unknown as [{ n: number }];
     if (n >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
     const d = args.document;
     const [row] = await tx`
-      INSERT INTO webhook_endpoints (partner_id, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted)
-      VALUES (${args.partnerId}, ${args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
+      INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted)
+      VALUES (${scope.partnerId}, ${scope.mode}, ${args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
               ${d.enabled ? null : "partner"}, ${d.enabled ? null : DISABLED_BY_PARTNER}, ${d.enabled ? null : tx`now()`}, ${args.secretEncrypted})
-      ON CONFLICT (partner_id, external_id) DO NOTHING
+      ON CONFLICT (partner_id, mode, external_id) DO NOTHING
       RETURNING ${COLUMNS(tx)}`;
     return row ? { created: toStored(row) } : { raced: true };
   });
@@ -119,17 +129,17 @@ export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document
   return row ? toStored(row) : null;
 }
 
-export async function deleteEndpoint(sql: Sql, partnerId: string, externalId: string): Promise<boolean> {
-  const rows = await sql`DELETE FROM webhook_endpoints WHERE partner_id = ${partnerId} AND external_id = ${externalId} RETURNING id`;
+export async function deleteEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<boolean> {
+  const rows = await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
   return rows.length > 0;
 }
 
 /** The new secret replaces the current one, which keeps signing for the overlap. Null when there is no such endpoint. */
-export async function rotateSecret(sql: Sql, partnerId: string, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
+export async function rotateSecret(sql: Sql, scope: RecordScope, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
   const [row] = await sql`
     UPDATE webhook_endpoints SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
       previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_MS}::bigint * interval '1 millisecond', version = version + 1, updated_at = now()
-    WHERE partner_id = ${partnerId} AND external_id = ${externalId}
+    WHERE ${inScope(sql, scope)} AND external_id = ${externalId}
     RETURNING previous_secret_expires_at`;
   return row ? { previousSecretExpiresAt: row.previous_secret_expires_at } : null;
 }

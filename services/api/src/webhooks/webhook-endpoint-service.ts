@@ -6,6 +6,7 @@ import type { SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
 import { ConflictError, UnauthorizedError, validationError } from "../http/errors.ts";
+import type { RecordScope } from "../records/record-scope.ts";
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { applyEndpointBody, missingOnCreate, sameDocument, type EndpointDocument } from "./webhook-endpoint-document.ts";
 import { createEndpoint, findEndpoint, updateEndpoint, type StoredEndpoint } from "./webhook-endpoint-repository.ts";
@@ -23,18 +24,19 @@ const MAX_WRITE_ATTEMPTS = 8;
 export async function upsertEndpoint(sql: postgres.Sql, secrets: SecretBox, principal: Principal, externalId: string, body: WebhookEndpointBody): Promise<EndpointUpsertResult> {
   // Lead counts are for keys with lead tracking (spec section 5); lead.received carries the office's count.
   if (body.events?.includes("lead.received") && !principal.leadTracking) throw new UnauthorizedError();
-  return retryTransaction(() => upsertOnce(sql, secrets, principal.partnerId, externalId, body));
+  // The key's mode is the endpoint's: it hears only of records of that mode (docs/webhooks.md, "Test mode").
+  return retryTransaction(() => upsertOnce(sql, secrets, { partnerId: principal.partnerId, mode: principal.mode }, externalId, body));
 }
 
-async function upsertOnce(sql: postgres.Sql, secrets: SecretBox, partnerId: string, externalId: string, body: WebhookEndpointBody): Promise<EndpointUpsertResult> {
+async function upsertOnce(sql: postgres.Sql, secrets: SecretBox, scope: RecordScope, externalId: string, body: WebhookEndpointBody): Promise<EndpointUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const current = await findEndpoint(sql, partnerId, externalId);
+    const current = await findEndpoint(sql, scope, externalId);
     const next = applyEndpointBody(current?.document ?? null, body);
     if (!current) {
       const missing = missingOnCreate(next);
       if (missing.length) throw validationError(missing);
       const secret = generateWebhookSecret();
-      const outcome = await createEndpoint(sql, { partnerId, externalId, document: next as EndpointDocument, secretEncrypted: secrets.encrypt(secret) });
+      const outcome = await createEndpoint(sql, { scope, externalId, document: next as EndpointDocument, secretEncrypted: secrets.encrypt(secret) });
       if ("created" in outcome) return { created: true, endpoint: outcome.created, secret };
       if ("limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
       continue;

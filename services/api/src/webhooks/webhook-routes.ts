@@ -21,9 +21,11 @@ import {
   type WebhookDeliveryStatus,
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
+import type { Principal } from "../auth/authenticator.ts";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import type { RecordScope } from "../records/record-scope.ts";
 import { listDeliveries, queuePing, recoverDeliveries, retryDelivery, type ActionOutcome } from "./webhook-delivery-repository.ts";
 import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
@@ -52,6 +54,9 @@ function unwrap<T>(outcome: ActionOutcome<T>, notFound: string): T {
   return outcome.ok;
 }
 
+/** The key's partner and mode: a key sees and manages only its own mode's endpoints and deliveries. */
+const scopeOf = (p: Principal): RecordScope => ({ partnerId: p.partnerId, mode: p.mode });
+
 const endpointNotFound = { 404: WebhookErrorMessages.endpointNotFound } satisfies DocumentedResponses;
 
 export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: SecretBox }) {
@@ -78,7 +83,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Create or update a webhook endpoint",
           description:
-            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints (409). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
           responses: { 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
         },
       },
@@ -87,7 +92,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId",
       async ({ params, request }) => {
         const partner = ctx.principalOf(request);
-        const endpoint = await findEndpoint(sql, partner.partnerId, endpointIdOf(params.endpointId));
+        const endpoint = await findEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId));
         if (!endpoint) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, endpoint: toEndpointRecord(endpoint) };
       },
@@ -103,7 +108,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       async ({ query, request }) => {
         const partner = ctx.principalOf(request);
         const limit = pageLimit(query.limit);
-        const rows = await pageEndpoints(sql, partner.partnerId, endpointCursor(query.cursor), limit + 1);
+        const rows = await pageEndpoints(sql, scopeOf(partner), endpointCursor(query.cursor), limit + 1);
         const page = rows.slice(0, limit);
         const nextCursor = rows.length > limit ? Buffer.from(JSON.stringify(["e1", page[page.length - 1]!.id])).toString("base64url") : null;
         return { status: "success" as const, results: page.map(toEndpointRecord), nextCursor };
@@ -120,7 +125,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId",
       async ({ params, request }) => {
         const partner = ctx.principalOf(request);
-        if (!(await deleteEndpoint(sql, partner.partnerId, endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+        if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, message: "Webhook endpoint deleted" as const };
       },
       {
@@ -135,7 +140,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       async ({ params, request }) => {
         const partner = ctx.principalOf(request);
         const secret = generateWebhookSecret();
-        const rotated = await rotateSecret(sql, partner.partnerId, endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
+        const rotated = await rotateSecret(sql, scopeOf(partner), endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
         if (!rotated) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
       },
@@ -151,7 +156,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId/test",
       async ({ params, request, set }) => {
         const partner = ctx.principalOf(request);
-        const deliveryId = unwrap(await queuePing(sql, partner.partnerId, endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
+        const deliveryId = unwrap(await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },
@@ -170,7 +175,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId/recover",
       async ({ params, query, request, set }) => {
         const partner = ctx.principalOf(request);
-        const requeued = unwrap(await recoverDeliveries(sql, partner.partnerId, endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
+        const requeued = unwrap(await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, requeued };
       },
@@ -194,7 +199,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return {
           status: "success" as const,
           ...(await listDeliveries(sql, {
-            partnerId: partner.partnerId,
+            scope: scopeOf(partner),
             endpointExternalId: query.endpointId,
             status: query.status as WebhookDeliveryStatus | undefined,
             eventType: query.eventType as DeliveredEventType | undefined,
@@ -216,7 +221,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       async ({ params, request, set }) => {
         const partner = ctx.principalOf(request);
         if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId)) throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
-        const deliveryId = unwrap(await retryDelivery(sql, partner.partnerId, params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
+        const deliveryId = unwrap(await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },

@@ -155,7 +155,7 @@ export async function recordIndexStates(sql: postgres.Sql, states: { id: number;
       FROM u, (SELECT id, published_at IS NOT NULL AS published FROM listings WHERE id = ANY(${states.map((s) => s.id)}::bigint[])) before
       WHERE l.id = u.id AND before.id = u.id AND l.version = u.version AND (l.indexed_version IS NULL OR l.indexed_version <= u.version)
         AND (l.index_state <> u.state OR l.indexed_version IS DISTINCT FROM u.version)
-      RETURNING l.id, l.partner_id, l.external_id, l.broker_id, l.status, l.version, u.state, before.published
+      RETURNING l.id, l.partner_id, l.mode, l.external_id, l.broker_id, l.status, l.version, u.state, before.published
     )
     INSERT INTO outbox (topic, message_key, payload)
     SELECT ${partnerEventFact(sql, "listing.published")} FROM recorded r JOIN brokers b ON b.id = r.broker_id
@@ -171,6 +171,7 @@ function partnerEventFact(sql: postgres.Sql, type: "listing.published" | "listin
     aggregateId: sql`r.id`,
     version: sql`r.version`,
     partnerId: sql`r.partner_id`,
+    mode: sql`r.mode`,
     payload: sql`jsonb_build_object('externalListingId', r.external_id, 'serviceListingId', r.id, 'externalBrokerId', b.external_id,
       'serviceBrokerId', b.id::text, 'status', r.status, 'version', r.version)`,
   });

@@ -76,6 +76,8 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
       aggregateId: tx`x.lead_id`,
       version: tx`1`,
       partnerId: tx`l.partner_id`,
+      // Only live leads are counted here (a test key's simulated leads: services/api lead-repository.ts).
+      mode: tx`l.mode`,
       payload: tx`jsonb_build_object('externalListingId', l.external_id, 'serviceListingId', l.id, 'externalBrokerId', b.external_id,
         'serviceBrokerId', b.id::text, 'officeId', x.office_id, 'officeLeadCount', x.office_count, 'version', x.office_count)`,
     })}

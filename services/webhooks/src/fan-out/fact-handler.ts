@@ -1,7 +1,8 @@
 // Turns each fact on Topics.partnerEvents into one delivery per enabled endpoint of the partner subscribed to
 // its type. Idempotent: a fact consumed again (redelivery, a rebalance, a replayed dead letter) finds its
-// deliveries already there (unique per endpoint and event ID) and creates none.
-import { isUuid, isWebhookEventType, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
+// deliveries already there (unique per endpoint and event ID) and creates none. A test record's fact (envelope mode
+// "test", docs/sandbox.md) goes only to endpoints a test key created, a live one only to live endpoints.
+import { eventMode, isUuid, isWebhookEventType, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
 import { PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { withPublicUrls } from "./webhook-payload.ts";
@@ -24,12 +25,12 @@ export function createFactHandler(deps: FactHandlerDeps) {
     if (!isUuid(event.partnerId)) throw new PermanentError("partnerId is not a UUID");
     const data = event.payload;
     if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PermanentError(`${event.type} payload is not an object`);
-    const body = webhookBody(event.type, event.occurredAt, withPublicUrls(data as Record<string, unknown>, deps.publicBaseUrl));
+    const body = webhookBody(event.type, event.occurredAt, withPublicUrls(data as Record<string, unknown>, deps.publicBaseUrl, eventMode(event)));
     const created = await deps.sql`
       INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
       SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, ${body}, now()
       FROM webhook_endpoints e
-      WHERE e.partner_id = ${event.partnerId}::uuid AND e.enabled AND ${event.type} = ANY(e.events)
+      WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING id`;
     if (created.length > 0) {
