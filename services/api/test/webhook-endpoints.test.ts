@@ -230,4 +230,13 @@ describe("secrets, pings and deliveries", () => {
     expect(enabled.body.endpoint).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
     expect((await post(partner, `/webhook-endpoints/${id}/recover?since=2020-01-01T00:00:00Z`)).body.requeued).toBe(1);
   });
+
+  test("one PUT may re-enable an endpoint and move it to a new URL (the contract test found a 500 here)", async () => {
+    const id = uniqueName("crm");
+    await put(partner, id, endpointBody({ enabled: false }));
+    await api.sql`UPDATE webhook_endpoints SET failing_since = now() WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
+    const moved = await put(partner, id, { enabled: true, url: "https://crm.example.com/hooks/new" });
+    expect(moved.status).toBe(200);
+    expect(moved.body.endpoint).toMatchObject({ enabled: true, url: "https://crm.example.com/hooks/new", disabledReason: null, failingSince: null, version: 2 });
+  });
 });

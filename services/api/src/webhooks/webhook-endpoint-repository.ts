@@ -111,13 +111,15 @@ export async function createEndpoint(sql: postgres.Sql, args: { scope: RecordSco
 export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document: EndpointDocument): Promise<StoredEndpoint | null> {
   const enabling = document.enabled && !current.document.enabled;
   const disabling = !document.enabled && current.document.enabled;
+  // Re-enabling, or a new URL, starts a new failure streak (one assignment: both may come in one PUT).
+  const newStreak = enabling || document.url !== current.document.url;
   const [row] = await sql`
     WITH u AS (
       UPDATE webhook_endpoints SET url = ${document.url}, events = ${document.events}::text[], description = ${document.description},
         enabled = ${document.enabled},
-        ${enabling ? sql`disabled_cause = NULL, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL,` : sql``}
+        ${enabling ? sql`disabled_cause = NULL, disabled_reason = NULL, disabled_at = NULL,` : sql``}
         ${disabling ? sql`disabled_cause = 'partner', disabled_reason = ${DISABLED_BY_PARTNER}, disabled_at = now(),` : sql``}
-        ${document.url !== current.document.url ? sql`failing_since = NULL,` : sql``}
+        ${newStreak ? sql`failing_since = NULL,` : sql``}
         version = version + 1, updated_at = now()
       WHERE id = ${current.id}::bigint AND version = ${current.version}
       RETURNING ${COLUMNS(sql)}
