@@ -61,7 +61,7 @@ async function expectIndexedAtLatest(ids: number[], lastTitle: Map<number, strin
   await waitUntil("every listing indexed at its stored version", async () => (await behind()).length === 0, timeoutMs).catch(async (err) => {
     throw new Error(`${(err as Error).message}:\n${(await behind()).slice(0, 10).join("\n")}`);
   });
-  const docs = (await opensearch.mget({ index: alias, body: { ids: ids.map(String) } } as never)).body as { docs: { _id: string; found: boolean; _version: number; _source: { title: string } }[] };
+  const docs = (await opensearch.mget({ index: alias, body: { ids: ids.map(String) } } as never)).body as unknown as { docs: { _id: string; found: boolean; _version: number; _source: { title: string } }[] };
   const versions = new Map((await api.sql<{ id: string; version: number }[]>`SELECT id::text AS id, version FROM listings WHERE id = ANY(${ids}::bigint[])`).map((r) => [Number(r.id), r.version]));
   const wrong = docs.docs.filter((d) => !d.found || d._source.title !== lastTitle.get(Number(d._id)) || d._version !== versions.get(Number(d._id)));
   expect(wrong.map((d) => d._id)).toEqual([]);
