@@ -54,7 +54,8 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   };
 }
 
-async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
+/** One API process (relay and all, as `env` says), without a separate relay process. */
+export async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const healthPort = await freePort();
   const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
