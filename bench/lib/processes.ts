@@ -30,12 +30,23 @@ export async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 /**
+ * The command that runs a service's entry point. With BENCH_PROFILE_DIR set, each process writes a CPU profile
+ * (Chrome format and a Markdown summary) there when it exits: how the profiles in docs/benchmarks.md were taken.
+ */
+export function serviceCommand(entry: string, name = entry.split("/")[1] ?? "service"): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return [process.execPath, entry];
+  const stamp = `${name}-${Date.now()}`;
+  return [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${stamp}`, entry];
+}
+
+/**
  * The API as deployed for throughput: API processes with the relay off, plus one relay-only process, so the
  * relay does not share the API's event loop. `stop` stops both.
  */
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
   const relayPort = await freePort();
-  const relay = Bun.spawn([process.execPath, "services/api/src/relay-main.ts"], {
+  const relay = Bun.spawn(serviceCommand("services/api/src/relay-main.ts", "relay"), {
     cwd: ROOT,
     env: { ...process.env, ...env, HEALTH_PORT: String(relayPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
@@ -58,7 +69,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 export async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const healthPort = await freePort();
-  const proc = Bun.spawn([process.execPath, "services/api/src/main.ts"], {
+  const proc = Bun.spawn(serviceCommand("services/api/src/main.ts", "api"), {
     cwd: ROOT,
     // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
     env: { ...process.env, API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },

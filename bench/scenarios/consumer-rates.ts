@@ -7,7 +7,7 @@ import { Kafka, logLevel, type Admin } from "kafkajs";
 import { ALL_TOPICS, Topics } from "@pss/contracts";
 import { ensureTopics } from "@pss/service-kit";
 import type { BenchContext } from "../lib/context.ts";
-import { freePort, ROOT, runLoad, startApiProcess, waitHttp } from "../lib/processes.ts";
+import { freePort, ROOT, runLoad, serviceCommand, startApiProcess, waitHttp } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
 import { startSmtpSink } from "../../services/leads/test/support/smtp-sink.ts";
 
@@ -56,7 +56,7 @@ async function positionGroup(admin: Admin, groupId: string, topic: string, at: O
 }
 
 function spawnConsumer(entry: string, env: Record<string, string>) {
-  return Bun.spawn([process.execPath, entry], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+  return Bun.spawn(serviceCommand(entry), { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
 }
 
 async function stop(proc: ReturnType<typeof spawnConsumer>) {

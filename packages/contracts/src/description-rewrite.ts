@@ -34,18 +34,30 @@ function looksLikePhone(candidate: string): boolean {
   return digits.length >= 10 && digits.length <= 13;
 }
 
+// What each pattern cannot match without: a text lacking it skips that pattern. The optional label in front makes
+// every pattern try a match at each word, the bulk of the rewrite's cost (kept when the cheap test finds a hint).
+const HINTS = {
+  url: /https?:\/\/|www\./i,
+  email: /@/,
+  obfuscatedEmail: /[[({]\s*at\s*[\])}]/i,
+  bareDomain: /\.(?:com|net|org|biz|info|io|co|us|ca|uk|de|fr|au|me|app|site|online|store|shop)\b/i,
+  phone: /\d[\d\s().-]{5,22}\d/,
+};
+
 /** Replaces e-mail addresses, web addresses and phone numbers (with their labels) by `gap`. */
 export function removeContactDetails(text: string, gap = " "): string {
-  return text
-    .replace(URL, gap)
-    .replace(EMAIL, gap)
-    .replace(OBFUSCATED_EMAIL, gap)
-    .replace(BARE_DOMAIN, gap)
-    .replace(PHONE, (m, candidate: string) => (looksLikePhone(candidate) ? gap : m));
+  let out = text;
+  if (HINTS.url.test(out)) out = out.replace(URL, gap);
+  if (HINTS.email.test(out)) out = out.replace(EMAIL, gap);
+  if (HINTS.obfuscatedEmail.test(out)) out = out.replace(OBFUSCATED_EMAIL, gap);
+  if (HINTS.bareDomain.test(out)) out = out.replace(BARE_DOMAIN, gap);
+  if (HINTS.phone.test(out)) out = out.replace(PHONE, (m, candidate: string) => (looksLikePhone(candidate) ? gap : m));
+  return out;
 }
 
 /** Closes the gaps removal left: "X or Y" runs, dangling "at"/"or", a sentence now starting in lower case. */
 function closeGaps(line: string): string {
+  if (!line.includes(GAP)) return line;
   let text = line.replace(/\u0001(?:\s*(?:[,;/&]|\bor\b|\band\b)?\s*\u0001)+/gi, GAP).replace(/\b(?:or|and|at|on|via)\s+\u0001/gi, GAP);
   // A sentence that was nothing but contact details disappears with its punctuation (repeated: matches overlap).
   for (let before = ""; before !== text; ) {
@@ -61,6 +73,14 @@ function closeGaps(line: string): string {
 }
 
 function isShouting(sentence: string): boolean {
+  // Ordinary text answers at once: lower-case ASCII letters over a fifth of the sentence already rule it out
+  // (they are letters that are not upper case, and there are no more letters than characters).
+  let lower = 0;
+  for (let i = 0; i < sentence.length; i++) {
+    const c = sentence.charCodeAt(i);
+    if (c >= 97 && c <= 122) lower++;
+  }
+  if (lower * 5 > sentence.length) return false;
   const letters = sentence.replace(/[^\p{L}]/gu, "");
   if (letters.length < 6) return false;
   const upper = letters.replace(/[^\p{Lu}]/gu, "").length;

@@ -19,9 +19,9 @@ export const EventEnvelopeHeader = {
 /**
  * Tolerant reader: a consumer checks the fields it uses and ignores the rest, so a producer that adds a field
  * (a new API version) never dead-letters events at consumers not yet upgraded. Payload schemas follow the same
- * rule (TypeBox objects allow extra properties unless told otherwise). Only partner input is strict.
+ * rule: each declares `additionalProperties: true`. Only partner input is strict.
  */
-export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload });
+export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload }, { additionalProperties: true });
 
 export const AnyEventEnvelope = EventEnvelope(Type.Unknown());
 export type AnyEventEnvelope = Static<typeof AnyEventEnvelope>;

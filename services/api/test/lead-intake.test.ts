@@ -67,7 +67,7 @@ describe("accepting a lead", () => {
     const listingId = listingIds.get("UNDER_CONTRACT")!;
     const { body } = await submit(api.baseUrl, listingId, buyer({ name: "Zed Unique-Name", email: "zed.unique@example.org", message: "secret-message-text" }));
     await waitForOutboxDrained(api.sql, body.leadId);
-    const events = await eventsOnTopic(api.kafka, Topics.leadEvents.name, body.leadId);
+    const events = await eventsOnTopic(api.kafka, api.sql, Topics.leadEvents.name, body.leadId);
     expect(events).toHaveLength(1);
     const [event] = events;
     const [lead] = await api.sql`SELECT broker_id::text AS broker_id, created_at FROM leads WHERE id = ${body.leadId}`;

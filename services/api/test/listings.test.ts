@@ -307,7 +307,7 @@ describe("idempotency and concurrency", () => {
 
     const aggregateId = String(created.body.serviceListingId);
     await waitForOutboxDrained(api.sql, aggregateId);
-    const events = await eventsOnTopic(api.kafka, Topics.listingEvents.name, aggregateId);
+    const events = await eventsOnTopic(api.kafka, api.sql, Topics.listingEvents.name, aggregateId);
     expect(events.map((e) => [e.type, e.version, e.payload.title])).toEqual([
       ["listing.upserted", 1, body.title],
       ["listing.upserted", 2, "Changed once"],

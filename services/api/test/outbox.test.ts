@@ -32,7 +32,7 @@ describe("transactional outbox", () => {
     await partner.put(`/partner/v1/listings/${id}`, { status: "SOLD" });
     const aggregateId = String(body.serviceListingId);
     await waitForOutboxDrained(api.sql, aggregateId);
-    const events = await eventsOnTopic(api.kafka, Topics.listingEvents.name, aggregateId);
+    const events = await eventsOnTopic(api.kafka, api.sql, Topics.listingEvents.name, aggregateId);
     expect(events.map((e) => [e.version, e.payload.status])).toEqual([
       [1, "FOR_SALE"],
       [2, "UNDER_CONTRACT"],
@@ -49,7 +49,7 @@ describe("transactional outbox", () => {
     const b = uniqueName("broker");
     const { body } = await partner.put(`/partner/v1/brokers/${b}`, sample.broker());
     await waitForOutboxDrained(api.sql, body.serviceBrokerId);
-    const [event] = await eventsOnTopic(api.kafka, Topics.brokerEvents.name, body.serviceBrokerId);
+    const [event] = await eventsOnTopic(api.kafka, api.sql, Topics.brokerEvents.name, body.serviceBrokerId);
     expect(event!.payload.name).toBe("Jane Broker");
     expect(JSON.stringify(event)).not.toContain("@");
   });
@@ -96,7 +96,7 @@ describe("transactional outbox", () => {
           await Bun.sleep(300);
         }
         await waitForOutboxDrained(api.sql, aggregateId, 90_000);
-        const events = await eventsOnTopic(api.kafka, Topics.listingEvents.name, aggregateId);
+        const events = await eventsOnTopic(api.kafka, api.sql, Topics.listingEvents.name, aggregateId);
         expect(events.map((e) => [e.version, e.payload.status, e.payload.title])).toEqual([
           [1, "FOR_SALE", sample.listing(brokerId).title],
           [2, "FOR_SALE", "Written during the outage"],

@@ -56,42 +56,51 @@ export type BrokerBody = Static<typeof BrokerBody>;
 export const InlineBroker = Type.Object({ externalBrokerId: ExternalId, ...brokerFields }, { additionalProperties: false });
 export type InlineBroker = Static<typeof InlineBroker>;
 
-export const BrokerPutResponse = Type.Object({
-  status: Type.Literal("success"),
-  message: Type.Union([Type.Literal("Broker created"), Type.Literal("Broker updated")]),
-  serviceBrokerId: Type.String(),
-  serviceProfileUrl: Type.String(),
-});
+export const BrokerPutResponse = Type.Object(
+  {
+    status: Type.Literal("success"),
+    message: Type.Union([Type.Literal("Broker created"), Type.Literal("Broker updated")]),
+    serviceBrokerId: Type.String(),
+    serviceProfileUrl: Type.String(),
+  },
+  { additionalProperties: false },
+);
 export type BrokerPutResponse = Static<typeof BrokerPutResponse>;
 
 export const MediaState = Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed")]);
-export const MediaVariant = Type.Object({ width: Type.Integer(), height: Type.Integer(), format: Type.String(), url: Type.String() });
-export const MediaStatus = Type.Object({
-  url: Type.String(),
-  state: MediaState,
-  failureReason: Nullable(Type.String()),
-  warning: Nullable(Type.String()),
-  width: Nullable(Type.Integer()),
-  height: Nullable(Type.Integer()),
-  variants: Type.Array(MediaVariant),
-});
+export const MediaVariant = Type.Object({ width: Type.Integer(), height: Type.Integer(), format: Type.String(), url: Type.String() }, { additionalProperties: true });
+export const MediaStatus = Type.Object(
+  {
+    url: Type.String(),
+    state: MediaState,
+    failureReason: Nullable(Type.String()),
+    warning: Nullable(Type.String()),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    variants: Type.Array(MediaVariant),
+  },
+  { additionalProperties: true },
+);
 
 /** The stored broker as the partner read-back returns it. */
-export const BrokerRecord = Type.Object({
-  externalBrokerId: Type.String(),
-  serviceBrokerId: Type.String(),
-  serviceProfileUrl: Type.String(),
-  officeId: Type.Integer(),
-  name: Type.String(),
-  email: Type.String(),
-  phone: Nullable(Type.String()),
-  avatarUrl: Nullable(Type.String()),
-  forwardingEmail: Nullable(Type.String()),
-  profile: Type.Object({ bio: Type.Optional(Type.String()), website: Type.Optional(Type.String()), linkedInUrl: Type.Optional(Type.String()) }),
-  licenses: Type.Array(License),
-  serviceAreas: Type.Array(ServiceArea),
-  avatar: Nullable(MediaStatus),
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
+export const BrokerRecord = Type.Object(
+  {
+    externalBrokerId: Type.String(),
+    serviceBrokerId: Type.String(),
+    serviceProfileUrl: Type.String(),
+    officeId: Type.Integer(),
+    name: Type.String(),
+    email: Type.String(),
+    phone: Nullable(Type.String()),
+    avatarUrl: Nullable(Type.String()),
+    forwardingEmail: Nullable(Type.String()),
+    profile: Type.Object({ bio: Type.Optional(Type.String()), website: Type.Optional(Type.String()), linkedInUrl: Type.Optional(Type.String()) }, { additionalProperties: true }),
+    licenses: Type.Array(License),
+    serviceAreas: Type.Array(ServiceArea),
+    avatar: Nullable(MediaStatus),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: true },
+);
 export type BrokerRecord = Static<typeof BrokerRecord>;

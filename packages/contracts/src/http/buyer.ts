@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { MediaVariant } from "./broker.ts";
 import { License, ServiceArea } from "./broker.ts";
-import { DOCUMENTED_ONLY, Nullable } from "./common.ts";
+import { DOCUMENTED_ONLY, Nullable, OpenRecord } from "./common.ts";
 import { TRIMMED } from "./patterns.ts";
 import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type ListingStatus, type Visibility } from "./listing.ts";
 
@@ -23,14 +23,17 @@ export interface FullLocation {
   visibility: Visibility;
 }
 
-export const PublicLocation = Type.Object({
-  streetAddress1: Type.Optional(Type.String()),
-  postalCode: Type.Optional(Type.String()),
-  city: Type.Optional(Type.String()),
-  state: Type.String(),
-  country: Type.String(),
-  visibility: VisibilitySchema,
-});
+export const PublicLocation = Type.Object(
+  {
+    streetAddress1: Type.Optional(Type.String()),
+    postalCode: Type.Optional(Type.String()),
+    city: Type.Optional(Type.String()),
+    state: Type.String(),
+    country: Type.String(),
+    visibility: VisibilitySchema,
+  },
+  { additionalProperties: true },
+);
 export type PublicLocation = Static<typeof PublicLocation>;
 
 /**
@@ -48,68 +51,80 @@ export function publicLocation(l: FullLocation): PublicLocation {
   return out;
 }
 
-export const PublicImage = Type.Object({ width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), variants: Type.Array(MediaVariant) });
-export const PublicPhoto = Type.Composite([Type.Object({ sortKey: Type.Integer() }), PublicImage]);
+export const PublicImage = Type.Object({ width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), variants: Type.Array(MediaVariant) }, { additionalProperties: true });
+export const PublicPhoto = Type.Composite([Type.Object({ sortKey: Type.Integer() }), PublicImage], { additionalProperties: true });
 
-export const PublicFinancials = Type.Object({
-  askingPrice: Type.Optional(Type.Number()),
-  revenue: Type.Optional(Type.Number()),
-  sde: Type.Optional(Type.Number()),
-  inventory: Type.Optional(Type.Number()),
-  ffande: Type.Optional(Type.Number()),
-});
+export const PublicFinancials = Type.Object(
+  {
+    askingPrice: Type.Optional(Type.Number()),
+    revenue: Type.Optional(Type.Number()),
+    sde: Type.Optional(Type.Number()),
+    inventory: Type.Optional(Type.Number()),
+    ffande: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: true },
+);
 
-export const BrokerSummary = Type.Object({ serviceBrokerId: Type.String(), name: Type.String(), serviceProfileUrl: Type.String() });
+export const BrokerSummary = Type.Object({ serviceBrokerId: Type.String(), name: Type.String(), serviceProfileUrl: Type.String() }, { additionalProperties: true });
 
 /** One search hit, or one entry of a broker's listings. */
-export const PublicListingSummary = Type.Object({
-  serviceListingId: Type.Integer(),
-  serviceListingUrl: Type.String(),
-  title: Nullable(Type.String()),
-  businessType: Type.String(),
-  status: ListingStatusSchema,
-  underContract: Type.Boolean(),
-  location: PublicLocation,
-  financials: PublicFinancials,
-  excerpt: Nullable(Type.String()),
-  photo: Nullable(PublicPhoto),
-  broker: BrokerSummary,
-  listedAt: Type.String(),
-});
+export const PublicListingSummary = Type.Object(
+  {
+    serviceListingId: Type.Integer(),
+    serviceListingUrl: Type.String(),
+    title: Nullable(Type.String()),
+    businessType: Type.String(),
+    status: ListingStatusSchema,
+    underContract: Type.Boolean(),
+    location: PublicLocation,
+    financials: PublicFinancials,
+    excerpt: Nullable(Type.String()),
+    photo: Nullable(PublicPhoto),
+    broker: BrokerSummary,
+    listedAt: Type.String(),
+  },
+  { additionalProperties: true },
+);
 export type PublicListingSummary = Static<typeof PublicListingSummary>;
 
-export const PublicListing = Type.Object({
-  serviceListingId: Type.Integer(),
-  serviceListingUrl: Type.String(),
-  title: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  businessType: Type.String(),
-  status: ListingStatusSchema,
-  underContract: Type.Boolean(),
-  location: PublicLocation,
-  establishedAt: Nullable(Type.String()),
-  financials: PublicFinancials,
-  property: Type.Record(Type.String(), Type.Unknown()),
-  financing: Type.Record(Type.String(), Type.Unknown()),
-  photos: Type.Array(PublicPhoto),
-  broker: Type.Composite([BrokerSummary, Type.Object({ avatar: Nullable(PublicImage) })]),
-  listedAt: Type.String(),
-  updatedAt: Type.String(),
-});
+export const PublicListing = Type.Object(
+  {
+    serviceListingId: Type.Integer(),
+    serviceListingUrl: Type.String(),
+    title: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    businessType: Type.String(),
+    status: ListingStatusSchema,
+    underContract: Type.Boolean(),
+    location: PublicLocation,
+    establishedAt: Nullable(Type.String()),
+    financials: PublicFinancials,
+    property: OpenRecord(),
+    financing: OpenRecord(),
+    photos: Type.Array(PublicPhoto),
+    broker: Type.Composite([BrokerSummary, Type.Object({ avatar: Nullable(PublicImage) })], { additionalProperties: true }),
+    listedAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: true },
+);
 export type PublicListing = Static<typeof PublicListing>;
 
-export const PublicBroker = Type.Object({
-  serviceBrokerId: Type.String(),
-  serviceProfileUrl: Type.String(),
-  name: Type.String(),
-  avatar: Nullable(PublicImage),
-  bio: Nullable(Type.String()),
-  website: Nullable(Type.String()),
-  linkedInUrl: Nullable(Type.String()),
-  licenses: Type.Array(License),
-  serviceAreas: Type.Array(ServiceArea),
-  listings: Type.Array(PublicListingSummary),
-});
+export const PublicBroker = Type.Object(
+  {
+    serviceBrokerId: Type.String(),
+    serviceProfileUrl: Type.String(),
+    name: Type.String(),
+    avatar: Nullable(PublicImage),
+    bio: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    linkedInUrl: Nullable(Type.String()),
+    licenses: Type.Array(License),
+    serviceAreas: Type.Array(ServiceArea),
+    listings: Type.Array(PublicListingSummary),
+  },
+  { additionalProperties: true },
+);
 export type PublicBroker = Static<typeof PublicBroker>;
 
 export const SEARCH_SORTS = ["relevance", "newest", "price_asc", "price_desc"] as const;
@@ -143,16 +158,19 @@ export const SearchQuery = Type.Object(
     cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else is refused with 400)" })),
     limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`, [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) } })),
   },
-  // Unknown parameters reach the route, which names them in its 400.
-  { description: "Unknown parameters are refused" },
+  // Unknown parameters are refused with 400 naming them.
+  { additionalProperties: false, description: "Unknown parameters are refused" },
 );
 
-export const SearchResponse = Type.Object({
-  status: Type.Literal("success"),
-  total: Type.Integer(),
-  results: Type.Array(PublicListingSummary),
-  nextCursor: Nullable(Type.String()),
-});
+export const SearchResponse = Type.Object(
+  {
+    status: Type.Literal("success"),
+    total: Type.Integer(),
+    results: Type.Array(PublicListingSummary),
+    nextCursor: Nullable(Type.String()),
+  },
+  { additionalProperties: true },
+);
 export type SearchResponse = Static<typeof SearchResponse>;
 
 /**

@@ -68,7 +68,10 @@ export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Clearable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 
-export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() });
+/** Stored JSON read back as it is: any keys (a Record; `additionalProperties` stated like on every object schema). */
+export const OpenRecord = () => Type.Record(Type.String(), Type.Unknown(), { additionalProperties: true });
+
+export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() }, { additionalProperties: true });
 export const ErrorResponse = Type.Object(
   {
     status: Type.Literal("error"),
@@ -76,11 +79,11 @@ export const ErrorResponse = Type.Object(
     details: Type.Optional(Type.Array(ErrorDetail)),
     requestId: Type.Optional(Type.String()),
   },
-  { description: "Every error has this shape" },
+  { additionalProperties: false, description: "Every error has this shape" },
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
-export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime });
+export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime }, { additionalProperties: false });
 export type HealthResponse = Static<typeof HealthResponse>;
 
 /** Error messages the API answers with, word for word (spec section 7 and our decisions). */

@@ -23,7 +23,7 @@ export const LeadBody = Type.Object(
 );
 export type LeadBody = Static<typeof LeadBody>;
 
-export const LeadAccepted = Type.Object({ status: Type.Literal("success"), leadId: Type.String({ format: "uuid" }) });
+export const LeadAccepted = Type.Object({ status: Type.Literal("success"), leadId: Type.String({ format: "uuid" }) }, { additionalProperties: false });
 export type LeadAccepted = Static<typeof LeadAccepted>;
 
 export const LeadCountQuery = Type.Object(
@@ -34,21 +34,27 @@ export const LeadCountQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const OfficeLeadCount = Type.Object({
-  status: Type.Literal("success"),
-  officeId: Type.Integer(),
-  officeName: Type.String(),
-  totalLeads: Type.Integer(),
-});
+export const OfficeLeadCount = Type.Object(
+  {
+    status: Type.Literal("success"),
+    officeId: Type.Integer(),
+    officeName: Type.String(),
+    totalLeads: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
 export type OfficeLeadCount = Static<typeof OfficeLeadCount>;
 
-export const OrganizationLeadCount = Type.Object({
-  status: Type.Literal("success"),
-  organizationId: Type.Integer(),
-  organizationName: Type.String(),
-  totalLeads: Type.Integer(),
-  officeBreakdown: Type.Array(Type.Object({ officeId: Type.Integer(), officeName: Type.String(), totalLeads: Type.Integer() })),
-});
+export const OrganizationLeadCount = Type.Object(
+  {
+    status: Type.Literal("success"),
+    organizationId: Type.Integer(),
+    organizationName: Type.String(),
+    totalLeads: Type.Integer(),
+    officeBreakdown: Type.Array(Type.Object({ officeId: Type.Integer(), officeName: Type.String(), totalLeads: Type.Integer() }, { additionalProperties: true })),
+  },
+  { additionalProperties: false },
+);
 export type OrganizationLeadCount = Static<typeof OrganizationLeadCount>;
 
 export const LEAD_SUBMITTED = "lead.submitted";
@@ -57,12 +63,16 @@ export const LEAD_SUBMITTED = "lead.submitted";
  * Payload of lead.submitted on pss.lead-events.v1 (key: leadId). Where the lead belonged when it was submitted;
  * no contact details or message: consumers that need them read the leads table.
  */
-export const LeadSubmittedPayload = Type.Object({
-  leadId: Type.String({ format: "uuid" }),
-  serviceListingId: Type.Integer(),
-  serviceBrokerId: Type.String(),
-  officeId: Type.Integer(),
-  organizationId: Type.Integer(),
-  createdAt: Type.String({ format: "date-time" }),
-});
+export const LeadSubmittedPayload = Type.Object(
+  {
+    leadId: Type.String({ format: "uuid" }),
+    serviceListingId: Type.Integer(),
+    serviceBrokerId: Type.String(),
+    officeId: Type.Integer(),
+    organizationId: Type.Integer(),
+    createdAt: Type.String({ format: "date-time" }),
+  },
+  // A tolerant reader (envelope.ts): fields a newer producer adds are ignored, never dead-lettered.
+  { additionalProperties: true },
+);
 export type LeadSubmittedPayload = Static<typeof LeadSubmittedPayload>;

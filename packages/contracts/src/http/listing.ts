@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, RecordDateTime, ShortText } from "./common.ts";
+import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -105,46 +105,55 @@ export const ListingBody = Type.Object(
 );
 export type ListingBody = Static<typeof ListingBody>;
 
-export const ListingPutResponse = Type.Object({
-  status: Type.Literal("success"),
-  message: Type.Union([Type.Literal("Listing created"), Type.Literal("Listing updated")]),
-  serviceListingId: Type.Integer(),
-  serviceListingUrl: Type.String(),
-});
+export const ListingPutResponse = Type.Object(
+  {
+    status: Type.Literal("success"),
+    message: Type.Union([Type.Literal("Listing created"), Type.Literal("Listing updated")]),
+    serviceListingId: Type.Integer(),
+    serviceListingUrl: Type.String(),
+  },
+  { additionalProperties: false },
+);
 export type ListingPutResponse = Static<typeof ListingPutResponse>;
 
 export const IndexState = Type.Union([Type.Literal("pending"), Type.Literal("indexed"), Type.Literal("removed")]);
 
 /** The stored listing as the partner read-back returns it (after merges). */
-export const ListingRecord = Type.Object({
-  externalListingId: Type.String(),
-  serviceListingId: Type.Integer(),
-  serviceListingUrl: Type.String(),
-  brokerExternalId: Type.String(),
-  serviceBrokerId: Type.String(),
-  status: ListingStatusSchema,
-  businessType: Type.String(),
-  location: Type.Object({
-    streetAddress1: Nullable(Type.String()),
-    city: Type.String(),
-    state: Type.String(),
-    postalCode: Nullable(Type.String()),
-    country: Type.String(),
-    visibility: VisibilitySchema,
-  }),
-  title: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  descriptionOptimized: Nullable(Type.String()),
-  establishedAt: Nullable(Type.String()),
-  financials: Type.Record(Type.String(), Type.Unknown()),
-  property: Type.Record(Type.String(), Type.Unknown()),
-  financing: Type.Record(Type.String(), Type.Unknown()),
-  photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus])),
-  statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() })),
-  searchIndex: Type.Object({ state: IndexState }),
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
+export const ListingRecord = Type.Object(
+  {
+    externalListingId: Type.String(),
+    serviceListingId: Type.Integer(),
+    serviceListingUrl: Type.String(),
+    brokerExternalId: Type.String(),
+    serviceBrokerId: Type.String(),
+    status: ListingStatusSchema,
+    businessType: Type.String(),
+    location: Type.Object(
+      {
+        streetAddress1: Nullable(Type.String()),
+        city: Type.String(),
+        state: Type.String(),
+        postalCode: Nullable(Type.String()),
+        country: Type.String(),
+        visibility: VisibilitySchema,
+      },
+      { additionalProperties: true },
+    ),
+    title: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    descriptionOptimized: Nullable(Type.String()),
+    establishedAt: Nullable(Type.String()),
+    financials: OpenRecord(),
+    property: OpenRecord(),
+    financing: OpenRecord(),
+    photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus], { additionalProperties: true })),
+    statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() }, { additionalProperties: true })),
+    searchIndex: Type.Object({ state: IndexState }, { additionalProperties: true }),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: true },
+);
 export type ListingRecord = Static<typeof ListingRecord>;
 
 /** Query of the partner's list endpoints. Validated by the route schema, so these patterns are the rule itself. */

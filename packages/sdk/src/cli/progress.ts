@@ -7,6 +7,10 @@ export type ProgressMode = "bar" | "ndjson" | "none";
 
 export interface ProgressOutput {
   update(event: ProgressEvent): void;
+  /** Clears the bar being drawn (before a question to the user); the next update draws it again. */
+  interrupt(): void;
+  /** A line of text for the user during the run, on a line of its own. */
+  message(text: string): void;
   summary(summary: SyncSummary, failures: ReportLine[]): void;
 }
 
@@ -36,6 +40,12 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
     drawn = true;
   };
 
+  const interrupt = () => {
+    if (drawn) out.write("\r\x1b[2K");
+    drawn = false;
+    lastPhase = ""; // the next update draws at once
+  };
+
   return {
     update(e) {
       if (mode === "none") return;
@@ -47,6 +57,11 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
       lastPhase = e.phase;
       if (mode === "bar") bar(e);
       else out.write(`${JSON.stringify({ type: "progress", phase: e.phase, done: e.done, total: e.total, ...e.counts, requests: e.requests, elapsedMs: Math.round(t - started) })}\n`);
+    },
+    interrupt,
+    message(text) {
+      interrupt();
+      out.write(`${text}\n`);
     },
     summary(s, failures) {
       const shown = failures.slice(0, 10).map((f) => ({ kind: f.kind, id: f.id, httpStatus: f.httpStatus, error: f.error }));

@@ -168,10 +168,11 @@ export async function main(io: CliIo): Promise<number> {
                 if (v.yes) return true;
                 if (!io.stdinIsTTY || !io.ask) {
                   declinedNonInteractively = true;
-                  say(`--archive-missing would archive ${ids.length} listing(s); there is no terminal to confirm on, so pass --yes`);
+                  progress.message(`pss-sync: --archive-missing would archive ${ids.length} listing(s); there is no terminal to confirm on, so pass --yes`);
                   return false;
                 }
                 const sample = ids.slice(0, 5).join(", ") + (ids.length > 5 ? ", …" : "");
+                progress.interrupt();
                 const answer = await io.ask(`Archive ${ids.length} listing(s) that are not in the feed (${sample})? Type "yes" to confirm: `);
                 return answer.trim().toLowerCase() === "yes";
               },

@@ -90,6 +90,9 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
 export interface TestPartner {
   partnerId: string;
   apiKey: string;
+  organizationId: number;
+  /** The partner's default office (new brokers belong to it). */
+  officeId: number;
 }
 
 /** A database client and a fresh partner with a live key, made the way the admin CLI makes them. */
@@ -101,9 +104,9 @@ export async function partnerFixture() {
   const admin = createPartnerAdmin({ sql, redis });
   return {
     sql,
-    async createPartner(): Promise<TestPartner> {
-      const p = await admin.createPartner({ name: uniqueName("sdk-partner"), leadTracking: false });
-      return { partnerId: p.partnerId, apiKey: p.apiKey };
+    async createPartner(opts: { leadTracking?: boolean } = {}): Promise<TestPartner> {
+      const p = await admin.createPartner({ name: uniqueName("sdk-partner"), leadTracking: opts.leadTracking ?? false });
+      return { partnerId: p.partnerId, apiKey: p.apiKey, organizationId: p.organizationId, officeId: p.officeId };
     },
     async close() {
       redis.disconnect();

@@ -95,6 +95,10 @@ function documentSchema(schema: unknown): Record<string, unknown> {
       Object.assign(s, extra);
     }
     portableFormat(s);
+    // Every object schema of @pss/contracts states additionalProperties (so the validator never has to add it).
+    // `true` is JSON Schema's default: left out here, since generators (openapi-typescript) would otherwise give
+    // every read model an index signature. `false` (request bodies and queries, validated responses) stays.
+    if (s.additionalProperties === true) delete s.additionalProperties;
   });
   return copy;
 }

@@ -57,9 +57,24 @@ export async function readTopicToEnd(kafka: Kafka, topic: string, onMessage: (me
   if (remaining.size > 0) throw new Error(`did not reach the end of ${topic} within ${timeoutMs} ms`);
 }
 
-export async function eventsOnTopic(kafka: Kafka, topic: string, aggregateId: string, timeoutMs = 30_000): Promise<Envelope[]> {
+/**
+ * The events this database's outbox published for the aggregate, as they are on the topic. Only events whose ID
+ * is in `sql`'s outbox count: another database on the same Kafka (a developer's shared servers) can publish for
+ * the same aggregate ID.
+ */
+export async function eventsOnTopic(kafka: Kafka, sql: postgres.Sql, topic: string, aggregateId: string, timeoutMs = 30_000): Promise<Envelope[]> {
+  const ours = new Set((await sql`SELECT payload->>'eventId' AS id FROM outbox WHERE message_key = ${aggregateId}`).map((r) => r.id as string));
   const found: Envelope[] = [];
-  await readTopicToEnd(kafka, topic, (message) => void (message.key?.toString() === aggregateId && found.push(JSON.parse(message.value!.toString()))), timeoutMs);
+  await readTopicToEnd(
+    kafka,
+    topic,
+    (message) => {
+      if (message.key?.toString() !== aggregateId) return;
+      const envelope = JSON.parse(message.value!.toString()) as Envelope;
+      if (ours.has(envelope.eventId)) found.push(envelope);
+    },
+    timeoutMs,
+  );
   return found;
 }
 
