@@ -13,6 +13,12 @@ export const EventEnvelopeHeader = {
   aggregateId: Type.String(),
   version: Type.Integer({ minimum: 1 }),
   partnerId: Type.String(),
+  /**
+   * "live" or "test" (docs/sandbox.md): the mode of the record the event is about. Absent on events written
+   * before test mode existed (they are live). A string, not an enum, so a new value never dead-letters events at
+   * consumers; read it with eventMode(), which treats anything but "live" as not live.
+   */
+  mode: Type.Optional(Type.String({ description: "live or test" })),
   occurredAt: Type.String({ format: "date-time" }),
 };
 

@@ -8,6 +8,8 @@ export * from "./media.ts";
 export * from "./http/buyer.ts";
 export * from "./description-rewrite.ts";
 export * from "./http/lead.ts";
+export * from "./mode.ts";
+export * from "./http/sandbox.ts";
 export * from "./text-rules.ts";
 export * from "./http/patterns.ts";
 export * from "./http/text.ts";

@@ -22,14 +22,9 @@ export type OrganizationLeadCount = Json<paths["/partner/v1/organizations/{organ
 
 /**
  * The answer of a dry-run PUT (`?dryRun=true`): the API validates exactly as for a real PUT (same 400s),
- * stores and emits nothing, and says what the real PUT would do.
+ * stores and emits nothing, and says what the real PUT would do: `outcome` (wouldCreate, wouldUpdate, noChange)
+ * and `changedPaths` (e.g. "financials.askingPrice", "photos"). The same shape for brokers and listings.
  */
-export interface DryRunResult {
-  status: "success";
-  dryRun: true;
-  outcome: "wouldCreate" | "wouldUpdate" | "noChange";
-  /** Changed field paths, e.g. "financials.askingPrice", "photos". */
-  changedPaths: string[];
-}
+export type DryRunResult = Extract<Json<ListingPath["put"]["responses"][200]>, { dryRun: true }>;
 
 export type { paths, components } from "./generated/api.ts";

@@ -1,9 +1,8 @@
 // The SDK client against the real API (in-process, real PostgreSQL and Redis).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startApi, sample, type ApiHarness, type Partner } from "../../../services/api/test/support/harness.ts";
-import { createPartnerClient, createRecordValidator, PssApiError, PssError, PssNetworkError, type PartnerClient } from "../src/index.ts";
+import { createPartnerClient, createRecordValidator, PssApiError, PssNetworkError, type PartnerClient } from "../src/index.ts";
 import { freePort } from "./support/api-process.ts";
-import { API_HAS_DRY_RUN } from "./support/dry-run.ts";
 
 let api: ApiHarness;
 let partner: Partner;
@@ -73,18 +72,26 @@ describe("createPartnerClient", () => {
     expect(err.message).toContain("after 3 attempts");
   });
 
-  test.skipIf(!API_HAS_DRY_RUN)("dry-run says what a PUT would do and stores nothing", async () => {
+  test("dry-run says what a PUT would do and stores nothing", async () => {
     const wouldCreate = await client.putListing("sdk-dry", sample.listing("sdk-b1") as never, { dryRun: true });
-    expect(wouldCreate).toMatchObject({ dryRun: true, outcome: "wouldCreate" });
+    expect(wouldCreate).toMatchObject({ status: "success", dryRun: true, outcome: "wouldCreate", httpStatus: 200, requestId: expect.any(String) });
+    expect(wouldCreate.changedPaths).toEqual(expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "status", "title"]));
     expect(await client.getListing("sdk-dry").catch((e) => e.status)).toBe(404);
+
+    // An existing listing: only the fields that would change, and the stored listing stays as it was.
+    const before = await client.getListing("sdk-l1");
+    const wouldUpdate = await client.putListing("sdk-l1", { financials: { askingPrice: 1 }, status: before.status } as never, { dryRun: true });
+    expect(wouldUpdate).toMatchObject({ dryRun: true, outcome: "wouldUpdate", changedPaths: ["financials.askingPrice"] });
+    expect(await client.getListing("sdk-l1")).toEqual(before);
+
     const noChange = await client.putBroker("sdk-b2", sample.broker() as never, { dryRun: true });
     expect(noChange).toMatchObject({ dryRun: true, outcome: "noChange", changedPaths: [] });
-  });
 
-  test.skipIf(API_HAS_DRY_RUN)("until the API offers dry-run, a dry-run answered as a real PUT is an error, not a silent write", async () => {
-    const err = await client.putBroker("sdk-dry-b", sample.broker() as never, { dryRun: true }).catch((e) => e);
-    expect(err).toBeInstanceOf(PssError);
-    expect(err.message).toContain("does not support dry-run");
+    // Refused exactly as the real PUT would be.
+    const invalid = await client.putListing("sdk-dry", { status: "LIVE" } as never, { dryRun: true }).catch((e) => e);
+    const real = await client.putListing("sdk-dry", { status: "LIVE" } as never).catch((e) => e);
+    expect(invalid).toBeInstanceOf(PssApiError);
+    expect({ status: invalid.status, error: invalid.error, details: invalid.details }).toEqual({ status: real.status, error: real.error, details: real.details });
   });
 });
 

@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { recordLeads } from "../../../services/leads/src/counting/count-recorder.ts";
 import { partnerFixture, ROOT, startApiProcess, type ApiProcess, type TestPartner } from "./support/api-process.ts";
 import { documentBlocks, outputMismatch, screenLines, sessionSteps, type CodeBlock } from "./support/doc-examples.ts";
-import { API_HAS_DRY_RUN } from "./support/dry-run.ts";
 
 let api: ApiProcess;
 let fx: Awaited<ReturnType<typeof partnerFixture>>;
@@ -125,8 +124,7 @@ describe("docs/sync.md", () => {
   const sessions = blocks.flatMap((b, i) => (b.lang === "console" ? [{ block: b, files: blocks.slice(0, i).filter((f) => typeof f.attrs.file === "string") }] : []));
   const written = new Set<CodeBlock>();
   for (const [n, { block, files }] of sessions.entries()) {
-    // A session marked `dry-run` shows the API's dry-run, which the sandbox issue adds to the API.
-    test.skipIf(Boolean(block.attrs["dry-run"]) && !API_HAS_DRY_RUN)(`session ${n + 1} (${where(doc, block)}) prints what the document shows`, async () => {
+    test(`session ${n + 1} (${where(doc, block)}) prints what the document shows`, async () => {
       for (const f of files.filter((f) => !written.has(f))) {
         writeFileSync(join(dir, f.attrs.file as string), `${f.code}\n`);
         written.add(f);

@@ -162,3 +162,54 @@ describe("an API restart mid-run", () => {
     expect(await stored(partner.partnerId)).toEqual({ listings: 600, brokers: 2, listingsWrittenTwice: 0, listingEvents: 600 });
   });
 });
+
+test("--dry-run of a new feed, then of a changed one, says what the real sync then does, and stores nothing", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const lines = feedLines("dry", { brokers: 3, listings: 20 });
+  const feed = writeFeed(join(dir, "dry.ndjson"), lines);
+  const dryReport = join(dir, "dry-report.ndjson");
+  const realReport = join(dir, "dry-real-report.ndjson");
+  const outcomes = (path: string) => Object.fromEntries(readNdjson(path).map((l) => [`${l.kind}:${l.id}`, l.outcome]));
+
+  // New brokers and the listings naming them: a dry run stores no broker, yet the listings are checked as the
+  // real sync will send them (after their brokers), not refused with "Broker not found".
+  const dry = await spawnCli([feed, "--dry-run", "--rpm", "0", "--report", dryReport], env).finished();
+  expect(dry.code).toBe(0);
+  expect(dry.summary).toMatchObject({ total: 23, created: 23, failed: 0, dryRun: true });
+  expect(await stored(partner.partnerId)).toMatchObject({ listings: 0, brokers: 0, listingEvents: 0 });
+  const created = readNdjson(dryReport).find((l) => l.id === "dry-l4")!;
+  expect(created.changedPaths).toEqual(expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "title"]));
+  expect(created.changedPaths.some((p: string) => p.startsWith("broker."))).toBe(false);
+
+  const real = await spawnCli([feed, "--rpm", "0", "--report", realReport], env).finished();
+  expect(real.summary).toMatchObject({ total: 23, created: 23, failed: 0 });
+  expect(outcomes(realReport)).toEqual(outcomes(dryReport));
+
+  // One asking price and one broker's phone changed; a bad status: the dry run names exactly those.
+  const changed = lines.map((l) =>
+    l.id === "dry-l7" ? { ...l, body: { ...l.body, financials: { ...(l.body.financials as object), askingPrice: 123_456 } } }
+    : l.id === "dry-b1" ? { ...l, body: { ...l.body, phone: "+1 512 555 0199" } }
+    : l.id === "dry-l9" ? { ...l, body: { ...l.body, status: "SOLD_OUT" } }
+    : l,
+  );
+  writeFeed(feed, changed);
+  const dryAgain = await spawnCli([feed, "--dry-run", "--rpm", "0", "--report", dryReport], env).finished();
+  expect(dryAgain.code).not.toBe(0);
+  expect(dryAgain.summary).toMatchObject({ total: 23, updated: 2, unchanged: 20, failed: 1 });
+  const byId = Object.fromEntries(readNdjson(dryReport).map((l) => [l.id, l]));
+  expect(byId["dry-l7"]).toMatchObject({ outcome: "updated", changedPaths: ["financials.askingPrice"] });
+  expect(byId["dry-b1"]).toMatchObject({ outcome: "updated", changedPaths: ["phone"] });
+  expect(byId["dry-l9"]).toMatchObject({ outcome: "failed", error: expect.stringContaining("status") });
+  const writesBefore = await fx.sql`SELECT max(version)::int AS v FROM listings WHERE partner_id = ${partner.partnerId}`;
+  expect(writesBefore[0]!.v).toBe(1);
+
+  const realAgain = await spawnCli([feed, "--rpm", "0", "--report", realReport], env).finished();
+  expect(realAgain.summary).toMatchObject({ total: 23, failed: 1 });
+  // The real sync has no checkpoint here (no --resume): what it calls "updated" includes identical repeats; the
+  // stored versions show what really changed: exactly the listing the dry run named.
+  const versions = await fx.sql`SELECT external_id, version FROM listings WHERE partner_id = ${partner.partnerId} AND version > 1`;
+  expect(versions.map((r) => r.external_id)).toEqual(["dry-l7"]);
+  const [broker] = await fx.sql`SELECT version FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = 'dry-b1'`;
+  expect(broker!.version).toBe(2);
+}, 120_000);

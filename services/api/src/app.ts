@@ -23,6 +23,9 @@ import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-rou
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
+import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
+import { createPreviewRoutes } from "./previews/preview-routes.ts";
+import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 
 export interface AppDeps {
   sql: postgres.Sql;
@@ -40,6 +43,8 @@ export interface AppDeps {
   searchAlias?: string;
   /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
   leads?: LeadIntakeOptions & LeadCountOptions;
+  /** Preview links of test records; absent = one-hour links signed with the key kept in PostgreSQL. */
+  previews?: PreviewLinks;
   /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
   sitemapPageSize?: number;
 }
@@ -57,6 +62,12 @@ function throwBodyRejection(body: unknown): void {
   if (body instanceof BodyRejection) throw body.error;
 }
 
+/** Whether a request announces a body: a non-zero Content-Length, or a chunked one. */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
+}
+
 export function createApp(deps: AppDeps) {
   registerFormats();
   const traces = createRequestTraces(deps.logger);
@@ -65,7 +76,8 @@ export function createApp(deps: AppDeps) {
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }, principals, traces);
+  const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
@@ -104,6 +116,8 @@ export function createApp(deps: AppDeps) {
       if (violation) throw violation;
     })
     .onParse(async ({ request }) => {
+      // A DELETE carries no body (DELETE /partner/v1/test-data): nothing to parse, so no Content-Type is needed.
+      if (request.method === "DELETE" && !hasBody(request)) return null;
       try {
         return await parseJsonRequest(request, deps.maxBodyBytes);
       } catch (err) {
@@ -155,7 +169,8 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
-        .use(createLeadCountRoutes(partner, deps.leads ?? {})),
+        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
+        .use(createTestModeRoutes(partner)),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>
@@ -164,6 +179,7 @@ export function createApp(deps: AppDeps) {
       }, { detail: { hide: true } }),
     )
     .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
+    .use(createPreviewRoutes({ sql: deps.sql, authenticator: deps.authenticator, previews, publicBaseUrl: deps.publicBaseUrl }))
     .use(
       createBuyerPlugin({
         sql: deps.sql,

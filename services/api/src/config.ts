@@ -1,6 +1,7 @@
 // The only place the API reads its environment. Fails at boot with every problem listed.
 import { availableParallelism } from "node:os";
 import {
+  ConfigError,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -55,6 +56,33 @@ export interface ApiConfig {
   leadRateLimitPerListing: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
+  /** Test mode and change history (docs/sandbox.md). */
+  sandbox: SandboxConfig;
+}
+
+export interface SandboxConfig {
+  /** HMAC key of preview links; absent: a key kept in PostgreSQL, shared by every instance. */
+  previewLinkSecret?: string;
+  /** How long a preview link of a test record works. */
+  previewLinkTtlSeconds: number;
+  /** Test records not written for this many days are deleted. */
+  testDataRetentionDays: number;
+  /** Change history entries older than this many days are deleted. */
+  historyRetentionDays: number;
+  /** How often the retention job runs (one instance at a time); 0 turns it off. */
+  retentionIntervalSeconds: number;
+}
+
+export const MIN_PREVIEW_SECRET_LENGTH = 32;
+
+function readSandboxConfig(r: EnvReader): SandboxConfig {
+  return {
+    previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
+    previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
+    testDataRetentionDays: r.int("TEST_DATA_RETENTION_DAYS", 30, { min: 1, max: 3650 }),
+    historyRetentionDays: r.int("HISTORY_RETENTION_DAYS", 180, { min: 1, max: 36500 }),
+    retentionIntervalSeconds: r.int("RETENTION_INTERVAL_SECONDS", 3600, { min: 0, max: 7 * 24 * 3600 }),
+  };
 }
 
 export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
@@ -87,11 +115,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
+    sandbox: readSandboxConfig(r),
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
     r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");
   }
   r.done();
+  const secret = config.sandbox.previewLinkSecret;
+  if (secret !== undefined && secret.length < MIN_PREVIEW_SECRET_LENGTH) {
+    throw new ConfigError([`PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API instance)`]);
+  }
   return config;
 }
 

@@ -32,6 +32,8 @@ import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
+import { createPreviewLinks } from "./previews/preview-links.ts";
+import { createRetentionJob } from "./test-mode/retention-job.ts";
 
 const config = loadConfigOrExit("api", loadConfig);
 
@@ -99,6 +101,15 @@ const readiness: Record<string, ReadinessCheck> = {
 // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
 if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
 
+// Deletes old test records and old change history; every instance runs it, one at a time works (advisory lock).
+const retention = createRetentionJob({
+  sql,
+  logger,
+  testDataRetentionDays: config.sandbox.testDataRetentionDays,
+  historyRetentionDays: config.sandbox.historyRetentionDays,
+  intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
+});
+
 let stopping = false;
 const app = createApp({
   sql,
@@ -112,6 +123,7 @@ const app = createApp({
   opensearch,
   searchAlias: config.searchAlias,
   leads,
+  previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
 }).listen({
   port: config.port,
   hostname: "0.0.0.0",
@@ -154,11 +166,14 @@ const relayBoot = config.outboxRelayEnabled
     })
   : Promise.resolve();
 
+retention.start();
+
 const shutdown = createShutdown(logger);
 shutdown.register("stop accepting requests", async () => {
   stopping = true;
   await app.stop();
 });
+shutdown.register("stop retention job", () => retention.stop());
 shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();

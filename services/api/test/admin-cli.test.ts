@@ -79,10 +79,10 @@ async function keyRow(apiKey: string) {
   return row;
 }
 
-async function insertBroker(partnerId: string, externalId: string, officeId: number) {
+async function insertBroker(partnerId: string, externalId: string, officeId: number, mode: "live" | "test" = "live") {
   await sql`
-    INSERT INTO brokers (partner_id, external_id, office_id, name, email, content_hash)
-    VALUES (${partnerId}, ${externalId}, ${officeId}, 'Test Broker', 'broker@example.com', '\\x00'::bytea)`;
+    INSERT INTO brokers (partner_id, mode, external_id, office_id, name, email, content_hash)
+    VALUES (${partnerId}, ${mode}, ${externalId}, ${officeId}, 'Test Broker', 'broker@example.com', '\\x00'::bytea)`;
 }
 
 describe("admin CLI: partners create", () => {
@@ -117,6 +117,19 @@ describe("admin CLI: partners create", () => {
     const out = await ok(["partners", "create", "--name", uniqueName("Plain Partner")]);
     expect((await keyRow(out.apiKey as string))?.lead_tracking).toBe(false);
   });
+
+  test("with --test a test key (pss_test_) is printed beside the live one, with the same lead tracking", async () => {
+    const out = await ok(["partners", "create", "--name", uniqueName("Sandbox Partner"), "--test", "--lead-tracking"]);
+    expect(Object.keys(out).filter((k) => k !== "stderr").sort()).toEqual(["apiKey", "keyId", "officeId", "organizationId", "partnerId", "testApiKey", "testKeyId"]);
+    expect(out.apiKey).toMatch(/^pss_live_[A-Za-z0-9_-]{43}$/);
+    expect(out.testApiKey).toMatch(/^pss_test_[A-Za-z0-9_-]{43}$/);
+    expect(await keyRow(out.testApiKey as string)).toMatchObject({ id: out.testKeyId, partner_id: out.partnerId, lead_tracking: true, revoked_at: null });
+    const [row] = await sql`SELECT mode FROM api_keys WHERE id = ${out.testKeyId as string}`;
+    expect(row!.mode).toBe("test");
+    // The test key authenticates as the same partner, in test mode.
+    const principal = await createAuthenticator({ sql, redis, logger: silentLogger, localTtlMs: 0, recordLastUse: false }).authenticate(out.testApiKey as string);
+    expect(principal).toMatchObject({ partnerId: out.partnerId, keyId: out.testKeyId, mode: "test", leadTracking: true });
+  });
 });
 
 describe("admin CLI: keys", () => {
@@ -135,6 +148,13 @@ describe("admin CLI: keys", () => {
     expect(await keyRow(out.apiKey as string)).toMatchObject({ id: out.keyId, partner_id: partnerId, lead_tracking: true, revoked_at: null });
     const [count] = await sql`SELECT count(*)::int AS n FROM api_keys WHERE partner_id = ${partnerId}`;
     expect(count!.n).toBe(2);
+  });
+
+  test("keys create --test adds a test key; keys list shows its mode", async () => {
+    const out = await ok(["keys", "create", "--partner", partnerId, "--test"]);
+    expect(out.apiKey).toMatch(/^pss_test_[A-Za-z0-9_-]{43}$/);
+    const { keys } = JSON.parse((await cli(["keys", "list", "--partner", partnerId])).stdout) as { keys: Record<string, unknown>[] };
+    expect(keys.find((k) => k.keyId === out.keyId)).toMatchObject({ mode: "test", prefix: (out.apiKey as string).slice(0, 15) });
   });
 
   test("keys list shows id, prefix, mode, created, last used, lead tracking and revocation, never the key", async () => {
@@ -277,6 +297,22 @@ describe("admin CLI: offices and broker assignment", () => {
     await fails(assign(p.officeId, "no-such-broker"), 1, /broker not found/);
     const [broker] = await sql`SELECT office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId}`;
     expect(broker!.office_id).toBe(p.officeId);
+  });
+
+  test("with --test it moves the test-mode broker of that external ID, and only that one", async () => {
+    const p = await ok(["partners", "create", "--name", uniqueName("Two Mode Partner")]);
+    const office = await ok(["offices", "create", "--organization", String(p.organizationId), "--name", "Sandbox office"]);
+    const externalId = uniqueName("broker");
+    await insertBroker(p.partnerId as string, externalId, p.officeId as number, "live");
+    const assign = ["brokers", "assign-office", "--partner", p.partnerId as string, "--external-broker-id", externalId, "--office", String(office.officeId), "--test"];
+    await fails(assign, 1, /broker not found/);
+    await insertBroker(p.partnerId as string, externalId, p.officeId as number, "test");
+    expect(await ok(assign)).toEqual({ ok: true, stderr: "" });
+    const rows = await sql`SELECT mode, office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId} ORDER BY mode`;
+    expect([...rows]).toEqual([
+      { mode: "live", office_id: p.officeId },
+      { mode: "test", office_id: office.officeId },
+    ]);
   });
 });
 

@@ -164,6 +164,7 @@ describe("GET /partner/v1/brokers/{externalBrokerId}", () => {
       externalBrokerId: externalId,
       serviceBrokerId: put.serviceBrokerId,
       serviceProfileUrl: put.serviceProfileUrl,
+      mode: "live",
       officeId: partner.officeId,
       name: body.name,
       email: body.email,

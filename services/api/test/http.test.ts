@@ -458,7 +458,7 @@ describe("unexpected failures", () => {
       throw new Error(SECRET);
     };
     const sql = Object.assign(fail, { begin: async () => fail(), unsafe: fail }) as unknown as postgres.Sql;
-    const authenticator: Authenticator = { authenticate: async (key) => (key === KEY ? { partnerId: crypto.randomUUID(), keyId: "1", leadTracking: false } : null) };
+    const authenticator: Authenticator = { authenticate: async (key) => (key === KEY ? { partnerId: crypto.randomUUID(), keyId: "1", leadTracking: false, mode: "live" as const } : null) };
     const app = createApp({
       sql,
       logger,

@@ -4,7 +4,7 @@
 // - sweeper: retries deferred deliveries from the leads table.
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
-import { Topics, type AnyEventEnvelope } from "@pss/contracts";
+import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
 import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
@@ -67,10 +67,11 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
       createEventConsumer({
         ...common,
         groupId: `${deps.groupPrefix}-mailer`,
-        // Malformed events are dead-lettered by the counter; here they are only skipped.
+        // Malformed events are dead-lettered by the counter; here they are only skipped. Test-mode leads are never
+        // e-mailed (and stored as 'skipped', which the forwarder's claim never takes anyway).
         handle: async (event, ctx) => {
           const parsed = parseLeadEvent(event);
-          if (parsed.ok !== true || !mine(event)) return "skipped";
+          if (parsed.ok !== true || !mine(event) || eventMode(event) !== "live") return "skipped";
           // ctx.log: the forwarding lines carry the intake request's ID and traceparent.
           return (await forwarder.forward(parsed.lead.leadId, ctx.log)) === "skipped" ? "skipped" : "handled";
         },

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, Email, ExternalId, HttpUrl, Limits, Nullable, Phone, ShortText } from "./common.ts";
+import { Clearable, CountryCode, Email, ExternalId, HttpUrl, Limits, Nullable, Phone, RecordModeSchema, ShortText } from "./common.ts";
 
 export const BrokerProfile = Type.Object(
   {
@@ -87,7 +87,8 @@ export const BrokerRecord = Type.Object(
   {
     externalBrokerId: Type.String(),
     serviceBrokerId: Type.String(),
-    serviceProfileUrl: Type.String(),
+    serviceProfileUrl: Type.String({ description: "The public profile; for a test record a signed, short-lived preview link" }),
+    mode: RecordModeSchema,
     officeId: Type.Integer(),
     name: Type.String(),
     email: Type.String(),

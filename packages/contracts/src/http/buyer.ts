@@ -10,6 +10,10 @@ import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type Lis
 /** OpenSearch alias buyers' search reads and the indexer writes (OPENSEARCH_INDEX_ALIAS). */
 export const DEFAULT_SEARCH_ALIAS = "listings";
 
+/**
+ * A status buyers may see: the status half of the visibility rule only. Whether buyers may see a listing record
+ * is isVisibleToBuyers (mode.ts): a test record in a visible status is still never public.
+ */
 export function isBuyerVisible(status: string): status is ListingStatus {
   return (BUYER_VISIBLE_STATUSES as readonly string[]).includes(status);
 }

@@ -86,6 +86,13 @@ export type ErrorResponse = Static<typeof ErrorResponse>;
 export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime }, { additionalProperties: false });
 export type HealthResponse = Static<typeof HealthResponse>;
 
+/** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */
+export const RECORD_MODES = ["live", "test"] as const;
+export type RecordMode = (typeof RECORD_MODES)[number];
+export const RecordModeSchema = Type.Union([Type.Literal("live"), Type.Literal("test")], {
+  description: "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
+});
+
 /** Error messages the API answers with, word for word (spec section 7 and our decisions). */
 export const ErrorMessages = {
   unauthorized: "Unauthorized",
@@ -100,4 +107,6 @@ export const ErrorMessages = {
   malformedJson: "Request body is not valid JSON",
   rateLimited: "Too many requests",
   internal: "Internal server error",
+  testModeOnly: "This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it",
+  previewUnavailable: "This preview link is not valid or has expired; read the record through the API with your test key for a fresh link",
 } as const;

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, ShortText } from "./common.ts";
+import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -123,7 +123,8 @@ export const ListingRecord = Type.Object(
   {
     externalListingId: Type.String(),
     serviceListingId: Type.Integer(),
-    serviceListingUrl: Type.String(),
+    serviceListingUrl: Type.String({ description: "The public page; for a test record a signed, short-lived preview link" }),
+    mode: RecordModeSchema,
     brokerExternalId: Type.String(),
     serviceBrokerId: Type.String(),
     status: ListingStatusSchema,

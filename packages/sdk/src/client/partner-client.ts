@@ -73,12 +73,11 @@ function unwrap<T>(answer: Answer): T & { requestId: string | null; httpStatus: 
 
 const iso = (v: string | Date | undefined) => (v instanceof Date ? v.toISOString() : v);
 const headersOf = (o: CallOptions | undefined) => (o?.requestId ? { "x-request-id": o.requestId } : undefined);
-// `dryRun` is the sandbox issue's query parameter; it is cast until the document in openapi.json declares it.
-const dryRunQuery = (o: PutOptions | undefined) => (o?.dryRun ? ({ dryRun: "true" } as never) : undefined);
+const dryRunQuery = (o: PutOptions | undefined) => (o?.dryRun ? { dryRun: "true" as const } : undefined);
 
 const serializerFor = (o: PutOptions | undefined) => (o?.json === undefined ? undefined : () => o.json);
 
-/** A dry-run must be answered as one: an API without dry-run support would have stored the record. */
+/** A dry-run must be answered as one: an older API without dry-run support would have stored the record. */
 function putResult<T extends { httpStatus: number }>(result: T, opts: PutOptions | undefined): T & { created: boolean } {
   if (opts?.dryRun && (result as { dryRun?: unknown }).dryRun !== true) {
     throw new PssError(`the API does not support dry-run: it answered ${result.httpStatus} as for a real PUT, so the record was stored`);

@@ -228,7 +228,10 @@ export interface paths {
                             broker: {
                                 externalBrokerId: string;
                                 serviceBrokerId: string;
+                                /** @description The public profile; for a test record a signed, short-lived preview link */
                                 serviceProfileUrl: string;
+                                /** @description live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers */
+                                mode: "live" | "test";
                                 officeId: number;
                                 name: string;
                                 email: string;
@@ -358,12 +361,14 @@ export interface paths {
             };
         };
         /**
-         * Create or update a broker
-         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state.
+         * Create or update a broker (or, with dryRun=true, only say what that would do)
+         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.
          */
         put: {
             parameters: {
-                query?: never;
+                query?: {
+                    dryRun?: "true" | "false";
+                };
                 header?: never;
                 path: {
                     externalBrokerId: string;
@@ -415,6 +420,15 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                        } | {
+                            /** @constant */
+                            status: "success";
+                            /** @constant */
+                            dryRun: true;
+                            /** @description wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat */
+                            outcome: "wouldCreate" | "wouldUpdate" | "noChange";
+                            /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
+                            changedPaths: string[];
                         };
                     };
                 };
@@ -535,6 +549,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/brokers/{externalBrokerId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The broker's change history, newest first
+         * @description One entry per version a PUT wrote (a broker PUT, or a listing PUT carrying the broker inline; identical repeats write none): when, the key ID and request ID, and each changed field path with its old and new value (texts over 500 characters cut, marked truncated). Entries are kept for the history retention (180 days by default). Page with nextCursor.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    externalBrokerId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page; nextCursor is null on the last */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            results: {
+                                /** @description The record's version this change made (1 = created) */
+                                version: number;
+                                /** @description When the change was written (ISO 8601, UTC) */
+                                changedAt: string;
+                                keyId: string | null;
+                                requestId: string | null;
+                                /** @description true for the version that created the record */
+                                created: boolean;
+                                changes: {
+                                    /** @description Dotted field path (location.city); a list is one path (photos) */
+                                    path: string;
+                                    /** @description The value before; null when it was not set */
+                                    from: unknown;
+                                    /** @description The value after; null when it was removed */
+                                    to: unknown;
+                                    /**
+                                     * @description Present when a text in from or to was longer than 500 characters and was cut
+                                     * @constant
+                                     */
+                                    truncated?: true;
+                                }[];
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Broker not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/brokers": {
         parameters: {
             query?: never;
@@ -569,7 +737,10 @@ export interface paths {
                             results: {
                                 externalBrokerId: string;
                                 serviceBrokerId: string;
+                                /** @description The public profile; for a test record a signed, short-lived preview link */
                                 serviceProfileUrl: string;
+                                /** @description live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers */
+                                mode: "live" | "test";
                                 officeId: number;
                                 name: string;
                                 email: string;
@@ -729,7 +900,10 @@ export interface paths {
                             listing: {
                                 externalListingId: string;
                                 serviceListingId: number;
+                                /** @description The public page; for a test record a signed, short-lived preview link */
                                 serviceListingUrl: string;
+                                /** @description live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers */
+                                mode: "live" | "test";
                                 brokerExternalId: string;
                                 serviceBrokerId: string;
                                 /** @description Listing status: one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED */
@@ -871,12 +1045,14 @@ export interface paths {
             };
         };
         /**
-         * Create or update a listing
-         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once.
+         * Create or update a listing (or, with dryRun=true, only say what that would do)
+         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
          */
         put: {
             parameters: {
-                query?: never;
+                query?: {
+                    dryRun?: "true" | "false";
+                };
                 header?: never;
                 path: {
                     externalListingId: string;
@@ -979,6 +1155,15 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                        } | {
+                            /** @constant */
+                            status: "success";
+                            /** @constant */
+                            dryRun: true;
+                            /** @description wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat */
+                            outcome: "wouldCreate" | "wouldUpdate" | "noChange";
+                            /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
+                            changedPaths: string[];
                         };
                     };
                 };
@@ -1109,6 +1294,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/listings/{externalListingId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The listing's change history, newest first
+         * @description One entry per version a PUT wrote (identical repeats write none): when, the key ID and request ID, each changed field path with its old and new value (texts over 500 characters cut, marked truncated), and the status move. Entries are kept for the history retention (180 days by default). Page with nextCursor.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page; nextCursor is null on the last */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            results: {
+                                /** @description The record's version this change made (1 = created) */
+                                version: number;
+                                /** @description When the change was written (ISO 8601, UTC) */
+                                changedAt: string;
+                                keyId: string | null;
+                                requestId: string | null;
+                                /** @description true for the version that created the record */
+                                created: boolean;
+                                changes: {
+                                    /** @description Dotted field path (location.city); a list is one path (photos) */
+                                    path: string;
+                                    /** @description The value before; null when it was not set */
+                                    from: unknown;
+                                    /** @description The value after; null when it was removed */
+                                    to: unknown;
+                                    /**
+                                     * @description Present when a text in from or to was longer than 500 characters and was cut
+                                     * @constant
+                                     */
+                                    truncated?: true;
+                                }[];
+                                /** @description The status move this change made, if any */
+                                statusChange: {
+                                    from: string | null;
+                                    to: string;
+                                } | null;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/listings": {
         parameters: {
             query?: never;
@@ -1143,7 +1487,10 @@ export interface paths {
                             results: {
                                 externalListingId: string;
                                 serviceListingId: number;
+                                /** @description The public page; for a test record a signed, short-lived preview link */
                                 serviceListingUrl: string;
+                                /** @description live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers */
+                                mode: "live" | "test";
                                 brokerExternalId: string;
                                 serviceBrokerId: string;
                                 /** @description Listing status: one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED */
@@ -1292,7 +1639,7 @@ export interface paths {
         };
         /**
          * Number of leads of one office
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). 404 "Office not found" for an office that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Office not found" for an office that is not the partner's.
          */
         get: {
             parameters: {
@@ -1425,7 +1772,7 @@ export interface paths {
         };
         /**
          * Number of leads of an organization, with every office (zeros included)
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). 404 "Organization not found" for an organization that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Organization not found" for an organization that is not the partner's.
          */
         get: {
             parameters: {
@@ -1549,6 +1896,323 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/test/listings/{externalListingId}/leads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a buyer's lead on a test listing (test keys only)
+         * @description 202 once stored: the lead is announced (lead.submitted with mode test) and counted in the test key's lead counts, never e-mailed. All fields are optional; submittedAt (not in the future) backdates it to test lead-count date ranges. 409 while the listing's status is one buyers do not see. A live key gets 403.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Buyer's name (default: Test Buyer) */
+                        name?: string;
+                        /** @description E-mail address, at most 254 characters */
+                        email?: string;
+                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        phone?: string;
+                        /** @description The inquiry (default: a fixed test message) */
+                        message?: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 date-time with a time zone (Z or an offset), years 1000-9998
+                         */
+                        submittedAt?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                202: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            /** Format: uuid */
+                            leadId: string;
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it (a live key) */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found: no test listing with this external ID */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The listing's status is not one buyers see, so no lead could arrive */
+                409: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/test-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete every test record of the partner now (test keys only)
+         * @description Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            deleted: {
+                                listings: number;
+                                brokers: number;
+                                leads: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it (a live key) */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -118,6 +118,20 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   };
 
   let interrupted = false;
+  /**
+   * Dry run: brokers of this feed the API does not have yet (their dry run said wouldCreate), by external ID.
+   * Nothing is stored in a dry run, so a listing naming one would be refused with 404 "Broker not found", while
+   * the real sync writes the broker first. Such a listing is dry-run with that broker inline instead: the API
+   * then checks it as the real PUT will see it. The broker's own paths (broker.…) are left out of its answer.
+   */
+  const brokersToCreate = new Map<string, Record<string, unknown>>();
+  const asTheRealSyncSeesIt = (record: Prepared): { json: string; inlined: boolean } => {
+    const ref = record.body.brokerExternalId;
+    const broker = typeof ref === "string" && record.body.broker === undefined ? brokersToCreate.get(ref) : undefined;
+    if (!broker) return { json: record.json, inlined: false };
+    return { json: JSON.stringify({ ...record.body, broker: { ...broker, externalBrokerId: ref } }), inlined: true };
+  };
+
   const send = async (record: Prepared, archive = false): Promise<void> => {
     const hash = contentHash(record.json);
     const known = opts.checkpoint.get(record.kind, record.id);
@@ -129,9 +143,19 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     try {
       const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json: record.json };
       if (opts.dryRun) {
-        const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, { ...callOpts, dryRun: true }) : await opts.client.putListing(record.id, record.body as ListingBody, { ...callOpts, dryRun: true });
-        const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" ? "updated" : "unchanged";
-        finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths: r.changedPaths, ...extra });
+        if (record.kind === "broker") {
+          const r = await opts.client.putBroker(record.id, record.body as BrokerBody, { ...callOpts, dryRun: true });
+          if (r.outcome === "wouldCreate") brokersToCreate.set(record.id, record.body);
+          const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" ? "updated" : "unchanged";
+          finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths: r.changedPaths, ...extra });
+          return;
+        }
+        const { json, inlined } = archive ? { json: record.json, inlined: false } : asTheRealSyncSeesIt(record);
+        const r = await opts.client.putListing(record.id, record.body as ListingBody, { ...callOpts, json, dryRun: true });
+        const changedPaths = inlined ? r.changedPaths.filter((p) => !p.startsWith("broker.")) : r.changedPaths;
+        // With the broker inline, a listing changed only through its broker's fields is unchanged itself.
+        const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" && changedPaths.length > 0 ? "updated" : "unchanged";
+        finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
         return;
       }
       const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);

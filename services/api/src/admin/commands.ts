@@ -121,11 +121,11 @@ export const COMMANDS: Record<string, Command> = {
     run: async (ctx, f) => ({ partners: await partnerAdmin(ctx).listPartners({ limit: optInt(f, "limit", MAX_LIST) }) }),
   },
   "partners create": {
-    usage: 'partners create --name "<name>" [--lead-tracking]   (prints the first API key once)',
-    flags: { name: "value", "lead-tracking": "boolean" },
+    usage: 'partners create --name "<name>" [--lead-tracking] [--test]   (prints the first API key once; --test: a test key beside it)',
+    flags: { name: "value", "lead-tracking": "boolean", test: "boolean" },
     required: ["name"],
     needs: ["postgres"],
-    run: (ctx, f) => partnerAdmin(ctx).createPartner({ name: str(f, "name"), leadTracking: f["lead-tracking"] === true }),
+    run: (ctx, f) => partnerAdmin(ctx).createPartner({ name: str(f, "name"), leadTracking: f["lead-tracking"] === true, test: f.test === true }),
   },
   "keys list": {
     usage: "keys list [--partner <partnerId>] [--limit <n>]",
@@ -134,11 +134,11 @@ export const COMMANDS: Record<string, Command> = {
     run: async (ctx, f) => ({ keys: await partnerAdmin(ctx).listKeys({ partnerId: opt(f, "partner"), limit: optInt(f, "limit", MAX_LIST) }) }),
   },
   "keys create": {
-    usage: "keys create --partner <partnerId> [--lead-tracking]   (prints the key once)",
-    flags: { partner: "value", "lead-tracking": "boolean" },
+    usage: "keys create --partner <partnerId> [--lead-tracking] [--test]   (prints the key once; --test: a pss_test_ key, records never shown to buyers)",
+    flags: { partner: "value", "lead-tracking": "boolean", test: "boolean" },
     required: ["partner"],
     needs: ["postgres"],
-    run: (ctx, f) => partnerAdmin(ctx).createKey({ partnerId: str(f, "partner"), leadTracking: f["lead-tracking"] === true }),
+    run: (ctx, f) => partnerAdmin(ctx).createKey({ partnerId: str(f, "partner"), leadTracking: f["lead-tracking"] === true, test: f.test === true }),
   },
   "keys revoke": {
     usage: "keys revoke --key-id <keyId> [--partner <partnerId>]  |  keys revoke --key-stdin [--partner <partnerId>]   (the key on stdin)",
@@ -173,12 +173,12 @@ export const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => partnerAdmin(ctx).createOffice({ organizationId: positiveInt(f, "organization"), name: str(f, "name") }),
   },
   "brokers assign-office": {
-    usage: "brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId>",
-    flags: { partner: "value", "external-broker-id": "value", office: "value" },
+    usage: "brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId> [--test]   (--test: the test-mode broker)",
+    flags: { partner: "value", "external-broker-id": "value", office: "value", test: "boolean" },
     required: ["partner", "external-broker-id", "office"],
     needs: ["postgres"],
     run: (ctx, f) =>
-      partnerAdmin(ctx).assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office") }),
+      partnerAdmin(ctx).assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office"), test: f.test === true }),
   },
   "dlq list": {
     usage: "dlq list --consumer <media|indexer|leads> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",

@@ -2,6 +2,7 @@
 // receives its clients so it never reads the environment or owns a connection.
 import type Redis from "ioredis";
 import type postgres from "postgres";
+import type { RecordMode } from "@pss/contracts";
 import { authCacheKey, authGenerationKey, generateApiKey, hashApiKey, keyPrefix } from "../auth/api-key.ts";
 import { AUTH_CACHE_TTL_SECONDS } from "../auth/authenticator.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
@@ -33,6 +34,9 @@ export interface CreatedPartner {
   keyId: string;
   organizationId: number;
   officeId: number;
+  /** With `test`: a test key (pss_test_…) beside the live one, also shown this once. */
+  testApiKey?: string;
+  testKeyId?: string;
 }
 
 export interface PartnerSummary {
@@ -115,8 +119,9 @@ function requireName(value: string, what: string): string {
 }
 
 export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
-  async function insertKey(tx: postgres.Sql | postgres.TransactionSql, partnerId: string, leadTracking: boolean) {
-    const apiKey = generateApiKey();
+  async function insertKey(tx: postgres.Sql | postgres.TransactionSql, partnerId: string, leadTracking: boolean, mode: RecordMode = "live") {
+    // The mode is not stored separately: api_keys.mode is derived from the prefix.
+    const apiKey = generateApiKey(mode);
     // INSERT ... SELECT: no row comes back when the partner does not exist, so existence and insert are one statement.
     const rows = await tx<{ id: string }[]>`
       INSERT INTO api_keys (partner_id, key_hash, key_prefix, lead_tracking)
@@ -172,8 +177,8 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
   }
 
   return {
-    /** Partner, its organization, the default office and a first API key, all or nothing. */
-    async createPartner(input: { name: string; leadTracking?: boolean }): Promise<CreatedPartner> {
+    /** Partner, its organization, the default office and a first API key (and with `test` a test key), all or nothing. */
+    async createPartner(input: { name: string; leadTracking?: boolean; test?: boolean }): Promise<CreatedPartner> {
       const name = requireName(input.name, "partner name");
       return sql.begin(async (tx) => {
         const [partner] = await tx<{ id: string }[]>`INSERT INTO partners (name) VALUES (${name}) RETURNING id`;
@@ -183,7 +188,13 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
         const [office] = await tx<{ id: number }[]>`
           INSERT INTO offices (organization_id, name, is_default) VALUES (${org!.id}, ${`${name} main office`}, true) RETURNING id`;
         const { apiKey, keyId } = await insertKey(tx, partnerId, input.leadTracking ?? false);
-        return { partnerId, apiKey, keyId, organizationId: org!.id, officeId: office!.id };
+        const created: CreatedPartner = { partnerId, apiKey, keyId, organizationId: org!.id, officeId: office!.id };
+        if (input.test) {
+          const test = await insertKey(tx, partnerId, input.leadTracking ?? false, "test");
+          created.testApiKey = test.apiKey;
+          created.testKeyId = test.keyId;
+        }
+        return created;
       });
     },
 
@@ -195,9 +206,10 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
       return rows.map((r) => ({ partnerId: r.id, name: r.name, createdAt: r.created_at, activeKeys: r.active_keys }));
     },
 
-    async createKey(input: { partnerId: string; leadTracking?: boolean }): Promise<{ apiKey: string; keyId: string }> {
+    /** A live key, or with `test` a test key (pss_test_…) whose records never reach buyers (docs/sandbox.md). */
+    async createKey(input: { partnerId: string; leadTracking?: boolean; test?: boolean }): Promise<{ apiKey: string; keyId: string }> {
       const partnerId = requireUuid(input.partnerId, "partner id");
-      return insertKey(sql, partnerId, input.leadTracking ?? false);
+      return insertKey(sql, partnerId, input.leadTracking ?? false, input.test ? "test" : "live");
     },
 
     /** Every key (of one partner, or all), oldest first; never the key itself, only its prefix. */
@@ -269,8 +281,11 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
       return { officeId: rows[0]!.id };
     },
 
-    /** Moves a broker to another office of the same partner; leads read office_id when they are created. */
-    async assignBrokerOffice(input: { partnerId: string; externalBrokerId: string; officeId: number }): Promise<{ ok: true }> {
+    /**
+     * Moves a broker to another office of the same partner; leads read office_id when they are created. The live
+     * broker with that external ID, or with `test` the test-mode one.
+     */
+    async assignBrokerOffice(input: { partnerId: string; externalBrokerId: string; officeId: number; test?: boolean }): Promise<{ ok: true }> {
       const partnerId = requireUuid(input.partnerId, "partner id");
       const officeId = requireId(input.officeId, "office id");
       const externalId = input.externalBrokerId;
@@ -285,7 +300,7 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
         if (!office) throw new AdminError("not_found", `office ${officeId} not found for this partner`);
         const updated = await tx`
           UPDATE brokers SET office_id = ${officeId}, updated_at = now()
-          WHERE partner_id = ${partnerId} AND external_id = ${externalId}
+          WHERE partner_id = ${partnerId} AND mode = ${input.test ? "test" : "live"} AND external_id = ${externalId}
           RETURNING id`;
         if (updated.length === 0) throw new AdminError("not_found", "broker not found");
         return { ok: true as const };

@@ -1,12 +1,16 @@
 // API keys: 32 random bytes, base64url, behind a recognisable prefix. Only the SHA-256 hash is stored;
 // the key itself is shown once, when created.
+// A key's prefix says its mode: pss_live_… writes live records, pss_test_… test records (docs/sandbox.md).
 import { randomBytes, createHash } from "node:crypto";
+import type { RecordMode } from "@pss/contracts";
 
-const PREFIX = "pss_live_";
-const KEY_PATTERN = /^pss_live_[A-Za-z0-9_-]{43}$/;
+const PREFIXES: Record<RecordMode, string> = { live: "pss_live_", test: "pss_test_" };
+/** Both prefixes have this length. */
+const PREFIX_LENGTH = 9;
+const KEY_PATTERN = /^pss_(?:live|test)_[A-Za-z0-9_-]{43}$/;
 
-export function generateApiKey(): string {
-  return PREFIX + randomBytes(32).toString("base64url");
+export function generateApiKey(mode: RecordMode = "live"): string {
+  return PREFIXES[mode] + randomBytes(32).toString("base64url");
 }
 
 /** Cheap syntactic check before any lookup: anything else cannot be a key we issued. */
@@ -20,7 +24,7 @@ export function hashApiKey(key: string): Buffer {
 
 /** What ops may see of a key: enough to tell keys apart, useless to an attacker. */
 export function keyPrefix(key: string): string {
-  return key.slice(0, PREFIX.length + 6);
+  return key.slice(0, PREFIX_LENGTH + 6);
 }
 
 export function authCacheKey(hash: Buffer): string {

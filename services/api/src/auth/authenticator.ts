@@ -10,6 +10,7 @@
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { Logger } from "@pss/service-kit";
+import { keyModeOf, type RecordMode } from "@pss/contracts";
 import { authCacheKey, authGenerationKey, hashApiKey, looksLikeApiKey } from "./api-key.ts";
 
 export const AUTH_CACHE_TTL_SECONDS = 60;
@@ -30,6 +31,8 @@ export interface Principal {
   partnerId: string;
   keyId: string;
   leadTracking: boolean;
+  /** Which of the partner's records the key reads and writes: live, or test (docs/sandbox.md). */
+  mode: RecordMode;
 }
 
 export interface Authenticator {
@@ -96,9 +99,11 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
       const generationKey = authGenerationKey(hash);
       const cached = await fromCache(cacheKey, generationKey);
       let principal = cached.principal;
+      // Entries cached before test mode existed carry no mode: the key's prefix says it (they are all live).
+      if (principal && principal.mode === undefined) principal = { ...principal, mode: keyModeOf(key) };
       if (principal === undefined) {
-        const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-        principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean } : null;
+        const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking, mode FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+        principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean, mode: row.mode as RecordMode } : null;
         toCache(cacheKey, generationKey, cached.generation, principal);
       }
       if (localTtl > 0) {

@@ -2,6 +2,8 @@
 import type postgres from "postgres";
 import type { PagePosition, PageRequest } from "../http/pagination.ts";
 import { readCommitSafePage } from "../records/commit-safe-page.ts";
+import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
+import type { FieldChange, RecordMode } from "@pss/contracts";
 import type { BrokerDocument } from "./broker-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -9,6 +11,7 @@ type Tx = postgres.TransactionSql | postgres.Sql;
 export interface StoredBroker {
   id: string;
   partnerId: string;
+  mode: RecordMode;
   externalId: string;
   officeId: number;
   version: number;
@@ -20,7 +23,7 @@ export interface StoredBroker {
 }
 
 const SELECT = (tx: Tx) => tx`
-  SELECT b.id::text AS id, b.partner_id, b.external_id, b.office_id, b.version, b.content_hash, b.name, b.email, b.phone,
+  SELECT b.id::text AS id, b.partner_id, b.mode, b.external_id, b.office_id, b.version, b.content_hash, b.name, b.email, b.phone,
          b.avatar_url, b.forwarding_email, b.profile, b.avatar_state, b.avatar_failure_reason, b.avatar_warning,
          b.avatar_width, b.avatar_height, b.avatar_variants, b.created_at, b.updated_at, b.write_xid::text AS write_xid,
          COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('licenseNumber', l.license_number, 'state', l.state, 'country', l.country)) ORDER BY l.position)
@@ -40,6 +43,7 @@ function toStored(row: any): StoredBroker {
   return {
     id: row.id,
     partnerId: row.partner_id,
+    mode: row.mode,
     externalId: row.external_id,
     officeId: row.office_id,
     version: row.version,
@@ -58,8 +62,8 @@ function toStored(row: any): StoredBroker {
   };
 }
 
-export async function findBroker(tx: Tx, partnerId: string, externalId: string): Promise<StoredBroker | null> {
-  const rows = await tx`${SELECT(tx)} WHERE b.partner_id = ${partnerId} AND b.external_id = ${externalId}`;
+export async function findBroker(tx: Tx, scope: RecordScope, externalId: string): Promise<StoredBroker | null> {
+  const rows = await tx`${SELECT(tx)} WHERE b.partner_id = ${scope.partnerId} AND b.mode = ${scope.mode} AND b.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -68,11 +72,12 @@ export async function findBrokerById(tx: Tx, id: string): Promise<StoredBroker |
   return rows[0] ? toStored(rows[0]) : null;
 }
 
-export async function findBrokerIdByExternalId(tx: Tx, partnerId: string, externalId: string): Promise<{ id: string; externalId: string } | null> {
-  const [row] = await tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+export async function findBrokerIdByExternalId(tx: Tx, scope: RecordScope, externalId: string): Promise<{ id: string; externalId: string } | null> {
+  const [row] = await tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ${externalId}`;
   return row ? { id: row.id, externalId: row.external_id } : null;
 }
 
+/** The office new brokers of the partner join (both modes: test brokers sit in the partner's real offices). */
 export async function defaultOfficeId(tx: Tx, partnerId: string): Promise<number> {
   const [row] = await tx`
     SELECT o.id FROM offices o JOIN organizations g ON g.id = o.organization_id
@@ -92,13 +97,13 @@ function columns(doc: BrokerDocument) {
 }
 
 /** Inserts unless another request created the same external ID first; returns null then. */
-export async function insertBroker(tx: postgres.TransactionSql, args: { partnerId: string; externalId: string; officeId: number; document: BrokerDocument; hash: Buffer }): Promise<{ id: string } | null> {
+export async function insertBroker(tx: postgres.TransactionSql, args: { scope: RecordScope; externalId: string; officeId: number; document: BrokerDocument; hash: Buffer }): Promise<{ id: string } | null> {
   const c = columns(args.document);
   const [row] = await tx`
-    INSERT INTO brokers (partner_id, external_id, office_id, name, email, phone, avatar_url, forwarding_email, profile, avatar_state, content_hash)
-    VALUES (${args.partnerId}, ${args.externalId}, ${args.officeId}, ${c.name}, ${c.email}, ${c.phone}, ${c.avatar_url}, ${c.forwarding_email},
+    INSERT INTO brokers (partner_id, mode, external_id, office_id, name, email, phone, avatar_url, forwarding_email, profile, avatar_state, content_hash)
+    VALUES (${args.scope.partnerId}, ${args.scope.mode}, ${args.externalId}, ${args.officeId}, ${c.name}, ${c.email}, ${c.phone}, ${c.avatar_url}, ${c.forwarding_email},
             ${tx.json((args.document.profile ?? {}) as never)}, ${c.avatar_url ? "pending" : null}, ${args.hash})
-    ON CONFLICT (partner_id, external_id) DO NOTHING
+    ON CONFLICT (partner_id, mode, external_id) DO NOTHING
     RETURNING id::text AS id`;
   return row ? { id: row.id } : null;
 }
@@ -140,18 +145,25 @@ export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: 
   }
 }
 
-export type PageArgs = PageRequest & { partnerId: string };
+/** The change history row of a version this request wrote, in the caller's transaction. */
+export async function insertBrokerHistory(tx: postgres.TransactionSql, args: { brokerId: string; version: number; origin: WriteOrigin; changes: FieldChange[] }): Promise<void> {
+  await tx`
+    INSERT INTO broker_history (broker_id, version, key_id, request_id, changes)
+    VALUES (${args.brokerId}::bigint, ${args.version}, ${args.origin.keyId}::bigint, ${args.origin.requestId}::text, ${tx.json(args.changes as never)}::jsonb)`;
+}
+
+export type PageArgs = PageRequest & { scope: RecordScope };
 
 /** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
 export async function pageBrokers(tx: Tx, args: PageArgs): Promise<{ rows: StoredBroker[]; nextCursor: string | null }> {
-  const { partnerId, ...page } = args;
+  const { scope, ...page } = args;
   return readCommitSafePage(tx, {
     table: "brokers",
-    partnerId,
+    scope,
     page,
     async fetch(after: PagePosition, limit: number, updatedSince: Date | null) {
       const rows = await tx`${SELECT(tx)}
-        WHERE b.partner_id = ${partnerId}
+        WHERE b.partner_id = ${scope.partnerId} AND b.mode = ${scope.mode}
           AND (b.write_xid, b.id) > (${after.xid}::xid8, ${after.id}::bigint)
           ${updatedSince ? tx`AND b.updated_at >= ${updatedSince}` : tx``}
         ORDER BY b.write_xid, b.id LIMIT ${limit}`;

@@ -1,21 +1,24 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { BrokerBody, BrokerPutResponse, BrokerRecord, ErrorMessages, ErrorResponse, PageQuery } from "@pss/contracts";
+import { BrokerBody, BrokerHistoryResponse, BrokerPutResponse, BrokerRecord, DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, PageQuery, PutQuery } from "@pss/contracts";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
-import { parsePageQuery } from "../http/pagination.ts";
+import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
+import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
-import { upsertBroker } from "./broker-service.ts";
+import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 
-export function toBrokerRecord(b: StoredBroker, publicBaseUrl: string): BrokerRecord {
+/** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
+export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
   const d = b.document;
   return {
     externalBrokerId: b.externalId,
     serviceBrokerId: b.id,
-    serviceProfileUrl: `${publicBaseUrl}/brokers/${b.id}`,
+    serviceProfileUrl: url,
+    mode: b.mode,
     officeId: b.officeId,
     name: d.name,
     email: d.email,
@@ -42,28 +45,36 @@ export function toBrokerRecord(b: StoredBroker, publicBaseUrl: string): BrokerRe
 }
 
 export function createBrokerRoutes(ctx: PartnerContext) {
-  const { sql, publicBaseUrl } = ctx.deps;
+  const { sql } = ctx.deps;
   return new Elysia({ name: "broker-routes" })
     .put(
       "/brokers/:externalBrokerId",
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
-        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner.partnerId, externalId, body, { trace: ctx.traceOf(request) })));
+        if (ctx.dryRun(request)) {
+          const plan = await dryRunBroker(sql, partner, externalId, body);
+          const outcome = plan.kind === "create" ? ("wouldCreate" as const) : plan.kind === "update" ? ("wouldUpdate" as const) : ("noChange" as const);
+          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path) };
+        }
+        const origin = ctx.originOf(request);
+        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,
           message: result.created ? ("Broker created" as const) : ("Broker updated" as const),
           serviceBrokerId: result.brokerId,
-          serviceProfileUrl: `${publicBaseUrl}/brokers/${result.brokerId}`,
+          serviceProfileUrl: await ctx.brokerUrl(partner, result.brokerId),
         };
       },
       {
         body: BrokerBody,
-        response: { 200: BrokerPutResponse, 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
+        query: PutQuery,
+        response: { 200: Type.Union([BrokerPutResponse, DryRunResponse]), 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
         detail: {
-          summary: "Create or update a broker",
-          description: "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state.",
+          summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
+          description:
+            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.",
         },
       },
     )
@@ -71,9 +82,9 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       "/brokers/:externalBrokerId",
       async ({ params, request }) => {
         const partner = ctx.principalOf(request);
-        const broker = await findBroker(sql, partner.partnerId, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
+        const broker = await findBroker(sql, partner, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
-        return { status: "success" as const, broker: toBrokerRecord(broker, publicBaseUrl) };
+        return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl) };
       },
       {
         detail: {
@@ -86,14 +97,37 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       },
     )
     .get(
+      "/brokers/:externalBrokerId/history",
+      async ({ params, query, request }) => {
+        const partner = ctx.principalOf(request);
+        const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
+        const page = await brokerHistory(sql, partner, externalId, parseHistoryQuery(query));
+        if (!page) throw new NotFoundError(ErrorMessages.brokerNotFound);
+        return { status: "success" as const, ...page };
+      },
+      {
+        query: HistoryQuery,
+        detail: {
+          summary: "The broker's change history, newest first",
+          description:
+            "One entry per version a PUT wrote (a broker PUT, or a listing PUT carrying the broker inline; identical repeats write none): when, the key ID and request ID, and each changed field path with its old and new value (texts over 500 characters cut, marked truncated). Entries are kept for the history retention (180 days by default). Page with nextCursor.",
+          responses: {
+            200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
+            404: ErrorMessages.brokerNotFound,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .get(
       "/brokers",
       async ({ query, request }) => {
         const partner = ctx.principalOf(request);
         const page = parsePageQuery(query);
-        const { rows, nextCursor } = await pageBrokers(sql, { partnerId: partner.partnerId, ...page });
+        const { rows, nextCursor } = await pageBrokers(sql, { scope: partner, ...page });
+        const urls = await Promise.all(rows.map((b) => ctx.brokerUrl(partner, b.id)));
         return {
           status: "success" as const,
-          results: rows.map((b) => toBrokerRecord(b, publicBaseUrl)),
+          results: rows.map((b, i) => toBrokerRecord(b, urls[i]!, ctx.deps.publicBaseUrl)),
           nextCursor,
         };
       },

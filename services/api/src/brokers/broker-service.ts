@@ -1,13 +1,16 @@
-// Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline.
-import { Topics, type BrokerBody } from "@pss/contracts";
+// Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline. The merge
+// and compare step (planBroker) is the one a dry run uses too: a dry run reports what this code would write.
+import { Topics, type BrokerBody, type FieldChange } from "@pss/contracts";
 import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { validationError } from "../http/errors.ts";
 import { ContendedWriteError } from "../records/transaction-retry.ts";
 import { appendEvent } from "../outbox/outbox-writer.ts";
+import { diffDocuments, forHistory } from "../records/changes.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
+import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import { applyBrokerBody, brokerBodyProblems, type BrokerDocument } from "./broker-document.ts";
-import { defaultOfficeId, findBroker, insertBroker, replaceBrokerLists, updateBroker, type StoredBroker } from "./broker-repository.ts";
+import { defaultOfficeId, findBroker, insertBroker, insertBrokerHistory, replaceBrokerLists, updateBroker, type StoredBroker } from "./broker-repository.ts";
 
 export interface BrokerUpsertResult {
   brokerId: string;
@@ -30,31 +33,52 @@ export function brokerEventPayload(id: string, externalId: string, officeId: num
   };
 }
 
+/** What a broker PUT body does to the stored broker (or to nothing): the step the write and the dry run share. */
+export type BrokerPlan =
+  | { kind: "create"; document: BrokerDocument; hash: Buffer; changes: FieldChange[] }
+  | { kind: "update"; current: StoredBroker; document: BrokerDocument; hash: Buffer; changes: FieldChange[] }
+  | { kind: "noChange"; current: StoredBroker; changes: [] };
+
+export function planBroker(current: StoredBroker | null, body: BrokerBody): BrokerPlan {
+  const document = applyBrokerBody(current?.document ?? null, body);
+  const hash = contentHash(document as unknown as Json);
+  if (!current) return { kind: "create", document, hash, changes: diffDocuments(undefined, document) };
+  if (hash.equals(current.contentHash)) return { kind: "noChange", current, changes: [] };
+  return { kind: "update", current, document, hash, changes: diffDocuments(current.document, document) };
+}
+
 /** Read, merge, write without row locks for the read: a write guarded by the version read, retried on a lost race. */
 const MAX_WRITE_ATTEMPTS = 8;
 
-/** `pathRoot`: prefix of problem paths (an inline broker's are "broker.…"); `trace`: stored with the event. */
+/**
+ * `origin`: who writes (kept in the change history); `pathRoot`: prefix of problem paths (an inline broker's are
+ * "broker.…"); `trace`: stored with the event.
+ */
 export async function upsertBroker(
   tx: postgres.TransactionSql,
-  partnerId: string,
+  scope: RecordScope,
   externalId: string,
   body: BrokerBody,
-  opts: { pathRoot?: string; trace?: EventTrace } = {},
+  opts: { origin: WriteOrigin; pathRoot?: string; trace?: EventTrace },
 ): Promise<BrokerUpsertResult> {
+  const { origin } = opts;
   const pathRoot = opts.pathRoot ?? "";
   const problems = brokerBodyProblems(body, pathRoot);
   if (problems.length) throw validationError(problems);
+  const { partnerId, mode } = scope;
 
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const current: StoredBroker | null = await findBroker(tx, partnerId, externalId);
-    if (!current) {
-      const document = applyBrokerBody(null, body);
-      const hash = contentHash(document as unknown as Json);
+    const plan = planBroker(await findBroker(tx, scope, externalId), body);
+    if (plan.kind === "noChange") return { brokerId: plan.current.id, created: false, changed: false };
+
+    if (plan.kind === "create") {
+      const { document, hash } = plan;
       const officeId = await defaultOfficeId(tx, partnerId);
-      const inserted = await insertBroker(tx, { partnerId, externalId, officeId, document, hash });
+      const inserted = await insertBroker(tx, { scope, externalId, officeId, document, hash });
       // null: a concurrent request created it between our read and insert; merge onto it as an update.
       if (!inserted) continue;
       await replaceBrokerLists(tx, inserted.id, document, null);
+      await insertBrokerHistory(tx, { brokerId: inserted.id, version: 1, origin, changes: forHistory(plan.changes) });
       await appendEvent(tx, {
         topic: Topics.brokerEvents,
         type: "broker.upserted",
@@ -62,20 +86,19 @@ export async function upsertBroker(
         aggregateId: inserted.id,
         version: 1,
         partnerId,
+        mode,
         payload: brokerEventPayload(inserted.id, externalId, officeId, document),
         trace: opts.trace,
       });
       return { brokerId: inserted.id, created: true, changed: true };
     }
 
-    const document = applyBrokerBody(current.document, body);
-    const hash = contentHash(document as unknown as Json);
-    if (hash.equals(current.contentHash)) return { brokerId: current.id, created: false, changed: false };
-
+    const { current, document, hash } = plan;
     const updated = await updateBroker(tx, current, document, hash);
     if (!updated) continue;
     // The UPDATE holds the row until commit: the lists below are replaced by one writer at a time.
     await replaceBrokerLists(tx, current.id, document, current.document);
+    await insertBrokerHistory(tx, { brokerId: current.id, version: updated.version, origin, changes: forHistory(plan.changes) });
     await appendEvent(tx, {
       topic: Topics.brokerEvents,
       type: "broker.upserted",
@@ -83,10 +106,21 @@ export async function upsertBroker(
       aggregateId: current.id,
       version: updated.version,
       partnerId,
+      mode,
       payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
       trace: opts.trace,
     });
     return { brokerId: current.id, created: false, changed: true };
   }
   throw new ContendedWriteError();
+}
+
+/**
+ * What a broker PUT would do now, without writing or announcing anything: the same checks (the same 400s) and
+ * the same merge and compare as upsertBroker. `pathRoot` prefixes problem paths of an inline broker ("broker.").
+ */
+export async function dryRunBroker(db: postgres.Sql | postgres.TransactionSql, scope: RecordScope, externalId: string, body: BrokerBody, pathRoot = ""): Promise<BrokerPlan> {
+  const problems = brokerBodyProblems(body, pathRoot);
+  if (problems.length) throw validationError(problems);
+  return planBroker(await findBroker(db, scope, externalId), body);
 }

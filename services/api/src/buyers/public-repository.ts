@@ -1,8 +1,9 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
-// Only what buyer-visibility.ts allows is ever selected; ready photos only.
+// Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
+// read only for their previews, by the functions at the end of this file.
 import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
 import type postgres from "postgres";
-import { brokerVisibleToBuyers, listingGoneForBuyers, listingVisibleToBuyers } from "./buyer-visibility.ts";
+import { brokerVisibleToBuyers, listingGoneForBuyers, listingInVisibleStatus, listingVisibleToBuyers } from "./buyer-visibility.ts";
 
 type Sql = postgres.Sql;
 
@@ -116,6 +117,10 @@ export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit:
 }
 
 export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrokerRow | null> {
+  return brokerRow(sql, id, brokerVisibleToBuyers(sql, "b"));
+}
+
+async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<any>): Promise<PublicBrokerRow | null> {
   const [r] = await sql`
     SELECT b.id::text AS id, b.name, b.profile,
            CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS avatar,
@@ -123,7 +128,7 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
                      FROM broker_licenses x WHERE x.broker_id = b.id), '[]') AS licenses,
            COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('city', a.city, 'county', a.county, 'state', a.state, 'country', a.country)) ORDER BY a.position)
                      FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
-    FROM brokers b WHERE b.id = ${id} AND ${brokerVisibleToBuyers(sql, "b")}`;
+    FROM brokers b WHERE b.id = ${id} AND ${condition}`;
   if (!r) return null;
   return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
 }
@@ -166,4 +171,23 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
       },
     ]),
   );
+}
+
+// Previews of test records (services/api/src/previews): the same rows as the public views, of test records only,
+// in any status. Never used by a buyer-facing route.
+
+/** A test listing's public view as it would look live, with its partner (who may open the preview). */
+export async function findTestListingForPreview(sql: Sql, id: string): Promise<(PublicListingRow & { partnerId: string }) | null> {
+  const rows = await sql`SELECT x.*, t.partner_id::text AS preview_partner_id FROM (${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.mode = 'test') x JOIN listings t ON t.id = x.id`;
+  return rows[0] ? { ...toListingRow(rows[0]), partnerId: rows[0].preview_partner_id } : null;
+}
+
+/** A test broker's public profile as it would look live, with the test listings a live profile would list. */
+export async function findTestBrokerForPreview(sql: Sql, id: string, limit: number): Promise<{ broker: PublicBrokerRow; partnerId: string; listings: PublicListingRow[] } | null> {
+  const [owner] = await sql`SELECT partner_id::text AS partner_id FROM brokers WHERE id = ${id} AND mode = 'test'`;
+  if (!owner) return null;
+  const broker = await brokerRow(sql, id, sql`b.mode = 'test'`);
+  if (!broker) return null;
+  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND ${listingInVisibleStatus(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  return { broker, partnerId: owner.partner_id, listings: rows.map(toListingRow) };
 }

@@ -51,14 +51,17 @@ function decodeCursor(cursor: string): { after: PagePosition | null; updatedSinc
   throw new BadRequestError(BAD_CURSOR);
 }
 
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const limit = Number(raw);
+  if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_PAGE_SIZE) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  return limit;
+}
+
 export function parsePageQuery(query: Record<string, string | undefined>): PageRequest {
   const unknown = Object.keys(query).filter((k) => !["limit", "cursor", "updatedSince"].includes(k));
   if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: limit, cursor, updatedSince`);
-  let limit = DEFAULT_PAGE_SIZE;
-  if (query.limit !== undefined) {
-    limit = Number(query.limit);
-    if (!/^\d+$/.test(query.limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
+  const limit = parseLimit(query.limit);
   let updatedSince: Date | null = null;
   if (query.updatedSince !== undefined) {
     if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1) throw new BadRequestError("updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z");
@@ -67,4 +70,35 @@ export function parsePageQuery(query: Record<string, string | undefined>): PageR
   if (query.cursor === undefined) return { limit, after: null, updatedSince };
   const fromCursor = decodeCursor(query.cursor);
   return { limit, after: fromCursor.after, updatedSince: updatedSince ?? fromCursor.updatedSince };
+}
+
+// Change history pages (newest first): the same limit and opaque-cursor conventions, over the history row's ID.
+// History rows are only ever appended, so "older than the last entry returned" is a stable position.
+const HISTORY_CURSOR_VERSION = "h1";
+
+export interface HistoryPageRequest {
+  limit: number;
+  /** Entries strictly older than this history row ID; null: from the newest. */
+  beforeId: string | null;
+}
+
+export function encodeHistoryCursor(lastId: string): string {
+  return Buffer.from(JSON.stringify([HISTORY_CURSOR_VERSION, lastId])).toString("base64url");
+}
+
+export function parseHistoryQuery(query: Record<string, string | undefined>): HistoryPageRequest {
+  const unknown = Object.keys(query).filter((k) => !["limit", "cursor"].includes(k));
+  if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: limit, cursor`);
+  const limit = parseLimit(query.limit);
+  if (query.cursor === undefined) return { limit, beforeId: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(query.cursor, "base64url").toString());
+  } catch {
+    throw new BadRequestError(BAD_CURSOR);
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== HISTORY_CURSOR_VERSION || typeof parsed[1] !== "string" || !/^[1-9][0-9]{0,17}$/.test(parsed[1])) {
+    throw new BadRequestError(BAD_CURSOR);
+  }
+  return { limit, beforeId: parsed[1] };
 }

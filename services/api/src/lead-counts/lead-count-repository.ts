@@ -58,3 +58,17 @@ export async function countLeadsByOffice(sql: postgres.Sql, scope: CountScope, s
 }
 
 type Slot = { from: Date; to: Date };
+
+/**
+ * Test mode: the simulated leads of test listings (leads.mode = 'test', never in counted_leads or the buckets),
+ * counted from the leads table through its partial index. They are few: no buckets needed. The office scope is
+ * the same as live (test brokers sit in the partner's real offices); only the partner's own test leads exist there.
+ */
+export async function countTestLeadsByOffice(sql: postgres.Sql, scope: CountScope, start: Date | null, end: Date): Promise<Map<number, number>> {
+  const ids = "officeId" in scope ? sql`ARRAY[${scope.officeId}::int]` : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`;
+  const rows = await sql<{ office_id: number; total: string }[]>`
+    SELECT office_id, count(*)::text AS total FROM leads
+    WHERE mode = 'test' AND office_id = ANY(${ids}) AND created_at < ${end} ${start ? sql`AND created_at >= ${start}` : sql``}
+    GROUP BY office_id`;
+  return new Map(rows.map((r) => [r.office_id, Number(r.total)]));
+}

@@ -26,17 +26,18 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   const check = ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
     const partner = ctx.principalOf(request);
     if (!partner.leadTracking) throw new UnauthorizedError();
-    return { partnerId: partner.partnerId, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
+    return { scope: { partnerId: partner.partnerId, mode: partner.mode }, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
   };
   const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
-  const about = "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise).";
+  const about =
+    "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them.";
 
   return new Elysia({ name: "lead-count-routes" })
     .get(
       "/offices/:officeId/leads/count",
       (c) => {
-        const { partnerId, id, range } = check(c, "officeId");
-        return service.office(partnerId, id, range);
+        const { scope, id, range } = check(c, "officeId");
+        return service.office(scope, id, range);
       },
       {
         transform: (c) => void check(c, "officeId"),
@@ -52,8 +53,8 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
     .get(
       "/organizations/:organizationId/leads/count",
       (c) => {
-        const { partnerId, id, range } = check(c, "organizationId");
-        return service.organization(partnerId, id, range);
+        const { scope, id, range } = check(c, "organizationId");
+        return service.organization(scope, id, range);
       },
       {
         transform: (c) => void check(c, "organizationId"),

@@ -1,7 +1,9 @@
 // SQL for listings, their photos and status history. Functions take the transaction they run in.
 import type postgres from "postgres";
 import type { PagePosition, PageRequest } from "../http/pagination.ts";
+import type { RecordMode } from "@pss/contracts";
 import { readCommitSafePage } from "../records/commit-safe-page.ts";
+import type { RecordScope } from "../records/record-scope.ts";
 import type { ListingDocument } from "./listing-document.ts";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
@@ -20,6 +22,7 @@ export interface StoredPhoto {
 export interface StoredListing {
   id: number;
   partnerId: string;
+  mode: RecordMode;
   externalId: string;
   brokerId: string;
   brokerExternalId: string;
@@ -34,7 +37,7 @@ export interface StoredListing {
 }
 
 const SELECT = (tx: Tx) => tx`
-  SELECT l.id, l.partner_id, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, l.version, l.content_hash,
+  SELECT l.id, l.partner_id, l.mode, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, l.version, l.content_hash,
          l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at, l.street_address1, l.city, l.state,
          l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.index_state, l.created_at, l.updated_at,
          l.write_xid::text AS write_xid,
@@ -59,6 +62,7 @@ function toStored(row: any): StoredListing {
   return {
     id: Number(row.id),
     partnerId: row.partner_id,
+    mode: row.mode,
     externalId: row.external_id,
     brokerId: row.broker_id,
     brokerExternalId: row.broker_external_id,
@@ -77,12 +81,12 @@ function toStored(row: any): StoredListing {
  * One round trip for an optimistic write: the listing as stored (or nothing) and the ID of the broker the body
  * names (undefined when it names none, null when that broker does not exist for this partner).
  */
-export async function loadForWrite(tx: Tx, partnerId: string, externalId: string, brokerExternalId: string | undefined): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined }> {
+export async function loadForWrite(tx: Tx, scope: RecordScope, externalId: string, brokerExternalId: string | undefined): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined }> {
   const rows = await tx`
     SELECT nb.id::text AS named_broker_id, x.*
     FROM (SELECT 1) AS one
-    LEFT JOIN brokers nb ON nb.partner_id = ${partnerId} AND nb.external_id = ${brokerExternalId ?? null}
-    LEFT JOIN LATERAL (${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}) x ON true`;
+    LEFT JOIN brokers nb ON nb.partner_id = ${scope.partnerId} AND nb.mode = ${scope.mode} AND nb.external_id = ${brokerExternalId ?? null}
+    LEFT JOIN LATERAL (${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}) x ON true`;
   const row = rows[0]!;
   return {
     listing: row.id === null ? null : toStored(row),
@@ -90,8 +94,8 @@ export async function loadForWrite(tx: Tx, partnerId: string, externalId: string
   };
 }
 
-export async function findListing(tx: Tx, partnerId: string, externalId: string): Promise<StoredListing | null> {
-  const rows = await tx`${SELECT(tx)} WHERE l.partner_id = ${partnerId} AND l.external_id = ${externalId}`;
+export async function findListing(tx: Tx, scope: RecordScope, externalId: string): Promise<StoredListing | null> {
+  const rows = await tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -105,18 +109,18 @@ export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map
   return out;
 }
 
-export type PageArgs = PageRequest & { partnerId: string };
+export type PageArgs = PageRequest & { scope: RecordScope };
 
 /** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
 export async function pageListings(tx: Tx, args: PageArgs): Promise<{ rows: StoredListing[]; nextCursor: string | null }> {
-  const { partnerId, ...page } = args;
+  const { scope, ...page } = args;
   return readCommitSafePage(tx, {
     table: "listings",
-    partnerId,
+    scope,
     page,
     async fetch(after: PagePosition, limit: number, updatedSince: Date | null) {
       const rows = await tx`${SELECT(tx)}
-        WHERE l.partner_id = ${partnerId}
+        WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode}
           AND (l.write_xid, l.id) > (${after.xid}::xid8, ${after.id}::bigint)
           ${updatedSince ? tx`AND l.updated_at >= ${updatedSince}` : tx``}
         ORDER BY l.write_xid, l.id LIMIT ${limit}`;

@@ -1,20 +1,23 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { ErrorMessages, ErrorResponse, ListingBody, ListingPutResponse, ListingRecord, PageQuery } from "@pss/contracts";
+import { DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, ListingBody, ListingHistoryResponse, ListingPutResponse, ListingRecord, PageQuery, PutQuery } from "@pss/contracts";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
-import { parsePageQuery } from "../http/pagination.ts";
+import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
+import { listingHistory } from "../history/history-repository.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
-import { upsertListing } from "./listing-service.ts";
+import { dryRunListing, upsertListing } from "./listing-service.ts";
 
-export function toListingRecord(l: StoredListing, history: StatusChange[], publicBaseUrl: string): ListingRecord {
+/** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
+export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
   const d = l.document;
   return {
     externalListingId: l.externalId,
     serviceListingId: l.id,
-    serviceListingUrl: `${publicBaseUrl}/listings/${l.id}`,
+    serviceListingUrl: url,
+    mode: l.mode,
     brokerExternalId: l.brokerExternalId,
     serviceBrokerId: l.brokerId,
     status: d.status,
@@ -42,30 +45,34 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], publi
   };
 }
 
+const DRY_RUN_ABOUT =
+  "With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced.";
+
 export function createListingRoutes(ctx: PartnerContext) {
-  const { sql, publicBaseUrl } = ctx.deps;
+  const { sql } = ctx.deps;
   return new Elysia({ name: "listing-routes" })
     .put(
       "/listings/:externalListingId",
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
-        const result = await upsertListing(sql, partner.partnerId, externalId, body, ctx.traceOf(request));
+        if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
+        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
         set.status = result.created ? 201 : 200;
         return {
           status: "success" as const,
           message: result.created ? ("Listing created" as const) : ("Listing updated" as const),
           serviceListingId: result.listingId,
-          serviceListingUrl: `${publicBaseUrl}/listings/${result.listingId}`,
+          serviceListingUrl: await ctx.listingUrl(partner, result.listingId),
         };
       },
       {
         body: ListingBody,
-        response: { 200: ListingPutResponse, 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+        query: PutQuery,
+        response: { 200: Type.Union([ListingPutResponse, DryRunResponse]), 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
         detail: {
-          summary: "Create or update a listing",
-          description:
-            "201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once.",
+          summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
+          description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.`,
           responses: { 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
         },
       },
@@ -74,10 +81,10 @@ export function createListingRoutes(ctx: PartnerContext) {
       "/listings/:externalListingId",
       async ({ params, request }) => {
         const partner = ctx.principalOf(request);
-        const listing = await findListing(sql, partner.partnerId, ctx.externalId(params.externalListingId, "externalListingId"));
+        const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
         const history = await statusHistories(sql, [listing.id]);
-        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, publicBaseUrl) };
+        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, await ctx.listingUrl(partner, listing.id), ctx.deps.publicBaseUrl) };
       },
       {
         detail: {
@@ -90,15 +97,38 @@ export function createListingRoutes(ctx: PartnerContext) {
       },
     )
     .get(
+      "/listings/:externalListingId/history",
+      async ({ params, query, request }) => {
+        const partner = ctx.principalOf(request);
+        const externalId = ctx.externalId(params.externalListingId, "externalListingId");
+        const page = await listingHistory(sql, partner, externalId, parseHistoryQuery(query));
+        if (!page) throw new NotFoundError(ErrorMessages.listingNotFound);
+        return { status: "success" as const, ...page };
+      },
+      {
+        query: HistoryQuery,
+        detail: {
+          summary: "The listing's change history, newest first",
+          description:
+            "One entry per version a PUT wrote (identical repeats write none): when, the key ID and request ID, each changed field path with its old and new value (texts over 500 characters cut, marked truncated), and the status move. Entries are kept for the history retention (180 days by default). Page with nextCursor.",
+          responses: {
+            200: { description: "One page; nextCursor is null on the last", schema: ListingHistoryResponse },
+            404: ErrorMessages.listingNotFound,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .get(
       "/listings",
       async ({ query, request }) => {
         const partner = ctx.principalOf(request);
         const page = parsePageQuery(query);
-        const { rows, nextCursor } = await pageListings(sql, { partnerId: partner.partnerId, ...page });
+        const { rows, nextCursor } = await pageListings(sql, { scope: partner, ...page });
         const history = await statusHistories(sql, rows.map((r) => r.id));
+        const urls = await Promise.all(rows.map((l) => ctx.listingUrl(partner, l.id)));
         return {
           status: "success" as const,
-          results: rows.map((l) => toListingRecord(l, history.get(l.id)!, publicBaseUrl)),
+          results: rows.map((l, i) => toListingRecord(l, history.get(l.id)!, urls[i]!, ctx.deps.publicBaseUrl)),
           nextCursor,
         };
       },

@@ -2,12 +2,17 @@
 // an inline broker runs it inside the transaction that also writes the broker. No row is locked to read it:
 // writes are guarded by the version read and retried on a lost race, and the whole write is retried after a
 // deadlock or serialization failure (records/transaction-retry.ts).
-import { ErrorMessages, type ListingBody } from "@pss/contracts";
+//
+// The merge and compare step (planListing) is shared with the dry run (dryRunListing): both run the same checks
+// in the same order and compute the same document, so a dry run answers exactly what the PUT then does.
+import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody } from "@pss/contracts";
 import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
-import { upsertBroker } from "../brokers/broker-service.ts";
+import { dryRunBroker, upsertBroker } from "../brokers/broker-service.ts";
 import { NotFoundError, validationError } from "../http/errors.ts";
+import { diffDocuments, forHistory } from "../records/changes.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
+import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDocument } from "./listing-document.ts";
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { findListing, loadForWrite, type StoredListing } from "./listing-repository.ts";
@@ -42,24 +47,68 @@ const hashOf = (document: ListingDocument, brokerId: string) => contentHash({ br
 
 const MAX_WRITE_ATTEMPTS = 8;
 
-type Loaded = { listing: StoredListing | null; namedBrokerId: string | null | undefined };
+/** The broker a body names: undefined when it names none, null when that broker does not exist in this scope. */
+export type NamedBroker = { id: string; externalId: string } | null | undefined;
 
-/** `trace`: the request's ID and traceparent, stored with the events this write causes. */
-export async function upsertListing(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody, trace?: EventTrace): Promise<ListingUpsertResult> {
-  const problems = listingBodyProblems(body);
-  if (problems.length) throw validationError(problems);
-  return retryTransaction(() => upsertListingOnce(sql, partnerId, externalId, body, trace));
+type Loaded = { listing: StoredListing | null; named: NamedBroker };
+
+/** What a listing PUT body does to the stored listing (or to nothing). */
+export type ListingPlan =
+  | { kind: "create"; document: ListingDocument; brokerId: string; hash: Buffer; changes: FieldChange[] }
+  | { kind: "update"; current: StoredListing; document: ListingDocument; brokerId: string; hash: Buffer; changes: FieldChange[] }
+  | { kind: "noChange"; current: StoredListing; changes: [] };
+
+/** Field paths include brokerExternalId, the reference a partner sees (the internal broker ID is part of the hash). */
+function listingChanges(before: { brokerExternalId: string; document: ListingDocument } | null, after: { brokerExternalId: string; document: ListingDocument }): FieldChange[] {
+  return diffDocuments(before ? { brokerExternalId: before.brokerExternalId, ...before.document } : undefined, { brokerExternalId: after.brokerExternalId, ...after.document });
 }
 
-async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalId: string, body: ListingBody, trace: EventTrace | undefined): Promise<ListingUpsertResult> {
-  if (!body.broker) return writeListing(sql, partnerId, externalId, body, trace, () => loadForWrite(sql, partnerId, externalId, body.brokerExternalId));
+/** The merge and compare of a listing PUT; throws its 404 (unknown broker) and its 400 (create without required parts). */
+export function planListing(current: StoredListing | null, named: NamedBroker, body: ListingBody): ListingPlan {
+  if (named === null) throw new NotFoundError(ErrorMessages.brokerNotFound);
+  if (!current) {
+    const document = applyListingBody(null, body);
+    const missing = missingOnCreate(document, named !== undefined);
+    if (missing.length) throw validationError(missing);
+    const brokerId = named!.id;
+    return { kind: "create", document, brokerId, hash: hashOf(document, brokerId), changes: listingChanges(null, { brokerExternalId: named!.externalId, document }) };
+  }
+  const brokerId = named?.id ?? current.brokerId;
+  const document = applyListingBody(current.document, body);
+  const hash = hashOf(document, brokerId);
+  if (hash.equals(current.contentHash)) return { kind: "noChange", current, changes: [] };
+  const changes = listingChanges(current, { brokerExternalId: named?.externalId ?? current.brokerExternalId, document });
+  return { kind: "update", current, document, brokerId, hash, changes };
+}
+
+/** Who writes (`origin`, kept in the change history) and the request's ID and traceparent (stored with the events). */
+export interface WriteSource {
+  origin: WriteOrigin;
+  trace?: EventTrace;
+}
+
+export async function upsertListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
+  const problems = listingBodyProblems(body);
+  if (problems.length) throw validationError(problems);
+  return retryTransaction(() => upsertListingOnce(sql, scope, externalId, body, source));
+}
+
+const namedBy = (id: string | null | undefined, externalId: string | undefined): NamedBroker => (id === undefined ? undefined : id === null ? null : { id, externalId: externalId! });
+
+async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
+  if (!body.broker) {
+    return writeListing(sql, scope, externalId, body, source, async () => {
+      const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
+      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId) };
+    });
+  }
 
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
-    const { brokerId } = await upsertBroker(tx, partnerId, externalBrokerId, brokerBody, { pathRoot: "broker.", trace });
+    const { brokerId } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, { ...source, pathRoot: "broker." });
     // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
-    return writeListing(tx, partnerId, externalId, body, trace, async (): Promise<Loaded> => ({ listing: await findListing(tx, partnerId, externalId), namedBrokerId: brokerId }));
+    return writeListing(tx, scope, externalId, body, source, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId } }));
   });
 }
 
@@ -69,35 +118,60 @@ async function upsertListingOnce(sql: postgres.Sql, partnerId: string, externalI
  */
 async function writeListing(
   db: postgres.Sql | postgres.TransactionSql,
-  partnerId: string,
+  scope: RecordScope,
   externalId: string,
   body: ListingBody,
-  trace: EventTrace | undefined,
+  source: WriteSource,
   load: () => Promise<Loaded>,
 ): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const { listing: current, namedBrokerId } = await load();
-    if (namedBrokerId === null) throw new NotFoundError(ErrorMessages.brokerNotFound);
+    const { listing: current, named } = await load();
+    const plan = planListing(current, named, body);
+    if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false };
 
-    if (!current) {
-      const document = applyListingBody(null, body);
-      const missing = missingOnCreate(document, namedBrokerId !== undefined);
-      if (missing.length) throw validationError(missing);
-      const brokerId = namedBrokerId!;
-      const payload = listingEventPayload({ externalId, brokerId, document });
-      const created = await createListingAtomically(db, { partnerId, externalId, brokerId, document, hash: hashOf(document, brokerId), payload, trace });
+    const { document, brokerId, hash } = plan;
+    const payload = listingEventPayload({ externalId, brokerId, document });
+    const history = { origin: source.origin, changes: forHistory(plan.changes) };
+    const { trace } = source;
+    if (plan.kind === "create") {
+      const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
       if (created) return { listingId: created.id, created: true, changed: true };
       continue;
     }
-
-    const brokerId = namedBrokerId ?? current.brokerId;
-    const document = applyListingBody(current.document, body);
-    const hash = hashOf(document, brokerId);
-    if (hash.equals(current.contentHash)) return { listingId: current.id, created: false, changed: false };
-    const payload = listingEventPayload({ externalId, brokerId, document });
-    const written = await updateListingAtomically(db, { id: current.id, expectedVersion: current.version, partnerId, brokerId, previous: current, document, hash, payload, trace });
-    if (written) return { listingId: current.id, created: false, changed: true };
+    const { current: stored } = plan;
+    const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
+    if (written) return { listingId: stored.id, created: false, changed: true };
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.
   throw new ContendedWriteError();
+}
+
+/** An inline broker the dry run would create has no ID yet: a stand-in no stored listing can reference. */
+const NEW_BROKER_ID = "new";
+
+/**
+ * What a listing PUT would do now, writing and announcing nothing: the PUT's checks in the PUT's order (the same
+ * 400s and 404), the inline broker's merge and compare, then the listing's. Paths of the inline broker's changes
+ * are prefixed "broker.".
+ */
+export async function dryRunListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody): Promise<DryRunResponse> {
+  const problems = listingBodyProblems(body);
+  if (problems.length) throw validationError(problems);
+
+  let loaded: Loaded;
+  let brokerPaths: string[] = [];
+  if (body.broker) {
+    const { externalBrokerId, ...brokerBody } = body.broker;
+    const broker = await dryRunBroker(sql, scope, externalBrokerId, brokerBody, "broker.");
+    brokerPaths = broker.changes.map((c) => `broker.${c.path}`);
+    const id = broker.kind === "create" ? NEW_BROKER_ID : broker.current.id;
+    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId } };
+  } else {
+    const read = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
+    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId) };
+  }
+  const plan = planListing(loaded.listing, loaded.named, body);
+  const changedPaths = [...plan.changes.map((c) => c.path), ...brokerPaths].sort();
+  const outcome = plan.kind === "create" ? "wouldCreate" : plan.kind === "update" || brokerPaths.length > 0 ? "wouldUpdate" : "noChange";
+  return { status: "success", dryRun: true, outcome, changedPaths };
 }

@@ -1,13 +1,20 @@
-// Listing writes as single statements: the row, its photos, its status history and its outbox event change
-// together in one atomic statement (data-modifying CTEs), so the common path needs no explicit transaction
+// Listing writes as single statements: the row, its photos, its status history, its change history and its
+// outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit transaction
 // and only two round trips (read, write). Concurrency: creates use ON CONFLICT DO NOTHING, updates are guarded
 // by the version that was read; the caller retries on a lost race.
 import type postgres from "postgres";
-import { Topics } from "@pss/contracts";
+import { Topics, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
 import type { EventTrace } from "@pss/service-kit";
 import { envelopeHeader, traceColumns } from "../outbox/outbox-writer.ts";
+import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
+
+/** The change history row written with the version (changes already truncated for history). */
+export interface HistoryRecord {
+  origin: WriteOrigin;
+  changes: FieldChange[];
+}
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -34,25 +41,30 @@ function columns(sql: Sql, doc: ListingDocument) {
 
 export async function createListingAtomically(
   sql: Sql,
-  args: { partnerId: string; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; trace?: EventTrace },
+  args: { scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; history: HistoryRecord; trace?: EventTrace },
 ): Promise<{ id: number } | null> {
   const trace = traceColumns(args.trace);
   const photos = args.document.photos ?? [];
-  const row = { partner_id: args.partnerId, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document) };
+  const { partnerId, mode } = args.scope;
+  const { origin, changes } = args.history;
+  const row = { partner_id: partnerId, mode, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document) };
   const [created] = await sql`
     WITH l AS (
       INSERT INTO listings ${sql(row as never)}
-      ON CONFLICT (partner_id, external_id) DO NOTHING
+      ON CONFLICT (partner_id, mode, external_id) DO NOTHING
       RETURNING id, created_at
     ), p AS (
       INSERT INTO listing_photos (listing_id, url, sort_key)
       SELECT l.id, x.url, x.sort_key FROM l, unnest(${photos.map((p) => p.url)}::text[], ${photos.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
     ), h AS (
       INSERT INTO listing_status_history (listing_id, from_status, to_status) SELECT l.id, NULL, ${args.document.status} FROM l
+    ), c AS (
+      INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
+      SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb, NULL, ${args.document.status}::text FROM l
     ), o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
       SELECT ${Topics.listingEvents.name}, l.id::text, ${trace.request_id}, ${trace.traceparent},
-        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
+        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', l.id::text, 'version', 1,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
             'listingId', l.id, 'createdAt', ${sql.unsafe(ISO("l.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("l.created_at"))}))
@@ -67,12 +79,13 @@ export async function updateListingAtomically(
   args: {
     id: number;
     expectedVersion: number;
-    partnerId: string;
+    scope: RecordScope;
     brokerId: string;
     previous: { document: ListingDocument; photos: StoredPhoto[] };
     document: ListingDocument;
     hash: Buffer;
     payload: Record<string, unknown>;
+    history: HistoryRecord;
     trace?: EventTrace;
   },
 ): Promise<boolean> {
@@ -86,6 +99,8 @@ export async function updateListingAtomically(
   const c = columns(sql, args.document);
   const descriptionChanged = (args.previous.document.description ?? null) !== c.description;
   const statusChanged = args.previous.document.status !== args.document.status;
+  const { partnerId, mode } = args.scope;
+  const { origin, changes } = args.history;
 
   // Only the parts this change needs: most updates touch neither photos nor status.
   const parts = [
@@ -99,10 +114,16 @@ export async function updateListingAtomically(
     sql`o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
       SELECT ${Topics.listingEvents.name}, u.id::text, ${trace.request_id}, ${trace.traceparent},
-        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId: args.partnerId }) as never)}::jsonb || jsonb_build_object(
+        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
           'aggregateId', u.id::text, 'version', u.version,
           'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
             'listingId', u.id, 'createdAt', ${sql.unsafe(ISO("u.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("u.updated_at"))}))
+      FROM u
+    )`,
+    sql`c AS (
+      INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
+      SELECT u.id, u.version, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb,
+        ${statusChanged ? args.previous.document.status : null}::text, ${statusChanged ? args.document.status : null}::text
       FROM u
     )`,
   ];

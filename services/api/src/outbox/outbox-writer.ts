@@ -1,6 +1,6 @@
 // Writes an event row in the caller's transaction: the change and its announcement commit together.
 import type postgres from "postgres";
-import type { TopicSpec } from "@pss/contracts";
+import type { RecordMode, TopicSpec } from "@pss/contracts";
 import { NO_TRACE, type EventTrace } from "@pss/service-kit";
 
 export interface OutboxEvent {
@@ -10,14 +10,16 @@ export interface OutboxEvent {
   aggregateId: string;
   version: number;
   partnerId: string;
+  /** The record's mode: on every envelope, so every consumer (webhooks, indexer, leads) can tell test records. */
+  mode: RecordMode;
   payload: unknown;
   /** The request that caused the event; the relay sends it as Kafka headers (x-request-id, traceparent). */
   trace?: EventTrace;
 }
 
 /** The envelope fields every event carries; the single-statement writers let SQL add ID, version and payload. */
-export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId">) {
-  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, occurredAt: new Date().toISOString() };
+export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId" | "mode">) {
+  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, mode: event.mode, occurredAt: new Date().toISOString() };
 }
 
 /** The outbox columns that carry a trace (migration 0007). */

@@ -1,32 +1,58 @@
 // What partner routes share: their dependencies and per-request helpers.
-import { EXTERNAL_ID_RULE, isValidExternalId } from "@pss/contracts";
+import { EXTERNAL_ID_RULE, ErrorMessages, isValidExternalId } from "@pss/contracts";
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
-import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import { ApiError, BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
+import type { PreviewLinks } from "../previews/preview-links.ts";
+import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 export interface PartnerDeps {
   sql: postgres.Sql;
   publicBaseUrl: string;
+  /** Signed links to the previews of test records (their serviceListingUrl and serviceProfileUrl). */
+  previews: PreviewLinks;
+}
+
+/** A live key on a test-mode-only route. */
+export class TestModeOnlyError extends ApiError {
+  constructor() {
+    super(403, ErrorMessages.testModeOnly);
+  }
 }
 
 export interface PartnerContext {
   deps: PartnerDeps;
+  /** The caller, whose partner and mode (live or test) scope every read and write. */
   principalOf(request: Request): Principal;
+  /** Who makes a change (key and request ID), for the change history. */
+  originOf(request: Request): WriteOrigin;
   /** The request's ID and traceparent: writes put them on their outbox rows. */
   traceOf(request: Request): RequestTrace;
   /** Path parameter as an external ID, or 400 explaining the rule. */
   externalId(raw: string | null | undefined, name: string): string;
+  /** ?dryRun=true|false on a PUT (absent: false), or 400. Read from the URL: a repeated parameter is refused, not merged. */
+  dryRun(request: Request): boolean;
+  /** The listing's public URL, or for a test record a signed, short-lived preview link. */
+  listingUrl(scope: RecordScope, serviceListingId: number): Promise<string>;
+  /** The broker's public profile URL, or for a test record a signed, short-lived preview link. */
+  brokerUrl(scope: RecordScope, serviceBrokerId: string): Promise<string>;
+  /** The caller, who must hold a test key (403 otherwise). */
+  testPrincipalOf(request: Request): Principal;
 }
 
 export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of">): PartnerContext {
+  const principalOf = (request: Request) => {
+    const principal = principals.get(request);
+    if (!principal) throw new UnauthorizedError();
+    return principal;
+  };
   return {
     deps,
+    principalOf,
     traceOf: (request) => traces.of(request),
-    principalOf(request) {
-      const principal = principals.get(request);
-      if (!principal) throw new UnauthorizedError();
-      return principal;
+    originOf(request) {
+      return { keyId: principalOf(request).keyId, requestId: traces.of(request).requestId };
     },
     externalId(raw, name) {
       // The router gives null for a broken percent-escape (older versions: U+FFFD); accepting that would merge
@@ -36,6 +62,23 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
       if (raw === "." || raw === "..") throw new BadRequestError(`${name} must not be "." or ".."`);
       if (!isValidExternalId(raw)) throw new BadRequestError(`${name} ${EXTERNAL_ID_RULE}`);
       return raw;
+    },
+    dryRun(request) {
+      const values = new URL(request.url).searchParams.getAll("dryRun");
+      if (values.length === 0 || (values.length === 1 && values[0] === "false")) return false;
+      if (values.length === 1 && values[0] === "true") return true;
+      throw new BadRequestError("Invalid query parameters: dryRun must be true or false");
+    },
+    async listingUrl(scope, id) {
+      return scope.mode === "test" ? deps.previews.listingUrl(id) : `${deps.publicBaseUrl}/listings/${id}`;
+    },
+    async brokerUrl(scope, id) {
+      return scope.mode === "test" ? deps.previews.brokerUrl(id) : `${deps.publicBaseUrl}/brokers/${id}`;
+    },
+    testPrincipalOf(request) {
+      const principal = principalOf(request);
+      if (principal.mode !== "test") throw new TestModeOnlyError();
+      return principal;
     },
   };
 }

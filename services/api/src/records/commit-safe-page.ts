@@ -8,6 +8,7 @@
 // nextCursor stays non-null, so the reader comes back for them once the older transactions have finished.
 import type postgres from "postgres";
 import { encodeCursor, type PagePosition, type PageRequest } from "../http/pagination.ts";
+import type { RecordScope } from "./record-scope.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -19,9 +20,10 @@ export interface Positioned<T> {
 
 export interface CommitSafePageArgs<T> {
   table: "brokers" | "listings";
-  partnerId: string;
+  /** The partner's records of one mode (the horizon is global; the pass is per partner and mode). */
+  scope: RecordScope;
   page: PageRequest;
-  /** Rows of the partner strictly after `after` in (write_xid, id) order, `updatedSince` applied, at most `limit`. */
+  /** Rows of the partner's scope strictly after `after` in (write_xid, id) order, `updatedSince` applied, at most `limit`. */
   fetch(after: PagePosition, limit: number, updatedSince: Date | null): Promise<Positioned<T>[]>;
   /** How long a page with nothing settled yet waits for older transactions to finish before answering empty. */
   maxWaitMs?: number;
@@ -33,11 +35,12 @@ const WAIT_STEP_MS = 50;
 const DEFAULT_MAX_WAIT_MS = 1_000;
 
 /** The horizon, and for a first page with updatedSince the first position the pass has to cover. */
-async function window(sql: Sql, args: { table: string; partnerId: string; since: Date | null }): Promise<{ horizon: bigint; first: bigint | null }> {
+async function window(sql: Sql, args: { table: string; scope: RecordScope; since: Date | null }): Promise<{ horizon: bigint; first: bigint | null }> {
   const [row] = args.since
     ? await sql`
         SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,
-               (SELECT min(write_xid) FROM ${sql(args.table)} WHERE partner_id = ${args.partnerId} AND updated_at >= ${args.since})::text AS first`
+               (SELECT min(write_xid) FROM ${sql(args.table)}
+                WHERE partner_id = ${args.scope.partnerId} AND mode = ${args.scope.mode} AND updated_at >= ${args.since})::text AS first`
     : await sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon, NULL::text AS first`;
   return { horizon: BigInt(row!.horizon), first: row!.first === null ? null : BigInt(row!.first) };
 }
@@ -49,7 +52,7 @@ export async function readCommitSafePage<T>(sql: Sql, args: CommitSafePageArgs<T
   let start: PagePosition | null = page.after;
   const deadline = Date.now() + maxWait;
   for (;;) {
-    const { horizon, first } = await window(sql, { table: args.table, partnerId: args.partnerId, since: start ? null : page.updatedSince });
+    const { horizon, first } = await window(sql, { table: args.table, scope: args.scope, since: start ? null : page.updatedSince });
     if (!start) {
       // A first page with updatedSince starts at the lowest position among matching records, or at the horizon
       // if that is lower: a transaction still running may commit a matching record there.

@@ -22,13 +22,17 @@ export interface ApiHarness {
   relay: OutboxRelay;
   /** Every route the application registered (method and path pattern). */
   routes: { method: string; path: string }[];
-  createPartner(opts?: { leadTracking?: boolean }): Promise<Partner>;
+  /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
+  createPartner(opts?: { leadTracking?: boolean; test?: boolean }): Promise<Partner>;
   stop(): Promise<void>;
 }
 
 export interface Partner {
   partnerId: string;
   apiKey: string;
+  keyId: string;
+  /** Calls with the partner's test key (createPartner({ test: true })). */
+  test?: { apiKey: string; keyId: string; put(path: string, body: unknown): Promise<TestResponse>; get(path: string): Promise<TestResponse> };
   organizationId: number;
   officeId: number;
   put(path: string, body: unknown, init?: RequestInit): Promise<TestResponse>;
@@ -115,11 +119,20 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     relay,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
-      const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false });
+      const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false, test: o.test ?? false });
+      const testKey = created.testApiKey;
       return {
         ...created,
         put: (path, body) => call(baseUrl, "PUT", path, { key: created.apiKey, body }),
         get: (path) => call(baseUrl, "GET", path, { key: created.apiKey }),
+        test: testKey
+          ? {
+              apiKey: testKey,
+              keyId: created.testKeyId!,
+              put: (path: string, body: unknown) => call(baseUrl, "PUT", path, { key: testKey, body }),
+              get: (path: string) => call(baseUrl, "GET", path, { key: testKey }),
+            }
+          : undefined,
       };
     },
     async stop() {

@@ -2,8 +2,12 @@
 // visible listings (its name is on every result). Per batch: one read of PostgreSQL, one bulk request, one
 // write of index states. Stale events are skipped (PostgreSQL already holds a newer version, whose event is on
 // its way or already applied); OpenSearch's external versions guard the rest, e.g. two consumers during a rebalance.
+//
+// Test listings (docs/sandbox.md; mode "test" in PostgreSQL or on the event) are never written to the public
+// index: their index state is recorded as a live listing's would be (indexed or removed), so the partner's
+// read-back behaves as live, and their description is rewritten deterministically, never by an external model.
 import type { Client } from "@opensearch-project/opensearch";
-import { isBuyerVisible, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
+import { eventMode, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
 import type { Logger, MessageContext } from "@pss/service-kit";
 import type postgres from "postgres";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
@@ -18,6 +22,7 @@ import {
   recordIndexStates,
   type StoredListingState,
 } from "./listing-store.ts";
+import { publicIndexAction } from "./public-index-rule.ts";
 
 export interface IndexingDeps {
   sql: postgres.Sql;
@@ -34,6 +39,7 @@ export interface IndexingDeps {
 type Item = { event: AnyEventEnvelope; ctx: MessageContext };
 type Failure = { event: AnyEventEnvelope; reason: string };
 type Planned = { op: IndexOperation; event: AnyEventEnvelope };
+type IndexState = { id: number; version: number; state: "indexed" | "removed" };
 
 export type BatchHandler = (items: Item[]) => Promise<Failure[]>;
 
@@ -71,7 +77,8 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     return buyerDescriptions({ sql: deps.sql, rewriter: deps.rewriter, concurrency }, entries);
   }
 
-  async function planListings(events: AnyEventEnvelope[], failures: Failure[], logOf: (event: AnyEventEnvelope) => Logger): Promise<Planned[]> {
+  /** Index operations for live listings; for test listings only the state a live one would get (`tracked`). */
+  async function planListings(events: AnyEventEnvelope[], failures: Failure[], tracked: IndexState[], logOf: (event: AnyEventEnvelope) => Logger): Promise<Planned[]> {
     const states = await loadListingStates(deps.sql, events.map((e) => Number(e.aggregateId)));
     const current: { event: AnyEventEnvelope; source: ListingSource; state: StoredListingState }[] = [];
     for (const event of events) {
@@ -81,14 +88,16 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       else if (event.version < state.version) logOf(event).debug("stale listing event skipped", { current: state.version });
       else current.push({ event, source: sourceFromPayload(event.payload as ListingEventPayload, event.version), state });
     }
-    // Hidden listings are rewritten too: the partner sees the rewrite in the read-back before going live.
+    // Hidden and test listings are rewritten too: the partner sees the rewrite in the read-back before going live.
     const texts = await descriptions(current);
-    return current.map(({ event, source, state }) => ({
-      event,
-      op: isBuyerVisible(source.status)
-        ? { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
-        : { kind: "delete", id: source.id, version: source.version },
-    }));
+    const planned: Planned[] = [];
+    for (const { event, source, state } of current) {
+      const action = publicIndexAction({ status: source.status, mode: state.mode }, eventMode(event));
+      if (action.kind === "track") tracked.push({ id: source.id, version: source.version, state: action.state });
+      else if (action.kind === "index") planned.push({ event, op: { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) } });
+      else planned.push({ event, op: { kind: "delete", id: source.id, version: source.version } });
+    }
+    return planned;
   }
 
   async function planBrokers(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
@@ -101,7 +110,8 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       else if (event.version === version) due.set(event.aggregateId, event);
       // Older: the broker's newest event re-indexes with the newest data.
     }
-    const listings = await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()]);
+    // A broker's test listings stay out of the index (their broker is a test broker too).
+    const listings = (await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()])).filter(({ source, state }) => publicIndexAction({ status: source.status, mode: state.mode }).kind === "index");
     const texts = await descriptions(listings);
     // The listing's own version with external_gte: same-version rewrites (new broker name) are accepted,
     // an older listing version still never replaces a newer one.
@@ -144,11 +154,15 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       }
       // Other event types on these topics are not the indexer's business.
     }
-    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, logOf)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
-    if (planned.length === 0) return failures;
+    const tracked: IndexState[] = [];
+    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
+    if (planned.length === 0) {
+      await recordIndexStates(deps.sql, tracked);
+      return failures;
+    }
 
     const outcomes = await writeBulk(deps.opensearch, deps.alias, planned.map((p) => p.op));
-    const states: { id: number; version: number; state: "indexed" | "removed" }[] = [];
+    const states: IndexState[] = [...tracked];
     const rejected = new Map<AnyEventEnvelope, string>();
     outcomes.forEach(({ op, result, reason }, i) => {
       if (result === "rejected") rejected.set(planned[i]!.event, `listing ${op.id}: ${reason}`);

@@ -1,12 +1,14 @@
 // PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
 // for the listing's current version, the optimized description only for the description it was made from.
-import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
+import { BUYER_VISIBLE_STATUSES, type RecordMode } from "@pss/contracts";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
 
 export interface StoredListingState extends ListingContext {
   id: number;
   version: number;
+  /** Test listings (docs/sandbox.md) are never written to the public index. */
+  mode: RecordMode;
   description: string | null;
   descriptionOptimized: string | null;
 }
@@ -23,6 +25,7 @@ function toState(row: any): StoredListingState {
   return {
     id: Number(row.id),
     version: row.version,
+    mode: row.mode,
     description: row.description,
     descriptionOptimized: row.description_optimized,
     brokerId: row.broker_id,
@@ -34,7 +37,7 @@ function toState(row: any): StoredListingState {
 export async function loadListingStates(sql: postgres.Sql, ids: number[]): Promise<Map<number, StoredListingState>> {
   if (ids.length === 0) return new Map();
   const rows = await sql`
-    SELECT l.id, l.version, l.description, l.description_optimized, b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
+    SELECT l.id, l.version, l.mode, l.description, l.description_optimized, b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
     FROM listings l JOIN brokers b ON b.id = l.broker_id
     WHERE l.id = ANY(${ids}::bigint[])`;
   return new Map(rows.map((r) => [Number(r.id), toState(r)]));
@@ -52,7 +55,7 @@ const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(colu
 
 // Every column a search document is built from, with the broker and when the listing went live.
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
-  l.id, l.version, l.status, l.business_type, l.title, l.description, l.description_optimized,
+  l.id, l.version, l.mode, l.status, l.business_type, l.title, l.description, l.description_optimized,
   ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
   l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
   b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
@@ -76,7 +79,10 @@ function toSourceAndState(r: any): { source: ListingSource; state: StoredListing
   };
 }
 
-/** The buyer-visible listings of some brokers, as stored now (for re-indexing after a broker change). */
+// The two reads below select listings in a buyer-visible status, of either mode: the candidates. What goes into
+// the index is decided by publicIndexAction (public-index-rule.ts), which keeps test listings out.
+
+/** The listings of some brokers in a buyer-visible status, as stored now (for re-indexing after a broker change). */
 export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   if (brokerIds.length === 0) return [];
   const rows = await sql`
@@ -86,7 +92,7 @@ export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds:
   return rows.map(toSourceAndState);
 }
 
-/** One page of every buyer-visible listing in id order, after `afterId` (a full re-index reads them all). */
+/** One page of every listing in a buyer-visible status in id order, after `afterId` (a full re-index reads them all). */
 export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number, limit: number): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}

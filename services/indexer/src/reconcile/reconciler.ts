@@ -14,10 +14,10 @@
 // by and take over when it stops (at once) or dies (within the lease's 30 s). Repairs are counted in
 // indexer_reconciler_repairs_total{reason}.
 import type { Client } from "@opensearch-project/opensearch";
-import { isBuyerVisible } from "@pss/contracts";
 import { Counter, createLeaderLease, Gauge, type Logger, type Metrics } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsByIds, recordIndexStates, type StoredListingState } from "../indexing/listing-store.ts";
+import { publicIndexAction } from "../indexing/public-index-rule.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
@@ -128,11 +128,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return rows.map((r) => ({ id: Number(r.id), reason: r.pending ? "pending_timeout" : "version_mismatch" }));
   }
 
-  /** The next page of listings recorded as indexed, compared with the documents the index holds. */
+  /**
+   * The next page of listings recorded as indexed, compared with the documents the index holds. Test listings are
+   * left out: recorded as indexed, they never have a document (public-index-rule.ts).
+   */
   async function audit(): Promise<{ id: number; reason: RepairReason }[]> {
     const rows = await sql<{ id: string; version: number }[]>`
       SELECT id::text AS id, indexed_version AS version FROM listings l
-      WHERE id > ${auditAfterId} AND index_state = 'indexed' AND indexed_version = version ${scoped(sql`l.partner_id`)}
+      WHERE id > ${auditAfterId} AND index_state = 'indexed' AND indexed_version = version AND l.mode = 'live' ${scoped(sql`l.partner_id`)}
       ORDER BY id LIMIT ${BATCH}`;
     auditAfterId = rows.length < BATCH ? 0 : Number(rows[rows.length - 1]!.id);
     if (rows.length === 0) return [];
@@ -157,13 +160,19 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     if (found.length === 0) return result;
     const reasons = new Map(found.map((f) => [f.id, f.reason]));
     const entries = await loadListingsByIds(sql, [...reasons.keys()]);
-    const texts = await descriptions(entries.filter((e) => isBuyerVisible(e.source.status)));
-    const ops: IndexOperation[] = entries.map(({ source, state }) =>
-      isBuyerVisible(source.status)
-        ? { kind: "index", id: source.id, version: source.version, versionType: "external_gte", document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
-        : { kind: "delete", id: source.id, version: source.version },
-    );
+    const decided = entries.map((e) => ({ ...e, action: publicIndexAction({ status: e.source.status, mode: e.state.mode }) }));
+    const texts = await descriptions(decided.filter((e) => e.action.kind === "index"));
+    const ops: IndexOperation[] = [];
     const states: { id: number; version: number; state: "indexed" | "removed" }[] = [];
+    for (const { source, state, action } of decided) {
+      if (action.kind === "index") ops.push({ kind: "index", id: source.id, version: source.version, versionType: "external_gte", document: toSearchDocument(source, state, texts.get(source.id) ?? null) });
+      else if (action.kind === "delete") ops.push({ kind: "delete", id: source.id, version: source.version });
+      else {
+        // A test listing: its state is settled without touching the index.
+        states.push({ id: source.id, version: source.version, state: action.state });
+        result.repaired[reasons.get(source.id)!]++;
+      }
+    }
     for (const { op, result: outcome, reason } of await writeBulk(deps.opensearch, deps.alias, ops)) {
       if (outcome === "rejected") {
         result.rejected++;

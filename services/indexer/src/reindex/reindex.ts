@@ -9,10 +9,10 @@
 //   5. after a grace period for searches still running on the old index, drop it.
 // One reindex per alias at a time (a lease in leader_leases, renewed while it runs).
 import type { Client } from "@opensearch-project/opensearch";
-import { isBuyerVisible } from "@pss/contracts";
 import { createLeaderLease, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
+import { publicIndexAction } from "../indexing/public-index-rule.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
@@ -81,16 +81,22 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     return buyerDescriptions({ sql, rewriter: rewriter }, entries);
   }
 
-  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]) {
-    const texts = await descriptions(entries.filter((e) => isBuyerVisible(e.source.status)));
-    const ops: IndexOperation[] = entries.map(({ source, state }) =>
-      isBuyerVisible(source.status)
-        ? { kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }
-        : { kind: "delete", id: source.id, version: source.version },
+  /** Writes the entries' operations; answers how many documents it wrote. */
+  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]): Promise<number> {
+    // Test listings are never in the public index (docs/sandbox.md): no operation at all for them.
+    const decided = entries.map((e) => ({ ...e, action: publicIndexAction({ status: e.source.status, mode: e.state.mode }) }));
+    const texts = await descriptions(decided.filter((e) => e.action.kind === "index"));
+    const ops: IndexOperation[] = decided.flatMap(({ source, state, action }): IndexOperation[] =>
+      action.kind === "index"
+        ? [{ kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }]
+        : action.kind === "delete"
+          ? [{ kind: "delete", id: source.id, version: source.version }]
+          : [],
     );
     for (const outcome of await writeBulk(client, index, ops)) {
       if (outcome.result === "rejected") rejected.push({ id: outcome.op.id, reason: outcome.reason ?? "rejected" });
     }
+    return ops.filter((op) => op.kind === "index").length;
   }
 
   async function run(): Promise<ReindexResult> {
@@ -108,8 +114,7 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
       for (let afterId = 0; ; ) {
         const page = await loadVisibleListingsPage(sql, afterId, pageSize);
         if (page.length === 0) break;
-        await write(index, page, "external", rejected);
-        documents += page.length;
+        documents += await write(index, page, "external", rejected);
         afterId = page[page.length - 1]!.source.id;
         deps.onProgress?.(documents);
       }

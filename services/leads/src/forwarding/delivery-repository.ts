@@ -21,7 +21,8 @@ export async function claimLead(sql: postgres.Sql, leadId: string, claimTimeoutM
   const [row] = await sql<ClaimedLead[]>`
     WITH claimed AS (
       UPDATE leads SET delivery_state = 'sending', delivery_claimed_at = now(), delivery_attempts = delivery_attempts + 1
-      WHERE id = ${leadId}
+      -- Test-mode leads are never e-mailed (they are stored as 'skipped'; the mode check keeps that true regardless).
+      WHERE id = ${leadId} AND mode = 'live'
         AND ((delivery_state = 'pending' AND delivery_next_attempt_at <= now())
           OR (delivery_state = 'sending' AND delivery_claimed_at < now() - make_interval(secs => ${seconds(claimTimeoutMs)})))
       RETURNING id, listing_id, broker_id, buyer_name, buyer_email, buyer_phone, message, delivery_attempts

@@ -1,0 +1,77 @@
+// Routes only a test key may call (docs/sandbox.md); a live key gets 403 and nothing happens.
+//   POST   /partner/v1/test/listings/{externalListingId}/leads   a simulated buyer inquiry on a test listing
+//   DELETE /partner/v1/test-data                                  every test record of the partner, now
+import { Elysia } from "elysia";
+import { ErrorMessages, ErrorResponse, LeadAccepted, SimulatedLeadBody, TestDataDeleted } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
+import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
+import { insertSimulatedLead } from "../leads/lead-repository.ts";
+import type { PartnerContext } from "../partner/partner-context.ts";
+import { purgeTestData } from "./test-data-purge.ts";
+
+/** A simulated lead on a listing in a status buyers would not see: a real lead could not arrive either. */
+export class ListingNotVisibleError extends ApiError {
+  constructor(status: string) {
+    super(409, `Leads arrive only for listings in a status buyers see (FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT); this listing is ${status}`);
+  }
+}
+
+const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
+
+export function createTestModeRoutes(ctx: PartnerContext) {
+  const { sql } = ctx.deps;
+  return new Elysia({ name: "test-mode-routes" })
+    .post(
+      "/test/listings/:externalListingId/leads",
+      async ({ params, body, request, set }) => {
+        const partner = ctx.testPrincipalOf(request);
+        const externalId = ctx.externalId(params.externalListingId, "externalListingId");
+        const submittedAt = body.submittedAt === undefined ? null : new Date(body.submittedAt);
+        if (submittedAt && submittedAt.getTime() > Date.now()) throw new BadRequestError("submittedAt: must not be in the future");
+        const leadId = Bun.randomUUIDv7();
+        const outcome = await insertSimulatedLead(sql, partner, externalId, {
+          id: leadId,
+          name: body.name?.trim() || "Test Buyer",
+          email: body.email ?? "test.buyer@example.com",
+          phone: body.phone?.trim() || null,
+          message: body.message?.trim() || "A simulated lead made with a test key.",
+          submittedAt,
+        }, ctx.traceOf(request));
+        if (outcome.kind === "notFound") throw new NotFoundError(ErrorMessages.listingNotFound);
+        if (outcome.kind === "notVisible") throw new ListingNotVisibleError(outcome.status);
+        set.status = 202;
+        return { status: "success" as const, leadId };
+      },
+      {
+        body: SimulatedLeadBody,
+        response: { 202: LeadAccepted, 400: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
+        detail: {
+          summary: "Simulate a buyer's lead on a test listing (test keys only)",
+          description:
+            "202 once stored: the lead is announced (lead.submitted with mode test) and counted in the test key's lead counts, never e-mailed. All fields are optional; submittedAt (not in the future) backdates it to test lead-count date ranges. 409 while the listing's status is one buyers do not see. A live key gets 403.",
+          responses: {
+            403: TEST_ONLY,
+            404: `${ErrorMessages.listingNotFound}: no test listing with this external ID`,
+            409: "The listing's status is not one buyers see, so no lead could arrive",
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .delete(
+      "/test-data",
+      async ({ request }) => {
+        const partner = ctx.testPrincipalOf(request);
+        const deleted = await purgeTestData(sql, { partnerId: partner.partnerId });
+        return { status: "success" as const, deleted };
+      },
+      {
+        response: { 200: TestDataDeleted, 403: ErrorResponse },
+        detail: {
+          summary: "Delete every test record of the partner now (test keys only)",
+          description:
+            "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.",
+          responses: { 403: TEST_ONLY } satisfies DocumentedResponses as never,
+        },
+      },
+    );
+}
