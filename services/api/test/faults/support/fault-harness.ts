@@ -54,7 +54,10 @@ export interface ServiceProcess {
   lines: string[];
   /** Exit code, or null while it runs. */
   exitCode(): number | null;
+  /** SIGTERM (a graceful shutdown), SIGKILL after 30 s. */
   stop(): Promise<number>;
+  /** SIGKILL at once: the process dies mid-work, as when its host is lost. */
+  kill(): Promise<number>;
 }
 
 /** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
@@ -100,6 +103,10 @@ export async function spawnService(service: string, env: Record<string, string>,
       const exit = await proc.exited;
       clearTimeout(timer);
       return exit;
+    },
+    async kill() {
+      if (code === null) proc.kill("SIGKILL");
+      return proc.exited;
     },
   };
 }
