@@ -41,6 +41,8 @@ const SCENARIOS: Record<string, Scenario> = {
   "partner-writes": partnerWrites,
   "put-to-searchable": script("put-to-searchable.ts", "PUT-to-searchable"),
   media: script("media.ts", "photos through the media service"),
+  "media-instances": script("media-instances.ts", "media throughput, two instances vs one"),
+  "media-delivery": script("media-delivery.ts", "variant GET, MEDIA_DELIVERY=redirect vs api"),
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
   "consumer-rates": consumerRates,
   "api-workers": apiWorkers,

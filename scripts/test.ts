@@ -1,11 +1,15 @@
 // `npm test`: brings up the real servers (or uses configured URLs), then runs every test with `bun test`.
 // Extra arguments go to `bun test` (a path filter, -t pattern, ...).
+import { pgbouncerBinary } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 
 const started = Date.now();
 const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+// The transaction-pooling tests (test/pgbouncer/) run a private PgBouncer: installed like the other system packages.
+const pgbouncer = await pgbouncerBinary({ install: true }).catch((err) => (console.error(`test: could not install pgbouncer: ${(err as Error).message}`), null));
+if (!pgbouncer) console.error("test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped");
 
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
   // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).

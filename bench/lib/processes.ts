@@ -66,7 +66,8 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   };
 }
 
-async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
+/** One API process (relay and all, as `env` says), without a separate relay process. */
+export async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const healthPort = await freePort();
   const proc = Bun.spawn(serviceCommand("services/api/src/main.ts", "api"), {

@@ -38,3 +38,15 @@ export async function redisServerBinary(): Promise<string> {
   await aptInstall(["redis-server"]);
   return "/usr/bin/redis-server";
 }
+
+/**
+ * PgBouncer (Debian's package), for the tests that run the services behind a transaction-pooling pooler. Not
+ * a server the stack needs: null when it is missing and cannot be installed (not root), and those tests skip.
+ */
+export async function pgbouncerBinary(opts: { install: boolean }): Promise<string | null> {
+  const path = "/usr/sbin/pgbouncer";
+  if (existsSync(path)) return path;
+  if (!opts.install || process.getuid?.() !== 0) return null;
+  await aptInstall(["pgbouncer"]);
+  return existsSync(path) ? path : null;
+}

@@ -14,8 +14,11 @@ const MARGIN_MS = 5_000;
 interface ComposeService {
   command?: string[];
   stop_grace_period?: string;
+  container_name?: string;
+  hostname?: string;
+  ports?: unknown[];
+  volumes?: unknown[];
   environment?: Record<string, string | number>;
-  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
 }
 
@@ -128,4 +131,32 @@ test("the API and the webhooks service read the one WEBHOOK_SECRET_KEY the webho
     expect([name, s.volumes]).toEqual([name, ["webhook-key:/run/pss-keys:ro"]]);
     expect([name, s.depends_on?.["webhook-key"]?.condition]).toEqual([name, "service_completed_successfully"]);
   }
+});
+
+// `docker compose up --scale media=3 --scale indexer=2`: a replica of a scaled service must not need anything
+// only one container can have (a fixed name or hostname, a host port, a volume of its own: variants live in the
+// object store), and the consumer groups must be the default ones, so the replicas share the partitions.
+const SCALABLE = ["media", "indexer", "leads", "outbox-relay"];
+
+test("the workers scale with --scale: no fixed container name, hostname or host port, no volume, one shared consumer group", () => {
+  const problems = SCALABLE.flatMap((name) => {
+    const s = compose.services[name];
+    if (!s) return [`${name}: not in docker-compose.yml`];
+    const found: string[] = [];
+    if (s.container_name) found.push(`${name}: container_name ${s.container_name}`);
+    if (s.hostname) found.push(`${name}: hostname ${s.hostname}`);
+    if (s.ports?.length) found.push(`${name}: publishes ${JSON.stringify(s.ports)}`);
+    if (s.volumes?.length) found.push(`${name}: volumes ${JSON.stringify(s.volumes)}`);
+    for (const v of ["MEDIA_CONSUMER_GROUP", "INDEXER_GROUP_ID", "LEADS_GROUP_PREFIX", "HOSTNAME"]) if (s.environment?.[v] !== undefined) found.push(`${name}: sets ${v}`);
+    return found;
+  });
+  expect(problems).toEqual([]);
+  // Variants go to the object store, which every replica (on any host) reaches.
+  expect(compose.services.media!.environment!.MEDIA_STORAGE).toBe("s3");
+});
+
+test("the README and docker-compose.yml show how to scale the workers", () => {
+  const command = "docker compose up -d --build --scale media=3 --scale indexer=2";
+  expect(sourceOf("README.md")).toContain(command);
+  expect(composeYaml).toContain(command);
 });

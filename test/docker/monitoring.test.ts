@@ -16,7 +16,9 @@ interface ComposeService {
   environment?: Record<string, string | number>;
 }
 const compose = Bun.YAML.parse(read("docker-compose.yml")) as { services: Record<string, ComposeService> };
-const prometheus = Bun.YAML.parse(read("monitoring/prometheus.yml")) as { scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[] };
+const prometheus = Bun.YAML.parse(read("monitoring/prometheus.yml")) as {
+  scrape_configs: { job_name: string; static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+};
 const alerts = Bun.YAML.parse(read("monitoring/alerts.yml")) as { groups: { rules: { alert: string; expr: string }[] }[] };
 const dashboard = JSON.parse(read("monitoring/grafana/dashboards/pss-overview.json")) as { panels: { targets?: { expr: string }[] }[] };
 const operations = read("docs/operations.md");
@@ -29,8 +31,10 @@ function healthPortOf(name: string, s: ComposeService): number {
   return Number(name === "api" ? env.API_HEALTH_PORT : env.HEALTH_PORT);
 }
 
-test("Prometheus scrapes every app service at the health port compose gives it, which is also its healthcheck's port", () => {
-  const targets = prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((sc) => sc.targets));
+test("Prometheus scrapes every replica of every app service at the health port compose gives it, which is also its healthcheck's port", () => {
+  // Service discovery by compose's DNS (an A record per replica), so `--scale media=3` is scraped three times.
+  expect(prometheus.scrape_configs.filter((c) => c.static_configs !== undefined).map((c) => c.job_name)).toEqual([]);
+  const targets = prometheus.scrape_configs.flatMap((c) => (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])));
   expect(appServices.length).toBe(6);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);

@@ -1,5 +1,5 @@
 // Versioned SQL migrations: files NNNN_name.sql applied in order, each in its own transaction, recorded
-// with a checksum. A session advisory lock serialises concurrent runs (several services booting at once).
+// with a checksum. A transaction-scoped advisory lock serialises concurrent runs (several services booting at once).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -31,43 +31,44 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 
 export class MigrationError extends Error {}
 
-/** Applies pending migrations; returns the versions applied by this call. */
+/**
+ * Applies pending migrations; returns the versions applied by this call. Each step is one transaction holding a
+ * transaction-scoped advisory lock, so concurrent runs serialise and nothing outlives a transaction: it works the
+ * same through a transaction-pooling PgBouncer (a session lock would stay on whichever server connection took it).
+ */
 export async function migrate(sql: postgres.Sql, migrations = loadMigrations()): Promise<string[]> {
-  const conn = await sql.reserve();
-  try {
-    await conn`SELECT pg_advisory_lock(${LOCK_ID})`;
-    await conn`
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
+    await tx`
       CREATE TABLE IF NOT EXISTS schema_migrations (
         version text PRIMARY KEY,
         name text NOT NULL,
         checksum text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`;
-    const applied = new Map((await conn<{ version: string; checksum: string }[]>`SELECT version, checksum FROM schema_migrations`).map((r) => [r.version, r.checksum]));
-    const done: string[] = [];
-    for (const m of migrations) {
-      const known = applied.get(m.version);
-      if (known !== undefined) {
-        if (known !== m.checksum) throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
-        continue;
-      }
-      // A reserved connection has no begin(): drive the transaction by hand.
-      await conn`BEGIN`;
-      try {
-        await conn.unsafe(m.sql);
-        await conn`INSERT INTO schema_migrations (version, name, checksum) VALUES (${m.version}, ${m.name}, ${m.checksum})`;
-        await conn`COMMIT`;
-      } catch (err) {
-        await conn`ROLLBACK`;
+  });
+  const done: string[] = [];
+  for (const m of migrations) {
+    const applied = await sql
+      .begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
+        // Read under the lock: another run may have applied it meanwhile.
+        const [known] = await tx<{ checksum: string }[]>`SELECT checksum FROM schema_migrations WHERE version = ${m.version}`;
+        if (known) {
+          if (known.checksum !== m.checksum) throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
+          return false;
+        }
+        await tx.unsafe(m.sql);
+        await tx`INSERT INTO schema_migrations (version, name, checksum) VALUES (${m.version}, ${m.name}, ${m.checksum})`;
+        return true;
+      })
+      .catch((err) => {
+        if (err instanceof MigrationError) throw err;
         throw new MigrationError(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`);
-      }
-      done.push(m.version);
-    }
-    return done;
-  } finally {
-    await conn`SELECT pg_advisory_unlock(${LOCK_ID})`.catch(() => {});
-    conn.release();
+      });
+    if (applied) done.push(m.version);
   }
+  return done;
 }
 
 /**
@@ -76,7 +77,8 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
  * messages name host and database, never the password.
  */
 export async function migrateDatabase(url: string): Promise<boolean> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  // Unnamed statements: a one-shot command that also works through a transaction-pooling PgBouncer.
+  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
   try {
     const applied = await migrate(sql);
     console.error(applied.length ? `migrate: applied ${applied.join(", ")}` : "migrate: schema up to date");

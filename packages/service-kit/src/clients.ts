@@ -12,8 +12,11 @@ export function createPostgres(
   config: PostgresConfig,
   opts: { applicationName?: string; genericPlans?: boolean; /** Seconds; a request path wants a short one to answer 503 fast. */ connectTimeoutSeconds?: number } = {},
 ): Sql {
+  const prepared = config.preparedStatements !== false;
   return postgres(config.url, {
     max: config.maxConnections,
+    // Behind a transaction-pooling PgBouncer (DATABASE_PREPARED_STATEMENTS=false): unnamed statements only.
+    prepare: prepared,
     idle_timeout: 30,
     connect_timeout: opts.connectTimeoutSeconds ?? 10,
     // The client's default reconnect backoff grows to 20 s after a few failed connects, and a query waiting for
@@ -25,7 +28,8 @@ export function createPostgres(
       application_name: opts.applicationName ?? "pss",
       // Key lookups re-planned on every execution spent more time planning (1.5 ms) than running (0.3 ms):
       // reuse the prepared statement's plan.
-      ...(opts.genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
+      // Without named statements there is no plan to reuse, and PgBouncer refuses unknown startup parameters.
+      ...(opts.genericPlans && prepared ? { plan_cache_mode: "force_generic_plan" } : {}),
     },
   });
 }

@@ -128,6 +128,12 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 export interface PostgresConfig {
   url: string;
   maxConnections: number;
+  /**
+   * Named prepared statements (true by default, DATABASE_PREPARED_STATEMENTS). Set false when DATABASE_URL is a
+   * transaction-pooling PgBouncer older than 1.21 (or without max_prepared_statements): a statement prepared on one
+   * server connection is not on the next.
+   */
+  preparedStatements?: boolean;
 }
 export interface KafkaConfig {
   brokers: string[];
@@ -160,7 +166,11 @@ export interface OpenSearchConfig {
 }
 
 export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfig {
-  return { url: r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]), maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }) };
+  return {
+    url: r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]),
+    maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }),
+    preparedStatements: r.bool("DATABASE_PREPARED_STATEMENTS", true),
+  };
 }
 export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
   // Kafka's own bounds: group.min.session.timeout.ms 6 s and group.max.session.timeout.ms 30 min by default.

@@ -21,3 +21,4 @@ export * from "./trace.ts";
 export * from "./media-storage.ts";
 export { createLocalMediaStorage } from "./local-media-storage.ts";
 export { createS3MediaStorage, StorageTimeoutError } from "./s3-media-storage.ts";
+export * from "./leader-lease.ts";

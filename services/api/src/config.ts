@@ -20,6 +20,7 @@ import {
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
+import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 
 export interface ApiConfig {
   port: number;
@@ -139,17 +140,22 @@ export interface RelayConfig {
   outboxRelay: OutboxRelayLimits;
 }
 
-/** Bytes the outbox relay puts in one Kafka request, and the largest row it sends at all (larger: set aside). */
+/**
+ * Bytes the outbox relay puts in one Kafka request, the largest row it sends at all (larger: set aside), and the
+ * length of its lease (a relay that died is replaced by a standby after at most that).
+ */
 export interface OutboxRelayLimits {
   maxBatchBytes: number;
   maxMessageBytes: number;
+  leaseMs: number;
 }
 
 function readOutboxRelayLimits(r: EnvReader): OutboxRelayLimits {
   // Defaults stay well under Kafka's 1,048,588 bytes per partition batch (message.max.bytes).
   const maxMessageBytes = r.int("OUTBOX_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
   const maxBatchBytes = r.int("OUTBOX_MAX_BATCH_BYTES", DEFAULT_MAX_BATCH_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
-  return { maxBatchBytes, maxMessageBytes };
+  const leaseMs = r.int("OUTBOX_RELAY_LEASE_SECONDS", DEFAULT_RELAY_LEASE_MS / 1000, { min: 3, max: 600 }) * 1000;
+  return { maxBatchBytes, maxMessageBytes, leaseMs };
 }
 
 /** Configuration of the relay-only process (relay-main.ts). */

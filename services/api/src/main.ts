@@ -102,7 +102,7 @@ const readiness: Record<string, ReadinessCheck> = {
 // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
 if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
 
-// Deletes old test records and old change history; every instance runs it, one at a time works (advisory lock).
+// Deletes old test records and old change history; every instance runs it, one at a time works (lease "retention-job").
 const retention = createRetentionJob({
   sql,
   logger,

@@ -3,10 +3,10 @@
 // signed previews, simulated leads count only for the test key, test-only routes refuse live keys, and test
 // records are purged on request or after the retention.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { silentLogger } from "@pss/service-kit";
+import { createLeaderLease, silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import { createPreviewLinks } from "../src/previews/preview-links.ts";
-import { createRetentionJob } from "../src/test-mode/retention-job.ts";
+import { createRetentionJob, RETENTION_LEASE } from "../src/test-mode/retention-job.ts";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
 
 const BASE = "https://market.example.test";
@@ -287,14 +287,13 @@ describe("purging test records", () => {
     await api.sql`UPDATE listing_history SET changed_at = ${new Date(Date.now() - 200 * 86_400_000)} WHERE listing_id = ${oldLive.listing.serviceListingId}`;
 
     const job = createRetentionJob({ sql: api.sql, logger: silentLogger, testDataRetentionDays: 30, historyRetentionDays: 180, intervalMs: 0 });
-    // While another instance holds the job's lock, this one skips its round.
-    const holder = await api.sql.reserve();
+    // While another instance holds the job's lease, this one skips its round.
+    const other = createLeaderLease({ sql: api.sql, name: RETENTION_LEASE, ttlMs: 60_000 });
+    expect(await other.acquire()).toBe(true);
     try {
-      await holder`SELECT pg_advisory_lock(727004)`;
       expect(await job.runOnce()).toEqual({ ran: false });
-      await holder`SELECT pg_advisory_unlock(727004)`;
     } finally {
-      holder.release();
+      await other.release();
     }
     const round = await job.runOnce();
     expect(round).toMatchObject({ ran: true });

@@ -35,7 +35,7 @@ const metrics = createMetrics({ service: "indexer" });
 registerIndexingGauges({ metrics, sql, logger });
 const consumerMetrics = createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) });
 const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, metrics: consumerMetrics, session: config.kafka.consumer });
-// One active across replicas (advisory lock); the others stand by.
+// One active across replicas (the lease "reconciler:<alias>" in leader_leases); the others stand by.
 const reconciler = createReconciler({
   sql,
   opensearch,

@@ -20,7 +20,8 @@ describe("leads config", () => {
     expect(c.smtp).toBeNull();
     expect(c.publicBaseUrl).toBe("http://127.0.0.1:8080");
     expect(c.groupPrefix).toBe("pss-leads");
-    expect(c.delivery).toEqual({ maxAttempts: 8, retryBaseMs: 30_000 });
+    expect(c.delivery).toEqual({ maxAttempts: 8, retryBaseMs: 30_000, claimTimeoutMs: 300_000 });
+    expect(loadConfig({ ...base, LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS: "20" }).delivery.claimTimeoutMs).toBe(20_000);
   });
 
   test("SMTP settings: port follows SMTP_SECURE, the Message-ID domain comes from the sender", () => {

@@ -14,7 +14,11 @@ export interface LeadsConfig {
   publicBaseUrl: string;
   /** null: SMTP_HOST not set, forwarding paused (leads wait as pending). */
   smtp: SmtpConfig | null;
-  delivery: { maxAttempts: number; retryBaseMs: number };
+  /**
+   * claimTimeoutMs: a lead left 'sending' this long was abandoned by a worker that died mid-send (SIGKILL, host
+   * lost) and is sent by another; it must outlive the slowest SMTP exchange, or a slow send could be doubled.
+   */
+  delivery: { maxAttempts: number; retryBaseMs: number; claimTimeoutMs: number };
 }
 
 /** "Name <address>" or "address" -> the address. */
@@ -50,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     delivery: {
       maxAttempts: r.int("LEAD_DELIVERY_MAX_ATTEMPTS", 8, { min: 1, max: 100 }),
       retryBaseMs: r.int("LEAD_DELIVERY_RETRY_SECONDS", 30, { min: 1, max: 3600 }) * 1000,
+      claimTimeoutMs: r.int("LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS", 300, { min: 5, max: 86_400 }) * 1000,
     },
   };
   try {

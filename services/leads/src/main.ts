@@ -43,8 +43,8 @@ const workers = createLeadsWorkers({
   session: config.kafka.consumer,
   publicBaseUrl: config.publicBaseUrl,
   mail: transport && config.smtp ? { transport, from: config.smtp.from, messageIdDomain: config.smtp.fromDomain } : null,
-  // Claims outlive the worst-case SMTP exchange (connect + greeting + socket timeouts) by a wide margin.
-  policy: { ...config.delivery, claimTimeoutMs: 5 * 60_000 },
+  // Claims (LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS, 5 min) outlive the worst-case SMTP exchange by a wide margin.
+  policy: config.delivery,
   sweepIntervalMs: 5_000,
   firstAttemptGraceMs: 60_000,
 });

@@ -21,3 +21,11 @@ test("media: storage is a directory unless MEDIA_STORAGE=s3, which reads the S3_
   expect(s3).toMatchObject({ kind: "s3", endpoint: undefined, bucket: "media", prefix: "variants/", forcePathStyle: false });
   expect(() => loadConfig({ ...base, MEDIA_STORAGE: "gcs" })).toThrow("MEDIA_STORAGE must be one of local, s3, got 'gcs'");
 });
+
+test("media: a claim on an image lasts the whole download plus a minute unless MEDIA_CLAIM_TIMEOUT_MS says otherwise", () => {
+  const base = { DATABASE_URL: "postgres://pss@db/pss", KAFKA_BROKERS: "kafka:9092" };
+  expect(loadConfig(base).claimTimeoutMs).toBe(75_000);
+  expect(loadConfig({ ...base, MEDIA_TOTAL_TIMEOUT_MS: "5000" }).claimTimeoutMs).toBe(65_000);
+  expect(loadConfig({ ...base, MEDIA_CLAIM_TIMEOUT_MS: "12000" }).claimTimeoutMs).toBe(12_000);
+  expect(() => loadConfig({ ...base, MEDIA_CLAIM_TIMEOUT_MS: "10" })).toThrow("MEDIA_CLAIM_TIMEOUT_MS must be between 1000 and inf, got 10");
+});

@@ -33,6 +33,11 @@ export interface MediaConfig {
   allowedHosts: string[];
   maxAttempts: number;
   retryBaseMs: number;
+  /**
+   * How long a claim on an image lasts: no other instance starts on it meanwhile, and an image whose worker died
+   * (SIGKILL, host lost) is taken up again by any instance once it runs out.
+   */
+  claimTimeoutMs: number;
   retryPollMs: number;
   /** 0 turns the periodic sweep off. */
   gcIntervalMs: number;
@@ -43,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const r = createEnvReader(env);
   const cpus = availableParallelism();
   const concurrency = r.int("MEDIA_CONCURRENCY", cpus, { min: 1, max: 256 });
+  const totalTimeoutMs = r.int("MEDIA_TOTAL_TIMEOUT_MS", 15_000, { min: 10 });
   const config: MediaConfig = {
     healthPort: r.int("HEALTH_PORT", 8081, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
@@ -56,10 +62,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxDownloadBytes: r.int("MEDIA_MAX_DOWNLOAD_BYTES", 20 * 1024 * 1024, { min: 1024 }),
     maxInputPixels: r.int("MEDIA_MAX_INPUT_PIXELS", 50_000_000, { min: 10_000 }),
     connectTimeoutMs: r.int("MEDIA_CONNECT_TIMEOUT_MS", 5_000, { min: 10 }),
-    totalTimeoutMs: r.int("MEDIA_TOTAL_TIMEOUT_MS", 15_000, { min: 10 }),
+    totalTimeoutMs,
     allowedHosts: r.list("MEDIA_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
     maxAttempts: r.int("MEDIA_MAX_ATTEMPTS", 4, { min: 1, max: 20 }),
     retryBaseMs: r.int("MEDIA_RETRY_BASE_MS", 2_000, { min: 1 }),
+    // The slowest attempt (the whole download, then decoding and storing) fits well inside the default.
+    claimTimeoutMs: r.int("MEDIA_CLAIM_TIMEOUT_MS", totalTimeoutMs + 60_000, { min: 1_000 }),
     retryPollMs: r.int("MEDIA_RETRY_POLL_MS", 1_000, { min: 10 }),
     gcIntervalMs: r.int("MEDIA_GC_INTERVAL_MS", 3_600_000, { min: 0 }),
     gcGraceMs: r.int("MEDIA_GC_GRACE_MS", 3_600_000, { min: 0 }),

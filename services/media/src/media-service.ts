@@ -8,6 +8,7 @@ import type { MediaConfig } from "./config.ts";
 import { createImageDownloader, type Resolver } from "./download/image-downloader.ts";
 import { createGarbageCollector, type GarbageCollector } from "./gc/garbage-collector.ts";
 import { createImageProcessor } from "./images/image-processor.ts";
+import { createClaimKeeper } from "./jobs/claim-keeper.ts";
 import { createMediaEventHandler } from "./jobs/media-event-handler.ts";
 import { createMediaJobs, emptyStats, type MediaStats } from "./jobs/media-jobs.ts";
 import { createMediaRepository } from "./jobs/media-repository.ts";
@@ -43,9 +44,13 @@ export interface MediaService {
   retries: RetryLoop;
 }
 
-/** A claim outlives the slowest possible attempt, so no second worker starts on an image still in progress. */
-export function leaseMsFor(config: Pick<MediaServiceConfig, "totalTimeoutMs">): number {
-  return config.totalTimeoutMs + 60_000;
+/**
+ * A claim outlives the slowest possible attempt (MEDIA_CLAIM_TIMEOUT_MS, by default the whole download plus a
+ * minute), so no second worker starts on an image still in progress; the claims of an instance that died run out
+ * after it and the retry loop of any instance takes them up.
+ */
+export function leaseMsFor(config: Pick<MediaServiceConfig, "claimTimeoutMs">): number {
+  return config.claimTimeoutMs;
 }
 
 export function createMediaService(deps: MediaServiceDeps): MediaService {
@@ -93,10 +98,12 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     leaseMs,
     partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
   });
+  const claims = createClaimKeeper({ repository, working: jobs.working, leaseMs, logger });
   const gc = createGarbageCollector({ sql: deps.sql, repository, storage, graceMs: config.gcGraceMs, intervalMs: config.gcIntervalMs, logger });
 
   return {
     async start() {
+      claims.start();
       await consumer.start();
       retries.start();
       gc.start();
@@ -104,6 +111,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     async stop() {
       await consumer.stop();
       await retries.stop();
+      await claims.stop();
       await gc.stop();
     },
     isRunning: () => consumer.isRunning(),

@@ -1,6 +1,8 @@
-// Publishes outbox rows to Kafka in id order, then marks them sent. One relay is active at a time (a session
-// advisory lock; other API instances stand by), which keeps every aggregate's events in order. If Kafka is
-// down, rows wait and the API keeps accepting writes; they flow once Kafka answers again.
+// Publishes outbox rows to Kafka in id order, then marks them sent. One relay is active at a time (it holds the
+// lease "outbox-relay", a row in leader_leases; other instances stand by and take over within the lease's length
+// when it dies, at once when it stops), which keeps every aggregate's events in order. A lease row rather than a
+// session advisory lock: it works the same through a transaction-pooling PgBouncer (leader-lease.ts). If Kafka
+// is down, rows wait and the API keeps accepting writes; they flow once Kafka answers again.
 //
 // Requests are bounded in bytes as well as rows (Kafka refuses a partition batch over message.max.bytes). A row
 // Kafka can never take (too large, or refused permanently) is set aside with its reason and the rows after it
@@ -8,7 +10,7 @@
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
-import { createInterruptibleSleep, traceHeaders, type Logger } from "@pss/service-kit";
+import { createInterruptibleSleep, createLeaderLease, traceHeaders, type Logger } from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -21,7 +23,10 @@ import {
 import type { RelayMetrics } from "./outbox-metrics.ts";
 import { createOutboxStatus, type OutboxBacklog } from "./outbox-status.ts";
 
-const RELAY_LOCK_ID = 727_002;
+/** The lease the active relay holds (leader_leases.name). */
+export const RELAY_LEASE = "outbox-relay";
+/** OUTBOX_RELAY_LEASE_SECONDS: how long a dead relay holds up publishing at most. */
+export const DEFAULT_RELAY_LEASE_MS = 10_000;
 
 export interface OutboxRelayOptions {
   /** Rows per Kafka request at most. */
@@ -34,6 +39,10 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** Sent rows are kept this long for inspection, then deleted. */
   retentionMs?: number;
+  /** Length of the relay's lease: renewed every third of it; a relay that died is replaced after at most this. */
+  leaseMs?: number;
+  /** How often a standby relay tries to take the lease. */
+  standbyPollMs?: number;
 }
 
 export interface OutboxRelay {
@@ -41,6 +50,8 @@ export interface OutboxRelay {
   stop(): Promise<void>;
   /** Rows waiting, the oldest one's age, and rows set aside. */
   backlog(): Promise<OutboxBacklog>;
+  /** This relay holds the lease and publishes (the others stand by). */
+  isActive(): boolean;
 }
 
 /**
@@ -79,15 +90,18 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
   const idlePollMs = opts.idlePollMs ?? 25;
   const maxBackoffMs = opts.maxBackoffMs ?? 5_000;
   const retentionMs = opts.retentionMs ?? 24 * 3600 * 1000;
+  const leaseMs = opts.leaseMs ?? DEFAULT_RELAY_LEASE_MS;
+  const standbyPollMs = opts.standbyPollMs ?? Math.min(2_000, Math.floor(leaseMs / 3));
   const log = deps.logger.child({ component: "outbox-relay" });
+  const lease = createLeaderLease({ sql: deps.sql, name: RELAY_LEASE, ttlMs: leaseMs });
   const status = createOutboxStatus({ sql: deps.sql });
   let running = false;
   let loop: Promise<void> | null = null;
   let producerConnected = false;
   const { sleep, wake } = createInterruptibleSleep();
 
-  async function setAside(conn: postgres.ReservedSql, rows: OutboxRow[], reason: string): Promise<void> {
-    await conn`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
+  async function setAside(rows: OutboxRow[], reason: string): Promise<void> {
+    await deps.sql`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
     deps.metrics?.setAside(rows.length);
     for (const row of rows) {
       // The payload stays in the table (it may be large); the key and size identify the event.
@@ -114,13 +128,13 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
   }
 
   /** One round; true when more rows are probably waiting (the round was full by rows or bytes). */
-  async function publishRound(conn: postgres.ReservedSql): Promise<boolean> {
-    const rows = await readPendingRows(conn, { batchSize, maxBatchBytes });
+  async function publishRound(): Promise<boolean> {
+    const rows = await readPendingRows(deps.sql, { batchSize, maxBatchBytes });
     if (rows.length === 0) return false;
     const considered = rows[0]!.considered;
     const plan = planBatch(rows, limits);
     for (const row of plan.tooLarge) {
-      await setAside(conn, [row], `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`);
+      await setAside([row], `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`);
     }
     if (plan.send.length > 0) {
       if (!producerConnected) {
@@ -130,11 +144,11 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
       await publishIsolatingRefusals(plan.send, {
         send,
         markSent: async (sent) => {
-          await conn`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`;
+          await deps.sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`;
           deps.metrics?.published(sent.length);
           logPublished(sent);
         },
-        setAside: (refused, reason) => setAside(conn, refused, reason),
+        setAside: (refused, reason) => setAside(refused, reason),
       });
     }
     return considered >= batchSize || rows.length < considered || plan.cut;
@@ -144,26 +158,29 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     let backoff = 200;
     let lastCleanup = 0;
     while (running) {
-      let conn: postgres.ReservedSql | null = null;
+      let stopRenewing: (() => void) | null = null;
       try {
-        conn = await deps.sql.reserve();
-        const [{ locked }] = (await conn`SELECT pg_try_advisory_lock(${RELAY_LOCK_ID}) AS locked`) as unknown as [{ locked: boolean }];
-        if (!locked) {
-          // Another instance relays; check again later in case it goes away.
-          conn.release();
-          conn = null;
-          await sleep(2_000);
+        if (!(await lease.acquire())) {
+          // Another instance relays; try again later in case it goes away.
+          await sleep(standbyPollMs);
           continue;
         }
-        log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize });
+        // Renewed in the background, also while a round waits on Kafka.
+        stopRenewing = lease.keepRenewed();
+        log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize, leaseMs, holder: lease.holder });
         deps.metrics?.active(true);
+        // Every statement is a single autocommitted one on any pooled connection: nothing ties the relay to one.
         while (running) {
-          const more = await publishRound(conn);
+          if (!lease.isHeld()) {
+            log.warn("outbox relay lost its lease; standing by", { holder: lease.holder });
+            break;
+          }
+          const more = await publishRound();
           backoff = 200;
           if (Date.now() - lastCleanup > 60_000) {
             lastCleanup = Date.now();
             // Uses outbox_published_at; set-aside rows are never deleted here.
-            await conn`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)}`;
+            await deps.sql`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)}`;
           }
           if (!more) await sleep(idlePollMs);
         }
@@ -176,13 +193,14 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
         await sleep(backoff + Math.random() * backoff * 0.2);
         backoff = Math.min(backoff * 2, maxBackoffMs);
       } finally {
-        if (conn) {
+        if (stopRenewing) {
+          stopRenewing();
           deps.metrics?.active(false);
-          await conn`SELECT pg_advisory_unlock(${RELAY_LOCK_ID})`.catch(() => {});
-          conn.release();
         }
       }
     }
+    // Stopping: hand over at once instead of when the lease runs out.
+    await lease.release().catch((err) => log.warn("releasing the relay lease failed; another relay takes over when it runs out", { err: (err as Error).message }));
   }
 
   return {
@@ -199,5 +217,6 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
       producerConnected = false;
     },
     backlog: () => status.backlog(),
+    isActive: () => running && lease.isHeld(),
   };
 }

@@ -1,13 +1,15 @@
 // The retention job (docs/sandbox.md): deletes test records nobody wrote for TEST_DATA_RETENTION_DAYS and change
-// history older than HISTORY_RETENTION_DAYS. Every API instance runs the timer; a PostgreSQL advisory lock lets
-// one of them work at a time (the others skip that round), like the outbox relay. A failed round (database
+// history older than HISTORY_RETENTION_DAYS. Every API instance runs the timer; the lease "retention-job" (a row
+// in leader_leases, leader-lease.ts: works through a transaction-pooling PgBouncer) lets one of them work at a
+// time (the others skip that round), like the outbox relay. A failed round (database
 // down) is logged and tried again next round; it never stops the process.
-import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
+import { createInterruptibleSleep, createLeaderLease, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
-/** "retention job" among this application's advisory locks (727001 migrations, 727002 outbox relay and reindex, 727003 the indexer's reconciler). */
-const RETENTION_LOCK_ID = 727_004;
+/** The lease a working round holds (leader_leases.name), renewed while it runs, released when it ends. */
+export const RETENTION_LEASE = "retention-job";
+const RETENTION_LEASE_MS = 60_000;
 const DAY_MS = 24 * 3600 * 1000;
 
 export interface RetentionJobOptions {
@@ -30,23 +32,20 @@ export function createRetentionJob(opts: RetentionJobOptions) {
   const { sleep, wake } = createInterruptibleSleep();
   let running = false;
   let loop: Promise<void> | null = null;
+  const lease = createLeaderLease({ sql: opts.sql, name: RETENTION_LEASE, ttlMs: RETENTION_LEASE_MS });
 
-  /** One round, if no other instance holds the lock. */
+  /** One round, if no other instance holds the lease. */
   async function runOnce(): Promise<RetentionRound> {
-    const conn = await opts.sql.reserve();
+    if (!(await lease.acquire())) return { ran: false };
+    const stopRenewing = lease.keepRenewed();
     try {
-      const [{ locked }] = (await conn`SELECT pg_try_advisory_lock(${RETENTION_LOCK_ID}) AS locked`) as unknown as [{ locked: boolean }];
-      if (!locked) return { ran: false };
-      try {
-        const testData = await purgeTestData(opts.sql, { olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS) });
-        const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
-        if (testData.listings + testData.brokers + testData.leads + historyEntries > 0) log.info("retention: old test records and history deleted", { ...testData, historyEntries });
-        return { ran: true, testData, historyEntries };
-      } finally {
-        await conn`SELECT pg_advisory_unlock(${RETENTION_LOCK_ID})`.catch(() => {});
-      }
+      const testData = await purgeTestData(opts.sql, { olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS) });
+      const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
+      if (testData.listings + testData.brokers + testData.leads + historyEntries > 0) log.info("retention: old test records and history deleted", { ...testData, historyEntries });
+      return { ran: true, testData, historyEntries };
     } finally {
-      conn.release();
+      stopRenewing();
+      await lease.release().catch((err) => log.warn("releasing the retention lease failed; it runs out on its own", { err: (err as Error).message }));
     }
   }
 

@@ -4,9 +4,9 @@
 // and the new index holds exactly the listings PostgreSQL says are buyer-visible, at their versions.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Client } from "@opensearch-project/opensearch";
-import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { deleteSearchIndex, indexedState, newAlias, startIndexer, type IndexerHarness } from "../../../indexer/test/support/indexer-harness.ts";
+import { listingVisibleToBuyers } from "../../src/buyers/buyer-visibility.ts";
 import { admin, adminEnv, json } from "../support/admin-cli.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../support/harness.ts";
 
@@ -103,9 +103,10 @@ test("reindex under concurrent buyer searches: no search fails, the alias moves 
   expect(await aliasTargets()).toEqual([result.index]);
   expect((await opensearch.indices.exists({ index: old! })).body).toBe(false);
 
-  // Exactly what PostgreSQL says is visible, at the versions it holds (the whole database: reindex takes all).
+  // Exactly what the buyer-visibility rule selects in PostgreSQL (test-mode records never), at the versions it
+  // holds (the whole database: reindex takes all).
   const expected = new Map(
-    (await api.sql`SELECT id, version FROM listings WHERE status = ANY(${[...BUYER_VISIBLE_STATUSES]})`).map((r) => [Number(r.id), r.version as number] as const),
+    (await api.sql`SELECT id, version FROM listings l WHERE ${listingVisibleToBuyers(api.sql)}`).map((r) => [Number(r.id), r.version as number] as const),
   );
   expect(result.documents).toBeGreaterThanOrEqual(visible);
   const actual = await documents(result.index);

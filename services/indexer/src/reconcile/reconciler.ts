@@ -9,11 +9,12 @@
 //      external versions (external_gte: the same version may be written again), then records the index state.
 //      Idempotent: a repair racing the indexer's own event ends in the same document, and an older version never
 //      replaces a newer one.
-// One reconciler is active across replicas: it holds a PostgreSQL advisory lock on a connection of its own (per
-// alias); the others stand by and take over when that connection goes away. Repairs are counted in
+// One reconciler is active across replicas: it holds the lease "reconciler:<alias>" (leader-lease.ts, a row in
+// leader_leases that works through a transaction-pooling PgBouncer), renewed in the background; the others stand
+// by and take over when it stops (at once) or dies (within the lease's 30 s). Repairs are counted in
 // indexer_reconciler_repairs_total{reason}.
 import type { Client } from "@opensearch-project/opensearch";
-import { Counter, Gauge, type Logger, type Metrics } from "@pss/service-kit";
+import { Counter, createLeaderLease, Gauge, type Logger, type Metrics } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsByIds, recordIndexStates, type StoredListingState } from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
@@ -25,9 +26,9 @@ import { toSearchDocument, type ListingSource } from "../search-index/search-doc
 export const REPAIR_REASONS = ["pending_timeout", "version_mismatch", "missing_document", "stale_document"] as const;
 export type RepairReason = (typeof REPAIR_REASONS)[number];
 
-// Advisory lock namespace among this application's (727001 migrations, 727002 relay/reindex, 727004 the API's retention job).
-const LOCK_CLASS = 727_003;
 const BATCH = 500;
+/** How long a reconciler that died keeps the others standing by at most. */
+const LEASE_MS = 30_000;
 
 export interface ReconcilerMetrics {
   repaired(reason: RepairReason, n: number): void;
@@ -87,7 +88,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const { sql, logger } = deps;
   const log = logger.child({ component: "reconciler", alias: deps.alias });
   const scoped = (column: postgres.PendingQuery<postgres.Row[]>) => (deps.partnerIds ? sql`AND ${column} = ANY(${deps.partnerIds}::uuid[])` : sql``);
-  let lock: postgres.ReservedSql | null = null;
+  const lease = createLeaderLease({ sql, name: `reconciler:${deps.alias}`, ttlMs: LEASE_MS });
+  let stopRenewing: (() => void) | null = null;
   /** Where the audit of indexed listings goes on next run. */
   let auditAfterId = 0;
   let running = false;
@@ -99,33 +101,20 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     deps.metrics?.active(on);
   }
 
-  /** Holds (or takes) the lock on a connection of its own; false when another instance holds it. */
+  /** Holds (or takes) the lease, renewed in the background from then on; false when another instance holds it. */
   async function lead(): Promise<boolean> {
-    if (lock) {
-      try {
-        await lock`SELECT 1`;
-        return true;
-      } catch {
-        // The connection (and with it the session lock) is gone: try again from scratch.
-        lock.release();
-        lock = null;
-        setActive(false);
-      }
+    if (lease.isHeld()) return true;
+    if (stopRenewing) {
+      // Lost (renewals failed for longer than the lease, or another took it after a stall): try again from scratch.
+      stopRenewing();
+      stopRenewing = null;
+      setActive(false);
+      log.warn("reconciler lost its lease");
     }
-    const conn = await sql.reserve();
-    try {
-      const [row] = await conn`SELECT pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${deps.alias})) AS ok`;
-      if (!row!.ok) {
-        conn.release();
-        return false;
-      }
-    } catch (err) {
-      conn.release();
-      throw err;
-    }
-    lock = conn;
+    if (!(await lease.acquire())) return false;
+    stopRenewing = lease.keepRenewed();
     setActive(true);
-    log.info("reconciler active", { pendingAfterMs: deps.pendingAfterMs, intervalMs: deps.intervalMs });
+    log.info("reconciler active", { pendingAfterMs: deps.pendingAfterMs, intervalMs: deps.intervalMs, holder: lease.holder });
     return true;
   }
 
@@ -243,10 +232,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       wake?.();
       await loop;
       await inRun;
-      if (lock) {
-        await lock`SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext(${deps.alias}))`.catch(() => {});
-        lock.release();
-        lock = null;
+      if (stopRenewing) {
+        stopRenewing();
+        stopRenewing = null;
+        await lease.release().catch((err) => log.warn("releasing the reconciler lease failed; it runs out on its own", { err: (err as Error).message }));
         setActive(false);
       }
     },
@@ -255,6 +244,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       inRun = once.catch(() => {});
       return once;
     },
-    isActive: () => lock !== null,
+    isActive: () => lease.isHeld(),
   };
 }

@@ -7,9 +7,9 @@
 //      PostgreSQL. Anything committed later reaches the new index through the indexer, since the alias now
 //      points there. External versions keep every write from replacing a newer document;
 //   5. after a grace period for searches still running on the old index, drop it.
-// One reindex per alias at a time (a PostgreSQL advisory lock).
+// One reindex per alias at a time (a lease in leader_leases, renewed while it runs).
 import type { Client } from "@opensearch-project/opensearch";
-import type { Logger } from "@pss/service-kit";
+import { createLeaderLease, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
@@ -53,8 +53,8 @@ export class ReindexError extends Error {
   override name = "ReindexError";
 }
 
-// Advisory lock namespace: "reindex" among this application's advisory locks (migrations use 727001).
-const LOCK_CLASS = 727_002;
+/** The lease "reindex:<alias>" (leader-lease.ts): a reindex that died blocks the next one for at most this. */
+const LEASE_MS = 60_000;
 
 function timestamp(now: Date): string {
   return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
@@ -67,17 +67,14 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   const rewriter = deps.rewriter ?? createDeterministicRewriter();
   const log = logger.child({ component: "reindex", alias });
 
-  const lock = await sql.reserve();
+  const lease = createLeaderLease({ sql, name: `reindex:${alias}`, ttlMs: LEASE_MS });
+  if (!(await lease.acquire())) throw new ReindexError(`another reindex of '${alias}' is running`);
+  const stopRenewing = lease.keepRenewed();
   try {
-    const [locked] = await lock`SELECT pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${alias})) AS ok`;
-    if (!locked!.ok) throw new ReindexError(`another reindex of '${alias}' is running`);
-    try {
-      return await run();
-    } finally {
-      await lock`SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext(${alias}))`;
-    }
+    return await run();
   } finally {
-    lock.release();
+    stopRenewing();
+    await lease.release().catch(() => {});
   }
 
   function descriptions(entries: { source: ListingSource; state: StoredListingState }[]) {

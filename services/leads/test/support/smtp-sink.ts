@@ -1,5 +1,6 @@
 // A real SMTP server on loopback (smtp-server) that keeps what it receives, parsed enough to assert on:
-// envelope, headers and the text and HTML parts. Recipients can be told to answer 4xx/5xx.
+// envelope, headers and the text and HTML parts. Recipients can be told to answer 4xx/5xx, or to answer late
+// (a slow server: the RCPT reply waits for a promise).
 import { SMTPServer } from "smtp-server";
 
 export interface ReceivedMail {
@@ -23,7 +24,10 @@ export interface SmtpSink {
 /** Answer for a recipient: null accepts, else an SMTP reply code and text. */
 export type RecipientReply = (address: string, attempt: number) => { code: number; text: string } | null;
 
-export async function startSmtpSink(opts: { reply?: RecipientReply } = {}): Promise<SmtpSink> {
+/** Before answering RCPT TO for a recipient: a promise to wait for (a slow or stuck server), or undefined. */
+export type RecipientWait = (address: string, attempt: number) => Promise<unknown> | undefined;
+
+export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: RecipientWait } = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
   const server = new SMTPServer({
@@ -34,9 +38,14 @@ export async function startSmtpSink(opts: { reply?: RecipientReply } = {}): Prom
     onRcptTo(address, _session, callback) {
       const attempt = (attempts.get(address.address) ?? 0) + 1;
       attempts.set(address.address, attempt);
-      const answer = opts.reply?.(address.address, attempt);
-      if (!answer) return callback();
-      callback(Object.assign(new Error(answer.text), { responseCode: answer.code }));
+      const answer = () => {
+        const reply = opts.reply?.(address.address, attempt);
+        if (!reply) return callback();
+        callback(Object.assign(new Error(reply.text), { responseCode: reply.code }));
+      };
+      const waiting = opts.wait?.(address.address, attempt);
+      if (waiting) void waiting.then(answer, answer);
+      else answer();
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];

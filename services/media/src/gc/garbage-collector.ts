@@ -1,12 +1,16 @@
 // Deletes stored files no record references any more. Files are shared (content-addressed), so a file goes only
 // when no listing photo and no current avatar names it, and only after a grace period: a file just written (or
 // just reused, which refreshes it) may belong to a result whose database write has not committed yet.
-import type { Logger, MediaStorage } from "@pss/service-kit";
+import { createLeaderLease, type Logger, type MediaStorage } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaRepository } from "../jobs/media-repository.ts";
 
-/** One sweep at a time across all media instances sharing the directory and database. */
-const GC_LOCK_ID = 727_401;
+/**
+ * One sweep at a time across all media instances sharing the storage and database: the lease "media-gc"
+ * (leader-lease.ts; works through a transaction-pooling PgBouncer), renewed while the sweep lasts.
+ */
+export const GC_LEASE = "media-gc";
+const GC_LEASE_MS = 60_000;
 const BATCH = 500;
 
 export interface SweepResult {
@@ -25,6 +29,7 @@ export function createGarbageCollector(deps: { sql: postgres.Sql; repository: Me
   const log = deps.logger.child({ component: "media-gc" });
   let timer: Timer | null = null;
   let current: Promise<unknown> | null = null;
+  const lease = createLeaderLease({ sql: deps.sql, name: GC_LEASE, ttlMs: GC_LEASE_MS });
 
   async function collect(batch: string[], cutoff: Date): Promise<number> {
     let deleted = 0;
@@ -40,33 +45,29 @@ export function createGarbageCollector(deps: { sql: postgres.Sql; repository: Me
   }
 
   async function sweep(now = new Date()): Promise<SweepResult> {
-    const conn = await deps.sql.reserve();
+    if (!(await lease.acquire())) return { examined: 0, deleted: 0, skipped: true };
+    const stopRenewing = lease.keepRenewed();
     try {
-      const [{ locked }] = (await conn`SELECT pg_try_advisory_lock(${GC_LOCK_ID}) AS locked`) as unknown as [{ locked: boolean }];
-      if (!locked) return { examined: 0, deleted: 0, skipped: true };
-      try {
-        const cutoff = new Date(now.getTime() - deps.graceMs);
-        let examined = 0;
-        let deleted = 0;
-        let batch: string[] = [];
-        for await (const file of deps.storage.list()) {
-          if (file.modifiedAt >= cutoff) continue;
-          batch.push(file.name);
-          examined++;
-          if (batch.length >= BATCH) {
-            deleted += await collect(batch, cutoff);
-            batch = [];
-          }
+      const cutoff = new Date(now.getTime() - deps.graceMs);
+      let examined = 0;
+      let deleted = 0;
+      let batch: string[] = [];
+      for await (const file of deps.storage.list()) {
+        if (file.modifiedAt >= cutoff) continue;
+        batch.push(file.name);
+        examined++;
+        if (batch.length >= BATCH) {
+          deleted += await collect(batch, cutoff);
+          batch = [];
         }
-        deleted += await collect(batch, cutoff);
-        await deps.storage.removeAbandonedWrites(cutoff);
-        if (deleted > 0) log.info("deleted unreferenced media files", { examined, deleted });
-        return { examined, deleted, skipped: false };
-      } finally {
-        await conn`SELECT pg_advisory_unlock(${GC_LOCK_ID})`.catch(() => {});
       }
+      deleted += await collect(batch, cutoff);
+      await deps.storage.removeAbandonedWrites(cutoff);
+      if (deleted > 0) log.info("deleted unreferenced media files", { examined, deleted });
+      return { examined, deleted, skipped: false };
     } finally {
-      conn.release();
+      stopRenewing();
+      await lease.release().catch((err) => log.warn("releasing the garbage collection lease failed; it runs out on its own", { err: (err as Error).message }));
     }
   }
 

@@ -44,6 +44,8 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 
 export function createMediaJobs(deps: MediaJobsDeps) {
   const { repository, stats } = deps;
+  /** Claimed jobs not yet produced: the claim keeper renews their claims (a 50-photo listing waits in the pools). */
+  const working = new Set<MediaJob>();
 
   async function store(processed: ProcessedImage): Promise<{ variants: VariantRecord[]; names: string[] }> {
     const variants: VariantRecord[] = [];
@@ -76,8 +78,9 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       const started = performance.now();
       let outcome: JobOutcome;
       let failureReason: string | null = null;
+      working.add(job);
       try {
-        const { processed, variants, names } = await produce(job);
+        const { processed, variants, names } = await produce(job).finally(() => working.delete(job));
         const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
         outcome = written ? "ready" : "discarded";
       } catch (err) {
@@ -104,6 +107,8 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },
+    /** The jobs this instance is downloading, transforming or storing now (or waiting in its pools to). */
+    working: (): MediaJob[] => [...working],
   };
 }
 

@@ -136,6 +136,31 @@ export function createMediaRepository(sql: Sql) {
     },
 
     /**
+     * Extends the claims this instance still holds on jobs it is working on: the claim's attempt number must be
+     * the job's (a claim that ran out and was taken by another instance has a higher one). Returns how many held.
+     */
+    async renewClaims(jobs: MediaJob[], leaseMs: number): Promise<number> {
+      const photos = jobs.filter((j) => j.kind === "photo");
+      const avatars = jobs.filter((j) => j.kind === "avatar");
+      let held = 0;
+      if (photos.length > 0) {
+        const rows = await sql`
+          UPDATE listing_photos p SET not_before = ${lease(sql, leaseMs)}
+          FROM unnest(${photos.map((j) => j.photoId)}::bigint[], ${photos.map((j) => j.attempts)}::int[]) AS c(id, attempts)
+          WHERE p.id = c.id AND p.attempts = c.attempts AND p.state = 'pending' RETURNING p.id`;
+        held += rows.length;
+      }
+      if (avatars.length > 0) {
+        const rows = await sql`
+          UPDATE brokers b SET avatar_not_before = ${lease(sql, leaseMs)}
+          FROM unnest(${avatars.map((j) => j.brokerId)}::bigint[], ${avatars.map((j) => j.attempts)}::int[]) AS c(id, attempts)
+          WHERE b.id = c.id AND b.avatar_attempts = c.attempts AND b.avatar_state = 'pending' RETURNING b.id`;
+        held += rows.length;
+      }
+      return held;
+    },
+
+    /**
      * False when the photo was removed, replaced or finished meanwhile: nothing was written. The photo or avatar
      * that finishes its record's processing also announces it (webhooks), in the same transaction.
      */

@@ -34,6 +34,16 @@ export async function makePicture(width: number, height: number, format: "jpeg" 
   return format === "jpeg" ? image.jpeg({ quality: 85 }).toBuffer() : image.png().toBuffer();
 }
 
+/**
+ * A photo-like picture: fine random texture (slightly blurred noise) compresses about as badly as a real photo, so
+ * its variants have realistic sizes (tens of KB), unlike the flat shapes of makePicture.
+ */
+export async function makeTexturedPicture(width: number, height: number): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < raw.length; i++) raw[i] = (Math.random() * 256) | 0;
+  return sharp(raw, { raw: { width, height, channels: 3 } }).blur(1.5).jpeg({ quality: 85 }).toBuffer();
+}
+
 /** A PNG whose header claims width x height but whose pixel data is a few bytes: a decompression bomb's shape. */
 export function pngClaiming(width: number, height: number): Buffer {
   const crcTable = Array.from({ length: 256 }, (_, n) => {

@@ -54,9 +54,10 @@ export interface ServiceProcess {
   lines: string[];
   /** Exit code, or null while it runs. */
   exitCode(): number | null;
+  /** SIGTERM (a graceful shutdown), SIGKILL after 30 s. */
   stop(): Promise<number>;
-  /** Sends a signal (SIGKILL: the process dies mid-work) and resolves with the exit code. */
-  kill(signal: "SIGKILL" | "SIGTERM"): Promise<number>;
+  /** Sends a signal (SIGKILL by default: the process dies mid-work, as when its host is lost; SIGTERM: a graceful stop) and resolves with the exit code. */
+  kill(signal?: "SIGKILL" | "SIGTERM"): Promise<number>;
 }
 
 /** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
@@ -103,7 +104,7 @@ export async function spawnService(service: string, env: Record<string, string>,
       clearTimeout(timer);
       return exit;
     },
-    async kill(signal) {
+    async kill(signal = "SIGKILL") {
       if (code === null) proc.kill(signal);
       return proc.exited;
     },
