@@ -58,7 +58,7 @@ export const ListingVisibilityData = Type.Object({
   ...brokerIds,
   status: ListingStatusSchema,
   version: Type.Integer({ description: "The listing's version this state belongs to" }),
-});
+}, { additionalProperties: true });
 
 export const ProcessedImage = Type.Object({
   url: Type.String(),
@@ -67,7 +67,7 @@ export const ProcessedImage = Type.Object({
   warning: Nullable(Type.String()),
   width: Nullable(Type.Integer()),
   height: Nullable(Type.Integer()),
-});
+}, { additionalProperties: true });
 
 /** listing.media.processed: the last pending photo of the listing finished. */
 export const ListingMediaProcessedData = Type.Object({
@@ -75,15 +75,15 @@ export const ListingMediaProcessedData = Type.Object({
   version: Type.Integer(),
   ready: Type.Integer(),
   failed: Type.Integer(),
-  photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), ProcessedImage])),
-});
+  photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }, { additionalProperties: true }), ProcessedImage], { additionalProperties: true })),
+}, { additionalProperties: true });
 
 /** broker.avatar.processed */
 export const BrokerAvatarProcessedData = Type.Object({
   ...brokerIds,
   version: Type.Integer(),
   avatar: ProcessedImage,
-});
+}, { additionalProperties: true });
 
 /** lead.received: only IDs and the office's new lead count (spec: individual lead details never leave the service). */
 export const LeadReceivedData = Type.Object({
@@ -92,12 +92,12 @@ export const LeadReceivedData = Type.Object({
   officeId: Type.Integer(),
   officeLeadCount: Type.Integer({ description: "The office's total lead count including this lead" }),
   version: Type.Integer({ description: "Equal to officeLeadCount, which only grows" }),
-});
+}, { additionalProperties: true });
 
 export const PingData = Type.Object({
   endpointId: Type.String(),
   version: Type.Integer({ description: "The endpoint's version" }),
-});
+}, { additionalProperties: true });
 
 /** Each delivered event type's `data` and what it means (the OpenAPI document's `webhooks`, docs/webhooks.md). */
 export const WEBHOOK_EVENT_DATA: Record<DeliveredEventType, { summary: string; data: TSchema }> = {
@@ -110,7 +110,7 @@ export const WEBHOOK_EVENT_DATA: Record<DeliveredEventType, { summary: string; d
 };
 
 /** What the receiver gets as the request body. */
-export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, timestamp: DateTime, data: Type.Record(Type.String(), Type.Unknown()) });
+export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, timestamp: DateTime, data: Type.Record(Type.String(), Type.Unknown(), { additionalProperties: true }) }, { additionalProperties: true });
 export type WebhookPayload = Static<typeof WebhookPayload>;
 
 /** The exact text sent (and signed) on every attempt of a delivery: {type, timestamp, data} in this order. */
@@ -149,7 +149,7 @@ export const WebhookEndpointRecord = Type.Object({
   version: Type.Integer(),
   createdAt: Type.String(),
   updatedAt: Type.String(),
-});
+}, { additionalProperties: true });
 export type WebhookEndpointRecord = Static<typeof WebhookEndpointRecord>;
 
 export const WebhookEndpointPutResponse = Type.Object({
@@ -157,21 +157,21 @@ export const WebhookEndpointPutResponse = Type.Object({
   message: Type.Union([Type.Literal("Webhook endpoint created"), Type.Literal("Webhook endpoint updated")]),
   endpoint: WebhookEndpointRecord,
   secret: Type.Optional(Type.String({ description: "The signing secret (whsec_…): only in the 201 that created the endpoint; store it now" })),
-});
+}, { additionalProperties: false });
 export type WebhookEndpointPutResponse = Static<typeof WebhookEndpointPutResponse>;
 
-export const WebhookEndpointResponse = Type.Object({ status: Type.Literal("success"), endpoint: WebhookEndpointRecord });
-export const WebhookEndpointPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookEndpointRecord), nextCursor: Nullable(Type.String()) });
+export const WebhookEndpointResponse = Type.Object({ status: Type.Literal("success"), endpoint: WebhookEndpointRecord }, { additionalProperties: true });
+export const WebhookEndpointPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookEndpointRecord), nextCursor: Nullable(Type.String()) }, { additionalProperties: true });
 
 export const WebhookSecretRotated = Type.Object({
   status: Type.Literal("success"),
   secret: Type.String({ description: "The new signing secret (whsec_…); shown once" }),
   previousSecretExpiresAt: Type.String({ description: "Until then deliveries are signed with the new and the previous secret" }),
-});
+}, { additionalProperties: true });
 
-export const WebhookDeliveryQueued = Type.Object({ status: Type.Literal("success"), deliveryId: Type.String({ format: "uuid" }) });
-export const WebhookRecoverQueued = Type.Object({ status: Type.Literal("success"), requeued: Type.Integer({ description: "Failed deliveries queued to be sent again" }) });
-export const WebhookEndpointDeleted = Type.Object({ status: Type.Literal("success"), message: Type.Literal("Webhook endpoint deleted") });
+export const WebhookDeliveryQueued = Type.Object({ status: Type.Literal("success"), deliveryId: Type.String({ format: "uuid" }) }, { additionalProperties: true });
+export const WebhookRecoverQueued = Type.Object({ status: Type.Literal("success"), requeued: Type.Integer({ description: "Failed deliveries queued to be sent again" }) }, { additionalProperties: true });
+export const WebhookEndpointDeleted = Type.Object({ status: Type.Literal("success"), message: Type.Literal("Webhook endpoint deleted") }, { additionalProperties: true });
 
 export const WebhookAttempt = Type.Object({
   attempt: Type.Integer({ description: "1 for the first attempt of this delivery, counting every attempt ever made" }),
@@ -179,7 +179,7 @@ export const WebhookAttempt = Type.Object({
   statusCode: Nullable(Type.Integer({ description: "The receiver's HTTP status; null when no answer came" })),
   latencyMs: Type.Integer(),
   error: Nullable(Type.String({ description: "Why the attempt failed (timeout, connection refused, HTTP 500 …); null on success" })),
-});
+}, { additionalProperties: true });
 
 export const WebhookDeliveryRecord = Type.Object({
   deliveryId: Type.String({ description: "Also the webhook-id header: identical on every attempt" }),
@@ -194,10 +194,10 @@ export const WebhookDeliveryRecord = Type.Object({
   lastError: Nullable(Type.String()),
   attempts: Type.Array(WebhookAttempt, { description: "The latest attempts, newest last (at most 20)" }),
   payload: WebhookPayload,
-});
+}, { additionalProperties: true });
 export type WebhookDeliveryRecord = Static<typeof WebhookDeliveryRecord>;
 
-export const WebhookDeliveryPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookDeliveryRecord), nextCursor: Nullable(Type.String()) });
+export const WebhookDeliveryPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookDeliveryRecord), nextCursor: Nullable(Type.String()) }, { additionalProperties: true });
 
 const LIMIT = Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" });
 const CURSOR = Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" });
