@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# One image for every service (api, media, indexer, leads) and for the one-shot migration.
+# One image for every service (api, media, indexer, leads, webhooks) and for the one-shot migration.
 # The process is chosen by the command, e.g. `bun services/media/src/main.ts`, or
 # `bun packages/database/src/migrate-main.ts` for the migration. Only production dependencies are
 # installed, so code in the image imports only what its own workspace's package.json declares
@@ -32,6 +32,7 @@ COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
 COPY services/media/package.json ./services/media/
+COPY services/webhooks/package.json ./services/webhooks/
 COPY infra/package.json ./infra/
 RUN --mount=type=cache,target=/root/.bun/install/cache \
     bun install --frozen-lockfile --production
@@ -57,8 +58,8 @@ RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
 USER bun
 
 # 8080: the API's public port. Health ports (/healthz, /readyz, /metrics): media 8081, indexer 8082, leads 8083,
-# outbox relay 8084, API 8085 (API_HEALTH_PORT).
-EXPOSE 8080 8081 8082 8083 8084 8085
+# outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086.
+EXPOSE 8080 8081 8082 8083 8084 8085 8086
 
 # Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on; without
 # it, the default command's (the API's) health port.

@@ -11,6 +11,7 @@ import { migrate } from "@pss/database";
 import { ensureTopics } from "@pss/service-kit";
 import { up } from "../infra/src/index.ts";
 import { createPartnerAdmin } from "../services/api/src/admin/partner-admin.ts";
+import { localWebhookKeyEnv } from "../scripts/local-webhook-key.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -65,7 +66,8 @@ await admin.disconnect();
 const apiPort = await freePort();
 const apiHealthPort = await freePort();
 const indexerPort = await freePort();
-const common = { ...urls, OPENSEARCH_INDEX_ALIAS: alias };
+// The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
+const common = { ...urls, ...localWebhookKeyEnv(process.env, `${ROOT}.data`), OPENSEARCH_INDEX_ALIAS: alias };
 const api = spawnService("services/api/src/main.ts", { ...common, API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort) });
 const indexer = spawnService("services/indexer/src/main.ts", { ...common, HEALTH_PORT: String(indexerPort), INDEXER_GROUP_ID: groupId });
 const base = `http://127.0.0.1:${apiPort}`;

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
 import postgres from "postgres";
-import { silentLogger } from "@pss/service-kit";
+import { createSecretBox, silentLogger } from "@pss/service-kit";
 import { createApp } from "../services/api/src/app.ts";
 
 const SDK_DIR = join(import.meta.dir, "..", "packages", "sdk");
@@ -29,6 +29,8 @@ export async function serverOpenApiDocument(): Promise<unknown> {
     partnerRateLimiter: { check: async () => null } as never,
     publicBaseUrl: DOCUMENT_SERVER_URL,
     maxBodyBytes: 1_048_576,
+    // Never used to encrypt anything here: the document does not depend on the key.
+    webhookSecrets: createSecretBox(Buffer.alloc(32)),
   });
   const res = await app.handle(new Request("http://localhost/partner/v1/openapi.json"));
   if (res.status !== 200) throw new Error(`GET /partner/v1/openapi.json answered ${res.status}`);

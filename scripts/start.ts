@@ -1,13 +1,17 @@
-// `npm start`: local infrastructure (unless URLs are configured), migrations, then all four services in the
+// `npm start`: local infrastructure (unless URLs are configured), migrations, then all five services in the
 // foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
-// MEDIA_STORAGE=local is set, in which case no object store is started.
+// MEDIA_STORAGE=local is set, in which case no object store is started. The API and the webhooks service share a
+// WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
+// WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment.
 // Logs of the services are shown interleaved behind a service prefix. A service that exits is restarted with
 // back-off (scripts/supervisor.ts) and the others keep running. Ctrl-C or SIGTERM stops the services
 // cleanly; the infrastructure keeps running (`npm run infra -- down` stops it).
+import { join } from "node:path";
 import postgres from "postgres";
 import { migrate } from "@pss/database";
 import { up } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
+import { localWebhookKeyEnv } from "./local-webhook-key.ts";
 import { createSupervisor } from "./supervisor.ts";
 
 // Each service's health port (/healthz, /readyz, /metrics). The API's public port is API_PORT (default 8080).
@@ -16,6 +20,7 @@ const SERVICES = [
   { name: "media", healthPortVar: "MEDIA_HEALTH_PORT", defaultPort: 8081 },
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
+  { name: "webhooks", healthPortVar: "WEBHOOKS_HEALTH_PORT", defaultPort: 8086 },
 ] as const;
 const apiPort = Number(process.env.API_PORT ?? 8080);
 
@@ -26,12 +31,14 @@ const sql = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
 const applied = await migrate(sql).finally(() => sql.end());
 console.error(applied.length ? `start: applied migrations ${applied.join(", ")}` : "start: schema up to date");
 
-const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m"];
+const webhookKey = localWebhookKeyEnv(process.env, join(root, ".data"));
+
+const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m"];
 const useColor = process.stdout.isTTY;
 const services = SERVICES.map((svc, i) => ({
   ...svc,
   port: Number(process.env[svc.healthPortVar] ?? svc.defaultPort),
-  prefix: useColor ? `${colors[i]}${svc.name.padEnd(7)}|\x1b[0m ` : `${svc.name.padEnd(7)}| `,
+  prefix: useColor ? `${colors[i]}${svc.name.padEnd(8)}|\x1b[0m ` : `${svc.name.padEnd(8)}| `,
 }));
 
 async function pipeWithPrefix(stream: ReadableStream<Uint8Array>, prefix: string) {
@@ -56,6 +63,9 @@ const supervisor = createSupervisor({
         ...process.env,
         ...urls,
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
+        ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
+        // The webhooks service puts buyer-facing URLs in event data: the API's address unless configured.
+        ...(svc.name === "webhooks" ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` } : {}),
         ...(svc.name === "api"
           ? { API_PORT: String(apiPort), API_HEALTH_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
           : { HEALTH_PORT: String(svc.port) }),

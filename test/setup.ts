@@ -2,10 +2,15 @@
 // migrations, and exports the URLs through the environment for every test file.
 import postgres from "postgres";
 import { migrate } from "@pss/database";
+import { TEST_WEBHOOK_SECRET_KEY } from "./support/env.ts";
 import { provideInfrastructure } from "./support/infrastructure.ts";
 
 const { urls, source } = await provideInfrastructure(process.env);
 Object.assign(process.env, urls);
+// The API and the webhooks service share this key (encrypting and reading webhook signing secrets). A key file
+// from the developer's environment is not the tests' (and the services refuse both at once).
+delete process.env.WEBHOOK_SECRET_KEY_FILE;
+process.env.WEBHOOK_SECRET_KEY ??= TEST_WEBHOOK_SECRET_KEY;
 const sql = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
 try {
   await migrate(sql);

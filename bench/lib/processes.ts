@@ -1,6 +1,7 @@
 // Child processes the benchmark drives: the API under test, the bare baseline server, the load generator.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { localWebhookKeyEnv } from "../../scripts/local-webhook-key.ts";
 import { freePort } from "../../test/support/ports.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -72,7 +73,8 @@ export async function startApiOnly(env: Record<string, string>): Promise<ApiProc
   const proc = Bun.spawn(serviceCommand("services/api/src/main.ts", "api"), {
     cwd: ROOT,
     // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
-    env: { ...process.env, API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    // The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
+    env: { ...process.env, ...localWebhookKeyEnv(process.env, join(ROOT, ".data")), API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
     stderr: "inherit",
   });

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { shutdownBudgetMs } from "@pss/service-kit";
 import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
+import { loadConfig as loadWebhooksConfig } from "../../services/webhooks/src/config.ts";
 
 const root = join(import.meta.dir, "..", "..");
 /** Time for the process to exit and tini to pass the status on once the shutdown run has finished. */
@@ -18,6 +19,7 @@ interface ComposeService {
   ports?: unknown[];
   volumes?: unknown[];
   environment?: Record<string, string | number>;
+  depends_on?: Record<string, { condition: string }>;
 }
 
 /** Compose durations: "30s", "1m30s", "1h", "500ms", "2m". */
@@ -30,6 +32,7 @@ export function durationMs(value: string): number {
 
 const sourceOf = (file: string) => readFileSync(join(root, file), "utf8");
 const mediaDefaults = loadMediaConfig({ DATABASE_URL: "postgres://u@h/d", KAFKA_BROKERS: "h:1" });
+const webhooksDefaults = loadWebhooksConfig({ DATABASE_URL: "postgres://u@h/d", KAFKA_BROKERS: "h:1", WEBHOOK_SECRET_KEY: "a".repeat(64) });
 
 /**
  * Every long-running app service, its entry point, and its shutdown budget as its main.ts configures it.
@@ -46,6 +49,12 @@ const APP_SERVICES = [
     main: "services/media/src/main.ts",
     shutdownCall: "createShutdown(logger, { stepTimeoutMs: config.totalTimeoutMs + 10_000 })",
     budgetMs: shutdownBudgetMs({ stepTimeoutMs: mediaDefaults.totalTimeoutMs + 10_000 }),
+  },
+  {
+    name: "webhooks",
+    main: "services/webhooks/src/main.ts",
+    shutdownCall: "createShutdown(logger, { stepTimeoutMs: config.timeoutMs + 10_000 })",
+    budgetMs: shutdownBudgetMs({ stepTimeoutMs: webhooksDefaults.timeoutMs + 10_000 }),
   },
 ];
 
@@ -109,6 +118,19 @@ services:
     "api: stop_grace_period unset (Docker's 10 s) < shutdown budget 25 s + 5 s",
     "media: stop_grace_period 30s < shutdown budget 35 s + 5 s",
   ]);
+});
+
+test("the API and the webhooks service read the one WEBHOOK_SECRET_KEY the webhook-key service generates, and start after it", () => {
+  const key = compose.services["webhook-key"]!;
+  expect(key.command?.join(" ")).toContain("randomBytes(32)");
+  expect(key.volumes).toEqual(["webhook-key:/run/pss-keys"]);
+  for (const name of ["api", "webhooks"]) {
+    const s = compose.services[name]!;
+    expect([name, s.environment?.WEBHOOK_SECRET_KEY_FILE]).toEqual([name, "/run/pss-keys/webhook-secret-key"]);
+    expect([name, s.environment?.WEBHOOK_SECRET_KEY]).toEqual([name, undefined]);
+    expect([name, s.volumes]).toEqual([name, ["webhook-key:/run/pss-keys:ro"]]);
+    expect([name, s.depends_on?.["webhook-key"]?.condition]).toEqual([name, "service_completed_successfully"]);
+  }
 });
 
 // `docker compose up --scale media=3 --scale indexer=2`: a replica of a scaled service must not need anything

@@ -35,7 +35,7 @@ test("Prometheus scrapes every replica of every app service at the health port c
   // Service discovery by compose's DNS (an A record per replica), so `--scale media=3` is scraped three times.
   expect(prometheus.scrape_configs.filter((c) => c.static_configs !== undefined).map((c) => c.job_name)).toEqual([]);
   const targets = prometheus.scrape_configs.flatMap((c) => (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])));
-  expect(appServices.length).toBe(5);
+  expect(appServices.length).toBe(6);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);
     expect([name, Number.isInteger(port) && port > 0]).toEqual([name, true]);
@@ -82,6 +82,7 @@ test("every metric the services declare is explained in docs/operations.md", () 
     "services/indexer/src/indexer-metrics.ts",
     "services/indexer/src/reconcile/reconciler.ts",
     "services/leads/src/leads-metrics.ts",
+    "services/webhooks/src/webhooks-metrics.ts",
   ];
   const declared = files.flatMap((f) => [...read(f).matchAll(/\bname: "([a-z_]+)"/g)].map((m) => m[1]!));
   expect(declared.length).toBeGreaterThanOrEqual(25);

@@ -1,3 +1,4 @@
+import { createSecretBox, parseSecretKey, type SecretBox } from "@pss/service-kit";
 import type { InfraUrls } from "./infrastructure.ts";
 
 /** The URLs test/setup.ts put in the environment. */
@@ -29,4 +30,16 @@ export function testS3Env(): TestS3Env {
 
 export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * The webhook secrets key every test process uses (test/setup.ts puts it in the environment unless one is set):
+ * the API harness encrypts endpoint secrets with it, spawned services decrypt with it. Fixed, so endpoints left in
+ * the test database by an earlier run stay readable. Never a production key.
+ */
+export const TEST_WEBHOOK_SECRET_KEY = "dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0cy1rZXktMzI=";
+
+/** The secret box the API harness gives the app (the same key as WEBHOOK_SECRET_KEY in the test environment). */
+export function testWebhookSecrets(): SecretBox {
+  return createSecretBox(parseSecretKey(process.env.WEBHOOK_SECRET_KEY ?? TEST_WEBHOOK_SECRET_KEY)!);
 }

@@ -13,4 +13,5 @@ export * from "./http/sandbox.ts";
 export * from "./text-rules.ts";
 export * from "./http/patterns.ts";
 export * from "./http/text.ts";
+export * from "./webhooks.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";

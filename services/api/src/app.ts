@@ -2,7 +2,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger } from "@pss/service-kit";
+import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator, Principal } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -26,6 +26,7 @@ import { createPartnerContext } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
+import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
   sql: postgres.Sql;
@@ -47,6 +48,8 @@ export interface AppDeps {
   previews?: PreviewLinks;
   /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
   sitemapPageSize?: number;
+  /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
+  webhookSecrets: SecretBox;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -116,8 +119,9 @@ export function createApp(deps: AppDeps) {
       if (violation) throw violation;
     })
     .onParse(async ({ request }) => {
-      // A DELETE carries no body (DELETE /partner/v1/test-data): nothing to parse, so no Content-Type is needed.
-      if (request.method === "DELETE" && !hasBody(request)) return null;
+      // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
+      // so no Content-Type is needed.
+      if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
       try {
         return await parseJsonRequest(request, deps.maxBodyBytes);
       } catch (err) {
@@ -170,7 +174,8 @@ export function createApp(deps: AppDeps) {
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
-        .use(createTestModeRoutes(partner)),
+        .use(createTestModeRoutes(partner))
+        .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>

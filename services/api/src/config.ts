@@ -9,6 +9,7 @@ import {
   readPostgresConfig,
   readPublicBaseUrl,
   readRedisConfig,
+  readSecretKey,
   type EnvReader,
   type KafkaConfig,
   type LogLevel,
@@ -56,6 +57,8 @@ export interface ApiConfig {
   leadRateLimitPerListing: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
+  /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
+  webhookSecretKey: Buffer;
   /** Test mode and change history (docs/sandbox.md). */
   sandbox: SandboxConfig;
 }
@@ -115,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
+    webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     sandbox: readSandboxConfig(r),
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {

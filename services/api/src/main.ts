@@ -11,6 +11,7 @@ import {
   createReadinessMonitor,
   createRedis,
   createMediaStorage,
+  createSecretBox,
   createShutdown,
   describeMediaStorage,
   ensureTopics,
@@ -123,6 +124,7 @@ const app = createApp({
   opensearch,
   searchAlias: config.searchAlias,
   leads,
+  webhookSecrets: createSecretBox(config.webhookSecretKey),
   previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
 }).listen({
   port: config.port,

@@ -93,3 +93,28 @@ test("text lengths count characters as the document does: 200 emoji make a valid
   const name = body.paths["/partner/v1/brokers/{externalBrokerId}"].put.requestBody.content["application/json"].schema.properties.name;
   expect(name).toMatchObject({ type: "string", minLength: 1, maxLength: 200 });
 });
+
+test("the document's webhooks section describes every event sent to partners' endpoints, with the Standard Webhooks headers", async () => {
+  const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
+  expect(Object.keys(body.webhooks).sort()).toEqual(["broker.avatar.processed", "lead.received", "listing.media.processed", "listing.published", "listing.unpublished", "ping"]);
+  for (const [type, item] of Object.entries<any>(body.webhooks)) {
+    expect(item.post.parameters.map((p: any) => [p.in, p.name, p.required])).toEqual([
+      ["header", "webhook-id", true],
+      ["header", "webhook-timestamp", true],
+      ["header", "webhook-signature", true],
+    ]);
+    const schema = item.post.requestBody.content["application/json"].schema;
+    expect(schema.properties.type).toEqual({ const: type });
+    expect(schema.properties.data.required).toContain("version");
+    expect(Object.keys(item.post.responses).sort()).toEqual(["2XX", "410", "default"]);
+  }
+  // lead.received never names the buyer.
+  expect(Object.keys(body.webhooks["lead.received"].post.requestBody.content["application/json"].schema.properties.data.properties).sort()).toEqual(
+    ["externalBrokerId", "externalListingId", "officeId", "officeLeadCount", "serviceBrokerId", "serviceListingId", "serviceListingUrl", "serviceProfileUrl", "version"],
+  );
+  for (const path of ["/partner/v1/webhook-endpoints/{endpointId}", "/partner/v1/webhook-endpoints/{endpointId}/recover", "/partner/v1/webhook-deliveries"]) expect(body.paths[path]).toBeDefined();
+  expect(body.paths["/partner/v1/webhook-endpoints/{endpointId}/recover"].post.parameters.map((p: any) => [p.in, p.name, p.required])).toEqual([
+    ["path", "endpointId", true],
+    ["query", "since", true],
+  ]);
+});

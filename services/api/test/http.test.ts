@@ -8,7 +8,7 @@ import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
 import { authCacheKey, hashApiKey } from "../src/auth/api-key.ts";
 import { LOCAL_TTL_MS, type Authenticator } from "../src/auth/authenticator.ts";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
-import { uniqueName } from "../../../test/support/env.ts";
+import { testWebhookSecrets, uniqueName } from "../../../test/support/env.ts";
 
 const UNAUTHORIZED = { status: "error", error: "Unauthorized" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -466,6 +466,7 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1_048_576,
+      webhookSecrets: testWebhookSecrets(),
     });
     return { app, logged };
   }
@@ -524,6 +525,7 @@ describe("unexpected failures", () => {
       partnerRateLimiter: { check: async () => null },
       publicBaseUrl: "https://market.example.test",
       maxBodyBytes: 1024,
+      webhookSecrets: testWebhookSecrets(),
     });
     const res = await app.handle(request("GET", "/partner/v1/health"));
     expect(res.status).toBe(500);

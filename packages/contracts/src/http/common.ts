@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { compilePattern, EXTERNAL_ID_PATTERN, RECORD_ID_PATTERN, SERVICE_ID_PATTERN } from "./patterns.ts";
+import { compilePattern, EXTERNAL_ID_PATTERN, RECORD_ID_PATTERN, SERVICE_ID_PATTERN, UUID_PATTERN } from "./patterns.ts";
 import { Text } from "./text.ts";
 
 /** Limits the spec leaves open ("not shown"); see docs/partner-api.md. */
@@ -34,6 +34,8 @@ export const PathParameters: Record<string, TSchema> = {
   organizationId: Type.String({ pattern: RECORD_ID_PATTERN, description: "Organization ID: a positive integer up to 2147483647" }),
   serviceListingId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceListingId: a positive integer" }),
   serviceBrokerId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceBrokerId: a positive integer" }),
+  endpointId: ExternalId,
+  deliveryId: Type.String({ pattern: UUID_PATTERN, description: "deliveryId: a UUID as the deliveries list shows it" }),
 };
 export const isRecordId = (raw: string) => compilePattern(RECORD_ID_PATTERN).test(raw);
 export const isServiceId = (raw: string) => compilePattern(SERVICE_ID_PATTERN).test(raw);

@@ -19,6 +19,9 @@ const EDGE_NOT_DOT = `[^${NOT_TEXT}${SPACE}.]`;
  */
 export const EXTERNAL_ID_PATTERN = `^(?:${EDGE_NOT_DOT}|${EDGE_NOT_DOT}${EDGE}|\\.${EDGE_NOT_DOT}|${EDGE}[^${NOT_TEXT}]{1,126}${EDGE})$`;
 
+/** A UUID in its textual form, any version (webhook delivery IDs). */
+export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
 /** A service ID of a listing or broker (bigint, as the public URLs show it). */
 export const SERVICE_ID_PATTERN = "^[1-9][0-9]{0,17}$";
 /** An office or organization ID: a positive PostgreSQL integer, 1 to 2147483647, without leading zeros. */

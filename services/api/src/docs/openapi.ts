@@ -16,6 +16,7 @@ import {
   PathParameters,
   SINGLE_LINE_TEXT_PATTERN,
 } from "@pss/contracts";
+import { webhookEventDocs } from "./openapi-webhooks.ts";
 
 /** Responses a route documents without the framework validating them (large read models are not re-checked per request). */
 export type DocumentedResponses = Record<number, string | { description: string; schema: unknown }>;
@@ -143,7 +144,7 @@ function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDepen
     "400": errorResponse(`A parameter, header or the body breaks a rule; "error" names the field and the rule${route.hasBody ? ` (bodies: valid UTF-8 JSON, at most ${MAX_JSON_DEPTH} levels deep, no control characters or lone surrogates in any string)` : ""}`),
   };
   if (route.isPartner) {
-    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts, a key without lead-tracking permission)");
+    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission)");
     out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", { "Retry-After": RETRY_AFTER });
   }
   if (route.hasBody) {
@@ -215,5 +216,7 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     security: [{ bearerAuth: [] }],
     components: { ...plain(COMPONENTS), securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API_KEY>" } } },
     paths,
+    // What the service sends to partners' webhook endpoints (register them under /partner/v1/webhook-endpoints).
+    webhooks: webhookEventDocs(documentSchema),
   };
 }

@@ -44,6 +44,13 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/** The request is valid but the record's state does not allow it now (a disabled webhook endpoint, a limit reached). */
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
 export class MethodNotAllowedError extends ApiError {
   constructor(allowed: string[]) {
     super(405, ErrorMessages.methodNotAllowed, undefined, { Allow: allowed.join(", ") });

@@ -6,6 +6,7 @@ import { listingVisibleToBuyers } from "../buyers/buyer-visibility.ts";
 import { appendEvent } from "../outbox/outbox-writer.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
+import { announceTestLeadReceived } from "./test-lead-received.ts";
 
 export interface NewLead {
   id: string;
@@ -74,6 +75,9 @@ export async function insertSimulatedLead(
       FROM listings l JOIN brokers b ON b.id = l.broker_id JOIN offices o ON o.id = b.office_id
       WHERE l.id = ${listing.id}
       RETURNING partner_id, listing_id::text AS listing_id, broker_id::text AS broker_id, office_id, organization_id, created_at`;
-    return { kind: "accepted", lead: await announce(tx, lead.id, row!, scope.mode, trace) };
+    const announced = await announce(tx, lead.id, row!, scope.mode, trace);
+    // Partner webhooks: the test key's endpoints hear of it as lead.received, with the office's test count.
+    await announceTestLeadReceived(tx, lead.id, row!.office_id);
+    return { kind: "accepted", lead: announced };
   }));
 }

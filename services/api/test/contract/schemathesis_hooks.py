@@ -15,6 +15,7 @@ CONTRACT_BROKER_ID = os.environ.get("CONTRACT_BROKER_ID", "contract-broker")
 # The partner's own office and organization: without them every positive lead-count request would be a 404.
 KNOWN_IDS = {"officeId": os.environ.get("CONTRACT_OFFICE_ID"), "organizationId": os.environ.get("CONTRACT_ORGANIZATION_ID")}
 LISTINGS_PUT = "/partner/v1/listings/{externalListingId}"
+WEBHOOK_ENDPOINT_PUT = "/partner/v1/webhook-endpoints/{endpointId}"
 LEAD_COUNTS = ("/partner/v1/offices/{officeId}/leads/count", "/partner/v1/organizations/{organizationId}/leads/count")
 DEFAULT_LOCATION = {"city": "Austin", "state": "TX", "country": "US", "visibility": "SHOW_CITY_STATE"}
 
@@ -94,4 +95,9 @@ def map_case(context, case):
         if isinstance(photos, list):
             seen = set()
             body["photos"] = [p for p in photos if not (isinstance(p, dict) and (p.get("url") in seen or seen.add(p.get("url"))))]
+
+    if path == WEBHOOK_ENDPOINT_PUT and case.operation.method.upper() == "PUT" and isinstance(case.body, dict):
+        # A webhook endpoint is created with its url and events (400 otherwise); updates send only changes.
+        case.body.setdefault("url", "https://hooks.example.com/pss")
+        case.body.setdefault("events", ["listing.published"])
     return case

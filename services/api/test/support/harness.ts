@@ -12,7 +12,7 @@ import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
-import { testUrls, uniqueName } from "../../../../test/support/env.ts";
+import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
   baseUrl: string;
@@ -106,6 +106,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
       addressLimiter: opts.leadLimits.perAddress ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perAddress, windowSeconds: 3600, name: uniqueName("lead-address") }) : undefined,
       listingLimiter: opts.leadLimits.perListing ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perListing, windowSeconds: 3600, name: uniqueName("lead-listing") }) : undefined,
     },
+    webhookSecrets: testWebhookSecrets(),
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;

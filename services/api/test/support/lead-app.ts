@@ -7,7 +7,7 @@ import { createApp } from "../../src/app.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createLeadCountCache } from "../../src/lead-counts/lead-count-cache.ts";
-import { uniqueName } from "../../../../test/support/env.ts";
+import { testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface LeadAppOptions {
   perAddress?: number;
@@ -29,6 +29,7 @@ export function startLeadApp(clients: { sql: postgres.Sql; redis: Redis }, opts:
     partnerRateLimiter: { check: async () => null },
     publicBaseUrl: "https://market.example.test",
     maxBodyBytes: 1_048_576,
+    webhookSecrets: testWebhookSecrets(),
     leads: {
       addressLimiter: limiter(opts.perAddress, "lead-address"),
       listingLimiter: limiter(opts.perListing, "lead-listing"),

@@ -1,12 +1,12 @@
 // Downloads a partner's image URL defensively: http(s) only, every hop's address resolved and vetted here and
 // then connected to as vetted (no second lookup an attacker's DNS could answer differently), bounded redirects,
 // size and time limits enforced while streaming. Failures are MediaFailure with a partner-facing reason.
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { isIP } from "node:net";
+import { DestinationRefused, hostOf, pinnedLookup, portOf, systemResolver, vetDestination, type Resolver } from "@pss/service-kit";
 import { Failures, MediaFailure } from "../failures.ts";
-import { hostOf, isAllowlisted, isForbiddenAddress, parseImageUrl, portOf } from "./address-policy.ts";
+import { parseImageUrl } from "./image-url.ts";
 
 export interface DownloadLimits {
   maxBytes: number;
@@ -15,7 +15,7 @@ export interface DownloadLimits {
   maxRedirects: number;
 }
 
-export type Resolver = (host: string) => Promise<LookupAddress[]>;
+export type { Resolver };
 
 export interface ImageDownloader {
   download(url: string): Promise<Buffer>;
@@ -23,11 +23,9 @@ export interface ImageDownloader {
 
 const USER_AGENT = "pss-media/1.0 (+image fetcher for partner listings)";
 
-export const systemResolver: Resolver = (host) =>
-  new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
-
 function networkFailure(err: unknown): MediaFailure {
   if (err instanceof MediaFailure) return err;
+  if (err instanceof DestinationRefused) return err.reason === "host not found" ? Failures.hostNotFound() : Failures.addressNotAllowed();
   const code = String((err as { code?: unknown })?.code ?? "");
   if (code === "ENOTFOUND" || code === "ENODATA") return Failures.hostNotFound();
   if (code === "EAI_AGAIN") return Failures.dnsFailed();
@@ -57,15 +55,9 @@ export function createImageDownloader(opts: { limits: DownloadLimits; allowedHos
   const { limits, allowedHosts } = opts;
   const resolveHost = opts.resolve ?? systemResolver;
 
-  /** The one address this hop will connect to. */
+  /** The one address this hop will connect to (the shared SSRF policy, packages/service-kit/src/outbound-destination.ts). */
   async function vet(url: URL, deadline: number): Promise<LookupAddress> {
-    const host = hostOf(url);
-    const family = isIP(host);
-    const addresses = family ? [{ address: host, family }] : await before(deadline, resolveHost(host)).catch((err) => Promise.reject(networkFailure(err)));
-    if (addresses.length === 0) throw Failures.hostNotFound();
-    // Every answer must pass, so a name with one public and one private record cannot be steered inward.
-    if (!isAllowlisted(url, allowedHosts) && addresses.some((a) => isForbiddenAddress(a.address))) throw Failures.addressNotAllowed();
-    return addresses[0]!;
+    return vetDestination(url, { allowedHosts, resolve: (host) => before(deadline, resolveHost(host)) }).catch((err) => Promise.reject(networkFailure(err)));
   }
 
   function fetchHop(url: URL, target: LookupAddress, deadline: number): Promise<Hop> {
@@ -90,10 +82,7 @@ export function createImageDownloader(opts: { limits: DownloadLimits; allowedHos
           path: `${url.pathname}${url.search}`,
           method: "GET",
           // Host header and TLS name stay the URL's host; only the address comes from our vetted lookup.
-          lookup: ((_host: string, options: { all?: boolean } | undefined, callback: (...args: unknown[]) => void) => {
-            if (options?.all) callback(null, [target]);
-            else callback(null, target.address, target.family);
-          }) as never,
+          lookup: pinnedLookup(target),
           headers: { "user-agent": USER_AGENT, accept: "image/*", "accept-encoding": "identity" },
           agent: false,
         },

@@ -1,5 +1,6 @@
 // SQL for media work. The rows decide what to do, never the event: only pending photos and avatars are claimed,
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
+import { partnerEventOutboxColumns } from "@pss/service-kit";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -34,7 +35,54 @@ const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => 
 const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts });
 const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts });
 
+/**
+ * Writes a photo's outcome; when it was the listing's last pending photo, also the listing.media.processed fact
+ * with every photo's outcome. Photos of one listing finish one transaction at a time (an advisory lock on the
+ * listing), so exactly one of two photos finishing together sees "none pending" and announces it.
+ */
+async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>, write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.listing-photos:${job.listingId}`}, 0))`;
+    const written = await write(tx);
+    if (written.length === 0) return false;
+    await tx`
+      INSERT INTO outbox (topic, message_key, payload)
+      SELECT ${partnerEventOutboxColumns(tx, "listing.media.processed", {
+        aggregateId: tx`l.id`,
+        version: tx`l.version`,
+        partnerId: tx`l.partner_id`,
+        mode: tx`l.mode`,
+        payload: tx`jsonb_build_object('externalListingId', l.external_id, 'serviceListingId', l.id, 'version', l.version,
+          'ready', (SELECT count(*) FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready'),
+          'failed', (SELECT count(*) FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'failed'),
+          'photos', COALESCE((SELECT jsonb_agg(jsonb_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state, 'failureReason', p.failure_reason,
+                                'warning', p.warning, 'width', p.width, 'height', p.height) ORDER BY p.sort_key, p.id)
+                              FROM listing_photos p WHERE p.listing_id = l.id), '[]'::jsonb))`,
+      })}
+      FROM listings l
+      WHERE l.id = ${job.listingId}::bigint AND NOT EXISTS (SELECT 1 FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'pending')`;
+    return true;
+  });
+}
+
+/** broker.avatar.processed from the `finished` broker row of the statement that recorded the avatar's outcome. */
+function avatarProcessedFact(sql: Sql) {
+  return sql`
+    INSERT INTO outbox (topic, message_key, payload)
+    SELECT ${partnerEventOutboxColumns(sql, "broker.avatar.processed", {
+      aggregateId: sql`f.id`,
+      version: sql`f.version`,
+      partnerId: sql`f.partner_id`,
+      mode: sql`f.mode`,
+      payload: sql`jsonb_build_object('externalBrokerId', f.external_id, 'serviceBrokerId', f.id::text, 'version', f.version,
+        'avatar', jsonb_build_object('url', f.avatar_url, 'state', f.avatar_state, 'failureReason', f.avatar_failure_reason,
+          'warning', f.avatar_warning, 'width', f.avatar_width, 'height', f.avatar_height))`,
+    })}
+    FROM finished f`;
+}
+
 export function createMediaRepository(sql: Sql) {
+  const finishPhoto = (job: Extract<MediaJob, { kind: "photo" }>, write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>) => finishPhotoIn(sql, job, write);
   return {
     async listingVersion(listingId: string): Promise<number | null> {
       const [row] = await sql`SELECT version FROM listings WHERE id = ${listingId}::bigint`;
@@ -112,34 +160,49 @@ export function createMediaRepository(sql: Sql) {
       return held;
     },
 
-    /** False when the photo was removed, replaced or finished meanwhile: nothing was written. */
+    /**
+     * False when the photo was removed, replaced or finished meanwhile: nothing was written. The photo or avatar
+     * that finishes its record's processing also announces it (webhooks), in the same transaction.
+     */
     async markReady(job: MediaJob, r: ReadyResult): Promise<boolean> {
       const variants = sql.json(r.variants as never);
-      const rows =
-        job.kind === "photo"
-          ? await sql`
+      if (job.kind === "photo") {
+        return finishPhoto(
+          job,
+          (tx) => tx`
             UPDATE listing_photos SET state = 'ready', width = ${r.width}, height = ${r.height}, warning = ${r.warning}, variants = ${variants},
               media_names = ${r.names}::text[], failure_reason = NULL, last_error = NULL, not_before = NULL, updated_at = now()
-            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
-          : await sql`
-            UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
-              avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
-              avatar_not_before = NULL
-            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`,
+        );
+      }
+      const rows = await sql`
+        WITH finished AS (
+          UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
+            avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
+            avatar_not_before = NULL
+          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING *
+        ), announced AS (${avatarProcessedFact(sql)})
+        SELECT id FROM finished`;
       return rows.length > 0;
     },
 
     async markFailed(job: MediaJob, reason: string): Promise<boolean> {
-      const rows =
-        job.kind === "photo"
-          ? await sql`
+      if (job.kind === "photo") {
+        return finishPhoto(
+          job,
+          (tx) => tx`
             UPDATE listing_photos SET state = 'failed', failure_reason = ${reason}, last_error = ${reason}, warning = NULL, width = NULL,
               height = NULL, variants = NULL, media_names = NULL, not_before = NULL, updated_at = now()
-            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
-          : await sql`
-            UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
-              avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
-            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`,
+        );
+      }
+      const rows = await sql`
+        WITH finished AS (
+          UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
+            avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
+          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING *
+        ), announced AS (${avatarProcessedFact(sql)})
+        SELECT id FROM finished`;
       return rows.length > 0;
     },
 

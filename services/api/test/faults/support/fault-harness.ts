@@ -56,8 +56,8 @@ export interface ServiceProcess {
   exitCode(): number | null;
   /** SIGTERM (a graceful shutdown), SIGKILL after 30 s. */
   stop(): Promise<number>;
-  /** SIGKILL at once: the process dies mid-work, as when its host is lost. */
-  kill(): Promise<number>;
+  /** Sends a signal (SIGKILL by default: the process dies mid-work, as when its host is lost; SIGTERM: a graceful stop) and resolves with the exit code. */
+  kill(signal?: "SIGKILL" | "SIGTERM"): Promise<number>;
 }
 
 /** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
@@ -104,8 +104,8 @@ export async function spawnService(service: string, env: Record<string, string>,
       clearTimeout(timer);
       return exit;
     },
-    async kill() {
-      if (code === null) proc.kill("SIGKILL");
+    async kill(signal = "SIGKILL") {
+      if (code === null) proc.kill(signal);
       return proc.exited;
     },
   };

@@ -1,19 +1,8 @@
-// Which URLs and resolved addresses the downloader may contact. Only public unicast addresses pass: a partner's
-// URL must never reach our own network, the cloud metadata service or anything else not on the internet.
+// Which resolved addresses an outbound request to a partner-supplied URL may reach: only public unicast. A
+// partner's URL (an image to download, a webhook receiver) must never reach our own network, the cloud metadata
+// service or anything else not on the internet. Shared by the media downloader and the webhooks sender
+// (outbound-destination.ts resolves, vets and pins the address these functions judge).
 import { isIP } from "node:net";
-import { Failures } from "../failures.ts";
-
-/** Parses a URL the downloader may fetch: http or https only. */
-export function parseImageUrl(raw: string, base?: URL): URL {
-  let url: URL;
-  try {
-    url = base ? new URL(raw, base) : new URL(raw);
-  } catch {
-    throw Failures.unsupportedScheme();
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw Failures.unsupportedScheme();
-  return url;
-}
 
 /** Host name as it is resolved: IPv6 literals lose their brackets. */
 export function hostOf(url: URL): string {

@@ -1,0 +1,246 @@
+// Partner webhooks (docs/webhooks.md): the event types and their `data`, the partner endpoints' bodies and
+// answers, and the facts the indexer, media and leads services publish on Topics.partnerEvents for the webhooks
+// service to deliver. Signing follows the Standard Webhooks specification.
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, ShortText } from "./http/common.ts";
+import { ListingStatusSchema } from "./http/listing.ts";
+
+/** Event types a partner can subscribe an endpoint to. */
+export const WEBHOOK_EVENT_TYPES = ["listing.published", "listing.unpublished", "listing.media.processed", "broker.avatar.processed", "lead.received"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** Sent by POST …/webhook-endpoints/{endpointId}/test whatever the endpoint subscribed to. */
+export const PING_EVENT = "ping";
+export type DeliveredEventType = WebhookEventType | typeof PING_EVENT;
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** Most endpoints one partner may register (each event is sent to every subscribed endpoint). */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
+/** The signing secret: `whsec_` and the base64 of 32 random bytes (Standard Webhooks). */
+export const WEBHOOK_SECRET_PREFIX = "whsec_";
+/** How long the secret a rotation replaced still signs (every delivery carries both signatures meanwhile). */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+const L = Type.Literal;
+const oneOf = (description: string, values: readonly string[]) => ({ description: `${description}: one of ${values.join(", ")}` });
+
+export const WebhookEventTypeSchema = Type.Union(
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received")],
+  oneOf("Event type", WEBHOOK_EVENT_TYPES),
+);
+export const DeliveredEventTypeSchema = Type.Union(
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received"), L("ping")],
+  oneOf("Event type", [...WEBHOOK_EVENT_TYPES, PING_EVENT]),
+);
+export const WebhookDeliveryStatusSchema = Type.Union([L("pending"), L("delivered"), L("failed")], oneOf("Delivery status", WEBHOOK_DELIVERY_STATUSES));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Event payloads: {type, timestamp, data}. `data` carries IDs, the record's version and the facts, never buyer data.
+// `version` only grows per record: a receiver drops an event whose version is lower than one it already applied
+// (there is no ordering promise). URLs are added by the webhooks service from PUBLIC_BASE_URL.
+
+const listingIds = {
+  externalListingId: Type.String(),
+  serviceListingId: Type.Integer(),
+  serviceListingUrl: Type.String(),
+};
+const brokerIds = {
+  externalBrokerId: Type.String(),
+  serviceBrokerId: Type.String(),
+  serviceProfileUrl: Type.String(),
+};
+
+/** listing.published / listing.unpublished */
+export const ListingVisibilityData = Type.Object({
+  ...listingIds,
+  ...brokerIds,
+  status: ListingStatusSchema,
+  version: Type.Integer({ description: "The listing's version this state belongs to" }),
+});
+
+export const ProcessedImage = Type.Object({
+  url: Type.String(),
+  state: Type.Union([Type.Literal("ready"), Type.Literal("failed")]),
+  failureReason: Nullable(Type.String()),
+  warning: Nullable(Type.String()),
+  width: Nullable(Type.Integer()),
+  height: Nullable(Type.Integer()),
+});
+
+/** listing.media.processed: the last pending photo of the listing finished. */
+export const ListingMediaProcessedData = Type.Object({
+  ...listingIds,
+  version: Type.Integer(),
+  ready: Type.Integer(),
+  failed: Type.Integer(),
+  photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), ProcessedImage])),
+});
+
+/** broker.avatar.processed */
+export const BrokerAvatarProcessedData = Type.Object({
+  ...brokerIds,
+  version: Type.Integer(),
+  avatar: ProcessedImage,
+});
+
+/** lead.received: only IDs and the office's new lead count (spec: individual lead details never leave the service). */
+export const LeadReceivedData = Type.Object({
+  ...listingIds,
+  ...brokerIds,
+  officeId: Type.Integer(),
+  officeLeadCount: Type.Integer({ description: "The office's total lead count including this lead" }),
+  version: Type.Integer({ description: "Equal to officeLeadCount, which only grows" }),
+});
+
+export const PingData = Type.Object({
+  endpointId: Type.String(),
+  version: Type.Integer({ description: "The endpoint's version" }),
+});
+
+/** Each delivered event type's `data` and what it means (the OpenAPI document's `webhooks`, docs/webhooks.md). */
+export const WEBHOOK_EVENT_DATA: Record<DeliveredEventType, { summary: string; data: TSchema }> = {
+  "listing.published": { summary: "The listing is visible to buyers, in search, and its serviceListingUrl answers", data: ListingVisibilityData },
+  "listing.unpublished": { summary: "The listing's status left the visible set (or it was removed): buyers no longer see it", data: ListingVisibilityData },
+  "listing.media.processed": { summary: "Every photo of the listing's current version is ready or failed, with each photo's reason", data: ListingMediaProcessedData },
+  "broker.avatar.processed": { summary: "The broker's avatar is ready or failed", data: BrokerAvatarProcessedData },
+  "lead.received": { summary: "A buyer sent a lead on one of the partner's listings: IDs and the office's new count, no lead details", data: LeadReceivedData },
+  ping: { summary: "Sent by POST /partner/v1/webhook-endpoints/{endpointId}/test, whatever the endpoint subscribed to", data: PingData },
+};
+
+/** What the receiver gets as the request body. */
+export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, timestamp: DateTime, data: Type.Record(Type.String(), Type.Unknown()) });
+export type WebhookPayload = Static<typeof WebhookPayload>;
+
+/** The exact text sent (and signed) on every attempt of a delivery: {type, timestamp, data} in this order. */
+export function webhookBody(type: DeliveredEventType, timestamp: string, data: Record<string, unknown>): string {
+  return JSON.stringify({ type, timestamp, data });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Partner API bodies and answers.
+
+/**
+ * Body of PUT /partner/v1/webhook-endpoints/{endpointId}. `url` and `events` are required on create; an update
+ * sends what changes (JSON Merge Patch, like listings). `enabled: true` re-enables an endpoint that was disabled.
+ */
+export const WebhookEndpointBody = Type.Object(
+  {
+    url: Type.Optional(HttpUrl),
+    events: Type.Optional(Type.Array(WebhookEventTypeSchema, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: "Event types sent to this endpoint, each at most once" })),
+    description: Clearable(ShortText("What this endpoint is for")),
+    enabled: Type.Optional(Type.Boolean({ description: "false stops deliveries; true (re-)enables them" })),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointBody = Static<typeof WebhookEndpointBody>;
+
+export const WebhookEndpointRecord = Type.Object({
+  endpointId: Type.String(),
+  url: Type.String(),
+  events: Type.Array(WebhookEventTypeSchema),
+  description: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  disabledReason: Nullable(Type.String({ description: "Why the endpoint is disabled (by the partner, by a 410 answer, or after failing every attempt for 5 days)" })),
+  disabledAt: Nullable(Type.String()),
+  failingSince: Nullable(Type.String({ description: "First failed attempt since the last successful delivery" })),
+  previousSecretExpiresAt: Nullable(Type.String({ description: "Until then deliveries carry a second signature made with the secret the last rotation replaced" })),
+  version: Type.Integer(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type WebhookEndpointRecord = Static<typeof WebhookEndpointRecord>;
+
+export const WebhookEndpointPutResponse = Type.Object({
+  status: Type.Literal("success"),
+  message: Type.Union([Type.Literal("Webhook endpoint created"), Type.Literal("Webhook endpoint updated")]),
+  endpoint: WebhookEndpointRecord,
+  secret: Type.Optional(Type.String({ description: "The signing secret (whsec_…): only in the 201 that created the endpoint; store it now" })),
+});
+export type WebhookEndpointPutResponse = Static<typeof WebhookEndpointPutResponse>;
+
+export const WebhookEndpointResponse = Type.Object({ status: Type.Literal("success"), endpoint: WebhookEndpointRecord });
+export const WebhookEndpointPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookEndpointRecord), nextCursor: Nullable(Type.String()) });
+
+export const WebhookSecretRotated = Type.Object({
+  status: Type.Literal("success"),
+  secret: Type.String({ description: "The new signing secret (whsec_…); shown once" }),
+  previousSecretExpiresAt: Type.String({ description: "Until then deliveries are signed with the new and the previous secret" }),
+});
+
+export const WebhookDeliveryQueued = Type.Object({ status: Type.Literal("success"), deliveryId: Type.String({ format: "uuid" }) });
+export const WebhookRecoverQueued = Type.Object({ status: Type.Literal("success"), requeued: Type.Integer({ description: "Failed deliveries queued to be sent again" }) });
+export const WebhookEndpointDeleted = Type.Object({ status: Type.Literal("success"), message: Type.Literal("Webhook endpoint deleted") });
+
+export const WebhookAttempt = Type.Object({
+  attempt: Type.Integer({ description: "1 for the first attempt of this delivery, counting every attempt ever made" }),
+  at: Type.String(),
+  statusCode: Nullable(Type.Integer({ description: "The receiver's HTTP status; null when no answer came" })),
+  latencyMs: Type.Integer(),
+  error: Nullable(Type.String({ description: "Why the attempt failed (timeout, connection refused, HTTP 500 …); null on success" })),
+});
+
+export const WebhookDeliveryRecord = Type.Object({
+  deliveryId: Type.String({ description: "Also the webhook-id header: identical on every attempt" }),
+  endpointId: Type.String(),
+  eventType: DeliveredEventTypeSchema,
+  status: WebhookDeliveryStatusSchema,
+  createdAt: Type.String(),
+  deliveredAt: Nullable(Type.String()),
+  nextAttemptAt: Nullable(Type.String({ description: "When the next attempt is due (pending deliveries)" })),
+  attemptCount: Type.Integer(),
+  lastStatusCode: Nullable(Type.Integer()),
+  lastError: Nullable(Type.String()),
+  attempts: Type.Array(WebhookAttempt, { description: "The latest attempts, newest last (at most 20)" }),
+  payload: WebhookPayload,
+});
+export type WebhookDeliveryRecord = Static<typeof WebhookDeliveryRecord>;
+
+export const WebhookDeliveryPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookDeliveryRecord), nextCursor: Nullable(Type.String()) });
+
+const LIMIT = Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" });
+const CURSOR = Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" });
+
+export const WebhookEndpointPageQuery = Type.Object({ limit: Type.Optional(LIMIT), cursor: Type.Optional(CURSOR) }, { additionalProperties: false });
+
+export const WebhookDeliveryQuery = Type.Object(
+  {
+    endpointId: Type.Optional(ExternalId),
+    status: Type.Optional(WebhookDeliveryStatusSchema),
+    eventType: Type.Optional(DeliveredEventTypeSchema),
+    limit: Type.Optional(LIMIT),
+    cursor: Type.Optional(CURSOR),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookRecoverQuery = Type.Object(
+  { since: Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone: failed deliveries created at or after it are sent again" }) },
+  { additionalProperties: false },
+);
+
+export const WebhookErrorMessages = {
+  endpointNotFound: "Webhook endpoint not found",
+  deliveryNotFound: "Webhook delivery not found",
+  endpointDisabled: "Webhook endpoint is disabled; re-enable it with a PUT carrying \"enabled\": true first",
+  tooManyEndpoints: `A partner may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`,
+} as const;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Facts on Topics.partnerEvents (internal): the envelope's `type` is the webhook event type, `payload` its `data`
+// without the public URLs, `occurredAt` the payload's timestamp. Written to the outbox in the same transaction
+// that makes the fact true, so a fact is never lost and never announced before it holds.
+
+/** Which aggregate (and so which Kafka key) each fact belongs to. */
+export const PARTNER_EVENT_AGGREGATES: Record<WebhookEventType, "listing" | "broker" | "lead"> = {
+  "listing.published": "listing",
+  "listing.unpublished": "listing",
+  "listing.media.processed": "listing",
+  "broker.avatar.processed": "broker",
+  "lead.received": "lead",
+};
+
+export function isWebhookEventType(type: string): type is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+}

@@ -1,0 +1,147 @@
+// SQL of the partner's webhook endpoints. Writes are single statements guarded by the version that was read
+// (like listings), so a lost race reads again; creation is serialised per partner to keep the endpoint limit.
+// Every statement is scoped by partner and mode (docs/sandbox.md): a test key sees and manages only the endpoints
+// it created, which receive only test records' events; a live key likewise. The limit counts per mode.
+import { MAX_WEBHOOK_ENDPOINTS, SECRET_ROTATION_OVERLAP_MS, type WebhookEndpointRecord, type WebhookEventType } from "@pss/contracts";
+import type postgres from "postgres";
+import type { RecordScope } from "../records/record-scope.ts";
+import type { EndpointDocument } from "./webhook-endpoint-document.ts";
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+export interface StoredEndpoint {
+  id: string;
+  externalId: string;
+  document: EndpointDocument;
+  version: number;
+  disabledReason: string | null;
+  disabledAt: Date | null;
+  failingSince: Date | null;
+  previousSecretExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What the partner reads when they disable an endpoint themselves. */
+export const DISABLED_BY_PARTNER = 'disabled by the partner (a PUT with "enabled": false)';
+
+const COLUMNS = (sql: Sql) => sql`
+  id::text, external_id, url, events, description, enabled, version, disabled_reason, disabled_at, failing_since,
+  CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at`;
+
+function toStored(r: any): StoredEndpoint {
+  return {
+    id: r.id,
+    externalId: r.external_id,
+    document: { url: r.url, events: r.events as WebhookEventType[], description: r.description, enabled: r.enabled },
+    version: r.version,
+    disabledReason: r.disabled_reason,
+    disabledAt: r.disabled_at,
+    failingSince: r.failing_since,
+    previousSecretExpiresAt: r.previous_secret_expires_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toEndpointRecord(e: StoredEndpoint): WebhookEndpointRecord {
+  return {
+    endpointId: e.externalId,
+    url: e.document.url,
+    events: e.document.events,
+    description: e.document.description,
+    enabled: e.document.enabled,
+    disabledReason: e.document.enabled ? null : e.disabledReason,
+    disabledAt: e.document.enabled ? null : iso(e.disabledAt),
+    failingSince: iso(e.failingSince),
+    previousSecretExpiresAt: iso(e.previousSecretExpiresAt),
+    version: e.version,
+    createdAt: e.createdAt.toISOString(),
+    updatedAt: e.updatedAt.toISOString(),
+  };
+}
+
+/** The scope's condition on webhook_endpoints (alias `e` or none). */
+export const inScope = (sql: Sql, scope: RecordScope, alias = "") => {
+  const p = alias ? `${alias}.` : "";
+  return sql`${sql.unsafe(`${p}partner_id`)} = ${scope.partnerId} AND ${sql.unsafe(`${p}mode`)} = ${scope.mode}`;
+};
+
+export async function findEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<StoredEndpoint | null> {
+  const [row] = await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+  return row ? toStored(row) : null;
+}
+
+export async function pageEndpoints(sql: Sql, scope: RecordScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
+  const rows = await sql`
+    SELECT ${COLUMNS(sql)} FROM webhook_endpoints
+    WHERE ${inScope(sql, scope)} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
+    ORDER BY id LIMIT ${limit}`;
+  return rows.map(toStored);
+}
+
+export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
+
+/** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
+export async function createEndpoint(sql: postgres.Sql, args: { scope: RecordScope; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
+  const { scope } = args;
+  return sql.begin(async (tx): Promise<CreateOutcome> => {
+    // One creation per partner and mode at a time, so the count below is exact.
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
+    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inScope(tx, scope)}`) as unknown as [{ n: number }];
+    if (n >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
+    const d = args.document;
+    const [row] = await tx`
+      INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted)
+      VALUES (${scope.partnerId}, ${scope.mode}, ${args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
+              ${d.enabled ? null : "partner"}, ${d.enabled ? null : DISABLED_BY_PARTNER}, ${d.enabled ? null : tx`now()`}, ${args.secretEncrypted})
+      ON CONFLICT (partner_id, mode, external_id) DO NOTHING
+      RETURNING ${COLUMNS(tx)}`;
+    return row ? { created: toStored(row) } : { raced: true };
+  });
+}
+
+/**
+ * Writes the new document if the endpoint is still at `expectedVersion`; null when it changed meanwhile. Enabling
+ * clears why it was disabled and its failure streak; disabling fails its pending deliveries (recover sends them
+ * again once it is enabled); a new URL starts a new failure streak.
+ */
+export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document: EndpointDocument): Promise<StoredEndpoint | null> {
+  const enabling = document.enabled && !current.document.enabled;
+  const disabling = !document.enabled && current.document.enabled;
+  // Re-enabling, or a new URL, starts a new failure streak (one assignment: both may come in one PUT).
+  const newStreak = enabling || document.url !== current.document.url;
+  const [row] = await sql`
+    WITH u AS (
+      UPDATE webhook_endpoints SET url = ${document.url}, events = ${document.events}::text[], description = ${document.description},
+        enabled = ${document.enabled},
+        ${enabling ? sql`disabled_cause = NULL, disabled_reason = NULL, disabled_at = NULL,` : sql``}
+        ${disabling ? sql`disabled_cause = 'partner', disabled_reason = ${DISABLED_BY_PARTNER}, disabled_at = now(),` : sql``}
+        ${newStreak ? sql`failing_since = NULL,` : sql``}
+        version = version + 1, updated_at = now()
+      WHERE id = ${current.id}::bigint AND version = ${current.version}
+      RETURNING ${COLUMNS(sql)}
+    ), failed AS (
+      UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ${`endpoint disabled: ${DISABLED_BY_PARTNER}`}
+      WHERE ${disabling} AND endpoint_id IN (SELECT id::bigint FROM u) AND status = 'pending'
+    )
+    SELECT * FROM u`;
+  return row ? toStored(row) : null;
+}
+
+export async function deleteEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<boolean> {
+  const rows = await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
+  return rows.length > 0;
+}
+
+/** The new secret replaces the current one, which keeps signing for the overlap. Null when there is no such endpoint. */
+export async function rotateSecret(sql: Sql, scope: RecordScope, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
+  const [row] = await sql`
+    UPDATE webhook_endpoints SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
+      previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_MS}::bigint * interval '1 millisecond', version = version + 1, updated_at = now()
+    WHERE ${inScope(sql, scope)} AND external_id = ${externalId}
+    RETURNING previous_secret_expires_at`;
+  return row ? { previousSecretExpiresAt: row.previous_secret_expires_at } : null;
+}

@@ -1,0 +1,239 @@
+// Partner webhook endpoints and deliveries (docs/webhooks.md). Thin: parse, call the service or repository,
+// shape the answer. Every route sits in the partner group, so its guard (a valid key) has run.
+import { Elysia } from "elysia";
+import {
+  isUuid,
+  WebhookDeliveryPage,
+  WebhookDeliveryQuery,
+  WebhookDeliveryQueued,
+  WebhookEndpointBody,
+  WebhookEndpointDeleted,
+  WebhookEndpointPage,
+  WebhookEndpointPageQuery,
+  WebhookEndpointPutResponse,
+  WebhookEndpointResponse,
+  WebhookErrorMessages,
+  WebhookRecoverQueued,
+  WebhookRecoverQuery,
+  WebhookSecretRotated,
+  ErrorResponse,
+  type DeliveredEventType,
+  type WebhookDeliveryStatus,
+} from "@pss/contracts";
+import type { SecretBox } from "@pss/service-kit";
+import type { Principal } from "../auth/authenticator.ts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
+import type { PartnerContext } from "../partner/partner-context.ts";
+import type { RecordScope } from "../records/record-scope.ts";
+import { listDeliveries, queuePing, recoverDeliveries, retryDelivery, type ActionOutcome } from "./webhook-delivery-repository.ts";
+import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
+import { upsertEndpoint } from "./webhook-endpoint-service.ts";
+import { generateWebhookSecret } from "./webhook-secrets.ts";
+
+const DEFAULT_PAGE = 100;
+const BAD_CURSOR = "cursor is not valid; pass nextCursor from the previous page unchanged";
+
+function pageLimit(raw: string | undefined): number {
+  // The query schema's pattern already limits it to 1-500.
+  return raw === undefined ? DEFAULT_PAGE : Number(raw);
+}
+
+function endpointCursor(cursor: string | undefined): string | null {
+  if (cursor === undefined) return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
+    if (Array.isArray(parsed) && parsed.length === 2 && parsed[0] === "e1" && typeof parsed[1] === "string" && /^[1-9][0-9]{0,18}$/.test(parsed[1])) return parsed[1];
+  } catch {}
+  throw new BadRequestError(BAD_CURSOR);
+}
+
+function unwrap<T>(outcome: ActionOutcome<T>, notFound: string): T {
+  if ("notFound" in outcome) throw new NotFoundError(notFound);
+  if ("endpointDisabled" in outcome) throw new ConflictError(WebhookErrorMessages.endpointDisabled);
+  return outcome.ok;
+}
+
+/** The key's partner and mode: a key sees and manages only its own mode's endpoints and deliveries. */
+const scopeOf = (p: Principal): RecordScope => ({ partnerId: p.partnerId, mode: p.mode });
+
+const endpointNotFound = { 404: WebhookErrorMessages.endpointNotFound } satisfies DocumentedResponses;
+
+export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: SecretBox }) {
+  const { sql } = ctx.deps;
+  const endpointIdOf = (raw: string | undefined) => ctx.externalId(raw, "endpointId");
+
+  return new Elysia({ name: "webhook-routes" })
+    .put(
+      "/webhook-endpoints/:endpointId",
+      async ({ params, body, request, set }) => {
+        const partner = ctx.principalOf(request);
+        const result = await upsertEndpoint(sql, deps.secrets, partner, endpointIdOf(params.endpointId), body);
+        set.status = result.created ? 201 : 200;
+        return {
+          status: "success" as const,
+          message: result.created ? ("Webhook endpoint created" as const) : ("Webhook endpoint updated" as const),
+          endpoint: toEndpointRecord(result.endpoint),
+          ...(result.secret ? { secret: result.secret } : {}),
+        };
+      },
+      {
+        body: WebhookEndpointBody,
+        response: { 200: WebhookEndpointPutResponse, 201: WebhookEndpointPutResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse },
+        detail: {
+          summary: "Create or update a webhook endpoint",
+          description:
+            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+          responses: { 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .get(
+      "/webhook-endpoints/:endpointId",
+      async ({ params, request }) => {
+        const partner = ctx.principalOf(request);
+        const endpoint = await findEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId));
+        if (!endpoint) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+        return { status: "success" as const, endpoint: toEndpointRecord(endpoint) };
+      },
+      {
+        detail: {
+          summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
+          responses: { 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .get(
+      "/webhook-endpoints",
+      async ({ query, request }) => {
+        const partner = ctx.principalOf(request);
+        const limit = pageLimit(query.limit);
+        const rows = await pageEndpoints(sql, scopeOf(partner), endpointCursor(query.cursor), limit + 1);
+        const page = rows.slice(0, limit);
+        const nextCursor = rows.length > limit ? Buffer.from(JSON.stringify(["e1", page[page.length - 1]!.id])).toString("base64url") : null;
+        return { status: "success" as const, results: page.map(toEndpointRecord), nextCursor };
+      },
+      {
+        query: WebhookEndpointPageQuery,
+        detail: {
+          summary: "List the partner's webhook endpoints, oldest first",
+          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage } } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .delete(
+      "/webhook-endpoints/:endpointId",
+      async ({ params, request }) => {
+        const partner = ctx.principalOf(request);
+        if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+        return { status: "success" as const, message: "Webhook endpoint deleted" as const };
+      },
+      {
+        detail: {
+          summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
+          responses: { 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .post(
+      "/webhook-endpoints/:endpointId/rotate-secret",
+      async ({ params, request }) => {
+        const partner = ctx.principalOf(request);
+        const secret = generateWebhookSecret();
+        const rotated = await rotateSecret(sql, scopeOf(partner), endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
+        if (!rotated) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+        return { status: "success" as const, secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+      },
+      {
+        detail: {
+          summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
+          description: "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the two latest sign.",
+          responses: { 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .post(
+      "/webhook-endpoints/:endpointId/test",
+      async ({ params, request, set }) => {
+        const partner = ctx.principalOf(request);
+        const deliveryId = unwrap(await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
+        set.status = 202;
+        return { status: "success" as const, deliveryId };
+      },
+      {
+        detail: {
+          summary: "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
+          responses: {
+            202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
+            ...endpointNotFound,
+            409: WebhookErrorMessages.endpointDisabled,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .post(
+      "/webhook-endpoints/:endpointId/recover",
+      async ({ params, query, request, set }) => {
+        const partner = ctx.principalOf(request);
+        const requeued = unwrap(await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
+        set.status = 202;
+        return { status: "success" as const, requeued };
+      },
+      {
+        query: WebhookRecoverQuery,
+        detail: {
+          summary: "Send again every failed delivery of the endpoint created since a time",
+          description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
+          responses: {
+            202: { description: "How many deliveries were queued", schema: WebhookRecoverQueued },
+            ...endpointNotFound,
+            409: WebhookErrorMessages.endpointDisabled,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .get(
+      "/webhook-deliveries",
+      async ({ query, request }) => {
+        const partner = ctx.principalOf(request);
+        return {
+          status: "success" as const,
+          ...(await listDeliveries(sql, {
+            scope: scopeOf(partner),
+            endpointExternalId: query.endpointId,
+            status: query.status as WebhookDeliveryStatus | undefined,
+            eventType: query.eventType as DeliveredEventType | undefined,
+            limit: pageLimit(query.limit),
+            cursor: query.cursor,
+          })),
+        };
+      },
+      {
+        query: WebhookDeliveryQuery,
+        detail: {
+          summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
+          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage } } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .post(
+      "/webhook-deliveries/:deliveryId/retry",
+      async ({ params, request, set }) => {
+        const partner = ctx.principalOf(request);
+        if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId)) throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
+        const deliveryId = unwrap(await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
+        set.status = 202;
+        return { status: "success" as const, deliveryId };
+      },
+      {
+        detail: {
+          summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
+          responses: {
+            202: { description: "Queued", schema: WebhookDeliveryQueued },
+            404: WebhookErrorMessages.deliveryNotFound,
+            409: WebhookErrorMessages.endpointDisabled,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    );
+}

@@ -1,0 +1,68 @@
+// The only place the webhooks service reads its environment. Fails at boot with every problem listed.
+import {
+  createEnvReader,
+  readKafkaConfig,
+  readLogLevel,
+  readPostgresConfig,
+  readPublicBaseUrl,
+  readSecretKey,
+  type KafkaConfig,
+  type LogLevel,
+  type PostgresConfig,
+} from "@pss/service-kit";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/retry-schedule.ts";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+export interface WebhooksConfig {
+  healthPort: number;
+  logLevel: LogLevel;
+  postgres: PostgresConfig;
+  kafka: KafkaConfig;
+  groupId: string;
+  /** Base of the public URLs added to event data: `{publicBaseUrl}/listings/{id}`, `/brokers/{id}`. */
+  publicBaseUrl: string;
+  /** Decrypts the endpoints' signing secrets (the API encrypts them with the same key). */
+  secretKey: Buffer;
+  /** host or host:port entries exempt from the private-address check (test receivers on loopback). */
+  allowedHosts: string[];
+  /** Whole attempt: connect, send, the receiver's answer. */
+  timeoutMs: number;
+  /** Delay before each attempt of a round; the first is 0 (immediately). */
+  retryScheduleMs: number[];
+  /** An endpoint whose every attempt failed for this long is disabled. */
+  disableAfterMs: number;
+  /** Deliveries in flight at once. */
+  concurrency: number;
+  pollMs: number;
+  /** A claimed attempt is taken up again by another worker this long after its timeout (its worker died). */
+  claimMarginMs: number;
+  /** Finished deliveries older than this many days are deleted; 0 keeps them. */
+  retentionDays: number;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): WebhooksConfig {
+  const r = createEnvReader(env);
+  const rawSchedule = r.optionalString("WEBHOOK_RETRY_SCHEDULE") ?? DEFAULT_RETRY_SCHEDULE;
+  const schedule = parseSchedule(rawSchedule);
+  if (!schedule) r.problem(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 50 durations (e.g. ${DEFAULT_RETRY_SCHEDULE}), got '${rawSchedule}'`);
+  const config: WebhooksConfig = {
+    healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
+    logLevel: readLogLevel(r),
+    postgres: readPostgresConfig(r, 5),
+    kafka: readKafkaConfig(r, "pss-webhooks"),
+    groupId: r.string("WEBHOOKS_CONSUMER_GROUP", "pss-webhooks"),
+    publicBaseUrl: readPublicBaseUrl(r, "http://127.0.0.1:8080"),
+    secretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
+    allowedHosts: r.list("WEBHOOK_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
+    timeoutMs: r.int("WEBHOOK_TIMEOUT_MS", 10_000, { min: 100, max: 600_000 }),
+    retryScheduleMs: schedule ?? parseSchedule(DEFAULT_RETRY_SCHEDULE)!,
+    disableAfterMs: r.int("WEBHOOK_DISABLE_AFTER_MS", 5 * DAY_MS, { min: 1000 }),
+    concurrency: r.int("WEBHOOK_CONCURRENCY", 16, { min: 1, max: 512 }),
+    pollMs: r.int("WEBHOOK_POLL_MS", 1000, { min: 10, max: 60_000 }),
+    claimMarginMs: r.int("WEBHOOK_CLAIM_MARGIN_MS", 20_000, { min: 100 }),
+    retentionDays: r.int("WEBHOOK_RETENTION_DAYS", 30, { min: 0, max: 3650 }),
+  };
+  r.done();
+  return config;
+}

@@ -1,0 +1,146 @@
+// SQL of the delivery worker. A delivery is claimed by moving its next_attempt_at past the attempt's longest
+// possible duration (a lease) and counting the attempt; a worker that dies mid-attempt leaves the lease to
+// expire and another worker sends the same delivery again (same webhook-id). Every outcome is written with the
+// attempt number that was claimed, so a late writer whose claim was taken over changes nothing.
+import type postgres from "postgres";
+
+type Sql = postgres.Sql;
+
+/** Confine the worker to some partners' deliveries (tests share the database); null = all. */
+export type PartnerScope = readonly string[] | null;
+
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  partnerId: string;
+  payload: string;
+  /** This attempt's number, counting every attempt the delivery ever had. */
+  attempt: number;
+  /** 1 for the first attempt of the current round (since creation, a manual retry or a recover). */
+  attemptInRound: number;
+  url: string;
+  endpointEnabled: boolean;
+  secretEncrypted: string;
+  /** Only while the rotation's overlap lasts. */
+  previousSecretEncrypted: string | null;
+}
+
+export interface AttemptRecord {
+  at: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export type RecordedDecision =
+  | { status: "delivered" }
+  | { status: "pending"; delayMs: number }
+  | { status: "failed"; disable?: { cause: "gone"; reason: string } }
+  /** The endpoint was disabled meanwhile: nothing was sent. */
+  | { status: "endpoint-disabled" };
+
+export interface RecordResult {
+  /** false: the claim was taken over (lease expired, manual retry) and this outcome was not applied. */
+  applied: boolean;
+  /** The endpoint was disabled by this outcome: 'gone' (410) or 'failing' (every attempt failed for too long). */
+  disabled: "gone" | "failing" | null;
+}
+
+const scoped = (sql: Sql, partners: PartnerScope) => (partners ? sql`AND d.partner_id = ANY(${partners as string[]}::uuid[])` : sql``);
+const millis = (sql: Sql | postgres.TransactionSql, ms: number) => sql`(${ms}::bigint * interval '1 millisecond')`;
+
+export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: number }) {
+  /** Disables the endpoint (if still enabled) and fails its pending deliveries; recover sends them later. */
+  async function disable(tx: postgres.TransactionSql, endpointId: string, cause: "gone" | "failing", reason: string): Promise<boolean> {
+    const [row] = await tx`
+      UPDATE webhook_endpoints SET enabled = false, disabled_cause = ${cause}, disabled_reason = ${reason}, disabled_at = now(),
+        version = version + 1, updated_at = now()
+      WHERE id = ${endpointId}::bigint AND enabled RETURNING id`;
+    if (!row) return false;
+    await tx`
+      UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ${`endpoint disabled: ${reason}`}
+      WHERE endpoint_id = ${endpointId}::bigint AND status = 'pending'`;
+    return true;
+  }
+
+  return {
+    /** Due deliveries nobody holds, oldest due first; each claimed for `leaseMs`. */
+    async claimDue(limit: number, leaseMs: number, partners: PartnerScope): Promise<ClaimedDelivery[]> {
+      if (limit <= 0) return [];
+      const rows = await sql`
+        WITH due AS (
+          SELECT d.id FROM webhook_deliveries d
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() ${scoped(sql, partners)}
+          ORDER BY d.next_attempt_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED
+        ), claimed AS (
+          UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, next_attempt_at = now() + ${millis(sql, leaseMs)}
+          FROM due WHERE d.id = due.id
+          RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start
+        )
+        SELECT c.id::text, c.endpoint_id::text, c.partner_id::text, c.payload, c.attempt_count, c.round_start,
+               e.url, e.enabled, e.secret_encrypted,
+               CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_encrypted END AS previous_secret_encrypted
+        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
+      return rows.map((r) => ({
+        id: r.id,
+        endpointId: r.endpoint_id,
+        partnerId: r.partner_id,
+        payload: r.payload,
+        attempt: r.attempt_count,
+        attemptInRound: r.attempt_count - r.round_start,
+        url: r.url,
+        endpointEnabled: r.enabled,
+        secretEncrypted: r.secret_encrypted,
+        previousSecretEncrypted: r.previous_secret_encrypted ?? null,
+      }));
+    },
+
+    /** The attempt, the delivery's new state and the endpoint's health, in one transaction. */
+    async record(claim: ClaimedDelivery, attempt: AttemptRecord | null, decision: RecordedDecision): Promise<RecordResult> {
+      return sql.begin(async (tx) => {
+        if (attempt) {
+          await tx`
+            INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
+            VALUES (${claim.id}::uuid, ${claim.attempt}, ${attempt.at}, ${attempt.statusCode}, ${attempt.latencyMs}, ${attempt.error})
+            ON CONFLICT (delivery_id, attempt) DO NOTHING`;
+        }
+        const status = decision.status === "endpoint-disabled" ? "failed" : decision.status;
+        const error = decision.status === "endpoint-disabled" ? "endpoint disabled" : (attempt?.error ?? null);
+        const [updated] = await tx`
+          UPDATE webhook_deliveries SET
+            status = ${status},
+            next_attempt_at = ${decision.status === "pending" ? tx`now() + ${millis(tx, decision.delayMs)}` : tx`NULL`},
+            last_status_code = ${attempt?.statusCode ?? null}, last_error = ${error},
+            delivered_at = ${decision.status === "delivered" ? tx`now()` : tx`delivered_at`}
+          WHERE id = ${claim.id}::uuid AND attempt_count = ${claim.attempt} AND status = 'pending'
+          RETURNING id`;
+        if (!attempt) return { applied: Boolean(updated), disabled: null };
+
+        if (decision.status === "delivered") {
+          // At most one write a minute per healthy endpoint: a busy endpoint's row is not a hot spot.
+          await tx`
+            UPDATE webhook_endpoints SET failing_since = NULL, last_success_at = now()
+            WHERE id = ${claim.endpointId}::bigint
+              AND (failing_since IS NOT NULL OR last_success_at IS NULL OR last_success_at < now() - interval '1 minute')`;
+          return { applied: Boolean(updated), disabled: null };
+        }
+        if (decision.status === "failed" && decision.disable) {
+          const disabled = await disable(tx, claim.endpointId, decision.disable.cause, decision.disable.reason);
+          return { applied: Boolean(updated), disabled: disabled ? "gone" : null };
+        }
+        const [endpoint] = await tx`
+          UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${attempt.at})
+          WHERE id = ${claim.endpointId}::bigint
+          RETURNING enabled, failing_since, failing_since <= now() - ${millis(tx, opts.disableAfterMs)} AS overdue`;
+        if (endpoint?.enabled && endpoint.overdue) {
+          const since = new Date(endpoint.failing_since).toISOString();
+          const reason = `every delivery attempt failed since ${since}; the last one: ${attempt.error}`;
+          if (await disable(tx, claim.endpointId, "failing", reason)) return { applied: Boolean(updated), disabled: "failing" };
+        }
+        return { applied: Boolean(updated), disabled: null };
+      });
+    },
+  };
+}
+
+export type DeliveryRepository = ReturnType<typeof createDeliveryRepository>;

@@ -1,0 +1,41 @@
+// Turns each fact on Topics.partnerEvents into one delivery per enabled endpoint of the partner subscribed to
+// its type. Idempotent: a fact consumed again (redelivery, a rebalance, a replayed dead letter) finds its
+// deliveries already there (unique per endpoint and event ID) and creates none. A test record's fact (envelope mode
+// "test", docs/sandbox.md) goes only to endpoints a test key created, a live one only to live endpoints.
+import { eventMode, isUuid, isWebhookEventType, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
+import { PermanentError, type Logger } from "@pss/service-kit";
+import type postgres from "postgres";
+import { withPublicUrls } from "./webhook-payload.ts";
+
+export interface FactHandlerDeps {
+  sql: postgres.Sql;
+  logger: Logger;
+  publicBaseUrl: string;
+  /** New deliveries exist: the worker should look now. */
+  onDeliveriesCreated: () => void;
+  /** When set, facts of other partners are skipped (tests share Kafka). */
+  onlyPartners?: ReadonlySet<string>;
+}
+
+export function createFactHandler(deps: FactHandlerDeps) {
+  return async function handle(event: AnyEventEnvelope): Promise<void> {
+    // Another kind of event on this topic (a newer producer): not ours to deliver.
+    if (!isWebhookEventType(event.type)) return;
+    if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return;
+    if (!isUuid(event.partnerId)) throw new PermanentError("partnerId is not a UUID");
+    const data = event.payload;
+    if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PermanentError(`${event.type} payload is not an object`);
+    const body = webhookBody(event.type, event.occurredAt, withPublicUrls(data as Record<string, unknown>, deps.publicBaseUrl, eventMode(event)));
+    const created = await deps.sql`
+      INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
+      SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, ${body}, now()
+      FROM webhook_endpoints e
+      WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)
+      ON CONFLICT (endpoint_id, event_id) DO NOTHING
+      RETURNING id`;
+    if (created.length > 0) {
+      deps.logger.debug("deliveries created", { eventId: event.eventId, type: event.type, partnerId: event.partnerId, deliveries: created.length });
+      deps.onDeliveriesCreated();
+    }
+  };
+}

@@ -1,0 +1,94 @@
+// The webhooks service as a factory: the Kafka consumer that turns facts into deliveries, the worker that sends
+// them, and the retention cleanup, wired from config and the clients main.ts (or a test) created.
+import { Topics } from "@pss/contracts";
+import { createEventConsumer, createSecretBox, type ConsumerMetrics, type ConsumerSettings, type Logger, type Resolver } from "@pss/service-kit";
+import type { Kafka } from "kafkajs";
+import type postgres from "postgres";
+import type { WebhooksConfig } from "./config.ts";
+import { createDeliveryRepository } from "./delivery/delivery-repository.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "./delivery/delivery-worker.ts";
+import type { AttemptOutcome } from "./delivery/outcome.ts";
+import { createSender } from "./delivery/sender.ts";
+import { createFactHandler } from "./fan-out/fact-handler.ts";
+import { createDeliveryCleanup } from "./retention/delivery-cleanup.ts";
+import { readEndpointStates, type EndpointState } from "./endpoint-states.ts";
+import type { WebhooksMetrics } from "./webhooks-metrics.ts";
+
+export type WebhooksServiceConfig = Omit<WebhooksConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
+
+export interface WebhooksServiceDeps {
+  config: WebhooksServiceConfig;
+  sql: postgres.Sql;
+  kafka: Kafka;
+  logger: Logger;
+  resolve?: Resolver;
+  /** Confine this instance to these partners (tests share Kafka and PostgreSQL). */
+  onlyPartners?: ReadonlySet<string>;
+  /** Consumer-group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
+  session?: ConsumerSettings;
+  metrics?: { webhooks: WebhooksMetrics; consumer: ConsumerMetrics };
+}
+
+export type { EndpointState };
+
+export interface WebhooksService {
+  start(): Promise<void>;
+  /** Stops intake, lets the deliveries in flight finish and be recorded, commits offsets. */
+  stop(): Promise<void>;
+  isRunning(): boolean;
+  /** Attempts by outcome since start. */
+  outcomes(): Record<AttemptOutcome, number>;
+  endpointStates(): Promise<Record<EndpointState, number>>;
+  worker: DeliveryWorker;
+}
+
+export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksService {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: "webhooks" });
+  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0 };
+  const worker = createDeliveryWorker({
+    repository: createDeliveryRepository(deps.sql, { disableAfterMs: config.disableAfterMs }),
+    sender: createSender({ timeoutMs: config.timeoutMs, allowedHosts: config.allowedHosts, resolve: deps.resolve }),
+    secrets: createSecretBox(config.secretKey),
+    logger,
+    concurrency: config.concurrency,
+    pollMs: config.pollMs,
+    leaseMs: config.timeoutMs + config.claimMarginMs,
+    retryScheduleMs: config.retryScheduleMs,
+    partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
+    onOutcome: (outcome, seconds) => {
+      outcomes[outcome]++;
+      deps.metrics?.webhooks.attempt(outcome, seconds);
+    },
+  });
+  const consumer = createEventConsumer({
+    kafka: deps.kafka,
+    groupId: config.groupId,
+    topics: [Topics.partnerEvents.name],
+    deadLetterTopic: Topics.webhooksDeadLetter.name,
+    logger,
+    partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
+    session: deps.session,
+    metrics: deps.metrics?.consumer,
+    handle: createFactHandler({ sql: deps.sql, logger, publicBaseUrl: config.publicBaseUrl, onDeliveriesCreated: () => worker.wake(), onlyPartners: deps.onlyPartners }),
+  });
+  const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });
+
+  return {
+    async start() {
+      worker.start();
+      cleanup.start();
+      await consumer.start();
+    },
+    async stop() {
+      // Side by side: leaving the consumer group can wait on a rebalance (a member that died is evicted only after
+      // the session timeout), and that must not keep the attempts in flight from finishing and being recorded.
+      // Facts consumed meanwhile are already deliveries in PostgreSQL: the next start sends them.
+      await Promise.all([consumer.stop(), worker.stop().then(() => cleanup.stop())]);
+    },
+    isRunning: () => consumer.isRunning(),
+    outcomes: () => ({ ...outcomes }),
+    endpointStates: () => readEndpointStates(deps.sql, deps.onlyPartners ? [...deps.onlyPartners] : undefined),
+    worker,
+  };
+}
