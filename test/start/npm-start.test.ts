@@ -36,13 +36,13 @@ const s3 = new Bun.S3Client({ endpoint: s3Env.S3_ENDPOINT, bucket: s3Env.S3_BUCK
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 const kafka = new Kafka({ clientId: uniqueName("npm-start-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
 const alias = uniqueName("npm-start-listings");
-const groups = { media: uniqueName("npm-start-media"), indexer: uniqueName("npm-start-indexer"), leads: uniqueName("npm-start-leads") };
+const groups = { media: uniqueName("npm-start-media"), indexer: uniqueName("npm-start-indexer"), leads: uniqueName("npm-start-leads"), webhooks: uniqueName("npm-start-webhooks") };
 
 let images: ImageServer;
 let chromium: ChromiumSession | undefined;
 let start: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
 const output: string[] = [];
-const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0 };
+const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0, webhooks: 0 };
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -111,6 +111,7 @@ beforeAll(async () => {
     startGroupAtEnd(kafka, groups.indexer, [Topics.listingEvents.name, Topics.brokerEvents.name]),
     startGroupAtEnd(kafka, `${groups.leads}-counter`, [Topics.leadEvents.name]),
     startGroupAtEnd(kafka, `${groups.leads}-mailer`, [Topics.leadEvents.name]),
+    startGroupAtEnd(kafka, groups.webhooks, [Topics.partnerEvents.name]),
   ]);
   for (const key of Object.keys(ports) as (keyof typeof ports)[]) ports[key] = await freePort();
 }, 60_000);
@@ -145,6 +146,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     MEDIA_HEALTH_PORT: String(ports.media),
     INDEXER_HEALTH_PORT: String(ports.indexer),
     LEADS_HEALTH_PORT: String(ports.leads),
+    WEBHOOKS_HEALTH_PORT: String(ports.webhooks),
     PUBLIC_BASE_URL: publicBase,
     MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
     MEDIA_CONSUMER_GROUP: groups.media,
@@ -152,6 +154,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     INDEXER_GROUP_ID: groups.indexer,
     RECONCILE_INTERVAL_MS: "0",
     LEADS_GROUP_PREFIX: groups.leads,
+    WEBHOOKS_CONSUMER_GROUP: groups.webhooks,
     OPENSEARCH_INDEX_ALIAS: alias,
     LOG_LEVEL: "warn",
   };
@@ -229,7 +232,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
 
   // --- SIGTERM stops start.ts and everything under it, and the ports go quiet ----------------------------------------
   const tree = descendants(start.pid);
-  expect(tree.length).toBeGreaterThanOrEqual(4); // the four services (the API adds workers)
+  expect(tree.length).toBeGreaterThanOrEqual(5); // the five services (the API adds workers)
   start.kill("SIGTERM");
   const code = await Promise.race([start.exited, Bun.sleep(35_000).then(() => "still running")]);
   expect(code).toBe(0);
