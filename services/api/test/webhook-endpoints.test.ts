@@ -97,6 +97,9 @@ describe("webhook endpoints: PUT semantics like listings", () => {
 
   test("the list pages through every endpoint once", async () => {
     const p = await api.createPartner();
+    // The five endpoints' row IDs cross a power of ten (…98, …99, …100 …): paging must follow numbers, not text.
+    const [{ last }] = (await api.sql`SELECT last_value::text AS last FROM webhook_endpoints_id_seq`) as unknown as [{ last: string }];
+    await api.sql`SELECT setval('webhook_endpoints_id_seq', ${String(10 ** (last.length + 1) - 3)}::bigint)`;
     const ids = Array.from({ length: 5 }, (_, i) => `page-${i}`);
     for (const id of ids) expect((await put(p, id, endpointBody())).status).toBe(201);
     const seen: string[] = [];

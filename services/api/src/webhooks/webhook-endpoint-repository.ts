@@ -74,11 +74,12 @@ export async function findEndpoint(sql: Sql, scope: RecordScope, externalId: str
   return row ? toStored(row) : null;
 }
 
+// ORDER BY names the table's column: a bare `id` is the text output column (`id::text`), which sorts "10" before "9".
 export async function pageEndpoints(sql: Sql, scope: RecordScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
   const rows = await sql`
     SELECT ${COLUMNS(sql)} FROM webhook_endpoints
     WHERE ${inScope(sql, scope)} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
-    ORDER BY id LIMIT ${limit}`;
+    ORDER BY webhook_endpoints.id LIMIT ${limit}`;
   return rows.map(toStored);
 }
 
