@@ -47,15 +47,15 @@ async function createOnce(sql: postgres.Sql, args: { partnerId: string; brokerEx
   const [found] = await sql`
     SELECT nb.id::text AS broker_id, l.id AS listing_id
     FROM (SELECT 1) one
-    LEFT JOIN brokers nb ON nb.partner_id = ${args.partnerId} AND nb.external_id = ${args.brokerExternalId}
-    LEFT JOIN listings l ON l.partner_id = ${args.partnerId} AND l.external_id = ${args.key}`;
+    LEFT JOIN brokers nb ON nb.partner_id = ${args.partnerId} AND nb.mode = 'live' AND nb.external_id = ${args.brokerExternalId}
+    LEFT JOIN listings l ON l.partner_id = ${args.partnerId} AND l.mode = 'live' AND l.external_id = ${args.key}`;
   if (found!.listing_id !== null) throw new Error(`fair create baseline: ${args.key} exists already`);
   const brokerId = found!.broker_id as string;
   const row = { partner_id: args.partnerId, external_id: args.key, broker_id: brokerId, content_hash: Buffer.alloc(32, 1), ...columnsOf(sql, args.body) };
   const photos = args.body.photos;
   await sql`
     WITH l AS (
-      INSERT INTO listings ${sql(row as never)} ON CONFLICT (partner_id, external_id) DO NOTHING RETURNING id
+      INSERT INTO listings ${sql(row as never)} ON CONFLICT (partner_id, mode, external_id) DO NOTHING RETURNING id
     ), p AS (
       INSERT INTO listing_photos (listing_id, url, sort_key)
       SELECT l.id, x.url, x.sort_key FROM l, unnest(${photos.map((p) => p.url)}::text[], ${photos.map((p) => p.sortKey)}::int[]) AS x(url, sort_key)
@@ -72,7 +72,7 @@ async function updateOnce(sql: postgres.Sql, args: { partnerId: string; key: str
     SELECT l.id, l.version, l.status, l.broker_id::text AS broker_id, l.title, l.description, l.business_type, l.financials, l.property, l.financing,
            COALESCE((SELECT json_agg(json_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state) ORDER BY p.sort_key)
                      FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
-    FROM listings l WHERE l.partner_id = ${args.partnerId} AND l.external_id = ${args.key}`;
+    FROM listings l WHERE l.partner_id = ${args.partnerId} AND l.mode = 'live' AND l.external_id = ${args.key}`;
   if (!stored) throw new Error(`fair update baseline: ${args.key} does not exist`);
   // The "merged" document: what is stored with the change applied (the bench body is what was stored).
   const body = listingBody(args.brokerExternalId, 0);

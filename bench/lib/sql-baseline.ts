@@ -24,7 +24,7 @@ export async function sqlBaseline(args: { sql: postgres.Sql; partnerId: string; 
             ${body.description}, ${body.establishedAt}, ${body.location.streetAddress1}, ${body.location.city}, ${body.location.state},
             ${body.location.postalCode}, ${body.location.country}, ${body.location.visibility}, ${tx.json(body.financials)}, ${tx.json(body.property as never)},
             ${tx.json(body.financing as never)}, '\\x01')
-          ON CONFLICT (partner_id, external_id) DO UPDATE SET financials = EXCLUDED.financials, version = listings.version + 1, updated_at = now()
+          ON CONFLICT (partner_id, mode, external_id) DO UPDATE SET financials = EXCLUDED.financials, version = listings.version + 1, updated_at = now()
           RETURNING id, version`;
         if (row!.version === 1) {
           await tx`INSERT INTO listing_photos ${tx(body.photos.map((p: { url: string; sortKey: number }) => ({ listing_id: row!.id, url: p.url, sort_key: p.sortKey })))}`;
