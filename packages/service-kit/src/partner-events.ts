@@ -36,3 +36,19 @@ export function partnerEventOutboxColumns(sql: Sql, type: WebhookEventType, c: P
     'mode', (${c.mode})::text,
     'payload', ${c.payload})`;
 }
+
+/**
+ * Advisory lock class of "counting an office's leads" (the second key is the office ID). Whoever announces
+ * lead.received with an office's count holds it: the leads service for live leads, the API for a test key's
+ * simulated ones, so each announcement carries the office's exact count and a later one never a smaller count.
+ */
+export const OFFICE_LEAD_COUNT_LOCK = 727_013;
+
+/**
+ * lead.received's payload (`data` without URLs), read from the listing and broker rows under the aliases `l` and
+ * `b` of the writer's FROM clause, with the office and its new lead count. One shape for live and test leads.
+ */
+export function leadReceivedPayload(sql: Sql, c: { officeId: postgres.Fragment; officeLeadCount: postgres.Fragment }): postgres.Fragment {
+  return sql`jsonb_build_object('externalListingId', l.external_id, 'serviceListingId', l.id, 'externalBrokerId', b.external_id,
+        'serviceBrokerId', b.id::text, 'officeId', ${c.officeId}, 'officeLeadCount', ${c.officeLeadCount}, 'version', ${c.officeLeadCount})`;
+}

@@ -4,13 +4,10 @@
 // transaction: leads of one office are recorded one transaction at a time, so every total is exact and a later
 // lead of the office never carries a smaller one.
 import type { LeadSubmittedPayload } from "@pss/contracts";
-import { partnerEventOutboxColumns } from "@pss/service-kit";
+import { leadReceivedPayload, OFFICE_LEAD_COUNT_LOCK, partnerEventOutboxColumns } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export type CountedLead = Pick<LeadSubmittedPayload, "leadId" | "serviceListingId" | "serviceBrokerId" | "officeId" | "organizationId" | "createdAt">;
-
-/** Advisory lock class of "counting an office's leads" (the second key is the office ID). */
-const OFFICE_COUNT_LOCK = 727_013;
 
 interface Recorded {
   lead_id: string;
@@ -28,7 +25,7 @@ export async function recordLeads(sql: postgres.Sql, leads: CountedLead[]): Prom
   const offices = [...new Set(unique.map((l) => l.officeId))].sort((a, b) => a - b);
   return sql.begin(async (tx) => {
     // In office order, like the bucket upserts below, so concurrent batches never wait on each other in a cycle.
-    for (const office of offices) await tx`SELECT pg_advisory_xact_lock(${OFFICE_COUNT_LOCK}, ${office})`;
+    for (const office of offices) await tx`SELECT pg_advisory_xact_lock(${OFFICE_LEAD_COUNT_LOCK}, ${office})`;
     const recorded = await tx<Recorded[]>`
       WITH input AS (
         SELECT * FROM unnest(${col("leadId")}::uuid[], ${col("serviceListingId")}::bigint[], ${col("serviceBrokerId")}::bigint[],
@@ -78,8 +75,7 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
       partnerId: tx`l.partner_id`,
       // Only live leads are counted here (a test key's simulated leads: services/api lead-repository.ts).
       mode: tx`l.mode`,
-      payload: tx`jsonb_build_object('externalListingId', l.external_id, 'serviceListingId', l.id, 'externalBrokerId', b.external_id,
-        'serviceBrokerId', b.id::text, 'officeId', x.office_id, 'officeLeadCount', x.office_count, 'version', x.office_count)`,
+      payload: leadReceivedPayload(tx, { officeId: tx`x.office_id`, officeLeadCount: tx`x.office_count` }),
     })}
     FROM unnest(${recorded.map((r) => r.lead_id)}::uuid[], ${recorded.map((r) => r.listing_id)}::bigint[], ${recorded.map((r) => r.broker_id)}::bigint[],
                 ${recorded.map((r) => r.office_id)}::int[], ${recorded.map((r) => counts.get(r.lead_id)!)}::bigint[])
