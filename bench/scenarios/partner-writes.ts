@@ -3,7 +3,7 @@
 // 25/50/75 % of the measured saturation), the no-op repeat path, the outbox relay keeping up, and the API's
 // memory under that load.
 import type { BenchContext } from "../lib/context.ts";
-import { fairBaseline, removeBaselineRows } from "../lib/fair-baseline.ts";
+import { fairBaseline, fairBaselineOpenLoop, removeBaselineRows } from "../lib/fair-baseline.ts";
 import { runLoad, runOpenLoop, startApiProcess, type ApiProcess } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
 import { sqlBaseline } from "../lib/sql-baseline.ts";
@@ -48,6 +48,7 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
   const base = await baselines(ctx, prefix);
 
   const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: String(CONNECTIONS) });
+  const gatedRates: Partial<Record<"new" | "update", number>> = {};
   try {
     const common = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, connections: CONNECTIONS };
     await runLoad({ ...common, mode: "new", prefix: `${prefix}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
@@ -144,6 +145,7 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
           salt: Math.round(fraction * 1_000_000),
         });
         const gated = fraction === 0.5;
+        if (gated) gatedRates[mode] = rate;
         rows.push({
           scenario: `PUT listing ${mode === "new" ? "creates" : "updates"}, open loop at ${fraction * 100} % of saturation`,
           figure: r.p99,
@@ -187,5 +189,26 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
   } finally {
     await api.stop();
   }
+  await addDatabaseFloor(ctx, rows, gatedRates, prefix);
   return rows;
+}
+
+/**
+ * The same arrivals as the gated open-loop rows, driven straight from a PostgreSQL client with no API running:
+ * the p99 the database and the disk alone give at that load, reported beside the API's.
+ */
+async function addDatabaseFloor(ctx: BenchContext, rows: Row[], rates: Partial<Record<"new" | "update", number>>, prefix: string): Promise<void> {
+  if (!rates.new || !rates.update) return;
+  const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, brokerExternalId: ctx.brokerExternalId, durationSeconds: ctx.durationSeconds, prefix: `${prefix}-floor` };
+  const create = await fairBaselineOpenLoop({ ...common, mode: "create", rate: rates.new });
+  // Updates need stored keys: create them at the update rate first (not measured), as many as the API's run used.
+  const existing = 2000;
+  await fairBaselineOpenLoop({ ...common, mode: "create", rate: Math.max(rates.update, existing / ctx.durationSeconds), prefix: `${prefix}-floorup` });
+  const update = await fairBaselineOpenLoop({ ...common, mode: "update", rate: rates.update, existing, prefix: `${prefix}-floorup` });
+  await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-floor`);
+  await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-floorup`);
+  for (const [mode, floor] of [["creates", create], ["updates", update]] as const) {
+    const row = rows.find((r) => r.scenario === `PUT listing ${mode}, open loop at 50 % of saturation`);
+    if (row) row.notes += `; the same arrivals straight from a PostgreSQL client (fair ${mode === "creates" ? "create" : "update"} work, no API): p50 ${round(floor.p50)} ms, p99 ${round(floor.p99)} ms, p99.9 ${round(floor.p999)} ms`;
+  }
 }

@@ -39,6 +39,11 @@ describe("findTextProblem", () => {
     expect(findTextProblem({ description: "a\nb", broker: { profile: { bio: "c\td" } } })).toBeNull();
     expect(findTextProblem({ title: "a\nb" })?.path).toBe("title");
   });
+  test("a text in a list of a multi-line field is single-line; a bad string at the top level has an empty path", () => {
+    expect(findTextProblem({ description: ["a\nb"] })?.path).toBe("description[0]");
+    expect(findTextProblem("a\u0000")).toEqual({ path: "", message: expect.stringContaining("U+0000") });
+    expect(findTextProblem([1, null, { bio: "fine\n" }, "x\ud800"])?.path).toBe("[3]");
+  });
   test("field names are checked too", () => {
     expect(findTextProblem({ profile: { ["b\u0000io"]: "x" } })?.path).toBe("profile (a field name)");
   });
@@ -50,6 +55,30 @@ describe("jsonDepthExceeds", () => {
     expect(jsonDepthExceeds('{"a":[{"b":[1]}]}', 3)).toBe(true);
     expect(jsonDepthExceeds('{"a":"[[[[[[[[{{{{"}', 1)).toBe(false);
     expect(jsonDepthExceeds('{"a":"\\"[[[["}', 1)).toBe(false);
+  });
+  test("agrees with a character-by-character count on generated texts, hostile escapes included", () => {
+    const reference = (text: string, limit: number) => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === "\\") i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === "[" || c === "{") {
+          if (++depth > limit) return true;
+        } else if (c === "]" || c === "}") depth--;
+      }
+      return false;
+    };
+    const pieces = ["[", "]", "{", "}", '"', "\\", "\\\\", 'x', ":", ","];
+    let seed = 5;
+    for (let round = 0; round < 3000; round++) {
+      let text = "";
+      for (let i = 0; i < 5 + (round % 40); i++) text += pieces[(seed = (seed * 48271) % 2147483647) % pieces.length];
+      for (const limit of [1, 3]) expect(jsonDepthExceeds(text, limit)).toBe(reference(text, limit));
+    }
   });
   test("a 400,000-level body is refused without recursion", () => {
     expect(jsonDepthExceeds("[".repeat(400_000) + "]".repeat(400_000), 16)).toBe(true);

@@ -45,21 +45,30 @@ export function textProblem(value: string, multiline: boolean): string | null {
 /** The first string (value or key) in a parsed JSON body that breaks the text rules, with its field path. */
 export function findTextProblem(value: unknown, path = ""): { path: string; message: string } | null {
   if (typeof value === "string") {
-    const key = path.slice(path.lastIndexOf(".") + 1);
-    const message = textProblem(value, MULTILINE_TEXT_FIELDS.has(key));
+    // Runs once per body on every write: strings without a suspicious character (nearly all) cost one test,
+    // and a field's path is only spelled out for a problem or a nested value.
+    if (!SUSPICIOUS.test(value)) return null;
+    const message = textProblem(value, MULTILINE_TEXT_FIELDS.has(path.slice(path.lastIndexOf(".") + 1)));
     return message ? { path, message } : null;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findTextProblem(value[i], `${path}[${i}]`);
+      const item = value[i];
+      if (typeof item === "string" ? !SUSPICIOUS.test(item) : item === null || typeof item !== "object") continue;
+      const found = findTextProblem(item, `${path}[${i}]`);
       if (found) return found;
     }
     return null;
   }
   if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      const keyProblem = textProblem(key, false);
-      if (keyProblem) return { path: path ? `${path} (a field name)` : "(a field name)", message: keyProblem };
+    const object = value as Record<string, unknown>;
+    for (const key of Object.keys(object)) {
+      if (SUSPICIOUS.test(key)) {
+        const keyProblem = textProblem(key, false);
+        if (keyProblem) return { path: path ? `${path} (a field name)` : "(a field name)", message: keyProblem };
+      }
+      const item = object[key];
+      if (typeof item === "string" ? !SUSPICIOUS.test(item) : item === null || typeof item !== "object") continue;
       const found = findTextProblem(item, path ? `${path}.${key}` : key);
       if (found) return found;
     }
@@ -73,14 +82,20 @@ export function findTextProblem(value: unknown, path = ""): { path: string; mess
  */
 export function jsonDepthExceeds(text: string, limit: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
+    if (c === 0x22) {
+      // A string: jump to its closing quote (one not escaped by an odd run of backslashes).
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end === -1) return false; // unterminated: the parser refuses it
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }

@@ -64,6 +64,8 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
       return raw;
     },
     dryRun(request) {
+      // Most writes have no query string: no URL to parse.
+      if (!request.url.includes("?")) return false;
       const values = new URL(request.url).searchParams.getAll("dryRun");
       if (values.length === 0 || (values.length === 1 && values[0] === "false")) return false;
       if (values.length === 1 && values[0] === "true") return true;

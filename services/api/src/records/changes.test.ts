@@ -38,6 +38,23 @@ describe("forHistory", () => {
     expect(forHistory([{ path: "title", from: null, to: "short" }])).toEqual([{ path: "title", from: null, to: "short" }]);
   });
 
+  test("the cut counts code points exactly as Array.from does, whatever mix of pairs, lone surrogates and plain text", () => {
+    const reference = (text: string) => {
+      const points = Array.from(text);
+      return points.length <= HISTORY_TEXT_LIMIT ? text : `${points.slice(0, HISTORY_TEXT_LIMIT).join("")}…`;
+    };
+    const pieces = ["a", "é", "🍕", "\ud83c", "\udf55", " ", "漢"];
+    let seed = 11;
+    for (let round = 0; round < 300; round++) {
+      let text = "";
+      const length = HISTORY_TEXT_LIMIT - 5 + (round % 20);
+      for (let i = 0; i < length; i++) text += pieces[(seed = (seed * 48271) % 2147483647) % pieces.length];
+      const [change] = forHistory([{ path: "description", from: null, to: text }]);
+      expect(change!.to).toBe(reference(text));
+      expect(change!.truncated === true).toBe(reference(text) !== text);
+    }
+  });
+
   test("texts inside lists are cut too", () => {
     const url = `https://images.example.com/${"a".repeat(HISTORY_TEXT_LIMIT)}`;
     const [change] = forHistory([{ path: "photos", from: null, to: [{ url, sortKey: 1 }] }]);

@@ -28,15 +28,22 @@ function walk(a: unknown, b: unknown, path: string, out: FieldChange[]): void {
   }
   const from = (a ?? null) as Json;
   const to = (b ?? null) as Json;
-  if (stableStringify(from) !== stableStringify(to)) out.push({ path, from, to });
+  // Values that are not lists compare as themselves; lists (and a list against anything) by canonical text.
+  const changed = typeof from !== "object" && typeof to !== "object" ? from !== to : from === null && to === null ? false : stableStringify(from) !== stableStringify(to);
+  if (changed) out.push({ path, from, to });
 }
 
 /** Cuts a string to HISTORY_TEXT_LIMIT characters (code points); reports whether it did. */
 function cut(text: string): { text: string; cut: boolean } {
   if (text.length <= HISTORY_TEXT_LIMIT) return { text, cut: false };
-  const points = Array.from(text);
-  if (points.length <= HISTORY_TEXT_LIMIT) return { text, cut: false };
-  return { text: `${points.slice(0, HISTORY_TEXT_LIMIT).join("")}…`, cut: true };
+  // The UTF-16 index where the first HISTORY_TEXT_LIMIT code points end (a surrogate pair is one).
+  let end = 0;
+  for (let points = 0; points < HISTORY_TEXT_LIMIT && end < text.length; points++) {
+    const c = text.charCodeAt(end);
+    end += c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  if (end >= text.length) return { text, cut: false };
+  return { text: `${text.slice(0, end)}…`, cut: true };
 }
 
 function truncateValue(value: unknown, state: { cut: boolean }): unknown {

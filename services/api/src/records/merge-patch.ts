@@ -35,19 +35,72 @@ export function pruneEmpty(value: Json): Json | undefined {
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-/** JSON with object keys sorted at every level: equal records give equal text. */
+/**
+ * JSON with object keys sorted at every level: equal records give equal text. The stored content hashes are
+ * of this exact text, so its output must never change (merge-patch.test.ts holds it to the first, plain
+ * implementation). One pass that appends to a single string: it runs on every PUT, twice on most.
+ */
 export function stableStringify(value: Json | undefined): string {
   if (value === undefined) return "null";
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify(value[k])}`)
-      .join(",")}}`;
+  // Fast path: a copy with keys inserted in sorted order, written by the native JSON.stringify. Engines order
+  // integer-like keys ("7") first whatever the insertion order, so objects with one (or with a "__proto__"
+  // member) take the one-pass writer.
+  const sorted = sortedCopy(value);
+  return sorted === UNSORTABLE ? appendJson("", value) : JSON.stringify(sorted);
+}
+
+const UNSORTABLE = Symbol("integer-like key");
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+function sortedCopy(value: Json): Json | typeof UNSORTABLE {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const out: Json[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const copy = item === undefined ? null : sortedCopy(item);
+      if (copy === UNSORTABLE) return UNSORTABLE;
+      out[i] = copy;
+    }
+    return out;
   }
-  return JSON.stringify(value);
+  const keys = Object.keys(value).sort();
+  const out: JsonObject = {};
+  for (const key of keys) {
+    // Assigning "__proto__" would set the copy's prototype instead of a member.
+    if (key === "__proto__" || ARRAY_INDEX.test(key)) return UNSORTABLE;
+    const item = value[key];
+    const copy = item === undefined ? null : sortedCopy(item);
+    if (copy === UNSORTABLE) return UNSORTABLE;
+    out[key] = copy;
+  }
+  return out;
+}
+
+function appendJson(out: string, value: Json): string {
+  if (typeof value === "string") return out + JSON.stringify(value);
+  if (typeof value === "number") return out + (Number.isFinite(value) ? String(value) : "null");
+  if (value === null || typeof value !== "object") return out + (value === null ? "null" : String(value));
+  if (Array.isArray(value)) {
+    out += "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      const item = value[i];
+      out = item === undefined ? out + "null" : appendJson(out, item);
+    }
+    return out + "]";
+  }
+  const keys = Object.keys(value).sort();
+  out += "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = value[key];
+    out += (i > 0 ? "," : "") + JSON.stringify(key) + ":";
+    out = item === undefined ? out + "null" : appendJson(out, item);
+  }
+  return out + "}";
 }
 
 export function contentHash(value: Json | undefined): Buffer {
-  return Buffer.from(new Bun.CryptoHasher("sha256").update(stableStringify(value)).digest());
+  return new Bun.CryptoHasher("sha256").update(stableStringify(value)).digest() as Buffer;
 }
