@@ -6,7 +6,6 @@ import type { BenchContext } from "../lib/context.ts";
 import { fairBaseline, fairBaselineOpenLoop, removeBaselineRows } from "../lib/fair-baseline.ts";
 import { runLoad, runOpenLoop, startApiProcess, type ApiProcess } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
-import { settleDatabase } from "../lib/settle.ts";
 import { sqlBaseline } from "../lib/sql-baseline.ts";
 
 const CONNECTIONS = 32;
@@ -32,18 +31,13 @@ async function sampleWhile<T>(api: ApiProcess, ctx: BenchContext, run: () => Pro
 /** Baselines run with no API (and so no outbox relay) running; their rows are removed afterwards. */
 async function baselines(ctx: BenchContext, prefix: string) {
   const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, concurrency: CONNECTIONS, durationSeconds: ctx.durationSeconds };
-  await settleDatabase(ctx.sql);
   const fairCreate = await fairBaseline({ ...common, brokerExternalId: ctx.brokerExternalId, prefix: `${prefix}-fair`, mode: "create" });
   const [{ n: fairRows }] = (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${ctx.partner.partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [{ n: number }];
-  await settleDatabase(ctx.sql);
   const fairUpdate = await fairBaseline({ ...common, brokerExternalId: ctx.brokerExternalId, prefix: `${prefix}-fair`, mode: "update", existing: Math.min(fairRows, 2000) });
-  await settleDatabase(ctx.sql);
   const blindCreate = await sqlBaseline({ ...common, brokerId: ctx.brokerId, prefix: `${prefix}-base`, mode: "new" });
-  await settleDatabase(ctx.sql);
   const blindUpdate = await sqlBaseline({ ...common, brokerId: ctx.brokerId, prefix: `${prefix}-base`, mode: "update", existing: 2000 });
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-fair`);
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-base`);
-  await settleDatabase(ctx.sql);
   return { fairCreate, fairUpdate, blindCreate, blindUpdate };
 }
 
@@ -60,7 +54,6 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
     await runLoad({ ...common, mode: "new", prefix: `${prefix}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
     const rssAfterWarmup = api.rssMb();
 
-    await settleDatabase(ctx.sql);
     const create = await sampleWhile(api, ctx, () => runLoad({ ...common, mode: "new", prefix, offset: 0, durationSeconds: ctx.durationSeconds }));
     const created = create.result.sent;
     rows.push(
@@ -109,7 +102,6 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
       notes: `backlog samples ${create.backlog.join(", ")}; drained the last ${backlogAtEnd} in ${round((performance.now() - drainStart) / 1000)} s`,
     });
 
-    await settleDatabase(ctx.sql);
     const update = await sampleWhile(api, ctx, () => runLoad({ ...common, mode: "update", prefix, existing: Math.min(created, 2000), durationSeconds: ctx.durationSeconds }));
     rows.push(
       {
@@ -137,7 +129,6 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
     );
 
     // Latency at a given load: fixed arrival rates below the saturation just measured.
-    await settleDatabase(ctx.sql);
     for (const mode of ["new", "update"] as const) {
       const saturation = mode === "new" ? create.result.rps : update.result.rps;
       for (const fraction of LOAD_FRACTIONS) {
@@ -209,7 +200,6 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
 async function addDatabaseFloor(ctx: BenchContext, rows: Row[], rates: Partial<Record<"new" | "update", number>>, prefix: string): Promise<void> {
   if (!rates.new || !rates.update) return;
   const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, brokerExternalId: ctx.brokerExternalId, durationSeconds: ctx.durationSeconds, prefix: `${prefix}-floor` };
-  await settleDatabase(ctx.sql);
   const create = await fairBaselineOpenLoop({ ...common, mode: "create", rate: rates.new });
   // Updates need stored keys: create them at the update rate first (not measured), as many as the API's run used.
   const existing = 2000;
