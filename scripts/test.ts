@@ -40,4 +40,3 @@ const details = failures.blocks();
 if (details.length > 0) console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
 console.log(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
 process.exit(code !== 0 ? code : passed === 0 ? 1 : 0);
-

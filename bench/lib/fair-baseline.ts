@@ -153,11 +153,17 @@ export async function fairBaseline(args: {
   }
   const began = performance.now();
   await Promise.all(Array.from({ length: args.concurrency }, (_, w) => worker(w)));
+  const result = summarise(latencies, began);
+  await sql`DELETE FROM outbox WHERE topic = 'bench.baseline'`;
+  return result;
+}
+
+/** Throughput since `began` and latency percentiles (ms) of the operations measured. */
+function summarise(latencies: number[], began: number): BaselineResult & { p999: number } {
   const seconds = (performance.now() - began) / 1000;
   latencies.sort((a, b) => a - b);
-  await sql`DELETE FROM outbox WHERE topic = 'bench.baseline'`;
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
-  return { tps: latencies.length / seconds, p50: at(0.5), p99: at(0.99) };
+  return { tps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), p999: at(0.999) };
 }
 
 /** Removes the listings a baseline wrote (photos and history go with them). */
@@ -183,8 +189,6 @@ export async function fairBaselineOpenLoop(args: {
   prefix: string;
   mode: "create" | "update";
   existing?: number;
-  /** Key numbers for creates start here (so they do not collide with an earlier run's). */
-  offset?: number;
 }): Promise<BaselineResult & { p999: number }> {
   const { sql } = args;
   const latencies: number[] = [];
@@ -198,7 +202,7 @@ export async function fairBaselineOpenLoop(args: {
     const dueAt = began + (n * 1000) / args.rate;
     const wait = dueAt - performance.now();
     if (wait > 1) await Bun.sleep(wait);
-    const key = args.mode === "create" ? (args.offset ?? 0) + n : n % (args.existing ?? 1);
+    const key = args.mode === "create" ? n : n % (args.existing ?? 1);
     const before = busy.get(key) ?? Promise.resolve();
     const op: Promise<void> = before.then(() =>
       args.mode === "create"
@@ -210,9 +214,7 @@ export async function fairBaselineOpenLoop(args: {
     void op.finally(() => inFlight.delete(op));
   }
   await Promise.all(inFlight);
-  const seconds = (performance.now() - began) / 1000;
-  latencies.sort((a, b) => a - b);
+  const result = summarise(latencies, began);
   await sql`DELETE FROM outbox WHERE topic = 'bench.baseline'`;
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
-  return { tps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), p999: at(0.999) };
+  return result;
 }

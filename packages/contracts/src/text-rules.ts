@@ -45,17 +45,13 @@ export function textProblem(value: string, multiline: boolean): string | null {
 /** The first string (value or key) in a parsed JSON body that breaks the text rules, with its field path. */
 export function findTextProblem(value: unknown, path = ""): { path: string; message: string } | null {
   if (typeof value === "string") {
-    // Runs once per body on every write: strings without a suspicious character (nearly all) cost one test,
-    // and a field's path is only spelled out for a problem or a nested value.
-    if (!SUSPICIOUS.test(value)) return null;
     const message = textProblem(value, MULTILINE_TEXT_FIELDS.has(path.slice(path.lastIndexOf(".") + 1)));
     return message ? { path, message } : null;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const item = value[i];
-      if (typeof item === "string" ? !SUSPICIOUS.test(item) : item === null || typeof item !== "object") continue;
-      const found = findTextProblem(item, `${path}[${i}]`);
+      if (!mayHoldProblem(value[i])) continue;
+      const found = findTextProblem(value[i], `${path}[${i}]`);
       if (found) return found;
     }
     return null;
@@ -63,17 +59,22 @@ export function findTextProblem(value: unknown, path = ""): { path: string; mess
   if (value !== null && typeof value === "object") {
     const object = value as Record<string, unknown>;
     for (const key of Object.keys(object)) {
-      if (SUSPICIOUS.test(key)) {
-        const keyProblem = textProblem(key, false);
-        if (keyProblem) return { path: path ? `${path} (a field name)` : "(a field name)", message: keyProblem };
-      }
-      const item = object[key];
-      if (typeof item === "string" ? !SUSPICIOUS.test(item) : item === null || typeof item !== "object") continue;
-      const found = findTextProblem(item, path ? `${path}.${key}` : key);
+      const keyProblem = textProblem(key, false);
+      if (keyProblem) return { path: path ? `${path} (a field name)` : "(a field name)", message: keyProblem };
+      if (!mayHoldProblem(object[key])) continue;
+      const found = findTextProblem(object[key], path ? `${path}.${key}` : key);
       if (found) return found;
     }
   }
   return null;
+}
+
+/**
+ * Whether a member needs a closer look: a string with a suspicious character, or a nested value. This runs on
+ * every write's body, so clean strings (nearly all) cost one test and no field path is spelled out for them.
+ */
+function mayHoldProblem(value: unknown): boolean {
+  return typeof value === "string" ? SUSPICIOUS.test(value) : value !== null && typeof value === "object";
 }
 
 /**

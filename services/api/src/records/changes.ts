@@ -28,9 +28,9 @@ function walk(a: unknown, b: unknown, path: string, out: FieldChange[]): void {
   }
   const from = (a ?? null) as Json;
   const to = (b ?? null) as Json;
-  // Values that are not lists compare as themselves; lists (and a list against anything) by canonical text.
-  const changed = typeof from !== "object" && typeof to !== "object" ? from !== to : from === null && to === null ? false : stableStringify(from) !== stableStringify(to);
-  if (changed) out.push({ path, from, to });
+  // Two lists (or a list and an object) compare by canonical text; anything with a plain value or null compares as itself.
+  const bothStructured = typeof from === "object" && from !== null && typeof to === "object" && to !== null;
+  if (bothStructured ? stableStringify(from) !== stableStringify(to) : from !== to) out.push({ path, from, to });
 }
 
 /** Cuts a string to HISTORY_TEXT_LIMIT characters (code points); reports whether it did. */

@@ -38,7 +38,7 @@ export function pruneEmpty(value: Json): Json | undefined {
 /**
  * JSON with object keys sorted at every level: equal records give equal text. The stored content hashes are
  * of this exact text, so its output must never change (merge-patch.test.ts holds it to the first, plain
- * implementation). One pass that appends to a single string: it runs on every PUT, twice on most.
+ * implementation). It runs on every PUT and every field diff, hence the native fast path below.
  */
 export function stableStringify(value: Json | undefined): string {
   if (value === undefined) return "null";
