@@ -54,6 +54,8 @@ export interface AppDeps {
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
 const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
+/** The batch upserts (listings/batch-routes.ts, brokers/broker-batch-routes.ts). */
+const isBatchPath = (path: string) => path === "/partner/v1/listings/batch" || path === "/partner/v1/brokers/batch";
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
@@ -80,7 +82,7 @@ export function createApp(deps: AppDeps) {
   const unmatched = new WeakSet<Request>();
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews }, principals, traces);
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter }, principals, traces);
   let routeTable: { method: string; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
@@ -123,7 +125,8 @@ export function createApp(deps: AppDeps) {
       // so no Content-Type is needed.
       if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
       try {
-        return await parseJsonRequest(request, deps.maxBodyBytes);
+        // A batch applies the text rules to each item's body itself: one bad item must not refuse the others.
+        return await parseJsonRequest(request, deps.maxBodyBytes, { textRules: !isBatchPath(pathOf(request.url)) });
       } catch (err) {
         return new BodyRejection(err);
       }

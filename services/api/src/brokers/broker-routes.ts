@@ -10,6 +10,8 @@ import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { dryRunBroker, upsertBroker } from "./broker-service.ts";
+import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
+import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -47,25 +49,18 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
 export function createBrokerRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   return new Elysia({ name: "broker-routes" })
+    .use(createBrokerBatchRoutes(ctx))
     .put(
       "/brokers/:externalBrokerId",
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
-        if (ctx.dryRun(request)) {
-          const plan = await dryRunBroker(sql, partner, externalId, body);
-          const outcome = plan.kind === "create" ? ("wouldCreate" as const) : plan.kind === "update" ? ("wouldUpdate" as const) : ("noChange" as const);
-          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path) };
-        }
+        if (ctx.dryRun(request)) return brokerDryRunAnswer(await dryRunBroker(sql, partner, externalId, body));
         const origin = ctx.originOf(request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
-        set.status = result.created ? 201 : 200;
-        return {
-          status: "success" as const,
-          message: result.created ? ("Broker created" as const) : ("Broker updated" as const),
-          serviceBrokerId: result.brokerId,
-          serviceProfileUrl: await ctx.brokerUrl(partner, result.brokerId),
-        };
+        const answer = await brokerPutAnswer(ctx, partner, result);
+        set.status = answer.httpStatus;
+        return answer.body;
       },
       {
         body: BrokerBody,

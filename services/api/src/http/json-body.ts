@@ -41,15 +41,24 @@ export async function readCappedBody(request: Request, maxBytes: number): Promis
   return bytes;
 }
 
-/** Validates a body's headers, then reads, decodes and parses it. */
-export async function parseJsonRequest(request: Request, maxBytes: number): Promise<unknown> {
+/**
+ * Validates a body's headers, then reads, decodes and parses it. `textRules: false` leaves the text rules to the
+ * route (a batch checks each item's body on its own, so one bad item does not refuse the others).
+ */
+export async function parseJsonRequest(request: Request, maxBytes: number, opts: { textRules?: boolean } = {}): Promise<unknown> {
   const encoding = request.headers.get("content-encoding");
   if (encoding && encoding.trim().toLowerCase() !== "identity") throw new UnsupportedContentEncodingError(encoding);
   if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
-  return parseJsonBytes(await readCappedBody(request, maxBytes));
+  return parseJsonBytes(await readCappedBody(request, maxBytes), opts);
 }
 
-export function parseJsonBytes(bytes: Uint8Array): unknown {
+/** The text rules' 400 for a parsed value, or null: what parseJsonBytes answers for a whole body. */
+export function textRuleError(value: unknown): BadRequestError | null {
+  const problem = findTextProblem(value);
+  return problem ? new BadRequestError(`${problem.path ? `${problem.path}: ` : ""}${problem.message}`, [problem]) : null;
+}
+
+export function parseJsonBytes(bytes: Uint8Array, opts: { textRules?: boolean } = {}): unknown {
   let text: string;
   try {
     text = strictUtf8.decode(bytes);
@@ -63,7 +72,7 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   } catch {
     throw new BadRequestError(ErrorMessages.malformedJson);
   }
-  const problem = findTextProblem(value);
-  if (problem) throw new BadRequestError(`${problem.path ? `${problem.path}: ` : ""}${problem.message}`, [problem]);
+  const refused = opts.textRules === false ? null : textRuleError(value);
+  if (refused) throw refused;
   return value;
 }

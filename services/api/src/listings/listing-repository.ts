@@ -94,6 +94,23 @@ export async function loadForWrite(tx: Tx, scope: RecordScope, externalId: strin
   };
 }
 
+/**
+ * loadForWrite for many listings at once (a batch): two reads whatever the count, the listings as stored by
+ * external ID and the IDs of the brokers named, by external ID (absent from the map: no such broker).
+ */
+export async function loadManyForWrite(tx: Tx, scope: RecordScope, externalIds: string[], brokerExternalIds: string[]): Promise<{ listings: Map<string, StoredListing>; brokers: Map<string, string> }> {
+  const [rows, brokers] = await Promise.all([
+    externalIds.length ? tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ANY(${externalIds}::text[])` : Promise.resolve([]),
+    brokerExternalIds.length
+      ? tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ANY(${brokerExternalIds}::text[])`
+      : Promise.resolve([]),
+  ]);
+  return {
+    listings: new Map(rows.map((r) => [r.external_id as string, toStored(r)])),
+    brokers: new Map(brokers.map((r) => [r.external_id as string, r.id as string])),
+  };
+}
+
 export async function findListing(tx: Tx, scope: RecordScope, externalId: string): Promise<StoredListing | null> {
   const rows = await tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;

@@ -9,6 +9,8 @@ import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { listingHistory } from "../history/history-repository.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
 import { dryRunListing, upsertListing } from "./listing-service.ts";
+import { listingPutAnswer } from "./listing-answers.ts";
+import { createListingBatchRoutes } from "./listing-batch-routes.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
 export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
@@ -51,6 +53,7 @@ const DRY_RUN_ABOUT =
 export function createListingRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   return new Elysia({ name: "listing-routes" })
+    .use(createListingBatchRoutes(ctx))
     .put(
       "/listings/:externalListingId",
       async ({ params, body, request, set }) => {
@@ -58,13 +61,9 @@ export function createListingRoutes(ctx: PartnerContext) {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
         const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
-        set.status = result.created ? 201 : 200;
-        return {
-          status: "success" as const,
-          message: result.created ? ("Listing created" as const) : ("Listing updated" as const),
-          serviceListingId: result.listingId,
-          serviceListingUrl: await ctx.listingUrl(partner, result.listingId),
-        };
+        const answer = await listingPutAnswer(ctx, partner, result);
+        set.status = answer.httpStatus;
+        return answer.body;
       },
       {
         body: ListingBody,

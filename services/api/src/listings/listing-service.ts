@@ -126,24 +126,37 @@ async function writeListing(
 ): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const { listing: current, named } = await load();
-    const plan = planListing(current, named, body);
-    if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false };
-
-    const { document, brokerId, hash } = plan;
-    const payload = listingEventPayload({ externalId, brokerId, document });
-    const history = { origin: source.origin, changes: forHistory(plan.changes) };
-    const { trace } = source;
-    if (plan.kind === "create") {
-      const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
-      if (created) return { listingId: created.id, created: true, changed: true };
-      continue;
-    }
-    const { current: stored } = plan;
-    const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
-    if (written) return { listingId: stored.id, created: false, changed: true };
+    const written = await writeListingPlan(db, scope, externalId, planListing(current, named, body), source);
+    if (written) return written;
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.
   throw new ContendedWriteError();
+}
+
+/**
+ * The write of one plan, as one statement: the result, or null when the race was lost (the listing was created
+ * or changed concurrently since it was read) and the caller must read again. A batch runs many of these in one
+ * transaction (listing-batch.ts).
+ */
+export async function writeListingPlan(
+  db: postgres.Sql | postgres.TransactionSql,
+  scope: RecordScope,
+  externalId: string,
+  plan: ListingPlan,
+  source: WriteSource,
+): Promise<ListingUpsertResult | null> {
+  if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false };
+  const { document, brokerId, hash } = plan;
+  const payload = listingEventPayload({ externalId, brokerId, document });
+  const history = { origin: source.origin, changes: forHistory(plan.changes) };
+  const { trace } = source;
+  if (plan.kind === "create") {
+    const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
+    return created ? { listingId: created.id, created: true, changed: true } : null;
+  }
+  const { current: stored } = plan;
+  const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
+  return written ? { listingId: stored.id, created: false, changed: true } : null;
 }
 
 /** An inline broker the dry run would create has no ID yet: a stand-in no stored listing can reference. */

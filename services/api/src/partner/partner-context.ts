@@ -4,6 +4,8 @@ import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
 import { ApiError, BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
+import type { Logger } from "@pss/service-kit";
+import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { PreviewLinks } from "../previews/preview-links.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
@@ -12,6 +14,8 @@ export interface PartnerDeps {
   publicBaseUrl: string;
   /** Signed links to the previews of test records (their serviceListingUrl and serviceProfileUrl). */
   previews: PreviewLinks;
+  /** The partner rate limiter the route guard charges one unit per request; a batch charges its other items here. */
+  rateLimiter?: RateLimiter;
 }
 
 /** A live key on a test-mode-only route. */
@@ -39,9 +43,16 @@ export interface PartnerContext {
   brokerUrl(scope: RecordScope, serviceBrokerId: string): Promise<string>;
   /** The caller, who must hold a test key (403 otherwise). */
   testPrincipalOf(request: Request): Principal;
+  /** The request's logger (carries its request ID). */
+  loggerOf(request: Request): Logger;
+  /**
+   * Rate limiting counted per item: the guard counted the request as its first item; this counts the other
+   * `items - 1`. How many items (from the first) may go ahead, and Retry-After for the rest.
+   */
+  chargeItems(request: Request, items: number): Promise<{ granted: number; retryAfter: number | null }>;
 }
 
-export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of">): PartnerContext {
+export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of" | "logger">): PartnerContext {
   const principalOf = (request: Request) => {
     const principal = principals.get(request);
     if (!principal) throw new UnauthorizedError();
@@ -76,6 +87,14 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
     },
     async brokerUrl(scope, id) {
       return scope.mode === "test" ? deps.previews.brokerUrl(id) : `${deps.publicBaseUrl}/brokers/${id}`;
+    },
+    loggerOf: (request) => traces.logger(request),
+    async chargeItems(request, items) {
+      const extra = items - 1;
+      const take = deps.rateLimiter?.take;
+      if (extra <= 0 || !take) return { granted: items, retryAfter: null };
+      const { granted, retryAfter } = await take.call(deps.rateLimiter, principalOf(request).keyId, extra);
+      return { granted: granted + 1, retryAfter };
     },
     testPrincipalOf(request) {
       const principal = principalOf(request);
