@@ -27,4 +27,15 @@ export type OrganizationLeadCount = Json<paths["/partner/v1/organizations/{organ
  */
 export type DryRunResult = Extract<Json<ListingPath["put"]["responses"][200]>, { dryRun: true }>;
 
+type ListingBatchPath = paths["/partner/v1/listings/batch"]["post"];
+type BrokerBatchPath = paths["/partner/v1/brokers/batch"]["post"];
+/** One item of POST /partner/v1/listings/batch: the external ID and the body its single PUT would carry. */
+export type ListingBatchItem = Json<NonNullable<ListingBatchPath["requestBody"]>>["items"][number];
+export type BrokerBatchItem = Json<NonNullable<BrokerBatchPath["requestBody"]>>["items"][number];
+/** The answer of a batch: one result per item, in request order, each with the status and body its PUT would have got. */
+export type ListingBatchResponse = Json<ListingBatchPath["responses"][200]>;
+export type BrokerBatchResponse = Json<BrokerBatchPath["responses"][200]>;
+export type ListingBatchResult = ListingBatchResponse["results"][number];
+export type BrokerBatchResult = BrokerBatchResponse["results"][number];
+
 export type { paths, components } from "./generated/api.ts";

@@ -43,7 +43,8 @@ function fakeApi(opts: { key?: string; dryRun?: boolean; onPut?: (url: string, n
 function run(argv: string[], api: ReturnType<typeof fakeApi>, extra: { stdinIsTTY?: boolean; ask?: (q: string) => Promise<string> } = {}) {
   let err = "";
   const code = main({
-    argv,
+    // One PUT per record unless the test says otherwise (the stand-in answers PUTs); batches: the last test.
+    argv: argv.includes("--batch-size") ? argv : [...argv, "--batch-size", "1"],
     env: { PSS_API_URL: "http://api.test", PSS_API_KEY: "pss_live_k" },
     stderr: { write: (t: string) => void (err += t), isTTY: false },
     stdinIsTTY: extra.stdinIsTTY ?? false,
@@ -132,4 +133,27 @@ test("a failed record makes the exit code 1 and is named in the summary", async 
   expect(code).toBe(1);
   const summary = JSON.parse(err.trim().split("\n").at(-1)!);
   expect(summary).toMatchObject({ created: 1, failed: 1, firstFailures: [{ kind: "listing", id: "L-2", error: expect.stringContaining("status: must be one of") }] });
+});
+
+test("batches (the default): records go in POST …/batch requests, and --rpm counts their items as the API does", async () => {
+  const { path, dir } = feedFile(Array.from({ length: 10 }, (_, i) => listing(`L-${i}`)));
+  const api = fakeApi({
+    onPut: (url) => {
+      if (!url.endsWith("/batch")) return null;
+      return Response.json({
+        status: "success",
+        dryRun: false,
+        counts: { created: 5, updated: 0, unchanged: 0, failed: 0 },
+        results: Array.from({ length: 5 }, (_, i) => ({ externalListingId: `x${i}`, httpStatus: 201, changed: true, body: { status: "success", message: "Listing created", serviceListingId: i + 1, serviceListingUrl: `https://m/listings/${i + 1}` } })),
+      });
+    },
+  });
+  const report = join(dir, "report.ndjson");
+  // 600 records a minute: 100 ms per record, so the second batch of 5 waits half a second after the first.
+  const { code } = await run([path, "--batch-size", "5", "--concurrency", "1", "--rpm", "600", "--report", report], api);
+  expect(code).toBe(0);
+  expect(api.puts.map((p) => p.url)).toEqual(["/partner/v1/listings/batch", "/partner/v1/listings/batch"]);
+  expect(api.puts[1]!.at - api.puts[0]!.at).toBeGreaterThanOrEqual(450);
+  expect(readFileSync(report, "utf8").trim().split("\n").map((l) => JSON.parse(l).outcome)).toEqual(Array(10).fill("created"));
+  expect((await run([path, "--batch-size", "501"], api)).err).toContain("--batch-size must be at most 500");
 });

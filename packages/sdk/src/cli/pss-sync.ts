@@ -5,13 +5,13 @@ import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { PssApiError, PssError } from "../client/errors.ts";
-import { createPartnerClient, SDK_VERSION } from "../client/partner-client.ts";
+import { createPartnerClient, MAX_BATCH_ITEMS, SDK_VERSION } from "../client/partner-client.ts";
 import { createRecordValidator } from "../validation/record-validator.ts";
 import { CheckpointMismatchError, openCheckpoint } from "../sync/checkpoint.ts";
 import { formatOf, readFeed } from "../sync/feed.ts";
 import { createPacer } from "../sync/pacer.ts";
 import { fileReport, nullReport, type ReportLine } from "../sync/report.ts";
-import { runSync } from "../sync/run-sync.ts";
+import { DEFAULT_BATCH_SIZE, runSync } from "../sync/run-sync.ts";
 import { createProgress, type ProgressMode } from "./progress.ts";
 
 export const USAGE = `Usage: pss-sync <feed file> [flags]
@@ -32,8 +32,10 @@ Flags:
   --archive-missing       set ARCHIVED on listings synced earlier (checkpoint) that are not in this feed
   --yes                   do not ask before archiving
   --report <file>         one NDJSON line per record: {kind,id,outcome,httpStatus,serviceId,url,error}; - for stdout
+  --batch-size <n>        records per request, 1-500 (default 100: batches; 1 = one PUT per record)
   --concurrency <n>       requests in flight at once (default 8)
-  --rpm <n>               requests-per-minute budget (default 1000; 0 = no limit)
+  --rpm <n>               records-per-minute budget, counted as the API counts its rate limit: one per
+                          record, a batch counts its items (default 1000; 0 = no limit)
   --max-attempts <n>      attempts per request on network errors, 408, 429 and 5xx (default 10)
   --progress <mode>       bar, ndjson or none (default: bar on a terminal, ndjson otherwise)
   -h, --help, --version
@@ -74,6 +76,7 @@ function parse(argv: string[]) {
       yes: { type: "boolean" },
       report: { type: "string" },
       concurrency: { type: "string" },
+      "batch-size": { type: "string" },
       rpm: { type: "string" },
       "max-attempts": { type: "string" },
       progress: { type: "string" },
@@ -107,6 +110,8 @@ export async function main(io: CliIo): Promise<number> {
     if (!/^https?:\/\/[^/]/i.test(apiUrl)) throw new UsageError(`--api-url must be an http(s) URL, not ${JSON.stringify(apiUrl)}`);
     const format = formatOf(feedPath, v.format);
     const concurrency = positiveInt("concurrency", v.concurrency, 8);
+    const batchSize = positiveInt("batch-size", v["batch-size"], DEFAULT_BATCH_SIZE);
+    if (batchSize > MAX_BATCH_ITEMS) throw new UsageError(`--batch-size must be at most ${MAX_BATCH_ITEMS}, not ${batchSize}`);
     const rpm = positiveInt("rpm", v.rpm, 1000, 0);
     const maxAttempts = positiveInt("max-attempts", v["max-attempts"], 10);
     const progressMode = (v.progress ?? (io.stderr.isTTY ? "bar" : "ndjson")) as ProgressMode;
@@ -121,7 +126,7 @@ export async function main(io: CliIo): Promise<number> {
       baseUrl: apiUrl,
       apiKey,
       fetch: async (request) => {
-        await pacer.acquire(io.signal);
+        await pacer.acquire(io.signal, await rateUnits(request));
         requests += 1;
         return transport(request);
       },
@@ -162,6 +167,7 @@ export async function main(io: CliIo): Promise<number> {
         dryRun: v["dry-run"],
         resume: v.resume,
         concurrency,
+        batchSize,
         archiveMissing: v["archive-missing"]
           ? {
               async confirm(ids) {
@@ -200,6 +206,13 @@ export async function main(io: CliIo): Promise<number> {
     }
     throw err;
   }
+}
+
+/** What a request costs of the key's rate limit: the API counts every item of a batch. */
+async function rateUnits(request: Request): Promise<number> {
+  if (request.method !== "POST" || !/\/batch(\?|$)/.test(request.url)) return 1;
+  const body = (await request.clone().json().catch(() => null)) as { items?: unknown[] } | null;
+  return Math.max(1, body?.items?.length ?? 1);
 }
 
 /** A dry-run against an API without it would store every record: read the API's own document first. */

@@ -3,11 +3,15 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "../generated/api.ts";
 import type {
+  BrokerBatchItem,
+  BrokerBatchResponse,
   BrokerBody,
   BrokerPutResponse,
   BrokerRecord,
   DryRunResult,
   HealthResponse,
+  ListingBatchItem,
+  ListingBatchResponse,
   ListingBody,
   ListingPutResponse,
   ListingRecord,
@@ -48,6 +52,18 @@ export interface PutOptions extends CallOptions {
 export type BrokerPutResult = BrokerPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
 export type ListingPutResult = ListingPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
 export type DryRunPutResult = DryRunResult & { httpStatus: 200; requestId: string | null };
+
+export interface BatchOptions extends CallOptions {
+  /** Check and compare every item only: nothing is stored (the API's `?dryRun=true`). */
+  dryRun?: boolean;
+}
+
+/** A batch's answer: `results[i]` is the answer the PUT of `items[i]` would have got (any of them may be an error). */
+export type ListingBatchAnswer = ListingBatchResponse & { httpStatus: number; requestId: string | null };
+export type BrokerBatchAnswer = BrokerBatchResponse & { httpStatus: number; requestId: string | null };
+
+/** Items per batch request the API takes (BATCH_MAX_ITEMS); the request body limit applies as well. */
+export const MAX_BATCH_ITEMS = 500;
 
 export interface ListOptions extends CallOptions {
   /** Page size, 1-500 (default 100). */
@@ -120,6 +136,29 @@ export function createPartnerClient(options: PartnerClientOptions) {
     return putResult(unwrap<ListingPutResponse>(answer), opts) as ListingPutResult | DryRunPutResult;
   }
 
+  /** A batch must be answered as a dry run when asked for one, like a single PUT (see putResult). */
+  function batchResult<T extends { dryRun: boolean; httpStatus: number }>(result: T, opts: BatchOptions | undefined): T {
+    if (opts?.dryRun && result.dryRun !== true) throw new PssError(`the API did not answer the batch as a dry run (${result.httpStatus}), so its items were stored`);
+    return result;
+  }
+
+  /**
+   * Creates or updates up to 500 listings in one request (POST /partner/v1/listings/batch). Each item is its own
+   * unit with exactly the single PUT's semantics; the answer lists one result per item, in order. Throws
+   * PssApiError only when the batch itself is refused (not JSON, over the limits, an ID given twice: nothing
+   * was stored); an item's error is in its result.
+   */
+  async function upsertListings(items: ListingBatchItem[], opts?: BatchOptions): Promise<ListingBatchAnswer> {
+    const answer = await api.POST("/partner/v1/listings/batch", { params: { query: dryRunQuery(opts) }, body: { items }, headers: headersOf(opts), signal: opts?.signal });
+    return batchResult(unwrap<ListingBatchResponse>(answer), opts);
+  }
+
+  /** Creates or updates up to 500 brokers in one request (POST /partner/v1/brokers/batch); as upsertListings. */
+  async function upsertBrokers(items: BrokerBatchItem[], opts?: BatchOptions): Promise<BrokerBatchAnswer> {
+    const answer = await api.POST("/partner/v1/brokers/batch", { params: { query: dryRunQuery(opts) }, body: { items }, headers: headersOf(opts), signal: opts?.signal });
+    return batchResult(unwrap<BrokerBatchResponse>(answer), opts);
+  }
+
   /** Every record, page after page (the API's commit-safe paging: an empty page with a cursor means "wait and follow"). */
   async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<Answer>, signal?: AbortSignal): AsyncGenerator<T> {
     let cursor: string | undefined;
@@ -148,6 +187,8 @@ export function createPartnerClient(options: PartnerClientOptions) {
     },
     putBroker,
     putListing,
+    listings: { upsertMany: upsertListings },
+    brokers: { upsertMany: upsertBrokers },
     async getBroker(externalBrokerId: string, opts?: CallOptions): Promise<BrokerRecord> {
       const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", { params: { path: { externalBrokerId } }, headers: headersOf(opts), signal: opts?.signal });
       return unwrap<{ broker: BrokerRecord }>(answer).broker;

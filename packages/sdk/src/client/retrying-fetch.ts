@@ -37,6 +37,8 @@ export interface RetryInfo {
 
 /** Methods whose repeat has no extra effect (RFC 9110): retried on every retryable failure. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
+/** The batch upserts are POSTs made of PUTs: each item is idempotent, so the whole request is. */
+const IDEMPOTENT_POST = /\/partner\/v1\/(listings|brokers)\/batch(\?|$)/;
 
 /** Statuses worth another attempt: request timeout, rate limited, and server-side failures except "not implemented". */
 export function isRetryableStatus(status: number): boolean {
@@ -74,7 +76,7 @@ export function createRetryingFetch(inner: FetchLike, options: RetryOptions = {}
 
   return async (request) => {
     const method = request.method.toUpperCase();
-    const idempotent = IDEMPOTENT.has(method);
+    const idempotent = IDEMPOTENT.has(method) || (method === "POST" && IDEMPOTENT_POST.test(request.url));
     // Read once: every attempt sends these same bytes in a request of its own.
     const body = request.body ? await request.arrayBuffer() : null;
     for (let attempt = 1; ; attempt++) {

@@ -196,6 +196,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/brokers/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 500 brokers in one request (or, with dryRun=true, only say what that would do)
+         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1-500 brokers, each with its own external ID (no ID twice in one batch); applied in this order, and answered in this order */
+                        items: {
+                            /** @description The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId} */
+                            externalBrokerId: string;
+                            /** @description The body of PUT /partner/v1/brokers/{externalBrokerId} */
+                            broker: {
+                                /** @description Full name */
+                                name: string;
+                                /** @description E-mail address, at most 254 characters */
+                                email: string;
+                                phone?: string | null;
+                                avatarUrl?: string | null;
+                                forwardingEmail?: string | null;
+                                profile?: {
+                                    bio?: string | null;
+                                    website?: string | null;
+                                    linkedInUrl?: string | null;
+                                } | null;
+                                licenses?: {
+                                    licenseNumber?: string;
+                                    state?: string;
+                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
+                                    country?: components["schemas"]["CountryCode"];
+                                }[] | null;
+                                serviceAreas?: ({
+                                    city?: string;
+                                    county?: string;
+                                    state?: string;
+                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
+                                    country?: components["schemas"]["CountryCode"];
+                                } | unknown | unknown | unknown)[] | null;
+                            };
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description One result per item, in request order */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description The batch was taken: look at each result (any of them may be an error)
+                             * @constant
+                             */
+                            status: "success";
+                            dryRun: boolean;
+                            counts: {
+                                /** @description Items answered 201 (with dryRun=true: wouldCreate) */
+                                created: number;
+                                /** @description Items that changed a record (with dryRun=true: wouldUpdate) */
+                                updated: number;
+                                /** @description Identical repeats: answered 200, nothing written or announced (with dryRun=true: noChange) */
+                                unchanged: number;
+                                /** @description Items answered with an error (4xx, 429, 503): nothing of them was written */
+                                failed: number;
+                            };
+                            /** @description One per item, in request order */
+                            results: {
+                                externalBrokerId: string;
+                                /** @description The status the single PUT would have answered for this item: 201, 200, or its error status (400, 404, 429, 503) */
+                                httpStatus: number;
+                                /** @description false for an identical repeat (and for an error or a dry run): nothing was written or announced */
+                                changed: boolean;
+                                /** @description The body the single PUT would have answered */
+                                body: {
+                                    /** @constant */
+                                    status: "success";
+                                    message: "Broker created" | "Broker updated";
+                                    serviceBrokerId: string;
+                                    serviceProfileUrl: string;
+                                } | {
+                                    /** @constant */
+                                    status: "success";
+                                    /** @constant */
+                                    dryRun: true;
+                                    /** @description wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat */
+                                    outcome: "wouldCreate" | "wouldUpdate" | "noChange";
+                                    /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
+                                    changedPaths: string[];
+                                } | {
+                                    /** @constant */
+                                    status: "error";
+                                    error: string;
+                                    details?: {
+                                        path: string;
+                                        message: string;
+                                    }[];
+                                    requestId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/brokers/{externalBrokerId}": {
         parameters: {
             query?: never;
@@ -862,6 +1085,280 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/listings/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 500 listings in one request (or, with dryRun=true, only say what that would do)
+         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced. Items with an inline broker write it as their PUT does; a listing that names a broker written inline by an earlier item of the batch finds it.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1-500 listings, each with its own external ID (no ID twice in one batch); applied in this order, and answered in this order */
+                        items: {
+                            /** @description The listing's external ID, as in PUT /partner/v1/listings/{externalListingId} */
+                            externalListingId: string;
+                            /** @description The body of PUT /partner/v1/listings/{externalListingId} */
+                            listing: {
+                                /** @description External ID: must be 1-128 characters with no control characters and no leading or trailing whitespace, and not "." or ".." */
+                                brokerExternalId?: string;
+                                broker?: {
+                                    /** @description External ID: must be 1-128 characters with no control characters and no leading or trailing whitespace, and not "." or ".." */
+                                    externalBrokerId: string;
+                                    /** @description Full name */
+                                    name: string;
+                                    /** @description E-mail address, at most 254 characters */
+                                    email: string;
+                                    phone?: string | null;
+                                    avatarUrl?: string | null;
+                                    forwardingEmail?: string | null;
+                                    profile?: {
+                                        bio?: string | null;
+                                        website?: string | null;
+                                        linkedInUrl?: string | null;
+                                    } | null;
+                                    licenses?: {
+                                        licenseNumber?: string;
+                                        state?: string;
+                                        /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
+                                        country?: components["schemas"]["CountryCode"];
+                                    }[] | null;
+                                    serviceAreas?: ({
+                                        city?: string;
+                                        county?: string;
+                                        state?: string;
+                                        /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
+                                        country?: components["schemas"]["CountryCode"];
+                                    } | unknown | unknown | unknown)[] | null;
+                                };
+                                /** @description Listing status: one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED */
+                                status?: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
+                                /** @description e.g. Restaurant, Retail, Service Business, E-commerce, Manufacturing */
+                                businessType?: string;
+                                location?: {
+                                    streetAddress1?: string | null;
+                                    city?: string;
+                                    state?: string;
+                                    postalCode?: string | null;
+                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
+                                    country?: components["schemas"]["CountryCode"];
+                                    /** @description Address visibility: one of SHOW_FULL_ADDRESS, SHOW_CITY_STATE, SHOW_STATE_ONLY */
+                                    visibility?: "SHOW_FULL_ADDRESS" | "SHOW_CITY_STATE" | "SHOW_STATE_ONLY";
+                                };
+                                title?: string | null;
+                                description?: string | null;
+                                establishedAt?: string | null;
+                                financials?: {
+                                    askingPrice?: number | null;
+                                    revenue?: number | null;
+                                    sde?: number | null;
+                                    inventory?: number | null;
+                                    ffande?: number | null;
+                                } | null;
+                                property?: {
+                                    propertyKind?: ("OWNED" | "RENTED" | "NEGOTIABLE") | null;
+                                    areaSqft?: number | null;
+                                    rentData?: {
+                                        amount?: number | null;
+                                        frequency?: ("WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUALLY") | null;
+                                        leaseRenewable?: boolean | null;
+                                        leaseExpiration?: string | null;
+                                    } | null;
+                                } | null;
+                                financing?: {
+                                    financingAvailable?: boolean | null;
+                                    sbaPrequalified?: boolean | null;
+                                    minimumDownPayment?: number | null;
+                                } | null;
+                                photos?: {
+                                    /** @description Absolute http(s) URL, at most 2048 characters */
+                                    url: string;
+                                    /** @description Lower appears first */
+                                    sortKey: number;
+                                }[] | null;
+                            };
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description One result per item, in request order */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description The batch was taken: look at each result (any of them may be an error)
+                             * @constant
+                             */
+                            status: "success";
+                            dryRun: boolean;
+                            counts: {
+                                /** @description Items answered 201 (with dryRun=true: wouldCreate) */
+                                created: number;
+                                /** @description Items that changed a record (with dryRun=true: wouldUpdate) */
+                                updated: number;
+                                /** @description Identical repeats: answered 200, nothing written or announced (with dryRun=true: noChange) */
+                                unchanged: number;
+                                /** @description Items answered with an error (4xx, 429, 503): nothing of them was written */
+                                failed: number;
+                            };
+                            /** @description One per item, in request order */
+                            results: {
+                                externalListingId: string;
+                                /** @description The status the single PUT would have answered for this item: 201, 200, or its error status (400, 404, 429, 503) */
+                                httpStatus: number;
+                                /** @description false for an identical repeat (and for an error or a dry run): nothing was written or announced */
+                                changed: boolean;
+                                /** @description The body the single PUT would have answered */
+                                body: {
+                                    /** @constant */
+                                    status: "success";
+                                    message: "Listing created" | "Listing updated";
+                                    serviceListingId: number;
+                                    serviceListingUrl: string;
+                                } | {
+                                    /** @constant */
+                                    status: "success";
+                                    /** @constant */
+                                    dryRun: true;
+                                    /** @description wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat */
+                                    outcome: "wouldCreate" | "wouldUpdate" | "noChange";
+                                    /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
+                                    changedPaths: string[];
+                                } | {
+                                    /** @constant */
+                                    status: "error";
+                                    error: string;
+                                    details?: {
+                                        path: string;
+                                        message: string;
+                                    }[];
+                                    requestId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

@@ -50,13 +50,33 @@ function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; d
     const common = { status: "success", httpStatus: existed ? 200 : 201, created: !existed, requestId: "r" };
     return kind === "broker" ? { ...common, message: "Broker created", serviceBrokerId: String(n), serviceProfileUrl: `https://m/brokers/${n}` } : { ...common, message: "Listing created", serviceListingId: n, serviceListingUrl: `https://m/listings/${n}` };
   };
-  const client = { putBroker: put("broker"), putListing: put("listing") } as unknown as PartnerClient;
-  return { client, calls, stored, maxInFlight: () => maxInFlight };
+  /** A batch as the API answers it: each item its PUT's answer (an API refusal in its result, not thrown). */
+  const many = (kind: "broker" | "listing") => async (items: Record<string, any>[], o?: { dryRun?: boolean }) => {
+    const results = [];
+    for (const item of items) {
+      const id = kind === "broker" ? item.externalBrokerId : item.externalListingId;
+      const body = kind === "broker" ? item.broker : item.listing;
+      const before = JSON.stringify(stored.get(`${kind}:${id}`));
+      try {
+        const { httpStatus, created: _c, requestId: _r, ...answer } = (await put(kind)(id, body, o)) as Record<string, any>;
+        results.push({ id, httpStatus, changed: !o?.dryRun && before !== JSON.stringify(body), body: answer });
+      } catch (err) {
+        if (!(err instanceof PssApiError)) throw err;
+        results.push({ id, httpStatus: err.status, changed: false, body: { status: "error", error: err.error, details: err.details } });
+      }
+    }
+    batches.push({ kind, size: items.length });
+    return { status: "success", dryRun: o?.dryRun ?? false, counts: {}, results, httpStatus: 200, requestId: "batch-r" };
+  };
+  const batches: { kind: string; size: number }[] = [];
+  const client = { putBroker: put("broker"), putListing: put("listing"), brokers: { upsertMany: many("broker") }, listings: { upsertMany: many("listing") } } as unknown as PartnerClient;
+  return { client, calls, stored, batches, maxInFlight: () => maxInFlight };
 }
 
 async function sync(feed: Feed, options: Partial<SyncOptions> & { client: PartnerClient }) {
   const lines: ReportLine[] = [];
-  const summary = await runSync(feed, { validator, checkpoint: options.checkpoint ?? checkpoint(), report: { write: (l) => void lines.push(l), close() {} }, ...options });
+  // The tests below describe one PUT per record (batchSize 1); "batches" at the end checks batches give the same.
+  const summary = await runSync(feed, { validator, checkpoint: options.checkpoint ?? checkpoint(), report: { write: (l) => void lines.push(l), close() {} }, batchSize: 1, ...options });
   return { summary, lines, byId: Object.fromEntries(lines.map((l) => [`${l.kind}:${l.id}`, l])) };
 }
 
@@ -188,11 +208,66 @@ describe("runSync", () => {
       validator,
       checkpoint: cp,
       concurrency: 2,
+      batchSize: 1,
       signal: controller.signal,
       report: { write: (l) => (lines.push(l), lines.length === 10 && controller.abort()), close() {} },
     });
     expect(summary.interrupted).toBe(true);
     expect(lines.length).toBeLessThan(50);
     expect([...cp.entries()].length).toBe(lines.length);
+  });
+
+  describe("batches (the default: 100 records per request)", () => {
+    const feedOf = () => {
+      const records = [broker("B-1"), broker("B-2", "Bob"), ...Array.from({ length: 230 }, (_, i) => listing(`L-${i}`, i % 50 === 7 ? { brokerExternalId: "B-404" } : {}))];
+      records.push(listing("L-bad", { status: "LIVE" })); // refused locally, never sent
+      return { records, problems: [] };
+    };
+    const refuseUnknownBroker = (kind: string, id: string) => (kind === "listing" && /^L-(7|57|107|157|207)$/.test(id) ? new PssApiError(404, "Broker not found", [], "req-9") : null);
+    const verdicts = (lines: ReportLine[]) => Object.fromEntries(lines.map((l) => [`${l.kind}:${l.id}`, [l.outcome, l.httpStatus]]));
+
+    test("every record gets the report line one PUT per record gives it, in a few requests", async () => {
+      const single = fakeClient({ fail: refuseUnknownBroker });
+      const batched = fakeClient({ fail: refuseUnknownBroker });
+      const [cpSingle, cpBatched] = [checkpoint(), checkpoint()];
+      const one = await sync(feedOf(), { client: single.client, checkpoint: cpSingle });
+      const many = await sync(feedOf(), { client: batched.client, checkpoint: cpBatched, batchSize: 100 });
+      expect(verdicts(many.lines)).toEqual(verdicts(one.lines));
+      expect(many.summary).toMatchObject({ created: 227, failed: 6, total: 233 });
+      // Brokers first (their batch done before any listing is sent), then the listings' batches, in flight together.
+      expect(batched.batches[0]).toEqual({ kind: "broker", size: 2 });
+      expect(batched.batches.slice(1).map((b) => `${b.kind}:${b.size}`).sort()).toEqual(["listing:100", "listing:100", "listing:30"]);
+      expect(many.byId["listing:L-7"]).toMatchObject({ outcome: "failed", httpStatus: 404, error: "Broker not found (request batch-r)" });
+      // Sent again: identical repeats are unchanged in both modes; the checkpoints hold the same records.
+      const again = await sync(feedOf(), { client: batched.client, checkpoint: cpBatched, batchSize: 100 });
+      const againSingle = await sync(feedOf(), { client: single.client, checkpoint: cpSingle });
+      expect(verdicts(again.lines)).toEqual(verdicts(againSingle.lines));
+      expect(again.summary).toMatchObject({ created: 0, unchanged: 227, failed: 6 });
+      expect([...cpBatched.entries()].map((e) => e.id).sort()).toEqual([...cpSingle.entries()].map((e) => e.id).sort());
+    });
+
+    test("a dry run in batches maps each item's verdict and records nothing", async () => {
+      const fake = fakeClient();
+      const cp = checkpoint();
+      const { summary } = await sync({ records: [broker("B-1"), listing("L-1"), listing("L-2")], problems: [] }, { client: fake.client, checkpoint: cp, batchSize: 100, dryRun: true });
+      expect(summary).toMatchObject({ created: 3, dryRun: true });
+      expect(fake.calls.every((c) => c.dryRun)).toBe(true);
+      // The listings name a broker the dry run would create: they are checked with it inline.
+      expect(fake.calls.filter((c) => c.kind === "listing").every((c) => (c.body as { broker?: unknown }).broker !== undefined)).toBe(true);
+      expect([...cp.entries()]).toEqual([]);
+    });
+
+    test("an item answered 429 is sent again in a later batch; a batch that gets no answer fails its records", async () => {
+      let limited = 0;
+      const fake = fakeClient({ fail: (kind, id) => (id === "L-3" && limited++ === 0 ? new PssApiError(429, "Too many requests", [], "r") : null) });
+      const { byId } = await sync({ records: [broker("B-1"), ...Array.from({ length: 5 }, (_, i) => listing(`L-${i}`))], problems: [] }, { client: fake.client, batchSize: 100 });
+      expect(byId["listing:L-3"]).toMatchObject({ outcome: "created", httpStatus: 201 });
+      expect(fake.batches.map((b) => b.size)).toEqual([1, 5, 1]);
+
+      const down = fakeClient({ fail: (kind) => (kind === "listing" ? new PssNetworkError("connection refused") : null) });
+      const { summary, lines } = await sync({ records: [broker("B-1"), listing("L-1"), listing("L-2")], problems: [] }, { client: down.client, batchSize: 100 });
+      expect(summary).toMatchObject({ created: 1, failed: 2 });
+      expect(lines.filter((l) => l.outcome === "failed").map((l) => l.error)).toEqual(["connection refused", "connection refused"]);
+    });
   });
 });

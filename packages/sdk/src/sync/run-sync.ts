@@ -2,7 +2,7 @@
 // the pacer's budget, the checkpoint (skip what the API already has), and optionally ARCHIVED for listings
 // that dropped out of a full feed. Every record ends as exactly one report line.
 import { PssApiError, PssError } from "../client/errors.ts";
-import type { PartnerClient } from "../client/partner-client.ts";
+import { MAX_BATCH_ITEMS, type PartnerClient } from "../client/partner-client.ts";
 import type { BrokerBody, ListingBody } from "../types.ts";
 import { problemsSentence, type RecordValidator } from "../validation/record-validator.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -40,6 +40,11 @@ export interface SyncOptions {
   resume?: boolean;
   /** Requests in flight at once (default 8). */
   concurrency?: number;
+  /**
+   * Records per request (default 100, at most 500): brokers and listings go in batches (POST …/batch), each
+   * record answered as its own PUT. 1 sends one PUT per record.
+   */
+  batchSize?: number;
   /** Archive listings of the checkpoint that are absent from the feed; `confirm` is asked first (not in dry-run). */
   archiveMissing?: { confirm(ids: string[]): Promise<boolean> };
   onProgress?: (event: ProgressEvent) => void;
@@ -60,6 +65,16 @@ export interface SyncSummary extends Counts {
 }
 
 const ARCHIVE_BODY = { status: "ARCHIVED" } as const;
+
+export const DEFAULT_BATCH_SIZE = 100;
+/** Sends of a batch item answered 429 or 503 (the key's budget, contention), the first included. */
+const BATCH_ITEM_ATTEMPTS = 6;
+
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
 
 /** A record ready to send: its body's JSON text made once. */
 interface Prepared {
@@ -132,59 +147,139 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     return { json: JSON.stringify({ ...record.body, broker: { ...broker, externalBrokerId: ref } }), inlined: true };
   };
 
-  const send = async (record: Prepared, archive = false): Promise<void> => {
+  /** What the API answered for one record: its PUT's status and body, or why it failed. */
+  type Answer = { httpStatus: number; body: Record<string, any>; changed?: boolean } | { failure: string; httpStatus: number | null };
+
+  /** The record's report line (and checkpoint entry) from its answer: one rule for single PUTs and batch items. */
+  const settle = (record: Prepared, answer: Answer, archive: boolean, inlined: boolean) => {
+    const extra = archive ? { archive: true as const } : {};
+    if ("failure" in answer) return finish({ ...failed(record.kind, record.id, answer.failure, answer.httpStatus), ...extra });
     const hash = contentHash(record.json);
     const known = opts.checkpoint.get(record.kind, record.id);
-    const extra = archive ? { archive: true as const } : {};
-    if (opts.resume && known?.hash === hash && !archive) {
-      finish({ kind: record.kind, id: record.id, outcome: "skipped", httpStatus: null, serviceId: known.serviceId, url: known.url, error: null });
-      return;
+    const r = answer.body;
+    if (opts.dryRun) {
+      if (record.kind === "broker" && r.outcome === "wouldCreate") brokersToCreate.set(record.id, record.body);
+      const changedPaths: string[] = inlined ? r.changedPaths.filter((p: string) => !p.startsWith("broker.")) : r.changedPaths;
+      // With the broker inline, a listing changed only through its broker's fields is unchanged itself.
+      const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" && changedPaths.length > 0 ? "updated" : "unchanged";
+      return finish({ kind: record.kind, id: record.id, outcome, httpStatus: answer.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
     }
+    const serviceId = record.kind === "broker" ? r.serviceBrokerId : r.serviceListingId;
+    const url = record.kind === "broker" ? r.serviceProfileUrl : r.serviceListingUrl;
+    // The API answers 200 both for a change and for an identical repeat (stored as a no-op). A batch says which
+    // (changed); for a single PUT, a 200 for the very content the API already acknowledged for this ID
+    // (checkpoint) is an identical repeat: unchanged.
+    const unchanged = answer.changed === undefined ? known?.hash === hash : !answer.changed;
+    const outcome: Outcome = answer.httpStatus === 201 ? "created" : unchanged ? "unchanged" : "updated";
+    opts.checkpoint.record({ kind: record.kind, id: record.id, hash, serviceId, url, ...(archive ? { archived: true } : {}) });
+    finish({ kind: record.kind, id: record.id, outcome, httpStatus: answer.httpStatus, serviceId, url, error: null, ...extra });
+  };
+
+  const failureOf = (err: unknown): Answer => {
+    if (err instanceof PssApiError) {
+      const details = err.details.length > 1 ? problemsSentence(err.details) : err.error;
+      return { failure: `${details}${err.requestId ? ` (request ${err.requestId})` : ""}`, httpStatus: err.status };
+    }
+    return { failure: err instanceof PssError ? err.message : `unexpected failure: ${String(err)}`, httpStatus: null };
+  };
+
+  /** Resume: a record whose content the API acknowledged last time is not sent. */
+  const skippedByResume = (record: Prepared, archive: boolean): boolean => {
+    if (!opts.resume || archive) return false;
+    const known = opts.checkpoint.get(record.kind, record.id);
+    if (known?.hash !== contentHash(record.json)) return false;
+    finish({ kind: record.kind, id: record.id, outcome: "skipped", httpStatus: null, serviceId: known.serviceId, url: known.url, error: null });
+    return true;
+  };
+
+  const send = async (record: Prepared, archive = false): Promise<void> => {
+    if (skippedByResume(record, archive)) return;
+    const { json, inlined } = opts.dryRun && record.kind === "listing" && !archive ? asTheRealSyncSeesIt(record) : { json: record.json, inlined: false };
+    let answer: Answer;
     try {
-      const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json: record.json };
-      if (opts.dryRun) {
-        if (record.kind === "broker") {
-          const r = await opts.client.putBroker(record.id, record.body as BrokerBody, { ...callOpts, dryRun: true });
-          if (r.outcome === "wouldCreate") brokersToCreate.set(record.id, record.body);
-          const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" ? "updated" : "unchanged";
-          finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths: r.changedPaths, ...extra });
-          return;
-        }
-        const { json, inlined } = archive ? { json: record.json, inlined: false } : asTheRealSyncSeesIt(record);
-        const r = await opts.client.putListing(record.id, record.body as ListingBody, { ...callOpts, json, dryRun: true });
-        const changedPaths = inlined ? r.changedPaths.filter((p) => !p.startsWith("broker.")) : r.changedPaths;
-        // With the broker inline, a listing changed only through its broker's fields is unchanged itself.
-        const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" && changedPaths.length > 0 ? "updated" : "unchanged";
-        finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
-        return;
-      }
+      const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json };
       const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
-      const serviceId = "serviceBrokerId" in r ? r.serviceBrokerId : r.serviceListingId;
-      const url = "serviceProfileUrl" in r ? r.serviceProfileUrl : r.serviceListingUrl;
-      // The API answers 200 both for a change and for an identical repeat (stored as a no-op). A 200 for the
-      // very content the API already acknowledged for this ID (checkpoint) is an identical repeat: unchanged.
-      const outcome: Outcome = r.created ? "created" : known?.hash === hash ? "unchanged" : "updated";
-      opts.checkpoint.record({ kind: record.kind, id: record.id, hash, serviceId, url, ...(archive ? { archived: true } : {}) });
-      finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId, url, error: null, ...extra });
+      answer = { httpStatus: r.httpStatus, body: r as Record<string, any> };
     } catch (err) {
       if (opts.signal?.aborted) {
         interrupted = true;
         return; // not finished: no report line, no checkpoint entry; --resume sends it again
       }
-      if (err instanceof PssApiError) {
-        const details = err.details.length > 1 ? problemsSentence(err.details) : err.error;
-        finish({ ...failed(record.kind, record.id, `${details}${err.requestId ? ` (request ${err.requestId})` : ""}`, err.status), ...extra });
-      } else finish({ ...failed(record.kind, record.id, err instanceof PssError ? err.message : `unexpected failure: ${String(err)}`), ...extra });
+      answer = failureOf(err);
+    }
+    settle(record, answer, archive, inlined);
+  };
+
+  /**
+   * A batch of records of one kind in one request. Each item's result is its PUT's answer; items answered 429 or
+   * 503 (the key's budget, a write that kept colliding) are sent again in a later batch, after a pause.
+   */
+  const sendBatch = async (records: Prepared[], archive = false): Promise<void> => {
+    let pending = records.filter((r) => !skippedByResume(r, archive));
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const kind = pending[0]!.kind;
+      const shaped = pending.map((r) => {
+        const seen = opts.dryRun && kind === "listing" && !archive ? asTheRealSyncSeesIt(r) : { json: r.json, inlined: false };
+        return { record: r, body: seen.inlined ? JSON.parse(seen.json) : r.body, inlined: seen.inlined };
+      });
+      let results: { httpStatus: number; changed: boolean; body: Record<string, any> }[];
+      let requestId: string | null = null;
+      try {
+        const batchOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal };
+        const answer =
+          kind === "broker"
+            ? await opts.client.brokers.upsertMany(shaped.map((s) => ({ externalBrokerId: s.record.id, broker: s.body as BrokerBody })), batchOpts)
+            : await opts.client.listings.upsertMany(shaped.map((s) => ({ externalListingId: s.record.id, listing: s.body as ListingBody })), batchOpts);
+        results = answer.results as typeof results;
+        requestId = answer.requestId;
+      } catch (err) {
+        if (opts.signal?.aborted) {
+          interrupted = true;
+          return;
+        }
+        const failure = failureOf(err);
+        for (const s of shaped) settle(s.record, failure, archive, false);
+        return;
+      }
+      const again: Prepared[] = [];
+      shaped.forEach((s, i) => {
+        const r = results[i]!;
+        if ((r.httpStatus === 429 || r.httpStatus === 503) && attempt < BATCH_ITEM_ATTEMPTS) return void again.push(s.record);
+        if (r.httpStatus >= 300) {
+          const details: { path: string; message: string }[] = r.body.details ?? [];
+          const sentence = details.length > 1 ? problemsSentence(details) : String(r.body.error);
+          return settle(s.record, { failure: `${sentence}${requestId ? ` (request ${requestId})` : ""}`, httpStatus: r.httpStatus }, archive, false);
+        }
+        settle(s.record, { httpStatus: r.httpStatus, body: r.body, changed: opts.dryRun ? undefined : r.changed }, archive, s.inlined);
+      });
+      pending = again;
+      if (pending.length) await pause(Math.min(30_000, 1000 * 2 ** (attempt - 1)), opts.signal);
+      if (opts.signal?.aborted) {
+        interrupted = true;
+        return;
+      }
     }
   };
 
+  const batchSize = Math.max(1, Math.min(MAX_BATCH_ITEMS, opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const pool = async (items: (FeedRecord | Prepared)[], archive = false) => {
     let next = 0;
     const worker = async () => {
       while (next < items.length && !opts.signal?.aborted) {
-        const item = items[next++]!;
-        const prepared = "json" in item ? item : prepare(item);
-        if (prepared) await send(prepared, archive);
+        if (batchSize === 1) {
+          const item = items[next++]!;
+          const prepared = "json" in item ? item : prepare(item);
+          if (prepared) await send(prepared, archive);
+          continue;
+        }
+        // The next batchSize records (those refused locally are reported, not sent).
+        const chunk: Prepared[] = [];
+        while (chunk.length < batchSize && next < items.length) {
+          const item = items[next++]!;
+          const prepared = "json" in item ? item : prepare(item);
+          if (prepared) chunk.push(prepared);
+        }
+        if (chunk.length) await sendBatch(chunk, archive);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
