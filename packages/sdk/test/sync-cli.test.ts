@@ -50,10 +50,11 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   expect(count(lines, "created")).toBe(2000);
   expect(lines.find((l) => l.id === "full-l7")).toEqual({ kind: "listing", id: "full-l7", outcome: "created", httpStatus: 201, serviceId: expect.any(Number), url: expect.stringMatching(/\/listings\/\d+$/), error: null });
   expect(await stored(partner.partnerId)).toMatchObject({ listings: 1950, brokers: 50, listingsWrittenTwice: 0 });
-  expect(puts(before)).toHaveLength(2000);
-  // Every broker reached the API before the first listing.
-  const order = puts(before).map((r) => r.path.split("/")[3]);
-  expect(order.lastIndexOf("brokers")).toBeLessThan(order.indexOf("listings"));
+  // Batches of 100 (the default): one for the 50 brokers, 20 for the listings, no single PUT; every broker
+  // reached the API before the first listing.
+  const batches = api.requests().slice(before).filter((r) => r.method === "POST" && r.path.endsWith("/batch"));
+  expect(puts(before)).toHaveLength(0);
+  expect(batches.map((r) => r.path.split("/")[3])).toEqual(["brokers", ...Array(20).fill("listings")]);
 
   const beforeRerun = api.requests().length;
   const again = await spawnCli([feed, "--resume", "--rpm", "0", "--report", report], env).finished();
@@ -62,6 +63,17 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   expect(count(readNdjson(report), "skipped")).toBe(2000);
   // Only the start-up health check reached the API.
   expect(api.requests().slice(beforeRerun).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health"]);
+});
+
+test("--batch-size 1 sends one PUT per record", async () => {
+  const partner = await fx.createPartner();
+  const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+  const feed = writeFeed(join(dir, "single.ndjson"), feedLines("single", { brokers: 2, listings: 30 }));
+  const before = api.requests().length;
+  const result = await spawnCli([feed, "--rpm", "0", "--batch-size", "1"], env).finished();
+  expect(result.summary).toMatchObject({ total: 32, created: 32, failed: 0 });
+  expect(puts(before)).toHaveLength(32);
+  expect(api.requests().slice(before).filter((r) => r.method === "POST")).toHaveLength(0);
 });
 
 test("a run killed midway (SIGKILL) resumes without writing any record twice", async () => {
@@ -143,7 +155,8 @@ describe("an API restart mid-run", () => {
     const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
     const feed = writeFeed(join(dir, "restart.ndjson"), feedLines("restart", { brokers: 2, listings: 600 }));
     const report = join(dir, "restart-report.ndjson");
-    const run = spawnCli([feed, "--rpm", "12000", "--concurrency", "8", "--report", report], env);
+    // Batches of 20: 30 listing batches, so many are still to be sent when the API goes down.
+    const run = spawnCli([feed, "--rpm", "12000", "--concurrency", "8", "--batch-size", "20", "--report", report], env);
     await run.progress((e) => e.phase === "listings" && e.done >= 150);
     await api.kill();
     // Down long enough for the CLI to meet refused connections, then back on the same address.
@@ -155,8 +168,8 @@ describe("an API restart mid-run", () => {
     const lines = readNdjson(report);
     expect(lines).toHaveLength(602);
     expect(count(lines, "failed")).toBe(0);
-    // Attempts were refused while the API was down and sent again: more requests than records.
-    expect(result.summary!.requests).toBeGreaterThan(603);
+    // Attempts were refused while the API was down and sent again: more requests than the health check and 31 batches.
+    expect(result.summary!.requests).toBeGreaterThan(32);
     // A PUT that was committed when the API died is answered 200 when sent again: created or updated, never twice.
     expect(count(lines, "created") + count(lines, "updated")).toBe(602);
     expect(await stored(partner.partnerId)).toEqual({ listings: 600, brokers: 2, listingsWrittenTwice: 0, listingEvents: 600 });

@@ -20,13 +20,19 @@ function feedFile(lines: unknown[]) {
 const listing = (id: string) => ({ kind: "listing", id, body: { status: "SOLD" } });
 
 /** A stand-in API: health, the OpenAPI document (with or without dryRun) and PUTs, with an optional hook. */
-function fakeApi(opts: { key?: string; dryRun?: boolean; onPut?: (url: string, n: number) => Response | null } = {}) {
+function fakeApi(opts: { key?: string; dryRun?: boolean; batches?: boolean; onPut?: (url: string, n: number) => Response | null } = {}) {
   const puts: { url: string; at: number; dryRun: boolean }[] = [];
   const fetch = async (request: Request) => {
     const url = new URL(request.url);
     if (url.pathname === "/partner/v1/openapi.json") {
       const params = opts.dryRun ? [{ name: "dryRun", in: "query" }] : [];
-      return Response.json({ paths: { "/partner/v1/brokers/{externalBrokerId}": { put: { parameters: params } }, "/partner/v1/listings/{externalListingId}": { put: { parameters: params } } } });
+      return Response.json({
+        paths: {
+          "/partner/v1/brokers/{externalBrokerId}": { put: { parameters: params } },
+          "/partner/v1/listings/{externalListingId}": { put: { parameters: params } },
+          ...(opts.batches === false ? {} : { "/partner/v1/brokers/batch": { post: {} }, "/partner/v1/listings/batch": { post: {} } }),
+        },
+      });
     }
     if (request.headers.get("authorization") !== `Bearer ${opts.key ?? "pss_live_k"}`) return Response.json({ status: "error", error: "Unauthorized" }, { status: 401 });
     if (url.pathname === "/partner/v1/health") return Response.json({ status: "success", timestamp: new Date().toISOString() });
@@ -156,4 +162,8 @@ test("batches (the default): records go in POST …/batch requests, and --rpm co
   expect(api.puts[1]!.at - api.puts[0]!.at).toBeGreaterThanOrEqual(450);
   expect(readFileSync(report, "utf8").trim().split("\n").map((l) => JSON.parse(l).outcome)).toEqual(Array(10).fill("created"));
   expect((await run([path, "--batch-size", "501"], api)).err).toContain("--batch-size must be at most 500");
+  // An API without the batch routes (an older version): one PUT per record.
+  const older = fakeApi({ batches: false });
+  expect((await run([path, "--batch-size", "5", "--rpm", "0"], older)).code).toBe(0);
+  expect(older.puts.map((p) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `/partner/v1/listings/L-${i}`));
 });

@@ -145,6 +145,8 @@ export async function main(io: CliIo): Promise<number> {
       throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
     }
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
+    // An API from before batches: one PUT per record, as --batch-size 1.
+    const batches = batchSize > 1 && (await offersBatches(apiUrl, transport));
 
     const feed = readFeed(feedPath, format);
     const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey });
@@ -167,7 +169,7 @@ export async function main(io: CliIo): Promise<number> {
         dryRun: v["dry-run"],
         resume: v.resume,
         concurrency,
-        batchSize,
+        batchSize: batches ? batchSize : 1,
         archiveMissing: v["archive-missing"]
           ? {
               async confirm(ids) {
@@ -206,6 +208,13 @@ export async function main(io: CliIo): Promise<number> {
     }
     throw err;
   }
+}
+
+/** Whether the API's own document offers the batch upserts (an older API answers them 404). */
+async function offersBatches(apiUrl: string, transport: (request: Request) => Promise<Response>): Promise<boolean> {
+  const res = await transport(new Request(`${apiUrl.replace(/\/+$/, "")}/partner/v1/openapi.json`)).catch(() => null);
+  const served = res?.ok ? ((await res.json().catch(() => null)) as { paths?: Record<string, { post?: unknown }> } | null) : null;
+  return Boolean(served?.paths?.["/partner/v1/listings/batch"]?.post && served.paths["/partner/v1/brokers/batch"]?.post);
 }
 
 /** What a request costs of the key's rate limit: the API counts every item of a batch. */
