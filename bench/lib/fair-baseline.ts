@@ -20,7 +20,7 @@ export interface BaselineResult {
 
 type Body = ReturnType<typeof listingBody>;
 
-function columnsOf(sql: postgres.Sql, body: Body) {
+function columnsOf(sql: postgres.Sql | postgres.TransactionSql, body: Body) {
   return {
     status: body.status,
     business_type: body.businessType,
@@ -65,7 +65,12 @@ export async function createOnce(sql: postgres.Sql, args: { partnerId: string; b
     LEFT JOIN brokers nb ON nb.partner_id = ${args.partnerId} AND nb.mode = 'live' AND nb.external_id = ${args.brokerExternalId}
     LEFT JOIN listings l ON l.partner_id = ${args.partnerId} AND l.mode = 'live' AND l.external_id = ${args.key}`;
   if (found!.listing_id !== null) throw new Error(`fair create baseline: ${args.key} exists already`);
-  const brokerId = found!.broker_id as string;
+  await insertCreated(sql, { ...args, brokerId: found!.broker_id as string });
+}
+
+/** The create's write: row, photos, status history, change history and outbox row in one statement. */
+export async function insertCreated(sql: postgres.Sql | postgres.TransactionSql, args: { partnerId: string; brokerId: string; key: string; body: Body }): Promise<void> {
+  const { brokerId } = args;
   const row = { partner_id: args.partnerId, external_id: args.key, broker_id: brokerId, content_hash: Buffer.alloc(32, 1), ...columnsOf(sql, args.body) };
   const photos = args.body.photos;
   await sql`
@@ -85,13 +90,28 @@ export async function createOnce(sql: postgres.Sql, args: { partnerId: string; b
     FROM l`;
 }
 
-export async function updateOnce(sql: postgres.Sql, args: { partnerId: string; key: string; mutate: (body: Body) => void; brokerExternalId: string }): Promise<void> {
-  const [stored] = await sql`
-    SELECT l.id, l.version, l.status, l.broker_id::text AS broker_id, l.title, l.description, l.business_type, l.financials, l.property, l.financing,
+/** The stored rows an update reads (with their photos), by external ID. */
+export async function readStored(sql: postgres.Sql, partnerId: string, keys: string[]): Promise<Map<string, postgres.Row>> {
+  const rows = await sql`
+    SELECT l.id, l.external_id, l.version, l.status, l.broker_id::text AS broker_id, l.title, l.description, l.business_type, l.financials, l.property, l.financing,
            COALESCE((SELECT json_agg(json_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state) ORDER BY p.sort_key)
                      FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
-    FROM listings l WHERE l.partner_id = ${args.partnerId} AND l.mode = 'live' AND l.external_id = ${args.key}`;
+    FROM listings l WHERE l.partner_id = ${partnerId} AND l.mode = 'live' AND l.external_id = ANY(${keys}::text[])`;
+  return new Map(rows.map((r) => [r.external_id as string, r]));
+}
+
+export async function updateOnce(sql: postgres.Sql, args: { partnerId: string; key: string; mutate: (body: Body) => void; brokerExternalId: string }): Promise<void> {
+  const stored = (await readStored(sql, args.partnerId, [args.key])).get(args.key);
   if (!stored) throw new Error(`fair update baseline: ${args.key} does not exist`);
+  await writeUpdated(sql, { ...args, stored });
+}
+
+/** The update's write: the merged full row, outbox row, change history (and status history) in one statement. */
+export async function writeUpdated(
+  sql: postgres.Sql | postgres.TransactionSql,
+  args: { key: string; mutate: (body: Body) => void; brokerExternalId: string; stored: postgres.Row },
+): Promise<void> {
+  const { stored } = args;
   // The "merged" document: what is stored with the change applied (the bench body is what was stored).
   const body = listingBody(args.brokerExternalId, 0);
   Object.assign(body, { title: stored.title, description: stored.description, businessType: stored.business_type, financials: stored.financials, property: stored.property, financing: stored.financing });

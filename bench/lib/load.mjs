@@ -7,6 +7,7 @@ import { externalId, listingBody } from "./bodies.mjs";
 const spec = JSON.parse(process.argv[2]);
 const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}) };
 let counter = 0;
+let itemFailures = 0;
 const bodyCache = new Map();
 
 function requestFor() {
@@ -32,6 +33,24 @@ function requestFor() {
       if (!body) bodyCache.set(n, (body = JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions))));
       return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body };
     }
+    case "batch-new": {
+      // POST /partner/v1/listings/batch: `batchSize` fresh external IDs per request.
+      const items = Array.from({ length: spec.batchSize }, () => {
+        const n = spec.offset + counter++;
+        return { externalListingId: externalId(spec.prefix, n), listing: listingBody(spec.broker, n, spec.bodyOptions) };
+      });
+      return { method: "POST", path: "/partner/v1/listings/batch", headers, body: JSON.stringify({ items }) };
+    }
+    case "batch-update": {
+      // The same existing IDs as "update", `batchSize` a request, one field changed every time.
+      const items = Array.from({ length: spec.batchSize }, () => {
+        const n = counter++ % spec.existing;
+        const body = listingBody(spec.broker, n, spec.bodyOptions);
+        body.financials.askingPrice = 100000 + counter + (spec.salt ?? 0);
+        return { externalListingId: externalId(spec.prefix, n), listing: body };
+      });
+      return { method: "POST", path: "/partner/v1/listings/batch", headers, body: JSON.stringify({ items }) };
+    }
     case "lead": {
       // A buyer's inquiry (public intake, no key), round robin over the given listings.
       const n = counter++;
@@ -53,7 +72,13 @@ const result = await autocannon({
   connections: spec.connections,
   duration: spec.durationSeconds,
   ...(spec.rate ? { overallRate: spec.rate } : {}),
-  requests: [{ setupRequest: (req) => ({ ...req, ...requestFor() }) }],
+  requests: [
+    {
+      setupRequest: (req) => ({ ...req, ...requestFor() }),
+      // A batch answers 200 whatever its items got: count the items that were not 200/201.
+      ...(spec.mode.startsWith("batch") ? { onResponse: (status, body) => void (itemFailures += (String(body).match(/"httpStatus":[3-5]/g) ?? []).length) } : {}),
+    },
+  ],
 });
 process.stdout.write(
   JSON.stringify({
@@ -65,5 +90,6 @@ process.stdout.write(
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     sent: counter,
+    itemFailures,
   }) + "\n",
 );

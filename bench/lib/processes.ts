@@ -103,7 +103,10 @@ export async function startBareServer(): Promise<{ url: string; pid: number; sto
 
 export interface LoadSpec {
   url: string;
-  mode: "get" | "new" | "update" | "repeat" | "lead";
+  mode: "get" | "new" | "update" | "repeat" | "lead" | "batch-new" | "batch-update";
+  /** Batch modes: items per request. */
+  batchSize?: number;
+  salt?: number;
   connections: number;
   durationSeconds: number;
   path?: string;
@@ -128,6 +131,8 @@ export interface LoadResult {
   errors: number;
   non2xx: number;
   sent: number;
+  /** Batch modes: items answered with an error inside 200 answers. */
+  itemFailures?: number;
 }
 
 /** Runs autocannon under Node in its own process. */
