@@ -61,8 +61,8 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   expect(again.code).toBe(0);
   expect(again.summary).toMatchObject({ total: 2000, skipped: 2000, created: 0, updated: 0, failed: 0 });
   expect(count(readNdjson(report), "skipped")).toBe(2000);
-  // Only the start-up health check reached the API.
-  expect(api.requests().slice(beforeRerun).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health"]);
+  // Only the start-up checks reached the API: the health check, and its document (does it offer batches).
+  expect(api.requests().slice(beforeRerun).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health", "GET /partner/v1/openapi.json"]);
 });
 
 test("--batch-size 1 sends one PUT per record", async () => {
