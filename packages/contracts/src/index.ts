@@ -16,3 +16,4 @@ export * from "./http/text.ts";
 export * from "./webhooks.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";
 export * from "./http/batch.ts";
+export * from "./http/feed.ts";

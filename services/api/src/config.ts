@@ -18,7 +18,7 @@ import {
   type RedisConfig,
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 
@@ -61,6 +61,8 @@ export interface ApiConfig {
   webhookSecretKey: Buffer;
   /** Test mode and change history (docs/sandbox.md). */
   sandbox: SandboxConfig;
+  /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
+  feedRetentionDays: number;
 }
 
 export interface SandboxConfig {
@@ -120,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     sandbox: readSandboxConfig(r),
+    feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
     r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");

@@ -32,6 +32,7 @@ import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
+import { createFeedSequencer } from "./feed/feed-sequencer.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
@@ -111,6 +112,9 @@ const retention = createRetentionJob({
   intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
 });
 
+// Numbers the change feed (GET /partner/v1/events); every instance runs it, one pass at a time works.
+const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
+
 let stopping = false;
 const app = createApp({
   sql,
@@ -169,6 +173,7 @@ const relayBoot = config.outboxRelayEnabled
   : Promise.resolve();
 
 retention.start();
+feedSequencer.start();
 
 const shutdown = createShutdown(logger);
 shutdown.register("stop accepting requests", async () => {
@@ -176,6 +181,7 @@ shutdown.register("stop accepting requests", async () => {
   await app.stop();
 });
 shutdown.register("stop retention job", () => retention.stop());
+shutdown.register("stop feed sequencer", () => feedSequencer.stop());
 shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();

@@ -1,0 +1,59 @@
+// GET /partner/v1/events: the change feed of the key's records (its partner and mode), in sequence order.
+import { Elysia } from "elysia";
+import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
+import type { DocumentedResponses } from "../docs/openapi.ts";
+import { ApiError } from "../http/errors.ts";
+import type { PartnerContext } from "../partner/partner-context.ts";
+
+/** The cursor points before events the retention removed: the reader must reconcile, then follow from the head. */
+export class FeedGoneError extends ApiError {
+  constructor(prunedThrough: number) {
+    super(
+      410,
+      `Events up to sequence ${prunedThrough} are no longer kept (kept at least ${FEED_RETENTION_DAYS} days): read the records with GET /partner/v1/listings and /partner/v1/brokers, then follow the feed from after=${prunedThrough}`,
+    );
+  }
+}
+
+export function createFeedRoutes(ctx: PartnerContext) {
+  const { sql } = ctx.deps;
+  return new Elysia({ name: "feed-routes" }).get(
+    "/events",
+    async ({ query, request }) => {
+      const partner = ctx.principalOf(request);
+      const after = Number(query.after ?? "0");
+      const limit = Number(query.limit ?? "100");
+      const [head] = await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;
+      const prunedThrough = Number(head?.pruned_through ?? 0);
+      if (query.after !== undefined && after < prunedThrough) throw new FeedGoneError(prunedThrough);
+      const rows = await sql`
+        SELECT seq, type, occurred_at, record_type, version, data FROM partner_feed
+        WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode} AND seq > ${after}
+          ${partner.leadTracking ? sql`` : sql`AND type <> 'lead.received'`}
+        ORDER BY seq LIMIT ${limit}`;
+      return {
+        status: "success" as const,
+        results: rows.map((r) => ({
+          sequence: Number(r.seq),
+          type: r.type as string,
+          occurredAt: (r.occurred_at as Date).toISOString(),
+          recordType: r.record_type as string,
+          version: r.version === null ? null : Number(r.version),
+          data: r.data as Record<string, unknown>,
+        })),
+        nextCursor: String(rows.length ? rows.at(-1)!.seq : Math.max(after, 0)),
+      };
+    },
+    {
+      query: FeedQuery,
+      detail: {
+        summary: "The change feed: every change to this key's records, in commit order, numbered without gaps",
+        description: `Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking (a key without it sees no number there). Kept at least ${FEED_RETENTION_DAYS} days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.`,
+        responses: {
+          200: { description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)", schema: FeedPage },
+          410: "The cursor is older than the retention: reconcile, then follow from the sequence named",
+        } satisfies DocumentedResponses as never,
+      },
+    },
+  );
+}

@@ -1,0 +1,180 @@
+// The change feed against the real API and PostgreSQL: what each kind of write puts in it, the key's scope
+// (partner and mode, lead.received only with lead tracking), and the core promise under concurrency: writers
+// (single PUTs, batches, and a transaction that stays open while others commit) and a reader following
+// nextCursor the whole time; the reader must see every committed change exactly once, numbers consecutive and
+// never going backwards, the late transaction included.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { silentLogger } from "@pss/service-kit";
+import { uniqueName } from "../../../test/support/env.ts";
+import { upsertBroker } from "../src/brokers/broker-service.ts";
+import { createFeedSequencer, type FeedSequencer } from "../src/feed/feed-sequencer.ts";
+import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+
+let api: ApiHarness;
+let sequencer: FeedSequencer;
+
+beforeAll(async () => {
+  api = await startApi({ relay: false });
+  sequencer = createFeedSequencer({ sql: api.sql, logger: silentLogger }, { retentionDays: 35, idlePollMs: 20 });
+  sequencer.start();
+});
+afterAll(async () => {
+  await sequencer?.stop();
+  await api?.stop();
+});
+
+const events = (key: string, after?: string | number, limit = 1000) => call(api.baseUrl, "GET", `/partner/v1/events?limit=${limit}${after !== undefined ? `&after=${after}` : ""}`, { key });
+
+/** Reads the feed until `until` holds (the sequencer numbers within a moment of the commit). */
+async function readUntil(key: string, until: (all: any[]) => boolean, after = 0): Promise<any[]> {
+  const all: any[] = [];
+  let cursor = String(after);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const page = await events(key, cursor);
+    expect(page.status).toBe(200);
+    all.push(...page.body.results);
+    cursor = page.body.nextCursor;
+    if (until(all)) return all;
+    if (page.body.results.length === 0) await Bun.sleep(30);
+  }
+  throw new Error(`feed did not reach the expected state; got ${JSON.stringify(all.map((e) => e.type))}`);
+}
+
+describe("what the feed carries", () => {
+  test("creates, updates with their changed paths, status moves; an identical repeat adds nothing; numbers start at 1, consecutive", async () => {
+    const partner = await api.createPartner();
+    const broker = uniqueName("b");
+    const listing = uniqueName("l");
+    expect((await partner.put(`/partner/v1/brokers/${broker}`, sample.broker())).status).toBe(201);
+    expect((await partner.put(`/partner/v1/listings/${listing}`, sample.listing(broker, { status: "DRAFT" }))).status).toBe(201);
+    expect((await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } })).status).toBe(200);
+    expect((await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } })).status).toBe(200);
+    expect((await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ phone: "+1 512 555 0111" }))).status).toBe(200);
+    const all = await readUntil(partner.apiKey, (a) => a.length >= 5);
+    expect(all.map((e) => [e.sequence, e.type, e.version])).toEqual([
+      [1, "broker.created", 1],
+      [2, "listing.created", 1],
+      [3, "listing.updated", 2],
+      [4, "listing.status_changed", 2],
+      [5, "broker.updated", 2],
+    ]);
+    expect(all[2].data).toMatchObject({ externalListingId: listing, changedPaths: ["financials.askingPrice", "status"] });
+    expect(all[3].data).toMatchObject({ externalListingId: listing, from: "DRAFT", to: "FOR_SALE" });
+    expect(all[4].data).toEqual({ externalBrokerId: broker, serviceBrokerId: expect.any(String), changedPaths: ["phone"] });
+    // Nothing after the last: the cursor stays.
+    await Bun.sleep(200);
+    const tail = await events(partner.apiKey, 5);
+    expect(tail.body).toEqual({ status: "success", results: [], nextCursor: "5" });
+  });
+
+  test("each key reads its own partner and mode; lead.received only with lead tracking; bad cursors are refused", async () => {
+    const tracked = await api.createPartner({ leadTracking: true, test: true });
+    const untracked = await api.createPartner({ leadTracking: false });
+    const broker = uniqueName("b");
+    await tracked.test!.put(`/partner/v1/brokers/${broker}`, sample.broker());
+    await untracked.put(`/partner/v1/brokers/${broker}`, sample.broker());
+    // A lead.received fact as the leads service writes it (in its own transaction with the count).
+    for (const p of [tracked, untracked]) {
+      const mode = p === tracked ? "test" : "live";
+      await api.sql`
+        INSERT INTO outbox (topic, message_key, payload) VALUES ('pss.partner-events.v1', 'office:1', ${api.sql.json({
+          eventId: crypto.randomUUID(), type: "lead.received", aggregateType: "office", aggregateId: "1", version: 1, partnerId: p.partnerId, mode,
+          occurredAt: new Date().toISOString(), payload: { externalListingId: "x", serviceListingId: 1, officeId: 1, officeLeadCount: 1, version: 1 },
+        } as never)})`;
+    }
+    const testEvents = await readUntil(tracked.test!.apiKey, (a) => a.length >= 2);
+    expect(testEvents.map((e) => [e.sequence, e.type])).toEqual([[1, "broker.created"], [2, "lead.received"]]);
+    // The live key of the same partner: its live records only (none).
+    await Bun.sleep(200);
+    expect((await events(tracked.apiKey)).body.results).toEqual([]);
+    // Without lead tracking the lead's number is left out.
+    const other = await readUntil(untracked.apiKey, (a) => a.length >= 1);
+    await Bun.sleep(200);
+    expect((await events(untracked.apiKey)).body.results.map((e: any) => [e.sequence, e.type])).toEqual([[1, "broker.created"]]);
+    expect(other[0].data.externalBrokerId).toBe(broker);
+
+    for (const bad of ["-1", "abc", "1.5", "01"]) expect((await events(untracked.apiKey, bad)).status).toBe(400);
+    expect((await call(api.baseUrl, "GET", "/partner/v1/events?limit=1001", { key: untracked.apiKey })).status).toBe(400);
+    expect((await call(api.baseUrl, "GET", "/partner/v1/events", {})).status).toBe(401);
+  });
+
+  test("a cursor older than the retention is answered 410, naming where to follow from", async () => {
+    const partner = await api.createPartner();
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 2);
+    // Age the first event past the retention, then prune.
+    await api.sql`UPDATE partner_feed SET sequenced_at = now() - interval '40 days' WHERE partner_id = ${partner.partnerId} AND seq = 1`;
+    expect(await sequencer.prune()).toBeGreaterThanOrEqual(1);
+    const gone = await events(partner.apiKey, 0);
+    expect(gone.status).toBe(410);
+    expect(gone.body.error).toContain("after=1");
+    expect((await events(partner.apiKey, 1)).body.results.map((e: any) => e.sequence)).toEqual([2]);
+  });
+});
+
+test("concurrent writers and a reader paging while they commit: every change exactly once, in order, the late commit included", async () => {
+  const partner = await api.createPartner();
+  const broker = uniqueName("b");
+  await partner.put(`/partner/v1/brokers/${broker}`, sample.broker());
+  const lateBroker = uniqueName("late");
+
+  const seen: any[] = [];
+  let cursor = "0";
+  let stop = false;
+  const reader = (async () => {
+    while (!stop) {
+      const page = await events(partner.apiKey, cursor, 37);
+      expect(page.status).toBe(200);
+      for (const e of page.body.results) {
+        // Never backwards, never a gap: each number is the one after the last.
+        expect(e.sequence).toBe(seen.length + 1);
+        seen.push(e);
+      }
+      cursor = page.body.nextCursor;
+      if (page.body.results.length === 0) await Bun.sleep(5);
+    }
+  })();
+
+  // A transaction that writes a broker and stays open while everything below commits and is read.
+  let lateCommitted = false;
+  const late = api.sql.begin(async (tx) => {
+    await upsertBroker(tx, { partnerId: partner.partnerId, mode: "live" }, lateBroker, sample.broker(), { origin: { keyId: null, requestId: "late" } });
+    await Bun.sleep(1500);
+  }).then(() => (lateCommitted = true));
+
+  const ids = Array.from({ length: 120 }, (_, i) => `${uniqueName("c")}-${i}`);
+  const singles = ids.slice(0, 40).map((id) => partner.put(`/partner/v1/listings/${id}`, sample.listing(broker)));
+  const batches = [ids.slice(40, 80), ids.slice(80, 120)].map((chunk) =>
+    call(api.baseUrl, "POST", "/partner/v1/listings/batch", { key: partner.apiKey, body: { items: chunk.map((id) => ({ externalListingId: id, listing: sample.listing(broker) })) } }),
+  );
+  const answers = await Promise.all([...singles, ...batches]);
+  expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
+  // Updates of the same listings while the late transaction is still open.
+  await Promise.all(ids.slice(0, 60).map((id) => partner.put(`/partner/v1/listings/${id}`, { status: "UNDER_CONTRACT" })));
+  // The reader has read past (most of) these before the late transaction commits.
+  const beforeLate = seen.length;
+  expect(lateCommitted).toBe(false);
+  await late;
+
+  const expected = 1 + 120 + 60 * 2 + 1; // broker, creates, updates with their status moves, the late broker
+  const deadline = Date.now() + 15_000;
+  while (seen.length < expected && Date.now() < deadline) await Bun.sleep(20);
+  stop = true;
+  await reader;
+  expect(seen.length).toBe(expected);
+  expect(beforeLate).toBeGreaterThan(0);
+  // The late broker's event came after events that committed earlier, not lost behind them.
+  const lateEvent = seen.find((e) => e.type === "broker.created" && e.data.externalBrokerId === lateBroker);
+  expect(lateEvent).toBeDefined();
+  expect(lateEvent.sequence).toBeGreaterThan(beforeLate);
+  // Every listing: created (version 1) before updated (version 2) before its status move, exactly once each.
+  for (const id of ids) {
+    const mine = seen.filter((e) => e.data.externalListingId === id).map((e) => `${e.type}@${e.version}`);
+    expect(mine).toEqual(ids.indexOf(id) < 60 ? ["listing.created@1", "listing.updated@2", "listing.status_changed@2"] : ["listing.created@1"]);
+  }
+  // The feed agrees with the database: one event per stored version (and one per status move).
+  const [row] = await api.sql`SELECT sum(version)::int AS versions FROM listings WHERE partner_id = ${partner.partnerId}`;
+  expect(seen.filter((e) => e.type === "listing.created" || e.type === "listing.updated")).toHaveLength(row!.versions);
+});
