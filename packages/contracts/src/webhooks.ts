@@ -41,6 +41,13 @@ export const WebhookDeliveryStatusSchema = Type.Union([L("pending"), L("delivere
 // `version` only grows per record: a receiver drops an event whose version is lower than one it already applied
 // (there is no ordering promise). URLs are added by the webhooks service from PUBLIC_BASE_URL.
 
+/** The event's number in the change feed (GET /partner/v1/events): the same number the feed gives it. */
+const feedSequence = {
+  sequence: Type.Optional(
+    Type.Integer({ description: "This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>" }),
+  ),
+};
+
 const listingIds = {
   externalListingId: Type.String(),
   serviceListingId: Type.Integer(),
@@ -58,6 +65,7 @@ export const ListingVisibilityData = Type.Object({
   ...brokerIds,
   status: ListingStatusSchema,
   version: Type.Integer({ description: "The listing's version this state belongs to" }),
+  ...feedSequence,
 }, { additionalProperties: true });
 
 export const ProcessedImage = Type.Object({
@@ -73,6 +81,7 @@ export const ProcessedImage = Type.Object({
 export const ListingMediaProcessedData = Type.Object({
   ...listingIds,
   version: Type.Integer(),
+  ...feedSequence,
   ready: Type.Integer(),
   failed: Type.Integer(),
   photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }, { additionalProperties: true }), ProcessedImage], { additionalProperties: true })),
@@ -82,6 +91,7 @@ export const ListingMediaProcessedData = Type.Object({
 export const BrokerAvatarProcessedData = Type.Object({
   ...brokerIds,
   version: Type.Integer(),
+  ...feedSequence,
   avatar: ProcessedImage,
 }, { additionalProperties: true });
 
@@ -92,6 +102,7 @@ export const LeadReceivedData = Type.Object({
   officeId: Type.Integer(),
   officeLeadCount: Type.Integer({ description: "The office's total lead count including this lead" }),
   version: Type.Integer({ description: "Equal to officeLeadCount, which only grows" }),
+  ...feedSequence,
 }, { additionalProperties: true });
 
 export const PingData = Type.Object({

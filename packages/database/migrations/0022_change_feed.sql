@@ -1,6 +1,6 @@
 -- The change feed (GET /partner/v1/events, docs/partner-api.md "Change feed"). Every outbox row that announces a
 -- change to a partner's records is sequenced AFTER it commits, by one writer at a time (the feed sequencer,
--- services/api/src/feed/feed-sequencer.ts, under a transaction advisory lock): it takes the committed rows not
+-- packages/service-kit/src/feed-sequencer.ts, under a transaction advisory lock): it takes the committed rows not
 -- sequenced yet, in outbox ID order, and gives each event the next number of its partner's (and mode's)
 -- sequence. A transaction that commits late is simply not sequenced yet: when it becomes visible it gets the next
 -- number, after everything sequenced before, so a reader following the sequence can never pass over it.

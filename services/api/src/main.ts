@@ -32,7 +32,7 @@ import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
-import { createFeedSequencer } from "./feed/feed-sequencer.ts";
+import { createFeedSequencer } from "@pss/service-kit";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";

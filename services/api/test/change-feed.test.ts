@@ -4,10 +4,10 @@
 // nextCursor the whole time; the reader must see every committed change exactly once, numbers consecutive and
 // never going backwards, the late transaction included.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { silentLogger } from "@pss/service-kit";
+
 import { uniqueName } from "../../../test/support/env.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
-import { createFeedSequencer, type FeedSequencer } from "../src/feed/feed-sequencer.ts";
+import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
 let api: ApiHarness;

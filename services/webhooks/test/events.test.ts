@@ -31,6 +31,14 @@ const endpointId = uniqueName("crm");
 const path = `/hooks/${endpointId}`;
 let secret = "";
 
+/** The number the change feed (GET /partner/v1/events) gives the event of this type and version: the webhook's data.sequence must be it. */
+async function feedNumber(type: string, data: { version: number }): Promise<number> {
+  const page = await call(api.baseUrl, "GET", "/partner/v1/events?limit=1000", { key: partner.apiKey });
+  const found = (page.body.results as { sequence: number; type: string; version: number }[]).filter((e) => e.type === type && e.version === data.version);
+  expect(found).toHaveLength(1);
+  return found[0]!.sequence;
+}
+
 beforeAll(async () => {
   receiver = startReceiver();
   images = await startImageServer();
@@ -122,17 +130,17 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
 
   // broker.avatar.processed: the avatar's outcome.
   const avatar = await eventually("broker.avatar.processed", (d) => d.externalBrokerId === brokerExternalId);
-  expect(avatar.body.data).toEqual({ ...brokerIds, version: expect.any(Number), avatar: { url: images.url("/avatar.jpg"), state: "ready", failureReason: null, warning: null, width: 1000, height: 800 } });
+  expect(avatar.body.data).toEqual({ ...brokerIds, version: expect.any(Number), sequence: await feedNumber("broker.avatar.processed", avatar.body.data), avatar: { url: images.url("/avatar.jpg"), state: "ready", failureReason: null, warning: null, width: 1000, height: 800 } });
 
   // listing.published: visible to buyers, indexed, and its URL answers.
   const published = await eventually("listing.published", (d) => d.externalListingId === listingExternalId);
-  expect(published.body.data).toEqual({ ...listingIds, ...brokerIds, status: "FOR_SALE", version: expect.any(Number) });
+  expect(published.body.data).toEqual({ ...listingIds, ...brokerIds, status: "FOR_SALE", version: expect.any(Number), sequence: await feedNumber("listing.published", published.body.data) });
   expect((await fetch(listingUrl)).status).toBe(200);
   expect(await rawDocument(indexer.opensearch, indexer.alias, serviceListingId)).not.toBeNull();
 
   // listing.media.processed: every photo settled, with the reason of the one that failed.
   const processed = await eventually("listing.media.processed", (d) => d.externalListingId === listingExternalId);
-  expect(processed.body.data).toMatchObject({ ...listingIds, version: expect.any(Number), ready: 1, failed: 1 });
+  expect(processed.body.data).toMatchObject({ ...listingIds, version: expect.any(Number), ready: 1, failed: 1, sequence: await feedNumber("listing.media.processed", processed.body.data) });
   expect(processed.body.data.photos.map((p: Record<string, unknown>) => [p.sortKey, p.state])).toEqual([
     [1, "ready"],
     [2, "failed"],
@@ -144,14 +152,14 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
   const lead = await call(api.baseUrl, "POST", `/v1/listings/${serviceListingId}/leads`, { body: buyer });
   expect(lead.status).toBe(202);
   const received = await eventually("lead.received", (d) => d.externalListingId === listingExternalId);
-  expect(received.body.data).toEqual({ ...listingIds, ...brokerIds, officeId: partner.officeId, officeLeadCount: countBefore + 1, version: countBefore + 1 });
+  expect(received.body.data).toEqual({ ...listingIds, ...brokerIds, officeId: partner.officeId, officeLeadCount: countBefore + 1, version: countBefore + 1, sequence: await feedNumber("lead.received", received.body.data) });
   for (const secretWord of [buyer.name, buyer.email, buyer.phone, buyer.message, lead.body.leadId]) expect(received.request.body).not.toContain(secretWord);
 
   // listing.unpublished: the status left the visible set; a higher version than the published one.
   const sold = await partner.put(`/partner/v1/listings/${listingExternalId}`, { status: "SOLD" });
   expect(sold.status).toBe(200);
   const unpublished = await eventually("listing.unpublished", (d) => d.externalListingId === listingExternalId);
-  expect(unpublished.body.data).toEqual({ ...listingIds, ...brokerIds, status: "SOLD", version: expect.any(Number) });
+  expect(unpublished.body.data).toEqual({ ...listingIds, ...brokerIds, status: "SOLD", version: expect.any(Number), sequence: await feedNumber("listing.unpublished", unpublished.body.data) });
   expect(unpublished.body.data.version).toBeGreaterThan(published.body.data.version);
 
   // ping, whatever the subscription.

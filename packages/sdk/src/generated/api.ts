@@ -2127,6 +2127,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The change feed: every change to this key's records, in commit order, numbered without gaps
+         * @description Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking (a key without it sees no number there). Kept at least 35 days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    after?: string;
+                    limit?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page; nextCursor is the last sequence number read (unchanged when nothing new) */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            results: {
+                                /** @description This event's number in the key's partner-and-mode sequence: consecutive, never reused */
+                                sequence: number;
+                                /** @description One of listing.created, listing.updated, listing.status_changed, listing.published, listing.unpublished, listing.media.processed, broker.created, broker.updated, broker.avatar.processed, lead.received */
+                                type: string;
+                                /** @description When the change was written (ISO 8601, UTC) */
+                                occurredAt: string;
+                                /** @description listing or broker (lead.received: listing) */
+                                recordType: string;
+                                version: number | null;
+                                /** @description IDs and the change: listing.created/updated and broker.created/updated carry changedPaths; listing.status_changed from and to; the processed, published and lead events the same data as their webhooks */
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description Pass as after= to read on; the same cursor again when nothing new has been sequenced yet (poll it) */
+                            nextCursor: string;
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The cursor is older than the retention: reconcile, then follow from the sequence named */
+                410: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/offices/{officeId}/leads/count": {
         parameters: {
             query?: never;
@@ -4682,6 +4827,8 @@ export interface webhooks {
                             status: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
                             /** @description The listing's version this state belongs to */
                             version: number;
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            sequence?: number;
                         };
                     };
                 };
@@ -4764,6 +4911,8 @@ export interface webhooks {
                             status: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
                             /** @description The listing's version this state belongs to */
                             version: number;
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            sequence?: number;
                         };
                     };
                 };
@@ -4840,6 +4989,8 @@ export interface webhooks {
                             serviceListingId: number;
                             serviceListingUrl: string;
                             version: number;
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            sequence?: number;
                             ready: number;
                             failed: number;
                             photos: {
@@ -4927,6 +5078,8 @@ export interface webhooks {
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
                             version: number;
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            sequence?: number;
                             avatar: {
                                 url: string;
                                 state: "ready" | "failed";
@@ -5018,6 +5171,8 @@ export interface webhooks {
                             officeLeadCount: number;
                             /** @description Equal to officeLeadCount, which only grows */
                             version: number;
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            sequence?: number;
                         };
                     };
                 };

@@ -180,7 +180,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
           if (Date.now() - lastCleanup > 60_000) {
             lastCleanup = Date.now();
             // Uses outbox_published_at; set-aside rows are never deleted here.
-            // Rows the change feed has not numbered yet stay (feed/feed-sequencer.ts).
+            // Rows the change feed has not numbered yet stay (packages/service-kit/src/feed-sequencer.ts).
             await deps.sql`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)} AND feed_pending IS NOT TRUE`;
           }
           if (!more) await sleep(idlePollMs);

@@ -13,7 +13,7 @@
 // consecutive. Per record, the order is its version order: a write to a record waits for the previous write's
 // commit, so its outbox row (and ID) comes after the previous one's, which is visible no later than it.
 import type postgres from "postgres";
-import type { Logger } from "@pss/service-kit";
+import type { Logger } from "./logger.ts";
 import { feedEventsOf, type FeedEventDraft } from "./feed-events.ts";
 
 /** Lock class of "numbering the change feed" (any constant no other code uses). */
@@ -55,10 +55,11 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
       const rows = await tx`
         SELECT o.id, o.payload, coalesce(lh.changes, bh.changes) AS changes, lh.status_from, lh.status_to
         FROM (SELECT id, payload FROM outbox WHERE feed_pending ORDER BY id LIMIT ${batchSize}) o
-        LEFT JOIN listing_history lh ON o.payload->>'type' = 'listing.upserted'
-          AND lh.listing_id = (o.payload->>'aggregateId')::bigint AND lh.version = (o.payload->>'version')::int
-        LEFT JOIN broker_history bh ON o.payload->>'type' = 'broker.upserted'
-          AND bh.broker_id = (o.payload->>'aggregateId')::bigint AND bh.version = (o.payload->>'version')::int
+        -- CASE, not AND: other events' aggregate IDs need not be numbers, and only CASE fixes the order of evaluation.
+        LEFT JOIN listing_history lh ON lh.listing_id = CASE WHEN o.payload->>'type' = 'listing.upserted' THEN (o.payload->>'aggregateId')::bigint END
+          AND lh.version = CASE WHEN o.payload->>'type' = 'listing.upserted' THEN (o.payload->>'version')::int END
+        LEFT JOIN broker_history bh ON bh.broker_id = CASE WHEN o.payload->>'type' = 'broker.upserted' THEN (o.payload->>'aggregateId')::bigint END
+          AND bh.version = CASE WHEN o.payload->>'type' = 'broker.upserted' THEN (o.payload->>'version')::int END
         ORDER BY o.id`;
       if (rows.length === 0) return 0;
       const drafts: FeedEventDraft[] = rows.flatMap((r) =>
