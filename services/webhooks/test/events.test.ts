@@ -32,7 +32,7 @@ const path = `/hooks/${endpointId}`;
 let secret = "";
 
 /** The number the change feed (GET /partner/v1/events) gives the event of this type and version: the webhook's data.sequence must be it. */
-async function feedNumber(type: string, data: { version: number }): Promise<number> {
+async function feedNumber(type: string, data: Record<string, any>): Promise<number> {
   const page = await call(api.baseUrl, "GET", "/partner/v1/events?limit=1000", { key: partner.apiKey });
   const found = (page.body.results as { sequence: number; type: string; version: number }[]).filter((e) => e.type === type && e.version === data.version);
   expect(found).toHaveLength(1);
