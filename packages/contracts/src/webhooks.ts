@@ -125,6 +125,18 @@ export const WebhookPayload = Type.Object({ type: DeliveredEventTypeSchema, time
 export type WebhookPayload = Static<typeof WebhookPayload>;
 
 /** The exact text sent (and signed) on every attempt of a delivery: {type, timestamp, data} in this order. */
+/**
+ * `data` plus the URLs of the records it names (only the webhooks service and the API know PUBLIC_BASE_URL). A test
+ * record (docs/sandbox.md) has no public page: its URLs are its previews, which open with the partner's test key.
+ */
+export function withPublicUrls(data: Record<string, unknown>, publicBaseUrl: string, mode: "live" | "test" = "live"): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...data };
+  const base = mode === "live" ? publicBaseUrl : `${publicBaseUrl}/preview`;
+  if (typeof data.serviceListingId === "number" || typeof data.serviceListingId === "string") out.serviceListingUrl = `${base}/listings/${data.serviceListingId}`;
+  if (typeof data.serviceBrokerId === "string" || typeof data.serviceBrokerId === "number") out.serviceProfileUrl = `${base}/brokers/${data.serviceBrokerId}`;
+  return out;
+}
+
 export function webhookBody(type: DeliveredEventType, timestamp: string, data: Record<string, unknown>): string {
   return JSON.stringify({ type, timestamp, data });
 }
@@ -229,6 +241,25 @@ export const WebhookDeliveryQuery = Type.Object(
 export const WebhookRecoverQuery = Type.Object(
   { since: Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone: failed deliveries created at or after it are sent again" }) },
   { additionalProperties: false },
+);
+
+/** Events one replay may queue; a wider range is refused (narrow it, or replay it in parts). */
+export const MAX_REPLAY_EVENTS = 10_000;
+
+/** Body of POST …/webhook-endpoints/{endpointId}/replay: a change-feed range, a time range, or both (all bounds optional, one needed). */
+export const WebhookReplayBody = Type.Object(
+  {
+    afterSequence: Type.Optional(Type.Integer({ minimum: 0, description: "Events numbered after this (the change feed's sequence, GET /partner/v1/events)" })),
+    throughSequence: Type.Optional(Type.Integer({ minimum: 1, description: "… up to and including this number" })),
+    since: Type.Optional(Type.String({ format: "date-time", description: "Events that happened at or after this instant" })),
+    until: Type.Optional(Type.String({ format: "date-time", description: "… and before this instant" })),
+  },
+  { additionalProperties: false, minProperties: 1, description: "at least one of afterSequence, throughSequence, since, until" },
+);
+export type WebhookReplayBody = Static<typeof WebhookReplayBody>;
+export const WebhookReplayQueued = Type.Object(
+  { status: Type.Literal("success"), queued: Type.Integer({ description: "Deliveries queued: one per event of the range the endpoint subscribes to" }) },
+  { additionalProperties: true },
 );
 
 export const WebhookErrorMessages = {

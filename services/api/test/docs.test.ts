@@ -110,9 +110,9 @@ test("the document's webhooks section describes every event sent to partners' en
   }
   // lead.received never names the buyer.
   expect(Object.keys(body.webhooks["lead.received"].post.requestBody.content["application/json"].schema.properties.data.properties).sort()).toEqual(
-    ["externalBrokerId", "externalListingId", "officeId", "officeLeadCount", "serviceBrokerId", "serviceListingId", "serviceListingUrl", "serviceProfileUrl", "version"],
+    ["externalBrokerId", "externalListingId", "officeId", "officeLeadCount", "sequence", "serviceBrokerId", "serviceListingId", "serviceListingUrl", "serviceProfileUrl", "version"],
   );
-  for (const path of ["/partner/v1/webhook-endpoints/{endpointId}", "/partner/v1/webhook-endpoints/{endpointId}/recover", "/partner/v1/webhook-deliveries"]) expect(body.paths[path]).toBeDefined();
+  for (const path of ["/partner/v1/webhook-endpoints/{endpointId}", "/partner/v1/webhook-endpoints/{endpointId}/recover", "/partner/v1/webhook-endpoints/{endpointId}/replay", "/partner/v1/events", "/partner/v1/webhook-deliveries"]) expect(body.paths[path]).toBeDefined();
   expect(body.paths["/partner/v1/webhook-endpoints/{endpointId}/recover"].post.parameters.map((p: any) => [p.in, p.name, p.required])).toEqual([
     ["path", "endpointId", true],
     ["query", "since", true],

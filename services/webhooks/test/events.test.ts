@@ -187,6 +187,35 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
   expect(new Set(list.body.results.map((d: { deliveryId: string }) => d.deliveryId))).toEqual(new Set(byId.keys()));
 }, 150_000);
 
+test("replay: an endpoint created after the events gets them, with the bodies the first endpoint got", async () => {
+  const late = uniqueName("late");
+  const latePath = `/hooks/${late}`;
+  const created = await partner.put(`/partner/v1/webhook-endpoints/${late}`, { url: receiver.url(latePath), events: ["listing.published", "listing.unpublished", "lead.received"] });
+  expect(created.status).toBe(201);
+  const lateSecret = created.body.secret as string;
+  const originals = events().filter((e) => ["listing.published", "listing.unpublished", "lead.received"].includes(e.body.type));
+  expect(originals.length).toBeGreaterThanOrEqual(3);
+  const throughSequence = Math.max(...originals.map((e) => e.body.data.sequence as number));
+
+  const replay = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 0, throughSequence } });
+  expect(replay.status).toBe(202);
+  expect(replay.body.queued).toBe(originals.length);
+  const got = await until("replayed events", () => {
+    const bodies = receiver.requests(latePath).map((r) => ({ request: r, body: verified(r, lateSecret) }));
+    return bodies.length >= originals.length ? bodies : null;
+  });
+  // The same bodies (data.sequence included), signed with the new endpoint's secret, in sequence order as queued.
+  expect(new Set(got.map((e) => e.request.body))).toEqual(new Set(originals.map((e) => e.request.body)));
+
+  // A time range, a disabled endpoint, an unknown one, an empty range.
+  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { since: new Date(Date.now() + 60_000).toISOString() } })).body).toEqual({ status: "success", queued: 0 });
+  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: {} })).status).toBe(400);
+  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 5, throughSequence: 5 } })).status).toBe(400);
+  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${uniqueName("none")}/replay`, { key: partner.apiKey, body: { afterSequence: 0 } })).status).toBe(404);
+  await partner.put(`/partner/v1/webhook-endpoints/${late}`, { enabled: false });
+  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 0 } })).status).toBe(409);
+}, 120_000);
+
 test("an endpoint gets only the events it subscribed to", async () => {
   const onlyLeads = uniqueName("leads-only");
   const onlyLeadsPath = `/hooks/${onlyLeads}`;

@@ -1,7 +1,7 @@
 // Partner webhook endpoints and deliveries (docs/webhooks.md). Thin: parse, call the service or repository,
 // shape the answer. Every route sits in the partner group, so its guard (a valid key) has run.
 import { Elysia } from "elysia";
-import {
+import { MAX_REPLAY_EVENTS, WebhookReplayBody, WebhookReplayQueued,
   isUuid,
   WebhookDeliveryPage,
   WebhookDeliveryQuery,
@@ -27,6 +27,7 @@ import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts
 import type { PartnerContext } from "../partner/partner-context.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import { listDeliveries, queuePing, recoverDeliveries, retryDelivery, type ActionOutcome } from "./webhook-delivery-repository.ts";
+import { replayEvents } from "./webhook-replay.ts";
 import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
@@ -186,6 +187,28 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
           description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
           responses: {
             202: { description: "How many deliveries were queued", schema: WebhookRecoverQueued },
+            ...endpointNotFound,
+            409: WebhookErrorMessages.endpointDisabled,
+          } satisfies DocumentedResponses as never,
+        },
+      },
+    )
+    .post(
+      "/webhook-endpoints/:endpointId/replay",
+      async ({ params, body, request, set }) => {
+        const partner = ctx.principalOf(request);
+        const outcome = await replayEvents(sql, { ...scopeOf(partner), leadTracking: partner.leadTracking }, endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
+        const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
+        set.status = 202;
+        return { status: "success" as const, queued };
+      },
+      {
+        body: WebhookReplayBody,
+        detail: {
+          summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
+          description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
+          responses: {
+            202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
           } satisfies DocumentedResponses as never,
