@@ -38,4 +38,8 @@ export type BrokerBatchResponse = Json<BrokerBatchPath["responses"][200]>;
 export type ListingBatchResult = ListingBatchResponse["results"][number];
 export type BrokerBatchResult = BrokerBatchResponse["results"][number];
 
+/** One page of the change feed (GET /partner/v1/events). */
+export type FeedPage = Json<paths["/partner/v1/events"]["get"]["responses"][200]>;
+export type FeedEvent = FeedPage["results"][number];
+
 export type { paths, components } from "./generated/api.ts";

@@ -10,6 +10,7 @@ import type {
   BrokerRecord,
   DryRunResult,
   HealthResponse,
+  FeedPage,
   ListingBatchItem,
   ListingBatchResponse,
   ListingBody,
@@ -64,6 +65,13 @@ export type BrokerBatchAnswer = BrokerBatchResponse & { httpStatus: number; requ
 
 /** Items per batch request the API takes (BATCH_MAX_ITEMS); the request body limit applies as well. */
 export const MAX_BATCH_ITEMS = 500;
+
+export interface EventsOptions extends CallOptions {
+  /** The last sequence number already read (a page's nextCursor); absent or 0: from the oldest event kept. */
+  after?: number | string;
+  /** Events per page, 1-1000 (default 100). */
+  limit?: number;
+}
 
 export interface ListOptions extends CallOptions {
   /** Page size, 1-500 (default 100). */
@@ -188,6 +196,20 @@ export function createPartnerClient(options: PartnerClientOptions) {
     putBroker,
     putListing,
     listings: { upsertMany: upsertListings },
+    /**
+     * The change feed (GET /partner/v1/events): `page` reads one page after a sequence number; pass its
+     * `nextCursor` as `after` next time (the same cursor comes back while nothing new is there).
+     */
+    events: {
+      async page(opts?: EventsOptions) {
+        const answer = await api.GET("/partner/v1/events", {
+          params: { query: { after: opts?.after === undefined ? undefined : String(opts.after), limit: opts?.limit === undefined ? undefined : String(opts.limit) } },
+          headers: headersOf(opts),
+          signal: opts?.signal,
+        });
+        return unwrap<FeedPage>(answer);
+      },
+    },
     brokers: { upsertMany: upsertBrokers },
     async getBroker(externalBrokerId: string, opts?: CallOptions): Promise<BrokerRecord> {
       const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", { params: { path: { externalBrokerId } }, headers: headersOf(opts), signal: opts?.signal });
