@@ -12,6 +12,7 @@ import { putScaling } from "./scenarios/put-scaling.ts";
 import { consumerRates } from "./scenarios/consumer-rates.ts";
 import { apiWorkers } from "./scenarios/api-workers.ts";
 import { batchWrites } from "./scenarios/batch-writes.ts";
+import { feedRead } from "./scenarios/feed-read.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -48,6 +49,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "consumer-rates": consumerRates,
   "api-workers": apiWorkers,
   "batch-writes": batchWrites,
+  "feed-read": feedRead,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   "put-scaling": putScaling,
 };

@@ -33,6 +33,11 @@ function requestFor() {
       if (!body) bodyCache.set(n, (body = JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions))));
       return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body };
     }
+    case "feed": {
+      // GET /partner/v1/events from a random point of a feed of `existing` events, `pageSize` a page.
+      const after = Math.floor(Math.random() * Math.max(1, spec.existing - spec.pageSize));
+      return { method: "GET", path: `/partner/v1/events?after=${after}&limit=${spec.pageSize}`, headers };
+    }
     case "batch-new": {
       // POST /partner/v1/listings/batch: `batchSize` fresh external IDs per request.
       const items = Array.from({ length: spec.batchSize }, () => {

@@ -103,7 +103,9 @@ export async function startBareServer(): Promise<{ url: string; pid: number; sto
 
 export interface LoadSpec {
   url: string;
-  mode: "get" | "new" | "update" | "repeat" | "lead" | "batch-new" | "batch-update";
+  mode: "get" | "new" | "update" | "repeat" | "lead" | "batch-new" | "batch-update" | "feed";
+  /** Feed mode: events per page. */
+  pageSize?: number;
   /** Batch modes: items per request. */
   batchSize?: number;
   salt?: number;
