@@ -8,17 +8,23 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
 import { recordLeads } from "../../../services/leads/src/counting/count-recorder.ts";
 import { partnerFixture, ROOT, startApiProcess, type ApiProcess, type TestPartner } from "./support/api-process.ts";
 import { documentBlocks, outputMismatch, screenLines, sessionSteps, type CodeBlock } from "./support/doc-examples.ts";
 
 let api: ApiProcess;
 let fx: Awaited<ReturnType<typeof partnerFixture>>;
+// The API process runs without its relay (startApiProcess), so the change feed is numbered here, as the relay
+// process does beside the relay in a deployment (docs/sdk.md's feed example reads it).
+let sequencer: FeedSequencer;
 let dir: string;
 
 beforeAll(async () => {
   api = await startApiProcess();
   fx = await partnerFixture();
+  sequencer = createFeedSequencer({ sql: fx.sql, logger: silentLogger }, { retentionDays: 35, idlePollMs: 50 });
+  sequencer.start();
   dir = mkdtempSync(join(tmpdir(), "pss-doc-examples-"));
   // The package as an application that installed it sees it (resolved through node_modules, not a path).
   mkdirSync(join(dir, "node_modules", "@pss"), { recursive: true });
@@ -29,6 +35,7 @@ beforeAll(async () => {
   chmodSync(join(dir, "bin", "pss-sync"), 0o755);
 }, 120_000);
 afterAll(async () => {
+  await sequencer?.stop();
   await api?.stop();
   await fx?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

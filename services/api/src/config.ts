@@ -141,6 +141,8 @@ export interface RelayConfig {
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   outboxRelay: OutboxRelayLimits;
+  /** Days the change feed keeps its events (the sequencer beside the relay prunes them). */
+  feedRetentionDays: number;
 }
 
 /**
@@ -170,6 +172,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
     postgres: readPostgresConfig(r, 2),
     kafka: readKafkaConfig(r, "pss-outbox-relay"),
     outboxRelay: readOutboxRelayLimits(r),
+    feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
   };
   r.done();
   return config;

@@ -112,7 +112,8 @@ const retention = createRetentionJob({
   intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
 });
 
-// Numbers the change feed (GET /partner/v1/events); every instance runs it, one pass at a time works.
+// Numbers the change feed (GET /partner/v1/events). It runs where the relay runs (this process when its relay is
+// on, else relay-main.ts), off the request path; any number of instances is safe (one pass at a time works).
 const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
 
 let stopping = false;
@@ -173,7 +174,7 @@ const relayBoot = config.outboxRelayEnabled
   : Promise.resolve();
 
 retention.start();
-feedSequencer.start();
+if (config.outboxRelayEnabled) feedSequencer.start();
 
 const shutdown = createShutdown(logger);
 shutdown.register("stop accepting requests", async () => {

@@ -3,7 +3,7 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import {
+import { createFeedSequencer,
   loadConfigOrExit,
   createKafka,
   createLogger,
@@ -30,6 +30,9 @@ const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay
 const kafka = createKafka(config.kafka, logger);
 const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
 const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
+// The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
+const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
+feedSequencer.start();
 
 let stopping = false;
 // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
@@ -63,6 +66,7 @@ shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();
 });
+shutdown.register("stop feed sequencer", () => feedSequencer.stop());
 shutdown.register("stop health endpoint", () => health.stop());
 shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
 shutdown.listen();
