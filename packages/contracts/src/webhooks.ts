@@ -249,8 +249,8 @@ export const MAX_REPLAY_EVENTS = 10_000;
 /** Body of POST …/webhook-endpoints/{endpointId}/replay: a change-feed range, a time range, or both (all bounds optional, one needed). */
 export const WebhookReplayBody = Type.Object(
   {
-    afterSequence: Type.Optional(Type.Integer({ minimum: 0, description: "Events numbered after this (the change feed's sequence, GET /partner/v1/events)" })),
-    throughSequence: Type.Optional(Type.Integer({ minimum: 1, description: "… up to and including this number" })),
+    afterSequence: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Events numbered after this (the change feed's sequence, GET /partner/v1/events)" })),
+    throughSequence: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "… up to and including this number" })),
     since: Type.Optional(Type.String({ format: "date-time", description: "Events that happened at or after this instant" })),
     until: Type.Optional(Type.String({ format: "date-time", description: "… and before this instant" })),
   },

@@ -29,9 +29,12 @@ export type DryRunResult = Extract<Json<ListingPath["put"]["responses"][200]>, {
 
 type ListingBatchPath = paths["/partner/v1/listings/batch"]["post"];
 type BrokerBatchPath = paths["/partner/v1/brokers/batch"]["post"];
-/** One item of POST /partner/v1/listings/batch: the external ID and the body its single PUT would carry. */
-export type ListingBatchItem = Json<NonNullable<ListingBatchPath["requestBody"]>>["items"][number];
-export type BrokerBatchItem = Json<NonNullable<BrokerBatchPath["requestBody"]>>["items"][number];
+/**
+ * One item of POST /partner/v1/listings/batch: the external ID and the body its single PUT would carry. The
+ * document leaves the item's body open (a bad body fails its item, not the batch), so the PUT's type is named here.
+ */
+export type ListingBatchItem = Omit<Json<NonNullable<ListingBatchPath["requestBody"]>>["items"][number], "listing"> & { listing: ListingBody };
+export type BrokerBatchItem = Omit<Json<NonNullable<BrokerBatchPath["requestBody"]>>["items"][number], "broker"> & { broker: BrokerBody };
 /** The answer of a batch: one result per item, in request order, each with the status and body its PUT would have got. */
 export type ListingBatchResponse = Json<ListingBatchPath["responses"][200]>;
 export type BrokerBatchResponse = Json<BrokerBatchPath["responses"][200]>;

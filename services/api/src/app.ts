@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps) {
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter }, principals, traces);
-  let routeTable: { method: string; pattern: RegExp }[] | null = null;
+  let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
 
@@ -105,8 +105,12 @@ export function createApp(deps: AppDeps) {
     const path = pathOf(request.url);
     routeTable ??= app.routes
       .filter((r) => !r.path.endsWith("*"))
-      .map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
-    const allowed = [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+      .map((r) => ({ method: r.method, fixed: !r.path.includes(":"), pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
+    // A path a route names literally (/partner/v1/listings/batch) answers with that route's methods, as the
+    // document lists them, not also with those of a parameter route it happens to match (/listings/{id}).
+    const matching = routeTable.filter((r) => r.pattern.test(path));
+    const literal = matching.filter((r) => r.fixed);
+    const allowed = [...new Set((literal.length ? literal : matching).map((r) => r.method))];
     return allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError();
   };
   let handle: (request: Request) => Promise<Response>;

@@ -2,21 +2,20 @@
 // unit with exactly the single PUT's semantics. The envelope is checked here; each item's body is checked by the
 // route with the single PUT's own schema (ListingBody, BrokerBody), so a bad item fails alone.
 import { Type, type Static } from "@sinclair/typebox";
-import { BrokerBody, BrokerPutResponse } from "./broker.ts";
-import { DOCUMENTED_ONLY, ErrorResponse } from "./common.ts";
-import { ListingBody, ListingPutResponse } from "./listing.ts";
+import { BrokerPutResponse } from "./broker.ts";
+import { ErrorResponse } from "./common.ts";
+import { ListingPutResponse } from "./listing.ts";
 import { DryRunResponse } from "./sandbox.ts";
 
 /** Items per batch request; the body limit (Limits.maxBodyBytes) applies as well. */
 export const BATCH_MAX_ITEMS = 500;
 
-const plainSchema = (schema: unknown) => JSON.parse(JSON.stringify(schema));
-
 /**
- * An item's body: any JSON here (the route checks it with the single PUT's schema, item by item, so one bad body
- * does not refuse the batch); the document shows the PUT body's schema.
+ * An item's body: any JSON, here and in the document. The route checks it with the single PUT's own schema, item
+ * by item, and a body that breaks it fails that item only (its result is the PUT's 400), never the batch: so the
+ * batch's schema must accept it, or a contract checker would rightly call the batch's 200 wrong.
  */
-const ItemBody = (body: unknown, about: string) => Type.Unknown({ description: about, [DOCUMENTED_ONLY]: plainSchema(body) });
+const ItemBody = (about: string) => Type.Unknown({ description: about });
 
 const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string) =>
   Type.Object(
@@ -33,7 +32,7 @@ const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string
 export const ListingBatchItem = Type.Object(
   {
     externalListingId: Type.String({ description: "The listing's external ID, as in PUT /partner/v1/listings/{externalListingId}" }),
-    listing: ItemBody(ListingBody, "The body of PUT /partner/v1/listings/{externalListingId}"),
+    listing: ItemBody("The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
   },
   { additionalProperties: false },
 );
@@ -43,7 +42,7 @@ export type ListingBatchBody = Static<typeof ListingBatchBody>;
 export const BrokerBatchItem = Type.Object(
   {
     externalBrokerId: Type.String({ description: "The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId}" }),
-    broker: ItemBody(BrokerBody, "The body of PUT /partner/v1/brokers/{externalBrokerId}"),
+    broker: ItemBody("The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
   },
   { additionalProperties: false },
 );

@@ -225,34 +225,8 @@ export interface paths {
                         items: {
                             /** @description The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId} */
                             externalBrokerId: string;
-                            /** @description The body of PUT /partner/v1/brokers/{externalBrokerId} */
-                            broker: {
-                                /** @description Full name */
-                                name: string;
-                                /** @description E-mail address, at most 254 characters */
-                                email: string;
-                                phone?: string | null;
-                                avatarUrl?: string | null;
-                                forwardingEmail?: string | null;
-                                profile?: {
-                                    bio?: string | null;
-                                    website?: string | null;
-                                    linkedInUrl?: string | null;
-                                } | null;
-                                licenses?: {
-                                    licenseNumber?: string;
-                                    state?: string;
-                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
-                                    country?: components["schemas"]["CountryCode"];
-                                }[] | null;
-                                serviceAreas?: ({
-                                    city?: string;
-                                    county?: string;
-                                    state?: string;
-                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
-                                    country?: components["schemas"]["CountryCode"];
-                                } | unknown | unknown | unknown)[] | null;
-                            };
+                            /** @description The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400 */
+                            broker: unknown;
                         }[];
                     };
                 };
@@ -1120,85 +1094,8 @@ export interface paths {
                         items: {
                             /** @description The listing's external ID, as in PUT /partner/v1/listings/{externalListingId} */
                             externalListingId: string;
-                            /** @description The body of PUT /partner/v1/listings/{externalListingId} */
-                            listing: {
-                                /** @description External ID: must be 1-128 characters with no control characters and no leading or trailing whitespace, and not "." or ".." */
-                                brokerExternalId?: string;
-                                broker?: {
-                                    /** @description External ID: must be 1-128 characters with no control characters and no leading or trailing whitespace, and not "." or ".." */
-                                    externalBrokerId: string;
-                                    /** @description Full name */
-                                    name: string;
-                                    /** @description E-mail address, at most 254 characters */
-                                    email: string;
-                                    phone?: string | null;
-                                    avatarUrl?: string | null;
-                                    forwardingEmail?: string | null;
-                                    profile?: {
-                                        bio?: string | null;
-                                        website?: string | null;
-                                        linkedInUrl?: string | null;
-                                    } | null;
-                                    licenses?: {
-                                        licenseNumber?: string;
-                                        state?: string;
-                                        /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
-                                        country?: components["schemas"]["CountryCode"];
-                                    }[] | null;
-                                    serviceAreas?: ({
-                                        city?: string;
-                                        county?: string;
-                                        state?: string;
-                                        /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
-                                        country?: components["schemas"]["CountryCode"];
-                                    } | unknown | unknown | unknown)[] | null;
-                                };
-                                /** @description Listing status: one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED */
-                                status?: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
-                                /** @description e.g. Restaurant, Retail, Service Business, E-commerce, Manufacturing */
-                                businessType?: string;
-                                location?: {
-                                    streetAddress1?: string | null;
-                                    city?: string;
-                                    state?: string;
-                                    postalCode?: string | null;
-                                    /** @description ISO 3166-1 alpha-2 country code, upper case (e.g. US) */
-                                    country?: components["schemas"]["CountryCode"];
-                                    /** @description Address visibility: one of SHOW_FULL_ADDRESS, SHOW_CITY_STATE, SHOW_STATE_ONLY */
-                                    visibility?: "SHOW_FULL_ADDRESS" | "SHOW_CITY_STATE" | "SHOW_STATE_ONLY";
-                                };
-                                title?: string | null;
-                                description?: string | null;
-                                establishedAt?: string | null;
-                                financials?: {
-                                    askingPrice?: number | null;
-                                    revenue?: number | null;
-                                    sde?: number | null;
-                                    inventory?: number | null;
-                                    ffande?: number | null;
-                                } | null;
-                                property?: {
-                                    propertyKind?: ("OWNED" | "RENTED" | "NEGOTIABLE") | null;
-                                    areaSqft?: number | null;
-                                    rentData?: {
-                                        amount?: number | null;
-                                        frequency?: ("WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUALLY") | null;
-                                        leaseRenewable?: boolean | null;
-                                        leaseExpiration?: string | null;
-                                    } | null;
-                                } | null;
-                                financing?: {
-                                    financingAvailable?: boolean | null;
-                                    sbaPrequalified?: boolean | null;
-                                    minimumDownPayment?: number | null;
-                                } | null;
-                                photos?: {
-                                    /** @description Absolute http(s) URL, at most 2048 characters */
-                                    url: string;
-                                    /** @description Lower appears first */
-                                    sortKey: number;
-                                }[] | null;
-                            };
+                            /** @description The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400 */
+                            listing: unknown;
                         }[];
                     };
                 };

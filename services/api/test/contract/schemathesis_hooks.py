@@ -16,6 +16,9 @@ CONTRACT_BROKER_ID = os.environ.get("CONTRACT_BROKER_ID", "contract-broker")
 KNOWN_IDS = {"officeId": os.environ.get("CONTRACT_OFFICE_ID"), "organizationId": os.environ.get("CONTRACT_ORGANIZATION_ID")}
 LISTINGS_PUT = "/partner/v1/listings/{externalListingId}"
 WEBHOOK_ENDPOINT_PUT = "/partner/v1/webhook-endpoints/{endpointId}"
+WEBHOOK_REPLAY = "/partner/v1/webhook-endpoints/{endpointId}/replay"
+LISTINGS_BATCH = "/partner/v1/listings/batch"
+BROKERS_BATCH = "/partner/v1/brokers/batch"
 LEAD_COUNTS = ("/partner/v1/offices/{officeId}/leads/count", "/partner/v1/organizations/{organizationId}/leads/count")
 DEFAULT_LOCATION = {"city": "Austin", "state": "TX", "country": "US", "visibility": "SHOW_CITY_STATE"}
 
@@ -95,6 +98,34 @@ def map_case(context, case):
         if isinstance(photos, list):
             seen = set()
             body["photos"] = [p for p in photos if not (isinstance(p, dict) and (p.get("url") in seen or seen.add(p.get("url"))))]
+
+    # A batch names each external ID once (400 for the whole batch otherwise).
+    for batch_path, id_name in ((LISTINGS_BATCH, "externalListingId"), (BROKERS_BATCH, "externalBrokerId")):
+        if path == batch_path and isinstance(case.body, dict) and isinstance(case.body.get("items"), list):
+            seen = set()
+            kept = []
+            for item in case.body["items"]:
+                key = item.get(id_name) if isinstance(item, dict) else None
+                if isinstance(key, str) and key in seen:
+                    continue
+                if isinstance(key, str):
+                    seen.add(key)
+                kept.append(item)
+            case.body["items"] = kept
+
+    # A replay range runs forwards: throughSequence above afterSequence, until after since.
+    if path == WEBHOOK_REPLAY and isinstance(case.body, dict):
+        body = case.body
+        after, through = body.get("afterSequence"), body.get("throughSequence")
+        if isinstance(after, int) and isinstance(through, int) and through <= after:
+            if after + 1 <= 2**53 - 1:
+                body["throughSequence"] = after + 1
+            else:
+                body.pop("throughSequence")
+        if isinstance(body.get("since"), str) and isinstance(body.get("until"), str):
+            since, until = _instant(body["since"]), _instant(body["until"])
+            if since is not None and until is not None and until <= since:
+                body.pop("until")
 
     if path == WEBHOOK_ENDPOINT_PUT and case.operation.method.upper() == "PUT" and isinstance(case.body, dict):
         # A webhook endpoint is created with its url and events (400 otherwise); updates send only changes.
