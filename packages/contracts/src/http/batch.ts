@@ -17,6 +17,13 @@ export const BATCH_MAX_ITEMS = 500;
  */
 const ItemBody = (about: string) => Type.Unknown({ description: about });
 
+/**
+ * An item's external ID: any string here; the route applies the external-ID rule item by item (an ID breaking it
+ * fails that item with the PUT's 400). The pattern that matches every string keeps the document's text rule off
+ * it: the text rules are the item's, not the batch's.
+ */
+const ItemId = (about: string) => Type.String({ pattern: "^[\\s\\S]*$", description: `${about}; an ID breaking the external-ID rule fails its item with the PUT's 400` });
+
 const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string) =>
   Type.Object(
     {
@@ -31,7 +38,7 @@ const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string
 
 export const ListingBatchItem = Type.Object(
   {
-    externalListingId: Type.String({ description: "The listing's external ID, as in PUT /partner/v1/listings/{externalListingId}" }),
+    externalListingId: ItemId("The listing's external ID, as in PUT /partner/v1/listings/{externalListingId}"),
     listing: ItemBody("The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
   },
   { additionalProperties: false },
@@ -41,7 +48,7 @@ export type ListingBatchBody = Static<typeof ListingBatchBody>;
 
 export const BrokerBatchItem = Type.Object(
   {
-    externalBrokerId: Type.String({ description: "The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId}" }),
+    externalBrokerId: ItemId("The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId}"),
     broker: ItemBody("The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
   },
   { additionalProperties: false },

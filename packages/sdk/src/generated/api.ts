@@ -223,7 +223,7 @@ export interface paths {
                     "application/json": {
                         /** @description 1-500 brokers, each with its own external ID (no ID twice in one batch); applied in this order, and answered in this order */
                         items: {
-                            /** @description The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId} */
+                            /** @description The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId}; an ID breaking the external-ID rule fails its item with the PUT's 400 */
                             externalBrokerId: string;
                             /** @description The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400 */
                             broker: unknown;
@@ -1092,7 +1092,7 @@ export interface paths {
                     "application/json": {
                         /** @description 1-500 listings, each with its own external ID (no ID twice in one batch); applied in this order, and answered in this order */
                         items: {
-                            /** @description The listing's external ID, as in PUT /partner/v1/listings/{externalListingId} */
+                            /** @description The listing's external ID, as in PUT /partner/v1/listings/{externalListingId}; an ID breaking the external-ID rule fails its item with the PUT's 400 */
                             externalListingId: string;
                             /** @description The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400 */
                             listing: unknown;

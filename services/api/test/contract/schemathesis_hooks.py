@@ -117,9 +117,9 @@ def map_case(context, case):
     if path == WEBHOOK_REPLAY and isinstance(case.body, dict):
         body = case.body
         after, through = body.get("afterSequence"), body.get("throughSequence")
-        if isinstance(after, int) and isinstance(through, int) and through <= after:
+        if isinstance(after, (int, float)) and isinstance(through, (int, float)) and through <= after:
             if after + 1 <= 2**53 - 1:
-                body["throughSequence"] = after + 1
+                body["throughSequence"] = int(after) + 1
             else:
                 body.pop("throughSequence")
         if isinstance(body.get("since"), str) and isinstance(body.get("until"), str):
