@@ -167,7 +167,7 @@ export function createApp(deps: AppDeps) {
       group
         .onTransform(authenticatePartner)
         .onTransform(({ body }) => throwBodyRejection(body))
-        .get("/health", () => ({ status: "success" as const, timestamp: new Date().toISOString() }), {
+        .get("/health", ({ request }) => ({ status: "success" as const, timestamp: new Date().toISOString(), partnerId: partner.principalOf(request).partnerId }), {
           response: { 200: HealthResponse },
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })

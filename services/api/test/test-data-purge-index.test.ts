@@ -17,7 +17,7 @@ async function leadsAccess(query: string): Promise<PlanNode[]> {
   return sql.begin(async (tx) => {
     await tx`SET LOCAL enable_seqscan = off`;
     const [row] = await tx.unsafe(`EXPLAIN (FORMAT JSON) ${query}`);
-    const plan = (row as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]!.Plan;
+    const plan = (row as unknown as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]!.Plan;
     return nodes(plan).filter((n) => n["Relation Name"] === "leads" || (n["Index Name"] ?? "").startsWith("leads"));
   });
 }

@@ -85,7 +85,16 @@ export const ErrorResponse = Type.Object(
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
-export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime }, { additionalProperties: false });
+export const HealthResponse = Type.Object(
+  {
+    status: Type.Literal("success"),
+    timestamp: DateTime,
+    partnerId: Type.String({
+      description: "The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md)",
+    }),
+  },
+  { additionalProperties: false },
+);
 export type HealthResponse = Static<typeof HealthResponse>;
 
 /** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */

@@ -2,6 +2,7 @@
 // Exit codes: 0 every record synced; 1 a record failed (or --archive-missing could not be confirmed, or the run
 // was interrupted); 2 the run could not start (bad flags, unreadable feed, API unreachable, key refused).
 import { parseArgs } from "node:util";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { PssApiError, PssError } from "../client/errors.ts";
@@ -132,9 +133,10 @@ export async function main(io: CliIo): Promise<number> {
       },
     });
 
-    // Before anything is read or sent: the URL answers and the key is accepted.
+    // Before anything is read or sent: the URL answers and the key is accepted; its answer names the partner.
+    let partner: string;
     try {
-      await client.health({ signal: io.signal });
+      partner = partnerIdentity(await client.health({ signal: io.signal }), apiKey);
     } catch (err) {
       if (err instanceof PssApiError && err.status === 401) throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
       throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
@@ -142,7 +144,7 @@ export async function main(io: CliIo): Promise<number> {
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
 
     const feed = readFeed(feedPath, format);
-    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey });
+    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey, partner });
     const report = v.report ? fileReport(v.report) : nullReport;
     const failures: ReportLine[] = [];
     const progress = createProgress(progressMode, io.stderr);
@@ -200,6 +202,15 @@ export async function main(io: CliIo): Promise<number> {
     }
     throw err;
   }
+}
+
+/**
+ * Whose records a checkpoint holds: the partner the API names (every key of a partner, live, test or rotated,
+ * shares it), or for an API whose health answer does not name it, the key itself (a fingerprint, never the key).
+ */
+export function partnerIdentity(health: { partnerId?: unknown }, apiKey: string): string {
+  if (typeof health.partnerId === "string" && health.partnerId) return `partner:${health.partnerId}`;
+  return `key:${createHash("sha256").update(apiKey).digest("hex").slice(0, 16)}`;
 }
 
 /** A dry-run against an API without it would store every record: read the API's own document first. */

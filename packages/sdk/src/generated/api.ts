@@ -111,6 +111,8 @@ export interface paths {
                              * @description ISO 8601 date-time with a time zone (Z or an offset)
                              */
                             timestamp: string;
+                            /** @description The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md) */
+                            partnerId: string;
                         };
                     };
                 };

@@ -1,11 +1,12 @@
 // One sync run: local validation, brokers before the listings that reference them, bounded concurrency under
-// the pacer's budget, the checkpoint (skip what the API already has), and optionally ARCHIVED for listings
-// that dropped out of a full feed. Every record ends as exactly one report line.
+// the pacer's budget, the checkpoint (skip what the API already has; every send is journalled before it goes
+// out, so a send without an answer is sent again on --resume), and optionally ARCHIVED for listings that
+// dropped out of a full feed. Every record ends as exactly one report line.
 import { PssApiError, PssError } from "../client/errors.ts";
 import type { PartnerClient } from "../client/partner-client.ts";
 import type { BrokerBody, ListingBody } from "../types.ts";
 import { problemsSentence, type RecordValidator } from "../validation/record-validator.ts";
-import type { Checkpoint } from "./checkpoint.ts";
+import { acknowledged, type Checkpoint } from "./checkpoint.ts";
 import { contentHash } from "./content-hash.ts";
 import type { Feed, FeedRecord } from "./feed.ts";
 import type { Outcome, ReportLine, ReportSink } from "./report.ts";
@@ -36,7 +37,7 @@ export interface SyncOptions {
   checkpoint: Checkpoint;
   report: ReportSink;
   dryRun?: boolean;
-  /** Skip records whose content hash equals the checkpoint's. */
+  /** Skip records whose content hash equals the one the API acknowledged last (never one sent without an answer). */
   resume?: boolean;
   /** Requests in flight at once (default 8). */
   concurrency?: number;
@@ -60,6 +61,9 @@ export interface SyncSummary extends Counts {
 }
 
 const ARCHIVE_BODY = { status: "ARCHIVED" } as const;
+
+/** Statuses that say the body was refused (never retried, so no earlier attempt of the same send can have stored it). */
+const refusesContent = (status: number) => status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
 
 /** A record ready to send: its body's JSON text made once. */
 interface Prepared {
@@ -119,6 +123,19 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
 
   let interrupted = false;
   /**
+   * A listing sent once without an answer and never acknowledged: the API may have created it or not. Archiving
+   * one it does not have would be refused as an incomplete create, so ask first; if the question fails, archive
+   * (the PUT reports what happens).
+   */
+  const existsInApi = async (id: string): Promise<boolean> => {
+    try {
+      await opts.client.getListing(id, { signal: opts.signal });
+      return true;
+    } catch (err) {
+      return !(err instanceof PssApiError && err.status === 404);
+    }
+  };
+  /**
    * Dry run: brokers of this feed the API does not have yet (their dry run said wouldCreate), by external ID.
    * Nothing is stored in a dry run, so a listing naming one would be refused with 404 "Broker not found", while
    * the real sync writes the broker first. Such a listing is dry-run with that broker inline instead: the API
@@ -136,10 +153,11 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     const hash = contentHash(record.json);
     const known = opts.checkpoint.get(record.kind, record.id);
     const extra = archive ? { archive: true as const } : {};
-    if (opts.resume && known?.hash === hash && !archive) {
-      finish({ kind: record.kind, id: record.id, outcome: "skipped", httpStatus: null, serviceId: known.serviceId, url: known.url, error: null });
+    if (opts.resume && acknowledged(known, hash) && !archive) {
+      finish({ kind: record.kind, id: record.id, outcome: "skipped", httpStatus: null, serviceId: known!.serviceId, url: known!.url, error: null });
       return;
     }
+    let intended = false;
     try {
       const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json: record.json };
       if (opts.dryRun) {
@@ -158,19 +176,28 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
         finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
         return;
       }
+      // Journalled (on disk) before it goes out: if no answer ever comes, the record stays in doubt and is sent
+      // again, whatever the API holds meanwhile.
+      await opts.checkpoint.intend(record.kind, record.id, hash);
+      intended = true;
+      if (opts.signal?.aborted) throw opts.signal.reason;
       const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
       const serviceId = "serviceBrokerId" in r ? r.serviceBrokerId : r.serviceListingId;
       const url = "serviceProfileUrl" in r ? r.serviceProfileUrl : r.serviceListingUrl;
       // The API answers 200 both for a change and for an identical repeat (stored as a no-op). A 200 for the
       // very content the API already acknowledged for this ID (checkpoint) is an identical repeat: unchanged.
-      const outcome: Outcome = r.created ? "created" : known?.hash === hash ? "unchanged" : "updated";
+      const outcome: Outcome = r.created ? "created" : acknowledged(known, hash) ? "unchanged" : "updated";
       opts.checkpoint.record({ kind: record.kind, id: record.id, hash, serviceId, url, ...(archive ? { archived: true } : {}) });
       finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId, url, error: null, ...extra });
     } catch (err) {
       if (opts.signal?.aborted) {
         interrupted = true;
-        return; // not finished: no report line, no checkpoint entry; --resume sends it again
+        return; // not finished: no report line; the record stays in doubt in the checkpoint, --resume sends it again
       }
+      // The API refused the content itself: nothing was stored, the API still has what it had. Any other failure
+      // (no answer, 5xx, a 408/429 or refused key on the last attempt after an attempt whose answer never came)
+      // leaves the record in doubt.
+      if (intended && err instanceof PssApiError && refusesContent(err.status)) opts.checkpoint.refused(record.kind, record.id);
       if (err instanceof PssApiError) {
         const details = err.details.length > 1 ? problemsSentence(err.details) : err.error;
         finish({ ...failed(record.kind, record.id, `${details}${err.requestId ? ` (request ${err.requestId})` : ""}`, err.status), ...extra });
@@ -202,7 +229,12 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   let archiveSkipped: string | null = null;
   if (opts.archiveMissing && !interrupted) {
     const present = new Set(feed.records.filter((r) => r.kind === "listing").map((r) => r.id));
-    const missing = [...opts.checkpoint.entries()].filter((e) => e.kind === "listing" && !e.archived && !present.has(e.id)).map((e) => e.id);
+    const candidates = [...opts.checkpoint.entries()].filter((e) => e.kind === "listing" && !e.archived && !present.has(e.id));
+    const missing: string[] = [];
+    for (const e of candidates) {
+      if (e.hash === null && !opts.dryRun && !(await existsInApi(e.id))) opts.checkpoint.forget("listing", e.id);
+      else missing.push(e.id);
+    }
     if (feed.problems.length) archiveSkipped = `${feed.problems.length} feed line(s) could not be read, so which listings are missing is not known`;
     else if (missing.length === 0) archiveSkipped = null;
     else if (!opts.dryRun && !(await opts.archiveMissing.confirm(missing))) archiveSkipped = "not confirmed";
