@@ -47,6 +47,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "consumer-rates": consumerRates,
   "api-workers": apiWorkers,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
+  purge: script("purge.ts", "test-data purge, 1M leads"),
   "put-scaling": putScaling,
 };
 
