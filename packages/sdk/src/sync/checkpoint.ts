@@ -12,7 +12,7 @@
 //
 // The header names the API URL, the key mode and the partner (GET /partner/v1/health's partnerId): another
 // partner's key sees other records, so a checkpoint of one partner must never make another partner's run skip.
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasync, fdatasyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 
 export interface CheckpointEntry {
   kind: "broker" | "listing";
@@ -136,18 +136,26 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
   let timer: ReturnType<typeof setTimeout> | null = null;
   /** What a record was before its intent: refused() puts it back. */
   const beforeIntent = new Map<string, CheckpointEntry | null>();
+  /** Group commit: intents waiting for the next disk sync; one sync runs at a time, off the event loop. */
   let syncWaiters: (() => void)[] = [];
-  let syncScheduled = false;
+  let syncing = false;
 
   const write = (text: string) => writeSync(fd, text);
   const syncIntents = () => {
-    syncScheduled = false;
+    if (syncing || syncWaiters.length === 0) return;
+    syncing = true;
     const waiters = syncWaiters;
     syncWaiters = [];
     checkpoint.flush();
-    // On disk, not only in the page cache: a machine that loses power must not lose an intent either.
-    if (durable) fdatasyncSync(fd);
-    for (const resolve of waiters) resolve();
+    const done = () => {
+      syncing = false;
+      for (const resolve of waiters) resolve();
+      syncIntents(); // the intents that came while this sync ran share the next one
+    };
+    // On disk, not only in the page cache: a machine that loses power must not lose an intent either. A failed
+    // sync (the disk) leaves the line written; the run goes on rather than stopping every send.
+    if (durable) fdatasync(fd, done);
+    else queueMicrotask(done);
   };
   const put = (entry: CheckpointEntry) => {
     entries.set(keyOf(entry.kind, entry.id), entry);
@@ -168,10 +176,7 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       put({ kind, id, hash: previous?.hash ?? null, serviceId: previous?.serviceId ?? null, url: previous?.url ?? null, ...(previous?.archived ? { archived: true } : {}), sending: hash });
       return new Promise<void>((resolve) => {
         syncWaiters.push(resolve);
-        if (!syncScheduled) {
-          syncScheduled = true;
-          setImmediate(syncIntents);
-        }
+        syncIntents();
       });
     },
     record(entry) {
@@ -215,8 +220,8 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       fd = openSync(path, "a");
     },
     close() {
-      if (syncScheduled) syncIntents();
       checkpoint.flush();
+      if (durable) fdatasyncSync(fd);
       closeSync(fd);
     },
   };
