@@ -53,11 +53,11 @@ test("nothing recorded is written before a flush; flush appends it", () => {
   a.close();
 });
 
-test("an intent is on disk before intend() resolves; a record whose last line is an intent is in doubt after a reopen", async () => {
+test("an intent is in the file when intend() returns; a record whose last line is an intent is in doubt after a reopen", async () => {
   const path = fresh();
   const a = openCheckpoint(path, owner, { flushEveryMs: 60_000 });
   a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
-  await a.intend("listing", "L-1", "h2");
+  a.intend("listing", "L-1", "h2");
   // Written with the acknowledgement before it, in order, without waiting for the flush timer.
   expect(readFileSync(path, "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l))).toEqual([
     { kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" },
@@ -77,11 +77,11 @@ test("an intent is on disk before intend() resolves; a record whose last line is
 test("the acknowledgement after an intent settles the record; a refusal puts back what was there", async () => {
   const path = fresh();
   const a = openCheckpoint(path, owner);
-  await a.intend("listing", "L-1", "h1");
+  a.intend("listing", "L-1", "h1");
   a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
-  await a.intend("listing", "L-1", "h2");
+  a.intend("listing", "L-1", "h2");
   a.refused("listing", "L-1");
-  await a.intend("listing", "L-2", "h9");
+  a.intend("listing", "L-2", "h9");
   a.refused("listing", "L-2");
   a.close();
   const b = openCheckpoint(path, owner);

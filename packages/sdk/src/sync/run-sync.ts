@@ -176,9 +176,9 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
         finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
         return;
       }
-      // Journalled (on disk) before it goes out: if no answer ever comes, the record stays in doubt and is sent
-      // again, whatever the API holds meanwhile.
-      await opts.checkpoint.intend(record.kind, record.id, hash);
+      // Journalled before it goes out: if no answer ever comes, the record stays in doubt and is sent again,
+      // whatever the API holds meanwhile.
+      opts.checkpoint.intend(record.kind, record.id, hash);
       intended = true;
       if (opts.signal?.aborted) throw opts.signal.reason;
       const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
