@@ -4,7 +4,7 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main, USAGE } from "./pss-sync.ts";
+import { main, partnerIdentity, USAGE } from "./pss-sync.ts";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -132,4 +132,13 @@ test("a failed record makes the exit code 1 and is named in the summary", async 
   expect(code).toBe(1);
   const summary = JSON.parse(err.trim().split("\n").at(-1)!);
   expect(summary).toMatchObject({ created: 1, failed: 1, firstFailures: [{ kind: "listing", id: "L-2", error: expect.stringContaining("status: must be one of") }] });
+});
+
+test("the checkpoint's partner is the one the API names; an API that names none binds it to the key (a fingerprint, never the key)", () => {
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a")).toBe("partner:2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11");
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_b")).toBe(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a"));
+  const byKey = partnerIdentity({}, "pss_live_secret-key");
+  expect(byKey).toMatch(/^key:[0-9a-f]{16}$/);
+  expect(byKey).not.toContain("secret");
+  expect(partnerIdentity({}, "pss_live_other-key")).not.toBe(byKey);
 });
