@@ -1,6 +1,6 @@
 // The partner's view of webhook deliveries and the actions on them. The API only queues: the webhooks service
 // sends whatever is pending and due (within its poll interval).
-import { webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
+import { isPageCursorText, webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
 import type postgres from "postgres";
 import { BadRequestError } from "../http/errors.ts";
 import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
@@ -29,6 +29,7 @@ function encodeCursor(createdAt: Date, id: string): string {
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
     if (Array.isArray(parsed) && parsed.length === 3 && parsed[0] === CURSOR_VERSION && typeof parsed[1] === "string" && typeof parsed[2] === "string") {
       const createdAt = new Date(parsed[1]);

@@ -2,6 +2,7 @@
 // shape the answer. Every route sits in the partner group, so its guard (a valid key) has run.
 import { Elysia } from "elysia";
 import {
+  isPageCursorText,
   isUuid,
   WebhookDeliveryPage,
   WebhookDeliveryQuery,
@@ -41,6 +42,7 @@ function pageLimit(raw: string | undefined): number {
 function endpointCursor(cursor: string | undefined): string | null {
   if (cursor === undefined) return null;
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
     if (Array.isArray(parsed) && parsed.length === 2 && parsed[0] === "e1" && typeof parsed[1] === "string" && /^[1-9][0-9]{0,18}$/.test(parsed[1])) return parsed[1];
   } catch {}
@@ -87,8 +89,8 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Create or update a webhook endpoint",
           description:
-            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
-          responses: { ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
+            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
         },
       },
     )
