@@ -2,7 +2,7 @@
 // answers, and the facts the indexer, media and leads services publish on Topics.partnerEvents for the webhooks
 // service to deliver. Signing follows the Standard Webhooks specification.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, ShortText } from "./http/common.ts";
+import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, PageCursor, ShortText } from "./http/common.ts";
 import { ListingStatusSchema } from "./http/listing.ts";
 
 /** Event types a partner can subscribe an endpoint to. */
@@ -200,7 +200,7 @@ export type WebhookDeliveryRecord = Static<typeof WebhookDeliveryRecord>;
 export const WebhookDeliveryPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookDeliveryRecord), nextCursor: Nullable(Type.String()) }, { additionalProperties: true });
 
 const LIMIT = Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" });
-const CURSOR = Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" });
+const CURSOR = PageCursor();
 
 export const WebhookEndpointPageQuery = Type.Object({ limit: Type.Optional(LIMIT), cursor: Type.Optional(CURSOR) }, { additionalProperties: false });
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, ShortText } from "./common.ts";
+import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, PageCursor, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -161,7 +161,7 @@ export type ListingRecord = Static<typeof ListingRecord>;
 export const PageQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" })),
+    cursor: Type.Optional(PageCursor()),
     updatedSince: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z" })),
   },
   { additionalProperties: false },

@@ -126,7 +126,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -288,7 +288,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -460,7 +460,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -623,7 +623,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -798,7 +798,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -972,7 +972,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1048,7 +1048,7 @@ export interface paths {
         };
         /**
          * Create or update a listing (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
          */
         put: {
             parameters: {
@@ -1185,7 +1185,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1195,7 +1195,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1373,7 +1373,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1560,7 +1560,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1641,7 +1641,7 @@ export interface paths {
         };
         /**
          * Number of leads of one office
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Office not found" for an office that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: "startDate", …}]. 404 "Office not found" for an office that is not the partner's.
          */
         get: {
             parameters: {
@@ -1673,7 +1673,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1683,7 +1683,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1774,7 +1774,7 @@ export interface paths {
         };
         /**
          * Number of leads of an organization, with every office (zeros included)
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Organization not found" for an organization that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: "startDate", …}]. 404 "Organization not found" for an organization that is not the partner's.
          */
         get: {
             parameters: {
@@ -1811,7 +1811,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1821,7 +1821,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1970,7 +1970,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2141,7 +2141,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2276,7 +2276,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2352,7 +2352,7 @@ export interface paths {
         };
         /**
          * Create or update a webhook endpoint
-         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
+         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
          */
         put: {
             parameters: {
@@ -2437,7 +2437,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2447,7 +2447,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2579,7 +2579,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2716,7 +2716,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2839,7 +2839,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2965,7 +2965,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3106,7 +3106,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3279,7 +3279,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3397,7 +3397,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3496,7 +3496,7 @@ export interface paths {
         };
         /**
          * Search buyer-visible listings
-         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable.
+         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).
          */
         get: {
             parameters: {
@@ -3581,7 +3581,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];

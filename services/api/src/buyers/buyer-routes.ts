@@ -14,8 +14,8 @@ export function createBuyerRoutes(buyers: BuyerService) {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
-        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable.",
-        responses: { 200: { description: "One page of hits", schema: SearchResponse } } satisfies DocumentedResponses as never,
+        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).",
+        responses: { 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." } satisfies DocumentedResponses as never,
       },
     })
     .get(
