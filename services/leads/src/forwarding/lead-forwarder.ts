@@ -30,7 +30,8 @@ export interface LeadForwarderDeps {
   policy: DeliveryPolicy;
 }
 
-export type ForwardOutcome = "sent" | "retry" | "failed" | "skipped";
+/** superseded: this worker's claim ran out and another worker took the lead meanwhile; its outcome was not recorded. */
+export type ForwardOutcome = "sent" | "retry" | "failed" | "skipped" | "superseded";
 
 export const MAX_RETRY_DELAY_MS = 15 * 60 * 1000;
 
@@ -64,6 +65,12 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
       if (!lead) return "skipped";
       const recipient = lead.forwardingEmail ?? lead.brokerEmail;
       const fields = { leadId, listingId: lead.listingId, to: maskEmail(recipient), attempt: lead.attempts };
+      // Every write below carries this claim's fencing token: a send that outlived its claim records nothing.
+      const claim = { leadId, claimToken: lead.claimToken };
+      const superseded = (what: string): ForwardOutcome => {
+        log.warn("lead delivery outcome not recorded: the claim ran out and another worker took the lead", { ...fields, outcome: what });
+        return "superseded";
+      };
       const mail = composeLeadEmail({ ...lead, recipient }, { publicBaseUrl: deps.publicBaseUrl, messageIdDomain: deps.messageIdDomain });
       try {
         await deps.transport.sendMail({ from: deps.from, ...mail });
@@ -72,16 +79,19 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
         const reason = describeSmtpError(err);
         const smtp = { kind, code: (err as { code?: string }).code, responseCode: (err as { responseCode?: number }).responseCode };
         if (kind === "permanent" || (kind === "transient" && lead.attempts >= policy.maxAttempts)) {
-          await markFailed(deps.sql, leadId, kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`);
+          if (!(await markFailed(deps.sql, claim, kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`))) return superseded("failed");
           log.error("lead forwarding failed", { ...fields, ...smtp });
           return "failed";
         }
         const delayMs = retryDelayMs(lead.attempts, policy.retryBaseMs);
-        await markRetry(deps.sql, leadId, reason, delayMs);
+        if (!(await markRetry(deps.sql, claim, reason, delayMs))) return superseded("retry");
         log.warn("lead forwarding deferred", { ...fields, ...smtp, retryInMs: delayMs });
         return "retry";
       }
-      await persistently(() => markSent(deps.sql, leadId, recipient));
+      let recorded = false;
+      await persistently(async () => void (recorded = await markSent(deps.sql, claim, recipient)));
+      // Sent, but another worker holds the lead now (and may have sent it too): its outcome stands, not ours.
+      if (!recorded) return superseded("sent");
       log.info("lead forwarded", fields);
       return "sent";
     },

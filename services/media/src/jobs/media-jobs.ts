@@ -15,7 +15,7 @@ export interface MediaStats {
   ready: number;
   failed: number;
   retriesScheduled: number;
-  /** Results not written because the photo or avatar was removed or replaced meanwhile. */
+  /** Results not written because the photo or avatar was removed or replaced meanwhile, or the claim was taken over. */
   discarded: number;
 }
 
@@ -47,21 +47,44 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   /** Claimed jobs not yet produced: the claim keeper renews their claims (a 50-photo listing waits in the pools). */
   const working = new Set<MediaJob>();
 
-  async function store(processed: ProcessedImage): Promise<{ variants: VariantRecord[]; names: string[] }> {
+  async function store(processed: ProcessedImage): Promise<{ variants: VariantRecord[]; names: string[]; confirmStored: () => Promise<void> }> {
     const variants: VariantRecord[] = [];
     const names: string[] = [];
-    for (const v of processed.variants) {
-      const name = contentName(v.bytes, v.format);
+    const put = async (name: string, v: ProcessedImage["variants"][number]) => {
       try {
         await deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg");
       } catch (err) {
         deps.logger.error("storing a variant failed", { name, err });
         throw Failures.storage();
       }
+    };
+    for (const v of processed.variants) {
+      const name = contentName(v.bytes, v.format);
+      await put(name, v);
       variants.push({ width: v.width, height: v.height, format: v.format, key: name });
       names.push(name);
     }
-    return { variants, names };
+    // Run by markReady with the names locked against the garbage collector: a name that was stored already (an
+    // identical image) may have been swept since our put only refreshed it; store it again before referencing it.
+    const confirmStored = async () => {
+      await Promise.all(
+        processed.variants.map(async (v, i) => {
+          const name = names[i]!;
+          let there: boolean;
+          try {
+            there = await deps.storage.exists(name);
+          } catch (err) {
+            deps.logger.error("checking a stored variant failed", { name, err });
+            throw Failures.storage();
+          }
+          if (!there) {
+            deps.logger.warn("a stored variant was garbage-collected before its reference committed; storing it again", { name });
+            await put(name, v);
+          }
+        }),
+      );
+    };
+    return { variants, names, confirmStored };
   }
 
   async function produce(job: MediaJob) {
@@ -80,8 +103,8 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       let failureReason: string | null = null;
       working.add(job);
       try {
-        const { processed, variants, names } = await produce(job).finally(() => working.delete(job));
-        const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
+        const { processed, variants, names, confirmStored } = await produce(job).finally(() => working.delete(job));
+        const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names }, confirmStored);
         outcome = written ? "ready" : "discarded";
       } catch (err) {
         if (!(err instanceof MediaFailure)) {
@@ -104,6 +127,8 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else if (outcome === "retry") stats.retriesScheduled++;
       else stats.discarded++;
       if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
+      // Removed or replaced meanwhile, or this claim ran out and another instance took the image (fencing token).
+      else if (outcome === "discarded") log.info("image result not recorded: the image was replaced, or its claim was taken over", { attempt: job.attempts, reason: failureReason });
       deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },

@@ -81,6 +81,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     else if (outcome === "retry_scheduled") l.info("delivery attempt failed; will retry", { error: result.error, retryInMs: decision.status === "pending" ? decision.delayMs : undefined });
     else if (outcome === "endpoint_gone" || outcome === "endpoint_disabled") l.warn("endpoint disabled", { outcome, error: result.error });
     else if (outcome === "failed") l.warn("delivery failed for good", { error: result.error, attemptInRound: claim.attemptInRound });
+    // Fencing: the claim ran out (or a manual retry came) and another attempt took the delivery over meanwhile.
+    else if (outcome === "discarded") l.warn("delivery attempt outlived its claim; its outcome was not recorded", { statusCode: result.statusCode, error: result.error });
     return { outcome, seconds: result.latencyMs / 1000 };
   }
 
