@@ -47,12 +47,23 @@ export async function markRetry(sql: postgres.Sql, leadId: string, error: string
     WHERE id = ${leadId} AND delivery_state = 'sending'`;
 }
 
+/**
+ * Our relay was unavailable: the lead goes back to pending, due after delayMs, and the attempt its claim counted
+ * is taken back (not the lead's fault). The last error says why it waits.
+ */
+export async function markPostponed(sql: postgres.Sql, leadId: string, error: string, delayMs: number): Promise<void> {
+  await sql`
+    UPDATE leads SET delivery_state = 'pending', delivery_last_error = ${error}, delivery_attempts = delivery_attempts - 1,
+      delivery_next_attempt_at = now() + make_interval(secs => ${seconds(delayMs)})
+    WHERE id = ${leadId} AND delivery_state = 'sending'`;
+}
+
 export async function markFailed(sql: postgres.Sql, leadId: string, error: string): Promise<void> {
   await sql`UPDATE leads SET delivery_state = 'failed', delivery_last_error = ${error} WHERE id = ${leadId} AND delivery_state = 'sending'`;
 }
 
 /**
- * Leads the retry sweeper should try now: scheduled retries, claims abandoned mid-send, and first attempts the
+ * Leads the retry sweeper should try now: scheduled retries and postponements, claims abandoned mid-send, and first attempts the
  * event path has not made within firstAttemptGraceMs (for instance while forwarding was not configured).
  */
 export async function dueLeadIds(
@@ -62,7 +73,9 @@ export async function dueLeadIds(
   const rows = await sql<{ id: string }[]>`
     SELECT id FROM leads
     WHERE delivery_state IN ('pending', 'sending') AND delivery_next_attempt_at <= now()
-      AND ((delivery_state = 'pending' AND (delivery_attempts > 0 OR created_at < now() - make_interval(secs => ${seconds(opts.firstAttemptGraceMs)})))
+      -- A last error with no attempt counted: postponed while our relay was down, so already past the event path.
+      AND ((delivery_state = 'pending' AND (delivery_attempts > 0 OR delivery_last_error IS NOT NULL
+          OR created_at < now() - make_interval(secs => ${seconds(opts.firstAttemptGraceMs)})))
         OR (delivery_state = 'sending' AND delivery_claimed_at < now() - make_interval(secs => ${seconds(opts.claimTimeoutMs)})))
       ${opts.partnerIds ? sql`AND partner_id = ANY(${opts.partnerIds}::uuid[])` : sql``}
     ORDER BY delivery_next_attempt_at
