@@ -68,6 +68,7 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     });
     // Every attempt, first (consumer) or later (sweeper), is counted by its outcome.
     const forwarder: typeof forwarding = {
+      waitingForDatabase: forwarding.waitingForDatabase,
       async forward(leadId, log) {
         // The caller's logger passes through: the forwarding lines carry the intake request's ID.
         const outcome = await forwarding.forward(leadId, log);

@@ -55,10 +55,20 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
    * runs out (a second send, an attempt spent). Above all after a send: losing the 'sent' mark would mean a second
    * e-mail, so it is tried until PostgreSQL answers (a stop cannot cut it short; the shutdown's step timeout can).
    */
+  let waitingForDatabase = 0;
+  const outageMetrics: OutageMetrics = {
+    waited: (d) => deps.outageMetrics?.waited(d),
+    waiting: (d, delta) => {
+      waitingForDatabase += delta;
+      deps.outageMetrics?.waiting(d, delta);
+    },
+  };
   const recorded = (what: string, log: Logger, write: () => Promise<void>) =>
-    waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: deps.outageMetrics, backoff: deps.outageBackoff });
+    waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: outageMetrics, backoff: deps.outageBackoff });
 
   return {
+    /** Whether an outcome is waiting for PostgreSQL: the sweeper claims nothing meanwhile (its claim may run out). */
+    waitingForDatabase: () => waitingForDatabase > 0,
     /** `logger`: the lead event's (its lines carry the intake request's ID) when a consumer forwards; default the service's. */
     async forward(leadId: string, logger: Logger = deps.logger): Promise<ForwardOutcome> {
       const log = logger.child({ component: "lead-forwarder" });

@@ -72,12 +72,22 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       const timer = setTimeout(done, ms);
       sleepers.add(done);
     });
+  // Jobs whose outcome waits for PostgreSQL: the retry loop claims nothing meanwhile, so when it is back their
+  // outcomes are written before this instance could take them up again (a claim that ran out during the outage).
+  let waitingForDatabase = 0;
+  const outageMetrics: OutageMetrics = {
+    waited: (d) => deps.outageMetrics?.waited(d),
+    waiting: (d, delta) => {
+      if (d === "postgres") waitingForDatabase += delta;
+      deps.outageMetrics?.waiting(d, delta);
+    },
+  };
   const outage = (dependency: "storage" | "postgres", what: string, logger: Logger) => ({
     dependency,
     what,
     isOutage: dependency === "storage" ? isStorageOutage : isDatabaseOutage,
     logger,
-    metrics: deps.outageMetrics,
+    metrics: outageMetrics,
     backoff: deps.outageBackoff,
     isStopping: () => stopping,
     sleep,
@@ -159,6 +169,8 @@ export function createMediaJobs(deps: MediaJobsDeps) {
     },
     /** The jobs this instance is downloading, transforming or storing now (or waiting in its pools to). */
     working: (): MediaJob[] => [...working],
+    /** Whether some job's outcome is waiting for PostgreSQL to answer again. */
+    waitingForDatabase: () => waitingForDatabase > 0,
     /** The service is stopping: jobs waiting for a dependency give their claims back instead of waiting on. */
     abandonWaits() {
       stopping = true;
