@@ -63,7 +63,7 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
       deps.outageMetrics?.waiting(d, delta);
     },
   };
-  const recorded = (what: string, log: Logger, write: () => Promise<void>) =>
+  const recorded = <T>(what: string, log: Logger, write: () => Promise<T>) =>
     waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: outageMetrics, backoff: deps.outageBackoff });
 
   return {
