@@ -17,7 +17,7 @@ const UNSETTLED = ["pending", "sending", "failed"] as const;
 export function createLeadsMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger }): LeadsMetrics {
   const attempts = new Counter({
     name: "leads_delivery_attempts_total",
-    help: "Lead e-mail deliveries this process attempted, by outcome: sent, retry (deferred), failed (for good), skipped (already sent, failed, not due or taken by another worker), superseded (the claim ran out mid-send and another worker took the lead: this outcome was not recorded)",
+    help: "Lead e-mail deliveries this process attempted, by outcome: sent, retry (deferred), failed (for good), skipped (already sent, failed, not due or taken by another worker), postponed (our relay unavailable: no attempt spent), superseded (the claim ran out mid-send and another worker took the lead: this outcome was not recorded)",
     labelNames: ["outcome"],
     registers: [deps.metrics.registry],
   });

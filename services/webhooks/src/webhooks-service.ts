@@ -1,7 +1,16 @@
 // The webhooks service as a factory: the Kafka consumer that turns facts into deliveries, the worker that sends
 // them, and the retention cleanup, wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, createSecretBox, type ConsumerMetrics, type ConsumerSettings, type Logger, type Resolver } from "@pss/service-kit";
+import {
+  createEventConsumer,
+  createSecretBox,
+  type ConsumerMetrics,
+  type ConsumerSettings,
+  type Logger,
+  type OutageBackoff,
+  type OutageMetrics,
+  type Resolver,
+} from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { WebhooksConfig } from "./config.ts";
@@ -27,6 +36,10 @@ export interface WebhooksServiceDeps {
   /** Consumer-group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
   session?: ConsumerSettings;
   metrics?: { webhooks: WebhooksMetrics; consumer: ConsumerMetrics };
+  /** Waits on our own dependencies (service-kit outage-wait.ts). */
+  outageMetrics?: OutageMetrics;
+  /** Between tries of PostgreSQL after a send (default 1 s doubling to 30 s); tests shorten it. */
+  outageBackoff?: OutageBackoff;
 }
 
 export type { EndpointState };
@@ -45,7 +58,7 @@ export interface WebhooksService {
 export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksService {
   const { config } = deps;
   const logger = deps.logger.child({ component: "webhooks" });
-  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0 };
+  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0, postponed: 0 };
   const worker = createDeliveryWorker({
     repository: createDeliveryRepository(deps.sql, { disableAfterMs: config.disableAfterMs }),
     sender: createSender({ timeoutMs: config.timeoutMs, allowedHosts: config.allowedHosts, resolve: deps.resolve }),
@@ -56,6 +69,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     leaseMs: config.timeoutMs + config.claimMarginMs,
     retryScheduleMs: config.retryScheduleMs,
     partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
+    outageMetrics: deps.outageMetrics,
+    outageBackoff: deps.outageBackoff,
     onOutcome: (outcome, seconds) => {
       outcomes[outcome]++;
       deps.metrics?.webhooks.attempt(outcome, seconds);

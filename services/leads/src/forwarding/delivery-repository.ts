@@ -68,7 +68,19 @@ export async function markFailed(sql: postgres.Sql, claim: LeadClaim, error: str
 }
 
 /**
- * Leads the retry sweeper should try now: scheduled retries, claims abandoned mid-send, and first attempts the
+ * Our relay was unavailable: the lead goes back to pending, due after delayMs, and the attempt its claim counted
+ * is taken back (not the lead's fault). The last error says why it waits. Fenced like every late write.
+ */
+export async function markPostponed(sql: postgres.Sql, claim: LeadClaim, error: string, delayMs: number): Promise<boolean> {
+  const rows = await sql`
+    UPDATE leads SET delivery_state = 'pending', delivery_last_error = ${error}, delivery_attempts = delivery_attempts - 1,
+      delivery_next_attempt_at = now() + make_interval(secs => ${seconds(delayMs)})
+    WHERE id = ${claim.leadId} AND delivery_state = 'sending' AND delivery_claim_token = ${claim.claimToken} RETURNING id`;
+  return rows.length > 0;
+}
+
+/**
+ * Leads the retry sweeper should try now: scheduled retries and postponements, claims abandoned mid-send, and first attempts the
  * event path has not made within firstAttemptGraceMs (for instance while forwarding was not configured).
  */
 export async function dueLeadIds(
@@ -78,7 +90,9 @@ export async function dueLeadIds(
   const rows = await sql<{ id: string }[]>`
     SELECT id FROM leads
     WHERE delivery_state IN ('pending', 'sending') AND delivery_next_attempt_at <= now()
-      AND ((delivery_state = 'pending' AND (delivery_attempts > 0 OR created_at < now() - make_interval(secs => ${seconds(opts.firstAttemptGraceMs)})))
+      -- A last error with no attempt counted: postponed while our relay was down, so already past the event path.
+      AND ((delivery_state = 'pending' AND (delivery_attempts > 0 OR delivery_last_error IS NOT NULL
+          OR created_at < now() - make_interval(secs => ${seconds(opts.firstAttemptGraceMs)})))
         OR (delivery_state = 'sending' AND delivery_claimed_at < now() - make_interval(secs => ${seconds(opts.claimTimeoutMs)})))
       ${opts.partnerIds ? sql`AND partner_id = ANY(${opts.partnerIds}::uuid[])` : sql``}
     ORDER BY delivery_next_attempt_at

@@ -149,14 +149,15 @@ export function createMediaRepository(sql: Sql) {
         UPDATE listing_photos p SET attempts = p.attempts + 1, claim_token = p.claim_token + 1, not_before = ${lease(sql, leaseMs)}
         WHERE p.id IN (
           SELECT d.id FROM listing_photos d JOIN listings l ON l.id = d.listing_id
-          WHERE d.state = 'pending' AND d.attempts > 0 AND d.not_before <= now() ${scoped(sql, sql`l.partner_id`, partners)}
+          -- attempts 0 with a last error: given back unspent (postpone) before its first attempt ended.
+          WHERE d.state = 'pending' AND (d.attempts > 0 OR d.last_error IS NOT NULL) AND d.not_before <= now() ${scoped(sql, sql`l.partner_id`, partners)}
           ORDER BY d.not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
         RETURNING p.id::text AS id, p.listing_id::text AS listing_id, p.url, p.attempts, p.claim_token`;
       const avatars = await sql`
         UPDATE brokers b SET avatar_attempts = b.avatar_attempts + 1, avatar_claim_token = b.avatar_claim_token + 1, avatar_not_before = ${lease(sql, leaseMs)}
         WHERE b.id IN (
           SELECT d.id FROM brokers d
-          WHERE d.avatar_state = 'pending' AND d.avatar_attempts > 0 AND d.avatar_not_before <= now() AND d.avatar_url IS NOT NULL
+          WHERE d.avatar_state = 'pending' AND (d.avatar_attempts > 0 OR d.avatar_last_error IS NOT NULL) AND d.avatar_not_before <= now() AND d.avatar_url IS NOT NULL
             AND d.avatar_attempt_url = d.avatar_url ${scoped(sql, sql`d.partner_id`, partners)}
           ORDER BY d.avatar_not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
         RETURNING b.id::text AS id, b.avatar_url, b.avatar_attempts, b.avatar_claim_token`;
@@ -250,6 +251,22 @@ export function createMediaRepository(sql: Sql) {
             WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`
           : await sql`
             UPDATE brokers SET avatar_not_before = ${lease(sql, delayMs)}, avatar_last_error = ${reason}
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /**
+     * Gives a claim back without spending its attempt (one of our dependencies was down, not the image's fault):
+     * still pending, due after delayMs, the attempt the claim counted taken back. Only that claim can do it.
+     */
+    async postpone(job: MediaJob, reason: string, delayMs: number): Promise<boolean> {
+      const rows =
+        job.kind === "photo"
+          ? await sql`
+            UPDATE listing_photos SET attempts = attempts - 1, not_before = ${lease(sql, delayMs)}, last_error = ${reason}
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`
+          : await sql`
+            UPDATE brokers SET avatar_attempts = avatar_attempts - 1, avatar_not_before = ${lease(sql, delayMs)}, avatar_last_error = ${reason}
             WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING id`;
       return rows.length > 0;
     },

@@ -101,6 +101,19 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
     },
 
     /**
+     * Gives the claim back without spending its attempt (a failure of ours: nothing was sent): still pending, due
+     * after delayMs, the attempt the claim counted taken back, the endpoint's health untouched. False when the
+     * claim was taken over meanwhile.
+     */
+    async postpone(claim: ClaimedDelivery, reason: string, delayMs: number): Promise<boolean> {
+      const rows = await sql`
+        UPDATE webhook_deliveries SET attempt_count = attempt_count - 1, next_attempt_at = now() + ${millis(sql, delayMs)}, last_error = ${reason}
+        WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
+        RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /**
      * The attempt, the delivery's new state and the endpoint's health, in one transaction; nothing at all when the
      * claim was taken over (its fencing token is no longer the delivery's).
      */
