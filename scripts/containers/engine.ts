@@ -1,0 +1,91 @@
+// A Docker engine for `npm run images` and `npm test`: the one that answers, or, on a Debian machine as root
+// without one, Debian's docker.io installed and dockerd started here (stopped again by stop()). The compose v2
+// plugin is built from the Go module proxy when missing (Debian 12 ships only compose 1.29). Nothing is downloaded
+// from outside the package registries.
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { aptInstall } from "../../infra/src/system-packages.ts";
+import { defaultPaths } from "../../infra/src/index.ts";
+import { ensureComposePlugin } from "./compose-plugin.ts";
+
+export type Engine = { ok: true; startedHere: boolean; stop(): Promise<void> } | { ok: false; reason: string };
+
+/** True when `docker info` answers within a few seconds. */
+export async function engineAnswers(): Promise<boolean> {
+  if (!Bun.which("docker")) return false;
+  try {
+    const proc = Bun.spawn({ cmd: ["docker", "info", "--format", "{{.ServerVersion}}"], stdout: "ignore", stderr: "ignore", stdin: "ignore", timeout: 5_000, killSignal: "SIGKILL" });
+    return (await proc.exited) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The MTU of the interface holding the default route: containers need it or their downloads stall. */
+export function hostMtu(): number | null {
+  try {
+    const route = readFileSync("/proc/net/route", "utf8").split("\n").slice(1).map((l) => l.trim().split(/\s+/));
+    const iface = route.find((cols) => cols[1] === "00000000")?.[0];
+    return iface ? Number(readFileSync(`/sys/class/net/${iface}/mtu`, "utf8").trim()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why this machine cannot have an engine started here, or null when it can. */
+function cannotStart(): string | null {
+  if (process.platform !== "linux") return `no Docker engine answers, and on ${process.platform} this runner does not start one`;
+  if (process.getuid?.() !== 0) return "no Docker engine answers, and starting one needs root (run as root, or start Docker yourself)";
+  if (!existsSync("/sys/fs/cgroup") || readdirSync("/sys/fs/cgroup").length === 0) return "no Docker engine answers, and this machine has no cgroups to run one";
+  if (!existsSync("/usr/sbin/dockerd") && !Bun.which("apt-get")) return "no Docker engine answers, and this machine has no apt-get to install Debian's docker.io";
+  return null;
+}
+
+export async function ensureEngine(opts: { install: boolean; log?: (line: string) => void }): Promise<Engine> {
+  const log = opts.log ?? ((line: string) => console.error(`containers: ${line}`));
+  if (await engineAnswers()) {
+    const plugin = await ensureComposePlugin({ build: opts.install, log }).catch((err: Error) => err.message);
+    if (typeof plugin === "string") return { ok: false, reason: `the Docker engine answers but the compose v2 plugin is missing: ${plugin}` };
+    return { ok: true, startedHere: false, stop: async () => {} };
+  }
+  if (!opts.install) return { ok: false, reason: "no Docker engine answers" };
+  const why = cannotStart();
+  if (why) return { ok: false, reason: why };
+  try {
+    if (!existsSync("/usr/sbin/dockerd") || !Bun.which("docker")) await aptInstall(["docker.io"]);
+    await ensureComposePlugin({ build: true, log });
+    return await startDockerd(log);
+  } catch (err) {
+    return { ok: false, reason: `could not start a Docker engine: ${(err as Error).message.split("\n")[0]}` };
+  }
+}
+
+async function startDockerd(log: (line: string) => void): Promise<Engine> {
+  const logDir = join(defaultPaths().dataDir, "logs");
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, "dockerd.log");
+  const fd = openSync(logFile, "a");
+  const mtu = hostMtu();
+  const proc = Bun.spawn(["/usr/sbin/dockerd", ...(mtu ? ["--mtu", String(mtu)] : [])], { stdin: "ignore", stdout: fd, stderr: fd, detached: true });
+  closeSync(fd);
+  proc.unref();
+  const deadline = Date.now() + 30_000;
+  while (!(await engineAnswers())) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      const tail = readFileSync(logFile, "utf8").trim().split("\n").slice(-1)[0] ?? "";
+      throw new Error(`dockerd did not answer (${proc.exitCode !== null ? `exited ${proc.exitCode}` : "30 s"}): ${tail}`);
+    }
+    await Bun.sleep(250);
+  }
+  log(`started dockerd (pid ${proc.pid}, MTU ${mtu ?? "default"}; log ${logFile})`);
+  return {
+    ok: true,
+    startedHere: true,
+    async stop() {
+      proc.kill("SIGTERM");
+      const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(20_000).then(() => false)]);
+      if (!exited) proc.kill("SIGKILL");
+      log("stopped dockerd");
+    },
+  };
+}
