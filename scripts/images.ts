@@ -4,7 +4,7 @@
 // are the official images. docs/operations.md ("Containers") describes the images and their variables.
 import { buildImages } from "./containers/build-images.ts";
 import { writeComposeEnv } from "./containers/compose-env.ts";
-import { ensureEngine } from "./containers/engine.ts";
+import { ensureEngine, nofileLimit } from "./containers/engine.ts";
 
 const started = Date.now();
 const engine = await ensureEngine({ install: true });
@@ -13,7 +13,9 @@ if (!engine.ok) {
   process.exit(1);
 }
 const built = await buildImages({ log: (line) => console.error(`images: ${line}`) });
-const envFile = writeComposeEnv(built.variables);
+// OpenSearch's nofile ulimit may not exceed the engine's own limit (compose refuses to start the container).
+const nofile = nofileLimit();
+const envFile = writeComposeEnv({ ...built.variables, ...(nofile < 65536 ? { PSS_OPENSEARCH_NOFILE: String(nofile) } : {}) });
 console.error(`images: ${Object.keys(built.variables).length} images ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${envFile} points docker compose at them`);
 for (const [name, tag] of Object.entries(built.variables)) console.log(`${name}=${tag}`);
 // An engine this command started keeps running: `docker compose up` is what comes next.

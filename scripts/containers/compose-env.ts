@@ -8,7 +8,7 @@ export const COMPOSE_ENV_FILE = join(import.meta.dir, "..", "..", ".env");
 const MARK = "# written by npm run images";
 
 export function writeComposeEnv(variables: Record<string, string>, file = COMPOSE_ENV_FILE): string {
-  const names = new Set<string>(IMAGE_VARIABLES.map((v) => v.name));
+  const names = new Set<string>([...IMAGE_VARIABLES.map((v) => v.name), ...Object.keys(variables)]);
   const kept = existsSync(file)
     ? readFileSync(file, "utf8").split("\n").filter((l) => l !== MARK && !names.has(l.split("=")[0]!.trim()) && l.trim() !== "")
     : [];
@@ -20,7 +20,7 @@ export function writeComposeEnv(variables: Record<string, string>, file = COMPOS
 /** The image variables a `.env` file sets (empty when there is none). */
 export function readComposeEnv(file = COMPOSE_ENV_FILE): Record<string, string> {
   if (!existsSync(file)) return {};
-  const names = new Set<string>(IMAGE_VARIABLES.map((v) => v.name));
+  const names = new Set<string>([...IMAGE_VARIABLES.map((v) => v.name), "PSS_OPENSEARCH_NOFILE"]);
   const out: Record<string, string> = {};
   for (const line of readFileSync(file, "utf8").split("\n")) {
     const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);

@@ -32,6 +32,20 @@ export function hostMtu(): number | null {
   }
 }
 
+/**
+ * The engine's hard limit on open files (dockerd started here inherits this process's): a container may not be
+ * given more, so OpenSearch's nofile ulimit in docker-compose.yml is capped at it (PSS_OPENSEARCH_NOFILE).
+ */
+export function nofileLimit(): number {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const hard = Number(line?.trim().split(/\s+/)[4]);
+    return Number.isFinite(hard) && hard > 0 ? Math.min(hard, 65536) : 65536;
+  } catch {
+    return 65536;
+  }
+}
+
 /** Why this machine cannot have an engine started here, or null when it can. */
 function cannotStart(): string | null {
   if (process.platform !== "linux") return `no Docker engine answers, and on ${process.platform} this runner does not start one`;
