@@ -1,6 +1,14 @@
 #!/bin/sh
 # First start: a cluster whose superuser is POSTGRES_USER (password POSTGRES_PASSWORD) owning POSTGRES_DB.
 set -eu
+# Started as root (like the official image): make the data directory the postgres user's (a fresh volume or a
+# tmpfs is root's), then run as postgres.
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$PGDATA" /var/run/postgresql
+  chown postgres:postgres "$PGDATA" /var/run/postgresql
+  chmod 700 "$PGDATA"
+  exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
 user="${POSTGRES_USER:-postgres}"
 db="${POSTGRES_DB:-$user}"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
