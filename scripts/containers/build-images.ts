@@ -89,6 +89,13 @@ async function imageExists(tag: string): Promise<boolean> {
   return (await proc.exited) === 0;
 }
 
+/** The tags an earlier build of this image left (a container still using one keeps it: rmi then fails, harmlessly). */
+async function removeOlderTags(repository: string, keep: string): Promise<void> {
+  const out = await runCommand(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", repository]).catch(() => "");
+  const old = out.split("\n").filter((t) => t && t !== keep);
+  if (old.length > 0) await Bun.spawn(["docker", "rmi", ...old], { stdout: "ignore", stderr: "ignore" }).exited;
+}
+
 function hashOf(parts: string[]): string {
   const h = new Bun.CryptoHasher("sha256");
   for (const p of parts) h.update(p).update("\0");
@@ -123,6 +130,7 @@ async function buildOne(spec: Spec, parentTag: string, cacheDir: string, log: (l
   } finally {
     rmSync(ctx, { recursive: true, force: true });
   }
+  await removeOlderTags(`pss-local/${spec.name}`, tag);
   return { tag, built: true };
 }
 

@@ -16,7 +16,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makePicture } from "../../services/media/test/support/image-server.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
-import { composeProject, containerTestsUnavailable, must, type ComposeProject } from "./support/compose-project.ts";
+import { composeProject, containerTestsUnavailable, must, run, type ComposeProject } from "./support/compose-project.ts";
 import { freePort } from "../support/ports.ts";
 
 const unavailable = await containerTestsUnavailable();
@@ -212,6 +212,35 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   expect(mail.Subject.length).toBeGreaterThan(0);
   timings.firstListingJourney = seconds(t0);
 }, 600_000);
+
+it("a container with a bad environment value exits at once listing the problems; one that cannot reach a dependency at boot waits and retries", async () => {
+  const p = project!;
+  // Two bad values: both are reported, and the container exits 1 within seconds (no retry loop on configuration).
+  let t0 = Date.now();
+  const bad = await p.run(["run", "--rm", "--no-deps", "-e", "HEALTH_PORT=not-a-port", "-e", "KAFKA_BROKERS=", "indexer"]);
+  expect(bad.code).toBe(1);
+  expect(Date.now() - t0).toBeLessThan(30_000);
+  const said = bad.out + bad.err;
+  expect(said).toContain("invalid configuration");
+  expect(said).toContain("HEALTH_PORT");
+  expect(said).toContain("KAFKA_BROKERS");
+
+  // Kafka at an address nobody answers: the indexer keeps running (not ready, never restarted) and says it retries.
+  t0 = Date.now();
+  const name = `${p.name}-unreachable`;
+  await p.compose(["run", "-d", "--no-deps", "--name", name, "-e", "KAFKA_BROKERS=nowhere.invalid:9092", "indexer"]);
+  try {
+    await Bun.sleep(15_000);
+    const state = JSON.parse(await must(["docker", "inspect", "--format", "{{json .State}}", name])) as { Running: boolean; Restarting: boolean };
+    expect([state.Running, state.Restarting]).toEqual([true, false]);
+    // It keeps trying (kafkajs's connection retries, then the service's own boot retry), it does not exit.
+    const logs = await run(["docker", "logs", name]);
+    expect(((logs.out + logs.err).match(/nowhere\.invalid/g) ?? []).length).toBeGreaterThanOrEqual(3);
+  } finally {
+    await must(["docker", "rm", "-f", name]).catch(() => {});
+  }
+  timings.bootFaults = seconds(t0);
+}, 120_000);
 
 it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media and one indexer container killed and Redis restarted mid-load: 0 acknowledged writes lost, 0 effects duplicated", async () => {
   const p = project!;

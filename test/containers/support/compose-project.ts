@@ -41,6 +41,8 @@ export interface ComposeProject {
   name: string;
   env: Record<string, string>;
   compose(args: string[], timeoutMs?: number): Promise<string>;
+  /** A compose command whose failure is the point: its exit code and output. */
+  run(args: string[], timeoutMs?: number): Promise<RunResult>;
   /** psql in the postgres container: rows as arrays of fields (unaligned, tab-separated). */
   sql(query: string): Promise<string[][]>;
   /** Names of the running containers of a service. */
@@ -99,6 +101,7 @@ export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiP
     name,
     env,
     compose,
+    run: (args, timeoutMs) => run([...base, ...args], { env, timeoutMs, clean: shell }),
     async sql(query) {
       const out = await compose(["exec", "-T", "postgres", "psql", "-U", "pss", "-d", "pss", "-At", "-F", "\t", "-c", query]);
       return out.split("\n").filter((l) => l !== "").map((l) => l.split("\t"));
