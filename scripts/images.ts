@@ -12,7 +12,7 @@ if (!engine.ok) {
   console.error(`images: ${engine.reason}`);
   process.exit(1);
 }
-const built = await buildImages({ log: (line) => console.error(`images: ${line}`) });
+const [built] = await Promise.all([buildImages({ log: (line) => console.error(`images: ${line}`) }), engine.composePlugin]);
 // OpenSearch's nofile ulimit may not exceed the engine's own limit (compose refuses to start the container).
 const nofile = nofileLimit();
 const envFile = writeComposeEnv({ ...built.variables, ...(nofile < 65536 ? { PSS_OPENSEARCH_NOFILE: String(nofile) } : {}) });

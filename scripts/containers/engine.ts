@@ -55,20 +55,28 @@ function cannotStart(): string | null {
   return null;
 }
 
-export async function ensureEngine(opts: { install: boolean; log?: (line: string) => void }): Promise<Engine> {
+/**
+ * An answering engine, started here if need be. `composePlugin` is the compose v2 plugin being made ready (built
+ * from the Go module proxy when missing): its build is CPU-bound, so callers overlap it with the image builds and
+ * await it only before they call `docker compose`.
+ */
+export async function ensureEngine(opts: { install: boolean; log?: (line: string) => void }): Promise<Engine & { composePlugin?: Promise<void> }> {
   const log = opts.log ?? ((line: string) => console.error(`containers: ${line}`));
-  if (await engineAnswers()) {
-    const plugin = await ensureComposePlugin({ build: opts.install, log }).catch((err: Error) => err.message);
-    if (typeof plugin === "string") return { ok: false, reason: `the Docker engine answers but the compose v2 plugin is missing: ${plugin}` };
-    return { ok: true, startedHere: false, stop: async () => {} };
-  }
+  const plugin = () => {
+    const ready = ensureComposePlugin({ build: opts.install, log }).catch((err: Error) => {
+      throw new Error(`the compose v2 plugin is missing: ${err.message.split("\n")[0]}`);
+    });
+    ready.catch(() => {}); // awaited by the caller; never an unhandled rejection meanwhile
+    return ready;
+  };
+  if (await engineAnswers()) return { ok: true, startedHere: false, stop: async () => {}, composePlugin: plugin() };
   if (!opts.install) return { ok: false, reason: "no Docker engine answers" };
   const why = cannotStart();
   if (why) return { ok: false, reason: why };
   try {
     if (!existsSync("/usr/sbin/dockerd") || !Bun.which("docker")) await aptInstall(["docker.io"]);
-    await ensureComposePlugin({ build: true, log });
-    return await startDockerd(log);
+    const composePlugin = plugin();
+    return { ...(await startDockerd(log)), composePlugin };
   } catch (err) {
     return { ok: false, reason: `could not start a Docker engine: ${(err as Error).message.split("\n")[0]}` };
   }
