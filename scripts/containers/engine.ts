@@ -46,12 +46,30 @@ export function nofileLimit(): number {
   }
 }
 
-/** Why this machine cannot have an engine started here, or null when it can. */
-function cannotStart(): string | null {
-  if (process.platform !== "linux") return `no Docker engine answers, and on ${process.platform} this runner does not start one`;
-  if (process.getuid?.() !== 0) return "no Docker engine answers, and starting one needs root (run as root, or start Docker yourself)";
-  if (!existsSync("/sys/fs/cgroup") || readdirSync("/sys/fs/cgroup").length === 0) return "no Docker engine answers, and this machine has no cgroups to run one";
-  if (!existsSync("/usr/sbin/dockerd") && !Bun.which("apt-get")) return "no Docker engine answers, and this machine has no apt-get to install Debian's docker.io";
+export interface MachineFacts {
+  platform: string;
+  uid: number | undefined;
+  cgroups: boolean;
+  dockerd: boolean;
+  aptGet: boolean;
+}
+
+function machineFacts(): MachineFacts {
+  return {
+    platform: process.platform,
+    uid: process.getuid?.(),
+    cgroups: existsSync("/sys/fs/cgroup") && readdirSync("/sys/fs/cgroup").length > 0,
+    dockerd: existsSync("/usr/sbin/dockerd"),
+    aptGet: Bun.which("apt-get") !== null,
+  };
+}
+
+/** Why this machine cannot have an engine started here (one line), or null when it can. */
+export function cannotStart(m: MachineFacts = machineFacts()): string | null {
+  if (m.platform !== "linux") return `no Docker engine answers, and on ${m.platform} this runner does not start one`;
+  if (m.uid !== 0) return "no Docker engine answers, and starting one needs root (run as root, or start Docker yourself)";
+  if (!m.cgroups) return "no Docker engine answers, and this machine has no cgroups to run one";
+  if (!m.dockerd && !m.aptGet) return "no Docker engine answers, and this machine has no apt-get to install Debian's docker.io";
   return null;
 }
 
