@@ -15,3 +15,5 @@ export * from "./http/patterns.ts";
 export * from "./http/text.ts";
 export * from "./webhooks.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";
+export * from "./http/quality.ts";
+export * from "./quality-rules.ts";

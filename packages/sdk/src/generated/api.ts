@@ -270,6 +270,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -362,7 +373,7 @@ export interface paths {
         };
         /**
          * Create or update a broker (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).
          */
         put: {
             parameters: {
@@ -420,6 +431,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -429,6 +451,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -445,6 +478,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -779,6 +823,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -954,6 +1009,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -1046,7 +1112,7 @@ export interface paths {
         };
         /**
          * Create or update a listing (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.
          */
         put: {
             parameters: {
@@ -1155,6 +1221,17 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -1164,6 +1241,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -1180,6 +1268,17 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -1541,6 +1640,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];

@@ -10,6 +10,7 @@ import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { dryRunBroker, upsertBroker } from "./broker-service.ts";
+import { brokerDocumentQuality, storedBrokerQuality } from "../quality/record-quality.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -39,6 +40,7 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
           variants: variantsWithUrls(b.avatar.variants, publicBaseUrl),
         }
       : null,
+    ...storedBrokerQuality(b),
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
   };
@@ -55,16 +57,26 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         if (ctx.dryRun(request)) {
           const plan = await dryRunBroker(sql, partner, externalId, body);
           const outcome = plan.kind === "create" ? ("wouldCreate" as const) : plan.kind === "update" ? ("wouldUpdate" as const) : ("noChange" as const);
-          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path) };
+          // The avatar's processing carries over only while the URL stays the one it was processed from.
+          const quality =
+            plan.kind === "create"
+              ? brokerDocumentQuality(plan.document, null)
+              : plan.kind === "noChange"
+                ? storedBrokerQuality(plan.current)
+                : brokerDocumentQuality(plan.document, plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null);
+          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path), ...quality };
         }
         const origin = ctx.originOf(request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
+        const [serviceProfileUrl, stored] = await Promise.all([ctx.brokerUrl(partner, result.brokerId), findBroker(sql, partner, externalId)]);
         return {
           status: "success" as const,
           message: result.created ? ("Broker created" as const) : ("Broker updated" as const),
           serviceBrokerId: result.brokerId,
-          serviceProfileUrl: await ctx.brokerUrl(partner, result.brokerId),
+          serviceProfileUrl,
+          // Read back after the write: the current warnings, the avatar's processing included.
+          ...(stored ? storedBrokerQuality(stored) : { warnings: [], qualityScore: 0 }),
         };
       },
       {
@@ -74,7 +86,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description:
-            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.",
+            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).",
         },
       },
     )

@@ -17,6 +17,7 @@ import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDoc
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { findListing, loadForWrite, type StoredListing } from "./listing-repository.ts";
 import { createListingAtomically, updateListingAtomically } from "./listing-writes.ts";
+import { listingDocumentQuality, storedListingQuality } from "../quality/record-quality.ts";
 
 export interface ListingUpsertResult {
   listingId: number;
@@ -50,7 +51,8 @@ const MAX_WRITE_ATTEMPTS = 8;
 /** The broker a body names: undefined when it names none, null when that broker does not exist in this scope. */
 export type NamedBroker = { id: string; externalId: string } | null | undefined;
 
-type Loaded = { listing: StoredListing | null; named: NamedBroker };
+/** `namedPhone`: the phone of the broker the body names, for the dry run's warnings. */
+type Loaded = { listing: StoredListing | null; named: NamedBroker; namedPhone?: string | null };
 
 /** What a listing PUT body does to the stored listing (or to nothing). */
 export type ListingPlan =
@@ -165,13 +167,25 @@ export async function dryRunListing(sql: postgres.Sql, scope: RecordScope, exter
     const broker = await dryRunBroker(sql, scope, externalBrokerId, brokerBody, "broker.");
     brokerPaths = broker.changes.map((c) => `broker.${c.path}`);
     const id = broker.kind === "create" ? NEW_BROKER_ID : broker.current.id;
-    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId } };
+    const brokerDocument = broker.kind === "noChange" ? broker.current.document : broker.document;
+    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId }, namedPhone: brokerDocument.phone ?? null };
   } else {
     const read = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
-    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId) };
+    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId), namedPhone: read.namedBrokerPhone };
   }
   const plan = planListing(loaded.listing, loaded.named, body);
   const changedPaths = [...plan.changes.map((c) => c.path), ...brokerPaths].sort();
   const outcome = plan.kind === "create" ? "wouldCreate" : plan.kind === "update" || brokerPaths.length > 0 ? "wouldUpdate" : "noChange";
-  return { status: "success", dryRun: true, outcome, changedPaths };
+  // The warnings of the record the PUT would leave: photos already processed keep their state, new URLs are pending.
+  const quality =
+    plan.kind === "noChange" && loaded.named === undefined
+      ? storedListingQuality(plan.current)
+      : listingDocumentQuality(plan.kind === "noChange" ? plan.current.document : plan.document, loaded.listing?.photos ?? [], loaded.named !== undefined ? loaded.namedPhone : loaded.listing?.brokerPhone);
+  return { status: "success", dryRun: true, outcome, changedPaths, ...quality };
+}
+
+/** The current warnings of a stored listing (a PUT's answer reads them back after the write). */
+export async function currentListingQuality(sql: postgres.Sql, scope: RecordScope, externalId: string) {
+  const listing = await findListing(sql, scope, externalId);
+  return listing ? storedListingQuality(listing) : { warnings: [], qualityScore: 0 };
 }
