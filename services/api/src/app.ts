@@ -21,6 +21,7 @@ import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
+import { createReportRoutes } from "./reports/report-routes.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
@@ -173,6 +174,7 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
+        .use(createReportRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
         .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),

@@ -43,6 +43,7 @@ export async function startWebhooks(opts: { allowedHosts: string[]; publicBaseUr
     KAFKA_BROKERS: urls.KAFKA_BROKERS,
     WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY,
     WEBHOOKS_CONSUMER_GROUP: groupId,
+    REPORT_TRACKER_CONSUMER_GROUP: `${groupId}-reports`,
     PUBLIC_BASE_URL: opts.publicBaseUrl,
     ...testWebhooksEnv(opts.allowedHosts, opts.env),
   });
@@ -50,6 +51,7 @@ export async function startWebhooks(opts: { allowedHosts: string[]; publicBaseUr
   const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
   const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
   const partners = new Set(opts.partners ?? []);
   const metrics = createMetrics({ service: "webhooks", defaultMetrics: false });
   const service = createWebhooksService({
