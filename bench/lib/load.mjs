@@ -5,7 +5,7 @@ import autocannon from "autocannon";
 import { externalId, listingBody } from "./bodies.mjs";
 
 const spec = JSON.parse(process.argv[2]);
-const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}) };
+const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.userAgent ? { "user-agent": spec.userAgent } : {}) };
 let counter = 0;
 const bodyCache = new Map();
 

@@ -19,3 +19,4 @@ export * from "./http/quality.ts";
 export * from "./quality-rules.ts";
 export * from "./http/report.ts";
 export * from "./listing-report.ts";
+export * from "./http/stats.ts";
