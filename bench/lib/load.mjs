@@ -12,7 +12,8 @@ const bodyCache = new Map();
 function requestFor() {
   switch (spec.mode) {
     case "get":
-      return { method: "GET", path: spec.path, headers };
+      // `visitors`: that many distinct browsers (User-Agents), in turn.
+      return { method: "GET", path: spec.path, headers: spec.visitors ? { ...headers, "user-agent": `${spec.userAgent} v${counter++ % spec.visitors}` } : headers };
     case "new": {
       // A fresh external ID every request.
       const n = spec.offset + counter++;

@@ -118,6 +118,8 @@ export interface LoadSpec {
   bodyOptions?: { descriptionLength?: number; photos?: number };
   /** Sent as User-Agent (buyer pages count only what a browser asks for). */
   userAgent?: string;
+  /** mode "get": cycle through this many distinct visitors (User-Agent suffixes). */
+  visitors?: number;
 }
 
 export interface LoadResult {

@@ -30,7 +30,8 @@ export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
         if (res.status !== 200 && res.status !== 201) throw new Error(`listing PUT answered ${res.status}`);
         listingId = ((await res.json()) as { serviceListingId: number }).serviceListingId;
       }
-      const spec = { url: api.url, mode: "get" as const, path: `/listings/${listingId}`, connections: 16, userAgent: FIREFOX };
+      // 50,000 distinct visitors in turn: most requests are a new visitor that the flusher asks Redis about.
+      const spec = { url: api.url, mode: "get" as const, path: `/listings/${listingId}`, connections: 16, userAgent: FIREFOX, visitors: 50_000 };
       await runLoad({ ...spec, durationSeconds: ctx.warmupSeconds });
       runs[counting] = await runLoad({ ...spec, durationSeconds: ctx.durationSeconds });
     } finally {

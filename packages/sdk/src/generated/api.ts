@@ -1907,6 +1907,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/listings/{externalListingId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries
+         * @description startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    startDate?: string;
+                    endDate?: string;
+                };
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            externalListingId: string;
+                            serviceListingId: number;
+                            /** @description First day of the answer (UTC, YYYY-MM-DD) */
+                            startDate: string;
+                            /** @description Last day of the answer (UTC, YYYY-MM-DD), inclusive */
+                            endDate: string;
+                            /** @description One bucket per UTC day the range touches, oldest first, zeros included */
+                            days: {
+                                /** @description The UTC day, YYYY-MM-DD */
+                                date: string;
+                                /** @description Page views: one per visitor per day, known bots excluded */
+                                views: number;
+                                /** @description Times the listing was shown in buyers' search results (bots excluded) */
+                                impressions: number;
+                                /** @description Leads received that day; only for keys with lead tracking (counts only, never lead details) */
+                                inquiries?: number;
+                            }[];
+                            totals: {
+                                views: number;
+                                impressions: number;
+                                inquiries?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/offices/{officeId}/leads/count": {
         parameters: {
             query?: never;

@@ -17,6 +17,8 @@ import { isKnownBot, utcDay, visitorHash } from "./visitors.ts";
 
 const TWO_DAYS_SECONDS = 2 * 24 * 3600;
 const KEY_PREFIX = "pss:stats:";
+/** Visitors asked about in one Redis round trip. */
+const REDIS_CHUNK = 100;
 
 export interface StatsRecorderDeps {
   sql: postgres.Sql;
@@ -27,6 +29,8 @@ export interface StatsRecorderDeps {
   flushIntervalMs?: number;
   /** Views waiting for Redis, at most. */
   maxBuffered?: number;
+  /** Visitors remembered in memory as counted today, at most. */
+  maxSeen?: number;
   now?: () => Date;
 }
 
@@ -63,6 +67,11 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
   let dropped = 0;
   let lastCleanup = 0;
   const dayKeys = new Map<string, string>();
+  // Visitors this instance already counted today (day|listing|hash): a returning visitor costs no Redis call.
+  // Bounded; cleared when full or when the day changes (Redis still answers for them then).
+  let seen = new Set<string>();
+  let seenDay = "";
+  const maxSeen = deps.maxSeen ?? 200_000;
 
   function keep(list: RawView[]) {
     if (list.length > maxBuffered) {
@@ -85,24 +94,47 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
     return value;
   }
 
-  /** Views of new visitors, by listing and day; throws if Redis cannot answer (the caller keeps the views). */
+  /**
+   * Views of new visitors, by listing and day; throws if Redis cannot answer (the caller keeps the views). Repeats
+   * within the batch and visitors this instance counted today are settled in memory; the rest ask Redis in
+   * chunks, yielding between them, so a large batch never holds the event loop (and the pages) for long.
+   */
   async function firstVisits(list: RawView[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (list.length === 0) return out;
     const keys = new Map<string, string>();
     for (const day of new Set(list.map((v) => v.day))) keys.set(day, await dayKey(day));
-    const pipeline = deps.redis.pipeline();
-    for (const v of list) {
-      const set = `${KEY_PREFIX}seen:${v.day}:${v.listingId}`;
-      pipeline.sadd(set, visitorHash(keys.get(v.day)!, v.address, v.userAgent));
-      pipeline.expire(set, TWO_DAYS_SECONDS);
+    const today = utcDay(now());
+    if (seenDay !== today || seen.size > maxSeen) {
+      seen = new Set();
+      seenDay = today;
     }
-    const results = (await pipeline.exec()) ?? [];
-    list.forEach((v, i) => {
-      const [err, added] = results[i * 2] ?? [new Error("no answer"), 0];
-      if (err) throw err;
-      if (added === 1) out.set(`${v.listingId}|${v.day}`, (out.get(`${v.listingId}|${v.day}`) ?? 0) + 1);
-    });
+    const asked = new Set<string>();
+    for (let start = 0; start < list.length; start += REDIS_CHUNK) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const chunk: [string, { listingId: number; day: string; hash: string }][] = [];
+      for (const v of list.slice(start, start + REDIS_CHUNK)) {
+        const hash = visitorHash(keys.get(v.day)!, v.address, v.userAgent);
+        const id = `${v.day}|${v.listingId}|${hash}`;
+        if (seen.has(id) || asked.has(id)) continue;
+        asked.add(id);
+        chunk.push([id, { listingId: v.listingId, day: v.day, hash }]);
+      }
+      if (chunk.length === 0) continue;
+      const pipeline = deps.redis.pipeline();
+      for (const [, v] of chunk) {
+        const set = `${KEY_PREFIX}seen:${v.day}:${v.listingId}`;
+        pipeline.sadd(set, v.hash);
+        pipeline.expire(set, TWO_DAYS_SECONDS);
+      }
+      const results = (await pipeline.exec()) ?? [];
+      chunk.forEach(([id, v], i) => {
+        const [err, added] = results[i * 2] ?? [new Error("no answer"), 0];
+        if (err) throw err;
+        if (v.day === seenDay) seen.add(id);
+        if (added === 1) out.set(`${v.listingId}|${v.day}`, (out.get(`${v.listingId}|${v.day}`) ?? 0) + 1);
+      });
+    }
     return out;
   }
 
