@@ -9,8 +9,8 @@ import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
-import { dryRunBroker, upsertBroker } from "./broker-service.ts";
-import { brokerDocumentQuality, storedBrokerQuality } from "../quality/record-quality.ts";
+import { dryRunBroker, plannedBrokerQuality, upsertBroker } from "./broker-service.ts";
+import { storedBrokerQuality } from "../quality/record-quality.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -57,26 +57,17 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         if (ctx.dryRun(request)) {
           const plan = await dryRunBroker(sql, partner, externalId, body);
           const outcome = plan.kind === "create" ? ("wouldCreate" as const) : plan.kind === "update" ? ("wouldUpdate" as const) : ("noChange" as const);
-          // The avatar's processing carries over only while the URL stays the one it was processed from.
-          const quality =
-            plan.kind === "create"
-              ? brokerDocumentQuality(plan.document, null)
-              : plan.kind === "noChange"
-                ? storedBrokerQuality(plan.current)
-                : brokerDocumentQuality(plan.document, plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null);
-          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path), ...quality };
+          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path), ...plannedBrokerQuality(plan) };
         }
         const origin = ctx.originOf(request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         set.status = result.created ? 201 : 200;
-        const [serviceProfileUrl, stored] = await Promise.all([ctx.brokerUrl(partner, result.brokerId), findBroker(sql, partner, externalId)]);
         return {
           status: "success" as const,
           message: result.created ? ("Broker created" as const) : ("Broker updated" as const),
           serviceBrokerId: result.brokerId,
-          serviceProfileUrl,
-          // Read back after the write: the current warnings, the avatar's processing included.
-          ...(stored ? storedBrokerQuality(stored) : { warnings: [], qualityScore: 0 }),
+          serviceProfileUrl: await ctx.brokerUrl(partner, result.brokerId),
+          ...result.quality,
         };
       },
       {

@@ -8,7 +8,7 @@ import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { listingHistory } from "../history/history-repository.ts";
 import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
-import { currentListingQuality, dryRunListing, upsertListing } from "./listing-service.ts";
+import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
@@ -61,13 +61,12 @@ export function createListingRoutes(ctx: PartnerContext) {
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
         const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
         set.status = result.created ? 201 : 200;
-        const [serviceListingUrl, quality] = await Promise.all([ctx.listingUrl(partner, result.listingId), currentListingQuality(sql, partner, externalId)]);
         return {
           status: "success" as const,
           message: result.created ? ("Listing created" as const) : ("Listing updated" as const),
           serviceListingId: result.listingId,
-          serviceListingUrl,
-          ...quality,
+          serviceListingUrl: await ctx.listingUrl(partner, result.listingId),
+          ...result.quality,
         };
       },
       {
