@@ -132,4 +132,15 @@ describe("the processing report", () => {
     const anonymous = await fetch(`${api.baseUrl}/partner/v1/listings/${id}/report`);
     expect(anonymous.status).toBe(401);
   });
+
+  test("reports and statistics are read-only: other methods get 405 in the error shape", async () => {
+    const id = uniqueName("listing");
+    await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
+    for (const path of [`/partner/v1/listings/${id}/report`, `/partner/v1/listings/${id}/stats`]) {
+      for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+        const res = await fetch(`${api.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" }, body: method === "DELETE" ? undefined : "{}" });
+        expect([path, method, res.status, ((await res.json()) as { status: string }).status]).toEqual([path, method, 405, "error"]);
+      }
+    }
+  });
 });
