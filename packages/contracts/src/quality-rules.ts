@@ -167,10 +167,3 @@ export function brokerQuality(input: BrokerQualityInput): Quality {
 }
 
 const clampScore = (n: number) => Math.max(0, Math.min(100, Math.round(n)));
-
-/** How many records carry each code (the sync summary and reports use it). */
-export function countWarningCodes(lists: Iterable<readonly { code: string }[]>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const list of lists) for (const code of new Set(list.map((w) => w.code))) out[code] = (out[code] ?? 0) + 1;
-  return out;
-}
