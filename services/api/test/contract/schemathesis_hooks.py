@@ -17,6 +17,8 @@ KNOWN_IDS = {"officeId": os.environ.get("CONTRACT_OFFICE_ID"), "organizationId":
 LISTINGS_PUT = "/partner/v1/listings/{externalListingId}"
 WEBHOOK_ENDPOINT_PUT = "/partner/v1/webhook-endpoints/{endpointId}"
 LEAD_COUNTS = ("/partner/v1/offices/{officeId}/leads/count", "/partner/v1/organizations/{organizationId}/leads/count")
+# Routes that read startDate/endDate as the lead counts do (a range whose start is after its end is refused).
+DATE_RANGES = (*LEAD_COUNTS, "/partner/v1/listings/{externalListingId}/stats")
 DEFAULT_LOCATION = {"city": "Austin", "state": "TX", "country": "US", "visibility": "SHOW_CITY_STATE"}
 
 
@@ -62,7 +64,7 @@ def map_case(context, case):
                 case.path_parameters[name] = value
 
     # startDate must not be after endDate.
-    if query and path in LEAD_COUNTS and isinstance(query.get("startDate"), str) and isinstance(query.get("endDate"), str):
+    if query and path in DATE_RANGES and isinstance(query.get("startDate"), str) and isinstance(query.get("endDate"), str):
         start, end = _instant(query["startDate"]), _instant(query["endDate"])
         if start is not None and end is not None and start > end:
             query["startDate"], query["endDate"] = query["endDate"], query["startDate"]
