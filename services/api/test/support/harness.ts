@@ -1,7 +1,6 @@
 // Starts the real API in-process on a free port, wired to the real PostgreSQL, Redis and Kafka from the
 // test setup, and offers small helpers to call it the way a partner does.
 import Redis from "ioredis";
-import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
@@ -13,6 +12,7 @@ import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
+import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
