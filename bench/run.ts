@@ -11,6 +11,7 @@ import { partnerWrites } from "./scenarios/partner-writes.ts";
 import { putScaling } from "./scenarios/put-scaling.ts";
 import { consumerRates } from "./scenarios/consumer-rates.ts";
 import { apiWorkers } from "./scenarios/api-workers.ts";
+import { buyerPages } from "./scenarios/buyer-pages.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -46,6 +47,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "lead-count": script("lead-count.ts", "lead count, 10 M leads"),
   "consumer-rates": consumerRates,
   "api-workers": apiWorkers,
+  "buyer-pages": buyerPages,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   purge: script("purge.ts", "test-data purge, 1M leads"),
   "put-scaling": putScaling,

@@ -15,3 +15,8 @@ export * from "./http/patterns.ts";
 export * from "./http/text.ts";
 export * from "./webhooks.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";
+export * from "./http/quality.ts";
+export * from "./quality-rules.ts";
+export * from "./http/report.ts";
+export * from "./listing-report.ts";
+export * from "./http/stats.ts";

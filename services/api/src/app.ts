@@ -21,6 +21,9 @@ import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
+import { createReportRoutes } from "./reports/report-routes.ts";
+import { createStatsRoutes } from "./stats/stats-routes.ts";
+import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
@@ -48,6 +51,8 @@ export interface AppDeps {
   previews?: PreviewLinks;
   /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
   sitemapPageSize?: number;
+  /** Counts buyers' page views and search impressions (stats/stats-recorder.ts); absent = no counting. */
+  buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
 }
@@ -173,6 +178,8 @@ export function createApp(deps: AppDeps) {
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
+        .use(createReportRoutes(partner))
+        .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
         .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
@@ -195,6 +202,7 @@ export function createApp(deps: AppDeps) {
         leads: leadIntake,
         maxBodyBytes: deps.maxBodyBytes,
         sitemapPageSize: deps.sitemapPageSize,
+        stats: deps.buyerStats,
       }),
     )
     .use(

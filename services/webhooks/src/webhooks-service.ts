@@ -19,6 +19,7 @@ import { createDeliveryWorker, type DeliveryWorker } from "./delivery/delivery-w
 import type { AttemptOutcome } from "./delivery/outcome.ts";
 import { createSender } from "./delivery/sender.ts";
 import { createFactHandler } from "./fan-out/fact-handler.ts";
+import { createReportTracker } from "./reports/report-tracker.ts";
 import { createDeliveryCleanup } from "./retention/delivery-cleanup.ts";
 import { readEndpointStates, type EndpointState } from "./endpoint-states.ts";
 import type { WebhooksMetrics } from "./webhooks-metrics.ts";
@@ -87,21 +88,34 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     metrics: deps.metrics?.consumer,
     handle: createFactHandler({ sql: deps.sql, logger, publicBaseUrl: config.publicBaseUrl, onDeliveriesCreated: () => worker.wake(), onlyPartners: deps.onlyPartners }),
   });
+  // listing.report.changed: its own group, so a slow recompute never delays deliveries, and a dead letter of its
+  // own kind never mixes with undeliverable facts (both go to the webhooks dead-letter topic, told apart by group).
+  const reportConsumer = createEventConsumer({
+    kafka: deps.kafka,
+    groupId: config.reportGroupId,
+    topics: [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name],
+    deadLetterTopic: Topics.webhooksDeadLetter.name,
+    logger: logger.child({ component: "report-tracker" }),
+    partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
+    session: deps.session,
+    metrics: deps.metrics?.consumer,
+    handle: createReportTracker({ sql: deps.sql, logger, onlyPartners: deps.onlyPartners }).handle,
+  });
   const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });
 
   return {
     async start() {
       worker.start();
       cleanup.start();
-      await consumer.start();
+      await Promise.all([consumer.start(), reportConsumer.start()]);
     },
     async stop() {
       // Side by side: leaving the consumer group can wait on a rebalance (a member that died is evicted only after
       // the session timeout), and that must not keep the attempts in flight from finishing and being recorded.
       // Facts consumed meanwhile are already deliveries in PostgreSQL: the next start sends them.
-      await Promise.all([consumer.stop(), worker.stop().then(() => cleanup.stop())]);
+      await Promise.all([consumer.stop(), reportConsumer.stop(), worker.stop().then(() => cleanup.stop())]);
     },
-    isRunning: () => consumer.isRunning(),
+    isRunning: () => consumer.isRunning() && reportConsumer.isRunning(),
     outcomes: () => ({ ...outcomes }),
     endpointStates: () => readEndpointStates(deps.sql, deps.onlyPartners ? [...deps.onlyPartners] : undefined),
     worker,

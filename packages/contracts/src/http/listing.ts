@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
+import { QualityScore, Warnings } from "./quality.ts";
 import { Text } from "./text.ts";
 import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, PageCursor, ShortText } from "./common.ts";
 
@@ -111,6 +112,8 @@ export const ListingPutResponse = Type.Object(
     message: Type.Union([Type.Literal("Listing created"), Type.Literal("Listing updated")]),
     serviceListingId: Type.Integer(),
     serviceListingUrl: Type.String(),
+    warnings: Warnings,
+    qualityScore: QualityScore,
   },
   { additionalProperties: false },
 );
@@ -150,6 +153,8 @@ export const ListingRecord = Type.Object(
     photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus], { additionalProperties: true })),
     statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() }, { additionalProperties: true })),
     searchIndex: Type.Object({ state: IndexState }, { additionalProperties: true }),
+    warnings: Warnings,
+    qualityScore: QualityScore,
     createdAt: Type.String(),
     updatedAt: Type.String(),
   },

@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { DOCUMENTED_ONLY, Email, Limits, Nullable, PageCursor, Phone, RecordDateTime } from "./common.ts";
 import { LEAD_MESSAGE_MAX } from "./lead.ts";
 import { Text } from "./text.ts";
+import { QualityScore, Warnings } from "./quality.ts";
 
 /**
  * Query of the broker and listing PUTs. dryRun is read by the route itself (its own 400 message); the document
@@ -34,6 +35,8 @@ export const DryRunResponse = Type.Object(
     changedPaths: Type.Array(Type.String(), {
       description: "Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone)",
     }),
+    warnings: Warnings,
+    qualityScore: QualityScore,
   },
   { additionalProperties: false },
 );

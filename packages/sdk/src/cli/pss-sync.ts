@@ -14,8 +14,10 @@ import { createPacer } from "../sync/pacer.ts";
 import { fileReport, nullReport, type ReportLine } from "../sync/report.ts";
 import { runSync } from "../sync/run-sync.ts";
 import { createProgress, type ProgressMode } from "./progress.ts";
+import { runReportCommand } from "./report-command.ts";
 
 export const USAGE = `Usage: pss-sync <feed file> [flags]
+       pss-sync report [--warnings] [--json] [--api-url <url>] [--concurrency <n>] [--rpm <n>]
 
 Pushes brokers and listings from a feed file to the Partner Syndication Service.
 Feed: NDJSON, one record a line: {"kind":"broker"|"listing","id":"<external ID>","body":{<PUT body>}}
@@ -38,6 +40,10 @@ Flags:
   --max-attempts <n>      attempts per request on network errors, 408, 429 and 5xx (default 10)
   --progress <mode>       bar, ndjson or none (default: bar on a terminal, ndjson otherwise)
   -h, --help, --version
+
+pss-sync report lists the partner's listings that are not live (processing report state PROCESSING,
+NOT_VISIBLE or FAILED), with why; --warnings also lists those live with warnings; --json prints one JSON line
+per listing. (A feed file named "report" is given as ./report.)
 `;
 
 export interface CliIo {
@@ -45,6 +51,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stdinIsTTY: boolean;
+  /** Where `pss-sync report` prints (default: process.stdout). */
+  stdout?: { write(text: string): unknown };
   /** Asks a yes/no question on the terminal. */
   ask?(question: string): Promise<string>;
   fetch?: (request: Request) => Promise<Response>;
@@ -78,6 +86,8 @@ function parse(argv: string[]) {
       rpm: { type: "string" },
       "max-attempts": { type: "string" },
       progress: { type: "string" },
+      warnings: { type: "boolean" },
+      json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -100,7 +110,13 @@ export async function main(io: CliIo): Promise<number> {
 
   try {
     if (positionals.length !== 1) throw new UsageError(`give exactly one feed file${positionals.length ? ` (got ${positionals.length})` : ""}`);
+    const reportCommand = positionals[0] === "report";
     const feedPath = positionals[0]!;
+    if (!reportCommand && (v.warnings || v.json)) throw new UsageError("--warnings and --json belong to pss-sync report");
+    if (reportCommand) {
+      const misplaced = (["format", "dry-run", "resume", "checkpoint", "archive-missing", "yes", "report"] as const).filter((f) => v[f] !== undefined);
+      if (misplaced.length) throw new UsageError(`pss-sync report takes no --${misplaced[0]}`);
+    }
     const apiUrl = v["api-url"] ?? io.env.PSS_API_URL;
     const apiKey = v["api-key"] ?? io.env.PSS_API_KEY;
     if (!apiUrl) throw new UsageError("the API URL is missing: pass --api-url or set PSS_API_URL");
@@ -113,7 +129,7 @@ export async function main(io: CliIo): Promise<number> {
     const progressMode = (v.progress ?? (io.stderr.isTTY ? "bar" : "ndjson")) as ProgressMode;
     if (!["bar", "ndjson", "none"].includes(progressMode)) throw new UsageError(`--progress must be bar, ndjson or none, not ${JSON.stringify(v.progress)}`);
     if (v.yes && !v["archive-missing"]) throw new UsageError("--yes only confirms --archive-missing");
-    if (!existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
+    if (!reportCommand && !existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
 
     const pacer = createPacer({ requestsPerMinute: rpm });
     let requests = 0;
@@ -140,6 +156,10 @@ export async function main(io: CliIo): Promise<number> {
     } catch (err) {
       if (err instanceof PssApiError && err.status === 401) throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
       throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
+    }
+    if (reportCommand) {
+      await runReportCommand({ client, concurrency, includeWarnings: v.warnings ?? false, json: v.json ?? false, out: { write: (t: string) => (io.stdout ?? process.stdout).write(t) }, signal: io.signal });
+      return 0;
     }
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
 

@@ -272,6 +272,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -364,7 +375,7 @@ export interface paths {
         };
         /**
          * Create or update a broker (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).
          */
         put: {
             parameters: {
@@ -422,6 +433,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -431,6 +453,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -447,6 +480,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -781,6 +825,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -956,6 +1011,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -1048,7 +1114,7 @@ export interface paths {
         };
         /**
          * Create or update a listing (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.
          */
         put: {
             parameters: {
@@ -1157,6 +1223,17 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -1166,6 +1243,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -1182,6 +1270,17 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -1543,6 +1642,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -1562,6 +1672,325 @@ export interface paths {
                 };
                 /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/listings/{externalListingId}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The listing's processing report: every step from the write to the buyer's page, and one overall state
+         * @description Steps in order: stored; one per photo (downloaded and processed with its size, or the failure and what to do); description.rewritten; indexed; visible (buyers see it at its URL); sitemap. Each has an outcome (done, pending, failed, skipped) and the time it finished. state: LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE or FAILED, with reasons. A webhook listing.report.changed announces each change of state. Read-only; a key reads only its own partner's records of its mode.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The report */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            report: {
+                                externalListingId: string;
+                                serviceListingId: number;
+                                serviceListingUrl: string;
+                                /** @description The listing's version the report describes */
+                                version: number;
+                                /** @description LIVE: buyers see it, nothing to fix; LIVE_WITH_WARNINGS: buyers see it, warnings say what they miss; PROCESSING: not shown yet, steps still running; NOT_VISIBLE: kept from buyers on purpose (reasons say why); FAILED: every photo failed, buyers would see it without any */
+                                state: "LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED";
+                                /** @description Why the state is not LIVE; empty when LIVE */
+                                reasons: {
+                                    /** @description One of STATUS_NOT_VISIBLE, TEST_MODE, AWAITING_INDEX, PHOTOS_PENDING, ALL_PHOTOS_FAILED, HAS_WARNINGS */
+                                    code: "STATUS_NOT_VISIBLE" | "TEST_MODE" | "AWAITING_INDEX" | "PHOTOS_PENDING" | "ALL_PHOTOS_FAILED" | "HAS_WARNINGS";
+                                    message: string;
+                                }[];
+                                steps: {
+                                    /** @description One of stored, photo, description.rewritten, indexed, visible, sitemap; one photo step per photo */
+                                    step: "stored" | "photo" | "description.rewritten" | "indexed" | "visible" | "sitemap";
+                                    /** @description done; pending (still running); failed (message says what to do); skipped (does not apply, message says why) */
+                                    outcome: "done" | "pending" | "failed" | "skipped";
+                                    at: string | null;
+                                    message: string;
+                                    /** @description photo steps: the photo's path, photos[i] */
+                                    path?: string;
+                                    /** @description photo steps: the partner's image URL; visible and sitemap: the public page */
+                                    url?: string;
+                                    width?: number | null;
+                                    height?: number | null;
+                                }[];
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/listings/{externalListingId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries
+         * @description startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate; otherwise 400 with details [{path: "startDate", …}].
+         */
+        get: {
+            parameters: {
+                query?: {
+                    startDate?: string;
+                    endDate?: string;
+                };
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            externalListingId: string;
+                            serviceListingId: number;
+                            /** @description First day of the answer (UTC, YYYY-MM-DD) */
+                            startDate: string;
+                            /** @description Last day of the answer (UTC, YYYY-MM-DD), inclusive */
+                            endDate: string;
+                            /** @description One bucket per UTC day the range touches, oldest first, zeros included */
+                            days: {
+                                /** @description The UTC day, YYYY-MM-DD */
+                                date: string;
+                                /** @description Page views: one per visitor per day, known bots excluded */
+                                views: number;
+                                /** @description Times the listing was shown in buyers' search results (bots excluded) */
+                                impressions: number;
+                                /** @description Leads received that day; only for keys with lead tracking (counts only, never lead details) */
+                                inquiries?: number;
+                            }[];
+                            totals: {
+                                views: number;
+                                impressions: number;
+                                inquiries?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -2252,7 +2681,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2369,7 +2798,7 @@ export interface paths {
                         /** @description Absolute http(s) URL, at most 2048 characters */
                         url?: string;
                         /** @description Event types sent to this endpoint, each at most once */
-                        events?: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                        events?: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                         description?: string | null;
                         /** @description false stops deliveries; true (re-)enables them */
                         enabled?: boolean;
@@ -2391,7 +2820,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2421,7 +2850,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2691,7 +3120,7 @@ export interface paths {
                             results: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -3209,7 +3638,7 @@ export interface paths {
                 query?: {
                     endpointId?: string;
                     status?: "pending" | "delivered" | "failed";
-                    eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                    eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                     limit?: string;
                     cursor?: string;
                 };
@@ -3233,8 +3662,8 @@ export interface paths {
                                 /** @description Also the webhook-id header: identical on every attempt */
                                 deliveryId: string;
                                 endpointId: string;
-                                /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, ping */
-                                eventType: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                                /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, listing.report.changed, ping */
+                                eventType: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                                 /** @description Delivery status: one of pending, delivered, failed */
                                 status: "pending" | "delivered" | "failed";
                                 createdAt: string;
@@ -3253,8 +3682,8 @@ export interface paths {
                                     error: string | null;
                                 }[];
                                 payload: {
-                                    /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, ping */
-                                    type: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                                    /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, listing.report.changed, ping */
+                                    type: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                                     /**
                                      * Format: date-time
                                      * @description ISO 8601 date-time with a time zone (Z or an offset)
@@ -4522,6 +4951,93 @@ export interface webhooks {
                             /** @description The office's total lead count including this lead */
                             officeLeadCount: number;
                             /** @description Equal to officeLeadCount, which only grows */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the endpoint is disabled at once and nothing more is sent until a PUT with enabled: true */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received: the delivery is done (the body is not read) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, a timeout or a connection failure: the attempt is retried on the schedule */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "listing.report.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The listing's processing report changed its overall state (LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE, FAILED)
+         * @description Sent at least once to every enabled endpoint subscribed to this type, in no particular order: data.version only grows per record, so drop an event older than one you applied. Attempts time out after 10 s and are retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, with jitter; never earlier than a Retry-After asks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's ID: identical on every attempt of the delivery; a receiver drops a repeat by it */
+                    "webhook-id": string;
+                    /** @description When this attempt was signed, in Unix seconds; refuse attempts older than a few minutes (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the endpoint's secret (`whsec_<base64>`, base64-decoded). For 24 hours after a rotation there are two: one per secret */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "listing.report.changed";
+                        /**
+                         * Format: date-time
+                         * @description When the fact happened
+                         */
+                        timestamp: string;
+                        data: {
+                            externalListingId: string;
+                            serviceListingId: number;
+                            serviceListingUrl: string;
+                            /** @description LIVE: buyers see it, nothing to fix; LIVE_WITH_WARNINGS: buyers see it, warnings say what they miss; PROCESSING: not shown yet, steps still running; NOT_VISIBLE: kept from buyers on purpose (reasons say why); FAILED: every photo failed, buyers would see it without any */
+                            state: "LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED";
+                            previousState: ("LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED") | null;
+                            reasons: {
+                                /** @description One of STATUS_NOT_VISIBLE, TEST_MODE, AWAITING_INDEX, PHOTOS_PENDING, ALL_PHOTOS_FAILED, HAS_WARNINGS */
+                                code: "STATUS_NOT_VISIBLE" | "TEST_MODE" | "AWAITING_INDEX" | "PHOTOS_PENDING" | "ALL_PHOTOS_FAILED" | "HAS_WARNINGS";
+                                message: string;
+                            }[];
+                            /** @description The listing's version the state was computed for */
+                            listingVersion: number;
+                            /** @description The report's own version: grows by one with every state change of this listing */
                             version: number;
                         };
                     };

@@ -49,8 +49,15 @@ export interface SyncOptions {
   signal?: AbortSignal;
 }
 
+/** How many records of each kind carry each warning code (from the PUT answers of this run; skipped records are not asked). */
+export interface WarningSummary {
+  listings: Record<string, number>;
+  brokers: Record<string, number>;
+}
+
 export interface SyncSummary extends Counts {
   total: number;
+  warnings: WarningSummary;
   archived: number;
   /** Why --archive-missing archived nothing, when it did not run. */
   archiveSkipped: string | null;
@@ -83,6 +90,14 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   let phase: Phase = "reading";
   const progress = () => opts.onProgress?.({ phase, done, total, counts: { ...counts }, requests: requests() });
 
+  const warnings: WarningSummary = { listings: {}, brokers: {} };
+  /** The answer's warnings on the report line, counted once per code and record. */
+  const quality = (kind: "broker" | "listing", answer: { warnings?: { path: string; code: string; message: string }[]; qualityScore?: number }) => {
+    const list = answer.warnings ?? [];
+    const tally = kind === "listing" ? warnings.listings : warnings.brokers;
+    for (const code of new Set(list.map((w) => w.code))) tally[code] = (tally[code] ?? 0) + 1;
+    return { ...(list.length ? { warnings: list } : {}), ...(answer.qualityScore !== undefined ? { qualityScore: answer.qualityScore } : {}) };
+  };
   const finish = (line: ReportLine) => {
     counts[line.outcome] += 1;
     done += 1;
@@ -165,7 +180,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
           const r = await opts.client.putBroker(record.id, record.body as BrokerBody, { ...callOpts, dryRun: true });
           if (r.outcome === "wouldCreate") brokersToCreate.set(record.id, record.body);
           const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" ? "updated" : "unchanged";
-          finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths: r.changedPaths, ...extra });
+          finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths: r.changedPaths, ...extra, ...quality("broker", r) });
           return;
         }
         const { json, inlined } = archive ? { json: record.json, inlined: false } : asTheRealSyncSeesIt(record);
@@ -173,7 +188,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
         const changedPaths = inlined ? r.changedPaths.filter((p) => !p.startsWith("broker.")) : r.changedPaths;
         // With the broker inline, a listing changed only through its broker's fields is unchanged itself.
         const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" && changedPaths.length > 0 ? "updated" : "unchanged";
-        finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra });
+        finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra, ...(archive ? {} : quality("listing", r)) });
         return;
       }
       // Journalled before it goes out: if no answer ever comes, the record stays in doubt and is sent again,
@@ -188,7 +203,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       // very content the API already acknowledged for this ID (checkpoint) is an identical repeat: unchanged.
       const outcome: Outcome = r.created ? "created" : acknowledged(known, hash) ? "unchanged" : "updated";
       opts.checkpoint.record({ kind: record.kind, id: record.id, hash, serviceId, url, ...(archive ? { archived: true } : {}) });
-      finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId, url, error: null, ...extra });
+      finish({ kind: record.kind, id: record.id, outcome, httpStatus: r.httpStatus, serviceId, url, error: null, ...extra, ...(archive ? {} : quality(record.kind, r)) });
     } catch (err) {
       if (opts.signal?.aborted) {
         interrupted = true;
@@ -250,5 +265,5 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
 
   phase = "done";
   progress();
-  return { ...counts, total, archived, archiveSkipped, durationMs: Math.round(performance.now() - started), requests: requests(), dryRun: opts.dryRun ?? false, interrupted };
+  return { ...counts, total, warnings, archived, archiveSkipped, durationMs: Math.round(performance.now() - started), requests: requests(), dryRun: opts.dryRun ?? false, interrupted };
 }

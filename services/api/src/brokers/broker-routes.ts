@@ -9,7 +9,8 @@ import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { brokerHistory } from "../history/history-repository.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
-import { dryRunBroker, upsertBroker } from "./broker-service.ts";
+import { dryRunBroker, plannedBrokerQuality, upsertBroker } from "./broker-service.ts";
+import { storedBrokerQuality } from "../quality/record-quality.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -39,6 +40,7 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
           variants: variantsWithUrls(b.avatar.variants, publicBaseUrl),
         }
       : null,
+    ...storedBrokerQuality(b),
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
   };
@@ -55,7 +57,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         if (ctx.dryRun(request)) {
           const plan = await dryRunBroker(sql, partner, externalId, body);
           const outcome = plan.kind === "create" ? ("wouldCreate" as const) : plan.kind === "update" ? ("wouldUpdate" as const) : ("noChange" as const);
-          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path) };
+          return { status: "success" as const, dryRun: true as const, outcome, changedPaths: plan.changes.map((c) => c.path), ...plannedBrokerQuality(plan) };
         }
         const origin = ctx.originOf(request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
@@ -65,6 +67,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
           message: result.created ? ("Broker created" as const) : ("Broker updated" as const),
           serviceBrokerId: result.brokerId,
           serviceProfileUrl: await ctx.brokerUrl(partner, result.brokerId),
+          ...result.quality,
         };
       },
       {
@@ -74,7 +77,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description:
-            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.",
+            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).",
         },
       },
     )

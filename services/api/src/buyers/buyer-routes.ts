@@ -7,10 +7,16 @@ import type { DocumentedResponses } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery, rawQuery } from "./search-params.ts";
+import type { StatsRecorder } from "../stats/stats-recorder.ts";
 
-export function createBuyerRoutes(buyers: BuyerService) {
+/** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
+export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
   return new Elysia({ name: "buyer-routes" })
-    .get("/v1/listings", ({ request }) => buyers.search(parseSearchQuery(rawQuery(request))), {
+    .get("/v1/listings", async ({ request }) => {
+      const result = await buyers.search(parseSearchQuery(rawQuery(request)));
+      stats?.shown(result.results.map((r) => r.serviceListingId), request);
+      return result;
+    }, {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
@@ -20,9 +26,10 @@ export function createBuyerRoutes(buyers: BuyerService) {
     })
     .get(
       "/v1/listings/:serviceListingId",
-      async ({ params }) => {
+      async ({ params, request, server }) => {
         const listing = await buyers.listing(params.serviceListingId);
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
+        stats?.viewed(listing.serviceListingId, request, server);
         return { status: "success" as const, listing };
       },
       {

@@ -53,6 +53,7 @@ export async function startWebhooks(
     KAFKA_BROKERS: urls.KAFKA_BROKERS,
     WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY,
     WEBHOOKS_CONSUMER_GROUP: groupId,
+    REPORT_TRACKER_CONSUMER_GROUP: `${groupId}-reports`,
     PUBLIC_BASE_URL: opts.publicBaseUrl,
     ...testWebhooksEnv(opts.allowedHosts, opts.env),
   });
@@ -61,6 +62,7 @@ export async function startWebhooks(
   const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 5, onnotice: () => {}, backoff: () => 0.2 });
   const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
   const partners = new Set(opts.partners ?? []);
   const metrics = createMetrics({ service: "webhooks", defaultMetrics: false });
   const service = createWebhooksService({
