@@ -13,6 +13,7 @@ import { consumerRates } from "./scenarios/consumer-rates.ts";
 import { apiWorkers } from "./scenarios/api-workers.ts";
 import { batchWrites } from "./scenarios/batch-writes.ts";
 import { feedRead } from "./scenarios/feed-read.ts";
+import { buyerPages } from "./scenarios/buyer-pages.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -50,7 +51,9 @@ const SCENARIOS: Record<string, Scenario> = {
   "api-workers": apiWorkers,
   "batch-writes": batchWrites,
   "feed-read": feedRead,
+  "buyer-pages": buyerPages,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
+  purge: script("purge.ts", "test-data purge, 1M leads"),
   "put-scaling": putScaling,
 };
 

@@ -14,6 +14,7 @@ const bunBin = join(toolDir, "node_modules", "bun", "bin", "bun.exe");
 const scripts = {
   start: ["scripts/start.ts"],
   test: ["scripts/test.ts"],
+  images: ["scripts/images.ts"],
   bench: ["bench/run.ts"],
   admin: ["services/api/src/admin/cli.ts"],
   infra: ["infra/cli.ts"],

@@ -1,9 +1,20 @@
 // `npm test`: brings up the real servers (or uses configured URLs), then runs every test with `bun test`.
 // Extra arguments go to `bun test` (a path filter, -t pattern, ...).
-import { pgbouncerBinary } from "../infra/src/index.ts";
+//
+// A whole run (no arguments) then tests the containers on a real Docker engine (scripts/containers/): the engine
+// that answers, or Debian's docker.io installed and dockerd started here (stopped again at the end); the images
+// `npm run images` builds; the compose stack tests (test/containers/); and the infrastructure and whole-pipeline
+// tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
+// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments.
+import { pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
+import { buildImages } from "./containers/build-images.ts";
+import { ensureEngine, nofileLimit } from "./containers/engine.ts";
 import { createFailureCollector } from "./failure-report.ts";
+
+const args = process.argv.slice(2);
+const containerPart = process.env.PSS_CONTAINERS === "1" || (args.length === 0 && process.env.PSS_CONTAINERS !== "0");
 
 const started = Date.now();
 const { urls, source } = await provideInfrastructure(process.env);
@@ -12,31 +23,82 @@ console.error(`test: real servers from ${source} ready in ${((Date.now() - start
 const pgbouncer = await pgbouncerBinary({ install: true }).catch((err) => (console.error(`test: could not install pgbouncer: ${(err as Error).message}`), null));
 if (!pgbouncer) console.error("test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped");
 
-const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
-  // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
-  env: { ...process.env, ...urls, PSS_TEST_QUIET: "1", BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") },
-  stdin: "ignore",
-  stdout: "inherit",
-  stderr: "pipe",
-});
-
-// bun test reports on stderr; pass it through and keep the tail to print one plain closing line.
-let tail = "";
-const decoder = new TextDecoder();
+// The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
+const bunOptions = [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ");
 const failures = createFailureCollector();
-for await (const chunk of proc.stderr) {
-  process.stderr.write(chunk);
-  const text = decoder.decode(chunk, { stream: true });
-  tail = (tail + text).slice(-4000);
-  failures.push(text);
+const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };
+
+/** One `bun test` run: its report passes through, its counts add to the closing line. */
+async function bunTest(testArgs: string[], env: Record<string, string | undefined>): Promise<void> {
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], { env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions }, stdin: "ignore", stdout: "inherit", stderr: "pipe" });
+  // bun test reports on stderr; pass it through and keep the tail to read its counts.
+  let tail = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of proc.stderr) {
+    process.stderr.write(chunk);
+    const text = decoder.decode(chunk, { stream: true });
+    tail = (tail + text).slice(-4000);
+    failures.push(text);
+  }
+  const code = await proc.exited;
+  const passed = Number(/(\d+) pass\b/.exec(tail)?.[1] ?? 0);
+  totals.passed += passed;
+  totals.failed += Number(/(\d+) fail\b/.exec(tail)?.[1] ?? 0);
+  totals.skipped += Number(/(\d+) skip\b/.exec(tail)?.[1] ?? 0);
+  if (totals.code === 0) totals.code = code !== 0 ? code : passed === 0 ? 1 : 0;
 }
-const code = await proc.exited;
-const passed = Number(/(\d+) pass\b/.exec(tail)?.[1] ?? 0);
-const failed = Number(/(\d+) fail\b/.exec(tail)?.[1] ?? 0);
-const skipped = Number(/(\d+) skip\b/.exec(tail)?.[1] ?? 0);
+
+// The compose tests need the engine the container part provides: in the main run they would only skip.
+await bunTest(containerPart ? ["--path-ignore-patterns=test/containers/**", ...args] : args, { ...process.env, ...urls });
+if (containerPart) await containerTests();
+
 // A long run's failures scroll far away from its end: repeat each one's own output (bounded) just before the
 // closing line, where CI logs that keep only the tail still show it.
 const details = failures.blocks();
 if (details.length > 0) console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
-console.log(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
-process.exit(code !== 0 ? code : passed === 0 ? 1 : 0);
+console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}`);
+process.exit(totals.code);
+
+async function containerTests(): Promise<void> {
+  const t0 = Date.now();
+  const engine = await ensureEngine({ install: true, log: (line) => console.error(`test: ${line}`) });
+  if (!engine.ok) {
+    console.error(`test: container tests skipped: ${engine.reason}`);
+    return;
+  }
+  const run = `run-${process.pid}-${Date.now()}`;
+  const timings: Record<string, number> = { engine: (Date.now() - t0) / 1000 };
+  try {
+    let t = Date.now();
+    // The compose plugin's build (first run only) overlaps the image builds: one is CPU, the other mostly I/O.
+    const [built] = await Promise.all([
+      buildImages({ log: (line) => console.error(`test: images: ${line}`) }).finally(() => (timings.images = (Date.now() - t) / 1000)),
+      engine.composePlugin?.finally(() => (timings.composePlugin = (Date.now() - t) / 1000)),
+    ]);
+    const imageEnv = { ...built.variables, PSS_OPENSEARCH_NOFILE: String(nofileLimit()) };
+    // Compose stack tests (test/containers/): the servers the preload wants are this run's.
+    t = Date.now();
+    await bunTest(["--timeout", "900000", "test/containers"], { ...process.env, ...urls, ...imageEnv, PSS_CONTAINER_TESTS: "1" });
+    timings.compose = (Date.now() - t) / 1000;
+    // The infrastructure and whole-pipeline tests once more, their servers from testcontainers on those images:
+    // no URL is set, nothing is pulled (no Ryuk; the engine's host is this machine).
+    t = Date.now();
+    const env: Record<string, string | undefined> = { ...process.env, ...imageEnv, PSS_TEST_INFRA: "testcontainers", PSS_TEST_RUN: run, TESTCONTAINERS_RYUK_DISABLED: "true" };
+    // The engine is this machine's (unless DOCKER_HOST says otherwise): testcontainers need not pull a helper image to find it.
+    if (!process.env.DOCKER_HOST) env.TESTCONTAINERS_HOST_OVERRIDE ??= "127.0.0.1";
+    for (const v of [...URL_VARIABLES, ...S3_VARIABLES]) delete env[v];
+    console.error("test: the infrastructure and whole-pipeline tests on testcontainers");
+    await bunTest(["test/infrastructure", "test/pipeline"], env);
+    timings.testcontainers = (Date.now() - t) / 1000;
+  } catch (err) {
+    console.error(`test: container tests failed: ${(err as Error).message}`);
+    totals.failed += 1;
+    if (totals.code === 0) totals.code = 1;
+  } finally {
+    // Without Ryuk nothing reaps what a run's test processes left: remove this run's containers by their label.
+    const left = (await new Response(Bun.spawn(["docker", "ps", "-aq", "--filter", `label=pss.test-run=${run}`]).stdout).text()).split("\n").filter(Boolean);
+    if (left.length > 0) await Bun.spawn(["docker", "rm", "-f", "-v", ...left], { stdout: "ignore", stderr: "ignore" }).exited;
+    if (engine.startedHere) await engine.stop();
+    console.error(`test: container part took ${((Date.now() - t0) / 1000).toFixed(0)} s ${JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])))}`);
+  }
+}

@@ -5,7 +5,7 @@ import autocannon from "autocannon";
 import { externalId, listingBody } from "./bodies.mjs";
 
 const spec = JSON.parse(process.argv[2]);
-const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}) };
+const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.userAgent ? { "user-agent": spec.userAgent } : {}) };
 let counter = 0;
 let itemFailures = 0;
 const bodyCache = new Map();
@@ -13,7 +13,8 @@ const bodyCache = new Map();
 function requestFor() {
   switch (spec.mode) {
     case "get":
-      return { method: "GET", path: spec.path, headers };
+      // `visitors`: that many distinct browsers (User-Agents), in turn.
+      return { method: "GET", path: spec.path, headers: spec.visitors ? { ...headers, "user-agent": `${spec.userAgent} v${counter++ % spec.visitors}` } : headers };
     case "new": {
       // A fresh external ID every request.
       const n = spec.offset + counter++;

@@ -121,6 +121,10 @@ export interface LoadSpec {
   /** mode "lead": the service listing IDs inquiries go to, round robin. */
   listingIds?: string[];
   bodyOptions?: { descriptionLength?: number; photos?: number };
+  /** Sent as User-Agent (buyer pages count only what a browser asks for). */
+  userAgent?: string;
+  /** mode "get": cycle through this many distinct visitors (User-Agent suffixes). */
+  visitors?: number;
 }
 
 export interface LoadResult {

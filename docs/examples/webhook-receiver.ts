@@ -30,6 +30,8 @@ function recordOf(event: PssEvent): string | null {
       return `listing-visibility:${d.serviceListingId}`;
     case "listing.media.processed":
       return `listing-media:${d.serviceListingId}`;
+    case "listing.report.changed":
+      return `listing-report:${d.serviceListingId}`;
     case "broker.avatar.processed":
       return `broker-avatar:${d.serviceBrokerId}`;
     case "lead.received":

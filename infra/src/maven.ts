@@ -3,10 +3,20 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCommand } from "./process.ts";
 
+function libDirOf(pomFile: string, cacheDir: string, name: string): string {
+  const hash = new Bun.CryptoHasher("sha256").update(readFileSync(pomFile)).digest("hex").slice(0, 16);
+  return join(cacheDir, `${name}-${hash}`);
+}
+
+/** The cached jars' directory, or null when they were never resolved (tests that must not download skip then). */
+export function cachedJars(pomFile: string, cacheDir: string, name: string): string | null {
+  const libDir = libDirOf(pomFile, cacheDir, name);
+  return existsSync(join(libDir, ".complete")) ? libDir : null;
+}
+
 /** Returns a directory holding every jar the pom depends on (resolving them on first use). */
 export async function resolveJars(pomFile: string, cacheDir: string, name: string): Promise<string> {
-  const hash = new Bun.CryptoHasher("sha256").update(readFileSync(pomFile)).digest("hex").slice(0, 16);
-  const libDir = join(cacheDir, `${name}-${hash}`);
+  const libDir = libDirOf(pomFile, cacheDir, name);
   const marker = join(libDir, ".complete");
   if (existsSync(marker)) return libDir;
   mkdirSync(libDir, { recursive: true });

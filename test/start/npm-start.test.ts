@@ -112,6 +112,7 @@ beforeAll(async () => {
     startGroupAtEnd(kafka, `${groups.leads}-counter`, [Topics.leadEvents.name]),
     startGroupAtEnd(kafka, `${groups.leads}-mailer`, [Topics.leadEvents.name]),
     startGroupAtEnd(kafka, groups.webhooks, [Topics.partnerEvents.name]),
+    startGroupAtEnd(kafka, `${groups.webhooks}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]),
   ]);
   for (const key of Object.keys(ports) as (keyof typeof ports)[]) ports[key] = await freePort();
 }, 60_000);
@@ -155,6 +156,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     RECONCILE_INTERVAL_MS: "0",
     LEADS_GROUP_PREFIX: groups.leads,
     WEBHOOKS_CONSUMER_GROUP: groups.webhooks,
+    REPORT_TRACKER_CONSUMER_GROUP: `${groups.webhooks}-reports`,
     OPENSEARCH_INDEX_ALIAS: alias,
     LOG_LEVEL: "warn",
   };

@@ -1,6 +1,7 @@
-// Where the test servers come from: URLs in the environment if all are set; else testcontainers when a
-// Docker engine answers; else the local infrastructure runner (what CI on our Docker-less machines uses), which
-// starts only the servers whose URL is not set.
+// Where the test servers come from: URLs in the environment if all are set (they always win); else PSS_TEST_INFRA
+// chooses: `testcontainers` (the images of PSS_*_IMAGE), `local` (the local infrastructure runner, which starts only
+// the servers whose URL is not set), or, unset, testcontainers when a Docker engine answers and the local runner
+// otherwise.
 import { S3_VARIABLES, up, URL_VARIABLES, type InfraUrls } from "../../infra/src/index.ts";
 import { dockerEngineAvailable, startWithTestcontainers } from "./testcontainers.ts";
 
@@ -12,7 +13,7 @@ export async function provideInfrastructure(env: Record<string, string | undefin
     const names = [...URL_VARIABLES, ...S3_VARIABLES].filter((v) => env[v]);
     return { urls: Object.fromEntries(names.map((v) => [v, env[v]!])) as InfraUrls, source: "environment" };
   }
-  if (env.PSS_TEST_INFRA !== "local" && (await dockerEngineAvailable())) {
+  if (env.PSS_TEST_INFRA === "testcontainers" || (env.PSS_TEST_INFRA !== "local" && (await dockerEngineAvailable()))) {
     const { urls, stop } = await startWithTestcontainers();
     process.once("beforeExit", () => void stop());
     return { urls, source: "testcontainers" };

@@ -1,14 +1,24 @@
-// Test servers in throw-away containers, for machines with a Docker engine. Images and versions are
-// the ones docker-compose.yml runs, so tests see the same servers as the production-like stack.
+// Test servers in throw-away containers, for machines with a Docker engine. Images come from the variables
+// docker-compose.yml reads (PSS_POSTGRES_IMAGE, ...): the official images by default, or the ones `npm run images`
+// built where no registry is reachable (npm test passes them), so tests see the same servers as the stack.
 import { GenericContainer, RandomPortGenerator, Wait, getContainerRuntimeClient, type StartedTestContainer } from "testcontainers";
+import { readComposeEnv } from "../../scripts/containers/compose-env.ts";
+import { imageFor } from "../../scripts/containers/image-variables.ts";
 
-export const IMAGES = {
-  postgres: "postgres:16",
-  redis: "redis:7",
-  kafka: "apache/kafka:3.9.1",
-  opensearch: "opensearchproject/opensearch:2.19.1",
-  s3: "andrewgaul/s3proxy:s3proxy-3.0.0",
-} as const;
+/** The environment's image variables, else those `npm run images` wrote to .env, else the official images. */
+export function images(environment: Record<string, string | undefined> = process.env) {
+  const env = { ...readComposeEnv(), ...environment };
+  return {
+    postgres: imageFor("PSS_POSTGRES_IMAGE", env),
+    redis: imageFor("PSS_REDIS_IMAGE", env),
+    kafka: imageFor("PSS_KAFKA_IMAGE", env),
+    opensearch: imageFor("PSS_OPENSEARCH_IMAGE", env),
+    s3: imageFor("PSS_S3_IMAGE", env),
+  };
+}
+
+/** Labels every container started here with PSS_TEST_RUN (npm test removes what a run left behind by it). */
+const runLabels = (): Record<string, string> => (process.env.PSS_TEST_RUN ? { "pss.test-run": process.env.PSS_TEST_RUN } : {});
 
 /** The bucket and credentials docker-compose.yml gives its S3Proxy, reused here. */
 export const CONTAINER_S3 = { S3_BUCKET: "pss-media", S3_REGION: "us-east-1", S3_ACCESS_KEY_ID: "pss", S3_SECRET_ACCESS_KEY: "pss-compose-secret" } as const;
@@ -48,22 +58,27 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
   const runtimeHost = (await getContainerRuntimeClient()).info.containerRuntime.host;
   const host = runtimeHost === "localhost" ? "127.0.0.1" : runtimeHost;
   const kafkaHostPort = await new RandomPortGenerator().generatePort();
+  const IMAGES = images();
 
   const results = await Promise.allSettled([
     new GenericContainer(IMAGES.postgres)
+      .withLabels(runLabels())
       .withEnvironment({ POSTGRES_USER: "pss", POSTGRES_PASSWORD: "pss", POSTGRES_DB: "pss" })
       // Data only has to outlive the test run; tmpfs and no fsync keep it fast.
       .withTmpFs({ "/var/lib/postgresql/data": "rw" })
       .withCommand(["postgres", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
       .withExposedPorts(5432)
-      // The init script runs a temporary server first, so the message appears twice.
-      .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+      // TCP, not the socket: the official image's init script runs a temporary server on the socket only.
+      .withWaitStrategy(Wait.forSuccessfulCommand("pg_isready -h 127.0.0.1 -U pss -d pss"))
+      .withStartupTimeout(120_000)
       .start(),
     new GenericContainer(IMAGES.redis)
+      .withLabels(runLabels())
       .withExposedPorts(6379)
       .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
       .start(),
     new GenericContainer(IMAGES.kafka)
+      .withLabels(runLabels())
       .withEnvironment({
         // Setting any KAFKA_* variable replaces the image's defaults, so this is the full KRaft config.
         // Clients use PLAINTEXT (advertised at the host port); the broker's own traffic uses BROKER,
@@ -91,6 +106,7 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
       .withStartupTimeout(120_000)
       .start(),
     new GenericContainer(IMAGES.opensearch)
+      .withLabels(runLabels())
       .withEnvironment({
         "discovery.type": "single-node",
         DISABLE_SECURITY_PLUGIN: "true",
@@ -103,6 +119,7 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
       .withStartupTimeout(180_000)
       .start(),
     new GenericContainer(IMAGES.s3)
+      .withLabels(runLabels())
       .withEnvironment({
         S3PROXY_AUTHORIZATION: "aws-v2-or-v4",
         S3PROXY_IDENTITY: CONTAINER_S3.S3_ACCESS_KEY_ID,

@@ -17,3 +17,8 @@ export * from "./webhooks.ts";
 export { COUNTRY_CODES } from "./country-codes.ts";
 export * from "./http/batch.ts";
 export * from "./http/feed.ts";
+export * from "./http/quality.ts";
+export * from "./quality-rules.ts";
+export * from "./http/report.ts";
+export * from "./listing-report.ts";
+export * from "./http/stats.ts";

@@ -2,11 +2,12 @@
 // answers, and the facts the indexer, media and leads services publish on Topics.partnerEvents for the webhooks
 // service to deliver. Signing follows the Standard Webhooks specification.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, ShortText } from "./http/common.ts";
+import { Clearable, DateTime, ExternalId, HttpUrl, Nullable, PageCursor, ShortText } from "./http/common.ts";
 import { ListingStatusSchema } from "./http/listing.ts";
+import { ReportReason, ReportStateSchema } from "./http/report.ts";
 
 /** Event types a partner can subscribe an endpoint to. */
-export const WEBHOOK_EVENT_TYPES = ["listing.published", "listing.unpublished", "listing.media.processed", "broker.avatar.processed", "lead.received"] as const;
+export const WEBHOOK_EVENT_TYPES = ["listing.published", "listing.unpublished", "listing.media.processed", "broker.avatar.processed", "lead.received", "listing.report.changed"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Sent by POST …/webhook-endpoints/{endpointId}/test whatever the endpoint subscribed to. */
 export const PING_EVENT = "ping";
@@ -27,11 +28,11 @@ const L = Type.Literal;
 const oneOf = (description: string, values: readonly string[]) => ({ description: `${description}: one of ${values.join(", ")}` });
 
 export const WebhookEventTypeSchema = Type.Union(
-  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received")],
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received"), L("listing.report.changed")],
   oneOf("Event type", WEBHOOK_EVENT_TYPES),
 );
 export const DeliveredEventTypeSchema = Type.Union(
-  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received"), L("ping")],
+  [L("listing.published"), L("listing.unpublished"), L("listing.media.processed"), L("broker.avatar.processed"), L("lead.received"), L("listing.report.changed"), L("ping")],
   oneOf("Event type", [...WEBHOOK_EVENT_TYPES, PING_EVENT]),
 );
 export const WebhookDeliveryStatusSchema = Type.Union([L("pending"), L("delivered"), L("failed")], oneOf("Delivery status", WEBHOOK_DELIVERY_STATUSES));
@@ -105,6 +106,16 @@ export const LeadReceivedData = Type.Object({
   ...feedSequence,
 }, { additionalProperties: true });
 
+/** listing.report.changed: the processing report's overall state changed (GET …/report has every step). */
+export const ListingReportChangedData = Type.Object({
+  ...listingIds,
+  state: ReportStateSchema,
+  previousState: Nullable(ReportStateSchema),
+  reasons: Type.Array(ReportReason),
+  listingVersion: Type.Integer({ description: "The listing's version the state was computed for" }),
+  version: Type.Integer({ description: "The report's own version: grows by one with every state change of this listing" }),
+}, { additionalProperties: true });
+
 export const PingData = Type.Object({
   endpointId: Type.String(),
   version: Type.Integer({ description: "The endpoint's version" }),
@@ -117,6 +128,7 @@ export const WEBHOOK_EVENT_DATA: Record<DeliveredEventType, { summary: string; d
   "listing.media.processed": { summary: "Every photo of the listing's current version is ready or failed, with each photo's reason", data: ListingMediaProcessedData },
   "broker.avatar.processed": { summary: "The broker's avatar is ready or failed", data: BrokerAvatarProcessedData },
   "lead.received": { summary: "A buyer sent a lead on one of the partner's listings: IDs and the office's new count, no lead details", data: LeadReceivedData },
+  "listing.report.changed": { summary: "The listing's processing report changed its overall state (LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE, FAILED)", data: ListingReportChangedData },
   ping: { summary: "Sent by POST /partner/v1/webhook-endpoints/{endpointId}/test, whatever the endpoint subscribed to", data: PingData },
 };
 
@@ -223,7 +235,7 @@ export type WebhookDeliveryRecord = Static<typeof WebhookDeliveryRecord>;
 export const WebhookDeliveryPage = Type.Object({ status: Type.Literal("success"), results: Type.Array(WebhookDeliveryRecord), nextCursor: Nullable(Type.String()) }, { additionalProperties: true });
 
 const LIMIT = Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" });
-const CURSOR = Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" });
+const CURSOR = PageCursor();
 
 export const WebhookEndpointPageQuery = Type.Object({ limit: Type.Optional(LIMIT), cursor: Type.Optional(CURSOR) }, { additionalProperties: false });
 
@@ -281,6 +293,7 @@ export const PARTNER_EVENT_AGGREGATES: Record<WebhookEventType, "listing" | "bro
   "listing.media.processed": "listing",
   "broker.avatar.processed": "broker",
   "lead.received": "lead",
+  "listing.report.changed": "listing",
 };
 
 export function isWebhookEventType(type: string): type is WebhookEventType {

@@ -16,6 +16,14 @@ export type ListingPutResponse = Json<ListingPath["put"]["responses"][201]>;
 export type BrokerRecord = Json<BrokerPath["get"]["responses"][200]>["broker"];
 /** A listing as stored (GET /partner/v1/listings/{externalListingId}). */
 export type ListingRecord = Json<ListingPath["get"]["responses"][200]>["listing"];
+/** A quality warning on a PUT answer or a read-back: `{path, code, message}`; never blocking (docs/partner-api.md). */
+export type QualityWarning = ListingRecord["warnings"][number];
+export type WarningCode = QualityWarning["code"];
+/** GET /partner/v1/listings/{externalListingId}/report: every processing step and the overall state. */
+export type ListingReport = Json<paths["/partner/v1/listings/{externalListingId}/report"]["get"]["responses"][200]>["report"];
+export type ReportState = ListingReport["state"];
+/** GET /partner/v1/listings/{externalListingId}/stats: daily views, impressions and (with lead tracking) inquiries. */
+export type ListingStats = Json<paths["/partner/v1/listings/{externalListingId}/stats"]["get"]["responses"][200]>;
 export type HealthResponse = Json<paths["/partner/v1/health"]["get"]["responses"][200]>;
 export type OfficeLeadCount = Json<paths["/partner/v1/offices/{officeId}/leads/count"]["get"]["responses"][200]>;
 export type OrganizationLeadCount = Json<paths["/partner/v1/organizations/{organizationId}/leads/count"]["get"]["responses"][200]>;

@@ -42,13 +42,15 @@ afterAll(async () => {
 });
 
 /** A clean environment, as on a partner's machine: no server URLs of the test run, only the API's. */
-const userEnv = (partner: TestPartner) => ({
+const userEnv = (partner: TestPartner, other?: TestPartner) => ({
   PATH: `${join(dir, "bin")}:${process.env.PATH}`,
   HOME: process.env.HOME ?? dir,
   TERM: "xterm",
   PSS_API_URL: api.url,
   PSS_API_KEY: partner.apiKey,
   PSS_ORGANIZATION_ID: String(partner.organizationId),
+  // docs/sync.md: a key of another partner, which must not resume from this partner's checkpoint.
+  ...(other ? { OTHER_PARTNER_KEY: other.apiKey } : {}),
 });
 
 const where = (doc: string, b: CodeBlock) => `${doc}:${b.line}`;
@@ -114,8 +116,10 @@ describe("docs/sync.md", () => {
   const doc = "docs/sync.md";
   const blocks = documentBlocks(join(ROOT, doc));
   let partner: TestPartner;
+  let other: TestPartner;
   beforeAll(async () => {
     partner = await fx.createPartner();
+    other = await fx.createPartner();
   });
 
   test("every code block is a terminal session, a feed file it uses, or an install line", () => {
@@ -142,7 +146,7 @@ describe("docs/sync.md", () => {
         ...steps.flatMap((s) => [s.command, `__rc=$?; printf '\\n@@step-end\\n'; (exit $__rc)`]),
       ].join("\n");
       writeFileSync(join(dir, "session.sh"), script);
-      const proc = Bun.spawn(["script", "-qefc", "bash --noprofile --norc session.sh", "/dev/null"], { cwd: dir, env: userEnv(partner), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["script", "-qefc", "bash --noprofile --norc session.sh", "/dev/null"], { cwd: dir, env: userEnv(partner, other), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const [raw] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
       const outputs = raw.split("@@step-end");
       for (const [i, step] of steps.entries()) {

@@ -48,7 +48,17 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   const lines = readNdjson(report);
   expect(lines).toHaveLength(2000);
   expect(count(lines, "created")).toBe(2000);
-  expect(lines.find((l) => l.id === "full-l7")).toEqual({ kind: "listing", id: "full-l7", outcome: "created", httpStatus: 201, serviceId: expect.any(Number), url: expect.stringMatching(/\/listings\/\d+$/), error: null });
+  expect(lines.find((l) => l.id === "full-l7")).toEqual({
+    kind: "listing",
+    id: "full-l7",
+    outcome: "created",
+    httpStatus: 201,
+    serviceId: expect.any(Number),
+    url: expect.stringMatching(/\/listings\/\d+$/),
+    error: null,
+    qualityScore: expect.any(Number),
+    ...(lines.find((l) => l.id === "full-l7")!.warnings ? { warnings: expect.any(Array) } : {}),
+  });
   expect(await stored(partner.partnerId)).toMatchObject({ listings: 1950, brokers: 50, listingsWrittenTwice: 0 });
   // Batches of 100 (the default): one for the 50 brokers, 20 for the listings, no single PUT; every broker
   // reached the API before the first listing.
@@ -226,3 +236,76 @@ test("--dry-run of a new feed, then of a changed one, says what the real sync th
   const [broker] = await fx.sql`SELECT version FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = 'dry-b1'`;
   expect(broker!.version).toBe(2);
 }, 120_000);
+
+describe("quality warnings and the report command (issue 24)", () => {
+  /** pss-sync report as a user runs it; what it prints on stdout. */
+  async function reportCommand(args: string[], env: Record<string, string>) {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src/cli/main.ts"), "report", ...args], { env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  }
+
+  test("the summary counts the listings and brokers carrying each warning; each report line carries its record's", async () => {
+    const partner = await fx.createPartner();
+    const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+    const records = feedLines("warn", { brokers: 2, listings: 6 });
+    // Two listings without an asking price, one broker without a phone.
+    for (const r of records) {
+      if (r.id === "warn-l1" || r.id === "warn-l4") (r.body.financials as Record<string, unknown>).askingPrice = undefined;
+      if (r.id === "warn-b1") delete r.body.phone;
+    }
+    const feed = writeFeed(join(dir, "warn.ndjson"), records);
+    const report = join(dir, "warn-report.ndjson");
+    const run = await spawnCli([feed, "--rpm", "0", "--report", report], env).finished();
+    expect(run.code).toBe(0);
+    const lines = readNdjson(report);
+    const tally = (kind: string) => {
+      const out: Record<string, number> = {};
+      for (const l of lines.filter((x) => x.kind === kind)) for (const code of new Set((l.warnings ?? []).map((w: { code: string }) => w.code))) out[code as string] = (out[code as string] ?? 0) + 1;
+      return out;
+    };
+    expect(run.summary!.warnings).toEqual({ listings: tally("listing"), brokers: tally("broker") });
+    expect(run.summary!.warnings.listings.ASKING_PRICE_MISSING).toBe(2);
+    expect(run.summary!.warnings.brokers.BROKER_PHONE_MISSING).toBe(1);
+    expect(lines.find((l) => l.id === "warn-l1")!.warnings).toContainEqual({ path: "financials.askingPrice", code: "ASKING_PRICE_MISSING", message: expect.any(String) });
+    // A dry run reports the same warnings.
+    const dry = await spawnCli([feed, "--rpm", "0", "--dry-run"], env).finished();
+    expect(dry.summary!.warnings).toEqual(run.summary!.warnings);
+  });
+
+  test("pss-sync report prints the listings that are not live, with why; --warnings adds those live with warnings", async () => {
+    const partner = await fx.createPartner();
+    const env = { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey };
+    const records = feedLines("rep", { brokers: 1, listings: 3 });
+    (records.find((r) => r.id === "rep-l1")!.body as Record<string, unknown>).status = "SOLD";
+    expect((await spawnCli([writeFeed(join(dir, "rep.ndjson"), records), "--rpm", "0"], env).finished()).code).toBe(0);
+    // No indexer or media service runs here: rep-l2 is marked indexed as the indexer would; rep-l0 waits for it.
+    await fx.sql`UPDATE listings SET index_state = 'indexed', indexed_version = version, published_at = now() WHERE partner_id = ${partner.partnerId} AND external_id = 'rep-l2'`;
+    // …and its photos processed as the media service would, narrower than recommended (a warning).
+    await fx.sql`UPDATE listing_photos SET state = 'ready', width = 800, height = 600
+      WHERE listing_id = (SELECT id FROM listings WHERE partner_id = ${partner.partnerId} AND external_id = 'rep-l2')`;
+
+    const json = await reportCommand(["--json"], env);
+    expect(json.code).toBe(0);
+    const rows = json.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(rows.map((r) => [r.externalListingId, r.state, r.reasons.map((x: { code: string }) => x.code)])).toEqual([
+      ["rep-l1", "NOT_VISIBLE", ["STATUS_NOT_VISIBLE"]],
+      ["rep-l0", "PROCESSING", expect.arrayContaining(["AWAITING_INDEX"])],
+    ]);
+
+    const text = await reportCommand([], env);
+    expect(text.code).toBe(0);
+    const out = text.stdout.split("\n");
+    expect(out[0]).toBe("pss-sync report: 2 of 3 listings are not live");
+    expect(out[1]).toMatch(/^  rep-l1  NOT_VISIBLE {7}  Status SOLD is not shown to buyers/);
+    expect(out[2]).toMatch(/^  rep-l0  PROCESSING {8}  Stored; waiting for the search index/);
+
+    const withWarnings = await reportCommand(["--warnings", "--json"], env);
+    const states = withWarnings.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.externalListingId, r.state]);
+    expect(states).toEqual([["rep-l2", "LIVE_WITH_WARNINGS"], ["rep-l1", "NOT_VISIBLE"], ["rep-l0", "PROCESSING"]]);
+
+    const misplaced = await reportCommand(["--dry-run"], env);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain("pss-sync report takes no --dry-run");
+  });
+});

@@ -24,3 +24,4 @@ export { createS3MediaStorage, StorageTimeoutError } from "./s3-media-storage.ts
 export * from "./leader-lease.ts";
 export * from "./feed-events.ts";
 export * from "./feed-sequencer.ts";
+export * from "./outage-wait.ts";

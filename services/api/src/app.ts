@@ -22,6 +22,9 @@ import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createFeedRoutes } from "./feed/feed-routes.ts";
+import { createReportRoutes } from "./reports/report-routes.ts";
+import { createStatsRoutes } from "./stats/stats-routes.ts";
+import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPartnerContext } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
@@ -49,6 +52,8 @@ export interface AppDeps {
   previews?: PreviewLinks;
   /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
   sitemapPageSize?: number;
+  /** Counts buyers' page views and search impressions (stats/stats-recorder.ts); absent = no counting. */
+  buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
 }
@@ -175,13 +180,15 @@ export function createApp(deps: AppDeps) {
       group
         .onTransform(authenticatePartner)
         .onTransform(({ body }) => throwBodyRejection(body))
-        .get("/health", () => ({ status: "success" as const, timestamp: new Date().toISOString() }), {
+        .get("/health", ({ request }) => ({ status: "success" as const, timestamp: new Date().toISOString(), partnerId: partner.principalOf(request).partnerId }), {
           response: { 200: HealthResponse },
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
         .use(createFeedRoutes(partner))
+        .use(createReportRoutes(partner))
+        .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
         .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
@@ -204,6 +211,7 @@ export function createApp(deps: AppDeps) {
         leads: leadIntake,
         maxBodyBytes: deps.maxBodyBytes,
         sitemapPageSize: deps.sitemapPageSize,
+        stats: deps.buyerStats,
       }),
     )
     .use(

@@ -57,6 +57,8 @@ export interface ApiConfig {
   leadRateLimitPerListing: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
+  /** How often buyer statistics (views, impressions) are flushed to PostgreSQL; 0 turns counting off. */
+  buyerStatsFlushMs: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
   webhookSecretKey: Buffer;
   /** Test mode and change history (docs/sandbox.md). */
@@ -120,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
+    buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),

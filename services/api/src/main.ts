@@ -22,6 +22,7 @@ import {
   type ReadinessCheck,
 } from "@pss/service-kit";
 import { createApp } from "./app.ts";
+import { createStatsRecorder } from "./stats/stats-recorder.ts";
 import { attachWorkerLink } from "./cluster/api-cluster.ts";
 import { startApiPrimary } from "./cluster/api-primary.ts";
 import { serverOptions } from "./http/edge.ts";
@@ -86,6 +87,10 @@ const leads = {
   countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
 };
 
+// Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
+const buyerStats = config.buyerStatsFlushMs > 0 ? createStatsRecorder({ sql, redis, logger, trustProxy: config.trustProxy, flushIntervalMs: config.buyerStatsFlushMs }) : undefined;
+buyerStats?.start();
+
 // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
 // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
 const readiness: Record<string, ReadinessCheck> = {
@@ -129,6 +134,7 @@ const app = createApp({
   opensearch,
   searchAlias: config.searchAlias,
   leads,
+  buyerStats,
   webhookSecrets: createSecretBox(config.webhookSecretKey),
   previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
 }).listen({
@@ -183,6 +189,7 @@ shutdown.register("stop accepting requests", async () => {
 });
 shutdown.register("stop retention job", () => retention.stop());
 shutdown.register("stop feed sequencer", () => feedSequencer.stop());
+shutdown.register("flush buyer statistics", async () => buyerStats?.stop());
 shutdown.register("stop outbox relay", async () => {
   await relayBoot;
   await relay.stop();

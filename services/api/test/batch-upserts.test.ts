@@ -289,6 +289,8 @@ describe("rate limiting counts every item", () => {
   let limited: ApiHarness;
   beforeAll(async () => {
     limited = await startApi({ relay: false, rateLimitPerMinute: 5 });
+    // The limiter fails open until Redis is ready: wait for the connection, or the first batch may pass whole.
+    await limited.redis.ping();
   });
   afterAll(() => limited?.stop());
 

@@ -90,6 +90,8 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
       message: "Broker created",
       serviceBrokerId: expect.any(String),
       serviceProfileUrl: expect.any(String),
+      // The sample broker has everything but a photo.
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70,
     });
     expect(res.body.serviceBrokerId.length).toBeGreaterThan(0);
     expect(res.body.serviceProfileUrl).toBe(PROFILE_BASE + res.body.serviceBrokerId);
@@ -103,7 +105,7 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
     const first = await created(partner, externalId);
     const res = await partner.put(path(externalId), sample.broker({ name: "Jane Q. Broker" }));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl });
+    expect(res.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl, warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70 });
     expect((await readBack(partner, externalId)).name).toBe("Jane Q. Broker");
     expect((await brokerRow(partner, externalId))!.version).toBe(2);
     expect(await brokerEventCount(first.serviceBrokerId)).toBe(2);
@@ -118,7 +120,7 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
 
     const again = await partner.put(path(externalId), sample.broker());
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl });
+    expect(again.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl, warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70 });
 
     const after = (await brokerRow(partner, externalId))!;
     expect(after.version).toBe(before.version);
@@ -175,6 +177,7 @@ describe("GET /partner/v1/brokers/{externalBrokerId}", () => {
       licenses: body.licenses,
       serviceAreas: body.serviceAreas,
       avatar: null,
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

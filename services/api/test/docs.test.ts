@@ -96,7 +96,7 @@ test("text lengths count characters as the document does: 200 emoji make a valid
 
 test("the document's webhooks section describes every event sent to partners' endpoints, with the Standard Webhooks headers", async () => {
   const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
-  expect(Object.keys(body.webhooks).sort()).toEqual(["broker.avatar.processed", "lead.received", "listing.media.processed", "listing.published", "listing.unpublished", "ping"]);
+  expect(Object.keys(body.webhooks).sort()).toEqual(["broker.avatar.processed", "lead.received", "listing.media.processed", "listing.published", "listing.report.changed", "listing.unpublished", "ping"]);
   for (const [type, item] of Object.entries<any>(body.webhooks)) {
     expect(item.post.parameters.map((p: any) => [p.in, p.name, p.required])).toEqual([
       ["header", "webhook-id", true],

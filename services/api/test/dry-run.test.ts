@@ -68,7 +68,9 @@ async function dryRunThenPut(path: string, body: unknown, opts: { inlineBrokerOn
     expect(await snapshot()).toEqual(before);
     return { dry, real };
   }
-  expect(dry.body).toEqual({ status: "success", dryRun: true, outcome: expect.any(String), changedPaths: expect.any(Array) });
+  expect(dry.body).toEqual({ status: "success", dryRun: true, outcome: expect.any(String), changedPaths: expect.any(Array), warnings: expect.any(Array), qualityScore: expect.any(Number) });
+  // The dry run's warnings are those the real PUT then answers with (no photo is processed in between here).
+  expect({ warnings: real.body.warnings, qualityScore: real.body.qualityScore }).toEqual({ warnings: dry.body.warnings, qualityScore: dry.body.qualityScore });
   const recorded = await recordedPaths(requestId, path.startsWith("/partner/v1/listings/"));
   switch (dry.body.outcome) {
     case "wouldCreate":

@@ -149,7 +149,7 @@ describe("GET /partner/v1/health", () => {
     const res = await partner.get("/partner/v1/health");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");
-    expect(res.body).toEqual({ status: "success", timestamp: expect.any(String) });
+    expect(res.body).toEqual({ status: "success", timestamp: expect.any(String), partnerId: partner.partnerId });
     expect(res.body.timestamp).toMatch(ISO_DATE_TIME);
     expect(Math.abs(Date.parse(res.body.timestamp) - Date.now())).toBeLessThan(5_000);
   });

@@ -29,6 +29,12 @@ describe("PUT /partner/v1/listings/{externalListingId}", () => {
       message: "Listing created",
       serviceListingId: expect.any(Number),
       serviceListingUrl: `https://market.example.test/listings/${res.body.serviceListingId}`,
+      // Never blocking: the sample has 2 photos and a one-line description (rubric: 3 x 6 + 10 points).
+      warnings: [
+        { path: "description", code: "DESCRIPTION_TOO_SHORT", message: expect.stringContaining("44 characters") },
+        { path: "photos", code: "PHOTOS_TOO_FEW", message: "2 photos; listings with at least 5 get more inquiries" },
+      ],
+      qualityScore: 72,
     });
     expect(Number.isInteger(res.body.serviceListingId)).toBe(true);
   });

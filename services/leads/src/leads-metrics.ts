@@ -1,5 +1,6 @@
 // The leads service on /metrics (docs/operations.md, "Metrics"):
-// - delivery attempts this process made, by outcome (sent, retry, failed, skipped: already handled elsewhere);
+// - delivery attempts this process made, by outcome (sent, retry, failed, skipped: already handled elsewhere;
+//   superseded: the claim ran out mid-send and another worker took the lead, so this outcome was not recorded);
 // - lead deliveries not settled, by state (pending, sending, failed), read from PostgreSQL when Prometheus
 //   scrapes (partial index of migration 0009; at most once per 15 s; left out while PostgreSQL does not answer).
 //   Sent leads are not counted there: leads_delivery_attempts_total{outcome="sent"} counts them.
@@ -16,7 +17,7 @@ const UNSETTLED = ["pending", "sending", "failed"] as const;
 export function createLeadsMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger }): LeadsMetrics {
   const attempts = new Counter({
     name: "leads_delivery_attempts_total",
-    help: "Lead e-mail deliveries this process attempted, by outcome: sent, retry (deferred), failed (for good), skipped (already sent, failed, not due or taken by another worker)",
+    help: "Lead e-mail deliveries this process attempted, by outcome: sent, retry (deferred), failed (for good), skipped (already sent, failed, not due or taken by another worker), postponed (our relay unavailable: no attempt spent), superseded (the claim ran out mid-send and another worker took the lead: this outcome was not recorded)",
     labelNames: ["outcome"],
     registers: [deps.metrics.registry],
   });

@@ -5,7 +5,7 @@
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
 import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
-import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
+import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
@@ -32,6 +32,10 @@ export interface LeadsWorkersDeps {
   partnerIds?: () => string[];
   /** Delivery outcomes (leads-metrics.ts) and the consumers' (service-kit consumer-metrics.ts). */
   metrics?: { leads: LeadsMetrics; consumer: ConsumerMetrics };
+  /** Waits on our relay and PostgreSQL (service-kit outage-wait.ts). */
+  outageMetrics?: OutageMetrics;
+  /** Postponements while our relay is down, waits for PostgreSQL: default 1 s doubling to 30 s; tests shorten it. */
+  outageBackoff?: OutageBackoff;
 }
 
 export function createLeadsWorkers(deps: LeadsWorkersDeps) {
@@ -53,9 +57,18 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
   const consumers: EventConsumer[] = [counter];
   let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
   if (deps.mail) {
-    const forwarding = createLeadForwarder({ sql: deps.sql, logger: deps.logger, publicBaseUrl: deps.publicBaseUrl, policy: deps.policy, ...deps.mail });
+    const forwarding = createLeadForwarder({
+      sql: deps.sql,
+      logger: deps.logger,
+      publicBaseUrl: deps.publicBaseUrl,
+      policy: deps.policy,
+      outageMetrics: deps.outageMetrics,
+      outageBackoff: deps.outageBackoff,
+      ...deps.mail,
+    });
     // Every attempt, first (consumer) or later (sweeper), is counted by its outcome.
     const forwarder: typeof forwarding = {
+      waitingForDatabase: forwarding.waitingForDatabase,
       async forward(leadId, log) {
         // The caller's logger passes through: the forwarding lines carry the intake request's ID.
         const outcome = await forwarding.forward(leadId, log);

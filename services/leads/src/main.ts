@@ -7,6 +7,7 @@ import {
   createConsumerMetrics,
   createLogger,
   createMetrics,
+  createOutageMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -32,6 +33,7 @@ if (!config.smtp) logger.warn("SMTP_HOST is not set: lead forwarding is paused; 
 
 const metrics = createMetrics({ service: "leads" });
 const workers = createLeadsWorkers({
+  outageMetrics: createOutageMetrics(metrics, "leads"),
   metrics: {
     leads: createLeadsMetrics({ metrics, sql, logger }),
     consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),

@@ -8,6 +8,7 @@ import {
   createConsumerMetrics,
   createLogger,
   createMetrics,
+  createOutageMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -35,6 +36,7 @@ const media = createMediaService({
   kafka,
   logger,
   session: config.kafka.consumer,
+  outageMetrics: createOutageMetrics(metrics, "media"),
   metrics: { media: createMediaMetrics({ metrics, sql, logger }), consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }) },
 });
 

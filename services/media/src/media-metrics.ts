@@ -23,7 +23,7 @@ interface UnsettledRow {
 
 export function createMediaMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger }): MediaMetrics {
   const registers = [deps.metrics.registry];
-  const jobs = new Counter({ name: "media_jobs_total", help: "Image jobs finished by this process, by kind and outcome (ready, failed, retry, discarded)", labelNames: ["kind", "outcome"], registers });
+  const jobs = new Counter({ name: "media_jobs_total", help: "Image jobs finished by this process, by kind and outcome (ready, failed, retry, discarded, postponed: given back unspent at a stop during an outage of ours)", labelNames: ["kind", "outcome"], registers });
   const failures = new Counter({
     name: "media_job_failures_total",
     help: "Image jobs that failed (for good or to be retried), by kind and failure reason",

@@ -1,7 +1,16 @@
 // The media service as a factory: the Kafka consumer, the worker pools, the retry loop and the garbage collector,
 // wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, createMediaStorage, type ConsumerMetrics, type ConsumerSettings, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createEventConsumer,
+  createMediaStorage,
+  type ConsumerMetrics,
+  type ConsumerSettings,
+  type Logger,
+  type MediaStorage,
+  type OutageBackoff,
+  type OutageMetrics,
+} from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
@@ -31,6 +40,10 @@ export interface MediaServiceDeps {
   onlyPartners?: ReadonlySet<string>;
   /** Job outcomes (media-metrics.ts) and the consumer's (service-kit consumer-metrics.ts). */
   metrics?: { media: MediaMetrics; consumer: ConsumerMetrics };
+  /** Waits on our own dependencies (service-kit outage-wait.ts). */
+  outageMetrics?: OutageMetrics;
+  /** Between tries of a dependency of ours that is down (default 1 s doubling to 30 s); tests shorten it. */
+  outageBackoff?: OutageBackoff;
 }
 
 export interface MediaService {
@@ -76,6 +89,8 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     maxAttempts: config.maxAttempts,
     retryBaseMs: config.retryBaseMs,
     metrics: deps.metrics?.media,
+    outageMetrics: deps.outageMetrics,
+    outageBackoff: deps.outageBackoff,
   });
   const consumer = createEventConsumer({
     kafka: deps.kafka,
@@ -109,6 +124,8 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
       gc.start();
     },
     async stop() {
+      // Jobs waiting for the store or PostgreSQL give their claims back (attempt unspent) instead of holding up the stop.
+      jobs.abandonWaits();
       await consumer.stop();
       await retries.stop();
       await claims.stop();

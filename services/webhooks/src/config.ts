@@ -20,6 +20,8 @@ export interface WebhooksConfig {
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
+  /** Consumer group of the report tracker (listing.report.changed), which follows listing, broker and partner events. */
+  reportGroupId: string;
   /** Base of the public URLs added to event data: `{publicBaseUrl}/listings/{id}`, `/brokers/{id}`. */
   publicBaseUrl: string;
   /** Decrypts the endpoints' signing secrets (the API encrypts them with the same key). */
@@ -52,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-webhooks"),
     groupId: r.string("WEBHOOKS_CONSUMER_GROUP", "pss-webhooks"),
+    reportGroupId: r.string("REPORT_TRACKER_CONSUMER_GROUP", "pss-report-tracker"),
     publicBaseUrl: readPublicBaseUrl(r, "http://127.0.0.1:8080"),
     secretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     allowedHosts: r.list("WEBHOOK_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),

@@ -5,6 +5,7 @@ import {
   createKafka,
   createLogger,
   createMetrics,
+  createOutageMetrics,
   createPostgres,
   createShutdown,
   ensureTopics,
@@ -31,6 +32,7 @@ const webhooks = createWebhooksService({
   kafka,
   logger,
   session: config.kafka.consumer,
+  outageMetrics: createOutageMetrics(metrics, "webhooks"),
   metrics: {
     webhooks: createWebhooksMetrics({ metrics, sql, logger }),
     consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),

@@ -22,7 +22,7 @@ export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sq
   const registers = [deps.metrics.registry];
   const attempts = new Counter({
     name: "webhook_delivery_attempts_total",
-    help: "Webhook delivery attempts this process finished, by outcome: delivered, retry_scheduled, failed (retry schedule used up), endpoint_gone (410: endpoint disabled), endpoint_disabled (endpoint disabled: by the partner, or after failing every attempt for days), discarded (handled elsewhere meanwhile)",
+    help: "Webhook delivery attempts this process finished, by outcome: delivered, retry_scheduled, failed (retry schedule used up), endpoint_gone (410: endpoint disabled), endpoint_disabled (endpoint disabled: by the partner, or after failing every attempt for days), discarded (handled elsewhere meanwhile), postponed (a failure of ours, e.g. an unreadable signing secret: nothing sent, no attempt spent)",
     labelNames: ["outcome"],
     registers,
   });

@@ -1,7 +1,16 @@
 // The webhooks service as a factory: the Kafka consumer that turns facts into deliveries, the worker that sends
 // them, and the retention cleanup, wired from config and the clients main.ts (or a test) created.
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, createSecretBox, type ConsumerMetrics, type ConsumerSettings, type Logger, type Resolver } from "@pss/service-kit";
+import {
+  createEventConsumer,
+  createSecretBox,
+  type ConsumerMetrics,
+  type ConsumerSettings,
+  type Logger,
+  type OutageBackoff,
+  type OutageMetrics,
+  type Resolver,
+} from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import type { WebhooksConfig } from "./config.ts";
@@ -10,6 +19,7 @@ import { createDeliveryWorker, type DeliveryWorker } from "./delivery/delivery-w
 import type { AttemptOutcome } from "./delivery/outcome.ts";
 import { createSender } from "./delivery/sender.ts";
 import { createFactHandler } from "./fan-out/fact-handler.ts";
+import { createReportTracker } from "./reports/report-tracker.ts";
 import { createDeliveryCleanup } from "./retention/delivery-cleanup.ts";
 import { readEndpointStates, type EndpointState } from "./endpoint-states.ts";
 import type { WebhooksMetrics } from "./webhooks-metrics.ts";
@@ -27,6 +37,10 @@ export interface WebhooksServiceDeps {
   /** Consumer-group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
   session?: ConsumerSettings;
   metrics?: { webhooks: WebhooksMetrics; consumer: ConsumerMetrics };
+  /** Waits on our own dependencies (service-kit outage-wait.ts). */
+  outageMetrics?: OutageMetrics;
+  /** Between tries of PostgreSQL after a send (default 1 s doubling to 30 s); tests shorten it. */
+  outageBackoff?: OutageBackoff;
 }
 
 export type { EndpointState };
@@ -45,7 +59,7 @@ export interface WebhooksService {
 export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksService {
   const { config } = deps;
   const logger = deps.logger.child({ component: "webhooks" });
-  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0 };
+  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0, postponed: 0 };
   const worker = createDeliveryWorker({
     repository: createDeliveryRepository(deps.sql, { disableAfterMs: config.disableAfterMs }),
     sender: createSender({ timeoutMs: config.timeoutMs, allowedHosts: config.allowedHosts, resolve: deps.resolve }),
@@ -56,6 +70,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     leaseMs: config.timeoutMs + config.claimMarginMs,
     retryScheduleMs: config.retryScheduleMs,
     partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
+    outageMetrics: deps.outageMetrics,
+    outageBackoff: deps.outageBackoff,
     onOutcome: (outcome, seconds) => {
       outcomes[outcome]++;
       deps.metrics?.webhooks.attempt(outcome, seconds);
@@ -72,21 +88,34 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     metrics: deps.metrics?.consumer,
     handle: createFactHandler({ sql: deps.sql, logger, publicBaseUrl: config.publicBaseUrl, onDeliveriesCreated: () => worker.wake(), onlyPartners: deps.onlyPartners }),
   });
+  // listing.report.changed: its own group, so a slow recompute never delays deliveries, and a dead letter of its
+  // own kind never mixes with undeliverable facts (both go to the webhooks dead-letter topic, told apart by group).
+  const reportConsumer = createEventConsumer({
+    kafka: deps.kafka,
+    groupId: config.reportGroupId,
+    topics: [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name],
+    deadLetterTopic: Topics.webhooksDeadLetter.name,
+    logger: logger.child({ component: "report-tracker" }),
+    partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
+    session: deps.session,
+    metrics: deps.metrics?.consumer,
+    handle: createReportTracker({ sql: deps.sql, logger, onlyPartners: deps.onlyPartners }).handle,
+  });
   const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });
 
   return {
     async start() {
       worker.start();
       cleanup.start();
-      await consumer.start();
+      await Promise.all([consumer.start(), reportConsumer.start()]);
     },
     async stop() {
       // Side by side: leaving the consumer group can wait on a rebalance (a member that died is evicted only after
       // the session timeout), and that must not keep the attempts in flight from finishing and being recorded.
       // Facts consumed meanwhile are already deliveries in PostgreSQL: the next start sends them.
-      await Promise.all([consumer.stop(), worker.stop().then(() => cleanup.stop())]);
+      await Promise.all([consumer.stop(), reportConsumer.stop(), worker.stop().then(() => cleanup.stop())]);
     },
-    isRunning: () => consumer.isRunning(),
+    isRunning: () => consumer.isRunning() && reportConsumer.isRunning(),
     outcomes: () => ({ ...outcomes }),
     endpointStates: () => readEndpointStates(deps.sql, deps.onlyPartners ? [...deps.onlyPartners] : undefined),
     worker,

@@ -28,6 +28,7 @@ beforeAll(async () => {
   partner = await api.createPartner();
   const kafka = new Kafka({ clientId: groupId, brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
 });
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
@@ -45,6 +46,7 @@ async function startWorker(): Promise<ServiceProcess> {
     {
       ...testWebhooksEnv([receiver.hostPort], { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CLAIM_MARGIN_MS: "500", WEBHOOK_CONCURRENCY: "4" }),
       WEBHOOKS_CONSUMER_GROUP: groupId,
+      REPORT_TRACKER_CONSUMER_GROUP: `${groupId}-reports`,
       // The killed member leaves the group after this (the broker's minimum) instead of 30 s: the next worker's
       // consumer joins, and stops, without waiting for it.
       KAFKA_SESSION_TIMEOUT_MS: "6000",

@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Text } from "./text.ts";
+import { QualityScore, Warnings } from "./quality.ts";
 import { Clearable, CountryCode, Email, ExternalId, HttpUrl, Limits, Nullable, Phone, RecordModeSchema, ShortText } from "./common.ts";
 
 export const BrokerProfile = Type.Object(
@@ -62,6 +63,8 @@ export const BrokerPutResponse = Type.Object(
     message: Type.Union([Type.Literal("Broker created"), Type.Literal("Broker updated")]),
     serviceBrokerId: Type.String(),
     serviceProfileUrl: Type.String(),
+    warnings: Warnings,
+    qualityScore: QualityScore,
   },
   { additionalProperties: false },
 );
@@ -99,6 +102,8 @@ export const BrokerRecord = Type.Object(
     licenses: Type.Array(License),
     serviceAreas: Type.Array(ServiceArea),
     avatar: Nullable(MediaStatus),
+    warnings: Warnings,
+    qualityScore: QualityScore,
     createdAt: Type.String(),
     updatedAt: Type.String(),
   },

@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { MediaVariant } from "./broker.ts";
 import { License, ServiceArea } from "./broker.ts";
-import { DOCUMENTED_ONLY, Nullable, OpenRecord } from "./common.ts";
+import { DOCUMENTED_ONLY, Nullable, OpenRecord, PageCursor } from "./common.ts";
 import { TRIMMED } from "./patterns.ts";
 import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type ListingStatus, type Visibility } from "./listing.ts";
 
@@ -159,7 +159,7 @@ export const SearchQuery = Type.Object(
     financingAvailable: Type.Optional(Type.String({ description: "true: only listings offering seller financing; false: only listings that do not", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
     underContract: Type.Optional(Type.String({ description: "true: only listings under contract; false: leave them out; omitted: both", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
     sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`, [DOCUMENTED_ONLY]: { pattern: trimmed(SEARCH_SORTS.join("|")) } })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else is refused with 400)" })),
+    cursor: Type.Optional(PageCursor("Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else, an empty value included, is refused with 400)")),
     limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`, [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) } })),
   },
   // Unknown parameters are refused with 400 naming them.

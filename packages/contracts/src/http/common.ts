@@ -66,6 +66,17 @@ export const RecordDateTime = Type.String({
 export const Money = Type.Number({ minimum: 0, maximum: Limits.money, description: "Non-negative amount" });
 export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", description: "Phone number; include the country code, e.g. +1 512 555 0100" });
 
+/** What every cursor the API hands out looks like: base64url without padding, never empty. */
+export const PAGE_CURSOR_PATTERN = "^[A-Za-z0-9_-]+$";
+export const isPageCursorText = (value: string): boolean => new RegExp(PAGE_CURSOR_PATTERN).test(value);
+/**
+ * A page cursor in a query. The document carries what a schema can (non-empty, base64url characters); that only a
+ * nextCursor the API returned (for the same query) is valid is a rule of state, stated in the description. The
+ * routes' cursor decoders check both (isPageCursorText), so every bad cursor gets the same message.
+ */
+export const PageCursor = (description = "Opaque; nextCursor of the previous page, unchanged (anything else, an empty value included, is refused with 400)") =>
+  Type.String({ description, [DOCUMENTED_ONLY]: { minLength: 1, pattern: PAGE_CURSOR_PATTERN } });
+
 /** JSON Merge Patch: an optional field may be sent as null to clear it. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Clearable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
@@ -85,7 +96,16 @@ export const ErrorResponse = Type.Object(
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
-export const HealthResponse = Type.Object({ status: Type.Literal("success"), timestamp: DateTime }, { additionalProperties: false });
+export const HealthResponse = Type.Object(
+  {
+    status: Type.Literal("success"),
+    timestamp: DateTime,
+    partnerId: Type.String({
+      description: "The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md)",
+    }),
+  },
+  { additionalProperties: false },
+);
 export type HealthResponse = Static<typeof HealthResponse>;
 
 /** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */

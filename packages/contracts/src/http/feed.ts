@@ -14,6 +14,7 @@ export const FEED_EVENT_TYPES = [
   "listing.published",
   "listing.unpublished",
   "listing.media.processed",
+  "listing.report.changed",
   "broker.created",
   "broker.updated",
   "broker.avatar.processed",

@@ -1,7 +1,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
+import { QualityScore, Warnings } from "./quality.ts";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, ShortText } from "./common.ts";
+import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, PageCursor, ShortText } from "./common.ts";
 
 export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -111,6 +112,8 @@ export const ListingPutResponse = Type.Object(
     message: Type.Union([Type.Literal("Listing created"), Type.Literal("Listing updated")]),
     serviceListingId: Type.Integer(),
     serviceListingUrl: Type.String(),
+    warnings: Warnings,
+    qualityScore: QualityScore,
   },
   { additionalProperties: false },
 );
@@ -150,6 +153,8 @@ export const ListingRecord = Type.Object(
     photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus], { additionalProperties: true })),
     statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() }, { additionalProperties: true })),
     searchIndex: Type.Object({ state: IndexState }, { additionalProperties: true }),
+    warnings: Warnings,
+    qualityScore: QualityScore,
     createdAt: Type.String(),
     updatedAt: Type.String(),
   },
@@ -161,7 +166,7 @@ export type ListingRecord = Static<typeof ListingRecord>;
 export const PageQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" })),
+    cursor: Type.Optional(PageCursor()),
     updatedSince: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z" })),
   },
   { additionalProperties: false },

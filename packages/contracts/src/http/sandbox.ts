@@ -1,8 +1,9 @@
 // Integrating without risk (docs/sandbox.md): dry-run answers, change history, and the test-mode-only routes.
 import { Type, type Static } from "@sinclair/typebox";
-import { DOCUMENTED_ONLY, Email, Limits, Nullable, Phone, RecordDateTime } from "./common.ts";
+import { DOCUMENTED_ONLY, Email, Limits, Nullable, PageCursor, Phone, RecordDateTime } from "./common.ts";
 import { LEAD_MESSAGE_MAX } from "./lead.ts";
 import { Text } from "./text.ts";
+import { QualityScore, Warnings } from "./quality.ts";
 
 /**
  * Query of the broker and listing PUTs. dryRun is read by the route itself (its own 400 message); the document
@@ -34,6 +35,8 @@ export const DryRunResponse = Type.Object(
     changedPaths: Type.Array(Type.String(), {
       description: "Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone)",
     }),
+    warnings: Warnings,
+    qualityScore: QualityScore,
   },
   { additionalProperties: false },
 );
@@ -79,7 +82,7 @@ export type ListingHistoryEntry = Static<typeof ListingHistoryEntry>;
 export const HistoryQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
-    cursor: Type.Optional(Type.String({ description: "Opaque; nextCursor of the previous page, unchanged (anything else is refused with 400)" })),
+    cursor: Type.Optional(PageCursor()),
   },
   { additionalProperties: false },
 );

@@ -27,3 +27,22 @@ test("interrupt clears the bar before a question, so the question starts the lin
   written += "Archive 1 listing(s)? ";
   expect(screenLines(written)).toEqual(["Archive 1 listing(s)?"]);
 });
+
+test("the summary ends with how many listings and brokers carry each warning, most frequent first", () => {
+  let written = "";
+  const progress = createProgress("bar", { write: (t: string) => (written += t), columns: 200 }, () => 0);
+  const summary = {
+    created: 3, updated: 0, unchanged: 0, skipped: 0, failed: 0, total: 3, archived: 0, archiveSkipped: null, durationMs: 100, requests: 4, dryRun: false, interrupted: false,
+    warnings: { listings: { PHOTOS_TOO_FEW: 2, ASKING_PRICE_MISSING: 1 }, brokers: { AVATAR_MISSING: 1 } },
+  };
+  progress.summary(summary, []);
+  expect(screenLines(written).slice(1)).toEqual([
+    "pss-sync: quality warnings (nothing was refused for them; --report <file> lists each record's):",
+    "  PHOTOS_TOO_FEW: 2 listings",
+    "  ASKING_PRICE_MISSING: 1 listing",
+    "  AVATAR_MISSING: 1 broker",
+  ]);
+  written = "";
+  progress.summary({ ...summary, warnings: { listings: {}, brokers: {} } }, []);
+  expect(screenLines(written)).toHaveLength(1);
+});

@@ -76,6 +76,14 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
           `${s.created} ${s.dryRun ? "would be created" : "created"}, ${s.updated} ${s.dryRun ? "would be updated" : "updated"}, ${s.unchanged} unchanged, ${s.skipped} skipped, ${s.failed} failed` +
           `${s.archived ? `; ${s.archived} missing listings ${s.dryRun ? "would be " : ""}archived` : ""}\n`,
       );
+      const tallies = [
+        ...Object.entries(s.warnings?.listings ?? {}).map(([code, n]) => ({ code, n, what: n === 1 ? "listing" : "listings" })),
+        ...Object.entries(s.warnings?.brokers ?? {}).map(([code, n]) => ({ code, n, what: n === 1 ? "broker" : "brokers" })),
+      ].sort((a, b) => b.n - a.n || a.code.localeCompare(b.code));
+      if (tallies.length) {
+        out.write(`pss-sync: quality warnings (nothing was refused for them; --report <file> lists each record's):\n`);
+        for (const t of tallies) out.write(`  ${t.code}: ${t.n} ${t.what}\n`);
+      }
       if (s.archiveSkipped) out.write(`pss-sync: --archive-missing archived nothing: ${s.archiveSkipped}\n`);
       if (s.interrupted) out.write("pss-sync: interrupted; run again with --resume to continue\n");
       for (const f of shown) out.write(`  failed ${f.kind ?? "record"} ${f.id ?? ""}: ${f.error}${f.httpStatus ? ` [HTTP ${f.httpStatus}]` : ""}\n`);

@@ -4,7 +4,7 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main, USAGE } from "./pss-sync.ts";
+import { main, partnerIdentity, USAGE } from "./pss-sync.ts";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -166,4 +166,13 @@ test("batches (the default): records go in POST …/batch requests, and --rpm co
   const older = fakeApi({ batches: false });
   expect((await run([path, "--batch-size", "5", "--rpm", "0"], older)).code).toBe(0);
   expect(older.puts.map((p) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `/partner/v1/listings/L-${i}`));
+});
+
+test("the checkpoint's partner is the one the API names; an API that names none binds it to the key (a fingerprint, never the key)", () => {
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a")).toBe("partner:2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11");
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_b")).toBe(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a"));
+  const byKey = partnerIdentity({}, "pss_live_secret-key");
+  expect(byKey).toMatch(/^key:[0-9a-f]{16}$/);
+  expect(byKey).not.toContain("secret");
+  expect(partnerIdentity({}, "pss_live_other-key")).not.toBe(byKey);
 });

@@ -2,6 +2,7 @@
 // Exit codes: 0 every record synced; 1 a record failed (or --archive-missing could not be confirmed, or the run
 // was interrupted); 2 the run could not start (bad flags, unreadable feed, API unreachable, key refused).
 import { parseArgs } from "node:util";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { PssApiError, PssError } from "../client/errors.ts";
@@ -13,8 +14,10 @@ import { createPacer } from "../sync/pacer.ts";
 import { fileReport, nullReport, type ReportLine } from "../sync/report.ts";
 import { DEFAULT_BATCH_SIZE, runSync } from "../sync/run-sync.ts";
 import { createProgress, type ProgressMode } from "./progress.ts";
+import { runReportCommand } from "./report-command.ts";
 
 export const USAGE = `Usage: pss-sync <feed file> [flags]
+       pss-sync report [--warnings] [--json] [--api-url <url>] [--concurrency <n>] [--rpm <n>]
 
 Pushes brokers and listings from a feed file to the Partner Syndication Service.
 Feed: NDJSON, one record a line: {"kind":"broker"|"listing","id":"<external ID>","body":{<PUT body>}}
@@ -39,6 +42,10 @@ Flags:
   --max-attempts <n>      attempts per request on network errors, 408, 429 and 5xx (default 10)
   --progress <mode>       bar, ndjson or none (default: bar on a terminal, ndjson otherwise)
   -h, --help, --version
+
+pss-sync report lists the partner's listings that are not live (processing report state PROCESSING,
+NOT_VISIBLE or FAILED), with why; --warnings also lists those live with warnings; --json prints one JSON line
+per listing. (A feed file named "report" is given as ./report.)
 `;
 
 export interface CliIo {
@@ -46,6 +53,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stdinIsTTY: boolean;
+  /** Where `pss-sync report` prints (default: process.stdout). */
+  stdout?: { write(text: string): unknown };
   /** Asks a yes/no question on the terminal. */
   ask?(question: string): Promise<string>;
   fetch?: (request: Request) => Promise<Response>;
@@ -80,6 +89,8 @@ function parse(argv: string[]) {
       rpm: { type: "string" },
       "max-attempts": { type: "string" },
       progress: { type: "string" },
+      warnings: { type: "boolean" },
+      json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -102,7 +113,13 @@ export async function main(io: CliIo): Promise<number> {
 
   try {
     if (positionals.length !== 1) throw new UsageError(`give exactly one feed file${positionals.length ? ` (got ${positionals.length})` : ""}`);
+    const reportCommand = positionals[0] === "report";
     const feedPath = positionals[0]!;
+    if (!reportCommand && (v.warnings || v.json)) throw new UsageError("--warnings and --json belong to pss-sync report");
+    if (reportCommand) {
+      const misplaced = (["format", "dry-run", "resume", "checkpoint", "archive-missing", "yes", "report"] as const).filter((f) => v[f] !== undefined);
+      if (misplaced.length) throw new UsageError(`pss-sync report takes no --${misplaced[0]}`);
+    }
     const apiUrl = v["api-url"] ?? io.env.PSS_API_URL;
     const apiKey = v["api-key"] ?? io.env.PSS_API_KEY;
     if (!apiUrl) throw new UsageError("the API URL is missing: pass --api-url or set PSS_API_URL");
@@ -117,7 +134,7 @@ export async function main(io: CliIo): Promise<number> {
     const progressMode = (v.progress ?? (io.stderr.isTTY ? "bar" : "ndjson")) as ProgressMode;
     if (!["bar", "ndjson", "none"].includes(progressMode)) throw new UsageError(`--progress must be bar, ndjson or none, not ${JSON.stringify(v.progress)}`);
     if (v.yes && !v["archive-missing"]) throw new UsageError("--yes only confirms --archive-missing");
-    if (!existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
+    if (!reportCommand && !existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
 
     const pacer = createPacer({ requestsPerMinute: rpm });
     let requests = 0;
@@ -137,19 +154,25 @@ export async function main(io: CliIo): Promise<number> {
       },
     });
 
-    // Before anything is read or sent: the URL answers and the key is accepted.
+    // Before anything is read or sent: the URL answers and the key is accepted; its answer names the partner.
+    let partner: string;
     try {
-      await client.health({ signal: io.signal });
+      partner = partnerIdentity(await client.health({ signal: io.signal }), apiKey);
     } catch (err) {
       if (err instanceof PssApiError && err.status === 401) throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
       throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
     }
+    if (reportCommand) {
+      await runReportCommand({ client, concurrency, includeWarnings: v.warnings ?? false, json: v.json ?? false, out: { write: (t: string) => (io.stdout ?? process.stdout).write(t) }, signal: io.signal });
+      return 0;
+    }
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
-    // An API from before batches: one PUT per record, as --batch-size 1.
-    const batches = batchSize > 1 && (await offersBatches(apiUrl, transport));
 
     const feed = readFeed(feedPath, format);
-    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey });
+    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey, partner });
+    // An API from before batches: one PUT per record, as --batch-size 1. Asked once the checkpoint is known to be
+    // this partner's (a refused checkpoint sends nothing more than the health check).
+    const batches = batchSize > 1 && (await offersBatches(apiUrl, transport));
     const report = v.report ? fileReport(v.report) : nullReport;
     const failures: ReportLine[] = [];
     const progress = createProgress(progressMode, io.stderr);
@@ -222,6 +245,15 @@ async function rateUnits(request: Request): Promise<number> {
   if (request.method !== "POST" || !/\/batch(\?|$)/.test(request.url)) return 1;
   const body = (await request.clone().json().catch(() => null)) as { items?: unknown[] } | null;
   return Math.max(1, body?.items?.length ?? 1);
+}
+
+/**
+ * Whose records a checkpoint holds: the partner the API names (every key of a partner, live, test or rotated,
+ * shares it), or for an API whose health answer does not name it, the key itself (a fingerprint, never the key).
+ */
+export function partnerIdentity(health: { partnerId?: unknown }, apiKey: string): string {
+  if (typeof health.partnerId === "string" && health.partnerId) return `partner:${health.partnerId}`;
+  return `key:${createHash("sha256").update(apiKey).digest("hex").slice(0, 16)}`;
 }
 
 /** A dry-run against an API without it would store every record: read the API's own document first. */

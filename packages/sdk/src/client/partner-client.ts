@@ -16,6 +16,8 @@ import type {
   ListingBody,
   ListingPutResponse,
   ListingRecord,
+  ListingReport,
+  ListingStats,
   OfficeLeadCount,
   OrganizationLeadCount,
 } from "../types.ts";
@@ -226,6 +228,20 @@ export function createPartnerClient(options: PartnerClientOptions) {
     /** All of the partner's listings (reconciliation), following nextCursor to the end. */
     listListings(opts?: ListOptions): AsyncGenerator<ListingRecord> {
       return pages<ListingRecord>((cursor) => api.GET("/partner/v1/listings", { params: { query: pageQuery(opts, cursor) }, headers: headersOf(opts), signal: opts?.signal }), opts?.signal);
+    },
+    /** The listing's processing report: each step with its time and outcome, and the overall state with reasons. */
+    async getListingReport(externalListingId: string, opts?: CallOptions): Promise<ListingReport> {
+      const answer = await api.GET("/partner/v1/listings/{externalListingId}/report", { params: { path: { externalListingId } }, headers: headersOf(opts), signal: opts?.signal });
+      return unwrap<{ report: ListingReport }>(answer).report;
+    },
+    /** The listing's buyer statistics per UTC day (startDate inclusive, endDate exclusive, as for lead counts). */
+    async getListingStats(externalListingId: string, opts?: LeadCountOptions): Promise<ListingStats> {
+      const answer = await api.GET("/partner/v1/listings/{externalListingId}/stats", {
+        params: { path: { externalListingId }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
+      return unwrap<ListingStats>(answer);
     },
     async officeLeadCount(officeId: number, opts?: LeadCountOptions): Promise<OfficeLeadCount> {
       const answer = await api.GET("/partner/v1/offices/{officeId}/leads/count", {

@@ -111,6 +111,8 @@ export interface paths {
                              * @description ISO 8601 date-time with a time zone (Z or an offset)
                              */
                             timestamp: string;
+                            /** @description The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md) */
+                            partnerId: string;
                         };
                     };
                 };
@@ -124,7 +126,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -207,7 +209,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update up to 500 brokers in one request (or, with dryRun=true, only say what that would do)
-         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced.
+         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rules beyond the schema (400 for the whole batch, with details [{path, message}] naming each repeat, e.g. items[1].externalListingId): an external ID may appear once per batch. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced.
          */
         post: {
             parameters: {
@@ -270,6 +272,17 @@ export interface paths {
                                     message: "Broker created" | "Broker updated";
                                     serviceBrokerId: string;
                                     serviceProfileUrl: string;
+                                    /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                    warnings: {
+                                        /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                        path: string;
+                                        /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                        code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                        /** @description What is wrong and what to do, in English */
+                                        message: string;
+                                    }[];
+                                    /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                    qualityScore: number;
                                 } | {
                                     /** @constant */
                                     status: "success";
@@ -279,6 +292,17 @@ export interface paths {
                                     outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                                     /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                                     changedPaths: string[];
+                                    /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                    warnings: {
+                                        /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                        path: string;
+                                        /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                        code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                        /** @description What is wrong and what to do, in English */
+                                        message: string;
+                                    }[];
+                                    /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                    qualityScore: number;
                                 } | {
                                     /** @constant */
                                     status: "error";
@@ -293,7 +317,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -303,7 +327,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -467,6 +491,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -483,7 +518,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -559,7 +594,7 @@ export interface paths {
         };
         /**
          * Create or update a broker (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).
          */
         put: {
             parameters: {
@@ -617,6 +652,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -626,6 +672,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -642,6 +699,17 @@ export interface paths {
                             message: "Broker created" | "Broker updated";
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -655,7 +723,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -818,7 +886,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -976,6 +1044,17 @@ export interface paths {
                                         url: string;
                                     }[];
                                 } | null;
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -993,7 +1072,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1076,7 +1155,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update up to 500 listings in one request (or, with dryRun=true, only say what that would do)
-         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced. Items with an inline broker write it as their PUT does; a listing that names a broker written inline by an earlier item of the batch finds it.
+         * @description Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than 500 items or more than the body limit, or names an external ID twice. Rules beyond the schema (400 for the whole batch, with details [{path, message}] naming each repeat, e.g. items[1].externalListingId): an external ID may appear once per batch. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced. Items with an inline broker write it as their PUT does; a listing that names a broker written inline by an earlier item of the batch finds it.
          */
         post: {
             parameters: {
@@ -1139,6 +1218,17 @@ export interface paths {
                                     message: "Listing created" | "Listing updated";
                                     serviceListingId: number;
                                     serviceListingUrl: string;
+                                    /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                    warnings: {
+                                        /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                        path: string;
+                                        /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                        code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                        /** @description What is wrong and what to do, in English */
+                                        message: string;
+                                    }[];
+                                    /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                    qualityScore: number;
                                 } | {
                                     /** @constant */
                                     status: "success";
@@ -1148,6 +1238,17 @@ export interface paths {
                                     outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                                     /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                                     changedPaths: string[];
+                                    /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                    warnings: {
+                                        /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                        path: string;
+                                        /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                        code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                        /** @description What is wrong and what to do, in English */
+                                        message: string;
+                                    }[];
+                                    /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                    qualityScore: number;
                                 } | {
                                     /** @constant */
                                     status: "error";
@@ -1162,7 +1263,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1172,7 +1273,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1348,6 +1449,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -1364,7 +1476,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1440,7 +1552,7 @@ export interface paths {
         };
         /**
          * Create or update a listing (or, with dryRun=true, only say what that would do)
-         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.
+         * @description 201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.
          */
         put: {
             parameters: {
@@ -1549,6 +1661,17 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         } | {
                             /** @constant */
                             status: "success";
@@ -1558,6 +1681,17 @@ export interface paths {
                             outcome: "wouldCreate" | "wouldUpdate" | "noChange";
                             /** @description Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone) */
                             changedPaths: string[];
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
@@ -1574,10 +1708,21 @@ export interface paths {
                             message: "Listing created" | "Listing updated";
                             serviceListingId: number;
                             serviceListingUrl: string;
+                            /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                            warnings: {
+                                /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                path: string;
+                                /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                /** @description What is wrong and what to do, in English */
+                                message: string;
+                            }[];
+                            /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                            qualityScore: number;
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1587,7 +1732,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1765,7 +1910,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1935,6 +2080,17 @@ export interface paths {
                                 searchIndex: {
                                     state: "pending" | "indexed" | "removed";
                                 };
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -1952,7 +2108,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2060,7 +2216,7 @@ export interface paths {
                             results: {
                                 /** @description This event's number in the key's partner-and-mode sequence: consecutive, never reused */
                                 sequence: number;
-                                /** @description One of listing.created, listing.updated, listing.status_changed, listing.published, listing.unpublished, listing.media.processed, broker.created, broker.updated, broker.avatar.processed, lead.received */
+                                /** @description One of listing.created, listing.updated, listing.status_changed, listing.published, listing.unpublished, listing.media.processed, listing.report.changed, broker.created, broker.updated, broker.avatar.processed, lead.received */
                                 type: string;
                                 /** @description When the change was written (ISO 8601, UTC) */
                                 occurredAt: string;
@@ -2087,7 +2243,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2169,6 +2325,325 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/listings/{externalListingId}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The listing's processing report: every step from the write to the buyer's page, and one overall state
+         * @description Steps in order: stored; one per photo (downloaded and processed with its size, or the failure and what to do); description.rewritten; indexed; visible (buyers see it at its URL); sitemap. Each has an outcome (done, pending, failed, skipped) and the time it finished. state: LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE or FAILED, with reasons. A webhook listing.report.changed announces each change of state. Read-only; a key reads only its own partner's records of its mode.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The report */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            report: {
+                                externalListingId: string;
+                                serviceListingId: number;
+                                serviceListingUrl: string;
+                                /** @description The listing's version the report describes */
+                                version: number;
+                                /** @description LIVE: buyers see it, nothing to fix; LIVE_WITH_WARNINGS: buyers see it, warnings say what they miss; PROCESSING: not shown yet, steps still running; NOT_VISIBLE: kept from buyers on purpose (reasons say why); FAILED: every photo failed, buyers would see it without any */
+                                state: "LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED";
+                                /** @description Why the state is not LIVE; empty when LIVE */
+                                reasons: {
+                                    /** @description One of STATUS_NOT_VISIBLE, TEST_MODE, AWAITING_INDEX, PHOTOS_PENDING, ALL_PHOTOS_FAILED, HAS_WARNINGS */
+                                    code: "STATUS_NOT_VISIBLE" | "TEST_MODE" | "AWAITING_INDEX" | "PHOTOS_PENDING" | "ALL_PHOTOS_FAILED" | "HAS_WARNINGS";
+                                    message: string;
+                                }[];
+                                steps: {
+                                    /** @description One of stored, photo, description.rewritten, indexed, visible, sitemap; one photo step per photo */
+                                    step: "stored" | "photo" | "description.rewritten" | "indexed" | "visible" | "sitemap";
+                                    /** @description done; pending (still running); failed (message says what to do); skipped (does not apply, message says why) */
+                                    outcome: "done" | "pending" | "failed" | "skipped";
+                                    at: string | null;
+                                    message: string;
+                                    /** @description photo steps: the photo's path, photos[i] */
+                                    path?: string;
+                                    /** @description photo steps: the partner's image URL; visible and sitemap: the public page */
+                                    url?: string;
+                                    width?: number | null;
+                                    height?: number | null;
+                                }[];
+                                /** @description Quality warnings of the record as it stands (after this write); empty when nothing is missing */
+                                warnings: {
+                                    /** @description The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone) */
+                                    path: string;
+                                    /** @description Warning code, a closed list: PHOTOS_TOO_FEW, PHOTO_TOO_NARROW, PHOTO_FAILED, DESCRIPTION_MISSING, DESCRIPTION_TOO_SHORT, TITLE_MISSING, ASKING_PRICE_MISSING, FINANCIALS_INCOMPLETE, POSTAL_CODE_MISMATCH, STREET_ADDRESS_MISSING, BROKER_PHONE_MISSING, AVATAR_MISSING, AVATAR_TOO_SMALL, AVATAR_FAILED, BIO_MISSING, BIO_TOO_SHORT, LICENSE_MISSING */
+                                    code: "PHOTOS_TOO_FEW" | "PHOTO_TOO_NARROW" | "PHOTO_FAILED" | "DESCRIPTION_MISSING" | "DESCRIPTION_TOO_SHORT" | "TITLE_MISSING" | "ASKING_PRICE_MISSING" | "FINANCIALS_INCOMPLETE" | "POSTAL_CODE_MISMATCH" | "STREET_ADDRESS_MISSING" | "BROKER_PHONE_MISSING" | "AVATAR_MISSING" | "AVATAR_TOO_SMALL" | "AVATAR_FAILED" | "BIO_MISSING" | "BIO_TOO_SHORT" | "LICENSE_MISSING";
+                                    /** @description What is wrong and what to do, in English */
+                                    message: string;
+                                }[];
+                                /** @description 0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md) */
+                                qualityScore: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/listings/{externalListingId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries
+         * @description startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate; otherwise 400 with details [{path: "startDate", …}].
+         */
+        get: {
+            parameters: {
+                query?: {
+                    startDate?: string;
+                    endDate?: string;
+                };
+                header?: never;
+                path: {
+                    externalListingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            externalListingId: string;
+                            serviceListingId: number;
+                            /** @description First day of the answer (UTC, YYYY-MM-DD) */
+                            startDate: string;
+                            /** @description Last day of the answer (UTC, YYYY-MM-DD), inclusive */
+                            endDate: string;
+                            /** @description One bucket per UTC day the range touches, oldest first, zeros included */
+                            days: {
+                                /** @description The UTC day, YYYY-MM-DD */
+                                date: string;
+                                /** @description Page views: one per visitor per day, known bots excluded */
+                                views: number;
+                                /** @description Times the listing was shown in buyers' search results (bots excluded) */
+                                impressions: number;
+                                /** @description Leads received that day; only for keys with lead tracking (counts only, never lead details) */
+                                inquiries?: number;
+                            }[];
+                            totals: {
+                                views: number;
+                                impressions: number;
+                                inquiries?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Listing not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key; wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/offices/{officeId}/leads/count": {
         parameters: {
             query?: never;
@@ -2178,7 +2653,7 @@ export interface paths {
         };
         /**
          * Number of leads of one office
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Office not found" for an office that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: "startDate", …}]. 404 "Office not found" for an office that is not the partner's.
          */
         get: {
             parameters: {
@@ -2210,7 +2685,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2220,7 +2695,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2311,7 +2786,7 @@ export interface paths {
         };
         /**
          * Number of leads of an organization, with every office (zeros included)
-         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. 404 "Organization not found" for an organization that is not the partner's.
+         * @description Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: "startDate", …}]. 404 "Organization not found" for an organization that is not the partner's.
          */
         get: {
             parameters: {
@@ -2348,7 +2823,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2358,7 +2833,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2507,7 +2982,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2678,7 +3153,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2789,7 +3264,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2813,7 +3288,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2889,7 +3364,7 @@ export interface paths {
         };
         /**
          * Create or update a webhook endpoint
-         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
+         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
          */
         put: {
             parameters: {
@@ -2906,7 +3381,7 @@ export interface paths {
                         /** @description Absolute http(s) URL, at most 2048 characters */
                         url?: string;
                         /** @description Event types sent to this endpoint, each at most once */
-                        events?: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                        events?: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                         description?: string | null;
                         /** @description false stops deliveries; true (re-)enables them */
                         enabled?: boolean;
@@ -2928,7 +3403,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2958,7 +3433,7 @@ export interface paths {
                             endpoint: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -2974,7 +3449,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2984,7 +3459,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3116,7 +3591,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3228,7 +3703,7 @@ export interface paths {
                             results: {
                                 endpointId: string;
                                 url: string;
-                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received")[];
+                                events: ("listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabledReason: string | null;
@@ -3253,7 +3728,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3376,7 +3851,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3502,7 +3977,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3643,7 +4118,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3744,7 +4219,7 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.
          */
         post: {
             parameters: {
@@ -3791,7 +4266,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3801,7 +4276,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3924,7 +4399,7 @@ export interface paths {
                 query?: {
                     endpointId?: string;
                     status?: "pending" | "delivered" | "failed";
-                    eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                    eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                     limit?: string;
                     cursor?: string;
                 };
@@ -3948,8 +4423,8 @@ export interface paths {
                                 /** @description Also the webhook-id header: identical on every attempt */
                                 deliveryId: string;
                                 endpointId: string;
-                                /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, ping */
-                                eventType: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                                /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, listing.report.changed, ping */
+                                eventType: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                                 /** @description Delivery status: one of pending, delivered, failed */
                                 status: "pending" | "delivered" | "failed";
                                 createdAt: string;
@@ -3968,8 +4443,8 @@ export interface paths {
                                     error: string | null;
                                 }[];
                                 payload: {
-                                    /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, ping */
-                                    type: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "ping";
+                                    /** @description Event type: one of listing.published, listing.unpublished, listing.media.processed, broker.avatar.processed, lead.received, listing.report.changed, ping */
+                                    type: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
                                     /**
                                      * Format: date-time
                                      * @description ISO 8601 date-time with a time zone (Z or an offset)
@@ -3994,7 +4469,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4112,7 +4587,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4211,7 +4686,7 @@ export interface paths {
         };
         /**
          * Search buyer-visible listings
-         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable.
+         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).
          */
         get: {
             parameters: {
@@ -4296,7 +4771,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5248,6 +5723,93 @@ export interface webhooks {
                             version: number;
                             /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
                             sequence?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the endpoint is disabled at once and nothing more is sent until a PUT with enabled: true */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received: the delivery is done (the body is not read) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, a timeout or a connection failure: the attempt is retried on the schedule */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "listing.report.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The listing's processing report changed its overall state (LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE, FAILED)
+         * @description Sent at least once to every enabled endpoint subscribed to this type, in no particular order: data.version only grows per record, so drop an event older than one you applied. Attempts time out after 10 s and are retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, with jitter; never earlier than a Retry-After asks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's ID: identical on every attempt of the delivery; a receiver drops a repeat by it */
+                    "webhook-id": string;
+                    /** @description When this attempt was signed, in Unix seconds; refuse attempts older than a few minutes (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the endpoint's secret (`whsec_<base64>`, base64-decoded). For 24 hours after a rotation there are two: one per secret */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "listing.report.changed";
+                        /**
+                         * Format: date-time
+                         * @description When the fact happened
+                         */
+                        timestamp: string;
+                        data: {
+                            externalListingId: string;
+                            serviceListingId: number;
+                            serviceListingUrl: string;
+                            /** @description LIVE: buyers see it, nothing to fix; LIVE_WITH_WARNINGS: buyers see it, warnings say what they miss; PROCESSING: not shown yet, steps still running; NOT_VISIBLE: kept from buyers on purpose (reasons say why); FAILED: every photo failed, buyers would see it without any */
+                            state: "LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED";
+                            previousState: ("LIVE" | "LIVE_WITH_WARNINGS" | "PROCESSING" | "NOT_VISIBLE" | "FAILED") | null;
+                            reasons: {
+                                /** @description One of STATUS_NOT_VISIBLE, TEST_MODE, AWAITING_INDEX, PHOTOS_PENDING, ALL_PHOTOS_FAILED, HAS_WARNINGS */
+                                code: "STATUS_NOT_VISIBLE" | "TEST_MODE" | "AWAITING_INDEX" | "PHOTOS_PENDING" | "ALL_PHOTOS_FAILED" | "HAS_WARNINGS";
+                                message: string;
+                            }[];
+                            /** @description The listing's version the state was computed for */
+                            listingVersion: number;
+                            /** @description The report's own version: grows by one with every state change of this listing */
+                            version: number;
                         };
                     };
                 };

@@ -18,6 +18,10 @@ export interface ReportLine {
   changedPaths?: string[];
   /** --archive-missing: this line is the ARCHIVED status set on a listing missing from the feed. */
   archive?: true;
+  /** The API's quality warnings for the record as it stands after this PUT (or would, in a dry run); never blocking. Absent when there are none. */
+  warnings?: { path: string; code: string; message: string }[];
+  /** The API's quality score, 0-100 (docs/partner-api.md), when it answered with one. */
+  qualityScore?: number;
 }
 
 export interface ReportSink {

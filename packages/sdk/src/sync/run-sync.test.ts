@@ -17,7 +17,7 @@ afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force
 function checkpoint() {
   const dir = mkdtempSync(join(tmpdir(), "pss-run-"));
   dirs.push(dir);
-  return openCheckpoint(join(dir, "cp"), { apiUrl: "https://api.example.com", apiKey: "pss_live_x" });
+  return openCheckpoint(join(dir, "cp"), { apiUrl: "https://api.example.com", apiKey: "pss_live_x", partner: "partner:p-1" });
 }
 
 const broker = (id: string, name = "Jane"): FeedRecord => ({ line: 1, kind: "broker", id, body: { name, email: "jane@example.com" } });
@@ -29,7 +29,7 @@ const listing = (id: string, extra: Record<string, unknown> = {}): FeedRecord =>
 });
 
 /** Stores what it is sent, answers like the API (201 new / 200 known), and records the order and concurrency. */
-function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; delayMs?: number } = {}) {
+function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; delayMs?: number; applyThenFail?: (kind: string, id: string) => Error | null } = {}) {
   const stored = new Map<string, unknown>();
   const calls: { kind: string; id: string; body: unknown; dryRun: boolean }[] = [];
   let inFlight = 0;
@@ -46,6 +46,8 @@ function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; d
     const existed = stored.has(key);
     if (o?.dryRun) return { status: "success", dryRun: true, outcome: existed ? (JSON.stringify(stored.get(key)) === JSON.stringify(body) ? "noChange" : "wouldUpdate") : "wouldCreate", changedPaths: existed ? ["status"] : [], httpStatus: 200, requestId: "r" };
     stored.set(key, body);
+    const lost = opts.applyThenFail?.(kind, id);
+    if (lost) throw lost;
     const n = [...stored.keys()].indexOf(key) + 1;
     const common = { status: "success", httpStatus: existed ? 200 : 201, created: !existed, requestId: "r" };
     return kind === "broker" ? { ...common, message: "Broker created", serviceBrokerId: String(n), serviceProfileUrl: `https://m/brokers/${n}` } : { ...common, message: "Listing created", serviceListingId: n, serviceListingUrl: `https://m/listings/${n}` };
@@ -69,7 +71,11 @@ function fakeClient(opts: { fail?: (kind: string, id: string) => Error | null; d
     return { status: "success", dryRun: o?.dryRun ?? false, counts: {}, results, httpStatus: 200, requestId: "batch-r" };
   };
   const batches: { kind: string; size: number }[] = [];
-  const client = { putBroker: put("broker"), putListing: put("listing"), brokers: { upsertMany: many("broker") }, listings: { upsertMany: many("listing") } } as unknown as PartnerClient;
+  const getListing = async (id: string) => {
+    if (!stored.has(`listing:${id}`)) throw new PssApiError(404, "Listing not found", [], "r");
+    return stored.get(`listing:${id}`);
+  };
+  const client = { putBroker: put("broker"), putListing: put("listing"), getListing, brokers: { upsertMany: many("broker") }, listings: { upsertMany: many("listing") } } as unknown as PartnerClient;
   return { client, calls, stored, batches, maxInFlight: () => maxInFlight };
 }
 
@@ -197,7 +203,58 @@ describe("runSync", () => {
     });
   });
 
-  test("an abort stops taking records; unfinished ones get no report line and no checkpoint entry", async () => {
+  test("a PUT the API applied but never answered stays in doubt: --resume sends it again even when the feed went back to the acknowledged body", async () => {
+    const cp = checkpoint();
+    const first = fakeClient();
+    await sync({ records: [listing("L-1", { title: "Old" })], problems: [] }, { client: first.client, checkpoint: cp });
+    // The new title is stored, but no answer comes back (timeouts until the last attempt).
+    const lossy = fakeClient({ applyThenFail: () => new PssNetworkError("PUT …: no answer within 30000 ms (after 10 attempts)") });
+    lossy.stored.set("listing:L-1", first.stored.get("listing:L-1"));
+    const lost = await sync({ records: [listing("L-1", { title: "New" })], problems: [] }, { client: lossy.client, checkpoint: cp });
+    expect(lost.byId["listing:L-1"]!.outcome).toBe("failed");
+    expect(lossy.stored.get("listing:L-1")).toMatchObject({ title: "New" });
+    expect(cp.get("listing", "L-1")).toMatchObject({ sending: expect.any(String) });
+    // The feed goes back to the old title: the checkpoint's acknowledged hash is the old one, yet it is sent.
+    const healthy = fakeClient();
+    healthy.stored.set("listing:L-1", lossy.stored.get("listing:L-1"));
+    const { byId, summary } = await sync({ records: [listing("L-1", { title: "Old" })], problems: [] }, { client: healthy.client, checkpoint: cp, resume: true });
+    expect(healthy.calls.map((c) => c.id)).toEqual(["L-1"]);
+    expect(healthy.stored.get("listing:L-1")).toMatchObject({ title: "Old" });
+    expect(byId["listing:L-1"]).toMatchObject({ outcome: "updated", httpStatus: 200 });
+    expect(summary).toMatchObject({ skipped: 0, updated: 1 });
+    // Acknowledged now: the next resume skips it.
+    const again = await sync({ records: [listing("L-1", { title: "Old" })], problems: [] }, { client: healthy.client, checkpoint: cp, resume: true });
+    expect(again.summary).toMatchObject({ skipped: 1 });
+  });
+
+  test("a body the API refused (it stored nothing) leaves the record as it was: acknowledged content is still skipped", async () => {
+    const cp = checkpoint();
+    const fake = fakeClient();
+    await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp });
+    const refusing = fakeClient({ fail: (_, id) => (id === "L-1" || id === "L-new" ? new PssApiError(400, "title: too long", [], "r") : null) });
+    await sync({ records: [listing("L-1", { title: "x" }), listing("L-new")], problems: [] }, { client: refusing.client, checkpoint: cp });
+    expect(cp.get("listing", "L-1")).not.toHaveProperty("sending");
+    expect(cp.get("listing", "L-new")).toBeUndefined();
+    const { summary } = await sync({ records: [listing("L-1")], problems: [] }, { client: fake.client, checkpoint: cp, resume: true });
+    expect(summary).toMatchObject({ skipped: 1 });
+  });
+
+  test("--archive-missing: a listing sent once without an answer is archived if the API has it, forgotten if it has not", async () => {
+    const cp = checkpoint();
+    const lossy = fakeClient({ applyThenFail: (_, id) => (id === "L-applied" ? new PssNetworkError("no answer") : null), fail: (_, id) => (id === "L-lost" ? new PssNetworkError("no answer") : null) });
+    await sync({ records: [listing("L-1"), listing("L-applied"), listing("L-lost")], problems: [] }, { client: lossy.client, checkpoint: cp });
+    expect(cp.get("listing", "L-lost")).toMatchObject({ hash: null, sending: expect.any(String) });
+    const asked: string[][] = [];
+    const ok = fakeClient();
+    for (const [k, v] of lossy.stored) ok.stored.set(k, v);
+    const { summary } = await sync({ records: [listing("L-1")], problems: [] }, { client: ok.client, checkpoint: cp, archiveMissing: { confirm: async (ids) => (asked.push(ids), true) } });
+    expect(asked).toEqual([["L-applied"]]);
+    expect(ok.stored.get("listing:L-applied")).toEqual({ status: "ARCHIVED" });
+    expect(summary).toMatchObject({ archived: 1, failed: 0 });
+    expect(cp.get("listing", "L-lost")).toBeUndefined();
+  });
+
+  test("an abort stops taking records; unfinished ones get no report line and stay in doubt in the checkpoint", async () => {
     const controller = new AbortController();
     const fake = fakeClient({ delayMs: 5 });
     const cp = checkpoint();
@@ -214,7 +271,11 @@ describe("runSync", () => {
     });
     expect(summary.interrupted).toBe(true);
     expect(lines.length).toBeLessThan(50);
-    expect([...cp.entries()].length).toBe(lines.length);
+    const entries = [...cp.entries()];
+    expect(entries.filter((e) => !e.sending).length).toBe(lines.length);
+    // Those in flight when it stopped: sent, no answer read; --resume sends them again.
+    expect(entries.filter((e) => e.sending).length).toBeLessThanOrEqual(2);
+    expect(entries.length).toBeGreaterThanOrEqual(lines.length);
   });
 
   describe("batches (the default: 100 records per request)", () => {

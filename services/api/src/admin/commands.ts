@@ -74,6 +74,7 @@ export const CONSUMERS = {
   media: Topics.mediaDeadLetter.name,
   indexer: Topics.indexerDeadLetter.name,
   leads: Topics.leadsDeadLetter.name,
+  webhooks: Topics.webhooksDeadLetter.name,
 } as const;
 
 function deadLetterTopic(flags: Flags): { consumer: string; topic: string } {
@@ -181,7 +182,7 @@ export const COMMANDS: Record<string, Command> = {
       partnerAdmin(ctx).assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office"), test: f.test === true }),
   },
   "dlq list": {
-    usage: "dlq list --consumer <media|indexer|leads> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",
+    usage: "dlq list --consumer <media|indexer|leads|webhooks> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",
     flags: { consumer: "value", limit: "value", group: "value" },
     required: ["consumer"],
     needs: ["kafka"],
@@ -193,7 +194,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   "dlq show": {
-    usage: "dlq show --consumer <media|indexer|leads> --offset <offset>   (headers and the message itself)",
+    usage: "dlq show --consumer <media|indexer|leads|webhooks> --offset <offset>   (headers and the message itself)",
     flags: { consumer: "value", offset: "value" },
     required: ["consumer", "offset"],
     needs: ["kafka"],
@@ -205,7 +206,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   "dlq replay": {
-    usage: "dlq replay --consumer <media|indexer|leads> (--offset <offset> | --all [--group <consumerGroup>])   (fix the cause first)",
+    usage: "dlq replay --consumer <media|indexer|leads|webhooks> (--offset <offset> | --all [--group <consumerGroup>])   (fix the cause first)",
     flags: { consumer: "value", offset: "value", all: "boolean", group: "value" },
     required: ["consumer"],
     exactlyOne: ["offset", "all"],

@@ -11,6 +11,7 @@ import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
+import { storedBrokerQuality } from "../quality/record-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
@@ -41,6 +42,7 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
           variants: variantsWithUrls(b.avatar.variants, publicBaseUrl),
         }
       : null,
+    ...storedBrokerQuality(b),
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
   };
@@ -69,7 +71,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description:
-            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link.",
+            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).",
         },
       },
     )

@@ -10,13 +10,27 @@ import { diffDocuments, forHistory } from "../records/changes.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import { applyBrokerBody, brokerBodyProblems, type BrokerDocument } from "./broker-document.ts";
+import { brokerDocumentQuality, storedBrokerQuality } from "../quality/record-quality.ts";
+import type { Quality } from "@pss/contracts";
 import { defaultOfficeId, findBroker, insertBroker, insertBrokerHistory, replaceBrokerLists, updateBroker, type StoredBroker } from "./broker-repository.ts";
 
 export interface BrokerUpsertResult {
   brokerId: string;
   created: boolean;
   changed: boolean;
+  /** The broker's phone as written: the quality rules of its listings ask for it. */
+  phone: string | null;
+  /** The warnings of the broker as written (the avatar's processing kept while its URL is unchanged). */
+  quality: Quality;
 }
+
+/** The warnings of what a plan leaves stored: the write and the dry run answer with the same. */
+export function plannedBrokerQuality(plan: BrokerPlan): Quality {
+  if (plan.kind === "noChange") return storedBrokerQuality(plan.current);
+  if (plan.kind === "create") return brokerDocumentQuality(plan.document, null);
+  return brokerDocumentQuality(plan.document, plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null);
+}
+const plannedPhone = (plan: BrokerPlan) => (plan.kind === "noChange" ? plan.current.document.phone : plan.document.phone) ?? null;
 
 export function brokerEventPayload(id: string, externalId: string, officeId: number, doc: BrokerDocument) {
   // E-mail addresses stay off the bus: no consumer needs them to index or process media.
@@ -69,7 +83,7 @@ export async function upsertBroker(
 
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const plan = planBroker(await findBroker(tx, scope, externalId), body);
-    if (plan.kind === "noChange") return { brokerId: plan.current.id, created: false, changed: false };
+    if (plan.kind === "noChange") return { brokerId: plan.current.id, created: false, changed: false, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
 
     if (plan.kind === "create") {
       const { document, hash } = plan;
@@ -90,7 +104,7 @@ export async function upsertBroker(
         payload: brokerEventPayload(inserted.id, externalId, officeId, document),
         trace: opts.trace,
       });
-      return { brokerId: inserted.id, created: true, changed: true };
+      return { brokerId: inserted.id, created: true, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
     }
 
     const { current, document, hash } = plan;
@@ -110,7 +124,7 @@ export async function upsertBroker(
       payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
       trace: opts.trace,
     });
-    return { brokerId: current.id, created: false, changed: true };
+    return { brokerId: current.id, created: false, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
   }
   throw new ContendedWriteError();
 }

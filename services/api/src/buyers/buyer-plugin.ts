@@ -5,6 +5,7 @@ import type { LeadIntakeDeps } from "../leads/lead-service.ts";
 import { createBuyerRoutes } from "./buyer-routes.ts";
 import { createBuyerService, type BuyerDeps } from "./buyer-service.ts";
 import { createPageRoutes } from "./pages/page-routes.ts";
+import type { StatsRecorder } from "../stats/stats-recorder.ts";
 
 export interface BuyerPluginDeps extends BuyerDeps {
   logger: Logger;
@@ -12,11 +13,13 @@ export interface BuyerPluginDeps extends BuyerDeps {
   leads: LeadIntakeDeps & { trustProxy?: boolean };
   maxBodyBytes: number;
   sitemapPageSize?: number;
+  /** Counts views and impressions; absent = no counting. */
+  stats?: StatsRecorder;
 }
 
 export function createBuyerPlugin(deps: BuyerPluginDeps) {
   const buyers = createBuyerService(deps);
   return new Elysia({ name: "buyers" })
-    .use(createBuyerRoutes(buyers))
-    .use(createPageRoutes({ buyers, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, logger: deps.logger, leads: deps.leads, maxBodyBytes: deps.maxBodyBytes, sitemapPageSize: deps.sitemapPageSize }));
+    .use(createBuyerRoutes(buyers, deps.stats))
+    .use(createPageRoutes({ buyers, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, logger: deps.logger, leads: deps.leads, maxBodyBytes: deps.maxBodyBytes, sitemapPageSize: deps.sitemapPageSize, stats: deps.stats }));
 }

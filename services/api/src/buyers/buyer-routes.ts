@@ -7,22 +7,29 @@ import type { DocumentedResponses } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery, rawQuery } from "./search-params.ts";
+import type { StatsRecorder } from "../stats/stats-recorder.ts";
 
-export function createBuyerRoutes(buyers: BuyerService) {
+/** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
+export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
   return new Elysia({ name: "buyer-routes" })
-    .get("/v1/listings", ({ request }) => buyers.search(parseSearchQuery(rawQuery(request))), {
+    .get("/v1/listings", async ({ request }) => {
+      const result = await buyers.search(parseSearchQuery(rawQuery(request)));
+      stats?.shown(result.results.map((r) => r.serviceListingId), request);
+      return result;
+    }, {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
-        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable.",
-        responses: { 200: { description: "One page of hits", schema: SearchResponse } } satisfies DocumentedResponses as never,
+        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).",
+        responses: { 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." } satisfies DocumentedResponses as never,
       },
     })
     .get(
       "/v1/listings/:serviceListingId",
-      async ({ params }) => {
+      async ({ params, request, server }) => {
         const listing = await buyers.listing(params.serviceListingId);
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
+        stats?.viewed(listing.serviceListingId, request, server);
         return { status: "success" as const, listing };
       },
       {

@@ -2,7 +2,7 @@
 // every problem is shown beside its field). One reader, so both accept and refuse the same things.
 // Cursors are opaque base64url JSON: the sort values of the last hit (search_after) plus a fingerprint of the
 // query, so a cursor is never applied to a different search.
-import { codePointLength, SEARCH_PAGE, SEARCH_SORTS, type SearchSort } from "@pss/contracts";
+import { codePointLength, isPageCursorText, SEARCH_PAGE, SEARCH_SORTS, type SearchSort } from "@pss/contracts";
 import { BadRequestError } from "../http/errors.ts";
 
 export interface SearchRequest {
@@ -171,6 +171,7 @@ export function encodeSearchCursor(request: SearchRequest, sortValues: unknown[]
 function decodeCursor(cursor: string, request: SearchRequest): unknown[] {
   let decoded: { f?: unknown; a?: unknown };
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
@@ -186,10 +187,13 @@ export function parseSearchQuery(query: Record<string, unknown>): SearchRequest 
   const unknown = Object.keys(query).filter((k) => !(SEARCH_PARAMETERS as readonly string[]).includes(k));
   if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: ${SEARCH_PARAMETERS.join(", ")}`);
   const { request, reader } = readFilters(query, { lenientAmounts: false });
-  const cursor = reader.text("cursor");
+  reader.text("cursor");
   const [problem] = reader.problems;
-  if (problem) throw new BadRequestError(problem.message);
-  if (cursor !== null) request.after = decodeCursor(cursor, request);
+  // The first problem is the message; details name every one (a rule across two fields, e.g. minPrice above
+  // maxPrice, is stated in the operation's description, which no schema can carry).
+  if (problem) throw new BadRequestError(problem.message, reader.problems.map((p) => ({ path: p.field, message: p.message })));
+  // Exactly as handed out, not trimmed: an empty or blank cursor is refused like any other the API never gave.
+  if (typeof query.cursor === "string") request.after = decodeCursor(query.cursor, request);
   return request;
 }
 

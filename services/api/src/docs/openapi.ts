@@ -144,7 +144,7 @@ function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDepen
     "400": errorResponse(`A parameter, header or the body breaks a rule; "error" names the field and the rule${route.hasBody ? ` (bodies: valid UTF-8 JSON, at most ${MAX_JSON_DEPTH} levels deep, no control characters or lone surrogates in any string)` : ""}`),
   };
   if (route.isPartner) {
-    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts and lead.received webhooks, a key without lead-tracking permission)");
+    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission)");
     out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", { "Retry-After": RETRY_AFTER });
   }
   if (route.hasBody) {
@@ -191,7 +191,9 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     }
     const documented = (route.hooks?.detail?.responses ?? {}) as DocumentedResponses;
     for (const [status, about] of Object.entries(documented)) {
-      if (typeof about === "string") responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
+      // A route's 400 adds to the edge's (which says what every request must obey) rather than replacing it.
+      if (typeof about === "string" && status === "400") responses[status] = errorResponse(`${(responses[status] as { description: string }).description}. ${about}`);
+      else if (typeof about === "string") responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
       else responses[status] = successResponse(about.schema, about.description);
     }
     if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse({ type: "object" });

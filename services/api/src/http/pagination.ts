@@ -1,6 +1,6 @@
 // Opaque cursors over the commit-safe write position (write_xid, id): a stable order in which every record
 // appears once per pass, and in which nothing committed later can appear behind a reader (records/commit-safe-page.ts).
-import { isDateTime } from "@pss/contracts";
+import { isDateTime, isPageCursorText } from "@pss/contracts";
 import { BadRequestError } from "./errors.ts";
 
 /** A place in the order (write_xid, id); a page holds what comes strictly after it. */
@@ -32,6 +32,7 @@ const validDate = (value: unknown): value is string => typeof value === "string"
 function decodeCursor(cursor: string): { after: PagePosition | null; updatedSince: Date | null } {
   let parsed: unknown;
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
   } catch {
     throw new BadRequestError(BAD_CURSOR);
@@ -93,6 +94,7 @@ export function parseHistoryQuery(query: Record<string, string | undefined>): Hi
   if (query.cursor === undefined) return { limit, beforeId: null };
   let parsed: unknown;
   try {
+    if (!isPageCursorText(query.cursor)) throw new Error("not base64url");
     parsed = JSON.parse(Buffer.from(query.cursor, "base64url").toString());
   } catch {
     throw new BadRequestError(BAD_CURSOR);

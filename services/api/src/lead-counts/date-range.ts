@@ -40,6 +40,10 @@ export function parseDateRange(query: Record<string, unknown>): DateRange {
   if (unknown.length) throw new BadRequestError(`Invalid query parameters: unknown parameter '${shown(unknown[0]!)}'; allowed: startDate, endDate (${DATE_RULE})`);
   const start = instant(query, "startDate");
   const end = instant(query, "endDate");
-  if (start !== null && end !== null && start > end) throw invalid(`startDate (${query.startDate}) is after endDate (${query.endDate})`);
+  // A rule across two parameters (no schema carries it): stated in the operations' descriptions, and named in details.
+  if (start !== null && end !== null && start > end) {
+    const problem = `startDate (${query.startDate}) is after endDate (${query.endDate})`;
+    throw new BadRequestError(`Invalid query parameters: ${DATE_RULE}; ${problem}`, [{ path: "startDate", message: `must not be after endDate; ${problem}` }]);
+  }
   return { start: start === null || start <= EPOCH ? null : new Date(start), end: end === null ? null : new Date(Math.max(end, EPOCH)) };
 }

@@ -30,7 +30,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   };
   const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
   const about =
-    "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them.";
+    "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: \"startDate\", …}].";
 
   return new Elysia({ name: "lead-count-routes" })
     .get(
@@ -46,7 +46,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of one office",
           description: `${about} 404 "Office not found" for an office that is not the partner's.`,
-          responses: { 404: `${ErrorMessages.officeNotFound}: no such office of this partner` } satisfies DocumentedResponses as never,
+          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` } satisfies DocumentedResponses as never,
         },
       },
     )
@@ -63,7 +63,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
           description: `${about} 404 "Organization not found" for an organization that is not the partner's.`,
-          responses: { 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` } satisfies DocumentedResponses as never,
+          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` } satisfies DocumentedResponses as never,
         },
       },
     );

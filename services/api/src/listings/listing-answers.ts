@@ -1,4 +1,5 @@
-// The answer of a stored listing PUT, built in one place: the single PUT and every item of a batch answer with it.
+// The answer of a stored listing PUT, built in one place: the single PUT and every item of a batch answer with it
+// (with the warnings and quality score of the listing as written).
 import type { ListingPutResponse } from "@pss/contracts";
 import type { ItemAnswer } from "../batch/batch-items.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
@@ -14,6 +15,7 @@ export async function listingPutAnswer(ctx: PartnerContext, scope: RecordScope, 
       message: result.created ? "Listing created" : "Listing updated",
       serviceListingId: result.listingId,
       serviceListingUrl: await ctx.listingUrl(scope, result.listingId),
+      ...result.quality,
     },
   };
 }

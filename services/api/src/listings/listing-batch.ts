@@ -22,7 +22,7 @@ import type { RecordScope } from "../records/record-scope.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { listingBodyProblems } from "./listing-document.ts";
 import { loadManyForWrite } from "./listing-repository.ts";
-import { planListing, upsertListing, writeListingPlan, type ListingPlan, type ListingUpsertResult, type NamedBroker, type WriteSource } from "./listing-service.ts";
+import { planListing, plannedListingQuality, upsertListing, writeListingPlan, type ListingPlan, type ListingUpsertResult, type Loaded, type WriteSource } from "./listing-service.ts";
 
 export interface ListingBatchItem {
   externalId: string;
@@ -59,19 +59,21 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
   for (const i of inline) out[i] = await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
 
   const loaded = await loadManyForWrite(sql, scope, plain.map((i) => items[i]!.externalId), namedIds);
-  const writes: { i: number; plan: ListingPlan }[] = [];
+  const writes: { i: number; plan: ListingPlan; load: Loaded }[] = [];
   for (const i of plain) {
     const ref = named(i);
-    let broker: NamedBroker;
+    // The single PUT's load (loadForWrite), from the shared read: the listing, the named broker and its phone.
+    const load: Loaded = { listing: loaded.listings.get(items[i]!.externalId) ?? null, named: undefined, namedPhone: null };
     if (ref !== undefined) {
-      const id = loaded.brokers.get(ref);
+      const broker = loaded.brokers.get(ref);
       const visible = existedBefore === null || existedBefore.has(ref) || (firstInline.get(ref) ?? Infinity) < i;
-      broker = id !== undefined && visible ? { id, externalId: ref } : null;
+      load.named = broker !== undefined && visible ? { id: broker.id, externalId: ref } : null;
+      load.namedPhone = broker !== undefined && visible ? broker.phone : null;
     }
     try {
-      const plan = planListing(loaded.listings.get(items[i]!.externalId) ?? null, broker, items[i]!.body);
-      if (plan.kind === "noChange") out[i] = { ok: { listingId: plan.current.id, created: false, changed: false } };
-      else writes.push({ i, plan });
+      const plan = planListing(load.listing, load.named, items[i]!.body);
+      if (plan.kind === "noChange") out[i] = { ok: { listingId: plan.current.id, created: false, changed: false, quality: plannedListingQuality(plan, load) } };
+      else writes.push({ i, plan, load });
     } catch (error) {
       out[i] = { error };
     }
@@ -81,7 +83,7 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
   if (writes.length > 0) {
     try {
       // Sent together on one connection (pipelined), committed once.
-      written = await retryTransaction(() => sql.begin((tx) => Promise.all(writes.map((w) => writeListingPlan(tx, scope, items[w.i]!.externalId, w.plan, source)))));
+      written = await retryTransaction(() => sql.begin((tx) => Promise.all(writes.map((w) => writeListingPlan(tx, scope, items[w.i]!.externalId, w.plan, source, plannedListingQuality(w.plan, w.load))))));
     } catch {
       written = null; // rolled back whole: each item is run alone below
     }

@@ -26,6 +26,8 @@ export interface StoredListing {
   externalId: string;
   brokerId: string;
   brokerExternalId: string;
+  /** The broker's phone: the quality rules ask for it on an UNDER_CONTRACT listing. */
+  brokerPhone: string | null;
   version: number;
   contentHash: Buffer;
   document: ListingDocument;
@@ -37,7 +39,7 @@ export interface StoredListing {
 }
 
 const SELECT = (tx: Tx) => tx`
-  SELECT l.id, l.partner_id, l.mode, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, l.version, l.content_hash,
+  SELECT l.id, l.partner_id, l.mode, l.external_id, l.broker_id::text AS broker_id, b.external_id AS broker_external_id, b.phone AS broker_phone, l.version, l.content_hash,
          l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at, l.street_address1, l.city, l.state,
          l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.index_state, l.created_at, l.updated_at,
          l.write_xid::text AS write_xid,
@@ -66,6 +68,7 @@ function toStored(row: any): StoredListing {
     externalId: row.external_id,
     brokerId: row.broker_id,
     brokerExternalId: row.broker_external_id,
+    brokerPhone: row.broker_phone ?? null,
     version: row.version,
     contentHash: row.content_hash,
     document,
@@ -81,9 +84,14 @@ function toStored(row: any): StoredListing {
  * One round trip for an optimistic write: the listing as stored (or nothing) and the ID of the broker the body
  * names (undefined when it names none, null when that broker does not exist for this partner).
  */
-export async function loadForWrite(tx: Tx, scope: RecordScope, externalId: string, brokerExternalId: string | undefined): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined }> {
+export async function loadForWrite(
+  tx: Tx,
+  scope: RecordScope,
+  externalId: string,
+  brokerExternalId: string | undefined,
+): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined; namedBrokerPhone: string | null }> {
   const rows = await tx`
-    SELECT nb.id::text AS named_broker_id, x.*
+    SELECT nb.id::text AS named_broker_id, nb.phone AS named_broker_phone, x.*
     FROM (SELECT 1) AS one
     LEFT JOIN brokers nb ON nb.partner_id = ${scope.partnerId} AND nb.mode = ${scope.mode} AND nb.external_id = ${brokerExternalId ?? null}
     LEFT JOIN LATERAL (${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}) x ON true`;
@@ -91,23 +99,30 @@ export async function loadForWrite(tx: Tx, scope: RecordScope, externalId: strin
   return {
     listing: row.id === null ? null : toStored(row),
     namedBrokerId: brokerExternalId === undefined ? undefined : (row.named_broker_id as string | null),
+    namedBrokerPhone: (row.named_broker_phone as string | null) ?? null,
   };
 }
 
 /**
  * loadForWrite for many listings at once (a batch): two reads whatever the count, the listings as stored by
- * external ID and the IDs of the brokers named, by external ID (absent from the map: no such broker).
+ * external ID and the IDs (and phones, for the quality warnings) of the brokers named, by external ID (absent
+ * from the map: no such broker).
  */
-export async function loadManyForWrite(tx: Tx, scope: RecordScope, externalIds: string[], brokerExternalIds: string[]): Promise<{ listings: Map<string, StoredListing>; brokers: Map<string, string> }> {
+export async function loadManyForWrite(
+  tx: Tx,
+  scope: RecordScope,
+  externalIds: string[],
+  brokerExternalIds: string[],
+): Promise<{ listings: Map<string, StoredListing>; brokers: Map<string, { id: string; phone: string | null }> }> {
   const [rows, brokers] = await Promise.all([
     externalIds.length ? tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ANY(${externalIds}::text[])` : Promise.resolve([]),
     brokerExternalIds.length
-      ? tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ANY(${brokerExternalIds}::text[])`
+      ? tx`SELECT id::text AS id, external_id, phone FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ANY(${brokerExternalIds}::text[])`
       : Promise.resolve([]),
   ]);
   return {
     listings: new Map(rows.map((r) => [r.external_id as string, toStored(r)])),
-    brokers: new Map(brokers.map((r) => [r.external_id as string, r.id as string])),
+    brokers: new Map(brokers.map((r) => [r.external_id as string, { id: r.id as string, phone: (r.phone as string | null) ?? null }])),
   };
 }
 

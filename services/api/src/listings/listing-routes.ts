@@ -11,6 +11,7 @@ import { findListing, pageListings, statusHistories, type StatusChange, type Sto
 import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
+import { storedListingQuality } from "../quality/record-quality.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
 export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
@@ -42,6 +43,7 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], url: 
     photos: l.photos.map((p) => ({ ...p, variants: variantsWithUrls(p.variants, publicBaseUrl) })),
     statusHistory: history,
     searchIndex: { state: l.indexState },
+    ...storedListingQuality(l),
     createdAt: l.createdAt.toISOString(),
     updatedAt: l.updatedAt.toISOString(),
   };
@@ -71,8 +73,8 @@ export function createListingRoutes(ctx: PartnerContext) {
         response: { 200: Type.Union([ListingPutResponse, DryRunResponse]), 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
-          description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (400): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once. ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link.`,
-          responses: { 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
+          description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.`,
+          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
         },
       },
     )

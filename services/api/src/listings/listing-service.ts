@@ -5,7 +5,7 @@
 //
 // The merge and compare step (planListing) is shared with the dry run (dryRunListing): both run the same checks
 // in the same order and compute the same document, so a dry run answers exactly what the PUT then does.
-import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody } from "@pss/contracts";
+import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody, type Quality } from "@pss/contracts";
 import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { dryRunBroker, upsertBroker } from "../brokers/broker-service.ts";
@@ -17,11 +17,14 @@ import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDoc
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { findListing, loadForWrite, type StoredListing } from "./listing-repository.ts";
 import { createListingAtomically, updateListingAtomically } from "./listing-writes.ts";
+import { listingDocumentQuality } from "../quality/record-quality.ts";
 
 export interface ListingUpsertResult {
   listingId: number;
   created: boolean;
   changed: boolean;
+  /** The warnings of the listing as written: photos already processed keep their state, new URLs are pending. */
+  quality: Quality;
 }
 
 /** The event payload apart from what the database assigns (listingId, createdAt, updatedAt are added by SQL). */
@@ -50,7 +53,8 @@ const MAX_WRITE_ATTEMPTS = 8;
 /** The broker a body names: undefined when it names none, null when that broker does not exist in this scope. */
 export type NamedBroker = { id: string; externalId: string } | null | undefined;
 
-type Loaded = { listing: StoredListing | null; named: NamedBroker };
+/** `namedPhone`: the phone of the broker the body names, for the dry run's warnings. */
+export type Loaded = { listing: StoredListing | null; named: NamedBroker; namedPhone?: string | null };
 
 /** What a listing PUT body does to the stored listing (or to nothing). */
 export type ListingPlan =
@@ -99,16 +103,16 @@ async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, external
   if (!body.broker) {
     return writeListing(sql, scope, externalId, body, source, async () => {
       const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
-      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId) };
+      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId), namedPhone: loaded.namedBrokerPhone };
     });
   }
 
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
-    const { brokerId } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, { ...source, pathRoot: "broker." });
+    const { brokerId, phone } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, { ...source, pathRoot: "broker." });
     // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
-    return writeListing(tx, scope, externalId, body, source, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId } }));
+    return writeListing(tx, scope, externalId, body, source, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId }, namedPhone: phone }));
   });
 }
 
@@ -125,8 +129,9 @@ async function writeListing(
   load: () => Promise<Loaded>,
 ): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const { listing: current, named } = await load();
-    const written = await writeListingPlan(db, scope, externalId, planListing(current, named, body), source);
+    const loaded = await load();
+    const plan = planListing(loaded.listing, loaded.named, body);
+    const written = await writeListingPlan(db, scope, externalId, plan, source, plannedListingQuality(plan, loaded));
     if (written) return written;
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.
@@ -136,7 +141,7 @@ async function writeListing(
 /**
  * The write of one plan, as one statement: the result, or null when the race was lost (the listing was created
  * or changed concurrently since it was read) and the caller must read again. A batch runs many of these in one
- * transaction (listing-batch.ts).
+ * transaction (listing-batch.ts). `quality` is the plan's warnings (plannedListingQuality), part of the answer.
  */
 export async function writeListingPlan(
   db: postgres.Sql | postgres.TransactionSql,
@@ -144,19 +149,20 @@ export async function writeListingPlan(
   externalId: string,
   plan: ListingPlan,
   source: WriteSource,
+  quality: Quality,
 ): Promise<ListingUpsertResult | null> {
-  if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false };
+  if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false, quality };
   const { document, brokerId, hash } = plan;
   const payload = listingEventPayload({ externalId, brokerId, document });
   const history = { origin: source.origin, changes: forHistory(plan.changes) };
   const { trace } = source;
   if (plan.kind === "create") {
     const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
-    return created ? { listingId: created.id, created: true, changed: true } : null;
+    return created ? { listingId: created.id, created: true, changed: true, quality } : null;
   }
   const { current: stored } = plan;
   const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
-  return written ? { listingId: stored.id, created: false, changed: true } : null;
+  return written ? { listingId: stored.id, created: false, changed: true, quality } : null;
 }
 
 /** An inline broker the dry run would create has no ID yet: a stand-in no stored listing can reference. */
@@ -178,13 +184,25 @@ export async function dryRunListing(sql: postgres.Sql, scope: RecordScope, exter
     const broker = await dryRunBroker(sql, scope, externalBrokerId, brokerBody, "broker.");
     brokerPaths = broker.changes.map((c) => `broker.${c.path}`);
     const id = broker.kind === "create" ? NEW_BROKER_ID : broker.current.id;
-    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId } };
+    const brokerDocument = broker.kind === "noChange" ? broker.current.document : broker.document;
+    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId }, namedPhone: brokerDocument.phone ?? null };
   } else {
     const read = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
-    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId) };
+    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId), namedPhone: read.namedBrokerPhone };
   }
   const plan = planListing(loaded.listing, loaded.named, body);
   const changedPaths = [...plan.changes.map((c) => c.path), ...brokerPaths].sort();
   const outcome = plan.kind === "create" ? "wouldCreate" : plan.kind === "update" || brokerPaths.length > 0 ? "wouldUpdate" : "noChange";
-  return { status: "success", dryRun: true, outcome, changedPaths };
+  return { status: "success", dryRun: true, outcome, changedPaths, ...plannedListingQuality(plan, loaded) };
+}
+
+/**
+ * The warnings of the listing a plan leaves stored, the same for the PUT's answer and its dry run: photos already
+ * processed keep their state (the write keeps the rows of unchanged URLs), new URLs are pending; the broker's
+ * phone is the named broker's (or the inline broker's as written), else the current broker's.
+ */
+export function plannedListingQuality(plan: ListingPlan, loaded: Loaded): Quality {
+  const phone = loaded.named !== undefined ? loaded.namedPhone : loaded.listing?.brokerPhone;
+  if (plan.kind === "noChange") return listingDocumentQuality(plan.current.document, plan.current.photos, phone);
+  return listingDocumentQuality(plan.document, loaded.listing?.photos ?? [], phone);
 }

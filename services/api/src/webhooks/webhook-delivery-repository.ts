@@ -1,10 +1,9 @@
 // The partner's view of webhook deliveries and the actions on them. The API only queues: the webhooks service
 // sends whatever is pending and due (within its poll interval).
-import { webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
+import { isPageCursorText, webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
 import type postgres from "postgres";
 import { BadRequestError } from "../http/errors.ts";
-import type { RecordScope } from "../records/record-scope.ts";
-import { inScope } from "./webhook-endpoint-repository.ts";
+import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -12,7 +11,7 @@ type Sql = postgres.Sql | postgres.TransactionSql;
 export const LISTED_ATTEMPTS = 20;
 
 export interface DeliveryFilter {
-  scope: RecordScope;
+  scope: WebhookScope;
   endpointExternalId?: string;
   status?: WebhookDeliveryStatus;
   eventType?: DeliveredEventType;
@@ -30,6 +29,7 @@ function encodeCursor(createdAt: Date, id: string): string {
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
     if (Array.isArray(parsed) && parsed.length === 3 && parsed[0] === CURSOR_VERSION && typeof parsed[1] === "string" && typeof parsed[2] === "string") {
       const createdAt = new Date(parsed[1]);
@@ -50,7 +50,7 @@ export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ res
                                      ORDER BY a.attempt)
                      FROM (SELECT * FROM webhook_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${LISTED_ATTEMPTS}) a), '[]'::json) AS attempts
     FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-    WHERE d.partner_id = ${f.scope.partnerId} AND e.mode = ${f.scope.mode}
+    WHERE d.partner_id = ${f.scope.partnerId} AND ${inScope(sql, f.scope, "e")}
       ${f.endpointExternalId !== undefined ? sql`AND e.external_id = ${f.endpointExternalId}` : sql``}
       ${f.status ? sql`AND d.status = ${f.status}` : sql``}
       ${f.eventType ? sql`AND d.event_type = ${f.eventType}` : sql``}
@@ -84,7 +84,7 @@ export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ res
 export type ActionOutcome<T> = { ok: T } | { notFound: true } | { endpointDisabled: true };
 
 /** Queues a ping to the endpoint, sent like any delivery (signed, retried). */
-export async function queuePing(sql: Sql, scope: RecordScope, externalId: string): Promise<ActionOutcome<string>> {
+export async function queuePing(sql: Sql, scope: WebhookScope, externalId: string): Promise<ActionOutcome<string>> {
   const [endpoint] = await sql`SELECT id::text, enabled, version FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
@@ -97,7 +97,7 @@ export async function queuePing(sql: Sql, scope: RecordScope, externalId: string
 }
 
 /** Sends one delivery again now, whatever its state, with a fresh retry schedule; its webhook-id stays. */
-export async function retryDelivery(sql: Sql, scope: RecordScope, deliveryId: string): Promise<ActionOutcome<string>> {
+export async function retryDelivery(sql: Sql, scope: WebhookScope, deliveryId: string): Promise<ActionOutcome<string>> {
   const [row] = await sql`
     SELECT e.enabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
     WHERE d.id = ${deliveryId}::uuid AND ${inScope(sql, scope, "e")}`;
@@ -110,7 +110,7 @@ export async function retryDelivery(sql: Sql, scope: RecordScope, deliveryId: st
 }
 
 /** Queues again every failed delivery of the endpoint created at or after `since`; how many. */
-export async function recoverDeliveries(sql: Sql, scope: RecordScope, externalId: string, since: Date): Promise<ActionOutcome<number>> {
+export async function recoverDeliveries(sql: Sql, scope: WebhookScope, externalId: string, since: Date): Promise<ActionOutcome<number>> {
   const [endpoint] = await sql`SELECT id::text, enabled FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };

@@ -2,12 +2,20 @@
 // (like listings), so a lost race reads again; creation is serialised per partner to keep the endpoint limit.
 // Every statement is scoped by partner and mode (docs/sandbox.md): a test key sees and manages only the endpoints
 // it created, which receive only test records' events; a live key likewise. The limit counts per mode.
+// The scope also carries the lead-data rule (lead-data-rule.ts): for a key without lead tracking, endpoints that
+// carry lead data are not in its scope, so no statement here reads, changes or re-sends them for such a key.
 import { MAX_WEBHOOK_ENDPOINTS, SECRET_ROTATION_OVERLAP_MS, type WebhookEndpointRecord, type WebhookEventType } from "@pss/contracts";
 import type postgres from "postgres";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { EndpointDocument } from "./webhook-endpoint-document.ts";
+import { LEAD_EVENT } from "./lead-data-rule.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
+
+/** The key's partner and mode, and whether it may touch endpoints that carry lead data (its lead tracking). */
+export interface WebhookScope extends RecordScope {
+  leadData: boolean;
+}
 
 export interface StoredEndpoint {
   id: string;
@@ -20,6 +28,8 @@ export interface StoredEndpoint {
   previousSecretExpiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Subscribed to lead.received now or at any time before (lead-data-rule.ts). */
+  carriesLeadData: boolean;
 }
 
 /** What the partner reads when they disable an endpoint themselves. */
@@ -27,7 +37,7 @@ export const DISABLED_BY_PARTNER = 'disabled by the partner (a PUT with "enabled
 
 const COLUMNS = (sql: Sql) => sql`
   id::text, external_id, url, events, description, enabled, version, disabled_reason, disabled_at, failing_since,
-  CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at`;
+  CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at, carries_lead_data`;
 
 function toStored(r: any): StoredEndpoint {
   return {
@@ -41,6 +51,7 @@ function toStored(r: any): StoredEndpoint {
     previousSecretExpiresAt: r.previous_secret_expires_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    carriesLeadData: r.carries_lead_data,
   };
 }
 
@@ -63,19 +74,25 @@ export function toEndpointRecord(e: StoredEndpoint): WebhookEndpointRecord {
   };
 }
 
-/** The scope's condition on webhook_endpoints (alias `e` or none). */
-export const inScope = (sql: Sql, scope: RecordScope, alias = "") => {
+/** The partner's and mode's endpoints (alias `e` or none), whatever the key's lead tracking: only for the limit. */
+const inPartnerMode = (sql: Sql, scope: RecordScope, alias = "") => {
   const p = alias ? `${alias}.` : "";
   return sql`${sql.unsafe(`${p}partner_id`)} = ${scope.partnerId} AND ${sql.unsafe(`${p}mode`)} = ${scope.mode}`;
 };
 
-export async function findEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<StoredEndpoint | null> {
+/** The scope's condition on webhook_endpoints (alias `e` or none): the partner's and mode's endpoints the key may touch. */
+export const inScope = (sql: Sql, scope: WebhookScope, alias = "") => {
+  const p = alias ? `${alias}.` : "";
+  return scope.leadData ? inPartnerMode(sql, scope, alias) : sql`${inPartnerMode(sql, scope, alias)} AND NOT ${sql.unsafe(`${p}carries_lead_data`)}`;
+};
+
+export async function findEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<StoredEndpoint | null> {
   const [row] = await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   return row ? toStored(row) : null;
 }
 
 // ORDER BY names the table's column: a bare `id` is the text output column (`id::text`), which sorts "10" before "9".
-export async function pageEndpoints(sql: Sql, scope: RecordScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
+export async function pageEndpoints(sql: Sql, scope: WebhookScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
   const rows = await sql`
     SELECT ${COLUMNS(sql)} FROM webhook_endpoints
     WHERE ${inScope(sql, scope)} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
@@ -86,18 +103,19 @@ export async function pageEndpoints(sql: Sql, scope: RecordScope, afterId: strin
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
 
 /** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
-export async function createEndpoint(sql: postgres.Sql, args: { scope: RecordScope; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
+export async function createEndpoint(sql: postgres.Sql, args: { scope: WebhookScope; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
   const { scope } = args;
   return sql.begin(async (tx): Promise<CreateOutcome> => {
     // One creation per partner and mode at a time, so the count below is exact.
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
-    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inScope(tx, scope)}`) as unknown as [{ n: number }];
+    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inPartnerMode(tx, scope)}`) as unknown as [{ n: number }];
     if (n >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
     const d = args.document;
     const [row] = await tx`
-      INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted)
+      INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted, carries_lead_data)
       VALUES (${scope.partnerId}, ${scope.mode}, ${args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
-              ${d.enabled ? null : "partner"}, ${d.enabled ? null : DISABLED_BY_PARTNER}, ${d.enabled ? null : tx`now()`}, ${args.secretEncrypted})
+              ${d.enabled ? null : "partner"}, ${d.enabled ? null : DISABLED_BY_PARTNER}, ${d.enabled ? null : tx`now()`}, ${args.secretEncrypted},
+              ${d.events.includes(LEAD_EVENT)})
       ON CONFLICT (partner_id, mode, external_id) DO NOTHING
       RETURNING ${COLUMNS(tx)}`;
     return row ? { created: toStored(row) } : { raced: true };
@@ -121,6 +139,7 @@ export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document
         ${enabling ? sql`disabled_cause = NULL, disabled_reason = NULL, disabled_at = NULL,` : sql``}
         ${disabling ? sql`disabled_cause = 'partner', disabled_reason = ${DISABLED_BY_PARTNER}, disabled_at = now(),` : sql``}
         ${newStreak ? sql`failing_since = NULL,` : sql``}
+        carries_lead_data = carries_lead_data OR ${document.events.includes(LEAD_EVENT)},
         version = version + 1, updated_at = now()
       WHERE id = ${current.id}::bigint AND version = ${current.version}
       RETURNING ${COLUMNS(sql)}
@@ -132,13 +151,13 @@ export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document
   return row ? toStored(row) : null;
 }
 
-export async function deleteEndpoint(sql: Sql, scope: RecordScope, externalId: string): Promise<boolean> {
+export async function deleteEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<boolean> {
   const rows = await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
   return rows.length > 0;
 }
 
 /** The new secret replaces the current one, which keeps signing for the overlap. Null when there is no such endpoint. */
-export async function rotateSecret(sql: Sql, scope: RecordScope, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
+export async function rotateSecret(sql: Sql, scope: WebhookScope, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
   const [row] = await sql`
     UPDATE webhook_endpoints SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
       previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_MS}::bigint * interval '1 millisecond', version = version + 1, updated_at = now()

@@ -2,29 +2,29 @@
 // created after them. The bodies are built from the change feed (partner_feed keeps each fact's data) exactly as
 // the webhooks service built them: the fact's data, its feed number, the records' URLs. An event this endpoint had
 // already is sent again as that same delivery (same webhook-id, a fresh retry schedule); any other is a new
-// delivery.
+// delivery. The lead-data rule (lead-data-rule.ts): the route's guard answers 401 for a lead-data endpoint named by
+// a key without lead tracking, and the scope below leaves such endpoints and lead.received out for such a key.
 import { MAX_REPLAY_EVENTS, WEBHOOK_EVENT_TYPES, webhookBody, withPublicUrls, type WebhookReplayBody } from "@pss/contracts";
 import type postgres from "postgres";
-import { BadRequestError } from "../http/errors.ts";
-import type { RecordScope } from "../records/record-scope.ts";
+import { BadRequestError, validationError } from "../http/errors.ts";
 import type { ActionOutcome } from "./webhook-delivery-repository.ts";
-import { inScope } from "./webhook-endpoint-repository.ts";
+import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
 
 export async function replayEvents(
   sql: postgres.Sql,
-  scope: RecordScope & { leadTracking: boolean },
+  scope: WebhookScope,
   externalId: string,
   range: WebhookReplayBody,
   publicBaseUrl: string,
 ): Promise<ActionOutcome<number>> {
   if (range.afterSequence !== undefined && range.throughSequence !== undefined && range.throughSequence <= range.afterSequence) {
-    throw new BadRequestError("throughSequence must be greater than afterSequence");
+    throw validationError([{ path: "throughSequence", message: "must be greater than afterSequence" }]);
   }
-  if (range.since && range.until && new Date(range.until) <= new Date(range.since)) throw new BadRequestError("until must be later than since");
+  if (range.since && range.until && new Date(range.until) <= new Date(range.since)) throw validationError([{ path: "until", message: "must be later than since" }]);
   const [endpoint] = await sql`SELECT id::text, enabled, events FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
-  const types = (endpoint.events as string[]).filter((t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadTracking));
+  const types = (endpoint.events as string[]).filter((t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData));
   const events = await sql`
     SELECT seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
     WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[])

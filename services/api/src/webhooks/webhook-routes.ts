@@ -1,7 +1,11 @@
 // Partner webhook endpoints and deliveries (docs/webhooks.md). Thin: parse, call the service or repository,
 // shape the answer. Every route sits in the partner group, so its guard (a valid key) has run.
 import { Elysia } from "elysia";
-import { MAX_REPLAY_EVENTS, WebhookReplayBody, WebhookReplayQueued,
+import {
+  isPageCursorText,
+  MAX_REPLAY_EVENTS,
+  WebhookReplayBody,
+  WebhookReplayQueued,
   isUuid,
   WebhookDeliveryPage,
   WebhookDeliveryQuery,
@@ -21,11 +25,10 @@ import { MAX_REPLAY_EVENTS, WebhookReplayBody, WebhookReplayQueued,
   type WebhookDeliveryStatus,
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
-import type { Principal } from "../auth/authenticator.ts";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import type { RecordScope } from "../records/record-scope.ts";
+import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
 import { listDeliveries, queuePing, recoverDeliveries, retryDelivery, type ActionOutcome } from "./webhook-delivery-repository.ts";
 import { replayEvents } from "./webhook-replay.ts";
 import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
@@ -43,6 +46,7 @@ function pageLimit(raw: string | undefined): number {
 function endpointCursor(cursor: string | undefined): string | null {
   if (cursor === undefined) return null;
   try {
+    if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
     if (Array.isArray(parsed) && parsed.length === 2 && parsed[0] === "e1" && typeof parsed[1] === "string" && /^[1-9][0-9]{0,18}$/.test(parsed[1])) return parsed[1];
   } catch {}
@@ -55,16 +59,21 @@ function unwrap<T>(outcome: ActionOutcome<T>, notFound: string): T {
   return outcome.ok;
 }
 
-/** The key's partner and mode: a key sees and manages only its own mode's endpoints and deliveries. */
-const scopeOf = (p: Principal): RecordScope => ({ partnerId: p.partnerId, mode: p.mode });
+// scopeOf: the key's partner and mode (a key sees and manages only its own mode's endpoints and deliveries), and
+// whether endpoints carrying lead data are in it (lead-data-rule.ts).
 
-const endpointNotFound = { 404: WebhookErrorMessages.endpointNotFound } satisfies DocumentedResponses;
+/** Every webhook route states the lead-data rule's 401. */
+const unauthorized = { 401: LEAD_DATA_UNAUTHORIZED } satisfies DocumentedResponses;
+const endpointNotFound = { ...unauthorized, 404: WebhookErrorMessages.endpointNotFound } satisfies DocumentedResponses;
 
 export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: SecretBox }) {
   const { sql } = ctx.deps;
   const endpointIdOf = (raw: string | undefined) => ctx.externalId(raw, "endpointId");
 
+  // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
+  // tracking that names lead data gets 401 whatever else is wrong, as on the lead-count routes.
   return new Elysia({ name: "webhook-routes" })
+    .onTransform(createLeadDataGuard(ctx))
     .put(
       "/webhook-endpoints/:endpointId",
       async ({ params, body, request, set }) => {
@@ -84,8 +93,8 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Create or update a webhook endpoint",
           description:
-            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create, url and events are required (400); subscribing to lead.received needs a key with lead-tracking permission (401); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
-          responses: { 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
+            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
         },
       },
     )
@@ -118,7 +127,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         query: WebhookEndpointPageQuery,
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage } } satisfies DocumentedResponses as never,
+          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized } satisfies DocumentedResponses as never,
         },
       },
     )
@@ -197,7 +206,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId/replay",
       async ({ params, body, request, set }) => {
         const partner = ctx.principalOf(request);
-        const outcome = await replayEvents(sql, { ...scopeOf(partner), leadTracking: partner.leadTracking }, endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
+        const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, queued };
@@ -206,9 +215,10 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         body: WebhookReplayBody,
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
-          description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
+          description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
           responses: {
             202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
           } satisfies DocumentedResponses as never,
@@ -235,7 +245,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         query: WebhookDeliveryQuery,
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage } } satisfies DocumentedResponses as never,
+          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized } satisfies DocumentedResponses as never,
         },
       },
     )
@@ -253,6 +263,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
           responses: {
             202: { description: "Queued", schema: WebhookDeliveryQueued },
+            ...unauthorized,
             404: WebhookErrorMessages.deliveryNotFound,
             409: WebhookErrorMessages.endpointDisabled,
           } satisfies DocumentedResponses as never,

@@ -12,6 +12,7 @@ import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
+import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
@@ -20,6 +21,8 @@ export interface ApiHarness {
   redis: Redis;
   kafka: Kafka;
   relay: OutboxRelay;
+  /** Buyer statistics as the API counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
+  stats: StatsRecorder;
   /** Every route the application registered (method and path pattern). */
   routes: { method: string; path: string }[];
   /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
@@ -77,6 +80,8 @@ export interface ApiOptions {
   leadLimits?: { perAddress?: number; perListing?: number };
   mediaStorage?: MediaStorage;
   mediaDelivery?: "api" | "redirect";
+  /** Buyer statistics flush interval (default 200 ms). */
+  statsFlushMs?: number;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
@@ -90,6 +95,8 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   await ensureTopics(kafka, ALL_TOPICS);
   const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 2 } });
   const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000 });
+  const stats = createStatsRecorder({ sql, redis, logger, flushIntervalMs: opts.statsFlushMs ?? 200 });
+  stats.start();
   const app = createApp({
     sql,
     logger,
@@ -106,6 +113,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
       addressLimiter: opts.leadLimits.perAddress ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perAddress, windowSeconds: 3600, name: uniqueName("lead-address") }) : undefined,
       listingLimiter: opts.leadLimits.perListing ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perListing, windowSeconds: 3600, name: uniqueName("lead-listing") }) : undefined,
     },
+    buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
@@ -118,6 +126,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     redis,
     kafka,
     relay,
+    stats,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false, test: o.test ?? false });
@@ -138,6 +147,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     },
     async stop() {
       await app.stop();
+      await stats.stop();
       await relay.stop();
       await sql.end({ timeout: 5 });
       redis.disconnect();

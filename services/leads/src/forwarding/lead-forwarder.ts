@@ -1,10 +1,11 @@
 // Forwards one lead to its broker by e-mail, at most once: claim, send, record the outcome. Used by the
 // event consumer (first attempt) and by the retry sweeper (later attempts).
-import { maskEmail, type Logger } from "@pss/service-kit";
+// Our relay or PostgreSQL being down never spends the lead's attempts (smtp-errors.ts decides whose failure it is).
+import { maskEmail, outageDelayMs, waitOutOutage, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
 import type postgres from "postgres";
-import { claimLead, markFailed, markRetry, markSent } from "./delivery-repository.ts";
+import { claimLead, markFailed, markPostponed, markRetry, markSent } from "./delivery-repository.ts";
 import { composeLeadEmail, type LeadEmail } from "./lead-email.ts";
-import { classifySmtpError, describeSmtpError } from "./smtp-errors.ts";
+import { classifySmtpError, describeSmtpError, isDatabaseOutage } from "./smtp-errors.ts";
 
 export interface MailTransport {
   sendMail(message: LeadEmail & { from: string }): Promise<unknown>;
@@ -28,9 +29,17 @@ export interface LeadForwarderDeps {
   messageIdDomain: string;
   publicBaseUrl: string;
   policy: DeliveryPolicy;
+  /** Waits on our relay and PostgreSQL (leads_dependency_waits_total). */
+  outageMetrics?: OutageMetrics;
+  /** How long a lead is postponed while our relay is down: 1 s doubling to at most 30 s by default. */
+  outageBackoff?: OutageBackoff;
 }
 
-export type ForwardOutcome = "sent" | "retry" | "failed" | "skipped";
+/**
+ * superseded: this worker's claim ran out and another worker took the lead meanwhile; its outcome was not recorded.
+ * postponed: our relay was unavailable; the lead waits for it without spending an attempt.
+ */
+export type ForwardOutcome = "sent" | "retry" | "failed" | "skipped" | "superseded" | "postponed";
 
 export const MAX_RETRY_DELAY_MS = 15 * 60 * 1000;
 
@@ -40,22 +49,29 @@ export function retryDelayMs(attempts: number, baseMs: number, random = Math.ran
   return Math.round(delay * (0.8 + random() * 0.4));
 }
 
-async function persistently(what: () => Promise<void>): Promise<void> {
-  // After a successful send, losing the 'sent' mark would mean a second e-mail later: try harder.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await what();
-    } catch (err) {
-      if (attempt >= 5) throw err;
-      await Bun.sleep(100 * 2 ** attempt);
-    }
-  }
-}
-
 export function createLeadForwarder(deps: LeadForwarderDeps) {
   const { policy } = deps;
+  /** Our relay's unavailable answers in a row: how long the next postponement is. */
+  let relayFailures = 0;
+  /**
+   * Writes after a claim wait through an outage of PostgreSQL instead of leaving the lead 'sending' until its claim
+   * runs out (a second send, an attempt spent). Above all after a send: losing the 'sent' mark would mean a second
+   * e-mail, so it is tried until PostgreSQL answers (a stop cannot cut it short; the shutdown's step timeout can).
+   */
+  let waitingForDatabase = 0;
+  const outageMetrics: OutageMetrics = {
+    waited: (d) => deps.outageMetrics?.waited(d),
+    waiting: (d, delta) => {
+      waitingForDatabase += delta;
+      deps.outageMetrics?.waiting(d, delta);
+    },
+  };
+  const recorded = <T>(what: string, log: Logger, write: () => Promise<T>) =>
+    waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: outageMetrics, backoff: deps.outageBackoff });
 
   return {
+    /** Whether an outcome is waiting for PostgreSQL: the sweeper claims nothing meanwhile (its claim may run out). */
+    waitingForDatabase: () => waitingForDatabase > 0,
     /** `logger`: the lead event's (its lines carry the intake request's ID) when a consumer forwards; default the service's. */
     async forward(leadId: string, logger: Logger = deps.logger): Promise<ForwardOutcome> {
       const log = logger.child({ component: "lead-forwarder" });
@@ -64,6 +80,12 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
       if (!lead) return "skipped";
       const recipient = lead.forwardingEmail ?? lead.brokerEmail;
       const fields = { leadId, listingId: lead.listingId, to: maskEmail(recipient), attempt: lead.attempts };
+      // Every write below carries this claim's fencing token: a send that outlived its claim records nothing.
+      const claim = { leadId, claimToken: lead.claimToken };
+      const superseded = (what: string): ForwardOutcome => {
+        log.warn("lead delivery outcome not recorded: the claim ran out and another worker took the lead", { ...fields, outcome: what });
+        return "superseded";
+      };
       const mail = composeLeadEmail({ ...lead, recipient }, { publicBaseUrl: deps.publicBaseUrl, messageIdDomain: deps.messageIdDomain });
       try {
         await deps.transport.sendMail({ from: deps.from, ...mail });
@@ -71,17 +93,29 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
         const kind = classifySmtpError(err);
         const reason = describeSmtpError(err);
         const smtp = { kind, code: (err as { code?: string }).code, responseCode: (err as { responseCode?: number }).responseCode };
+        if (kind === "unavailable") {
+          // Our relay, not the lead: no attempt spent, tried again after a bounded back-off (at most 30 s by default).
+          relayFailures++;
+          const delayMs = outageDelayMs(relayFailures, deps.outageBackoff);
+          deps.outageMetrics?.waited("smtp");
+          await recorded("postponing a lead", log, () => markPostponed(deps.sql, claim, `our mail relay is unavailable: ${reason}`, delayMs));
+          log.warn("smtp unavailable; lead postponed without spending an attempt", { ...fields, ...smtp, dependency: "smtp", retryInMs: delayMs });
+          return "postponed";
+        }
+        relayFailures = 0;
         if (kind === "permanent" || (kind === "transient" && lead.attempts >= policy.maxAttempts)) {
-          await markFailed(deps.sql, leadId, kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`);
+          if (!(await recorded("recording a failed lead", log, () => markFailed(deps.sql, claim, kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`)))) return superseded("failed");
           log.error("lead forwarding failed", { ...fields, ...smtp });
           return "failed";
         }
         const delayMs = retryDelayMs(lead.attempts, policy.retryBaseMs);
-        await markRetry(deps.sql, leadId, reason, delayMs);
+        if (!(await recorded("recording a deferred lead", log, () => markRetry(deps.sql, claim, reason, delayMs)))) return superseded("retry");
         log.warn("lead forwarding deferred", { ...fields, ...smtp, retryInMs: delayMs });
         return "retry";
       }
-      await persistently(() => markSent(deps.sql, leadId, recipient));
+      relayFailures = 0;
+      // Sent, but another worker holds the lead now (and may have sent it too): its outcome stands, not ours.
+      if (!(await recorded("recording a sent lead", log, () => markSent(deps.sql, claim, recipient)))) return superseded("sent");
       log.info("lead forwarded", fields);
       return "sent";
     },

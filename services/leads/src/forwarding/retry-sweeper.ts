@@ -32,6 +32,8 @@ export function createRetrySweeper(deps: RetrySweeperDeps) {
     });
 
   async function round(): Promise<number> {
+    // An outcome waiting for PostgreSQL goes first: its claim may have run out during the outage.
+    if (deps.forwarder.waitingForDatabase?.()) return 0;
     const ids = await dueLeadIds(deps.sql, {
       limit: batchSize,
       firstAttemptGraceMs: deps.firstAttemptGraceMs,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { classifySmtpError, describeSmtpError } from "./smtp-errors.ts";
+import { classifySmtpError, describeSmtpError, isDatabaseOutage } from "./smtp-errors.ts";
 
 describe("classifySmtpError", () => {
   test("a 5xx for the recipient or the message is permanent", () => {
@@ -25,4 +25,10 @@ describe("describeSmtpError", () => {
     expect(describeSmtpError({ response: "451 4.7.1  Try\r\n again later" })).toBe("451 4.7.1 Try again later");
     expect(describeSmtpError({ code: "ECONNECTION", message: "connect ECONNREFUSED 127.0.0.1:1" })).toBe("ECONNECTION: connect ECONNREFUSED 127.0.0.1:1");
   });
+});
+
+test("isDatabaseOutage: PostgreSQL unreachable or going away is ours (wait); a failing statement is not", () => {
+  for (const code of ["ECONNREFUSED", "CONNECTION_CLOSED", "CONNECT_TIMEOUT", "57P01", "57P03", "53300"]) expect(isDatabaseOutage(Object.assign(new Error("pg"), { code }))).toBe(true);
+  for (const code of ["23505", "42P01", "22P02"]) expect(isDatabaseOutage(Object.assign(new Error("pg"), { code }))).toBe(false);
+  expect(isDatabaseOutage(new TypeError("x is undefined"))).toBe(false);
 });

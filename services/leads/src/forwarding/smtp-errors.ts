@@ -1,3 +1,9 @@
+// Whose failure it is, the one place the leads service decides it: a lead spends a delivery attempt only on
+// the recipient's server's answer (4xx, then give up; 5xx at once). Our relay or our PostgreSQL being down is
+// never the lead's fault: the lead is postponed without spending an attempt (relay), or the write waits until
+// PostgreSQL answers (database), however long either outage lasts (service-kit outage-wait.ts).
+import { isDependencyUnavailable } from "@pss/service-kit";
+
 // What an SMTP failure means for one lead:
 // - permanent: the server refused this message or recipient (5xx): retrying cannot help;
 // - transient: the server asked to try later (4xx, e.g. greylisting or a full mailbox): retry, then give up;
@@ -31,4 +37,9 @@ export function describeSmtpError(err: unknown): string {
   const reply = e.response?.replace(/\s+/g, " ").trim();
   const text = reply || `${e.code ?? "error"}: ${e.message ?? String(err)}`;
   return text.slice(0, 500);
+}
+
+/** Whether a failed PostgreSQL statement failed because the server is unreachable (wait), not because of the statement. */
+export function isDatabaseOutage(err: unknown): boolean {
+  return isDependencyUnavailable(err);
 }

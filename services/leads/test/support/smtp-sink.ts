@@ -27,7 +27,8 @@ export type RecipientReply = (address: string, attempt: number) => { code: numbe
 /** Before answering RCPT TO for a recipient: a promise to wait for (a slow or stuck server), or undefined. */
 export type RecipientWait = (address: string, attempt: number) => Promise<unknown> | undefined;
 
-export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: RecipientWait } = {}): Promise<SmtpSink> {
+/** `port`: listen there (a sink started again where a stopped one was: our relay back after an outage). */
+export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: RecipientWait; port?: number } = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
   const server = new SMTPServer({
@@ -35,6 +36,8 @@ export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: Recip
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
+    // stop() ends open (pooled) client connections at once instead of waiting for them.
+    closeTimeout: 100,
     onRcptTo(address, _session, callback) {
       const attempt = (attempts.get(address.address) ?? 0) + 1;
       attempts.set(address.address, attempt);
@@ -58,7 +61,7 @@ export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: Recip
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
   const port = (server.server.address() as { port: number }).port;
   const byMessageId = (id: string) => received.filter((m) => m.headers["message-id"] === id);
   return {

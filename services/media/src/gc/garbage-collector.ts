@@ -1,6 +1,10 @@
 // Deletes stored files no record references any more. Files are shared (content-addressed), so a file goes only
 // when no listing photo and no current avatar names it, and only after a grace period: a file just written (or
 // just reused, which refreshes it) may belong to a result whose database write has not committed yet.
+// The grace period alone cannot protect a reused file: a job may refresh it just after the collector's last look
+// and commit its reference before the delete. So the last look (references and age) and the delete happen under
+// the name's lock (media-repository.ts `whileUnreferenced`), and a writer holds the same lock, shared, from
+// checking its files are stored (storing again any that is gone) until its reference commits (docs/media.md).
 import { createLeaderLease, type Logger, type MediaStorage } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaRepository } from "../jobs/media-repository.ts";
@@ -34,12 +38,14 @@ export function createGarbageCollector(deps: { sql: postgres.Sql; repository: Me
   async function collect(batch: string[], cutoff: Date): Promise<number> {
     let deleted = 0;
     for (const name of await deps.repository.unreferenced(batch)) {
-      // Look again: a result may have reused (and so refreshed) the file since it was listed.
-      const file = await deps.storage.stat(name);
-      if (file && file.modifiedAt < cutoff) {
+      // Look again, with the name locked: a result may have reused (and so refreshed) the file since it was listed.
+      const removed = await deps.repository.whileUnreferenced(name, async () => {
+        const file = await deps.storage.stat(name);
+        if (!file || file.modifiedAt >= cutoff) return false;
         await deps.storage.delete(name);
-        deleted++;
-      }
+        return true;
+      });
+      if (removed) deleted++;
     }
     return deleted;
   }

@@ -1,7 +1,18 @@
 // Runs one claimed photo or avatar: download, transform, store, record. Every per-image failure ends as state
-// (retry later, or failed with its reason); only infrastructure errors (PostgreSQL) propagate to the caller.
-import { contentName, type Logger, type MediaStorage } from "@pss/service-kit";
-import { Failures, MediaFailure } from "../failures.ts";
+// (retry later, or failed with its reason). A failure of our own dependencies is not the image's: the object
+// store or PostgreSQL being down is waited out in place (the job keeps its claim and its processed variants, so
+// it is downloaded and transformed once) and costs no attempt (failures.ts, classifyJobError).
+import {
+  contentName,
+  OutageWaitAbandoned,
+  outageDelayMs,
+  waitOutOutage,
+  type Logger,
+  type MediaStorage,
+  type OutageBackoff,
+  type OutageMetrics,
+} from "@pss/service-kit";
+import { classifyJobError, isDatabaseOutage, isStorageOutage, StorageUnavailable } from "../failures.ts";
 import type { ImageDownloader } from "../download/image-downloader.ts";
 import type { ImageProcessor, ProcessedImage } from "../images/image-processor.ts";
 import type { MediaMetrics } from "../media-metrics.ts";
@@ -15,11 +26,13 @@ export interface MediaStats {
   ready: number;
   failed: number;
   retriesScheduled: number;
-  /** Results not written because the photo or avatar was removed or replaced meanwhile. */
+  /** Results not written because the photo or avatar was removed or replaced meanwhile, or the claim was taken over. */
   discarded: number;
+  /** Jobs given back without spending an attempt: the process stopped while one of our dependencies was down. */
+  postponed: number;
 }
 
-export const emptyStats = (): MediaStats => ({ eventsHandled: 0, staleEvents: 0, downloads: 0, ready: 0, failed: 0, retriesScheduled: 0, discarded: 0 });
+export const emptyStats = (): MediaStats => ({ eventsHandled: 0, staleEvents: 0, downloads: 0, ready: 0, failed: 0, retriesScheduled: 0, discarded: 0, postponed: 0 });
 
 export interface MediaJobsDeps {
   repository: MediaRepository;
@@ -33,9 +46,13 @@ export interface MediaJobsDeps {
   maxAttempts: number;
   retryBaseMs: number;
   metrics?: MediaMetrics;
+  /** Waits on our own dependencies (media_dependency_waits_total, media_jobs_waiting_for_dependency). */
+  outageMetrics?: OutageMetrics;
+  /** Between tries of a dependency that is down; default 1 s doubling to at most 30 s (outage-wait.ts). */
+  outageBackoff?: OutageBackoff;
 }
 
-export type JobOutcome = "ready" | "failed" | "retry" | "discarded";
+export type JobOutcome = "ready" | "failed" | "retry" | "discarded" | "postponed";
 
 /** Exponential backoff with jitter: base, 2x base, 4x base, ... each ±25%. */
 export function retryDelayMs(attempt: number, baseMs: number, random = Math.random): number {
@@ -46,29 +63,78 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   const { repository, stats } = deps;
   /** Claimed jobs not yet produced: the claim keeper renews their claims (a 50-photo listing waits in the pools). */
   const working = new Set<MediaJob>();
+  // Waits on a dependency end when the service stops (abandonWaits): the job is given back without spending its attempt.
+  let stopping = false;
+  const sleepers = new Set<() => void>();
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
+      const timer = setTimeout(done, ms);
+      sleepers.add(done);
+    });
+  // Jobs whose outcome waits for PostgreSQL: the retry loop claims nothing meanwhile, so when it is back their
+  // outcomes are written before this instance could take them up again (a claim that ran out during the outage).
+  let waitingForDatabase = 0;
+  const outageMetrics: OutageMetrics = {
+    waited: (d) => deps.outageMetrics?.waited(d),
+    waiting: (d, delta) => {
+      if (d === "postgres") waitingForDatabase += delta;
+      deps.outageMetrics?.waiting(d, delta);
+    },
+  };
+  const outage = (dependency: "storage" | "postgres", what: string, logger: Logger) => ({
+    dependency,
+    what,
+    isOutage: dependency === "storage" ? isStorageOutage : isDatabaseOutage,
+    logger,
+    metrics: outageMetrics,
+    backoff: deps.outageBackoff,
+    isStopping: () => stopping,
+    sleep,
+  });
+  /** A PostgreSQL write of the job's outcome, waited through an outage of PostgreSQL. */
+  const record = <T>(what: string, log: Logger, write: () => Promise<T>) => waitOutOutage(write, outage("postgres", what, log));
 
-  async function store(processed: ProcessedImage): Promise<{ variants: VariantRecord[]; names: string[] }> {
+  async function store(processed: ProcessedImage, log: Logger): Promise<{ variants: VariantRecord[]; names: string[]; confirmStored: () => Promise<void> }> {
     const variants: VariantRecord[] = [];
     const names: string[] = [];
+    // Whatever the store answers, it is ours, not the image's: wait until it takes the variant.
+    const put = (name: string, v: ProcessedImage["variants"][number]) =>
+      waitOutOutage(
+        () => deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg").catch((err) => Promise.reject(new StorageUnavailable(err))),
+        outage("storage", "storing a variant", log),
+      );
     for (const v of processed.variants) {
       const name = contentName(v.bytes, v.format);
-      try {
-        await deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg");
-      } catch (err) {
-        deps.logger.error("storing a variant failed", { name, err });
-        throw Failures.storage();
-      }
+      await put(name, v);
       variants.push({ width: v.width, height: v.height, format: v.format, key: name });
       names.push(name);
     }
-    return { variants, names };
+    // Run by markReady with the names locked against the garbage collector: a name that was stored already (an
+    // identical image) may have been swept since our put only refreshed it; store it again before referencing it.
+    const confirmStored = async () => {
+      await Promise.all(
+        processed.variants.map(async (v, i) => {
+          const name = names[i]!;
+          const there = await waitOutOutage(
+            () => deps.storage.exists(name).catch((err) => Promise.reject(new StorageUnavailable(err))),
+            outage("storage", "checking a stored variant", log),
+          );
+          if (!there) {
+            log.warn("a stored variant was garbage-collected before its reference committed; storing it again", { name });
+            await put(name, v);
+          }
+        }),
+      );
+    };
+    return { variants, names, confirmStored };
   }
 
-  async function produce(job: MediaJob) {
+  async function produce(job: MediaJob, log: Logger) {
     stats.downloads++;
     const bytes = await deps.downloadPool.run(() => deps.downloader.download(job.url));
     const processed = await deps.cpuPool.run(() => (job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes)));
-    return { processed, ...(await store(processed)) };
+    return { processed, ...(await store(processed, log)) };
   }
 
   return {
@@ -80,35 +146,59 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       let failureReason: string | null = null;
       working.add(job);
       try {
-        const { processed, variants, names } = await produce(job).finally(() => working.delete(job));
-        const written = await repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names });
+        // The job stays among the working ones (its claim renewed) until its outcome is recorded: a wait for the
+        // store or PostgreSQL can last longer than a claim.
+        const { processed, variants, names, confirmStored } = await produce(job, log);
+        const written = await record("recording a ready image", log, () =>
+          repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names }, confirmStored),
+        );
         outcome = written ? "ready" : "discarded";
       } catch (err) {
-        if (!(err instanceof MediaFailure)) {
-          // Not the image's fault: record it as a transient failure so the job is retried, bounded like the rest.
-          log.error("processing failed unexpectedly", { err });
-        }
-        const failure = err instanceof MediaFailure ? err : new MediaFailure("internal processing error", true);
-        failureReason = failure.reason;
-        if (failure.transient && job.attempts < deps.maxAttempts) {
-          const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
-          outcome = (await repository.retryLater(job, failure.reason, delay)) ? "retry" : "discarded";
-          log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
+        if (err instanceof OutageWaitAbandoned) {
+          // Stopping while our dependency is down: give the claim back, attempt unspent (if PostgreSQL answers).
+          const delay = outageDelayMs(1, deps.outageBackoff);
+          outcome = (await repository.postpone(job, `waiting for ${err.dependency}`, delay)) ? "postponed" : "discarded";
+          log.warn("stopping while a dependency is down; image given back without spending an attempt", { dependency: err.dependency, attempt: job.attempts });
         } else {
-          outcome = (await repository.markFailed(job, failure.reason)) ? "failed" : "discarded";
-          log.info("image failed", { reason: failure.reason, attempt: job.attempts });
+          const kind = classifyJobError(err);
+          // An outage that reached here was not waited for (a defect): the caller sees it; the claim runs out.
+          if (kind.side === "ours") throw err;
+          // Not the image's fault either: record it as a transient failure so the job is retried, bounded like the rest.
+          if (kind.side === "internal") log.error("processing failed unexpectedly", { err });
+          const failure = kind.failure;
+          failureReason = failure.reason;
+          if (failure.transient && job.attempts < deps.maxAttempts) {
+            const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
+            outcome = (await record("recording a retry", log, () => repository.retryLater(job, failure.reason, delay))) ? "retry" : "discarded";
+            log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
+          } else {
+            outcome = (await record("recording a failed image", log, () => repository.markFailed(job, failure.reason))) ? "failed" : "discarded";
+            log.info("image failed", { reason: failure.reason, attempt: job.attempts });
+          }
         }
+      } finally {
+        working.delete(job);
       }
       if (outcome === "ready") stats.ready++;
       else if (outcome === "failed") stats.failed++;
       else if (outcome === "retry") stats.retriesScheduled++;
+      else if (outcome === "postponed") stats.postponed++;
       else stats.discarded++;
       if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
+      // Removed or replaced meanwhile, or this claim ran out and another instance took the image (fencing token).
+      else if (outcome === "discarded") log.info("image result not recorded: the image was replaced, or its claim was taken over", { attempt: job.attempts, reason: failureReason });
       deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },
     /** The jobs this instance is downloading, transforming or storing now (or waiting in its pools to). */
     working: (): MediaJob[] => [...working],
+    /** Whether some job's outcome is waiting for PostgreSQL to answer again. */
+    waitingForDatabase: () => waitingForDatabase > 0,
+    /** The service is stopping: jobs waiting for a dependency give their claims back instead of waiting on. */
+    abandonWaits() {
+      stopping = true;
+      for (const wake of [...sleepers]) wake();
+    },
   };
 }
 

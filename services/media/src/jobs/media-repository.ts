@@ -1,13 +1,16 @@
 // SQL for media work. The rows decide what to do, never the event: only pending photos and avatars are claimed,
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
+// Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
+// write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
 import { partnerEventOutboxColumns } from "@pss/service-kit";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
 
+/** claimToken: this claim's fencing token; results and renewals apply only while the row still carries it. */
 export type MediaJob =
-  | { kind: "photo"; photoId: string; listingId: string; url: string; attempts: number }
-  | { kind: "avatar"; brokerId: string; url: string; attempts: number };
+  | { kind: "photo"; photoId: string; listingId: string; url: string; attempts: number; claimToken: number }
+  | { kind: "avatar"; brokerId: string; url: string; attempts: number; claimToken: number };
 
 /** A variant as stored: its media key (the content-addressed name), never a URL; readers build URLs from configuration. */
 export interface VariantRecord {
@@ -32,8 +35,32 @@ export type PartnerScope = readonly string[] | null;
 const lease = (sql: Sql, ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
 const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => (partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``);
 
-const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts });
-const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts });
+const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
+const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
+
+/**
+ * The lock of one stored name (garbage-collector.ts): writers hold it shared from checking their files are
+ * stored until their reference commits; the collector holds it exclusively from its last reference check until
+ * the file is deleted. So a file is never deleted between a writer's check and its commit.
+ */
+const nameLock = (q: Sql | postgres.TransactionSql, name: postgres.Fragment | string) => q`hashtextextended('pss.media-name:' || ${name}, 0)`;
+
+/** Shared locks on the names (they never wait for each other; only for a collector deleting one of them). */
+async function lockNamesShared(tx: postgres.TransactionSql, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  await tx`SELECT pg_advisory_xact_lock_shared(${nameLock(tx, tx`n`)}) FROM unnest(${[...new Set(names)].sort()}::text[]) AS n`;
+}
+
+/** The given stored names that no listing photo and no current avatar references. */
+async function unreferencedIn(q: Sql | postgres.TransactionSql, names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows = await q`
+    SELECT n FROM unnest(${names}::text[]) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM listing_photos WHERE media_names @> ARRAY[n])
+      -- The API clears avatar_variants when the URL changes but knows nothing of avatar_media_names.
+      AND NOT EXISTS (SELECT 1 FROM brokers WHERE avatar_variants IS NOT NULL AND avatar_media_names @> ARRAY[n])`;
+  return rows.map((r) => r.n as string);
+}
 
 /**
  * Writes a photo's outcome; when it was the listing's last pending photo, also the listing.media.processed fact
@@ -66,7 +93,7 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
 }
 
 /** broker.avatar.processed from the `finished` broker row of the statement that recorded the avatar's outcome. */
-function avatarProcessedFact(sql: Sql) {
+function avatarProcessedFact(sql: Sql | postgres.TransactionSql) {
   return sql`
     INSERT INTO outbox (topic, message_key, payload)
     SELECT ${partnerEventOutboxColumns(sql, "broker.avatar.processed", {
@@ -97,9 +124,9 @@ export function createMediaRepository(sql: Sql) {
     /** Claims the listing's pending photos that nobody holds and that are not waiting for a retry. */
     async claimListingPhotos(listingId: string, leaseMs: number): Promise<MediaJob[]> {
       const rows = await sql`
-        UPDATE listing_photos SET attempts = attempts + 1, not_before = ${lease(sql, leaseMs)}
+        UPDATE listing_photos SET attempts = attempts + 1, claim_token = claim_token + 1, not_before = ${lease(sql, leaseMs)}
         WHERE listing_id = ${listingId}::bigint AND state = 'pending' AND (not_before IS NULL OR not_before <= now())
-        RETURNING id::text AS id, listing_id::text AS listing_id, url, attempts`;
+        RETURNING id::text AS id, listing_id::text AS listing_id, url, attempts, claim_token`;
       return rows.map(toPhoto);
     },
 
@@ -108,36 +135,38 @@ export function createMediaRepository(sql: Sql) {
         UPDATE brokers SET
           avatar_attempts = CASE WHEN avatar_attempt_url IS NOT DISTINCT FROM avatar_url THEN avatar_attempts + 1 ELSE 1 END,
           avatar_attempt_url = avatar_url,
+          avatar_claim_token = avatar_claim_token + 1,
           avatar_not_before = ${lease(sql, leaseMs)}
         WHERE id = ${brokerId}::bigint AND avatar_state = 'pending' AND avatar_url IS NOT NULL
           AND (avatar_not_before IS NULL OR avatar_not_before <= now() OR avatar_attempt_url IS DISTINCT FROM avatar_url)
-        RETURNING id::text AS id, avatar_url, avatar_attempts`;
+        RETURNING id::text AS id, avatar_url, avatar_attempts, avatar_claim_token`;
       return row ? toAvatar(row) : null;
     },
 
     /** Claims work whose retry is due, or whose claim expired (its worker died). Safe across instances. */
     async claimDue(limit: number, leaseMs: number, partners: PartnerScope): Promise<MediaJob[]> {
       const photos = await sql`
-        UPDATE listing_photos p SET attempts = p.attempts + 1, not_before = ${lease(sql, leaseMs)}
+        UPDATE listing_photos p SET attempts = p.attempts + 1, claim_token = p.claim_token + 1, not_before = ${lease(sql, leaseMs)}
         WHERE p.id IN (
           SELECT d.id FROM listing_photos d JOIN listings l ON l.id = d.listing_id
-          WHERE d.state = 'pending' AND d.attempts > 0 AND d.not_before <= now() ${scoped(sql, sql`l.partner_id`, partners)}
+          -- attempts 0 with a last error: given back unspent (postpone) before its first attempt ended.
+          WHERE d.state = 'pending' AND (d.attempts > 0 OR d.last_error IS NOT NULL) AND d.not_before <= now() ${scoped(sql, sql`l.partner_id`, partners)}
           ORDER BY d.not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
-        RETURNING p.id::text AS id, p.listing_id::text AS listing_id, p.url, p.attempts`;
+        RETURNING p.id::text AS id, p.listing_id::text AS listing_id, p.url, p.attempts, p.claim_token`;
       const avatars = await sql`
-        UPDATE brokers b SET avatar_attempts = b.avatar_attempts + 1, avatar_not_before = ${lease(sql, leaseMs)}
+        UPDATE brokers b SET avatar_attempts = b.avatar_attempts + 1, avatar_claim_token = b.avatar_claim_token + 1, avatar_not_before = ${lease(sql, leaseMs)}
         WHERE b.id IN (
           SELECT d.id FROM brokers d
-          WHERE d.avatar_state = 'pending' AND d.avatar_attempts > 0 AND d.avatar_not_before <= now() AND d.avatar_url IS NOT NULL
+          WHERE d.avatar_state = 'pending' AND (d.avatar_attempts > 0 OR d.avatar_last_error IS NOT NULL) AND d.avatar_not_before <= now() AND d.avatar_url IS NOT NULL
             AND d.avatar_attempt_url = d.avatar_url ${scoped(sql, sql`d.partner_id`, partners)}
           ORDER BY d.avatar_not_before LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
-        RETURNING b.id::text AS id, b.avatar_url, b.avatar_attempts`;
+        RETURNING b.id::text AS id, b.avatar_url, b.avatar_attempts, b.avatar_claim_token`;
       return [...photos.map(toPhoto), ...avatars.map(toAvatar)];
     },
 
     /**
-     * Extends the claims this instance still holds on jobs it is working on: the claim's attempt number must be
-     * the job's (a claim that ran out and was taken by another instance has a higher one). Returns how many held.
+     * Extends the claims this instance still holds on jobs it is working on: the row's fencing token must be the
+     * job's (a claim that ran out and was taken by another instance has a newer one). Returns how many held.
      */
     async renewClaims(jobs: MediaJob[], leaseMs: number): Promise<number> {
       const photos = jobs.filter((j) => j.kind === "photo");
@@ -146,44 +175,51 @@ export function createMediaRepository(sql: Sql) {
       if (photos.length > 0) {
         const rows = await sql`
           UPDATE listing_photos p SET not_before = ${lease(sql, leaseMs)}
-          FROM unnest(${photos.map((j) => j.photoId)}::bigint[], ${photos.map((j) => j.attempts)}::int[]) AS c(id, attempts)
-          WHERE p.id = c.id AND p.attempts = c.attempts AND p.state = 'pending' RETURNING p.id`;
+          FROM unnest(${photos.map((j) => j.photoId)}::bigint[], ${photos.map((j) => j.claimToken)}::int[]) AS c(id, token)
+          WHERE p.id = c.id AND p.claim_token = c.token AND p.state = 'pending' RETURNING p.id`;
         held += rows.length;
       }
       if (avatars.length > 0) {
         const rows = await sql`
           UPDATE brokers b SET avatar_not_before = ${lease(sql, leaseMs)}
-          FROM unnest(${avatars.map((j) => j.brokerId)}::bigint[], ${avatars.map((j) => j.attempts)}::int[]) AS c(id, attempts)
-          WHERE b.id = c.id AND b.avatar_attempts = c.attempts AND b.avatar_state = 'pending' RETURNING b.id`;
+          FROM unnest(${avatars.map((j) => j.brokerId)}::bigint[], ${avatars.map((j) => j.claimToken)}::int[]) AS c(id, token)
+          WHERE b.id = c.id AND b.avatar_claim_token = c.token AND b.avatar_state = 'pending' RETURNING b.id`;
         held += rows.length;
       }
       return held;
     },
 
     /**
-     * False when the photo was removed, replaced or finished meanwhile: nothing was written. The photo or avatar
-     * that finishes its record's processing also announces it (webhooks), in the same transaction.
+     * False when the photo was removed, replaced or finished meanwhile, or its claim was taken over: nothing was
+     * written. The photo or avatar that finishes its record's processing also announces it (webhooks), in the same
+     * transaction. `confirmStored` runs while the result's names are locked against the garbage collector, before
+     * the reference commits: it makes sure every file is (still) stored, storing again any the collector removed.
      */
-    async markReady(job: MediaJob, r: ReadyResult): Promise<boolean> {
+    async markReady(job: MediaJob, r: ReadyResult, confirmStored: () => Promise<void> = async () => {}): Promise<boolean> {
       const variants = sql.json(r.variants as never);
       if (job.kind === "photo") {
-        return finishPhoto(
-          job,
-          (tx) => tx`
+        return finishPhoto(job, async (tx) => {
+          await lockNamesShared(tx, r.names);
+          await confirmStored();
+          return tx`
             UPDATE listing_photos SET state = 'ready', width = ${r.width}, height = ${r.height}, warning = ${r.warning}, variants = ${variants},
               media_names = ${r.names}::text[], failure_reason = NULL, last_error = NULL, not_before = NULL, updated_at = now()
-            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`,
-        );
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`;
+        });
       }
-      const rows = await sql`
-        WITH finished AS (
-          UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
-            avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
-            avatar_not_before = NULL
-          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING *
-        ), announced AS (${avatarProcessedFact(sql)})
-        SELECT id FROM finished`;
-      return rows.length > 0;
+      return sql.begin(async (tx) => {
+        await lockNamesShared(tx, r.names);
+        await confirmStored();
+        const rows = await tx`
+          WITH finished AS (
+            UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
+              avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
+              avatar_not_before = NULL
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING *
+          ), announced AS (${avatarProcessedFact(tx)})
+          SELECT id FROM finished`;
+        return rows.length > 0;
+      });
     },
 
     async markFailed(job: MediaJob, reason: string): Promise<boolean> {
@@ -193,14 +229,14 @@ export function createMediaRepository(sql: Sql) {
           (tx) => tx`
             UPDATE listing_photos SET state = 'failed', failure_reason = ${reason}, last_error = ${reason}, warning = NULL, width = NULL,
               height = NULL, variants = NULL, media_names = NULL, not_before = NULL, updated_at = now()
-            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`,
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`,
         );
       }
       const rows = await sql`
         WITH finished AS (
           UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
             avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
-          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING *
+          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING *
         ), announced AS (${avatarProcessedFact(sql)})
         SELECT id FROM finished`;
       return rows.length > 0;
@@ -212,22 +248,44 @@ export function createMediaRepository(sql: Sql) {
         job.kind === "photo"
           ? await sql`
             UPDATE listing_photos SET not_before = ${lease(sql, delayMs)}, last_error = ${reason}
-            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' RETURNING id`
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`
           : await sql`
             UPDATE brokers SET avatar_not_before = ${lease(sql, delayMs)}, avatar_last_error = ${reason}
-            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' RETURNING id`;
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING id`;
       return rows.length > 0;
     },
 
-    /** The given stored names that no listing photo and no current avatar references. */
-    async unreferenced(names: string[]): Promise<string[]> {
-      if (names.length === 0) return [];
-      const rows = await sql`
-        SELECT n FROM unnest(${names}::text[]) AS n
-        WHERE NOT EXISTS (SELECT 1 FROM listing_photos WHERE media_names @> ARRAY[n])
-          -- The API clears avatar_variants when the URL changes but knows nothing of avatar_media_names.
-          AND NOT EXISTS (SELECT 1 FROM brokers WHERE avatar_variants IS NOT NULL AND avatar_media_names @> ARRAY[n])`;
-      return rows.map((r) => r.n as string);
+    /**
+     * Gives a claim back without spending its attempt (one of our dependencies was down, not the image's fault):
+     * still pending, due after delayMs, the attempt the claim counted taken back. Only that claim can do it.
+     */
+    async postpone(job: MediaJob, reason: string, delayMs: number): Promise<boolean> {
+      const rows =
+        job.kind === "photo"
+          ? await sql`
+            UPDATE listing_photos SET attempts = attempts - 1, not_before = ${lease(sql, delayMs)}, last_error = ${reason}
+            WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`
+          : await sql`
+            UPDATE brokers SET avatar_attempts = avatar_attempts - 1, avatar_not_before = ${lease(sql, delayMs)}, avatar_last_error = ${reason}
+            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /** The given stored names that no listing photo and no current avatar references (a first, unlocked look). */
+    unreferenced: (names: string[]): Promise<string[]> => unreferencedIn(sql, names),
+
+    /**
+     * Runs `remove` holding the name's lock exclusively, when no writer holds it and nothing references the name
+     * now; false otherwise (or when `remove` says so). The lock is only tried, never waited for: the collector
+     * never queues in front of writers, and a name a writer holds is being referenced anyway.
+     */
+    async whileUnreferenced(name: string, remove: () => Promise<boolean>): Promise<boolean> {
+      return sql.begin(async (tx) => {
+        const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${nameLock(tx, name)}) AS got`;
+        if (!lock?.got) return false;
+        if ((await unreferencedIn(tx, [name])).length === 0) return false;
+        return remove();
+      });
     },
   };
 }

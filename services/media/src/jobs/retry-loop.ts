@@ -26,6 +26,8 @@ export function createRetryLoop(deps: {
   const pause = createInterruptibleSleep();
 
   async function runOnce(): Promise<number> {
+    // Outcomes waiting for PostgreSQL go first (media-jobs.ts): their claims may have run out meanwhile.
+    if (deps.jobs.waitingForDatabase()) return 0;
     const due = await deps.repository.claimDue(deps.batchSize, deps.leaseMs, deps.partners());
     const results = await Promise.allSettled(due.map((job) => deps.jobs.run(job)));
     for (const r of results) if (r.status === "rejected") deps.logger.warn("retrying an image failed; its claim expires and it is tried again", { err: r.reason });

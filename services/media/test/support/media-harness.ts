@@ -10,7 +10,7 @@ import { ALL_TOPICS, Topics } from "@pss/contracts";
 import { createEnvReader, createLogger, createMediaStorage, ensureTopics, readMediaStorageConfig, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
 import { loadConfig } from "../../src/config.ts";
 import { configureSharp } from "../../src/images/image-processor.ts";
-import { createMediaService, type MediaService } from "../../src/media-service.ts";
+import { createMediaService, type MediaService, type MediaServiceDeps } from "../../src/media-service.ts";
 import { testS3Env, testUrls, uniqueName } from "../../../../test/support/env.ts";
 
 /** The directory the API test harness serves /media from (services/api/test/support/harness.ts). */
@@ -64,7 +64,9 @@ export interface MediaHarness {
 }
 
 
-export async function startMedia(opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } = {}): Promise<MediaHarness> {
+export async function startMedia(
+  opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } & Pick<MediaServiceDeps, "outageMetrics" | "outageBackoff"> = {},
+): Promise<MediaHarness> {
   const urls = testUrls();
   const groupId = uniqueName("media-test");
   const config = loadConfig({
@@ -82,7 +84,7 @@ export async function startMedia(opts: { env?: Record<string, string>; partners?
   await ensureTopics(kafka, ALL_TOPICS);
   await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
   const partners = new Set(opts.partners ?? []);
-  const service = createMediaService({ config, sql, kafka, logger, onlyPartners: partners, storage: opts.storage });
+  const service = createMediaService({ config, sql, kafka, logger, onlyPartners: partners, storage: opts.storage, outageMetrics: opts.outageMetrics, outageBackoff: opts.outageBackoff });
   await service.start();
   return {
     service,

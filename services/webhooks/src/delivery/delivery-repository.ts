@@ -1,7 +1,9 @@
 // SQL of the delivery worker. A delivery is claimed by moving its next_attempt_at past the attempt's longest
 // possible duration (a lease) and counting the attempt; a worker that dies mid-attempt leaves the lease to
-// expire and another worker sends the same delivery again (same webhook-id). Every outcome is written with the
-// attempt number that was claimed, so a late writer whose claim was taken over changes nothing.
+// expire and another worker sends the same delivery again (same webhook-id). Every claim takes a new fencing
+// token (claim_token + 1, migration 0019) and every outcome is written only while the delivery still carries it:
+// a late writer whose claim was taken over changes nothing, neither the delivery, nor its attempt history, nor
+// its endpoint's health (a late 410 or failure cannot disable an endpoint another worker just delivered to).
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -18,6 +20,8 @@ export interface ClaimedDelivery {
   attempt: number;
   /** 1 for the first attempt of the current round (since creation, a manual retry or a recover). */
   attemptInRound: number;
+  /** This claim's fencing token. */
+  claimToken: number;
   url: string;
   endpointEnabled: boolean;
   secretEncrypted: string;
@@ -73,11 +77,11 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
           WHERE d.status = 'pending' AND d.next_attempt_at <= now() ${scoped(sql, partners)}
           ORDER BY d.next_attempt_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED
         ), claimed AS (
-          UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, next_attempt_at = now() + ${millis(sql, leaseMs)}
+          UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, claim_token = d.claim_token + 1, next_attempt_at = now() + ${millis(sql, leaseMs)}
           FROM due WHERE d.id = due.id
-          RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start
+          RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start, d.claim_token
         )
-        SELECT c.id::text, c.endpoint_id::text, c.partner_id::text, c.payload, c.attempt_count, c.round_start,
+        SELECT c.id::text, c.endpoint_id::text, c.partner_id::text, c.payload, c.attempt_count, c.round_start, c.claim_token,
                e.url, e.enabled, e.secret_encrypted,
                CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_encrypted END AS previous_secret_encrypted
         FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
@@ -88,6 +92,7 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
         payload: r.payload,
         attempt: r.attempt_count,
         attemptInRound: r.attempt_count - r.round_start,
+        claimToken: r.claim_token,
         url: r.url,
         endpointEnabled: r.enabled,
         secretEncrypted: r.secret_encrypted,
@@ -95,15 +100,25 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
       }));
     },
 
-    /** The attempt, the delivery's new state and the endpoint's health, in one transaction. */
+    /**
+     * Gives the claim back without spending its attempt (a failure of ours: nothing was sent): still pending, due
+     * after delayMs, the attempt the claim counted taken back, the endpoint's health untouched. False when the
+     * claim was taken over meanwhile.
+     */
+    async postpone(claim: ClaimedDelivery, reason: string, delayMs: number): Promise<boolean> {
+      const rows = await sql`
+        UPDATE webhook_deliveries SET attempt_count = attempt_count - 1, next_attempt_at = now() + ${millis(sql, delayMs)}, last_error = ${reason}
+        WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
+        RETURNING id`;
+      return rows.length > 0;
+    },
+
+    /**
+     * The attempt, the delivery's new state and the endpoint's health, in one transaction; nothing at all when the
+     * claim was taken over (its fencing token is no longer the delivery's).
+     */
     async record(claim: ClaimedDelivery, attempt: AttemptRecord | null, decision: RecordedDecision): Promise<RecordResult> {
       return sql.begin(async (tx) => {
-        if (attempt) {
-          await tx`
-            INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
-            VALUES (${claim.id}::uuid, ${claim.attempt}, ${attempt.at}, ${attempt.statusCode}, ${attempt.latencyMs}, ${attempt.error})
-            ON CONFLICT (delivery_id, attempt) DO NOTHING`;
-        }
         const status = decision.status === "endpoint-disabled" ? "failed" : decision.status;
         const error = decision.status === "endpoint-disabled" ? "endpoint disabled" : (attempt?.error ?? null);
         const [updated] = await tx`
@@ -112,9 +127,14 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
             next_attempt_at = ${decision.status === "pending" ? tx`now() + ${millis(tx, decision.delayMs)}` : tx`NULL`},
             last_status_code = ${attempt?.statusCode ?? null}, last_error = ${error},
             delivered_at = ${decision.status === "delivered" ? tx`now()` : tx`delivered_at`}
-          WHERE id = ${claim.id}::uuid AND attempt_count = ${claim.attempt} AND status = 'pending'
+          WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
           RETURNING id`;
-        if (!attempt) return { applied: Boolean(updated), disabled: null };
+        if (!updated) return { applied: false, disabled: null };
+        if (!attempt) return { applied: true, disabled: null };
+        await tx`
+          INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
+          VALUES (${claim.id}::uuid, ${claim.attempt}, ${attempt.at}, ${attempt.statusCode}, ${attempt.latencyMs}, ${attempt.error})
+          ON CONFLICT (delivery_id, attempt) DO NOTHING`;
 
         if (decision.status === "delivered") {
           // At most one write a minute per healthy endpoint: a busy endpoint's row is not a hot spot.
@@ -122,11 +142,11 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
             UPDATE webhook_endpoints SET failing_since = NULL, last_success_at = now()
             WHERE id = ${claim.endpointId}::bigint
               AND (failing_since IS NOT NULL OR last_success_at IS NULL OR last_success_at < now() - interval '1 minute')`;
-          return { applied: Boolean(updated), disabled: null };
+          return { applied: true, disabled: null };
         }
         if (decision.status === "failed" && decision.disable) {
           const disabled = await disable(tx, claim.endpointId, decision.disable.cause, decision.disable.reason);
-          return { applied: Boolean(updated), disabled: disabled ? "gone" : null };
+          return { applied: true, disabled: disabled ? "gone" : null };
         }
         const [endpoint] = await tx`
           UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${attempt.at})
@@ -135,9 +155,9 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
         if (endpoint?.enabled && endpoint.overdue) {
           const since = new Date(endpoint.failing_since).toISOString();
           const reason = `every delivery attempt failed since ${since}; the last one: ${attempt.error}`;
-          if (await disable(tx, claim.endpointId, "failing", reason)) return { applied: Boolean(updated), disabled: "failing" };
+          if (await disable(tx, claim.endpointId, "failing", reason)) return { applied: true, disabled: "failing" };
         }
-        return { applied: Boolean(updated), disabled: null };
+        return { applied: true, disabled: null };
       });
     },
   };

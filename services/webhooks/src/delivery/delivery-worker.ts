@@ -1,9 +1,11 @@
 // Sends due deliveries, up to `concurrency` at once: claims them, signs and POSTs each, records the outcome.
 // New deliveries are sent at once (the fan-out wakes the loop); retries when their time comes (polled).
-import type { Logger, SecretBox } from "@pss/service-kit";
-import { createInterruptibleSleep } from "@pss/service-kit";
+// Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
+// (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
+import type { Logger, OutageBackoff, OutageMetrics, SecretBox } from "@pss/service-kit";
+import { createInterruptibleSleep, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
 import type { AttemptOutcome } from "./outcome.ts";
-import { decide } from "./outcome.ts";
+import { decide, isDatabaseOutage, SecretUnreadable } from "./outcome.ts";
 import type { ClaimedDelivery, DeliveryRepository, PartnerScope } from "./delivery-repository.ts";
 import type { Sender } from "./sender.ts";
 import { signedHeaders } from "./signing.ts";
@@ -21,6 +23,10 @@ export interface DeliveryWorkerDeps {
   partners: () => PartnerScope;
   /** Called once per finished attempt (metrics); seconds: the receiver's answer time, null when nothing was sent. */
   onOutcome?: (outcome: AttemptOutcome, seconds: number | null) => void;
+  /** Waits on PostgreSQL and postponements for our configuration (webhooks_dependency_waits_total). */
+  outageMetrics?: OutageMetrics;
+  /** Between tries of PostgreSQL, and how long an unsignable delivery waits: 1 s doubling to 30 s by default. */
+  outageBackoff?: OutageBackoff;
 }
 
 export interface DeliveryWorker {
@@ -39,33 +45,80 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let running = false;
   let loop: Promise<void> | null = null;
   let wakeRequested = false;
+  /** Unreadable secrets in a row: how long the next delivery we cannot sign waits. */
+  let configurationFailures = 0;
+  // Every wait for PostgreSQL in flight ends at stop().
+  const sleepers = new Set<() => void>();
+  const outageSleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
+      const timer = setTimeout(done, ms);
+      sleepers.add(done);
+    });
+  /**
+   * A write of ours waits through an outage of PostgreSQL: after a send, the outcome is recorded once instead of
+   * the claim running out and the delivery being sent again with an attempt spent. A stop ends the wait (the
+   * claim then runs out and the delivery is sent again with the same webhook-id, as after a crash).
+   */
+  // While an outcome waits for PostgreSQL, nothing new is claimed: when it is back, the waiting outcomes are
+  // written before this worker could take their deliveries up again (a lease that ran out during the outage).
+  let waitingForDatabase = 0;
+  const outageMetrics: OutageMetrics = {
+    waited: (d) => deps.outageMetrics?.waited(d),
+    waiting: (d, delta) => {
+      waitingForDatabase += delta;
+      deps.outageMetrics?.waiting(d, delta);
+    },
+  };
+  const untilRecorded = <T>(what: string, l: Logger, write: () => Promise<T>) =>
+    waitOutOutage(write, {
+      dependency: "postgres",
+      what,
+      isOutage: isDatabaseOutage,
+      logger: l,
+      metrics: outageMetrics,
+      backoff: deps.outageBackoff,
+      isStopping: () => !running,
+      sleep: outageSleep,
+    });
+
+  function readSecrets(claim: ClaimedDelivery): string[] {
+    try {
+      return [deps.secrets.decrypt(claim.secretEncrypted), ...(claim.previousSecretEncrypted ? [deps.secrets.decrypt(claim.previousSecretEncrypted)] : [])];
+    } catch (err) {
+      throw new SecretUnreadable(err);
+    }
+  }
 
   async function attempt(claim: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; seconds: number | null }> {
     const l = log.child({ deliveryId: claim.id, endpointId: claim.endpointId, attempt: claim.attempt });
     if (!claim.endpointEnabled) {
-      await deps.repository.record(claim, null, { status: "endpoint-disabled" });
+      await untilRecorded("recording a disabled endpoint's delivery", l, () => deps.repository.record(claim, null, { status: "endpoint-disabled" }));
       return { outcome: "endpoint_disabled", seconds: null };
     }
     let secrets: string[];
     try {
-      secrets = [deps.secrets.decrypt(claim.secretEncrypted), ...(claim.previousSecretEncrypted ? [deps.secrets.decrypt(claim.previousSecretEncrypted)] : [])];
+      secrets = readSecrets(claim);
+      configurationFailures = 0;
     } catch (err) {
-      // A configuration problem (WEBHOOK_SECRET_KEY differs from the API's), not the receiver's: retried on the schedule.
-      l.error("signing secret cannot be decrypted; check WEBHOOK_SECRET_KEY", { err: (err as Error).message });
-      const error = "the signing secret could not be read (a configuration problem on our side)";
-      const decision = decide({ statusCode: null, error, retryAfterMs: null }, claim.attemptInRound, deps.retryScheduleMs);
-      await deps.repository.record(claim, { at: new Date(), statusCode: null, latencyMs: 0, error }, decision.status === "failed" ? { status: "failed" } : decision);
-      return { outcome: decision.status === "pending" ? "retry_scheduled" : "failed", seconds: null };
+      // A configuration problem of ours (WEBHOOK_SECRET_KEY differs from the API's), not the receiver's: nothing is
+      // sent, no attempt spent, the endpoint's health untouched; the delivery waits until the key is fixed.
+      configurationFailures++;
+      const delayMs = outageDelayMs(configurationFailures, deps.outageBackoff);
+      deps.outageMetrics?.waited("configuration");
+      l.error("signing secret cannot be decrypted; check WEBHOOK_SECRET_KEY (delivery postponed, no attempt spent)", { err: (err as Error).message, retryInMs: delayMs });
+      const postponed = await untilRecorded("postponing a delivery", l, () => deps.repository.postpone(claim, (err as Error).message, delayMs));
+      return { outcome: postponed ? "postponed" : "discarded", seconds: null };
     }
     const at = new Date();
     const headers = signedHeaders(secrets, claim.id, Math.floor(at.getTime() / 1000), claim.payload);
     const result = await deps.sender.send({ url: claim.url, headers: { ...headers }, body: claim.payload });
     const decision = decide(result, claim.attemptInRound, deps.retryScheduleMs);
-    const recorded = await deps.repository.record(
+    const recorded = await untilRecorded("recording a delivery attempt", l, () => deps.repository.record(
       claim,
       { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error },
       decision.status === "failed" && decision.gone ? { status: "failed", disable: { cause: "gone", reason: `the receiver answered 410 Gone at ${at.toISOString()}` } } : decision,
-    );
+    ));
     const outcome: AttemptOutcome = !recorded.applied
       ? "discarded"
       : recorded.disabled === "gone"
@@ -81,13 +134,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     else if (outcome === "retry_scheduled") l.info("delivery attempt failed; will retry", { error: result.error, retryInMs: decision.status === "pending" ? decision.delayMs : undefined });
     else if (outcome === "endpoint_gone" || outcome === "endpoint_disabled") l.warn("endpoint disabled", { outcome, error: result.error });
     else if (outcome === "failed") l.warn("delivery failed for good", { error: result.error, attemptInRound: claim.attemptInRound });
+    // Fencing: the claim ran out (or a manual retry came) and another attempt took the delivery over meanwhile.
+    else if (outcome === "discarded") l.warn("delivery attempt outlived its claim; its outcome was not recorded", { statusCode: result.statusCode, error: result.error });
     return { outcome, seconds: result.latencyMs / 1000 };
   }
 
   function launch(claim: ClaimedDelivery) {
     const run = attempt(claim)
       .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
-      .catch((err) => log.warn("recording a delivery attempt failed; its claim expires and it is sent again", { deliveryId: claim.id, err: (err as Error).message }))
+      .catch((err) =>
+        log.warn(err instanceof OutageWaitAbandoned ? "stopping while PostgreSQL is down; the claim expires and the delivery is sent again" : "recording a delivery attempt failed; its claim expires and it is sent again", {
+          deliveryId: claim.id,
+          err: (err as Error).message,
+        }),
+      )
       .finally(() => {
         inflight.delete(run);
         // A slot is free: more may be due.
@@ -101,7 +161,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const free = deps.concurrency - inflight.size;
       let claimed: ClaimedDelivery[] = [];
       wakeRequested = false;
-      if (free > 0) {
+      if (free > 0 && waitingForDatabase === 0) {
         try {
           claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners());
         } catch (err) {
@@ -128,6 +188,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     async stop() {
       running = false;
       pause.wake();
+      for (const wake of [...sleepers]) wake();
       await loop;
       await Promise.allSettled([...inflight]);
     },

@@ -1,4 +1,9 @@
-// What an attempt's result means for its delivery. Pure: the repository writes the decision.
+// What an attempt's result means for its delivery, and whose failure it is: the one place the webhooks service
+// decides it. Pure: the repository writes the decision. Only the receiver's answer (or the receiver's network)
+// spends an attempt of the delivery's schedule; our PostgreSQL being down, or our configuration failing us (a
+// signing secret we cannot decrypt), never does: the worker waits, and the delivery is sent once it can be
+// (service-kit outage-wait.ts). Nothing is dead-lettered for it either.
+import { isDependencyUnavailable } from "@pss/service-kit";
 import type { SendResult } from "./sender.ts";
 import { nextRetryDelayMs } from "./retry-schedule.ts";
 
@@ -18,5 +23,28 @@ export function decide(result: Pick<SendResult, "statusCode" | "error" | "retryA
   return delayMs === null ? { status: "failed", gone: false } : { status: "pending", delayMs };
 }
 
-/** Deliveries by outcome (metrics): every attempt ends as exactly one of these. */
-export type AttemptOutcome = "delivered" | "retry_scheduled" | "failed" | "endpoint_gone" | "endpoint_disabled" | "discarded";
+/**
+ * Deliveries by outcome (metrics): every attempt ends as exactly one of these. postponed: given back without
+ * spending an attempt because of a failure of ours (nothing was sent).
+ */
+export type AttemptOutcome = "delivered" | "retry_scheduled" | "failed" | "endpoint_gone" | "endpoint_disabled" | "discarded" | "postponed";
+
+/** A failure on our side while handling a claimed delivery: which of ours, or null when it is not ours. */
+export type OurFailure = "postgres" | "configuration" | null;
+
+/** The signing secret could not be decrypted with WEBHOOK_SECRET_KEY: a configuration problem of ours. */
+export class SecretUnreadable extends Error {
+  constructor(cause: unknown) {
+    super("the signing secret could not be read (a configuration problem on our side)", { cause });
+    this.name = "SecretUnreadable";
+  }
+}
+
+export function ourFailure(err: unknown): OurFailure {
+  if (err instanceof SecretUnreadable) return "configuration";
+  if (isDependencyUnavailable(err)) return "postgres";
+  return null;
+}
+
+/** Whether a failed PostgreSQL statement failed because the server is unreachable (wait for it). */
+export const isDatabaseOutage = (err: unknown): boolean => ourFailure(err) === "postgres";

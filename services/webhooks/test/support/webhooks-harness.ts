@@ -10,7 +10,7 @@ import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { parsePrometheusText, valueOf } from "../../../../test/support/prometheus-text.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createWebhooksMetrics } from "../../src/webhooks-metrics.ts";
-import { createWebhooksService, type WebhooksService } from "../../src/webhooks-service.ts";
+import { createWebhooksService, type WebhooksService, type WebhooksServiceDeps } from "../../src/webhooks-service.ts";
 
 export interface WebhooksHarness {
   service: WebhooksService;
@@ -35,7 +35,17 @@ export function testWebhooksEnv(allowedHosts: string[], overrides: Record<string
   };
 }
 
-export async function startWebhooks(opts: { allowedHosts: string[]; publicBaseUrl: string; partners?: Iterable<string>; env?: Record<string, string>; logger?: Logger }): Promise<WebhooksHarness> {
+export async function startWebhooks(
+  opts: {
+    allowedHosts: string[];
+    publicBaseUrl: string;
+    partners?: Iterable<string>;
+    env?: Record<string, string>;
+    logger?: Logger;
+    /** Where the service reaches PostgreSQL (a gated proxy in outage tests); default the test database. */
+    databaseUrl?: string;
+  } & Pick<WebhooksServiceDeps, "outageMetrics" | "outageBackoff">,
+): Promise<WebhooksHarness> {
   const urls = testUrls();
   const groupId = uniqueName("webhooks-test");
   const config = loadConfig({
@@ -43,13 +53,16 @@ export async function startWebhooks(opts: { allowedHosts: string[]; publicBaseUr
     KAFKA_BROKERS: urls.KAFKA_BROKERS,
     WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY,
     WEBHOOKS_CONSUMER_GROUP: groupId,
+    REPORT_TRACKER_CONSUMER_GROUP: `${groupId}-reports`,
     PUBLIC_BASE_URL: opts.publicBaseUrl,
     ...testWebhooksEnv(opts.allowedHosts, opts.env),
   });
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "webhooks-test", level: "debug" }) : silentLogger);
-  const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
+  // Reconnects as the services' client does (service-kit clients.ts), not after postgres.js's default of up to 20 s.
+  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 5, onnotice: () => {}, backoff: () => 0.2 });
   const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
   const partners = new Set(opts.partners ?? []);
   const metrics = createMetrics({ service: "webhooks", defaultMetrics: false });
   const service = createWebhooksService({
@@ -58,6 +71,8 @@ export async function startWebhooks(opts: { allowedHosts: string[]; publicBaseUr
     kafka,
     logger,
     onlyPartners: partners,
+    outageMetrics: opts.outageMetrics,
+    outageBackoff: opts.outageBackoff,
     metrics: { webhooks: createWebhooksMetrics({ metrics, sql, logger, maxAgeMs: 0 }), consumer: { count() {}, observeHandler() {}, watch: () => async () => {} } },
   });
   await service.start();

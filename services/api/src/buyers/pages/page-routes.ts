@@ -17,6 +17,7 @@ import { renderSearchPage, SEARCH_PAGE_SIZE } from "./search-page.ts";
 import { createSitemaps, robotsTxt } from "./sitemap.ts";
 import { formRefusedPage, gonePage, inquirySentPage, notFoundPage, unavailablePage } from "./status-pages.ts";
 import type postgres from "postgres";
+import type { StatsRecorder } from "../../stats/stats-recorder.ts";
 
 export interface PageDeps {
   buyers: BuyerService;
@@ -27,6 +28,8 @@ export interface PageDeps {
   leads: LeadIntakeDeps & { trustProxy?: boolean; traces?: RequestTraces };
   maxBodyBytes: number;
   sitemapPageSize?: number;
+  /** Counts listing-page views and search impressions; absent = no counting. */
+  stats?: StatsRecorder;
 }
 
 /** Similar listings on a 410 page. */
@@ -64,6 +67,7 @@ export function createPageRoutes(deps: PageDeps) {
     };
     const noFacets: SearchFacets = { businessTypes: [], states: [] };
     const [result, facets] = await Promise.all([problems.length ? null : settle(buyers.search(search), null), settle(buyers.facets(), noFacets)]);
+    if (result && !unavailable) deps.stats?.shown(result.results.map((r) => r.serviceListingId), request);
     return renderSearchPage({ path, base, raw: firstValues(query), page, problems, result: unavailable ? null : result, facets, unavailable });
   }
 
@@ -77,9 +81,10 @@ export function createPageRoutes(deps: PageDeps) {
   return new Elysia({ name: "buyer-pages" })
     .get("/", ({ request }) => htmlErrors(`${base}/`, () => searchPage(request, "/")))
     .get("/listings", ({ request }) => htmlErrors(`${base}/listings`, () => searchPage(request, "/listings")))
-    .get("/listings/:serviceListingId", ({ params: { serviceListingId: id } }) =>
+    .get("/listings/:serviceListingId", ({ params: { serviceListingId: id }, request, server }) =>
       htmlErrors(`${base}${listingPath(id)}`, async () => {
         const listing = await buyers.listing(id);
+        if (listing) deps.stats?.viewed(listing.serviceListingId, request, server);
         return listing ? renderListingPage(listing) : unavailableListing(id);
       }),
     )

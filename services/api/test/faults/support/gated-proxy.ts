@@ -6,6 +6,7 @@ export interface GatedProxy {
   port: number;
   /** Starts accepting and forwarding. */
   open(): Promise<void>;
+  /** Cuts every forwarded connection and refuses new ones until open() again. */
   close(): Promise<void>;
 }
 
@@ -43,6 +44,8 @@ export async function createGatedProxy(target: { hostname: string; port: number 
     async close() {
       for (const s of sockets) s.destroy();
       if (listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      // open() may start it again (an outage that ends).
+      listening = false;
     },
   };
 }

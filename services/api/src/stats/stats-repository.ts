@@ -1,0 +1,59 @@
+// SQL of the buyer statistics: the flusher's idempotent batch write and the partner route's daily read.
+import type postgres from "postgres";
+
+export interface StatsRow {
+  listingId: number;
+  day: string;
+  views: number;
+  impressions: number;
+}
+
+/**
+ * Adds one batch of counts, once: the batch's ID is claimed in the same statement, so a retry of a batch whose
+ * commit was not seen adds nothing. Rows of listings that no longer exist are skipped. Rows go in key order, so
+ * concurrent flushes of several instances lock them in the same order (no deadlock).
+ */
+export async function writeStatsBatch(sql: postgres.Sql, batchId: string, rows: StatsRow[]): Promise<boolean> {
+  const sorted = [...rows].sort((a, b) => a.listingId - b.listingId || a.day.localeCompare(b.day));
+  const result = await sql`
+    WITH claimed AS (INSERT INTO listing_stats_flushes (id) VALUES (${batchId}::uuid) ON CONFLICT DO NOTHING RETURNING id),
+    counts AS (
+      SELECT * FROM unnest(${sorted.map((r) => r.listingId)}::bigint[], ${sorted.map((r) => r.day)}::date[], ${sorted.map((r) => r.views)}::int[],
+                           ${sorted.map((r) => r.impressions)}::int[]) WITH ORDINALITY AS u(listing_id, day, views, impressions, n)
+    )
+    INSERT INTO listing_stats_daily AS s (listing_id, day, views, impressions)
+    SELECT c.listing_id, c.day, c.views, c.impressions FROM counts c JOIN listings l ON l.id = c.listing_id
+    WHERE EXISTS (SELECT 1 FROM claimed) ORDER BY c.n
+    ON CONFLICT (listing_id, day) DO UPDATE SET views = s.views + excluded.views, impressions = s.impressions + excluded.impressions
+    RETURNING 1`;
+  return result.length > 0;
+}
+
+export async function deleteOldFlushIds(sql: postgres.Sql, olderThanMs: number): Promise<void> {
+  await sql`DELETE FROM listing_stats_flushes WHERE flushed_at < ${new Date(Date.now() - olderThanMs)}`;
+}
+
+/** Views and impressions per day from `first` to `last` (inclusive), and inquiries when asked for. */
+export async function readDailyStats(
+  sql: postgres.Sql,
+  args: { listingId: number; mode: string; first: string; last: string; inquiries: boolean },
+): Promise<Map<string, { views: number; impressions: number; inquiries: number }>> {
+  const out = new Map<string, { views: number; impressions: number; inquiries: number }>();
+  const rows = await sql`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, views, impressions FROM listing_stats_daily
+    WHERE listing_id = ${args.listingId} AND day BETWEEN ${args.first}::date AND ${args.last}::date`;
+  for (const r of rows) out.set(r.day, { views: r.views, impressions: r.impressions, inquiries: 0 });
+  if (args.inquiries) {
+    const leads = await sql`
+      SELECT to_char((created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::int AS n FROM leads
+      WHERE listing_id = ${args.listingId} AND mode = ${args.mode}
+        AND created_at >= ${args.first}::date AT TIME ZONE 'UTC' AND created_at < (${args.last}::date + 1) AT TIME ZONE 'UTC'
+      GROUP BY 1`;
+    for (const r of leads) {
+      const day = out.get(r.day) ?? { views: 0, impressions: 0, inquiries: 0 };
+      day.inquiries = r.n;
+      out.set(r.day, day);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,217 @@
+// The lead-data rule on every webhook route (services/api/src/webhooks/lead-data-rule.ts, docs/webhooks.md
+// "Lead data"), with two keys of ONE partner: A has lead tracking, B has not. B gets 401 {"status":"error",
+// "error":"Unauthorized"} (the lead-count routes' answer) on every route that names an endpoint carrying lead data
+// or its deliveries, or lead.received itself; B's lists leave them out; nothing B sends changes them. A, and B on
+// an endpoint without lead data, work as before.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { webhookBody } from "@pss/contracts";
+import { uniqueName } from "../../../test/support/env.ts";
+import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
+import { call, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+
+const UNAUTHORIZED = { status: "error", error: "Unauthorized" };
+const CRM_URL = "https://crm.example.com/hooks/pss";
+const B_URL = "https://attacker.example.net/hook";
+
+let api: ApiHarness;
+let partner: Partner;
+/** The partner's two keys: A with lead tracking, B without. */
+let keyA: string;
+let keyB: string;
+/** A's endpoint subscribed to lead.received (and a listing event), with deliveries of both types and a ping. */
+const leadEndpoint = uniqueName("lead-hook");
+/** A's endpoint that was subscribed to lead.received and no longer is: its history is still lead data. */
+const formerLeadEndpoint = uniqueName("former-lead-hook");
+/** An endpoint without lead data, which B manages as before. */
+const plainEndpoint = uniqueName("plain-hook");
+let leadDeliveryId: string;
+let listingDeliveryOfLeadEndpoint: string;
+let plainDeliveryId: string;
+
+const req = (key: string, method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key, body });
+const getEndpoint = (key: string, id: string) => req(key, "GET", `/webhook-endpoints/${id}`);
+
+async function insertFailedDelivery(endpointId: string, type: "lead.received" | "listing.published"): Promise<string> {
+  const id = crypto.randomUUID();
+  const data = type === "lead.received" ? { externalListingId: "L-1", officeId: partner.officeId, officeLeadCount: 12, version: 12 } : { externalListingId: "L-1", status: "active", version: 1 };
+  await api.sql`
+    INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, status, attempt_count, last_error, created_at)
+    SELECT ${id}::uuid, e.id, e.partner_id, ${crypto.randomUUID()}::uuid, ${type}, ${webhookBody(type, new Date().toISOString(), data)}, 'failed', 3, 'HTTP 500', now() - interval '1 minute'
+    FROM webhook_endpoints e WHERE e.partner_id = ${partner.partnerId} AND e.mode = 'live' AND e.external_id = ${endpointId}`;
+  return id;
+}
+
+const deliveryStatus = async (id: string) => (await api.sql`SELECT status FROM webhook_deliveries WHERE id = ${id}::uuid`)[0]?.status;
+
+beforeAll(async () => {
+  api = await startApi({ relay: false });
+  partner = await api.createPartner({ leadTracking: true });
+  keyA = partner.apiKey;
+  const admin = createPartnerAdmin({ sql: api.sql, redis: api.redis });
+  keyB = (await admin.createKey({ partnerId: partner.partnerId, leadTracking: false })).apiKey;
+
+  expect((await req(keyA, "PUT", `/webhook-endpoints/${leadEndpoint}`, { url: CRM_URL, events: ["lead.received", "listing.published"] })).status).toBe(201);
+  expect((await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: CRM_URL, events: ["lead.received"] })).status).toBe(201);
+  expect((await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { events: ["listing.published"] })).status).toBe(200);
+  expect((await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { url: CRM_URL, events: ["listing.published"] })).status).toBe(201);
+  leadDeliveryId = await insertFailedDelivery(leadEndpoint, "lead.received");
+  listingDeliveryOfLeadEndpoint = await insertFailedDelivery(leadEndpoint, "listing.published");
+  plainDeliveryId = await insertFailedDelivery(plainEndpoint, "listing.published");
+});
+afterAll(async () => {
+  await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${partner.partnerId}`;
+  await api.stop();
+});
+
+describe("a key without lead tracking gets 401 on every route naming lead data, and changes nothing", () => {
+  test("PUT of an endpoint subscribed to lead.received: no url, events or enabled change, even with a body that is otherwise invalid", async () => {
+    const before = (await getEndpoint(keyA, leadEndpoint)).body.endpoint;
+    for (const body of [{ url: B_URL }, { events: ["listing.published"] }, { url: B_URL, events: ["listing.published"] }, { enabled: false }, { url: 5 }, {}]) {
+      const res = await req(keyB, "PUT", `/webhook-endpoints/${leadEndpoint}`, body);
+      expect({ body, status: res.status, answer: res.body }).toEqual({ body, status: 401, answer: UNAUTHORIZED });
+    }
+    expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint).toEqual(before);
+    // Nor the endpoint that used to be subscribed: its history holds lead deliveries.
+    expect(await req(keyB, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: B_URL })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect((await getEndpoint(keyA, formerLeadEndpoint)).body.endpoint.url).toBe(CRM_URL);
+  });
+
+  test("PUT that subscribes to lead.received, new or existing endpoint, before any other check", async () => {
+    const fresh = uniqueName("b-lead");
+    expect(await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: B_URL, events: ["lead.received"] })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: "not a url", events: ["lead.received"], unknown: 1 })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { events: ["listing.published", "lead.received"] })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect((await getEndpoint(keyB, fresh)).status).toBe(404);
+    expect((await getEndpoint(keyB, plainEndpoint)).body.endpoint.events).toEqual(["listing.published"]);
+  });
+
+  test("GET of the endpoint", async () => {
+    expect(await getEndpoint(keyB, leadEndpoint)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await getEndpoint(keyB, formerLeadEndpoint)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect((await getEndpoint(keyA, leadEndpoint)).status).toBe(200);
+  });
+
+  test("DELETE of the endpoint", async () => {
+    expect(await req(keyB, "DELETE", `/webhook-endpoints/${leadEndpoint}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect((await getEndpoint(keyA, leadEndpoint)).status).toBe(200);
+    expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
+  });
+
+  test("rotate-secret: no new secret, and the current one stays the only one", async () => {
+    const res = await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/rotate-secret`);
+    expect(res).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(JSON.stringify(res.body)).not.toContain("whsec_");
+    expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint.previousSecretExpiresAt).toBeNull();
+  });
+
+  test("test (ping through the endpoint)", async () => {
+    const pings = async () => (await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ${leadEndpoint} AND d.event_type = 'ping'`)[0]!.n;
+    const before = await pings();
+    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await pings()).toBe(before);
+  });
+
+  test("recover: the failed lead deliveries stay failed", async () => {
+    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "POST", `/webhook-endpoints/${formerLeadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
+  });
+
+  test("replay (a feed or time range) to an endpoint carrying lead data: nothing queued, even with an invalid range", async () => {
+    const deliveries = async () => (await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ANY(${[leadEndpoint, formerLeadEndpoint]}::text[])`)[0]!.n;
+    const before = await deliveries();
+    for (const [id, body] of [[leadEndpoint, { afterSequence: 0 }], [formerLeadEndpoint, { since: new Date(Date.now() - 3_600_000).toISOString() }], [leadEndpoint, { afterSequence: -1, bogus: true }]] as const) {
+      const res = await req(keyB, "POST", `/webhook-endpoints/${id}/replay`, body);
+      expect({ id, body, status: res.status, answer: res.body }).toEqual({ id, body, status: 401, answer: UNAUTHORIZED });
+    }
+    expect(await deliveries()).toBe(before);
+  });
+
+  test("retry of a lead.received delivery, and of any delivery of an endpoint carrying lead data", async () => {
+    for (const id of [leadDeliveryId, listingDeliveryOfLeadEndpoint, leadDeliveryId.toUpperCase()]) {
+      expect(await req(keyB, "POST", `/webhook-deliveries/${id}/retry`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    }
+    expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
+    expect(await deliveryStatus(listingDeliveryOfLeadEndpoint)).toBe("failed");
+  });
+
+  test("deliveries list filtered by eventType=lead.received or by an endpoint carrying lead data", async () => {
+    for (const q of ["eventType=lead.received", `endpointId=${leadEndpoint}`, `endpointId=${formerLeadEndpoint}`, "eventType=lead.received&status=failed&limit=1"]) {
+      const res = await req(keyB, "GET", `/webhook-deliveries?${q}`);
+      expect({ q, status: res.status, body: res.body }).toEqual({ q, status: 401, body: UNAUTHORIZED });
+    }
+  });
+});
+
+describe("lists of a key without lead tracking leave lead data out", () => {
+  test("endpoints: only those without lead data", async () => {
+    const ids = (await req(keyB, "GET", "/webhook-endpoints?limit=500")).body.results.map((e: any) => e.endpointId);
+    expect(ids).toContain(plainEndpoint);
+    expect(ids).not.toContain(leadEndpoint);
+    expect(ids).not.toContain(formerLeadEndpoint);
+    const all = (await req(keyA, "GET", "/webhook-endpoints?limit=500")).body.results.map((e: any) => e.endpointId);
+    expect(all).toEqual(expect.arrayContaining([plainEndpoint, leadEndpoint, formerLeadEndpoint]));
+  });
+
+  test("deliveries: none of an endpoint carrying lead data, whatever their type", async () => {
+    const listB = await req(keyB, "GET", "/webhook-deliveries?limit=500");
+    expect(listB.status).toBe(200);
+    expect(listB.body.results.map((d: any) => d.deliveryId)).toEqual([plainDeliveryId]);
+    expect(JSON.stringify(listB.body)).not.toContain("officeLeadCount");
+    const listA = await req(keyA, "GET", "/webhook-deliveries?limit=500");
+    expect(listA.body.results.map((d: any) => d.deliveryId)).toEqual(expect.arrayContaining([plainDeliveryId, leadDeliveryId, listingDeliveryOfLeadEndpoint]));
+  });
+});
+
+describe("what stays as it was", () => {
+  test("B manages an endpoint without lead data: read, update, rotate, ping, recover, its deliveries, retry, replay, delete", async () => {
+    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+    expect((await getEndpoint(keyB, plainEndpoint)).status).toBe(200);
+    expect((await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { description: "B's" })).status).toBe(200);
+    expect((await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/rotate-secret`)).status).toBe(200);
+    expect((await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/test`)).status).toBe(202);
+    expect((await req(keyB, "GET", `/webhook-deliveries?endpointId=${plainEndpoint}&eventType=listing.published`)).body.results.map((d: any) => d.deliveryId)).toEqual([plainDeliveryId]);
+    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/recover?since=${since}`)).toMatchObject({ status: 202, body: { requeued: 1 } });
+    expect((await req(keyB, "POST", `/webhook-deliveries/${plainDeliveryId}/retry`)).status).toBe(202);
+    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({ status: 202, body: { status: "success" } });
+    const scratch = uniqueName("b-scratch");
+    expect((await req(keyB, "PUT", `/webhook-endpoints/${scratch}`, { url: B_URL, events: ["listing.unpublished"] })).status).toBe(201);
+    expect((await req(keyB, "DELETE", `/webhook-endpoints/${scratch}`)).status).toBe(200);
+  });
+
+  test("A (lead tracking) does everything on the lead endpoint", async () => {
+    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+    expect((await req(keyA, "PUT", `/webhook-endpoints/${leadEndpoint}`, { description: "A's" })).status).toBe(200);
+    expect((await req(keyA, "GET", `/webhook-deliveries?eventType=lead.received&endpointId=${leadEndpoint}`)).body.results.map((d: any) => d.deliveryId)).toEqual([leadDeliveryId]);
+    expect((await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/rotate-secret`)).body.secret).toMatch(/^whsec_/);
+    expect((await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).status).toBe(202);
+    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 202, body: { requeued: 2 } });
+    expect((await req(keyA, "POST", `/webhook-deliveries/${leadDeliveryId}/retry`)).status).toBe(202);
+    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({ status: 202, body: { status: "success" } });
+    expect((await req(keyA, "DELETE", `/webhook-endpoints/${formerLeadEndpoint}`)).status).toBe(200);
+  });
+
+  test("a key of another partner still gets 404 for these IDs (the rule does not reveal another partner's endpoints)", async () => {
+    const other = await api.createPartner();
+    expect((await getEndpoint(other.apiKey, leadEndpoint)).status).toBe(404);
+    expect((await req(other.apiKey, "POST", `/webhook-deliveries/${leadDeliveryId}/retry`)).status).toBe(404);
+  });
+});
+
+test("every webhook route of the API is one this test exercises with both keys", () => {
+  const exercised = [
+    "PUT /partner/v1/webhook-endpoints/:endpointId",
+    "GET /partner/v1/webhook-endpoints/:endpointId",
+    "GET /partner/v1/webhook-endpoints",
+    "DELETE /partner/v1/webhook-endpoints/:endpointId",
+    "POST /partner/v1/webhook-endpoints/:endpointId/rotate-secret",
+    "POST /partner/v1/webhook-endpoints/:endpointId/test",
+    "POST /partner/v1/webhook-endpoints/:endpointId/recover",
+    "POST /partner/v1/webhook-endpoints/:endpointId/replay",
+    "GET /partner/v1/webhook-deliveries",
+    "POST /partner/v1/webhook-deliveries/:deliveryId/retry",
+  ];
+  const routes = api.routes.filter((r) => r.path.startsWith("/partner/v1/webhook-") && r.method !== "HEAD").map((r) => `${r.method} ${r.path}`);
+  expect(routes.sort()).toEqual(exercised.sort());
+});
