@@ -4,7 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import * as contracts from "./index.ts";
 import { AnyEventEnvelope } from "./envelope.ts";
 import { CONTRACT_FORMATS, isUuid, registerFormats } from "./formats.ts";
-import { LeadSubmittedPayload } from "./http/lead.ts";
+import { LeadSubmittedPayload } from "./events/lead-events.ts";
 
 const envelope = () => ({
   eventId: crypto.randomUUID(),

@@ -8,6 +8,7 @@ export * from "./media.ts";
 export * from "./http/buyer.ts";
 export * from "./description-rewrite.ts";
 export * from "./http/lead.ts";
+export * from "./events/index.ts";
 export * from "./mode.ts";
 export * from "./http/sandbox.ts";
 export * from "./text-rules.ts";

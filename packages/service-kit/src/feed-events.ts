@@ -2,8 +2,10 @@
 // "<record>.created" (version 1) or "<record>.updated" with the changed field paths of its change-history row, and
 // a listing whose status moved also "listing.status_changed"; a fact (published, unpublished, photos or avatar
 // processed, lead received) makes one event of its type carrying the fact's data, as its webhook does. Rows of
-// other kinds (lead.submitted, a future type) make none.
-import { isWebhookEventType, type FeedEventType } from "@pss/contracts";
+// other kinds (lead.submitted, a future type) make none. Record events are read with the catalog's reader forms
+// (packages/contracts/src/events): a row whose payload cannot be read makes none either (our producers build
+// every row from the producer form, so only a hand-written row can be one).
+import { BrokerUpserted, BrokerUpsertedFeedReader, decodePayload, isWebhookEventType, ListingUpserted, ListingUpsertedFeedReader, type FeedEventType } from "@pss/contracts";
 
 export interface OutboxRowForFeed {
   /** The envelope as stored. */
@@ -28,9 +30,11 @@ export interface FeedEventDraft {
 export function feedEventsOf(row: OutboxRowForFeed): FeedEventDraft[] {
   const e = row.payload;
   const base = { partnerId: e.partnerId, mode: e.mode ?? "live", eventId: e.eventId, occurredAt: e.occurredAt, version: typeof e.version === "number" ? e.version : null };
-  const p = e.payload ?? {};
   const changedPaths = (row.changes ?? []).map((c) => c.path);
-  if (e.type === "listing.upserted") {
+  if (e.type === ListingUpserted.type) {
+    const decoded = decodePayload(ListingUpsertedFeedReader, e.payload, e.type);
+    if (!decoded.ok) return [];
+    const p = decoded.value;
     const ids = { externalListingId: p.externalId, serviceListingId: Number(e.aggregateId), serviceBrokerId: p.brokerId };
     const created = e.version === 1;
     const out: FeedEventDraft[] = [{ ...base, type: created ? "listing.created" : "listing.updated", recordType: "listing", data: { ...ids, status: p.status, changedPaths } }];
@@ -39,12 +43,16 @@ export function feedEventsOf(row: OutboxRowForFeed): FeedEventDraft[] {
     }
     return out;
   }
-  if (e.type === "broker.upserted") {
+  if (e.type === BrokerUpserted.type) {
+    const decoded = decodePayload(BrokerUpsertedFeedReader, e.payload, e.type);
+    if (!decoded.ok) return [];
+    const p = decoded.value;
     return [{ ...base, type: e.version === 1 ? "broker.created" : "broker.updated", recordType: "broker", data: { externalBrokerId: p.externalId, serviceBrokerId: e.aggregateId, changedPaths } }];
   }
   if (isWebhookEventType(e.type)) {
     const recordType = e.type === "broker.avatar.processed" ? "broker" : "listing";
-    return [{ ...base, type: e.type, recordType, data: { ...p } }];
+    // A fact's data is passed on as it came, like its webhook (the webhooks service reads it with the catalog's reader).
+    return [{ ...base, type: e.type, recordType, data: { ...(e.payload ?? {}) } }];
   }
   return [];
 }

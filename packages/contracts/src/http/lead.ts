@@ -57,22 +57,4 @@ export const OrganizationLeadCount = Type.Object(
 );
 export type OrganizationLeadCount = Static<typeof OrganizationLeadCount>;
 
-export const LEAD_SUBMITTED = "lead.submitted";
-
-/**
- * Payload of lead.submitted on pss.lead-events.v1 (key: leadId). Where the lead belonged when it was submitted;
- * no contact details or message: consumers that need them read the leads table.
- */
-export const LeadSubmittedPayload = Type.Object(
-  {
-    leadId: Type.String({ format: "uuid" }),
-    serviceListingId: Type.Integer(),
-    serviceBrokerId: Type.String(),
-    officeId: Type.Integer(),
-    organizationId: Type.Integer(),
-    createdAt: Type.String({ format: "date-time" }),
-  },
-  // A tolerant reader (envelope.ts): fields a newer producer adds are ignored, never dead-lettered.
-  { additionalProperties: true },
-);
-export type LeadSubmittedPayload = Static<typeof LeadSubmittedPayload>;
+// lead.submitted, the event of a stored lead, is in events/lead-events.ts (the event catalog).

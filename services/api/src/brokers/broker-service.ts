@@ -1,6 +1,6 @@
 // Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline. The merge
 // and compare step (planBroker) is the one a dry run uses too: a dry run reports what this code would write.
-import { Topics, type BrokerBody, type FieldChange } from "@pss/contracts";
+import { BrokerUpserted, brokerUpsertedPayload, type BrokerBody, type FieldChange } from "@pss/contracts";
 import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { validationError } from "../http/errors.ts";
@@ -33,18 +33,7 @@ export function plannedBrokerQuality(plan: BrokerPlan): Quality {
 const plannedPhone = (plan: BrokerPlan) => (plan.kind === "noChange" ? plan.current.document.phone : plan.document.phone) ?? null;
 
 export function brokerEventPayload(id: string, externalId: string, officeId: number, doc: BrokerDocument) {
-  // E-mail addresses stay off the bus: no consumer needs them to index or process media.
-  return {
-    brokerId: id,
-    externalId,
-    officeId,
-    name: doc.name,
-    phone: doc.phone ?? null,
-    avatarUrl: doc.avatarUrl ?? null,
-    profile: doc.profile ?? {},
-    licenses: doc.licenses ?? [],
-    serviceAreas: doc.serviceAreas ?? [],
-  };
+  return brokerUpsertedPayload({ brokerId: id, externalId, officeId, document: doc });
 }
 
 /** What a broker PUT body does to the stored broker (or to nothing): the step the write and the dry run share. */
@@ -93,17 +82,7 @@ export async function upsertBroker(
       if (!inserted) continue;
       await replaceBrokerLists(tx, inserted.id, document, null);
       await insertBrokerHistory(tx, { brokerId: inserted.id, version: 1, origin, changes: forHistory(plan.changes) });
-      await appendEvent(tx, {
-        topic: Topics.brokerEvents,
-        type: "broker.upserted",
-        aggregateType: "broker",
-        aggregateId: inserted.id,
-        version: 1,
-        partnerId,
-        mode,
-        payload: brokerEventPayload(inserted.id, externalId, officeId, document),
-        trace: opts.trace,
-      });
+      await appendEvent(tx, BrokerUpserted, { aggregateId: inserted.id, version: 1, partnerId, mode }, brokerEventPayload(inserted.id, externalId, officeId, document), opts.trace);
       return { brokerId: inserted.id, created: true, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
     }
 
@@ -113,17 +92,7 @@ export async function upsertBroker(
     // The UPDATE holds the row until commit: the lists below are replaced by one writer at a time.
     await replaceBrokerLists(tx, current.id, document, current.document);
     await insertBrokerHistory(tx, { brokerId: current.id, version: updated.version, origin, changes: forHistory(plan.changes) });
-    await appendEvent(tx, {
-      topic: Topics.brokerEvents,
-      type: "broker.upserted",
-      aggregateType: "broker",
-      aggregateId: current.id,
-      version: updated.version,
-      partnerId,
-      mode,
-      payload: brokerEventPayload(current.id, externalId, updated.officeId, document),
-      trace: opts.trace,
-    });
+    await appendEvent(tx, BrokerUpserted, { aggregateId: current.id, version: updated.version, partnerId, mode }, brokerEventPayload(current.id, externalId, updated.officeId, document), opts.trace);
     return { brokerId: current.id, created: false, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
   }
   throw new ContendedWriteError();

@@ -1,5 +1,5 @@
 // The lead row and its lead.submitted event, written in one transaction: a 202 means the lead is durable.
-import { LEAD_SUBMITTED, isBuyerVisible, Topics, type LeadSubmittedPayload, type RecordMode } from "@pss/contracts";
+import { isBuyerVisible, LeadSubmitted, leadSubmittedPayload, type LeadSubmittedPayload, type RecordMode } from "@pss/contracts";
 import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { listingVisibleToBuyers } from "../buyers/buyer-visibility.ts";
@@ -20,15 +20,8 @@ export interface NewLead {
 type LeadRow = { partner_id: string; listing_id: string; broker_id: string; office_id: number; organization_id: number; created_at: Date };
 
 async function announce(tx: postgres.TransactionSql, leadId: string, row: LeadRow, mode: RecordMode, trace?: EventTrace): Promise<LeadSubmittedPayload> {
-  const payload: LeadSubmittedPayload = {
-    leadId,
-    serviceListingId: Number(row.listing_id),
-    serviceBrokerId: row.broker_id,
-    officeId: row.office_id,
-    organizationId: row.organization_id,
-    createdAt: row.created_at.toISOString(),
-  };
-  await appendEvent(tx, { topic: Topics.leadEvents, type: LEAD_SUBMITTED, aggregateType: "lead", aggregateId: leadId, version: 1, partnerId: row.partner_id, mode, payload, trace });
+  const payload = leadSubmittedPayload({ leadId, listingId: row.listing_id, brokerId: row.broker_id, officeId: row.office_id, organizationId: row.organization_id, createdAt: row.created_at });
+  await appendEvent(tx, LeadSubmitted, { aggregateId: leadId, version: 1, partnerId: row.partner_id, mode }, payload, trace);
   return payload;
 }
 

@@ -27,25 +27,6 @@ export interface ListingUpsertResult {
   quality: Quality;
 }
 
-/** The event payload apart from what the database assigns (listingId, createdAt, updatedAt are added by SQL). */
-export function listingEventPayload(args: { externalId: string; brokerId: string; document: ListingDocument }) {
-  const d = args.document;
-  return {
-    externalId: args.externalId,
-    brokerId: args.brokerId,
-    status: d.status,
-    businessType: d.businessType,
-    title: d.title ?? null,
-    description: d.description ?? null,
-    establishedAt: d.establishedAt ?? null,
-    location: d.location,
-    financials: d.financials ?? {},
-    property: d.property ?? {},
-    financing: d.financing ?? {},
-    photos: d.photos ?? [],
-  };
-}
-
 const hashOf = (document: ListingDocument, brokerId: string) => contentHash({ brokerId, document } as unknown as Json);
 
 const MAX_WRITE_ATTEMPTS = 8;
@@ -53,8 +34,11 @@ const MAX_WRITE_ATTEMPTS = 8;
 /** The broker a body names: undefined when it names none, null when that broker does not exist in this scope. */
 export type NamedBroker = { id: string; externalId: string } | null | undefined;
 
-/** `namedPhone`: the phone of the broker the body names, for the dry run's warnings. */
-export type Loaded = { listing: StoredListing | null; named: NamedBroker; namedPhone?: string | null };
+/**
+ * `namedPhone`: the phone of the broker the body names, for the dry run's warnings. `newListingId`: an ID the read
+ * allocated for the listing if it is created (the event is built in JS and needs it; listing-writes.ts).
+ */
+export type Loaded = { listing: StoredListing | null; named: NamedBroker; namedPhone?: string | null; newListingId?: number };
 
 /** What a listing PUT body does to the stored listing (or to nothing). */
 export type ListingPlan =
@@ -103,7 +87,7 @@ async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, external
   if (!body.broker) {
     return writeListing(sql, scope, externalId, body, source, async () => {
       const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
-      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId), namedPhone: loaded.namedBrokerPhone };
+      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId), namedPhone: loaded.namedBrokerPhone, newListingId: loaded.newListingId };
     });
   }
 
@@ -131,7 +115,7 @@ async function writeListing(
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const loaded = await load();
     const plan = planListing(loaded.listing, loaded.named, body);
-    const written = await writeListingPlan(db, scope, externalId, plan, source, plannedListingQuality(plan, loaded));
+    const written = await writeListingPlan(db, scope, externalId, plan, source, plannedListingQuality(plan, loaded), loaded.newListingId);
     if (written) return written;
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.
@@ -150,18 +134,18 @@ export async function writeListingPlan(
   plan: ListingPlan,
   source: WriteSource,
   quality: Quality,
+  newListingId?: number,
 ): Promise<ListingUpsertResult | null> {
   if (plan.kind === "noChange") return { listingId: plan.current.id, created: false, changed: false, quality };
   const { document, brokerId, hash } = plan;
-  const payload = listingEventPayload({ externalId, brokerId, document });
   const history = { origin: source.origin, changes: forHistory(plan.changes) };
   const { trace } = source;
   if (plan.kind === "create") {
-    const created = await createListingAtomically(db, { scope, externalId, brokerId, document, hash, payload, history, trace });
+    const created = await createListingAtomically(db, { id: newListingId, scope, externalId, brokerId, document, hash, history, trace });
     return created ? { listingId: created.id, created: true, changed: true, quality } : null;
   }
   const { current: stored } = plan;
-  const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, brokerId, previous: stored, document, hash, payload, history, trace });
+  const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, externalId, brokerId, previous: stored, document, hash, history, trace });
   return written ? { listingId: stored.id, created: false, changed: true, quality } : null;
 }
 

@@ -1,13 +1,15 @@
 // Listing writes as single statements: the row, its photos, its status history, its change history and its
 // outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit transaction
-// and only two round trips (read, write). Concurrency: creates use ON CONFLICT DO NOTHING, updates are guarded
+// and only two round trips (read, write). The listing.upserted event is built in JS from the event catalog
+// (listingUpsertedPayload): the new listing's ID comes from the read (loadForWrite allocates one when the listing
+// does not exist yet) and the timestamps are set here, so SQL only stores the event. Concurrency: creates use ON CONFLICT DO NOTHING, updates are guarded
 // by the version that was read; the caller retries on a lost race.
 import type postgres from "postgres";
-import { Topics, type FieldChange } from "@pss/contracts";
+import { ListingUpserted, listingUpsertedPayload, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
 import type { EventTrace } from "@pss/service-kit";
-import { envelopeHeader, traceColumns } from "../outbox/outbox-writer.ts";
+import { outboxRow } from "../outbox/outbox-writer.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 /** The change history row written with the version (changes already truncated for history). */
@@ -18,7 +20,11 @@ export interface HistoryRecord {
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-const ISO = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A new listing's ID, when the read did not allocate one (a listing written with its inline broker, a batch). */
+export async function allocateListingId(sql: Sql): Promise<number> {
+  const [row] = await sql`SELECT nextval('listings_id_seq') AS id`;
+  return Number(row!.id);
+}
 
 function columns(sql: Sql, doc: ListingDocument) {
   return {
@@ -41,13 +47,20 @@ function columns(sql: Sql, doc: ListingDocument) {
 
 export async function createListingAtomically(
   sql: Sql,
-  args: { scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; payload: Record<string, unknown>; history: HistoryRecord; trace?: EventTrace },
+  args: { id?: number; scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; history: HistoryRecord; trace?: EventTrace },
 ): Promise<{ id: number } | null> {
-  const trace = traceColumns(args.trace);
+  const id = args.id ?? (await allocateListingId(sql));
+  const at = new Date();
   const photos = args.document.photos ?? [];
   const { partnerId, mode } = args.scope;
   const { origin, changes } = args.history;
-  const row = { partner_id: partnerId, mode, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document) };
+  const event = outboxRow(
+    ListingUpserted,
+    { aggregateId: String(id), version: 1, partnerId, mode },
+    listingUpsertedPayload({ listingId: id, externalId: args.externalId, brokerId: args.brokerId, document: args.document, createdAt: at, updatedAt: at }),
+    args.trace,
+  );
+  const row = { id, partner_id: partnerId, mode, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document), created_at: at, updated_at: at };
   const [created] = await sql`
     WITH l AS (
       INSERT INTO listings ${sql(row as never)}
@@ -63,12 +76,7 @@ export async function createListingAtomically(
       SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb, NULL, ${args.document.status}::text FROM l
     ), o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${Topics.listingEvents.name}, l.id::text, ${trace.request_id}, ${trace.traceparent},
-        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
-          'aggregateId', l.id::text, 'version', 1,
-          'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
-            'listingId', l.id, 'createdAt', ${sql.unsafe(ISO("l.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("l.created_at"))}))
-      FROM l
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sql.json(event.envelope as never)}::jsonb FROM l
     )
     SELECT id FROM l`;
   return created ? { id: Number(created.id) } : null;
@@ -80,16 +88,15 @@ export async function updateListingAtomically(
     id: number;
     expectedVersion: number;
     scope: RecordScope;
+    externalId: string;
     brokerId: string;
-    previous: { document: ListingDocument; photos: StoredPhoto[] };
+    previous: { document: ListingDocument; photos: StoredPhoto[]; createdAt: Date };
     document: ListingDocument;
     hash: Buffer;
-    payload: Record<string, unknown>;
     history: HistoryRecord;
     trace?: EventTrace;
   },
 ): Promise<boolean> {
-  const trace = traceColumns(args.trace);
   const wanted = args.document.photos ?? [];
   const before = new Map(args.previous.photos.map((p) => [p.url, p.sortKey]));
   const wantedUrls = new Set(wanted.map((p) => p.url));
@@ -101,24 +108,26 @@ export async function updateListingAtomically(
   const statusChanged = args.previous.document.status !== args.document.status;
   const { partnerId, mode } = args.scope;
   const { origin, changes } = args.history;
+  const at = new Date();
+  const event = outboxRow(
+    ListingUpserted,
+    { aggregateId: String(args.id), version: args.expectedVersion + 1, partnerId, mode },
+    listingUpsertedPayload({ listingId: args.id, externalId: args.externalId, brokerId: args.brokerId, document: args.document, createdAt: args.previous.createdAt, updatedAt: at }),
+    args.trace,
+  );
 
   // Only the parts this change needs: most updates touch neither photos nor status.
   const parts = [
     sql`u AS (
       UPDATE listings SET ${sql({ ...c, broker_id: args.brokerId, content_hash: args.hash } as never)},
         ${descriptionChanged ? sql`description_optimized = NULL,` : sql``}
-        version = version + 1, updated_at = now(), index_state = 'pending'
+        version = version + 1, updated_at = ${at}, index_state = 'pending'
       WHERE id = ${args.id} AND version = ${args.expectedVersion}
       RETURNING id, version, created_at, updated_at
     )`,
     sql`o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${Topics.listingEvents.name}, u.id::text, ${trace.request_id}, ${trace.traceparent},
-        ${sql.json(envelopeHeader({ type: "listing.upserted", aggregateType: "listing", partnerId, mode }) as never)}::jsonb || jsonb_build_object(
-          'aggregateId', u.id::text, 'version', u.version,
-          'payload', ${sql.json(args.payload as never)}::jsonb || jsonb_build_object(
-            'listingId', u.id, 'createdAt', ${sql.unsafe(ISO("u.created_at"))}, 'updatedAt', ${sql.unsafe(ISO("u.updated_at"))}))
-      FROM u
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sql.json(event.envelope as never)}::jsonb FROM u
     )`,
     sql`c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)

@@ -1,37 +1,27 @@
-// Writes an event row in the caller's transaction: the change and its announcement commit together.
+// Writes an event row in the caller's transaction: the change and its announcement commit together. Every event
+// is built from its definition in the catalog (packages/contracts/src/events, docs/events.md).
 import type postgres from "postgres";
-import type { RecordMode, TopicSpec } from "@pss/contracts";
+import { buildEnvelope, type EnvelopeFields, type EventDefinition } from "@pss/contracts";
+import type { Static } from "@sinclair/typebox";
 import { NO_TRACE, type EventTrace } from "@pss/service-kit";
-
-export interface OutboxEvent {
-  topic: TopicSpec;
-  type: string;
-  aggregateType: "listing" | "broker" | "lead";
-  aggregateId: string;
-  version: number;
-  partnerId: string;
-  /** The record's mode: on every envelope, so every consumer (webhooks, indexer, leads) can tell test records. */
-  mode: RecordMode;
-  payload: unknown;
-  /** The request that caused the event; the relay sends it as Kafka headers (x-request-id, traceparent). */
-  trace?: EventTrace;
-}
-
-/** The envelope fields every event carries; the single-statement writers let SQL add ID, version and payload. */
-export function envelopeHeader(event: Pick<OutboxEvent, "type" | "aggregateType" | "partnerId" | "mode">) {
-  return { eventId: crypto.randomUUID(), type: event.type, aggregateType: event.aggregateType, partnerId: event.partnerId, mode: event.mode, occurredAt: new Date().toISOString() };
-}
 
 /** The outbox columns that carry a trace (migration 0007). */
 export function traceColumns(trace: EventTrace = NO_TRACE): { request_id: string | null; traceparent: string | null } {
   return { request_id: trace.requestId, traceparent: trace.traceparent };
 }
 
-export async function appendEvent(tx: postgres.TransactionSql, event: OutboxEvent): Promise<void> {
-  const envelope = { ...envelopeHeader(event), aggregateId: event.aggregateId, version: event.version, payload: event.payload };
-  const { request_id, traceparent } = traceColumns(event.trace);
-  // Key = aggregate id: one partition per aggregate keeps its events in order.
+/**
+ * The outbox row of one event: topic, key (the aggregate ID: one partition per aggregate keeps its events in
+ * order) and the envelope, with the request's trace.
+ */
+export function outboxRow<E extends EventDefinition>(event: E, fields: EnvelopeFields, payload: Static<E["payload"]>, trace?: EventTrace) {
+  const envelope = buildEnvelope(event, fields, payload);
+  return { topic: event.topic.name, message_key: fields.aggregateId, envelope, ...traceColumns(trace) };
+}
+
+export async function appendEvent<E extends EventDefinition>(tx: postgres.TransactionSql, event: E, fields: EnvelopeFields, payload: Static<E["payload"]>, trace?: EventTrace): Promise<void> {
+  const row = outboxRow(event, fields, payload, trace);
   await tx`
     INSERT INTO outbox (topic, message_key, payload, request_id, traceparent)
-    VALUES (${event.topic.name}, ${event.aggregateId}, ${tx.json(envelope as never)}, ${request_id}, ${traceparent})`;
+    VALUES (${row.topic}, ${row.message_key}, ${tx.json(row.envelope as never)}, ${row.request_id}, ${row.traceparent})`;
 }

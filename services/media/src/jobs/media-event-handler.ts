@@ -1,6 +1,6 @@
 // Listing and broker events only say "look at this record again": the current rows decide the work, so a
 // redelivered or stale event is harmless. A malformed event is a PermanentError (the consumer dead-letters it).
-import type { AnyEventEnvelope } from "@pss/contracts";
+import { BrokerUpsertedIdReader, decodePayload, ListingUpsertedMediaReader, type AnyEventEnvelope } from "@pss/contracts";
 import { PermanentError, type HandleOutcome, type Logger, type MessageContext } from "@pss/service-kit";
 import type { MediaJobs, MediaStats } from "./media-jobs.ts";
 import type { MediaJob, MediaRepository } from "./media-repository.ts";
@@ -17,10 +17,13 @@ export interface MediaEventHandlerDeps {
 
 const ID = /^[1-9][0-9]{0,18}$/;
 
+/** What the media service reads of each record event (the catalog's reader forms): the record's ID. */
+const READERS = { listingId: ListingUpsertedMediaReader, brokerId: BrokerUpsertedIdReader } as const;
+
 /** The aggregate's ID, checked against the payload's own. */
 function aggregateIdOf(event: AnyEventEnvelope, field: "listingId" | "brokerId"): string {
-  const payload = event.payload as Record<string, unknown> | null;
-  const fromPayload = payload && typeof payload === "object" ? payload[field] : undefined;
+  const decoded = decodePayload(READERS[field], event.payload, event.type);
+  const fromPayload = decoded.ok ? (decoded.value as Record<string, unknown>)[field] : undefined;
   if (!ID.test(event.aggregateId) || fromPayload === undefined || String(fromPayload) !== event.aggregateId) {
     throw new PermanentError(`${event.aggregateType} event payload has no ${field} matching aggregateId`);
   }

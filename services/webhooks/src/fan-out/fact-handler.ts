@@ -2,7 +2,7 @@
 // its type. Idempotent: a fact consumed again (redelivery, a rebalance, a replayed dead letter) finds its
 // deliveries already there (unique per endpoint and event ID) and creates none. A test record's fact (envelope mode
 // "test", docs/sandbox.md) goes only to endpoints a test key created, a live one only to live endpoints.
-import { eventMode, FEED_RETENTION_DAYS, isUuid, isWebhookEventType, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
+import { decodePayload, eventMode, FEED_RETENTION_DAYS, isUuid, isWebhookEventType, PARTNER_FACTS, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
 import { createFeedSequencer, PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { withPublicUrls } from "./webhook-payload.ts";
@@ -44,6 +44,9 @@ export function createFactHandler(deps: FactHandlerDeps) {
     if (!isUuid(event.partnerId)) throw new PermanentError("partnerId is not a UUID");
     const data = event.payload;
     if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PermanentError(`${event.type} payload is not an object`);
+    // The catalog's reader form of the fact (packages/contracts/src/events): fields it does not know are sent on as they came.
+    const decoded = decodePayload(PARTNER_FACTS[event.type].reader, data, event.type);
+    if (!decoded.ok) throw new PermanentError(decoded.reason);
     // No endpoint takes it: nothing to deliver, no number needed.
     const [takers] = await deps.sql`
       SELECT count(*)::int AS n FROM webhook_endpoints e
