@@ -3,21 +3,22 @@
 // key's lead counts read the leads table), so their count becomes true here, when the lead row commits. Test leads
 // of one office are announced one transaction at a time (the same advisory lock class as the counter's), so each
 // carries the office's exact test count and a later one never a smaller count.
-import { leadReceivedPayload, OFFICE_LEAD_COUNT_LOCK, partnerEventOutboxColumns } from "@pss/service-kit";
+import { LeadReceived, leadReceivedFact, type RecordMode } from "@pss/contracts";
+import { insertOutboxFacts, OFFICE_LEAD_COUNT_LOCK, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export async function announceTestLeadReceived(tx: postgres.TransactionSql, leadId: string, officeId: number): Promise<void> {
   await tx`SELECT pg_advisory_xact_lock(${OFFICE_LEAD_COUNT_LOCK}, ${officeId})`;
-  await tx`
-    INSERT INTO outbox (topic, message_key, payload)
-    SELECT ${partnerEventOutboxColumns(tx, "lead.received", {
-      aggregateId: tx`ld.id`,
-      version: tx`1`,
-      partnerId: tx`ld.partner_id`,
-      mode: tx`ld.mode`,
-      payload: leadReceivedPayload(tx, { officeId: tx`ld.office_id`, officeLeadCount: tx`c.n` }),
-    })}
+  const [lead] = await tx<{ partner_id: string; mode: RecordMode; office_id: number; listing_id: string; listing_external_id: string; broker_id: string; broker_external_id: string; n: number }[]>`
+    SELECT ld.partner_id, ld.mode, ld.office_id, l.id::text AS listing_id, l.external_id AS listing_external_id, b.id::text AS broker_id, b.external_id AS broker_external_id, c.n
     FROM leads ld JOIN listings l ON l.id = ld.listing_id JOIN brokers b ON b.id = ld.broker_id,
       LATERAL (SELECT count(*)::int AS n FROM leads t WHERE t.office_id = ld.office_id AND t.mode = 'test') c
     WHERE ld.id = ${leadId} AND ld.mode = 'test'`;
+  if (!lead) return;
+  const fact = partnerFactRow(
+    LeadReceived,
+    { aggregateId: leadId, version: 1, partnerId: lead.partner_id, mode: lead.mode },
+    leadReceivedFact({ id: lead.listing_id, external_id: lead.listing_external_id }, { id: lead.broker_id, external_id: lead.broker_external_id }, { officeId: lead.office_id, officeLeadCount: lead.n }),
+  );
+  await insertOutboxFacts(tx, [fact]);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { AnyEventEnvelope } from "@pss/contracts";
+import { BrokerUpserted, brokerUpsertedPayload, buildEnvelope, ListingUpserted, listingUpsertedPayload, type AnyEventEnvelope } from "@pss/contracts";
 import { brokerEventProblem, listingEventProblem } from "./event-payloads.ts";
 
 const listingPayload = {
@@ -36,5 +36,25 @@ describe("the indexer checks only the payload fields it uses", () => {
     const { businessType: _, ...withoutType } = listingPayload;
     expect(listingEventProblem(event("listing", "12", withoutType))).toContain("businessType");
     expect(listingEventProblem(event("listing", "12", { ...listingPayload, location: { ...listingPayload.location, city: 5 } }))).toContain("/location/city");
+  });
+});
+
+describe("what the API writes is what the indexer reads", () => {
+  test("listing.upserted and broker.upserted from the catalog's builders, through JSON", () => {
+    const at = new Date("2026-05-01T12:00:00.123Z");
+    const listing = listingUpsertedPayload({
+      listingId: 12,
+      externalId: "L-1",
+      brokerId: "5",
+      document: { status: "FOR_SALE", businessType: "Bakery", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" }, financing: { sellerFinancing: true } },
+      createdAt: at,
+      updatedAt: at,
+    });
+    const broker = brokerUpsertedPayload({ brokerId: "5", externalId: "B-1", officeId: 1, document: { name: "Ann" } });
+    const received = (e: typeof ListingUpserted | typeof BrokerUpserted, id: string, p: unknown) =>
+      JSON.parse(JSON.stringify(buildEnvelope(e, { aggregateId: id, version: 1, partnerId: "p", mode: "live" }, p as never))) as AnyEventEnvelope;
+    expect(listingEventProblem(received(ListingUpserted, "12", listing))).toBeNull();
+    expect(listingEventProblem(received(ListingUpserted, "13", listing))).toBe("payload listingId differs from aggregateId");
+    expect(brokerEventProblem(received(BrokerUpserted, "5", broker))).toBeNull();
   });
 });

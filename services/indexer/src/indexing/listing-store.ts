@@ -1,7 +1,7 @@
 // PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
 // for the listing's current version, the optimized description only for the description it was made from.
-import { BUYER_VISIBLE_STATUSES, type RecordMode } from "@pss/contracts";
-import { partnerEventOutboxColumns } from "@pss/service-kit";
+import { BUYER_VISIBLE_STATUSES, ListingPublished, ListingUnpublished, listingVisibilityFact, type ListingStatus, type RecordMode } from "@pss/contracts";
+import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
 
@@ -140,39 +140,36 @@ export async function storeOptimizedDescriptions(sql: postgres.Sql, rewrites: { 
 /**
  * Records what the index holds for the partner read-back. Applied only when the version is the listing's
  * current one and not older than what was recorded; otherwise the state stays 'pending' for the newer event.
- * In the same statement: `published_at` (indexed and so visible to buyers, or not), and when that changed, the
+ * In the same transaction: `published_at` (indexed and so visible to buyers, or not), and when that changed, the
  * listing.published / listing.unpublished fact for webhooks (packages/service-kit/src/partner-events.ts).
  */
 export async function recordIndexStates(sql: postgres.Sql, states: { id: number; version: number; state: "indexed" | "removed" }[]): Promise<void> {
   if (states.length === 0) return;
-  await sql`
-    WITH u AS (
-      SELECT unnest(${states.map((s) => s.id)}::bigint[]) AS id, unnest(${states.map((s) => s.version)}::int[]) AS version,
-             unnest(${states.map((s) => s.state)}::text[]) AS state
-    ), recorded AS (
-      UPDATE listings l SET index_state = u.state, indexed_version = u.version,
-        published_at = CASE WHEN u.state = 'indexed' THEN COALESCE(l.published_at, now()) END
-      FROM u, (SELECT id, published_at IS NOT NULL AS published FROM listings WHERE id = ANY(${states.map((s) => s.id)}::bigint[])) before
-      WHERE l.id = u.id AND before.id = u.id AND l.version = u.version AND (l.indexed_version IS NULL OR l.indexed_version <= u.version)
-        AND (l.index_state <> u.state OR l.indexed_version IS DISTINCT FROM u.version)
-      RETURNING l.id, l.partner_id, l.mode, l.external_id, l.broker_id, l.status, l.version, u.state, before.published
-    )
-    INSERT INTO outbox (topic, message_key, payload)
-    SELECT ${partnerEventFact(sql, "listing.published")} FROM recorded r JOIN brokers b ON b.id = r.broker_id
-    WHERE r.state = 'indexed' AND NOT r.published
-    UNION ALL
-    SELECT ${partnerEventFact(sql, "listing.unpublished")} FROM recorded r JOIN brokers b ON b.id = r.broker_id
-    WHERE r.state = 'removed' AND r.published`;
+  // One transaction, two statements: the facts are built in JS from the rows the UPDATE changed, and commit with it.
+  await sql.begin(async (tx) => {
+    const recorded = await tx<RecordedState[]>`
+      WITH u AS (
+        SELECT unnest(${states.map((s) => s.id)}::bigint[]) AS id, unnest(${states.map((s) => s.version)}::int[]) AS version,
+               unnest(${states.map((s) => s.state)}::text[]) AS state
+      ), recorded AS (
+        UPDATE listings l SET index_state = u.state, indexed_version = u.version,
+          published_at = CASE WHEN u.state = 'indexed' THEN COALESCE(l.published_at, now()) END
+        FROM u, (SELECT id, published_at IS NOT NULL AS published FROM listings WHERE id = ANY(${states.map((s) => s.id)}::bigint[])) before
+        WHERE l.id = u.id AND before.id = u.id AND l.version = u.version AND (l.indexed_version IS NULL OR l.indexed_version <= u.version)
+          AND (l.index_state <> u.state OR l.indexed_version IS DISTINCT FROM u.version)
+        RETURNING l.id, l.partner_id, l.mode, l.external_id, l.broker_id, l.status, l.version, u.state, before.published
+      )
+      SELECT r.*, b.external_id AS broker_external_id FROM recorded r JOIN brokers b ON b.id = r.broker_id
+      WHERE (r.state = 'indexed' AND NOT r.published) OR (r.state = 'removed' AND r.published)
+      ORDER BY r.id`;
+    await insertOutboxFacts(tx, recorded.map(visibilityFact));
+  });
 }
 
-/** The listing's fact as an outbox row, from `recorded r` joined with its broker `b`. */
-function partnerEventFact(sql: postgres.Sql, type: "listing.published" | "listing.unpublished") {
-  return partnerEventOutboxColumns(sql, type, {
-    aggregateId: sql`r.id`,
-    version: sql`r.version`,
-    partnerId: sql`r.partner_id`,
-    mode: sql`r.mode`,
-    payload: sql`jsonb_build_object('externalListingId', r.external_id, 'serviceListingId', r.id, 'externalBrokerId', b.external_id,
-      'serviceBrokerId', b.id::text, 'status', r.status, 'version', r.version)`,
-  });
+type RecordedState = { id: string; partner_id: string; mode: RecordMode; external_id: string; broker_id: string; status: ListingStatus; version: number; state: "indexed" | "removed"; published: boolean; broker_external_id: string };
+
+/** listing.published (now indexed, was not published) or listing.unpublished (now removed, was published). */
+function visibilityFact(r: RecordedState) {
+  const fact = r.state === "indexed" ? ListingPublished : ListingUnpublished;
+  return partnerFactRow(fact, { aggregateId: String(r.id), version: r.version, partnerId: r.partner_id, mode: r.mode }, listingVisibilityFact(r, { id: r.broker_id, external_id: r.broker_external_id }));
 }

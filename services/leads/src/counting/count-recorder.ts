@@ -3,8 +3,8 @@
 // Each newly recorded lead is announced to webhooks (lead.received) with its office's new total, in the same
 // transaction: leads of one office are recorded one transaction at a time, so every total is exact and a later
 // lead of the office never carries a smaller one.
-import type { LeadSubmittedPayload } from "@pss/contracts";
-import { leadReceivedPayload, OFFICE_LEAD_COUNT_LOCK, partnerEventOutboxColumns } from "@pss/service-kit";
+import { LeadReceived, leadReceivedFact, type LeadSubmittedPayload, type RecordMode } from "@pss/contracts";
+import { insertOutboxFacts, OFFICE_LEAD_COUNT_LOCK, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export type CountedLead = Pick<LeadSubmittedPayload, "leadId" | "serviceListingId" | "serviceBrokerId" | "officeId" | "organizationId" | "createdAt">;
@@ -54,11 +54,18 @@ export async function recordLeads(sql: postgres.Sql, leads: CountedLead[]): Prom
 async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Promise<void> {
   const offices = [...new Set(recorded.map((r) => r.office_id))];
   // A new statement sees this transaction's increments; the office locks keep everyone else's out until commit.
-  const totals = new Map(
-    (await tx<{ office_id: number; total: string }[]>`
+  // Both reads in one round trip (pipelined in the transaction): the offices' totals and whose records the leads are on.
+  const [totalRows, records] = await Promise.all([
+    tx<{ office_id: number; total: string }[]>`
       SELECT office_id, sum(lead_count)::text AS total FROM lead_count_buckets
-      WHERE granularity = 'month' AND office_id = ANY(${offices}::int[]) GROUP BY office_id`).map((r) => [r.office_id, Number(r.total)]),
-  );
+      WHERE granularity = 'month' AND office_id = ANY(${offices}::int[]) GROUP BY office_id`,
+    tx<{ lead_id: string; partner_id: string; mode: RecordMode; listing_id: string; listing_external_id: string; broker_id: string; broker_external_id: string }[]>`
+      SELECT x.lead_id::text, l.partner_id, l.mode, l.id::text AS listing_id, l.external_id AS listing_external_id, b.id::text AS broker_id, b.external_id AS broker_external_id
+      FROM unnest(${recorded.map((r) => r.lead_id)}::uuid[], ${recorded.map((r) => r.listing_id)}::bigint[], ${recorded.map((r) => r.broker_id)}::bigint[]) AS x(lead_id, listing_id, broker_id)
+      JOIN listings l ON l.id = x.listing_id
+      JOIN brokers b ON b.id = x.broker_id`,
+  ]);
+  const totals = new Map(totalRows.map((r) => [r.office_id, Number(r.total)]));
   const ordered = [...recorded].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.lead_id.localeCompare(b.lead_id));
   const later = new Map<number, number>();
   const counts = new Map<string, number>();
@@ -67,19 +74,18 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
     counts.set(r.lead_id, (totals.get(r.office_id) ?? 0) - after);
     later.set(r.office_id, after + 1);
   }
-  await tx`
-    INSERT INTO outbox (topic, message_key, payload)
-    SELECT ${partnerEventOutboxColumns(tx, "lead.received", {
-      aggregateId: tx`x.lead_id`,
-      version: tx`1`,
-      partnerId: tx`l.partner_id`,
-      // Only live leads are counted here (a test key's simulated leads: services/api lead-repository.ts).
-      mode: tx`l.mode`,
-      payload: leadReceivedPayload(tx, { officeId: tx`x.office_id`, officeLeadCount: tx`x.office_count` }),
-    })}
-    FROM unnest(${recorded.map((r) => r.lead_id)}::uuid[], ${recorded.map((r) => r.listing_id)}::bigint[], ${recorded.map((r) => r.broker_id)}::bigint[],
-                ${recorded.map((r) => r.office_id)}::int[], ${recorded.map((r) => counts.get(r.lead_id)!)}::bigint[])
-      AS x(lead_id, listing_id, broker_id, office_id, office_count)
-    JOIN listings l ON l.id = x.listing_id
-    JOIN brokers b ON b.id = x.broker_id`;
+  const byLead = new Map(records.map((r) => [r.lead_id, r]));
+  const facts = recorded.flatMap((r) => {
+    const on = byLead.get(r.lead_id);
+    // Its listing or broker is gone (test data purge): nothing to announce about it.
+    if (!on) return [];
+    const officeLeadCount = counts.get(r.lead_id)!;
+    // Only live leads are counted here (a test key's simulated leads: services/api lead-repository.ts).
+    return [partnerFactRow(LeadReceived, { aggregateId: r.lead_id, version: 1, partnerId: on.partner_id, mode: on.mode }, leadReceivedFact(
+      { id: on.listing_id, external_id: on.listing_external_id },
+      { id: on.broker_id, external_id: on.broker_external_id },
+      { officeId: r.office_id, officeLeadCount },
+    ))];
+  });
+  await insertOutboxFacts(tx, facts);
 }

@@ -2,7 +2,8 @@
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
 // Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
 // write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
-import { partnerEventOutboxColumns } from "@pss/service-kit";
+import { BrokerAvatarProcessed, brokerAvatarProcessedFact, ListingMediaProcessed, listingMediaProcessedFact } from "@pss/contracts";
+import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -72,40 +73,48 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.listing-photos:${job.listingId}`}, 0))`;
     const written = await write(tx);
     if (written.length === 0) return false;
-    await tx`
-      INSERT INTO outbox (topic, message_key, payload)
-      SELECT ${partnerEventOutboxColumns(tx, "listing.media.processed", {
-        aggregateId: tx`l.id`,
-        version: tx`l.version`,
-        partnerId: tx`l.partner_id`,
-        mode: tx`l.mode`,
-        payload: tx`jsonb_build_object('externalListingId', l.external_id, 'serviceListingId', l.id, 'version', l.version,
-          'ready', (SELECT count(*) FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready'),
-          'failed', (SELECT count(*) FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'failed'),
-          'photos', COALESCE((SELECT jsonb_agg(jsonb_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state, 'failureReason', p.failure_reason,
-                                'warning', p.warning, 'width', p.width, 'height', p.height) ORDER BY p.sort_key, p.id)
-                              FROM listing_photos p WHERE p.listing_id = l.id), '[]'::jsonb))`,
-      })}
-      FROM listings l
+    // Read after the lock and this transaction's write: the listing's photos as they will commit.
+    const [listing] = await tx`
+      SELECT l.id, l.partner_id, l.mode, l.external_id, l.version FROM listings l
       WHERE l.id = ${job.listingId}::bigint AND NOT EXISTS (SELECT 1 FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'pending')`;
+    if (listing) {
+      const photos = await tx<PhotoOutcomeRow[]>`
+        SELECT url, sort_key, state, failure_reason, warning, width, height FROM listing_photos WHERE listing_id = ${listing.id} ORDER BY sort_key, id`;
+      const fact = partnerFactRow(
+        ListingMediaProcessed,
+        { aggregateId: String(listing.id), version: listing.version, partnerId: listing.partner_id, mode: listing.mode },
+        listingMediaProcessedFact({ id: listing.id, external_id: listing.external_id, version: listing.version }, photos),
+      );
+      await insertOutboxFacts(tx, [fact]);
+    }
     return true;
   });
 }
 
-/** broker.avatar.processed from the `finished` broker row of the statement that recorded the avatar's outcome. */
-function avatarProcessedFact(sql: Sql | postgres.TransactionSql) {
-  return sql`
-    INSERT INTO outbox (topic, message_key, payload)
-    SELECT ${partnerEventOutboxColumns(sql, "broker.avatar.processed", {
-      aggregateId: sql`f.id`,
-      version: sql`f.version`,
-      partnerId: sql`f.partner_id`,
-      mode: sql`f.mode`,
-      payload: sql`jsonb_build_object('externalBrokerId', f.external_id, 'serviceBrokerId', f.id::text, 'version', f.version,
-        'avatar', jsonb_build_object('url', f.avatar_url, 'state', f.avatar_state, 'failureReason', f.avatar_failure_reason,
-          'warning', f.avatar_warning, 'width', f.avatar_width, 'height', f.avatar_height))`,
-    })}
-    FROM finished f`;
+type PhotoOutcomeRow = { url: string; sort_key: number; state: "ready" | "failed"; failure_reason: string | null; warning: string | null; width: number | null; height: number | null };
+
+/** The broker row an avatar's outcome was recorded on (the UPDATE's RETURNING). */
+const FINISHED_AVATAR = "id, partner_id, mode, external_id, version, avatar_url, avatar_state, avatar_failure_reason, avatar_warning, avatar_width, avatar_height";
+
+/** broker.avatar.processed from the broker row whose avatar outcome was just recorded, in the same transaction. */
+async function announceAvatar(tx: postgres.TransactionSql, rows: readonly Record<string, any>[]): Promise<void> {
+  await insertOutboxFacts(
+    tx,
+    rows.map((f) =>
+      partnerFactRow(
+        BrokerAvatarProcessed,
+        { aggregateId: String(f.id), version: f.version, partnerId: f.partner_id, mode: f.mode },
+        brokerAvatarProcessedFact(f as { id: string; external_id: string; version: number }, {
+          url: f.avatar_url,
+          state: f.avatar_state,
+          failure_reason: f.avatar_failure_reason,
+          warning: f.avatar_warning,
+          width: f.avatar_width,
+          height: f.avatar_height,
+        }),
+      ),
+    ),
+  );
 }
 
 export function createMediaRepository(sql: Sql) {
@@ -211,13 +220,12 @@ export function createMediaRepository(sql: Sql) {
         await lockNamesShared(tx, r.names);
         await confirmStored();
         const rows = await tx`
-          WITH finished AS (
-            UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
-              avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
-              avatar_not_before = NULL
-            WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING *
-          ), announced AS (${avatarProcessedFact(tx)})
-          SELECT id FROM finished`;
+          UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
+            avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
+            avatar_not_before = NULL
+          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken}
+          RETURNING ${tx.unsafe(FINISHED_AVATAR)}`;
+        await announceAvatar(tx, rows);
         return rows.length > 0;
       });
     },
@@ -232,14 +240,16 @@ export function createMediaRepository(sql: Sql) {
             WHERE id = ${job.photoId}::bigint AND url = ${job.url} AND state = 'pending' AND claim_token = ${job.claimToken} RETURNING id`,
         );
       }
-      const rows = await sql`
-        WITH finished AS (
+      // The outcome and its fact commit together (two statements: the fact is built from the row written).
+      return sql.begin(async (tx) => {
+        const rows = await tx`
           UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
             avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
-          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken} RETURNING *
-        ), announced AS (${avatarProcessedFact(sql)})
-        SELECT id FROM finished`;
-      return rows.length > 0;
+          WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken}
+          RETURNING ${tx.unsafe(FINISHED_AVATAR)}`;
+        await announceAvatar(tx, rows);
+        return rows.length > 0;
+      });
     },
 
     /** Keeps the job pending and releases it for another attempt after delayMs. */

@@ -7,8 +7,8 @@
 // stored in listings.report_state together with its fact in the outbox, in one transaction, under the listing's
 // row lock: the fact is written with the change that makes it true, two instances never announce one change
 // twice, and an event consumed again finds the state already stored and announces nothing.
-import { isBuyerVisible, listingQuality, reportState, type AnyEventEnvelope, type ReportState } from "@pss/contracts";
-import { partnerEventOutboxColumns, type Logger } from "@pss/service-kit";
+import { BrokerUpserted, isBuyerVisible, ListingMediaProcessed, ListingPublished, ListingUnpublished, ListingUpserted, listingQuality, ListingReportChanged, listingReportChangedFact, reportState, type AnyEventEnvelope, type ReportState } from "@pss/contracts";
+import { partnerFactRow, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export interface ReportTrackerDeps {
@@ -19,7 +19,7 @@ export interface ReportTrackerDeps {
 }
 
 /** Facts that change what the report reads; the tracker's own fact is not one. */
-const LISTING_FACTS = new Set(["listing.published", "listing.unpublished", "listing.media.processed"]);
+const LISTING_FACTS = new Set<string>([ListingPublished.type, ListingUnpublished.type, ListingMediaProcessed.type]);
 
 export function createReportTracker(deps: ReportTrackerDeps) {
   /** Recomputes one listing's state; returns the new state when it changed (and was announced). */
@@ -30,7 +30,7 @@ export function createReportTracker(deps: ReportTrackerDeps) {
       // Read after the lock: a fresh snapshot that sees every change committed before it.
       const [row] = await tx`
         SELECT l.id, l.partner_id, l.mode, l.external_id, l.status, l.version, l.title, l.description, l.street_address1, l.postal_code,
-               l.country, l.visibility, l.financials, l.published_at, l.report_state, b.phone AS broker_phone,
+               l.country, l.visibility, l.financials, l.published_at, l.report_state, l.report_version, b.phone AS broker_phone,
                COALESCE((SELECT json_agg(json_build_object('url', p.url, 'state', p.state, 'width', p.width, 'height', p.height,
                            'failureReason', p.failure_reason) ORDER BY p.sort_key, p.id) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
         FROM listings l JOIN brokers b ON b.id = l.broker_id WHERE l.id = ${listingId}::bigint`;
@@ -52,27 +52,22 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         quality,
       });
       if (state === row!.report_state) return null;
-      const payload = {
-        externalListingId: row!.external_id,
-        serviceListingId: Number(row!.id),
-        state,
-        previousState: row!.report_state ?? null,
-        reasons,
-        listingVersion: row!.version,
-      };
+      // report_version is written only here, under the row lock taken above: the next version is known now.
+      const reportVersion = Number(row!.report_version) + 1;
+      const fact = partnerFactRow(
+        ListingReportChanged,
+        { aggregateId: String(row!.id), version: reportVersion, partnerId: row!.partner_id, mode: row!.mode },
+        listingReportChangedFact(
+          { externalListingId: row!.external_id, serviceListingId: Number(row!.id), state, previousState: row!.report_state ?? null, reasons, listingVersion: row!.version },
+          reportVersion,
+        ),
+      );
       await tx`
         WITH changed AS (
-          UPDATE listings SET report_state = ${state}, report_version = report_version + 1 WHERE id = ${listingId}::bigint
-          RETURNING id, partner_id, mode, report_version
+          UPDATE listings SET report_state = ${state}, report_version = ${reportVersion} WHERE id = ${listingId}::bigint RETURNING id
         )
         INSERT INTO outbox (topic, message_key, payload)
-        SELECT ${partnerEventOutboxColumns(tx, "listing.report.changed", {
-          aggregateId: tx`c.id`,
-          version: tx`c.report_version`,
-          partnerId: tx`c.partner_id`,
-          mode: tx`c.mode`,
-          payload: tx`${tx.json(payload as never)}::jsonb || jsonb_build_object('version', c.report_version)`,
-        })} FROM changed c`;
+        SELECT ${fact.topic}, ${fact.messageKey}, ${tx.json(fact.envelope as never)}::jsonb FROM changed`;
       deps.logger.debug("report state changed", { listingId, from: row!.report_state, to: state, visibleStatus: isBuyerVisible(row!.status) });
       return state;
     });
@@ -80,8 +75,8 @@ export function createReportTracker(deps: ReportTrackerDeps) {
 
   /** The listings an event concerns. */
   async function listingsOf(event: AnyEventEnvelope): Promise<string[]> {
-    if (event.aggregateType === "listing" && (event.type === "listing.upserted" || LISTING_FACTS.has(event.type))) return [event.aggregateId];
-    if (event.aggregateType === "broker" && event.type === "broker.upserted") {
+    if (event.aggregateType === "listing" && (event.type === ListingUpserted.type || LISTING_FACTS.has(event.type))) return [event.aggregateId];
+    if (event.aggregateType === "broker" && event.type === BrokerUpserted.type) {
       const rows = await deps.sql`SELECT id::text AS id FROM listings WHERE broker_id = ${event.aggregateId}::bigint ORDER BY id`;
       return rows.map((r) => r.id as string);
     }
