@@ -60,14 +60,16 @@ export function pickReader<P extends TObject, K extends (keyof P["properties"] &
   return Type.Pick(event.reader, keys, { additionalProperties: true });
 }
 
-export type DecodedPayload<T> = { ok: true; value: T } | { ok: false; reason: string };
+/** `reason`: "invalid <type> payload: <detail>"; `detail`: the first problem's path and message. */
+export type DecodedPayload<T> = { ok: true; value: T } | { ok: false; reason: string; detail: string };
 
 /** Checks a payload against a reader: the payload (typed) or why it can never be read (a poison message). */
 export function decodePayload<S extends TSchema>(reader: S, payload: unknown, what: string): DecodedPayload<Static<S>> {
   registerFormats();
   if (Value.Check(reader, payload)) return { ok: true, value: payload };
   const first = [...Value.Errors(reader, payload)][0];
-  return { ok: false, reason: `invalid ${what} payload: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}` };
+  const detail = first ? `${first.path || "/"} ${first.message}` : "invalid";
+  return { ok: false, reason: `invalid ${what} payload: ${detail}`, detail };
 }
 
 /** The envelope fields of one event (envelope.ts), for producers. */

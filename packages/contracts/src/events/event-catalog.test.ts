@@ -159,13 +159,13 @@ describe("the event catalog", () => {
   test("a reader still refuses a field it uses when it is missing or of the wrong type", () => {
     const payload = listingUpsertedPayload({ listingId: 12, externalId: "L-1", brokerId: "5", document: listingDocument, createdAt: at, updatedAt: at });
     const { businessType: _, ...withoutType } = payload;
-    expect(decodePayload(ListingUpsertedIndexerReader, withoutType, "listing.upserted")).toEqual({ ok: false, reason: expect.stringContaining("businessType") });
-    expect(decodePayload(ListingUpsertedIndexerReader, { ...payload, location: { ...payload.location, city: 5 } }, "listing.upserted")).toEqual({ ok: false, reason: expect.stringContaining("/location/city") });
+    expect(decodePayload(ListingUpsertedIndexerReader, withoutType, "listing.upserted")).toMatchObject({ ok: false, reason: expect.stringContaining("businessType") });
+    expect(decodePayload(ListingUpsertedIndexerReader, { ...payload, location: { ...payload.location, city: 5 } }, "listing.upserted")).toMatchObject({ ok: false, reason: expect.stringContaining("/location/city") });
     // Fields another consumer uses are not the indexer's concern; financing is optional to every reader (older events).
     const { externalId: _e, photos: _p, financing: _f, ...older } = payload;
     expect(decodePayload(ListingUpsertedIndexerReader, older, "listing.upserted").ok).toBe(true);
     expect(decodePayload(ListingUpserted.reader, { ...payload, financing: undefined }, "listing.upserted").ok).toBe(true);
-    expect(decodePayload(LeadSubmitted.reader, "not an object", "lead.submitted")).toEqual({ ok: false, reason: expect.stringMatching(/^invalid lead\.submitted payload: /) });
+    expect(decodePayload(LeadSubmitted.reader, "not an object", "lead.submitted")).toMatchObject({ ok: false, reason: expect.stringMatching(/^invalid lead\.submitted payload: /) });
   });
 
   test("facts are keyed by aggregate type and ID", () => {

@@ -82,8 +82,8 @@ function toStored(row: any): StoredListing {
 
 /**
  * One round trip for an optimistic write: the listing as stored (or nothing) and the ID of the broker the body
- * names (undefined when it names none, null when that broker does not exist for this partner). When the listing
- * does not exist, also a new listing ID from the sequence (its create's event carries it; an ID a lost race
+ * names (undefined when it names none, null when that broker does not exist for this partner). With `allocateId`
+ * (a write, not a dry run), when the listing does not exist, also a new listing ID from the sequence (its create's event carries it; an ID a lost race
  * leaves unused is a gap, as a conflicting INSERT's would be).
  */
 export async function loadForWrite(
@@ -91,10 +91,11 @@ export async function loadForWrite(
   scope: RecordScope,
   externalId: string,
   brokerExternalId: string | undefined,
+  opts: { allocateId?: boolean } = {},
 ): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined; namedBrokerPhone: string | null; newListingId?: number }> {
   const rows = await tx`
     SELECT nb.id::text AS named_broker_id, nb.phone AS named_broker_phone,
-      CASE WHEN x.id IS NULL THEN nextval('listings_id_seq') END AS new_listing_id, x.*
+      CASE WHEN x.id IS NULL AND ${opts.allocateId === true} THEN nextval('listings_id_seq') END AS new_listing_id, x.*
     FROM (SELECT 1) AS one
     LEFT JOIN brokers nb ON nb.partner_id = ${scope.partnerId} AND nb.mode = ${scope.mode} AND nb.external_id = ${brokerExternalId ?? null}
     LEFT JOIN LATERAL (${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}) x ON true`;

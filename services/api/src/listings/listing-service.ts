@@ -86,7 +86,7 @@ const namedBy = (id: string | null | undefined, externalId: string | undefined):
 async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
   if (!body.broker) {
     return writeListing(sql, scope, externalId, body, source, async () => {
-      const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
+      const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId, { allocateId: true });
       return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId), namedPhone: loaded.namedBrokerPhone, newListingId: loaded.newListingId };
     });
   }

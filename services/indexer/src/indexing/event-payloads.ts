@@ -10,7 +10,7 @@ export const BROKER_UPSERTED = BrokerUpserted.type;
 /** null when fine, else why the event can never be indexed. */
 export function listingEventProblem(event: AnyEventEnvelope): string | null {
   const decoded = decodePayload(ListingUpsertedIndexerReader, event.payload, LISTING_UPSERTED);
-  if (!decoded.ok) return `listing payload is not valid: ${decoded.reason}`;
+  if (!decoded.ok) return `listing payload is not valid: ${decoded.detail}`;
   if (String(decoded.value.listingId) !== event.aggregateId) return "payload listingId differs from aggregateId";
   return null;
 }

@@ -8,7 +8,7 @@ export function parseLeadEvent(event: AnyEventEnvelope): ParsedLeadEvent {
   // Other event types may share the topic later; they are not ours to fail.
   if (event.type !== LEAD_SUBMITTED) return { ok: "ignore" };
   const decoded = decodePayload(LeadSubmitted.reader, event.payload, LEAD_SUBMITTED);
-  if (!decoded.ok) return decoded;
+  if (!decoded.ok) return { ok: false, reason: decoded.reason };
   if (decoded.value.leadId !== event.aggregateId) return { ok: false, reason: "lead.submitted payload leadId differs from aggregateId" };
   return { ok: true, lead: decoded.value };
 }
