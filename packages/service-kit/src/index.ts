@@ -27,3 +27,4 @@ export * from "./feed-sequencer.ts";
 export * from "./outage-wait.ts";
 export * from "./periodic-job.ts";
 export * from "./held-lease.ts";
+export * from "./run-service.ts";
