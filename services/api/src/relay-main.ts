@@ -3,35 +3,33 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
+import { createFeedSequencer, createKafka, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 
-await runService({
-  name: "outbox-relay",
-  loadConfig: loadRelayConfig,
-  // The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
-  build({ config, logger, metrics, booted }) {
-    const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
-    const kafka = createKafka(config.kafka, logger);
-    const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-    const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
-    // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
-    const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
-    feedSequencer.start();
-    return {
-      clients: { sql, kafka },
-      // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
-      topics: topicSpecs(config.kafka.topics),
-      start: { what: "start relaying", run: () => relay.start(), check: "relay" },
-      stop: {
-        "stop outbox relay": async () => {
-          await booted;
-          await relay.stop();
-        },
-        "stop feed sequencer": () => feedSequencer.stop(),
+await runService({ name: "outbox-relay", loadConfig: loadRelayConfig, build });
+
+// The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
+function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
+  const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
+  const kafka = createKafka(config.kafka, logger);
+  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
+  const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
+  // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
+  const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
+  feedSequencer.start();
+  return {
+    clients: { sql, kafka },
+    // Boots during a Kafka outage: topics are created (retrying) before the relay starts; until then it is not ready.
+    topics: topicSpecs(config.kafka.topics),
+    start: { what: "start relaying", run: () => relay.start(), check: "relay" },
+    stop: {
+      "stop outbox relay": async () => {
+        await booted;
+        await relay.stop();
       },
-    };
-  },
-});
+      "stop feed sequencer": () => feedSequencer.stop(),
+    },
+  };
+}

@@ -1,37 +1,35 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import { createConsumerMetrics, createKafka, createOutageMetrics, createPostgres, runService } from "@pss/service-kit";
+import { createConsumerMetrics, createKafka, createOutageMetrics, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createWebhooksMetrics } from "./webhooks-metrics.ts";
 import { createWebhooksService } from "./webhooks-service.ts";
 
-await runService({
-  name: "webhooks",
-  loadConfig,
-  build({ config, logger, metrics }) {
-    const sql = createPostgres(config.postgres, { applicationName: "pss-webhooks" });
-    const kafka = createKafka(config.kafka, logger);
-    const webhooks = createWebhooksService({
-      config,
-      sql,
-      kafka,
-      logger,
-      session: config.kafka.consumer,
-      outageMetrics: createOutageMetrics(metrics, "webhooks"),
-      metrics: {
-        webhooks: createWebhooksMetrics({ metrics, sql, logger }),
-        consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
-      },
-    });
-    return {
-      clients: { sql, kafka },
-      topics: topicSpecs(config.kafka.topics),
-      start: { what: "start consuming", run: () => webhooks.start(), check: "consumer", isRunning: () => webhooks.isRunning() },
-      started: () => logger.info("delivering webhooks", { groupId: config.groupId, concurrency: config.concurrency, timeoutMs: config.timeoutMs }),
-      stop: { "stop consuming and delivering": () => webhooks.stop() },
-      // The consumer step waits for the deliveries in flight, each bounded by WEBHOOK_TIMEOUT_MS. An attempt cut
-      // short by SIGKILL is not lost: its claim expires and it is sent again with the same webhook-id.
-      shutdown: { stepTimeoutMs: config.timeoutMs + 10_000 },
-    };
-  },
-});
+await runService({ name: "webhooks", loadConfig, build });
+
+function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+  const sql = createPostgres(config.postgres, { applicationName: "pss-webhooks" });
+  const kafka = createKafka(config.kafka, logger);
+  const webhooks = createWebhooksService({
+    config,
+    sql,
+    kafka,
+    logger,
+    session: config.kafka.consumer,
+    outageMetrics: createOutageMetrics(metrics, "webhooks"),
+    metrics: {
+      webhooks: createWebhooksMetrics({ metrics, sql, logger }),
+      consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+    },
+  });
+  return {
+    clients: { sql, kafka },
+    topics: topicSpecs(config.kafka.topics),
+    start: { what: "start consuming", run: () => webhooks.start(), check: "consumer", isRunning: () => webhooks.isRunning() },
+    started: () => logger.info("delivering webhooks", { groupId: config.groupId, concurrency: config.concurrency, timeoutMs: config.timeoutMs }),
+    stop: { "stop consuming and delivering": () => webhooks.stop() },
+    // The consumer step waits for the deliveries in flight, each bounded by WEBHOOK_TIMEOUT_MS. An attempt cut
+    // short by SIGKILL is not lost: its claim expires and it is sent again with the same webhook-id.
+    shutdown: { stepTimeoutMs: config.timeoutMs + 10_000 },
+  };
+}

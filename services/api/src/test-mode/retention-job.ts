@@ -3,7 +3,7 @@
 // in leader_leases, leader-lease.ts: works through a transaction-pooling PgBouncer) lets one of them work at a
 // time (the others skip that round), like the outbox relay. A failed round (database
 // down) is logged and tried again next round; it never stops the process.
-import { createLeaderLease, createPeriodicJob, type Logger } from "@pss/service-kit";
+import { createLeaderLease, createPeriodicJob, whileLeading, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
@@ -33,17 +33,13 @@ export function createRetentionJob(opts: RetentionJobOptions) {
 
   /** One round, if no other instance holds the lease. */
   async function runOnce(): Promise<RetentionRound> {
-    if (!(await lease.acquire())) return { ran: false };
-    const stopRenewing = lease.keepRenewed();
-    try {
+    const round = await whileLeading(lease, log, async () => {
       const testData = await purgeTestData(opts.sql, { olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS) });
       const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
       if (testData.listings + testData.brokers + testData.leads + historyEntries > 0) log.info("retention: old test records and history deleted", { ...testData, historyEntries });
-      return { ran: true, testData, historyEntries };
-    } finally {
-      stopRenewing();
-      await lease.release().catch((err) => log.warn("releasing the retention lease failed; it runs out on its own", { err: (err as Error).message }));
-    }
+      return { ran: true as const, testData, historyEntries };
+    });
+    return round ?? { ran: false };
   }
 
   const job = createPeriodicJob({

@@ -3,7 +3,7 @@
 // Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
 // (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
 import type { Logger, OutageBackoff, OutageMetrics, SecretBox, TickContext } from "@pss/service-kit";
-import { createPeriodicJob, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
+import { countOutageWaits, createPeriodicJob, createSleepGroup, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
 import type { AttemptOutcome } from "./outcome.ts";
 import { decide, isDatabaseOutage, SecretUnreadable } from "./outcome.ts";
 import type { ClaimedDelivery, DeliveryRepository, PartnerScope } from "./delivery-repository.ts";
@@ -44,13 +44,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Unreadable secrets in a row: how long the next delivery we cannot sign waits. */
   let configurationFailures = 0;
   // Every wait for PostgreSQL in flight ends at stop().
-  const sleepers = new Set<() => void>();
-  const outageSleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
-      const timer = setTimeout(done, ms);
-      sleepers.add(done);
-    });
+  const outageSleeps = createSleepGroup();
   /**
    * A write of ours waits through an outage of PostgreSQL: after a send, the outcome is recorded once instead of
    * the claim running out and the delivery being sent again with an attempt spent. A stop ends the wait (the
@@ -58,14 +52,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
    */
   // While an outcome waits for PostgreSQL, nothing new is claimed: when it is back, the waiting outcomes are
   // written before this worker could take their deliveries up again (a lease that ran out during the outage).
-  let waitingForDatabase = 0;
-  const outageMetrics: OutageMetrics = {
-    waited: (d) => deps.outageMetrics?.waited(d),
-    waiting: (d, delta) => {
-      waitingForDatabase += delta;
-      deps.outageMetrics?.waiting(d, delta);
-    },
-  };
+  const { metrics: outageMetrics, waiting: waitingForDatabase } = countOutageWaits("postgres", deps.outageMetrics);
   const untilRecorded = <T>(what: string, l: Logger, write: () => Promise<T>) =>
     waitOutOutage(write, {
       dependency: "postgres",
@@ -75,7 +62,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       metrics: outageMetrics,
       backoff: deps.outageBackoff,
       isStopping: () => !job.isRunning(),
-      sleep: outageSleep,
+      sleep: outageSleeps.sleep,
     });
 
   function readSecrets(claim: ClaimedDelivery): string[] {
@@ -155,7 +142,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Claims as many due deliveries as there are free slots; true when all were filled (more may be due). */
   async function claimRound(ctx: TickContext): Promise<boolean> {
     const free = deps.concurrency - inflight.size;
-    if (free <= 0 || waitingForDatabase > 0) return false;
+    if (free <= 0 || waitingForDatabase() > 0) return false;
     const claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners());
     // Claimed while stopping: their leases expire and another worker sends them.
     if (ctx.isStopping()) return false;
@@ -170,7 +157,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     start: () => job.start(),
     async stop() {
       const stopped = job.stop();
-      for (const wake of [...sleepers]) wake();
+      outageSleeps.wakeAll();
       await stopped;
       await Promise.allSettled([...inflight]);
     },
