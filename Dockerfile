@@ -28,6 +28,7 @@ COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
 COPY packages/service-kit/package.json ./packages/service-kit/
 COPY packages/sdk/package.json ./packages/sdk/
+COPY services/admin/package.json ./services/admin/
 COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/

@@ -16,7 +16,7 @@ const scripts = {
   test: ["scripts/test.ts"],
   images: ["scripts/images.ts"],
   bench: ["bench/run.ts"],
-  admin: ["services/api/src/admin/cli.ts"],
+  admin: ["services/admin/src/cli.ts"],
   infra: ["infra/cli.ts"],
   migrate: ["scripts/migrate.ts"],
   typecheck: ["x", "tsc", "--noEmit", "-p", "."],

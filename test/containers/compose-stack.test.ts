@@ -176,7 +176,7 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   expect(await new Response(write.stderr).text()).toContain("Read-only file system");
 
   // --- an operator creates a partner with the admin CLI inside the API container ---------------------------------
-  partner = JSON.parse(await p.compose(["exec", "-T", "api", "bun", "services/api/src/admin/cli.ts", "partners", "create", "--name", `Compose ${token}`, "--lead-tracking", "--json"]));
+  partner = JSON.parse(await p.compose(["exec", "-T", "api", "bun", "services/admin/src/cli.ts", "partners", "create", "--name", `Compose ${token}`, "--lead-tracking", "--json"]));
   expect(partner.apiKey).toStartWith("pss_live_");
 
   t0 = Date.now();

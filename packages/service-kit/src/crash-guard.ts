@@ -1,6 +1,6 @@
 // Last resort: an exception or rejection nobody caught is logged as one JSON line and the process keeps serving.
 // Client libraries have thrown from timers when a server went away (see patches/); one such bug must not take
-// every request down with it. Each service's main.ts installs this once, right after creating its logger.
+// every request down with it. runService() (run-service.ts) installs this once, right after creating the logger.
 import type { Logger } from "./logger.ts";
 
 export interface CrashGuard {

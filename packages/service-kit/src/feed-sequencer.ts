@@ -15,6 +15,7 @@
 import type postgres from "postgres";
 import type { Logger } from "./logger.ts";
 import { feedEventsOf, type FeedEventDraft } from "./feed-events.ts";
+import { createPeriodicJob } from "./periodic-job.ts";
 
 /** Lock class of "numbering the change feed" (any constant no other code uses). */
 export const FEED_SEQUENCER_LOCK = 727_023;
@@ -44,9 +45,6 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
   const batchSize = opts.batchSize ?? 500;
   const idlePollMs = opts.idlePollMs ?? 100;
   const pruneIntervalMs = opts.pruneIntervalMs ?? 60_000;
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
 
   async function runOnce(): Promise<number> {
     return sql.begin(async (tx) => {
@@ -108,44 +106,29 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
     });
   }
 
-  async function run() {
-    let lastPrune = 0;
-    while (running) {
-      let done = 0;
-      try {
-        done = await runOnce();
-        if (Date.now() - lastPrune > pruneIntervalMs) {
-          lastPrune = Date.now();
-          await prune();
-        }
-      } catch (err) {
-        // PostgreSQL away or a conflict: nothing was numbered (the pass rolled back); try again after a pause.
-        logger.warn("feed sequencer pass failed; retrying", { err: (err as Error).message });
-        done = 0;
-        await pause(1000);
+  let lastPrune = 0;
+  // PostgreSQL away or a conflict: nothing was numbered (the pass rolled back); try again after a pause.
+  const job = createPeriodicJob({
+    name: "feed sequencer",
+    logger,
+    intervalMs: idlePollMs,
+    backoff: { initialMs: 1000, maxMs: 1000 },
+    failureMessage: "feed sequencer pass failed; retrying",
+    async tick() {
+      const done = await runOnce();
+      if (Date.now() - lastPrune > pruneIntervalMs) {
+        lastPrune = Date.now();
+        await prune();
       }
-      if (done < batchSize) await pause(idlePollMs);
-    }
-  }
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ((wake = null), resolve()), ms);
-      wake = () => (clearTimeout(timer), (wake = null), resolve());
-    });
+      return done >= batchSize;
+    },
+  });
 
   return {
     runOnce,
     prune,
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-    },
+    start: () => job.start(),
+    stop: () => job.stop(),
   };
 }
 

@@ -25,3 +25,6 @@ export * from "./leader-lease.ts";
 export * from "./feed-events.ts";
 export * from "./feed-sequencer.ts";
 export * from "./outage-wait.ts";
+export * from "./periodic-job.ts";
+export * from "./held-lease.ts";
+export * from "./run-service.ts";

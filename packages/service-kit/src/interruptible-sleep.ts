@@ -24,3 +24,19 @@ export function createInterruptibleSleep(): InterruptibleSleep {
     },
   };
 }
+
+/** Any number of sleeps at once (waits of jobs in flight), all ended by wakeAll() when the service stops. */
+export function createSleepGroup(): { sleep(ms: number): Promise<void>; wakeAll(): void } {
+  const sleepers = new Set<() => void>();
+  return {
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
+        const timer = setTimeout(done, ms);
+        sleepers.add(done);
+      }),
+    wakeAll() {
+      for (const wake of [...sleepers]) wake();
+    },
+  };
+}

@@ -96,3 +96,18 @@ export function createLeaderLease(deps: { sql: postgres.Sql; name: string; ttlMs
     },
   };
 }
+
+/**
+ * One round of work under a lease taken for that round (the retention job, the media garbage collector): null when
+ * another instance holds it; renewed while the work runs, given up when it ends, whether it succeeded or not.
+ */
+export async function whileLeading<T>(lease: LeaderLease, logger: { warn(msg: string, fields?: Record<string, unknown>): void }, work: () => Promise<T>): Promise<T | null> {
+  if (!(await lease.acquire())) return null;
+  const stopRenewing = lease.keepRenewed();
+  try {
+    return await work();
+  } finally {
+    stopRenewing();
+    await lease.release().catch((err) => logger.warn(`releasing the lease "${lease.name}" failed; it runs out on its own`, { err: (err as Error).message }));
+  }
+}

@@ -103,3 +103,22 @@ export async function waitOutOutage<T>(step: () => Promise<T>, opts: OutageWaitO
     if (failures > 0) opts.metrics?.waiting(opts.dependency, -1);
   }
 }
+
+/**
+ * Passes waits on to `metrics` and counts the jobs waiting on `dependency` now: a loop that claims work claims
+ * nothing while an outcome waits for PostgreSQL, so the waiting outcomes are written before it could take their
+ * work up again (a claim that ran out during the outage).
+ */
+export function countOutageWaits(dependency: string, metrics?: OutageMetrics): { metrics: OutageMetrics; waiting(): number } {
+  let waiting = 0;
+  return {
+    metrics: {
+      waited: (d) => metrics?.waited(d),
+      waiting: (d, delta) => {
+        if (d === dependency) waiting += delta;
+        metrics?.waiting(d, delta);
+      },
+    },
+    waiting: () => waiting,
+  };
+}

@@ -1,51 +1,34 @@
-// Composition root: the only place that creates clients, wires dependencies and handles shutdown.
+// Composition root: the only place that creates clients and wires dependencies; runService (service-kit) boots,
+// checks and stops them.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import {
-  loadConfigOrExit,
-  createHttpMetrics,
-  createKafka,
-  createLogger,
-  createMetrics,
-  createPostgres,
-  createReadinessMonitor,
-  createRedis,
-  createMediaStorage,
-  createSecretBox,
-  createShutdown,
-  describeMediaStorage,
-  ensureTopics,
-  installCrashGuard,
-  pingKafka,
-  retryUntilDone,
-  startHealthServer,
-  type ReadinessCheck,
-} from "@pss/service-kit";
+import { createHttpMetrics, createKafka, createMediaStorage, createOpenSearch, createPostgres, createReadinessMonitor, createRedis, createSecretBox, createFeedSequencer } from "@pss/service-kit";
+import { describeMediaStorage, pingKafka, runService, type HealthRoutesOptions, type ReadinessCheck, type ServiceKit } from "@pss/service-kit";
 import { createApp } from "./app.ts";
 import { createStatsRecorder } from "./stats/stats-recorder.ts";
 import { attachWorkerLink } from "./cluster/api-cluster.ts";
 import { startApiPrimary } from "./cluster/api-primary.ts";
 import { serverOptions } from "./http/edge.ts";
-import { createOpenSearch } from "@pss/service-kit";
 import { createAuthenticator } from "./auth/authenticator.ts";
-import { loadConfig } from "./config.ts";
+import { loadConfig, type ApiConfig } from "./config.ts";
 import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
-import { createFeedSequencer } from "@pss/service-kit";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
 
-const config = loadConfigOrExit("api", loadConfig);
-
-const logger = createLogger({ service: "api", level: config.logLevel, ...(config.workerIndex !== null ? { base: { worker: config.workerIndex } } : {}) });
-installCrashGuard(logger);
+await runService({
+  name: "api",
+  loadConfig,
+  logFields: (config) => (config.workerIndex !== null ? { worker: config.workerIndex } : undefined),
+  build: (kit) => (kit.config.workers > 1 && kit.config.workerIndex === null ? startPrimary(kit) : buildApi(kit)),
+});
 
 // API_WORKERS > 1: this process is the primary; it runs the workers (this same file, API_WORKER_INDEX set) and
-// the health port, and nothing below.
-if (config.workers > 1 && config.workerIndex === null) {
+// the health port, and nothing else.
+function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
   startApiPrimary({
     workers: config.workers,
     healthPort: config.healthPort,
@@ -60,141 +43,132 @@ if (config.workers > 1 && config.workerIndex === null) {
         stderr: "inherit",
       }),
   });
-  await new Promise(() => {}); // runs until its shutdown exits the process
+  return null; // runs until its shutdown exits the process
 }
-const isWorker = config.workerIndex !== null;
-const metrics = createMetrics({ service: "api" });
-// A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
-const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true, connectTimeoutSeconds: 1.5 });
-const redis = createRedis(config.redis);
-redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
-const kafka = createKafka(config.kafka, logger);
-// At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined }, config.outboxRelay);
-// The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
-if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
-// Image variants: served from the directory or bucket the media service writes to.
-const mediaStorage = createMediaStorage(config.mediaStorage);
+function buildApi({ config, logger, metrics, isStopping, booted, exit }: ServiceKit<ApiConfig>) {
+  const isWorker = config.workerIndex !== null;
+  // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
+  const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true, connectTimeoutSeconds: 1.5 });
+  const redis = createRedis(config.redis);
+  redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
+  const kafka = createKafka(config.kafka, logger);
+  // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
+  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
+  const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined }, config.outboxRelay);
+  // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
+  if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
-// Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
-const opensearch = createOpenSearch(config.opensearch);
-const leads = {
-  addressLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerAddress, windowSeconds: 3600, name: "lead-address" }),
-  listingLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerListing, windowSeconds: 3600, name: "lead-listing" }),
-  trustProxy: config.trustProxy,
-  countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
-};
+  // Image variants: served from the directory or bucket the media service writes to.
+  const mediaStorage = createMediaStorage(config.mediaStorage);
 
-// Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
-const buyerStats = config.buyerStatsFlushMs > 0 ? createStatsRecorder({ sql, redis, logger, trustProxy: config.trustProxy, flushIntervalMs: config.buyerStatsFlushMs }) : undefined;
-buyerStats?.start();
+  // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
+  const opensearch = createOpenSearch(config.opensearch);
+  const leads = {
+    addressLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerAddress, windowSeconds: 3600, name: "lead-address" }),
+    listingLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerListing, windowSeconds: 3600, name: "lead-listing" }),
+    trustProxy: config.trustProxy,
+    countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
+  };
 
-// Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
-// events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
-const readiness: Record<string, ReadinessCheck> = {
-  postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-  redis: {
-    run: async () => {
-      if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
+  // Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
+  const buyerStats = config.buyerStatsFlushMs > 0 ? createStatsRecorder({ sql, redis, logger, trustProxy: config.trustProxy, flushIntervalMs: config.buyerStatsFlushMs }) : undefined;
+  buyerStats?.start();
+
+  // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
+  // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
+  const readiness: Record<string, ReadinessCheck | null> = {
+    postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
+    redis: {
+      run: async () => {
+        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
+      },
+      required: false,
+      everyMs: 0,
     },
-    required: false,
-    everyMs: 0,
-  },
-  // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
-  storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
-};
-// A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
-if (config.outboxRelayEnabled) readiness.kafka = { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 };
+    // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
+    storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
+  };
+  // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
+  readiness.kafka = config.outboxRelayEnabled ? { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 } : null;
 
-// Deletes old test records and old change history; every instance runs it, one at a time works (lease "retention-job").
-const retention = createRetentionJob({
-  sql,
-  logger,
-  testDataRetentionDays: config.sandbox.testDataRetentionDays,
-  historyRetentionDays: config.sandbox.historyRetentionDays,
-  intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
-});
-
-// Numbers the change feed (GET /partner/v1/events). It runs where the relay runs (this process when its relay is
-// on, else relay-main.ts), off the request path; any number of instances is safe (one pass at a time works).
-const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
-
-let stopping = false;
-const app = createApp({
-  sql,
-  logger,
-  authenticator: createAuthenticator({ sql, redis, logger }),
-  partnerRateLimiter: createRateLimiter({ redis, logger, limit: config.rateLimitPerMinute, windowSeconds: 60, name: "partner" }),
-  publicBaseUrl: config.publicBaseUrl,
-  maxBodyBytes: config.maxBodyBytes,
-  httpMetrics: createHttpMetrics(metrics),
-  media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
-  opensearch,
-  searchAlias: config.searchAlias,
-  leads,
-  buyerStats,
-  webhookSecrets: createSecretBox(config.webhookSecretKey),
-  previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
-}).listen({
-  port: config.port,
-  hostname: "0.0.0.0",
-  // Workers share the port; the kernel spreads connections over them.
-  reusePort: isWorker,
-  ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
-});
-// Probes and Prometheus use a port of their own: the public port serves neither /readyz nor /metrics. A worker
-// answers its primary, which serves that port for all workers.
-const onCheckFailure = (name: string, err: unknown) => logger.debug("readiness check failing", { check: name, err: (err as Error).message });
-const health = isWorker
-  ? startWorkerLink()
-  : startHealthServer({ service: "api", port: config.healthPort, checks: readiness, metrics, isStopping: () => stopping, onCheckFailure });
-logger.info("listening", {
-  port: config.port,
-  healthPort: health.port,
-  publicBaseUrl: config.publicBaseUrl,
-  mediaDelivery: config.mediaDelivery,
-  ...describeMediaStorage(config.mediaStorage),
-});
-
-function startWorkerLink() {
-  const monitor = createReadinessMonitor({ checks: readiness, onFailure: onCheckFailure });
-  const link = attachWorkerLink({
-    answer: async (kind) => {
-      if (kind === "metrics") return metrics.snapshot();
-      if (kind === "readiness") return stopping ? { ready: false, checks: {}, degraded: [] } : monitor.report();
-      throw new Error(`unknown question '${kind}'`);
-    },
-    // The primary was killed without stopping us: leave the port to its successor.
-    onPrimaryGone: () => void shutdown.run("primary gone").then(() => process.exit(0)),
+  // Deletes old test records and old change history; every instance runs it, one at a time works (lease "retention-job").
+  const retention = createRetentionJob({
+    sql,
+    logger,
+    testDataRetentionDays: config.sandbox.testDataRetentionDays,
+    historyRetentionDays: config.sandbox.historyRetentionDays,
+    intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
   });
-  return { port: null, stop: async () => link.detach() };
+
+  // Numbers the change feed (GET /partner/v1/events). It runs where the relay runs (this process when its relay is
+  // on, else relay-main.ts), off the request path; any number of instances is safe (one pass at a time works).
+  const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
+
+  const app = createApp({
+    sql,
+    logger,
+    authenticator: createAuthenticator({ sql, redis, logger }),
+    partnerRateLimiter: createRateLimiter({ redis, logger, limit: config.rateLimitPerMinute, windowSeconds: 60, name: "partner" }),
+    publicBaseUrl: config.publicBaseUrl,
+    maxBodyBytes: config.maxBodyBytes,
+    httpMetrics: createHttpMetrics(metrics),
+    media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
+    opensearch,
+    searchAlias: config.searchAlias,
+    leads,
+    buyerStats,
+    webhookSecrets: createSecretBox(config.webhookSecretKey),
+    previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
+  }).listen({
+    port: config.port,
+    hostname: "0.0.0.0",
+    // Workers share the port; the kernel spreads connections over them.
+    reusePort: isWorker,
+    ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
+  });
+  // Probes and Prometheus use a port of their own: the public port serves neither /readyz nor /metrics. A worker
+  // answers its primary, which serves that port for all workers.
+  logger.info("listening", {
+    port: config.port,
+    healthPort: isWorker ? null : config.healthPort,
+    publicBaseUrl: config.publicBaseUrl,
+    mediaDelivery: config.mediaDelivery,
+    ...describeMediaStorage(config.mediaStorage),
+  });
+
+  function startWorkerLink(opts: HealthRoutesOptions) {
+    const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+    const link = attachWorkerLink({
+      answer: async (kind) => {
+        if (kind === "metrics") return metrics.snapshot();
+        if (kind === "readiness") return isStopping() ? { ready: false, checks: {}, degraded: [] } : monitor.report();
+        throw new Error(`unknown question '${kind}'`);
+      },
+      // The primary was killed without stopping us: leave the port to its successor.
+      onPrimaryGone: () => void exit("primary gone"),
+    });
+    return { port: null, stop: async () => link.detach() };
+  }
+
+  retention.start();
+  if (config.outboxRelayEnabled) feedSequencer.start();
+  return {
+    clients: { sql, kafka, redis },
+    checks: readiness,
+    // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
+    // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
+    ...(config.outboxRelayEnabled ? { topics: topicSpecs(config.kafka.topics), start: { what: "start relaying", run: () => relay.start() } } : {}),
+    health: isWorker ? startWorkerLink : undefined,
+    stopIntake: () => app.stop(),
+    stop: {
+      "stop retention job": () => retention.stop(),
+      "stop feed sequencer": () => feedSequencer.stop(),
+      "flush buyer statistics": async () => buyerStats?.stop(),
+      "stop outbox relay": async () => {
+        await booted;
+        await relay.stop();
+      },
+    },
+  };
 }
-// Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
-// starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
-const relayBoot = config.outboxRelayEnabled
-  ? retryUntilDone("create topics", () => ensureTopics(kafka, topicSpecs(config.kafka.topics), logger), { logger, isStopping: () => stopping }).then(() => {
-      if (!stopping) relay.start();
-    })
-  : Promise.resolve();
-
-retention.start();
-if (config.outboxRelayEnabled) feedSequencer.start();
-
-const shutdown = createShutdown(logger);
-shutdown.register("stop accepting requests", async () => {
-  stopping = true;
-  await app.stop();
-});
-shutdown.register("stop retention job", () => retention.stop());
-shutdown.register("stop feed sequencer", () => feedSequencer.stop());
-shutdown.register("flush buyer statistics", async () => buyerStats?.stop());
-shutdown.register("stop outbox relay", async () => {
-  await relayBoot;
-  await relay.stop();
-});
-shutdown.register("stop health endpoint", () => health.stop());
-shutdown.register("close postgres", () => sql.end({ timeout: 5 }));
-shutdown.register("close redis", () => redis.quit());
-shutdown.listen();

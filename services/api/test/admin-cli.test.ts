@@ -6,7 +6,7 @@ import Redis from "ioredis";
 import postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import { silentLogger } from "@pss/service-kit";
-import { main } from "../src/admin/cli.ts";
+import { main } from "../../admin/src/cli.ts";
 import { createAuthenticator } from "../src/auth/authenticator.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 
@@ -30,7 +30,7 @@ interface CliResult {
 async function cli(args: string[], envOverrides: Record<string, string | undefined> = {}, stdin?: string): Promise<CliResult> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...envOverrides })) if (v !== undefined) env[k] = v;
-  const proc = Bun.spawn([process.execPath, "services/api/src/admin/cli.ts", ...args], {
+  const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", ...args], {
     cwd: ROOT,
     env,
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),

@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 async function copy(...flags: string[]) {
-  const proc = Bun.spawn([process.execPath, "services/api/src/admin/cli.ts", "media", "copy-to-s3", "--from-dir", dir, ...flags, "--json"], {
+  const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", dir, ...flags, "--json"], {
     cwd: ROOT,
     env: { ...process.env, ...s3 },
     stdout: "pipe",
@@ -74,7 +74,7 @@ test("copies every local variant into the bucket once, refuses a damaged one, an
 });
 
 test("a missing source directory is an error naming it", async () => {
-  const proc = Bun.spawn([process.execPath, "services/api/src/admin/cli.ts", "media", "copy-to-s3", "--from-dir", join(dir, "nope")], { cwd: ROOT, env: { ...process.env, ...s3 }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", join(dir, "nope")], { cwd: ROOT, env: { ...process.env, ...s3 }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect([code, stdout]).toEqual([1, ""]);
   expect(stderr).toContain(`media directory ${join(dir, "nope")} not found`);

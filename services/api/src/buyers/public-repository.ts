@@ -1,7 +1,7 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
 // Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
 // read only for their previews, by the functions at the end of this file.
-import { BUYER_VISIBLE_STATUSES } from "@pss/contracts";
+import { listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
 import type postgres from "postgres";
 import { brokerVisibleToBuyers, listingGoneForBuyers, listingInVisibleStatus, listingVisibleToBuyers } from "./buyer-visibility.ts";
 
@@ -41,23 +41,20 @@ export interface PublicBrokerRow {
   serviceAreas: { city?: string; county?: string; state?: string; country?: string }[];
 }
 
-// "Went live" for listedAt: the last move into a buyer-visible status (a status history fact, not a visibility rule).
-const visible = [...BUYER_VISIBLE_STATUSES];
-
+// The listing with its broker and when it went live ("listedAt"), as the search documents have them
+// (packages/database/src/queries), plus what only the pages show: the broker's avatar, the ready photos.
 const LISTING_SELECT = (sql: Sql) => sql`
   SELECT l.id, l.status, l.business_type, l.title, l.description, l.description_optimized, l.established_at,
          l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility, l.financials, l.property, l.financing, l.updated_at,
-         b.id::text AS broker_id, b.name AS broker_name,
+         ${listingBrokerColumns(sql)},
          CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS broker_avatar,
-         COALESCE((SELECT max(h.changed_at) FROM listing_status_history h
-                   WHERE h.listing_id = l.id AND h.to_status = ANY(${visible})
-                     AND (h.from_status IS NULL OR NOT h.from_status = ANY(${visible}))), l.created_at) AS listed_at,
          COALESCE((SELECT json_agg(json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb))
                                    ORDER BY p.sort_key, p.id)
                    FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready'), '[]') AS photos
-  FROM listings l JOIN brokers b ON b.id = l.broker_id`;
+  FROM ${listingWithBroker(sql)}`;
 
 function toListingRow(r: any): PublicListingRow {
+  const broker = toListingBroker(r);
   return {
     id: Number(r.id),
     status: r.status,
@@ -71,8 +68,8 @@ function toListingRow(r: any): PublicListingRow {
     property: r.property,
     financing: r.financing,
     photos: r.photos,
-    broker: { id: r.broker_id, name: r.broker_name, avatar: r.broker_avatar },
-    listedAt: new Date(r.listed_at),
+    broker: { id: broker.brokerId, name: broker.brokerName, avatar: r.broker_avatar },
+    listedAt: broker.listedAt,
     updatedAt: r.updated_at,
   };
 }

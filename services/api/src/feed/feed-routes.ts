@@ -1,6 +1,7 @@
 // GET /partner/v1/events: the change feed of the key's records (its partner and mode), in sequence order.
 import { Elysia } from "elysia";
 import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
+import { isoTimestamp } from "@pss/database/queries";
 import type { DocumentedResponses } from "../docs/openapi.ts";
 import { ApiError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
@@ -30,7 +31,7 @@ export function createFeedRoutes(ctx: PartnerContext) {
       // objects only to be serialised again (the feed's read target is a p99 for pages of 500).
       const rows = await sql`
         SELECT seq, json_build_object('sequence', seq, 'type', type,
-          'occurredAt', to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'occurredAt', ${isoTimestamp(sql, "occurred_at")},
           'recordType', record_type, 'version', version, 'data', data)::text AS event
         FROM partner_feed
         WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode} AND seq > ${after}

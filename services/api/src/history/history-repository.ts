@@ -2,6 +2,7 @@
 // by the history row ID; the record is looked up in the caller's scope, so another mode's or partner's record
 // is simply not found.
 import type { BrokerHistoryEntry, ListingHistoryEntry } from "@pss/contracts";
+import { isoTimestamp } from "@pss/database/queries";
 import type postgres from "postgres";
 import { encodeHistoryCursor, type HistoryPageRequest } from "../http/pagination.ts";
 import type { RecordScope } from "../records/record-scope.ts";
@@ -11,12 +12,10 @@ export interface HistoryPage<T> {
   nextCursor: string | null;
 }
 
-const ISO = (sql: postgres.Sql, column: string) => sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
-
 /** null when the listing does not exist in this scope. */
 export async function listingHistory(sql: postgres.Sql, scope: RecordScope, externalId: string, page: HistoryPageRequest): Promise<HistoryPage<ListingHistoryEntry> | null> {
   const rows = await sql`
-    SELECT x.id AS listing_id, h.id::text AS history_id, h.version, ${ISO(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
+    SELECT x.id AS listing_id, h.id::text AS history_id, h.version, ${isoTimestamp(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
            h.request_id, h.changes, h.status_from, h.status_to
     FROM (SELECT id FROM listings WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ${externalId}) x
     LEFT JOIN LATERAL (
@@ -34,7 +33,7 @@ export async function listingHistory(sql: postgres.Sql, scope: RecordScope, exte
 /** null when the broker does not exist in this scope. */
 export async function brokerHistory(sql: postgres.Sql, scope: RecordScope, externalId: string, page: HistoryPageRequest): Promise<HistoryPage<BrokerHistoryEntry> | null> {
   const rows = await sql`
-    SELECT x.id AS broker_id, h.id::text AS history_id, h.version, ${ISO(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
+    SELECT x.id AS broker_id, h.id::text AS history_id, h.version, ${isoTimestamp(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
            h.request_id, h.changes
     FROM (SELECT id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ${externalId}) x
     LEFT JOIN LATERAL (

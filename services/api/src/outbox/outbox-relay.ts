@@ -10,7 +10,7 @@
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
-import { createInterruptibleSleep, createLeaderLease, traceHeaders, type Logger } from "@pss/service-kit";
+import { createHeldLease, createLeaderLease, createPeriodicJob, traceHeaders, type Logger } from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -95,10 +95,7 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
   const log = deps.logger.child({ component: "outbox-relay" });
   const lease = createLeaderLease({ sql: deps.sql, name: RELAY_LEASE, ttlMs: leaseMs });
   const status = createOutboxStatus({ sql: deps.sql });
-  let running = false;
-  let loop: Promise<void> | null = null;
   let producerConnected = false;
-  const { sleep, wake } = createInterruptibleSleep();
 
   async function setAside(rows: OutboxRow[], reason: string): Promise<void> {
     await deps.sql`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
@@ -154,70 +151,49 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     return considered >= batchSize || rows.length < considered || plan.cut;
   }
 
-  async function run(): Promise<void> {
-    let backoff = 200;
-    let lastCleanup = 0;
-    while (running) {
-      let stopRenewing: (() => void) | null = null;
-      try {
-        if (!(await lease.acquire())) {
-          // Another instance relays; try again later in case it goes away.
-          await sleep(standbyPollMs);
-          continue;
-        }
-        // Renewed in the background, also while a round waits on Kafka.
-        stopRenewing = lease.keepRenewed();
-        log.info("outbox relay active", { maxBatchBytes, maxMessageBytes, batchSize, leaseMs, holder: lease.holder });
-        deps.metrics?.active(true);
-        // Every statement is a single autocommitted one on any pooled connection: nothing ties the relay to one.
-        while (running) {
-          if (!lease.isHeld()) {
-            log.warn("outbox relay lost its lease; standing by", { holder: lease.holder });
-            break;
-          }
-          const more = await publishRound();
-          backoff = 200;
-          if (Date.now() - lastCleanup > 60_000) {
-            lastCleanup = Date.now();
-            // Uses outbox_published_at; set-aside rows are never deleted here.
-            // Rows the change feed has not numbered yet stay (packages/service-kit/src/feed-sequencer.ts).
-            await deps.sql`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)} AND feed_pending IS NOT TRUE`;
-          }
-          if (!more) await sleep(idlePollMs);
-        }
-      } catch (err) {
-        log.warn("outbox relay failed; retrying", { err: (err as Error).message, retryInMs: backoff });
-        if (producerConnected) {
-          producerConnected = false;
-          await deps.producer.disconnect().catch(() => {});
-        }
-        await sleep(backoff + Math.random() * backoff * 0.2);
-        backoff = Math.min(backoff * 2, maxBackoffMs);
-      } finally {
-        if (stopRenewing) {
-          stopRenewing();
-          deps.metrics?.active(false);
-        }
+  let lastCleanup = 0;
+  /** One round under the lease; a failure disconnects the producer (reconnected next round). */
+  async function tick(): Promise<boolean> {
+    try {
+      const more = await publishRound();
+      if (Date.now() - lastCleanup > 60_000) {
+        lastCleanup = Date.now();
+        // Uses outbox_published_at; set-aside rows are never deleted here.
+        // Rows the change feed has not numbered yet stay (packages/service-kit/src/feed-sequencer.ts).
+        await deps.sql`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)} AND feed_pending IS NOT TRUE`;
       }
+      return more;
+    } catch (err) {
+      if (producerConnected) {
+        producerConnected = false;
+        await deps.producer.disconnect().catch(() => {});
+      }
+      throw err;
     }
-    // Stopping: hand over at once instead of when the lease runs out.
-    await lease.release().catch((err) => log.warn("releasing the relay lease failed; another relay takes over when it runs out", { err: (err as Error).message }));
   }
 
+  // Every statement is a single autocommitted one on any pooled connection: nothing ties the relay to one.
+  // The lease is renewed in the background, also while a round waits on Kafka; stopping hands it over at once.
+  const job = createPeriodicJob({
+    name: "outbox relay",
+    logger: log,
+    tick,
+    intervalMs: idlePollMs,
+    backoff: { initialMs: 200, maxMs: maxBackoffMs },
+    failureMessage: "outbox relay failed; retrying",
+    lease: createHeldLease({ lease, logger: log, name: "outbox relay", fields: () => ({ maxBatchBytes, maxMessageBytes, batchSize, leaseMs }), onActive: (on) => deps.metrics?.active(on) }),
+    standbyMs: standbyPollMs,
+    dropLeaseOnFailure: true,
+  });
+
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
+    start: () => job.start(),
     async stop() {
-      running = false;
-      wake();
-      await loop;
+      await job.stop();
       if (producerConnected) await deps.producer.disconnect().catch(() => {});
       producerConnected = false;
     },
     backlog: () => status.backlog(),
-    isActive: () => running && lease.isHeld(),
+    isActive: () => job.isRunning() && lease.isHeld(),
   };
 }

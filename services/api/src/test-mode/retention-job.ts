@@ -3,7 +3,7 @@
 // in leader_leases, leader-lease.ts: works through a transaction-pooling PgBouncer) lets one of them work at a
 // time (the others skip that round), like the outbox relay. A failed round (database
 // down) is logged and tried again next round; it never stops the process.
-import { createInterruptibleSleep, createLeaderLease, type Logger } from "@pss/service-kit";
+import { createLeaderLease, createPeriodicJob, whileLeading, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
@@ -29,50 +29,34 @@ export type RetentionRound = { ran: false } | { ran: true; testData: PurgeCounts
 export function createRetentionJob(opts: RetentionJobOptions) {
   const log = opts.logger.child({ component: "retention-job" });
   const now = opts.now ?? Date.now;
-  const { sleep, wake } = createInterruptibleSleep();
-  let running = false;
-  let loop: Promise<void> | null = null;
   const lease = createLeaderLease({ sql: opts.sql, name: RETENTION_LEASE, ttlMs: RETENTION_LEASE_MS });
 
   /** One round, if no other instance holds the lease. */
   async function runOnce(): Promise<RetentionRound> {
-    if (!(await lease.acquire())) return { ran: false };
-    const stopRenewing = lease.keepRenewed();
-    try {
+    const round = await whileLeading(lease, log, async () => {
       const testData = await purgeTestData(opts.sql, { olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS) });
       const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
       if (testData.listings + testData.brokers + testData.leads + historyEntries > 0) log.info("retention: old test records and history deleted", { ...testData, historyEntries });
-      return { ran: true, testData, historyEntries };
-    } finally {
-      stopRenewing();
-      await lease.release().catch((err) => log.warn("releasing the retention lease failed; it runs out on its own", { err: (err as Error).message }));
-    }
+      return { ran: true as const, testData, historyEntries };
+    });
+    return round ?? { ran: false };
   }
 
-  async function run(): Promise<void> {
-    await sleep(opts.firstDelayMs ?? Math.min(60_000, opts.intervalMs));
-    while (running) {
-      try {
-        await runOnce();
-      } catch (err) {
-        log.warn("retention round failed; trying again next round", { err: (err as Error).message });
-      }
-      if (running) await sleep(opts.intervalMs);
-    }
-  }
+  const job = createPeriodicJob({
+    name: "retention job",
+    logger: log,
+    tick: () => runOnce().then(() => {}),
+    intervalMs: opts.intervalMs,
+    firstDelayMs: opts.firstDelayMs ?? Math.min(60_000, opts.intervalMs),
+    failureMessage: "retention round failed; trying again next round",
+  });
 
   return {
     runOnce,
     start() {
-      if (running || opts.intervalMs <= 0) return;
-      running = true;
-      loop = run();
+      if (opts.intervalMs > 0) job.start();
     },
-    async stop() {
-      running = false;
-      wake();
-      await loop;
-    },
+    stop: () => job.stop(),
   };
 }
 

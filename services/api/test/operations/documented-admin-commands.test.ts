@@ -10,8 +10,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { uniqueName } from "../../../../test/support/env.ts";
-import { parseArgs } from "../../src/admin/cli.ts";
-import { answers, findLocalInfra } from "../../src/admin/local-infra.ts";
+import { parseArgs } from "../../../admin/src/cli.ts";
+import { answers, findLocalInfra } from "../../../admin/src/local-infra.ts";
 import { adminEnv, ROOT, shell } from "../support/admin-cli.ts";
 
 const DOCUMENTS = ["README.md", "docs/partner-api.md", "docs/operations.md"];

@@ -1,6 +1,7 @@
 // PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
 // for the listing's current version, the optimized description only for the description it was made from.
 import { BUYER_VISIBLE_STATUSES, ListingPublished, ListingUnpublished, listingVisibilityFact, type ListingStatus, type RecordMode } from "@pss/contracts";
+import { isoTimestamp, listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
 import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
@@ -16,30 +17,25 @@ export interface StoredListingState extends ListingContext {
 
 const visible = [...BUYER_VISIBLE_STATUSES];
 
-// When the listing last went live: the latest move from a hidden status (or creation) into a visible one.
-const LISTED_AT = (sql: postgres.Sql) => sql`
-  COALESCE((SELECT max(h.changed_at) FROM listing_status_history h
-            WHERE h.listing_id = l.id AND h.to_status = ANY(${visible})
-              AND (h.from_status IS NULL OR NOT h.from_status = ANY(${visible}))), l.created_at)`;
-
 function toState(row: any): StoredListingState {
+  const broker = toListingBroker(row);
   return {
     id: Number(row.id),
     version: row.version,
     mode: row.mode,
     description: row.description,
     descriptionOptimized: row.description_optimized,
-    brokerId: row.broker_id,
-    brokerName: row.broker_name,
-    listedAt: new Date(row.listed_at).toISOString(),
+    brokerId: broker.brokerId,
+    brokerName: broker.brokerName,
+    listedAt: broker.listedAt.toISOString(),
   };
 }
 
 export async function loadListingStates(sql: postgres.Sql, ids: number[]): Promise<Map<number, StoredListingState>> {
   if (ids.length === 0) return new Map();
   const rows = await sql`
-    SELECT l.id, l.version, l.mode, l.description, l.description_optimized, b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    SELECT l.id, l.version, l.mode, l.description, l.description_optimized, ${listingBrokerColumns(sql)}
+    FROM ${listingWithBroker(sql)}
     WHERE l.id = ANY(${ids}::bigint[])`;
   return new Map(rows.map((r) => [Number(r.id), toState(r)]));
 }
@@ -50,16 +46,13 @@ export async function loadBrokerVersions(sql: postgres.Sql, ids: string[]): Prom
   return new Map(rows.map((r) => [r.id as string, r.version as number]));
 }
 
-// ISO 8601 in UTC, as the API writes it into events, made by PostgreSQL: the driver's Date parsing gives
-// Invalid Date for some early years (e.g. 0018) that partners may send.
-const ISO = (sql: postgres.Sql, column: string) => sql`to_char(${sql.unsafe(column)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-// Every column a search document is built from, with the broker and when the listing went live.
+// Every column a search document is built from, with the broker and when the listing went live (both shared with
+// the buyers' pages: packages/database/src/queries). Timestamps as the API writes them into events (isoTimestamp).
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.id, l.version, l.mode, l.status, l.business_type, l.title, l.description, l.description_optimized,
-  ${ISO(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
-  l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
-  b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
+  ${isoTimestamp(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
+  l.visibility, l.financials, l.financing, ${isoTimestamp(sql, "l.updated_at")} AS updated_at,
+  ${listingBrokerColumns(sql)}`;
 
 function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
   return {
@@ -88,7 +81,7 @@ export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds:
   if (brokerIds.length === 0) return [];
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    FROM ${listingWithBroker(sql)}
     WHERE l.broker_id = ANY(${brokerIds}::bigint[]) AND l.status = ANY(${visible})`;
   return rows.map(toSourceAndState);
 }
@@ -97,7 +90,7 @@ export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds:
 export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number, limit: number): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    FROM ${listingWithBroker(sql)}
     WHERE l.id > ${afterId} AND l.status = ANY(${visible})
     ORDER BY l.id LIMIT ${limit}`;
   return rows.map(toSourceAndState);
@@ -108,7 +101,7 @@ export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promi
   if (ids.length === 0) return [];
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    FROM ${listingWithBroker(sql)}
     WHERE l.id = ANY(${ids}::bigint[])
     ORDER BY l.id`;
   return rows.map(toSourceAndState);
@@ -121,7 +114,7 @@ export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promi
 export async function loadListingsWrittenSince(sql: postgres.Sql, xmin: string): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
-    FROM listings l JOIN brokers b ON b.id = l.broker_id
+    FROM ${listingWithBroker(sql)}
     WHERE l.write_xid >= ${xmin}::xid8 OR b.write_xid >= ${xmin}::xid8
     ORDER BY l.id`;
   return rows.map(toSourceAndState);

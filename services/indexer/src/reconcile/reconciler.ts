@@ -14,7 +14,7 @@
 // by and take over when it stops (at once) or dies (within the lease's 30 s). Repairs are counted in
 // indexer_reconciler_repairs_total{reason}.
 import type { Client } from "@opensearch-project/opensearch";
-import { Counter, createLeaderLease, Gauge, type Logger, type Metrics } from "@pss/service-kit";
+import { Counter, createHeldLease, createLeaderLease, createPeriodicJob, Gauge, type Logger, type Metrics } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsByIds, recordIndexStates, type StoredListingState } from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
@@ -89,34 +89,18 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const log = logger.child({ component: "reconciler", alias: deps.alias });
   const scoped = (column: postgres.PendingQuery<postgres.Row[]>) => (deps.partnerIds ? sql`AND ${column} = ANY(${deps.partnerIds}::uuid[])` : sql``);
   const lease = createLeaderLease({ sql, name: `reconciler:${deps.alias}`, ttlMs: LEASE_MS });
-  let stopRenewing: (() => void) | null = null;
   /** Where the audit of indexed listings goes on next run. */
   let auditAfterId = 0;
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
   let inRun: Promise<unknown> = Promise.resolve();
 
-  function setActive(on: boolean) {
-    deps.metrics?.active(on);
-  }
-
-  /** Holds (or takes) the lease, renewed in the background from then on; false when another instance holds it. */
-  async function lead(): Promise<boolean> {
-    if (lease.isHeld()) return true;
-    if (stopRenewing) {
-      // Lost (renewals failed for longer than the lease, or another took it after a stall): try again from scratch.
-      stopRenewing();
-      stopRenewing = null;
-      setActive(false);
-      log.warn("reconciler lost its lease");
-    }
-    if (!(await lease.acquire())) return false;
-    stopRenewing = lease.keepRenewed();
-    setActive(true);
-    log.info("reconciler active", { pendingAfterMs: deps.pendingAfterMs, intervalMs: deps.intervalMs, holder: lease.holder });
-    return true;
-  }
+  /** Holds (or takes) the lease, renewed in the background from then on; lead() is false when another instance holds it. */
+  const held = createHeldLease({
+    lease,
+    logger: log,
+    name: "reconciler",
+    fields: () => ({ pendingAfterMs: deps.pendingAfterMs, intervalMs: deps.intervalMs }),
+    onActive: (on) => deps.metrics?.active(on),
+  });
 
   async function unsettled(): Promise<{ id: number; reason: RepairReason }[]> {
     const before = new Date(Date.now() - deps.pendingAfterMs);
@@ -190,7 +174,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   }
 
   async function runOnce(): Promise<ReconcileResult | null> {
-    if (!(await lead())) return null;
+    if (!(await held.lead())) return null;
     try {
       const pending = await unsettled();
       const audited = await audit();
@@ -204,40 +188,26 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     }
   }
 
-  async function run(): Promise<void> {
-    while (running) {
-      const once = runOnce().catch((err) => log.warn("reconciler run failed; trying again next interval", { err: (err as Error).message }));
-      inRun = once;
-      await once;
-      if (!running) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deps.intervalMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
-    }
-  }
+  const job = createPeriodicJob({
+    name: "reconciler",
+    logger: log,
+    tick: () => {
+      const once = runOnce();
+      inRun = once.catch(() => {});
+      return once.then(() => {});
+    },
+    intervalMs: deps.intervalMs,
+    failureMessage: "reconciler run failed; trying again next interval",
+  });
 
   return {
     start() {
-      if (running || deps.intervalMs <= 0) return;
-      running = true;
-      loop = run();
+      if (deps.intervalMs > 0) job.start();
     },
     async stop() {
-      running = false;
-      wake?.();
-      await loop;
+      await job.stop();
       await inRun;
-      if (stopRenewing) {
-        stopRenewing();
-        stopRenewing = null;
-        await lease.release().catch((err) => log.warn("releasing the reconciler lease failed; it runs out on its own", { err: (err as Error).message }));
-        setActive(false);
-      }
+      await held.release();
     },
     runOnce: () => {
       const once = runOnce();

@@ -1,7 +1,7 @@
 // Forwards one lead to its broker by e-mail, at most once: claim, send, record the outcome. Used by the
 // event consumer (first attempt) and by the retry sweeper (later attempts).
 // Our relay or PostgreSQL being down never spends the lead's attempts (smtp-errors.ts decides whose failure it is).
-import { maskEmail, outageDelayMs, waitOutOutage, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
+import { countOutageWaits, maskEmail, outageDelayMs, waitOutOutage, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
 import type postgres from "postgres";
 import { claimLead, markFailed, markPostponed, markRetry, markSent } from "./delivery-repository.ts";
 import { composeLeadEmail, type LeadEmail } from "./lead-email.ts";
@@ -58,20 +58,13 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
    * runs out (a second send, an attempt spent). Above all after a send: losing the 'sent' mark would mean a second
    * e-mail, so it is tried until PostgreSQL answers (a stop cannot cut it short; the shutdown's step timeout can).
    */
-  let waitingForDatabase = 0;
-  const outageMetrics: OutageMetrics = {
-    waited: (d) => deps.outageMetrics?.waited(d),
-    waiting: (d, delta) => {
-      waitingForDatabase += delta;
-      deps.outageMetrics?.waiting(d, delta);
-    },
-  };
+  const { metrics: outageMetrics, waiting: waitingForDatabase } = countOutageWaits("postgres", deps.outageMetrics);
   const recorded = <T>(what: string, log: Logger, write: () => Promise<T>) =>
     waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: outageMetrics, backoff: deps.outageBackoff });
 
   return {
     /** Whether an outcome is waiting for PostgreSQL: the sweeper claims nothing meanwhile (its claim may run out). */
-    waitingForDatabase: () => waitingForDatabase > 0,
+    waitingForDatabase: () => waitingForDatabase() > 0,
     /** `logger`: the lead event's (its lines carry the intake request's ID) when a consumer forwards; default the service's. */
     async forward(leadId: string, logger: Logger = deps.logger): Promise<ForwardOutcome> {
       const log = logger.child({ component: "lead-forwarder" });

@@ -1,6 +1,6 @@
 // Retries deferred deliveries and picks up abandoned ones. Driven by the leads table, not by Kafka: a lead
 // waiting minutes for its next attempt never holds up a partition, and its schedule survives restarts.
-import type { Logger } from "@pss/service-kit";
+import { createPeriodicJob, type Logger, type TickContext } from "@pss/service-kit";
 import type postgres from "postgres";
 import { dueLeadIds } from "./delivery-repository.ts";
 import type { DeliveryPolicy, LeadForwarder } from "./lead-forwarder.ts";
@@ -21,17 +21,8 @@ export interface RetrySweeperDeps {
 export function createRetrySweeper(deps: RetrySweeperDeps) {
   const log = deps.logger.child({ component: "retry-sweeper" });
   const batchSize = deps.batchSize ?? 20;
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ((wake = null), resolve()), ms);
-      wake = () => (clearTimeout(timer), (wake = null), resolve());
-    });
-
-  async function round(): Promise<number> {
+  async function round(ctx: TickContext): Promise<number> {
     // An outcome waiting for PostgreSQL goes first: its claim may have run out during the outage.
     if (deps.forwarder.waitingForDatabase?.()) return 0;
     const ids = await dueLeadIds(deps.sql, {
@@ -41,35 +32,18 @@ export function createRetrySweeper(deps: RetrySweeperDeps) {
       partnerIds: deps.partnerIds?.(),
     });
     for (const id of ids) {
-      if (!running) break;
+      if (ctx.isStopping()) break;
       await deps.forwarder.forward(id).catch((err) => log.warn("retry failed", { leadId: id, err: (err as Error).message }));
     }
     return ids.length;
   }
 
+  // A full batch means more are waiting: go on at once.
+  const job = createPeriodicJob({ name: "retry sweeper", logger: log, intervalMs: deps.intervalMs, failureMessage: "sweep failed", tick: async (ctx) => (await round(ctx)) >= batchSize });
+
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = (async () => {
-        while (running) {
-          let found = 0;
-          try {
-            found = await round();
-          } catch (err) {
-            log.warn("sweep failed", { err: (err as Error).message });
-          }
-          // A full batch means more are waiting: go on at once.
-          if (running && found < batchSize) await pause(deps.intervalMs);
-        }
-      })();
-    },
+    start: () => job.start(),
     /** Stops after the lead in hand is done. */
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-      loop = null;
-    },
+    stop: () => job.stop(),
   };
 }

@@ -5,7 +5,7 @@
 // and commit its reference before the delete. So the last look (references and age) and the delete happen under
 // the name's lock (media-repository.ts `whileUnreferenced`), and a writer holds the same lock, shared, from
 // checking its files are stored (storing again any that is gone) until its reference commits (docs/media.md).
-import { createLeaderLease, type Logger, type MediaStorage } from "@pss/service-kit";
+import { createLeaderLease, createPeriodicJob, whileLeading, type Logger, type MediaStorage } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaRepository } from "../jobs/media-repository.ts";
 
@@ -31,8 +31,6 @@ export interface GarbageCollector {
 
 export function createGarbageCollector(deps: { sql: postgres.Sql; repository: MediaRepository; storage: MediaStorage; graceMs: number; intervalMs: number; logger: Logger }): GarbageCollector {
   const log = deps.logger.child({ component: "media-gc" });
-  let timer: Timer | null = null;
-  let current: Promise<unknown> | null = null;
   const lease = createLeaderLease({ sql: deps.sql, name: GC_LEASE, ttlMs: GC_LEASE_MS });
 
   async function collect(batch: string[], cutoff: Date): Promise<number> {
@@ -51,9 +49,7 @@ export function createGarbageCollector(deps: { sql: postgres.Sql; repository: Me
   }
 
   async function sweep(now = new Date()): Promise<SweepResult> {
-    if (!(await lease.acquire())) return { examined: 0, deleted: 0, skipped: true };
-    const stopRenewing = lease.keepRenewed();
-    try {
+    const swept = await whileLeading(lease, log, async () => {
       const cutoff = new Date(now.getTime() - deps.graceMs);
       let examined = 0;
       let deleted = 0;
@@ -71,27 +67,24 @@ export function createGarbageCollector(deps: { sql: postgres.Sql; repository: Me
       await deps.storage.removeAbandonedWrites(cutoff);
       if (deleted > 0) log.info("deleted unreferenced media files", { examined, deleted });
       return { examined, deleted, skipped: false };
-    } finally {
-      stopRenewing();
-      await lease.release().catch((err) => log.warn("releasing the garbage collection lease failed; it runs out on its own", { err: (err as Error).message }));
-    }
+    });
+    return swept ?? { examined: 0, deleted: 0, skipped: true };
   }
+
+  const job = createPeriodicJob({
+    name: "media garbage collection",
+    logger: log,
+    intervalMs: deps.intervalMs,
+    firstDelayMs: deps.intervalMs,
+    failureMessage: "media garbage collection failed",
+    tick: () => sweep().then(() => {}),
+  });
 
   return {
     sweep,
     start() {
-      if (deps.intervalMs <= 0 || timer) return;
-      timer = setInterval(() => {
-        if (current) return;
-        current = sweep()
-          .catch((err) => log.warn("media garbage collection failed", { err }))
-          .finally(() => (current = null));
-      }, deps.intervalMs);
+      if (deps.intervalMs > 0) job.start();
     },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await current;
-    },
+    stop: () => job.stop(),
   };
 }

@@ -3,7 +3,7 @@
 // longer than one image takes, so claims are renewed every third of their length while their jobs last. An
 // instance that dies stops renewing: its claims run out within one claim timeout and any instance's retry loop
 // takes the images up.
-import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
+import { createPeriodicJob, type Logger } from "@pss/service-kit";
 import type { MediaJob, MediaRepository } from "./media-repository.ts";
 
 export interface ClaimKeeper {
@@ -15,9 +15,6 @@ export interface ClaimKeeper {
 
 export function createClaimKeeper(deps: { repository: MediaRepository; working: () => MediaJob[]; leaseMs: number; logger: Logger }): ClaimKeeper {
   const everyMs = Math.max(100, Math.floor(deps.leaseMs / 3));
-  const pause = createInterruptibleSleep();
-  let running = false;
-  let loop: Promise<void> | null = null;
 
   async function renewOnce(): Promise<number> {
     const jobs = deps.working();
@@ -28,24 +25,19 @@ export function createClaimKeeper(deps: { repository: MediaRepository; working: 
     return held;
   }
 
+  // PostgreSQL briefly away: the next round tries again; the claims last two more rounds.
+  const job = createPeriodicJob({
+    name: "claim keeper",
+    logger: deps.logger,
+    intervalMs: everyMs,
+    firstDelayMs: everyMs,
+    failureMessage: "renewing image claims failed",
+    tick: () => renewOnce().then(() => {}),
+  });
+
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = (async () => {
-        while (running) {
-          await pause.sleep(everyMs);
-          if (!running) break;
-          // PostgreSQL briefly away: the next round tries again; the claims last two more rounds.
-          await renewOnce().catch((err) => deps.logger.warn("renewing image claims failed", { err: (err as Error).message }));
-        }
-      })();
-    },
-    async stop() {
-      running = false;
-      pause.wake();
-      await loop;
-    },
+    start: () => job.start(),
+    stop: () => job.stop(),
     renewOnce,
   };
 }

@@ -4,6 +4,8 @@
 // it is downloaded and transformed once) and costs no attempt (failures.ts, classifyJobError).
 import {
   contentName,
+  countOutageWaits,
+  createSleepGroup,
   OutageWaitAbandoned,
   outageDelayMs,
   waitOutOutage,
@@ -65,23 +67,10 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   const working = new Set<MediaJob>();
   // Waits on a dependency end when the service stops (abandonWaits): the job is given back without spending its attempt.
   let stopping = false;
-  const sleepers = new Set<() => void>();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
-      const timer = setTimeout(done, ms);
-      sleepers.add(done);
-    });
+  const { sleep, wakeAll } = createSleepGroup();
   // Jobs whose outcome waits for PostgreSQL: the retry loop claims nothing meanwhile, so when it is back their
   // outcomes are written before this instance could take them up again (a claim that ran out during the outage).
-  let waitingForDatabase = 0;
-  const outageMetrics: OutageMetrics = {
-    waited: (d) => deps.outageMetrics?.waited(d),
-    waiting: (d, delta) => {
-      if (d === "postgres") waitingForDatabase += delta;
-      deps.outageMetrics?.waiting(d, delta);
-    },
-  };
+  const { metrics: outageMetrics, waiting: waitingForDatabase } = countOutageWaits("postgres", deps.outageMetrics);
   const outage = (dependency: "storage" | "postgres", what: string, logger: Logger) => ({
     dependency,
     what,
@@ -193,11 +182,11 @@ export function createMediaJobs(deps: MediaJobsDeps) {
     /** The jobs this instance is downloading, transforming or storing now (or waiting in its pools to). */
     working: (): MediaJob[] => [...working],
     /** Whether some job's outcome is waiting for PostgreSQL to answer again. */
-    waitingForDatabase: () => waitingForDatabase > 0,
+    waitingForDatabase: () => waitingForDatabase() > 0,
     /** The service is stopping: jobs waiting for a dependency give their claims back instead of waiting on. */
     abandonWaits() {
       stopping = true;
-      for (const wake of [...sleepers]) wake();
+      wakeAll();
     },
   };
 }

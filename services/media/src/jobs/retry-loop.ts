@@ -1,6 +1,6 @@
 // Picks up work whose retry is due, or whose claim expired because its worker died. Events never wait for a
 // backoff: the consumer records "retry later" and moves on; this loop does the retry.
-import { createInterruptibleSleep, type Logger } from "@pss/service-kit";
+import { createPeriodicJob, type Logger } from "@pss/service-kit";
 import type { MediaJobs } from "./media-jobs.ts";
 import type { MediaRepository, PartnerScope } from "./media-repository.ts";
 
@@ -21,9 +21,6 @@ export function createRetryLoop(deps: {
   leaseMs: number;
   partners: () => PartnerScope;
 }): RetryLoop {
-  let running = false;
-  let loop: Promise<void> | null = null;
-  const pause = createInterruptibleSleep();
 
   async function runOnce(): Promise<number> {
     // Outcomes waiting for PostgreSQL go first (media-jobs.ts): their claims may have run out meanwhile.
@@ -34,30 +31,12 @@ export function createRetryLoop(deps: {
     return due.length;
   }
 
-  async function run() {
-    while (running) {
-      let ran = 0;
-      try {
-        ran = await runOnce();
-      } catch (err) {
-        deps.logger.warn("retry pass failed", { err });
-      }
-      // A full batch suggests more is due: go again at once.
-      if (running && ran < deps.batchSize) await pause.sleep(deps.pollMs);
-    }
-  }
+  // A full batch suggests more is due: go again at once.
+  const job = createPeriodicJob({ name: "retry pass", logger: deps.logger, intervalMs: deps.pollMs, failureMessage: "retry pass failed", tick: async () => (await runOnce()) >= deps.batchSize });
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
-    async stop() {
-      running = false;
-      pause.wake();
-      await loop;
-    },
+    start: () => job.start(),
+    stop: () => job.stop(),
     runOnce,
   };
 }

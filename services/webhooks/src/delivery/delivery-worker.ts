@@ -2,8 +2,8 @@
 // New deliveries are sent at once (the fan-out wakes the loop); retries when their time comes (polled).
 // Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
 // (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
-import type { Logger, OutageBackoff, OutageMetrics, SecretBox } from "@pss/service-kit";
-import { createInterruptibleSleep, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
+import type { Logger, OutageBackoff, OutageMetrics, SecretBox, TickContext } from "@pss/service-kit";
+import { countOutageWaits, createPeriodicJob, createSleepGroup, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
 import type { AttemptOutcome } from "./outcome.ts";
 import { decide, isDatabaseOutage, SecretUnreadable } from "./outcome.ts";
 import type { ClaimedDelivery, DeliveryRepository, PartnerScope } from "./delivery-repository.ts";
@@ -41,20 +41,10 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const log = deps.logger.child({ component: "delivery-worker" });
   const inflight = new Set<Promise<void>>();
-  const pause = createInterruptibleSleep();
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let wakeRequested = false;
   /** Unreadable secrets in a row: how long the next delivery we cannot sign waits. */
   let configurationFailures = 0;
   // Every wait for PostgreSQL in flight ends at stop().
-  const sleepers = new Set<() => void>();
-  const outageSleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => (clearTimeout(timer), sleepers.delete(done), resolve());
-      const timer = setTimeout(done, ms);
-      sleepers.add(done);
-    });
+  const outageSleeps = createSleepGroup();
   /**
    * A write of ours waits through an outage of PostgreSQL: after a send, the outcome is recorded once instead of
    * the claim running out and the delivery being sent again with an attempt spent. A stop ends the wait (the
@@ -62,14 +52,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
    */
   // While an outcome waits for PostgreSQL, nothing new is claimed: when it is back, the waiting outcomes are
   // written before this worker could take their deliveries up again (a lease that ran out during the outage).
-  let waitingForDatabase = 0;
-  const outageMetrics: OutageMetrics = {
-    waited: (d) => deps.outageMetrics?.waited(d),
-    waiting: (d, delta) => {
-      waitingForDatabase += delta;
-      deps.outageMetrics?.waiting(d, delta);
-    },
-  };
+  const { metrics: outageMetrics, waiting: waitingForDatabase } = countOutageWaits("postgres", deps.outageMetrics);
   const untilRecorded = <T>(what: string, l: Logger, write: () => Promise<T>) =>
     waitOutOutage(write, {
       dependency: "postgres",
@@ -78,8 +61,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       logger: l,
       metrics: outageMetrics,
       backoff: deps.outageBackoff,
-      isStopping: () => !running,
-      sleep: outageSleep,
+      isStopping: () => !job.isRunning(),
+      sleep: outageSleeps.sleep,
     });
 
   function readSecrets(claim: ClaimedDelivery): string[] {
@@ -151,51 +134,34 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       .finally(() => {
         inflight.delete(run);
         // A slot is free: more may be due.
-        pause.wake();
+        job.wake();
       });
     inflight.add(run);
   }
 
-  async function run() {
-    while (running) {
-      const free = deps.concurrency - inflight.size;
-      let claimed: ClaimedDelivery[] = [];
-      wakeRequested = false;
-      if (free > 0 && waitingForDatabase === 0) {
-        try {
-          claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners());
-        } catch (err) {
-          log.warn("claiming due deliveries failed; retrying", { err: (err as Error).message });
-        }
-      }
-      if (!running) {
-        // Claimed while stopping: their leases expire and another worker sends them.
-        break;
-      }
-      for (const claim of claimed) launch(claim);
-      // All free slots filled: there may be more; otherwise wait for the poll, a wake-up or a free slot.
-      if ((free > 0 && claimed.length === free) || wakeRequested) continue;
-      await pause.sleep(deps.pollMs);
-    }
+  /** Claims as many due deliveries as there are free slots; true when all were filled (more may be due). */
+  async function claimRound(ctx: TickContext): Promise<boolean> {
+    const free = deps.concurrency - inflight.size;
+    if (free <= 0 || waitingForDatabase() > 0) return false;
+    const claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners());
+    // Claimed while stopping: their leases expire and another worker sends them.
+    if (ctx.isStopping()) return false;
+    for (const claim of claimed) launch(claim);
+    return claimed.length === free;
   }
 
+  // Waits for the poll, a wake-up (new deliveries, a free slot) or, after a full round, goes on at once.
+  const job = createPeriodicJob({ name: "delivery worker", logger: log, intervalMs: deps.pollMs, failureMessage: "claiming due deliveries failed; retrying", tick: claimRound });
+
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
+    start: () => job.start(),
     async stop() {
-      running = false;
-      pause.wake();
-      for (const wake of [...sleepers]) wake();
-      await loop;
+      const stopped = job.stop();
+      outageSleeps.wakeAll();
+      await stopped;
       await Promise.allSettled([...inflight]);
     },
-    wake() {
-      wakeRequested = true;
-      pause.wake();
-    },
+    wake: () => job.wake(),
     inFlight: () => inflight.size,
   };
 }

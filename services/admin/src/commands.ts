@@ -8,13 +8,14 @@ import type { Client } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
 import { Partitioners, type Kafka } from "kafkajs";
 import type postgres from "postgres";
-// The tools that own another service's data live in that service; the CLI only wires them.
-import { reindex } from "../../../indexer/src/reindex/reindex.ts";
-import { createFailedMediaReset } from "../../../media/src/jobs/failed-media-reset.ts";
-import { copyVariants } from "../../../media/src/storage/copy-variants.ts";
-import { createOutboxStatus } from "../outbox/outbox-status.ts";
+// The tools that own another service's data live in that service, behind its package.json `exports`; the CLI only
+// wires them (docs/architecture.md).
+import { AdminError, createPartnerAdmin, MAX_LIST } from "@pss/api/partner-admin";
+import { createOutboxStatus } from "@pss/api/outbox-status";
+import { reindex } from "@pss/indexer/reindex";
+import { copyVariants } from "@pss/media/copy-variants";
+import { createFailedMediaReset } from "@pss/media/failed-media-reset";
 import type { AdminConfig, Server } from "./admin-config.ts";
-import { AdminError, createPartnerAdmin, MAX_LIST } from "./partner-admin.ts";
 
 export class UsageError extends Error {}
 

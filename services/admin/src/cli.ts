@@ -12,7 +12,7 @@ import { loadAdminConfig, SERVER_VARIABLES, type AdminConfig } from "./admin-con
 import { COMMANDS, USAGE, UsageError, type Command, type CommandContext, type Flags } from "./commands.ts";
 import { findLocalInfra, localServersDown } from "./local-infra.ts";
 import { formatHuman, formatJson } from "./output.ts";
-import { AdminError } from "./partner-admin.ts";
+import { AdminError } from "@pss/api/partner-admin";
 
 export { loadAdminConfig } from "./admin-config.ts";
 

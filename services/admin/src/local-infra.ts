@@ -1,6 +1,6 @@
 // The local infrastructure runner as the admin CLI sees it: the URLs `npm start` gives the services, and whether
-// each server answers. Loaded by path at run time because the container image has no infra/ directory: there
-// the CLI simply has no local defaults and the URLs must be set.
+// each server answers. Loaded at run time because the container image has only infra/package.json, not its source:
+// there the import fails, the CLI simply has no local defaults and the URLs must be set.
 import type { Server } from "./admin-config.ts";
 
 export interface LocalInfra {
@@ -8,10 +8,10 @@ export interface LocalInfra {
   urls: Record<string, string>;
 }
 
-const RUNNER_MODULE = "../../../../infra/src/index.ts";
+const RUNNER_MODULE = "@pss/infra";
 
 export async function findLocalInfra(): Promise<LocalInfra | null> {
-  let runner: typeof import("../../../../infra/src/index.ts");
+  let runner: typeof import("@pss/infra");
   try {
     runner = await import(RUNNER_MODULE);
   } catch {

@@ -1,0 +1,26 @@
+// The listing-with-broker read that the buyers' pages (API) and the search documents (indexer) share: a listing
+// `l` joined with its broker `b`, and the columns both take from that join. Each caller adds its own columns and
+// WHERE clause; what a listing's broker and "went live" are is decided here only.
+import type postgres from "postgres";
+import { listedAt } from "./listed-at.ts";
+
+/** `listings l JOIN brokers b`: every listing has exactly one broker (brokers.id, NOT NULL foreign key). */
+export function listingWithBroker(sql: postgres.Sql) {
+  return sql`listings l JOIN brokers b ON b.id = l.broker_id`;
+}
+
+/** broker_id (text), broker_name and listed_at (timestamptz), selected from listingWithBroker. */
+export function listingBrokerColumns(sql: postgres.Sql) {
+  return sql`b.id::text AS broker_id, b.name AS broker_name, ${listedAt(sql, "l")} AS listed_at`;
+}
+
+export interface ListingBroker {
+  brokerId: string;
+  brokerName: string;
+  listedAt: Date;
+}
+
+/** The columns of listingBrokerColumns as values. */
+export function toListingBroker(row: { broker_id: string; broker_name: string; listed_at: Date | string }): ListingBroker {
+  return { brokerId: row.broker_id, brokerName: row.broker_name, listedAt: new Date(row.listed_at) };
+}

@@ -1,0 +1,213 @@
+// The boot sequence every service runs, in one place: configuration (a bad one exits 1), logger, crash guard,
+// metrics, then what the service's main.ts builds (its clients, consumers, jobs, routes), the health port, topics
+// and start (both retried while Kafka or PostgreSQL are down: the process waits not ready, it never exits), and
+// an ordered shutdown on SIGINT/SIGTERM:
+//   1. mark not ready (and stop intake: the HTTP server stops accepting requests),
+//   2. the service's own stop steps in its order (consumers finish the work in flight and commit their offsets,
+//      jobs finish their tick),
+//   3. stop the health port, 4. close the clients.
+// main.ts stays the only place that creates clients: it hands them over here to be checked and closed.
+import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
+import type { TopicSpec } from "@pss/contracts";
+import type Redis from "ioredis";
+import type { Kafka } from "kafkajs";
+import type { Sql } from "./clients.ts";
+import type { LogLevel } from "./config.ts";
+import { loadConfigOrExit } from "./config.ts";
+import { installCrashGuard } from "./crash-guard.ts";
+import { startHealthServer, type HealthRoutesOptions, type ReadinessCheck } from "./health.ts";
+import { ensureTopics, pingKafka } from "./kafka.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { retryUntilDone } from "./retry-until.ts";
+import { createShutdown, type Shutdown, type ShutdownOptions } from "./shutdown.ts";
+
+/** Clients main.ts created: each gets its standard readiness check (PostgreSQL, Kafka) and is closed last. */
+export interface ServiceClients {
+  sql?: Sql;
+  kafka?: Kafka;
+  opensearch?: OpenSearchClient;
+  redis?: Redis;
+}
+
+/** Shutdown steps by name, run in the order given. */
+export type ShutdownSteps = Record<string, () => unknown>;
+
+export interface HealthHandle {
+  port: number | null;
+  stop(): Promise<unknown> | unknown;
+}
+
+export interface ServiceParts {
+  clients: ServiceClients;
+  /** Readiness checks besides the standard ones; a name given here replaces the standard check, null leaves it out. */
+  checks?: Record<string, ReadinessCheck | null>;
+  /** Created before start (needs clients.kafka), retried through a Kafka outage. */
+  topics?: readonly TopicSpec[];
+  /** The service's work (consume, relay): started after the topics, retried until it starts or the service stops. */
+  start?: {
+    /** For logs: "start consuming". */
+    what: string;
+    run(): Promise<unknown> | unknown;
+    /** A readiness check of this name fails until the work started, and whenever isRunning() says false. */
+    check?: string;
+    isRunning?(): boolean;
+  };
+  /** After the work started (a log line, jobs that follow consuming). */
+  started?(): void;
+  /** Stops intake first, with "mark not ready" (the HTTP server). */
+  stopIntake?(): unknown;
+  /** Stops the work, in this order, after intake and before the health port and the clients. */
+  stop: ShutdownSteps;
+  /** Closes clients runService does not know (an SMTP pool), before the standard ones. */
+  close?: ShutdownSteps;
+  /** Log fields of the line "health endpoint listening". */
+  describe?: Record<string, unknown>;
+  /** Serves readiness and metrics somewhere else than the service's own health port (API workers). */
+  health?(opts: HealthRoutesOptions): HealthHandle;
+  shutdown?: ShutdownOptions;
+}
+
+/** What runService gives main.ts's build function. */
+export interface ServiceKit<C> {
+  config: C;
+  logger: Logger;
+  metrics: Metrics;
+  /** True once shutdown began. */
+  isStopping(): boolean;
+  /** Settles when topics and start are done (or abandoned because the service is stopping). */
+  booted: Promise<void>;
+  /** Runs the shutdown, then exits 0 (a supervisor asked this process to go). */
+  exit(reason: string): Promise<void>;
+}
+
+/** The process-wide pieces bootService uses; fakes in tests. */
+export interface BootEnv {
+  service: string;
+  logger: Logger;
+  metrics?: Metrics;
+  shutdown: Shutdown;
+  healthPort: number;
+  startHealth?: (opts: HealthRoutesOptions & { port: number }) => HealthHandle;
+  /** Pacing of the start retries (tests). */
+  retry?: { initialDelayMs?: number; maxDelayMs?: number; sleep?: (ms: number) => Promise<void> };
+}
+
+export interface BootState {
+  isStopping(): boolean;
+  booted: Promise<void>;
+  markStopping(): void;
+}
+
+/** The state a service's build function and its boot share: created first so build can read isStopping and booted. */
+export function createBootState(): BootState & { resolveBoot: (p: Promise<unknown>) => void } {
+  let stopping = false;
+  let resolveBoot!: (p: Promise<unknown>) => void;
+  const booted = new Promise<unknown>((resolve) => (resolveBoot = resolve)).then(() => {});
+  return { isStopping: () => stopping, markStopping: () => void (stopping = true), booted, resolveBoot };
+}
+
+function standardChecks(clients: ServiceClients): Record<string, ReadinessCheck> {
+  const checks: Record<string, ReadinessCheck> = {};
+  const { sql, kafka } = clients;
+  if (sql) checks.postgres = () => sql`SELECT 1`;
+  // An admin connection per probe is not free: at most one every 10 s.
+  if (kafka) checks.kafka = { run: () => pingKafka(kafka), everyMs: 10_000, timeoutMs: 2000 };
+  return checks;
+}
+
+function standardCloses(clients: ServiceClients): ShutdownSteps {
+  const steps: ShutdownSteps = {};
+  const { opensearch, sql, redis } = clients;
+  if (opensearch) steps["close opensearch"] = () => opensearch.close();
+  if (sql) steps["close postgres"] = () => sql.end({ timeout: 5 });
+  if (redis) steps["close redis"] = () => redis.quit();
+  return steps;
+}
+
+/** Health port, shutdown steps and the retried boot of one service's parts. Returns when the boot settled. */
+export async function bootService(parts: ServiceParts, env: BootEnv, state: ReturnType<typeof createBootState> = createBootState()): Promise<void> {
+  const { logger, shutdown } = env;
+  let workStarted = false;
+  const checks: Record<string, ReadinessCheck> = { ...standardChecks(parts.clients) };
+  for (const [name, check] of Object.entries(parts.checks ?? {})) {
+    if (check) checks[name] = check;
+    else delete checks[name];
+  }
+  const work = parts.start;
+  if (work?.check) {
+    checks[work.check] = async () => {
+      if (!workStarted) throw new Error(`${work.what}: not done yet`);
+      if (work.isRunning && !work.isRunning()) throw new Error("not running");
+    };
+  }
+  const healthOptions: HealthRoutesOptions = {
+    service: env.service,
+    checks,
+    isStopping: state.isStopping,
+    metrics: env.metrics,
+    onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+  };
+  const health = parts.health ? parts.health(healthOptions) : (env.startHealth ?? startHealthServer)({ ...healthOptions, port: env.healthPort });
+  logger.info("health endpoint listening", { port: health.port, ...parts.describe });
+
+  shutdown.register(parts.stopIntake ? "stop accepting requests" : "mark not ready", async () => {
+    state.markStopping();
+    await parts.stopIntake?.();
+  });
+  for (const [name, step] of Object.entries(parts.stop)) shutdown.register(name, step);
+  shutdown.register("stop health endpoint", () => health.stop());
+  for (const [name, step] of Object.entries({ ...parts.close, ...standardCloses(parts.clients) })) shutdown.register(name, step);
+
+  // Kafka (or whatever start needs) may be down at boot: wait for it, not ready meanwhile, instead of exiting.
+  const retry = { logger, isStopping: state.isStopping, ...env.retry };
+  const boot = (async () => {
+    const { kafka } = parts.clients;
+    if (parts.topics && kafka) {
+      const topics = parts.topics;
+      if ((await retryUntilDone("create topics", () => ensureTopics(kafka, topics, logger).then(() => true), retry)) === undefined) return;
+    }
+    if (!work) return;
+    if ((await retryUntilDone(work.what, async () => (await work.run(), true), retry)) === undefined || state.isStopping()) return;
+    workStarted = true;
+    parts.started?.();
+  })();
+  state.resolveBoot(boot);
+  await boot;
+}
+
+export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: number }> {
+  /** The service's name: logs, metrics, health. */
+  name: string;
+  loadConfig: () => C;
+  /** Fields every log line of this process carries (the API worker's index). */
+  logFields?: (config: C) => Record<string, unknown> | undefined;
+  /** Creates the clients and the service's parts; null: this process serves nothing itself (the API's primary). */
+  build(kit: ServiceKit<C>): ServiceParts | null | Promise<ServiceParts | null>;
+}
+
+/** Runs one service process: see the top of this file. */
+export async function runService<C extends { logLevel: LogLevel; healthPort: number }>(def: ServiceDefinition<C>): Promise<void> {
+  const config = loadConfigOrExit(def.name, def.loadConfig);
+  const base = def.logFields?.(config);
+  const logger = createLogger({ service: def.name, level: config.logLevel, ...(base ? { base } : {}) });
+  installCrashGuard(logger);
+  const metrics = createMetrics({ service: def.name });
+  const state = createBootState();
+  let shutdown: Shutdown | null = null;
+  const parts = await def.build({
+    config,
+    logger,
+    metrics,
+    isStopping: state.isStopping,
+    booted: state.booted,
+    exit: async (reason) => {
+      await shutdown?.run(reason);
+      process.exit(0);
+    },
+  });
+  if (!parts) return;
+  shutdown = createShutdown(logger, parts.shutdown);
+  shutdown.listen();
+  await bootService(parts, { service: def.name, logger, metrics, shutdown, healthPort: config.healthPort }, state);
+}
