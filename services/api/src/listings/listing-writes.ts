@@ -1,9 +1,9 @@
 // Listing writes as single statements: the row, its photos, its status history, its change history and its
-// outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit transaction
-// and only two round trips (read, write). The listing.upserted event is built in JS from the event catalog
-// (listingUpsertedPayload): the new listing's ID comes from the read (loadForWrite allocates one when the listing
-// does not exist yet) and the timestamps are set here, so SQL only stores the event. Concurrency: creates use ON CONFLICT DO NOTHING, updates are guarded
-// by the version that was read; the caller retries on a lost race.
+// outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit
+// transaction and only two round trips (read, write). The listing.upserted event is built in JS from the event
+// catalog (listingUpsertedPayload): a new listing's ID comes from the read (loadForWrite allocates one when the
+// listing does not exist yet) and the timestamps are set here, so SQL only stores the event. Concurrency: creates
+// use ON CONFLICT DO NOTHING, updates are guarded by the version that was read; the caller retries on a lost race.
 import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";

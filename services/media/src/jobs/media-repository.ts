@@ -2,7 +2,7 @@
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
 // Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
 // write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
-import { BrokerAvatarProcessed, brokerAvatarProcessedFact, ListingMediaProcessed, listingMediaProcessedFact } from "@pss/contracts";
+import { BrokerAvatarProcessed, brokerAvatarProcessedFact, ListingMediaProcessed, listingMediaProcessedFact, type RecordMode } from "@pss/contracts";
 import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
@@ -73,13 +73,16 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.listing-photos:${job.listingId}`}, 0))`;
     const written = await write(tx);
     if (written.length === 0) return false;
-    // Read after the lock and this transaction's write: the listing's photos as they will commit.
-    const [listing] = await tx`
-      SELECT l.id, l.partner_id, l.mode, l.external_id, l.version FROM listings l
-      WHERE l.id = ${job.listingId}::bigint AND NOT EXISTS (SELECT 1 FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'pending')`;
+    // Read after the lock and this transaction's write (both in one round trip): the listing's photos as they will
+    // commit; the listing only when none is pending any more.
+    const [[listing], photos] = await Promise.all([
+      tx<{ id: string; partner_id: string; mode: RecordMode; external_id: string; version: number }[]>`
+        SELECT l.id, l.partner_id, l.mode, l.external_id, l.version FROM listings l
+        WHERE l.id = ${job.listingId}::bigint AND NOT EXISTS (SELECT 1 FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'pending')`,
+      tx<PhotoOutcomeRow[]>`
+        SELECT url, sort_key, state, failure_reason, warning, width, height FROM listing_photos WHERE listing_id = ${job.listingId}::bigint ORDER BY sort_key, id`,
+    ]);
     if (listing) {
-      const photos = await tx<PhotoOutcomeRow[]>`
-        SELECT url, sort_key, state, failure_reason, warning, width, height FROM listing_photos WHERE listing_id = ${listing.id} ORDER BY sort_key, id`;
       const fact = partnerFactRow(
         ListingMediaProcessed,
         { aggregateId: String(listing.id), version: listing.version, partnerId: listing.partner_id, mode: listing.mode },
@@ -94,17 +97,30 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
 type PhotoOutcomeRow = { url: string; sort_key: number; state: "ready" | "failed"; failure_reason: string | null; warning: string | null; width: number | null; height: number | null };
 
 /** The broker row an avatar's outcome was recorded on (the UPDATE's RETURNING). */
+type FinishedAvatarRow = {
+  id: string;
+  partner_id: string;
+  mode: RecordMode;
+  external_id: string;
+  version: number;
+  avatar_url: string;
+  avatar_state: "ready" | "failed";
+  avatar_failure_reason: string | null;
+  avatar_warning: string | null;
+  avatar_width: number | null;
+  avatar_height: number | null;
+};
 const FINISHED_AVATAR = "id, partner_id, mode, external_id, version, avatar_url, avatar_state, avatar_failure_reason, avatar_warning, avatar_width, avatar_height";
 
 /** broker.avatar.processed from the broker row whose avatar outcome was just recorded, in the same transaction. */
-async function announceAvatar(tx: postgres.TransactionSql, rows: readonly Record<string, any>[]): Promise<void> {
+async function announceAvatar(tx: postgres.TransactionSql, rows: readonly FinishedAvatarRow[]): Promise<void> {
   await insertOutboxFacts(
     tx,
     rows.map((f) =>
       partnerFactRow(
         BrokerAvatarProcessed,
         { aggregateId: String(f.id), version: f.version, partnerId: f.partner_id, mode: f.mode },
-        brokerAvatarProcessedFact(f as { id: string; external_id: string; version: number }, {
+        brokerAvatarProcessedFact(f, {
           url: f.avatar_url,
           state: f.avatar_state,
           failure_reason: f.avatar_failure_reason,
@@ -219,7 +235,7 @@ export function createMediaRepository(sql: Sql) {
       return sql.begin(async (tx) => {
         await lockNamesShared(tx, r.names);
         await confirmStored();
-        const rows = await tx`
+        const rows = await tx<FinishedAvatarRow[]>`
           UPDATE brokers SET avatar_state = 'ready', avatar_width = ${r.width}, avatar_height = ${r.height}, avatar_warning = ${r.warning},
             avatar_variants = ${variants}, avatar_media_names = ${r.names}::text[], avatar_failure_reason = NULL, avatar_last_error = NULL,
             avatar_not_before = NULL
@@ -242,7 +258,7 @@ export function createMediaRepository(sql: Sql) {
       }
       // The outcome and its fact commit together (two statements: the fact is built from the row written).
       return sql.begin(async (tx) => {
-        const rows = await tx`
+        const rows = await tx<FinishedAvatarRow[]>`
           UPDATE brokers SET avatar_state = 'failed', avatar_failure_reason = ${reason}, avatar_last_error = ${reason}, avatar_warning = NULL,
             avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL, avatar_media_names = NULL, avatar_not_before = NULL
           WHERE id = ${job.brokerId}::bigint AND avatar_url = ${job.url} AND avatar_state = 'pending' AND avatar_claim_token = ${job.claimToken}
