@@ -72,8 +72,12 @@ test("each change of the overall state is delivered once, in version order, with
     reasons: [{ code: "HAS_WARNINGS", message: "Buyers see it; 2 warnings say what they miss" }],
     listingVersion: 1,
     version: 2,
+    sequence: expect.any(Number), // the change feed's number for this fact (docs/webhooks.md)
   });
+  // Deliveries run in parallel: PROCESSING may land just after LIVE_WITH_WARNINGS.
+  await until("PROCESSING delivered", () => (changes(id).length >= 2 ? true : null), 30_000);
   expect(changes(id)[0]).toMatchObject({ state: "PROCESSING", previousState: null, version: 1 });
+  expect(changes(id)[0]!.sequence).toBeLessThan(live.sequence as number);
   expect((await partner.get(`/partner/v1/listings/${id}/report`)).body.report.state).toBe("LIVE_WITH_WARNINGS");
 
   // An update that leaves the state as it is announces nothing; a status buyers do not see does.
@@ -85,6 +89,9 @@ test("each change of the overall state is delivered once, in version order, with
   await until("the index removal recorded", async () => ((await api.sql`SELECT index_state FROM listings WHERE id = ${serviceListingId}`)[0]!.index_state === "removed" ? true : null), 60_000);
   await Bun.sleep(1500);
   expect(changes(id).map((c) => c.state)).toEqual(["PROCESSING", "LIVE_WITH_WARNINGS", "NOT_VISIBLE"]);
+  // The feed numbers them in the order they happened, so a receiver can order them and see a gap.
+  const sequences = changes(id).map((c) => c.sequence as number);
+  expect([...sequences].sort((a, b) => a - b)).toEqual(sequences);
   expect(await factCount(serviceListingId)).toBe(3);
 }, 150_000);
 
