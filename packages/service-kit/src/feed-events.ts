@@ -3,11 +3,11 @@
 // a listing whose status moved also "listing.status_changed"; a fact (published, unpublished, photos or avatar
 // processed, lead received) makes one event of its type carrying the fact's data, as its webhook does. Rows of
 // other kinds (lead.submitted, a future type) make none.
-import { isWebhookEventType, type FeedEventType } from "@pss/contracts";
+import { isWebhookEventType, type FeedEventType, type UntypedJson } from "@pss/contracts";
 
 export interface OutboxRowForFeed {
   /** The envelope as stored. */
-  payload: { eventId: string; type: string; aggregateType?: string; aggregateId: string; version?: number; partnerId: string; mode?: string; occurredAt: string; payload?: Record<string, any> };
+  payload: { eventId: string; type: string; aggregateType?: string; aggregateId: string; version?: number; partnerId: string; mode?: string; occurredAt: string; payload?: UntypedJson };
   /** The change-history row of the version written (listing or broker), when there is one. */
   changes: { path: string }[] | null;
   statusFrom: string | null;

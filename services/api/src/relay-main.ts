@@ -16,7 +16,7 @@ import { createFeedSequencer,
   retryUntilDone,
   startHealthServer,
 } from "@pss/service-kit";
-import { loadRelayConfig, type RelayConfig } from "./config.ts";
+import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 

@@ -32,7 +32,7 @@ const SELECT = (tx: Tx) => tx`
                    FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
   FROM brokers b`;
 
-function toStored(row: any): StoredBroker {
+function toStored(row: postgres.Row): StoredBroker {
   const document: BrokerDocument = { name: row.name, email: row.email };
   if (row.phone !== null) document.phone = row.phone;
   if (row.avatar_url !== null) document.avatarUrl = row.avatar_url;

@@ -3,7 +3,7 @@
 // PostgreSQL, so every hit is checked against PostgreSQL (one query per page) before it is returned: a listing
 // no longer buyer-visible is dropped, and the address is shown as its current visibility allows.
 import type { Client } from "@opensearch-project/opensearch";
-import type { ListingSearchDocument, SearchResponse } from "@pss/contracts";
+import type { ListingSearchDocument, SearchResponse, UntypedJson } from "@pss/contracts";
 import type postgres from "postgres";
 import { ApiError, BadRequestError } from "../http/errors.ts";
 import { buyerSearchFilter } from "./buyer-visibility.ts";
@@ -119,7 +119,7 @@ const FACET_SIZE = 200;
 /** Distinct values of a normalized (lower-cased) keyword, each with one listing's own spelling of it. */
 const facet = (field: string) => ({ terms: { field, size: FACET_SIZE, order: { _key: "asc" } }, aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } } });
 
-type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: Record<string, any> }[] } } }[] };
+type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: UntypedJson }[] } } }[] };
 
 export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | "alias">) {
   return async function facets(): Promise<SearchFacets> {
@@ -134,7 +134,7 @@ export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | 
       if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { businessTypes: [], states: [] };
       throw new SearchUnavailableError();
     }
-    const spellings = (agg: FacetBuckets, read: (source: Record<string, any>) => unknown) =>
+    const spellings = (agg: FacetBuckets, read: (source: UntypedJson) => unknown) =>
       agg.buckets.map((b) => read(b.spelling.hits.hits[0]?._source ?? {})).filter((v): v is string => typeof v === "string");
     return { businessTypes: spellings(aggs.businessTypes, (s) => s.businessType), states: spellings(aggs.states, (s) => s.location?.state) };
   };

@@ -22,7 +22,7 @@ const LISTED_AT = (sql: postgres.Sql) => sql`
             WHERE h.listing_id = l.id AND h.to_status = ANY(${visible})
               AND (h.from_status IS NULL OR NOT h.from_status = ANY(${visible}))), l.created_at)`;
 
-function toState(row: any): StoredListingState {
+function toState(row: postgres.Row): StoredListingState {
   return {
     id: Number(row.id),
     version: row.version,
@@ -61,7 +61,7 @@ const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.visibility, l.financials, l.financing, ${ISO(sql, "l.updated_at")} AS updated_at,
   b.id::text AS broker_id, b.name AS broker_name, ${LISTED_AT(sql)} AS listed_at`;
 
-function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
+function toSourceAndState(r: postgres.Row): { source: ListingSource; state: StoredListingState } {
   return {
     state: toState(r),
     source: {

@@ -35,8 +35,8 @@ export type PartnerScope = readonly string[] | null;
 const lease = (sql: Sql, ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
 const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => (partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``);
 
-const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
-const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
+const toPhoto = (r: postgres.Row): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
+const toAvatar = (r: postgres.Row): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
 
 /**
  * The lock of one stored name (garbage-collector.ts): writers hold it shared from checking their files are
