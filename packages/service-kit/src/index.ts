@@ -25,3 +25,5 @@ export * from "./leader-lease.ts";
 export * from "./feed-events.ts";
 export * from "./feed-sequencer.ts";
 export * from "./outage-wait.ts";
+export * from "./sql-values.ts";
+export * from "./opensearch-body.ts";

@@ -225,7 +225,7 @@ export function createApp(deps: AppDeps) {
 
   let openApiDocument: OpenApiDocument | null = null;
   const openApi = (): OpenApiDocument =>
-    (openApiDocument ??= buildOpenApiDocument(app.routes as never, {
+    (openApiDocument ??= buildOpenApiDocument(app.routes, {
       serverUrl: deps.publicBaseUrl,
       documentedPrefixes: ["/partner/v1/", "/v1/"],
       publicPaths: PUBLIC_PARTNER_PATHS,

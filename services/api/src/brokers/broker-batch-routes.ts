@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, BrokerBatchBody, BrokerBatchResponse, BrokerBody, PutQuery } from "@pss/contracts";
 import { countAnswers, createBodyCheck, errorAnswer, mapBounded, rateLimitedError, refusal, refuseDuplicateIds, type ItemAnswer, type ItemState } from "../batch/batch-items.ts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { BATCH_ABOUT, BATCH_REFUSED } from "../listings/listing-batch-routes.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
@@ -64,7 +64,7 @@ export function createBrokerBatchRoutes(ctx: PartnerContext) {
       detail: {
         summary: `Create or update up to ${BATCH_MAX_ITEMS} brokers in one request (or, with dryRun=true, only say what that would do)`,
         description: BATCH_ABOUT,
-        responses: { 200: { description: "One result per item, in request order", schema: BrokerBatchResponse }, 400: BATCH_REFUSED } satisfies DocumentedResponses as never,
+        responses: documented({ 200: { description: "One result per item, in request order", schema: BrokerBatchResponse }, 400: BATCH_REFUSED }),
       },
     },
   );

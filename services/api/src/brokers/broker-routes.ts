@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { BrokerBody, BrokerHistoryResponse, BrokerPutResponse, BrokerRecord, DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, PageQuery, PutQuery } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -86,10 +86,10 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a broker back as stored, with the state of its avatar processing",
-          responses: {
+          responses: documented({
             200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: BrokerRecord }) },
             404: ErrorMessages.brokerNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -108,10 +108,10 @@ export function createBrokerRoutes(ctx: PartnerContext) {
           summary: "The broker's change history, newest first",
           description:
             "One entry per version a PUT wrote (a broker PUT, or a listing PUT carrying the broker inline; identical repeats write none): when, the key ID and request ID, and each changed field path with its old and new value (texts over 500 characters cut, marked truncated). Entries are kept for the history retention (180 days by default). Page with nextCursor.",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
             404: ErrorMessages.brokerNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -132,9 +132,9 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's brokers (reconciliation)",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(BrokerRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

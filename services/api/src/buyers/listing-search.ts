@@ -5,6 +5,7 @@
 import type { Client } from "@opensearch-project/opensearch";
 import type { ListingSearchDocument, SearchResponse, UntypedJson } from "@pss/contracts";
 import type postgres from "postgres";
+import { openSearchBody } from "@pss/service-kit";
 import { ApiError, BadRequestError } from "../http/errors.ts";
 import { buyerSearchFilter } from "./buyer-visibility.ts";
 import { currentHitStates, type CurrentHitState } from "./public-repository.ts";
@@ -65,7 +66,7 @@ export function createListingSearch(deps: ListingSearchDeps) {
     let hits: { _source: ListingSearchDocument; sort: unknown[] }[];
     let total: number;
     try {
-      const res = await deps.opensearch.search({ index: deps.alias, body: buildSearchBody(request) as never });
+      const res = await deps.opensearch.search({ index: deps.alias, body: openSearchBody(buildSearchBody(request)) });
       const body = res.body as unknown as { hits: { total: { value: number }; hits: typeof hits } };
       hits = body.hits.hits;
       total = body.hits.total.value;
@@ -127,7 +128,7 @@ export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | 
     try {
       const res = await deps.opensearch.search({
         index: deps.alias,
-        body: { size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } } as never,
+        body: openSearchBody({ size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } }),
       });
       aggs = (res.body as unknown as { aggregations: typeof aggs }).aggregations;
     } catch (err) {

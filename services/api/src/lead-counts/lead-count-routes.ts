@@ -1,7 +1,7 @@
 // GET /partner/v1/offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isRecordId, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { parseDateRange } from "./date-range.ts";
@@ -46,7 +46,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of one office",
           description: `${about} 404 "Office not found" for an office that is not the partner's.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` } satisfies DocumentedResponses as never,
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` }),
         },
       },
     )
@@ -63,7 +63,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
           description: `${about} 404 "Organization not found" for an organization that is not the partner's.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` } satisfies DocumentedResponses as never,
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` }),
         },
       },
     );

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, ListingBatchBody, ListingBatchResponse, ListingBody, PutQuery } from "@pss/contracts";
 import { countAnswers, createBodyCheck, errorAnswer, mapBounded, rateLimitedError, refusal, refuseDuplicateIds, type ItemAnswer, type ItemState } from "../batch/batch-items.ts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { upsertListingBatch } from "./listing-batch.ts";
@@ -70,10 +70,10 @@ export function createListingBatchRoutes(ctx: PartnerContext) {
       detail: {
         summary: `Create or update up to ${BATCH_MAX_ITEMS} listings in one request (or, with dryRun=true, only say what that would do)`,
         description: `${BATCH_ABOUT} Items with an inline broker write it as their PUT does; a listing that names a broker written inline by an earlier item of the batch finds it.`,
-        responses: {
+        responses: documented({
           200: { description: "One result per item, in request order", schema: ListingBatchResponse },
           400: BATCH_REFUSED,
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, ListingBody, ListingHistoryResponse, ListingPutResponse, ListingRecord, PageQuery, PutQuery } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -74,7 +74,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
           description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" }),
         },
       },
     )
@@ -90,10 +90,10 @@ export function createListingRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a listing back as stored, with its photo processing, search-index state and status history",
-          responses: {
+          responses: documented({
             200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: ListingRecord }) },
             404: ErrorMessages.listingNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -112,10 +112,10 @@ export function createListingRoutes(ctx: PartnerContext) {
           summary: "The listing's change history, newest first",
           description:
             "One entry per version a PUT wrote (identical repeats write none): when, the key ID and request ID, each changed field path with its old and new value (texts over 500 characters cut, marked truncated), and the status move. Entries are kept for the history retention (180 days by default). Page with nextCursor.",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: ListingHistoryResponse },
             404: ErrorMessages.listingNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -137,9 +137,9 @@ export function createListingRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's listings (reconciliation)",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(ListingRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

@@ -1,7 +1,7 @@
 // Writes an event row in the caller's transaction: the change and its announcement commit together.
 import type postgres from "postgres";
 import type { RecordMode, TopicSpec } from "@pss/contracts";
-import { NO_TRACE, type EventTrace } from "@pss/service-kit";
+import { NO_TRACE, sqlJson, type EventTrace } from "@pss/service-kit";
 
 export interface OutboxEvent {
   topic: TopicSpec;
@@ -33,5 +33,5 @@ export async function appendEvent(tx: postgres.TransactionSql, event: OutboxEven
   // Key = aggregate id: one partition per aggregate keeps its events in order.
   await tx`
     INSERT INTO outbox (topic, message_key, payload, request_id, traceparent)
-    VALUES (${event.topic.name}, ${event.aggregateId}, ${tx.json(envelope as never)}, ${request_id}, ${traceparent})`;
+    VALUES (${event.topic.name}, ${event.aggregateId}, ${sqlJson(tx, envelope)}, ${request_id}, ${traceparent})`;
 }

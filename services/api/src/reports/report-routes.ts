@@ -2,7 +2,7 @@
 // key's partner and mode like every record; the rules are listingReport in @pss/contracts.
 import { Elysia } from "elysia";
 import { ErrorMessages, listingReport, ListingReportResponse, type ListingReport } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
@@ -54,10 +54,10 @@ export function createReportRoutes(ctx: PartnerContext) {
         summary: "The listing's processing report: every step from the write to the buyer's page, and one overall state",
         description:
           "Steps in order: stored; one per photo (downloaded and processed with its size, or the failure and what to do); description.rewritten; indexed; visible (buyers see it at its URL); sitemap. Each has an outcome (done, pending, failed, skipped) and the time it finished. state: LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE or FAILED, with reasons. A webhook listing.report.changed announces each change of state. Read-only; a key reads only its own partner's records of its mode.",
-        responses: {
+        responses: documented({
           200: { description: "The report", schema: ListingReportResponse },
           404: ErrorMessages.listingNotFound,
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

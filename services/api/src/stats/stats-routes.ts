@@ -3,7 +3,7 @@
 // them (the same 400 messages). Inquiries (counts only) only for keys with lead tracking.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadCountQuery, ListingStatsResponse } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { parseDateRange } from "../lead-counts/date-range.ts";
@@ -66,7 +66,7 @@ export function createStatsRoutes(ctx: PartnerContext) {
         description:
           "startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate; otherwise 400 with details [{path: \"startDate\", …}].",
 
-        responses: { 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound } satisfies DocumentedResponses as never,
+        responses: documented({ 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound }),
       },
     },
   );

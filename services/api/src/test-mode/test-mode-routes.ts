@@ -3,7 +3,7 @@
 //   DELETE /partner/v1/test-data                                  every test record of the partner, now
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadAccepted, SimulatedLeadBody, TestDataDeleted } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
 import { insertSimulatedLead } from "../leads/lead-repository.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
@@ -49,11 +49,11 @@ export function createTestModeRoutes(ctx: PartnerContext) {
           summary: "Simulate a buyer's lead on a test listing (test keys only)",
           description:
             "202 once stored: the lead is announced (lead.submitted with mode test) and counted in the test key's lead counts, never e-mailed. All fields are optional; submittedAt (not in the future) backdates it to test lead-count date ranges. 409 while the listing's status is one buyers do not see. A live key gets 403.",
-          responses: {
+          responses: documented({
             403: TEST_ONLY,
             404: `${ErrorMessages.listingNotFound}: no test listing with this external ID`,
             409: "The listing's status is not one buyers see, so no lead could arrive",
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -70,7 +70,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
           summary: "Delete every test record of the partner now (test keys only)",
           description:
             "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.",
-          responses: { 403: TEST_ONLY } satisfies DocumentedResponses as never,
+          responses: documented({ 403: TEST_ONLY }),
         },
       },
     );

@@ -25,7 +25,7 @@ import {
   type WebhookDeliveryStatus,
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented, type DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
@@ -94,7 +94,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
           summary: "Create or update a webhook endpoint",
           description:
             "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints }),
         },
       },
     )
@@ -109,7 +109,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       {
         detail: {
           summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
-          responses: { 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound }),
         },
       },
     )
@@ -127,7 +127,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         query: WebhookEndpointPageQuery,
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized }),
         },
       },
     )
@@ -141,7 +141,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       {
         detail: {
           summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
-          responses: { 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound }),
         },
       },
     )
@@ -158,7 +158,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
           description: "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the two latest sign.",
-          responses: { 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound }),
         },
       },
     )
@@ -173,11 +173,11 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       {
         detail: {
           summary: "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
-          responses: {
+          responses: documented({
             202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -194,11 +194,11 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Send again every failed delivery of the endpoint created since a time",
           description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
-          responses: {
+          responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookRecoverQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -216,12 +216,12 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
           description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
-          responses: {
+          responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -245,7 +245,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         query: WebhookDeliveryQuery,
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized }),
         },
       },
     )
@@ -261,12 +261,12 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       {
         detail: {
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
-          responses: {
+          responses: documented({
             202: { description: "Queued", schema: WebhookDeliveryQueued },
             ...unauthorized,
             404: WebhookErrorMessages.deliveryNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

@@ -2,7 +2,7 @@
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
 // Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
 // write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
-import { partnerEventOutboxColumns } from "@pss/service-kit";
+import { partnerEventOutboxColumns, sqlJson } from "@pss/service-kit";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -196,7 +196,7 @@ export function createMediaRepository(sql: Sql) {
      * the reference commits: it makes sure every file is (still) stored, storing again any the collector removed.
      */
     async markReady(job: MediaJob, r: ReadyResult, confirmStored: () => Promise<void> = async () => {}): Promise<boolean> {
-      const variants = sql.json(r.variants as never);
+      const variants = sqlJson(sql, r.variants);
       if (job.kind === "photo") {
         return finishPhoto(job, async (tx) => {
           await lockNamesShared(tx, r.names);

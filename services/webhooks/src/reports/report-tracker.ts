@@ -8,7 +8,7 @@
 // row lock: the fact is written with the change that makes it true, two instances never announce one change
 // twice, and an event consumed again finds the state already stored and announces nothing.
 import { isBuyerVisible, listingQuality, reportState, type AnyEventEnvelope, type ReportState } from "@pss/contracts";
-import { partnerEventOutboxColumns, type Logger } from "@pss/service-kit";
+import { partnerEventOutboxColumns, sqlJson, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export interface ReportTrackerDeps {
@@ -71,7 +71,7 @@ export function createReportTracker(deps: ReportTrackerDeps) {
           version: tx`c.report_version`,
           partnerId: tx`c.partner_id`,
           mode: tx`c.mode`,
-          payload: tx`${tx.json(payload as never)}::jsonb || jsonb_build_object('version', c.report_version)`,
+          payload: tx`${sqlJson(tx, payload)}::jsonb || jsonb_build_object('version', c.report_version)`,
         })} FROM changed c`;
       deps.logger.debug("report state changed", { listingId, from: row!.report_state, to: state, visibleStatus: isBuyerVisible(row!.status) });
       return state;
