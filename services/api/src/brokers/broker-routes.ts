@@ -50,15 +50,14 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
 
 export function createBrokerRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "broker-routes" })
+  return new Elysia({ name: "broker-routes" }).use(ctx.auth)
     .use(createBrokerBatchRoutes(ctx))
     .put(
       "/brokers/:externalBrokerId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
         if (ctx.dryRun(request)) return brokerDryRunAnswer(await dryRunBroker(sql, partner, externalId, body));
-        const origin = ctx.originOf(request);
+        const origin = ctx.originOf(partner, request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         const answer = await brokerPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
@@ -77,8 +76,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
     )
     .get(
       "/brokers/:externalBrokerId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const broker = await findBroker(sql, partner, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
         return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl) };
@@ -95,8 +93,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
     )
     .get(
       "/brokers/:externalBrokerId/history",
-      async ({ params, query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, partner }) => {
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
         const page = await brokerHistory(sql, partner, externalId, parseHistoryQuery(query));
         if (!page) throw new NotFoundError(ErrorMessages.brokerNotFound);
@@ -117,8 +114,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
     )
     .get(
       "/brokers",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const page = parsePageQuery(query);
         const { rows, nextCursor } = await pageBrokers(sql, { scope: partner, ...page });
         const urls = await Promise.all(rows.map((b) => ctx.brokerUrl(partner, b.id)));

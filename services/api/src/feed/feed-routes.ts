@@ -17,10 +17,9 @@ export class FeedGoneError extends ApiError {
 
 export function createFeedRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "feed-routes" }).get(
+  return new Elysia({ name: "feed-routes" }).use(ctx.auth).get(
     "/events",
-    async ({ query, request, set }) => {
-      const partner = ctx.principalOf(request);
+    async ({ query, set, partner }) => {
       const after = Number(query.after ?? "0");
       const limit = Number(query.limit ?? "100");
       const [head] = await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;

@@ -4,6 +4,7 @@ import { ErrorMessages, ErrorResponse, isRecordId, LeadCountQuery, OfficeLeadCou
 import { documented } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "./date-range.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import { createLeadCountService } from "./lead-count-service.ts";
@@ -23,8 +24,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   const service = createLeadCountService({ sql: ctx.deps.sql, cache: opts.countCache });
   // Runs before schema validation, so a key without permission gets 401 whatever else is wrong, and every
   // query problem gets the same "dates must be ISO 8601" message.
-  const check = ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
-    const partner = ctx.principalOf(request);
+  const check = ({ partner, params, query }: { partner: Principal; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
     if (!partner.leadTracking) throw new UnauthorizedError();
     return { scope: { partnerId: partner.partnerId, mode: partner.mode }, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
   };
@@ -32,7 +32,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   const about =
     "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: \"startDate\", …}].";
 
-  return new Elysia({ name: "lead-count-routes" })
+  return new Elysia({ name: "lead-count-routes" }).use(ctx.auth)
     .get(
       "/offices/:officeId/leads/count",
       (c) => {

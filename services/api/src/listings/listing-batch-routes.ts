@@ -19,13 +19,12 @@ export const BATCH_ABOUT = `Each item is its own unit with exactly the single PU
 export function createListingBatchRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   const checkBody = createBodyCheck(ListingBody);
-  return new Elysia({ name: "listing-batch-routes" }).post(
+  return new Elysia({ name: "listing-batch-routes" }).use(ctx.auth).post(
     "/listings/batch",
-    async ({ body, request, set }) => {
-      const partner = ctx.principalOf(request);
+    async ({ body, request, set, partner }) => {
       const dryRun = ctx.dryRun(request);
       refuseDuplicateIds(body.items.map((item) => item.externalListingId), "externalListingId");
-      const { granted, retryAfter } = await ctx.chargeItems(request, body.items.length);
+      const { granted, retryAfter } = await ctx.chargeItems(partner, body.items.length);
       if (retryAfter !== null) set.headers["retry-after"] = String(retryAfter);
 
       // The single PUT's order: rate limit, body (text rules, schema), then the path's external ID.
@@ -50,7 +49,7 @@ export function createListingBatchRoutes(ctx: PartnerContext) {
           }
         });
       } else {
-        const outcomes = await upsertListingBatch(sql, partner, valid.map(item), { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
+        const outcomes = await upsertListingBatch(sql, partner, valid.map(item), { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
         await Promise.all(
           outcomes.map(async (o, k) => {
             answers[valid[k]!] = "ok" in o ? await listingPutAnswer(ctx, partner, o.ok) : errorAnswer(o.error, logger, requestId);

@@ -54,15 +54,14 @@ const DRY_RUN_ABOUT =
 
 export function createListingRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "listing-routes" })
+  return new Elysia({ name: "listing-routes" }).use(ctx.auth)
     .use(createListingBatchRoutes(ctx))
     .put(
       "/listings/:externalListingId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
+        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
         const answer = await listingPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
         return answer.body;
@@ -80,8 +79,7 @@ export function createListingRoutes(ctx: PartnerContext) {
     )
     .get(
       "/listings/:externalListingId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
         const history = await statusHistories(sql, [listing.id]);
@@ -99,8 +97,7 @@ export function createListingRoutes(ctx: PartnerContext) {
     )
     .get(
       "/listings/:externalListingId/history",
-      async ({ params, query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         const page = await listingHistory(sql, partner, externalId, parseHistoryQuery(query));
         if (!page) throw new NotFoundError(ErrorMessages.listingNotFound);
@@ -121,8 +118,7 @@ export function createListingRoutes(ctx: PartnerContext) {
     )
     .get(
       "/listings",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const page = parsePageQuery(query);
         const { rows, nextCursor } = await pageListings(sql, { scope: partner, ...page });
         const history = await statusHistories(sql, rows.map((r) => r.id));

@@ -13,10 +13,9 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function createReportRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "report-routes" }).get(
+  return new Elysia({ name: "report-routes" }).use(ctx.auth).get(
     "/listings/:externalListingId/report",
-    async ({ params, request }) => {
-      const partner = ctx.principalOf(request);
+    async ({ params, partner }) => {
       const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
       if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
       const [times, listingUrl] = await Promise.all([reportTimes(sql, listing.id), ctx.listingUrl(partner, listing.id)]);

@@ -6,6 +6,7 @@ import { ErrorMessages, ErrorResponse, LeadCountQuery, ListingStatsResponse } fr
 import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "../lead-counts/date-range.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { readDailyStats } from "./stats-repository.ts";
@@ -23,8 +24,8 @@ function daysBetween(first: string, last: string): string[] {
 export function createStatsRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   // Before schema validation, as on the lead-count routes: every query problem gets the same message.
-  const check = ({ request, query }: { request: Request; query: Record<string, unknown> }) => ({ partner: ctx.principalOf(request), range: parseDateRange(query) });
-  return new Elysia({ name: "stats-routes" }).get(
+  const check = ({ partner, query }: { partner: Principal; query: Record<string, unknown> }) => ({ partner, range: parseDateRange(query) });
+  return new Elysia({ name: "stats-routes" }).use(ctx.auth).get(
     "/listings/:externalListingId/stats",
     async (c) => {
       const { partner, range } = check(c);

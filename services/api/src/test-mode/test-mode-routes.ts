@@ -20,11 +20,11 @@ const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
 
 export function createTestModeRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "test-mode-routes" })
+  return new Elysia({ name: "test-mode-routes" }).use(ctx.auth)
     .post(
       "/test/listings/:externalListingId/leads",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.testPrincipalOf(request);
+      async ({ params, body, request, set, partner }) => {
+        ctx.testPrincipalOf(partner);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         const submittedAt = body.submittedAt === undefined ? null : new Date(body.submittedAt);
         if (submittedAt && submittedAt.getTime() > Date.now()) throw new BadRequestError("submittedAt: must not be in the future");
@@ -59,8 +59,8 @@ export function createTestModeRoutes(ctx: PartnerContext) {
     )
     .delete(
       "/test-data",
-      async ({ request }) => {
-        const partner = ctx.testPrincipalOf(request);
+      async ({ partner }) => {
+        ctx.testPrincipalOf(partner);
         const deleted = await purgeTestData(sql, { partnerId: partner.partnerId });
         return { status: "success" as const, deleted };
       },

@@ -72,12 +72,11 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
 
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
   // tracking that names lead data gets 401 whatever else is wrong, as on the lead-count routes.
-  return new Elysia({ name: "webhook-routes" })
+  return new Elysia({ name: "webhook-routes" }).use(ctx.auth)
     .onTransform(createLeadDataGuard(ctx))
     .put(
       "/webhook-endpoints/:endpointId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, set, partner }) => {
         const result = await upsertEndpoint(sql, deps.secrets, partner, endpointIdOf(params.endpointId), body);
         set.status = result.created ? 201 : 200;
         return {
@@ -100,8 +99,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .get(
       "/webhook-endpoints/:endpointId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const endpoint = await findEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId));
         if (!endpoint) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, endpoint: toEndpointRecord(endpoint) };
@@ -115,8 +113,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .get(
       "/webhook-endpoints",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const limit = pageLimit(query.limit);
         const rows = await pageEndpoints(sql, scopeOf(partner), endpointCursor(query.cursor), limit + 1);
         const page = rows.slice(0, limit);
@@ -133,8 +130,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .delete(
       "/webhook-endpoints/:endpointId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, message: "Webhook endpoint deleted" as const };
       },
@@ -147,8 +143,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .post(
       "/webhook-endpoints/:endpointId/rotate-secret",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const secret = generateWebhookSecret();
         const rotated = await rotateSecret(sql, scopeOf(partner), endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
         if (!rotated) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
@@ -164,8 +159,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .post(
       "/webhook-endpoints/:endpointId/test",
-      async ({ params, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, set, partner }) => {
         const deliveryId = unwrap(await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, deliveryId };
@@ -183,8 +177,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .post(
       "/webhook-endpoints/:endpointId/recover",
-      async ({ params, query, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, set, partner }) => {
         const requeued = unwrap(await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, requeued };
@@ -204,8 +197,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .post(
       "/webhook-endpoints/:endpointId/replay",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, set, partner }) => {
         const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
@@ -227,8 +219,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .get(
       "/webhook-deliveries",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         return {
           status: "success" as const,
           ...(await listDeliveries(sql, {
@@ -251,8 +242,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     )
     .post(
       "/webhook-deliveries/:deliveryId/retry",
-      async ({ params, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, set, partner }) => {
         if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId)) throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
         const deliveryId = unwrap(await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
         set.status = 202;
