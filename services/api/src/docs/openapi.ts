@@ -19,7 +19,12 @@ import {
 import type { DocumentDecoration } from "elysia";
 import { webhookEventDocs } from "./openapi-webhooks.ts";
 
-/** Responses a route documents without the framework validating them (large read models are not re-checked per request). */
+/**
+ * Responses a route documents (descriptions, and schemas where the framework does not validate them). Small answers
+ * also declare `response:` (validated, and typed against the handler); the large read models (listings, brokers,
+ * their pages and histories, buyer search, the feed's pre-serialised page, reports) are documented here only, so
+ * they are not re-checked per request.
+ */
 export type DocumentedResponses = Record<number, string | { description: string; schema: unknown }>;
 
 /**

@@ -105,6 +105,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return { status: "success" as const, endpoint: toEndpointRecord(endpoint) };
       },
       {
+        response: { 200: WebhookEndpointResponse },
         detail: {
           summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
           responses: documented({ 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound }),
@@ -122,6 +123,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         query: WebhookEndpointPageQuery,
+        response: { 200: WebhookEndpointPage },
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
           responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized }),
@@ -135,6 +137,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return { status: "success" as const, message: "Webhook endpoint deleted" as const };
       },
       {
+        response: { 200: WebhookEndpointDeleted },
         detail: {
           summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
           responses: documented({ 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound }),
@@ -150,6 +153,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return { status: "success" as const, secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
       },
       {
+        response: { 200: WebhookSecretRotated },
         detail: {
           summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
           description: "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the two latest sign.",
@@ -165,6 +169,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return { status: "success" as const, deliveryId };
       },
       {
+        response: { 202: WebhookDeliveryQueued },
         detail: {
           summary: "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
           responses: documented({
@@ -184,6 +189,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         query: WebhookRecoverQuery,
+        response: { 202: WebhookRecoverQueued },
         detail: {
           summary: "Send again every failed delivery of the endpoint created since a time",
           description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
@@ -205,6 +211,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         body: WebhookReplayBody,
+        response: { 202: WebhookReplayQueued },
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
           description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
@@ -234,6 +241,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         query: WebhookDeliveryQuery,
+        response: { 200: WebhookDeliveryPage },
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
           responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized }),
@@ -249,6 +257,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         return { status: "success" as const, deliveryId };
       },
       {
+        response: { 202: WebhookDeliveryQueued },
         detail: {
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
           responses: documented({
