@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, BrokerBatchBody, BrokerBatchResponse, BrokerBody, PutQuery } from "@pss/contracts";
 import { countAnswers, createBodyCheck, errorAnswer, mapBounded, rateLimitedError, refusal, refuseDuplicateIds, type ItemAnswer, type ItemState } from "../batch/batch-items.ts";
 import { documented } from "../docs/openapi.ts";
-import { BATCH_ABOUT, BATCH_REFUSED } from "../listings/listing-batch-routes.ts";
+import { BATCH_ABOUT, BATCH_REFUSED } from "../listings/listing-batch-docs.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { upsertBrokerBatch } from "./broker-batch.ts";

@@ -13,6 +13,7 @@ import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { storedBrokerQuality } from "../quality/record-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
+import { BROKER_DOCS } from "./broker-docs.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -69,8 +70,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         response: { 200: Type.Union([BrokerPutResponse, DryRunResponse]), 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
-          description:
-            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).",
+          description: BROKER_DOCS["PUT /brokers/:externalBrokerId"],
         },
       },
     )
@@ -103,8 +103,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: HistoryQuery,
         detail: {
           summary: "The broker's change history, newest first",
-          description:
-            "One entry per version a PUT wrote (a broker PUT, or a listing PUT carrying the broker inline; identical repeats write none): when, the key ID and request ID, and each changed field path with its old and new value (texts over 500 characters cut, marked truncated). Entries are kept for the history retention (180 days by default). Page with nextCursor.",
+          description: BROKER_DOCS["GET /brokers/:externalBrokerId/history"],
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
             404: ErrorMessages.brokerNotFound,

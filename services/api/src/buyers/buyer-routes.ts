@@ -8,6 +8,7 @@ import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery, rawQuery } from "./search-params.ts";
 import type { StatsRecorder } from "../stats/stats-recorder.ts";
+import { BUYER_DOCS } from "./buyer-docs.ts";
 
 /** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
 export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
@@ -20,7 +21,7 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
-        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).",
+        description: BUYER_DOCS["GET /v1/listings"],
         responses: documented({ 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." }),
       },
     })

@@ -4,6 +4,7 @@ import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import { ApiError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import { FEED_DOCS } from "./feed-docs.ts";
 
 /** The cursor points before events the retention removed: the reader must reconcile, then follow from the head. */
 export class FeedGoneError extends ApiError {
@@ -43,7 +44,7 @@ export function createFeedRoutes(ctx: PartnerContext) {
       query: FeedQuery,
       detail: {
         summary: "The change feed: every change to this key's records, in commit order, numbered without gaps",
-        description: `Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking (a key without it sees no number there). Kept at least ${FEED_RETENTION_DAYS} days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.`,
+        description: FEED_DOCS["GET /events"],
         responses: documented({
           200: { description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)", schema: FeedPage },
           410: "The cursor is older than the retention: reconcile, then follow from the sequence named",

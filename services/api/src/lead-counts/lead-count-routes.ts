@@ -8,6 +8,7 @@ import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "./date-range.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import { createLeadCountService } from "./lead-count-service.ts";
+import { LEAD_COUNT_DOCS } from "./lead-count-docs.ts";
 
 export interface LeadCountOptions {
   /** Short-lived cache of answers; absent = every request reads PostgreSQL. */
@@ -29,8 +30,6 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
     return { scope: { partnerId: partner.partnerId, mode: partner.mode }, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
   };
   const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
-  const about =
-    "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: \"startDate\", …}].";
 
   return new Elysia({ name: "lead-count-routes" }).use(ctx.auth)
     .get(
@@ -45,7 +44,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         response: { 200: OfficeLeadCount, ...responses },
         detail: {
           summary: "Number of leads of one office",
-          description: `${about} 404 "Office not found" for an office that is not the partner's.`,
+          description: LEAD_COUNT_DOCS["GET /offices/:officeId/leads/count"],
           responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` }),
         },
       },
@@ -62,7 +61,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         response: { 200: OrganizationLeadCount, ...responses },
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
-          description: `${about} 404 "Organization not found" for an organization that is not the partner's.`,
+          description: LEAD_COUNT_DOCS["GET /organizations/:organizationId/leads/count"],
           responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` }),
         },
       },

@@ -12,6 +12,7 @@ import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
+import { LISTING_DOCS } from "./listing-docs.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
 export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
@@ -49,8 +50,6 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], url: 
   };
 }
 
-const DRY_RUN_ABOUT =
-  "With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced.";
 
 export function createListingRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
@@ -72,7 +71,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         response: { 200: Type.Union([ListingPutResponse, DryRunResponse]), 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
-          description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.`,
+          description: LISTING_DOCS["PUT /listings/:externalListingId"],
           responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" }),
         },
       },
@@ -107,8 +106,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         query: HistoryQuery,
         detail: {
           summary: "The listing's change history, newest first",
-          description:
-            "One entry per version a PUT wrote (identical repeats write none): when, the key ID and request ID, each changed field path with its old and new value (texts over 500 characters cut, marked truncated), and the status move. Entries are kept for the history retention (180 days by default). Page with nextCursor.",
+          description: LISTING_DOCS["GET /listings/:externalListingId/history"],
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: ListingHistoryResponse },
             404: ErrorMessages.listingNotFound,

@@ -8,6 +8,7 @@ import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
 import { reportTimes } from "./report-repository.ts";
+import { REPORT_DOCS } from "./report-docs.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -51,8 +52,7 @@ export function createReportRoutes(ctx: PartnerContext) {
     {
       detail: {
         summary: "The listing's processing report: every step from the write to the buyer's page, and one overall state",
-        description:
-          "Steps in order: stored; one per photo (downloaded and processed with its size, or the failure and what to do); description.rewritten; indexed; visible (buyers see it at its URL); sitemap. Each has an outcome (done, pending, failed, skipped) and the time it finished. state: LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE or FAILED, with reasons. A webhook listing.report.changed announces each change of state. Read-only; a key reads only its own partner's records of its mode.",
+        description: REPORT_DOCS["GET /listings/:externalListingId/report"],
         responses: documented({
           200: { description: "The report", schema: ListingReportResponse },
           404: ErrorMessages.listingNotFound,

@@ -11,6 +11,7 @@ import { parseDateRange } from "../lead-counts/date-range.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { readDailyStats } from "./stats-repository.ts";
 import { utcDay } from "./visitors.ts";
+import { STATS_DOCS } from "./stats-docs.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -64,8 +65,7 @@ export function createStatsRoutes(ctx: PartnerContext) {
       response: { 200: ListingStatsResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
       detail: {
         summary: "A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries",
-        description:
-          "startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate; otherwise 400 with details [{path: \"startDate\", …}].",
+        description: STATS_DOCS["GET /listings/:externalListingId/stats"],
 
         responses: documented({ 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound }),
       },

@@ -8,6 +8,7 @@ import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
 import { insertSimulatedLead } from "../leads/lead-repository.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { purgeTestData } from "./test-data-purge.ts";
+import { TEST_MODE_DOCS } from "./test-mode-docs.ts";
 
 /** A simulated lead on a listing in a status buyers would not see: a real lead could not arrive either. */
 export class ListingNotVisibleError extends ApiError {
@@ -47,8 +48,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         response: { 202: LeadAccepted, 400: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
         detail: {
           summary: "Simulate a buyer's lead on a test listing (test keys only)",
-          description:
-            "202 once stored: the lead is announced (lead.submitted with mode test) and counted in the test key's lead counts, never e-mailed. All fields are optional; submittedAt (not in the future) backdates it to test lead-count date ranges. 409 while the listing's status is one buyers do not see. A live key gets 403.",
+          description: TEST_MODE_DOCS["POST /test/listings/:externalListingId/leads"],
           responses: documented({
             403: TEST_ONLY,
             404: `${ErrorMessages.listingNotFound}: no test listing with this external ID`,
@@ -68,8 +68,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         response: { 200: TestDataDeleted, 403: ErrorResponse },
         detail: {
           summary: "Delete every test record of the partner now (test keys only)",
-          description:
-            "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.",
+          description: TEST_MODE_DOCS["DELETE /test-data"],
           responses: documented({ 403: TEST_ONLY }),
         },
       },

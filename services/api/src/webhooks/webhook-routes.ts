@@ -34,6 +34,7 @@ import { replayEvents } from "./webhook-replay.ts";
 import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
+import { WEBHOOK_DOCS } from "./webhook-docs.ts";
 
 const DEFAULT_PAGE = 100;
 const BAD_CURSOR = "cursor is not valid; pass nextCursor from the previous page unchanged";
@@ -91,8 +92,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookEndpointPutResponse, 201: WebhookEndpointPutResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse },
         detail: {
           summary: "Create or update a webhook endpoint",
-          description:
-            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+          description: WEBHOOK_DOCS["PUT /webhook-endpoints/:endpointId"],
           responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints }),
         },
       },
@@ -156,7 +156,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookSecretRotated },
         detail: {
           summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
-          description: "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the two latest sign.",
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/rotate-secret"],
           responses: documented({ 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound }),
         },
       },
@@ -214,7 +214,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 202: WebhookReplayQueued },
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
-          description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/replay"],
           responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
