@@ -3,7 +3,6 @@
 import { Elysia } from "elysia";
 import {
   isPageCursorText,
-  MAX_REPLAY_EVENTS,
   WebhookReplayBody,
   WebhookReplayQueued,
   isUuid,
