@@ -24,7 +24,7 @@ const scripts = {
   "sdk:generate": ["scripts/sdk-openapi.ts"],
   // Biome (biome.jsonc): `lint` checks rules and formatting and changes nothing; `format` rewrites the layout only.
   lint: ["x", "biome", "check", "--error-on-warnings"],
-  format: ["x", "biome", "format", "--write"],
+  format: ["scripts/format.ts"],
 };
 // Commands that take the user's file paths run where the user ran npm (npm itself runs scripts from the root).
 const inCallersDirectory = new Set(["sync"]);
