@@ -22,6 +22,9 @@ const scripts = {
   typecheck: ["x", "tsc", "--noEmit", "-p", "."],
   sync: ["packages/sdk/src/cli/main.ts"],
   "sdk:generate": ["scripts/sdk-openapi.ts"],
+  // Biome (biome.jsonc): `lint` checks rules and formatting and changes nothing; `format` rewrites the layout only.
+  lint: ["x", "biome", "check", "--error-on-warnings"],
+  format: ["scripts/format.ts"],
 };
 // Commands that take the user's file paths run where the user ran npm (npm itself runs scripts from the root).
 const inCallersDirectory = new Set(["sync"]);

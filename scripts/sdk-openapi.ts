@@ -25,8 +25,8 @@ export async function serverOpenApiDocument(): Promise<unknown> {
   const app = createApp({
     sql,
     logger: silentLogger,
-    authenticator: { authenticate: async () => null } as never,
-    partnerRateLimiter: { check: async () => null } as never,
+    authenticator: { authenticate: async () => null },
+    partnerRateLimiter: { check: async () => null },
     publicBaseUrl: DOCUMENT_SERVER_URL,
     maxBodyBytes: 1_048_576,
     // Never used to encrypt anything here: the document does not depend on the key.

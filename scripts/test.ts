@@ -6,15 +6,25 @@
 // `npm run images` builds; the compose stack tests (test/containers/); and the infrastructure and whole-pipeline
 // tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
 // PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments.
+//
+// First of all, the lint step (scripts/lint-step.ts, `biome check`): a whole run stops at once on a violation; a run
+// with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
 import { pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
 import { ensureEngine, nofileLimit } from "./containers/engine.ts";
 import { createFailureCollector } from "./failure-report.ts";
+import { lintStep } from "./lint-step.ts";
 
 const args = process.argv.slice(2);
 const containerPart = process.env.PSS_CONTAINERS === "1" || (args.length === 0 && process.env.PSS_CONTAINERS !== "0");
+
+const lint = process.env.PSS_LINT === "0" ? { ok: true } : await lintStep();
+if (!lint.ok && args.length === 0) {
+  console.log("\ntests: not run (lint failed)");
+  process.exit(1);
+}
 
 const started = Date.now();
 const { urls, source } = await provideInfrastructure(process.env);
@@ -56,8 +66,8 @@ if (containerPart) await containerTests();
 // closing line, where CI logs that keep only the tail still show it.
 const details = failures.blocks();
 if (details.length > 0) console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
-console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}`);
-process.exit(totals.code);
+console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}${lint.ok ? "" : " (and lint failed: see above)"}`);
+process.exit(totals.code || (lint.ok ? 0 : 1));
 
 async function containerTests(): Promise<void> {
   const t0 = Date.now();

@@ -82,7 +82,7 @@ const result = await autocannon({
     {
       setupRequest: (req) => ({ ...req, ...requestFor() }),
       // A batch answers 200 whatever its items got: count the items that were not 200/201.
-      ...(spec.mode.startsWith("batch") ? { onResponse: (status, body) => void (itemFailures += (String(body).match(/"httpStatus":[3-5]/g) ?? []).length) } : {}),
+      ...(spec.mode.startsWith("batch") ? { onResponse: (_status, body) => void (itemFailures += (String(body).match(/"httpStatus":[3-5]/g) ?? []).length) } : {}),
     },
   ],
 });

@@ -90,7 +90,7 @@ process.stdout.write(
     p50: at(0.5),
     p99: at(0.99),
     p999: at(0.999),
-    errors: errors + (inFlight > 0 ? inFlight : 0),
+    errors: errors + Math.max(inFlight, 0),
     non2xx,
     sent: counter,
     maxInFlight,

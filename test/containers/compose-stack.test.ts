@@ -67,7 +67,7 @@ async function putListing(externalId: string, title: string, photos: string[]): 
     key: partner.apiKey,
     body: JSON.stringify(sample.listing(brokerId, { title, photos: photos.map((p, i) => ({ url: `http://host.docker.internal:${photoHost!.port}/${p}.jpg`, sortKey: i + 1 })) })),
   }).catch(() => null);
-  if (!res || res.status !== 201) return null;
+  if (res?.status !== 201) return null;
   return ((await res.json()) as { serviceListingId: number }).serviceListingId;
 }
 

@@ -23,3 +23,4 @@ export * from "./quality-rules.ts";
 export * from "./http/report.ts";
 export * from "./listing-report.ts";
 export * from "./http/stats.ts";
+export * from "./untyped-json.ts";

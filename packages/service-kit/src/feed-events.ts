@@ -5,11 +5,11 @@
 // other kinds (lead.submitted, a future type) make none. Record events are read with the catalog's reader forms
 // (packages/contracts/src/events): a row whose payload cannot be read makes none either (our producers build
 // every row from the producer form, so only a hand-written row can be one).
-import { BrokerUpserted, BrokerUpsertedFeedReader, decodePayload, isWebhookEventType, ListingUpserted, ListingUpsertedFeedReader, type FeedEventType } from "@pss/contracts";
+import { BrokerUpserted, BrokerUpsertedFeedReader, decodePayload, isWebhookEventType, ListingUpserted, ListingUpsertedFeedReader, type FeedEventType, type UntypedJson } from "@pss/contracts";
 
 export interface OutboxRowForFeed {
   /** The envelope as stored. */
-  payload: { eventId: string; type: string; aggregateType?: string; aggregateId: string; version?: number; partnerId: string; mode?: string; occurredAt: string; payload?: Record<string, any> };
+  payload: { eventId: string; type: string; aggregateType?: string; aggregateId: string; version?: number; partnerId: string; mode?: string; occurredAt: string; payload?: UntypedJson };
   /** The change-history row of the version written (listing or broker), when there is one. */
   changes: { path: string }[] | null;
   statusFrom: string | null;

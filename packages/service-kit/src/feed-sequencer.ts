@@ -16,6 +16,7 @@ import type postgres from "postgres";
 import type { Logger } from "./logger.ts";
 import { feedEventsOf, type FeedEventDraft } from "./feed-events.ts";
 import { createPeriodicJob } from "./periodic-job.ts";
+import { sqlJson, sqlValues } from "./sql-values.ts";
 
 /** Lock class of "numbering the change feed" (any constant no other code uses). */
 export const FEED_SEQUENCER_LOCK = 727_023;
@@ -81,9 +82,9 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
           const seq = next.get(key);
           if (seq === undefined) return []; // the partner is gone
           next.set(key, seq + 1);
-          return [{ partner_id: d.partnerId, mode: d.mode, seq, type: d.type, event_id: d.eventId, record_type: d.recordType, version: d.version, data: tx.json(d.data as never), occurred_at: new Date(d.occurredAt) }];
+          return [{ partner_id: d.partnerId, mode: d.mode, seq, type: d.type, event_id: d.eventId, record_type: d.recordType, version: d.version, data: sqlJson(tx, d.data), occurred_at: new Date(d.occurredAt) }];
         });
-        for (let i = 0; i < numbered.length; i += 1000) await tx`INSERT INTO partner_feed ${tx(numbered.slice(i, i + 1000) as never)}`;
+        for (let i = 0; i < numbered.length; i += 1000) await tx`INSERT INTO partner_feed ${sqlValues(tx, numbered.slice(i, i + 1000))}`;
       }
       await tx`UPDATE outbox SET feed_pending = NULL WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
       return rows.length;

@@ -28,3 +28,5 @@ export * from "./outage-wait.ts";
 export * from "./periodic-job.ts";
 export * from "./held-lease.ts";
 export * from "./run-service.ts";
+export * from "./sql-values.ts";
+export * from "./opensearch-body.ts";

@@ -3,7 +3,7 @@
 // lookup, so the connection goes exactly where was checked; no second DNS lookup that an attacker's name server
 // could answer differently. Used by the media downloader (each redirect hop) and the webhooks sender.
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { isIP } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { hostOf, isAllowlisted, isForbiddenAddress } from "./address-policy.ts";
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
@@ -38,5 +38,5 @@ export function pinnedLookup(target: LookupAddress) {
   return ((_host: string, options: { all?: boolean } | undefined, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, [target]);
     else callback(null, target.address, target.family);
-  }) as never;
+  }) as LookupFunction;
 }

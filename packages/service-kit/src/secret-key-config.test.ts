@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, createEnvReader } from "./config.ts";
+import { type ConfigError, createEnvReader } from "./config.ts";
 import { readSecretKey } from "./secret-key-config.ts";
 
 function problems(env: Record<string, string>): string[] {

@@ -107,9 +107,9 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
     console.error(USAGE);
     return 0;
   }
-  let parsed;
-  let config;
-  let local;
+  let parsed: ReturnType<typeof parseArgs> | undefined;
+  let config: AdminConfig;
+  let local: Awaited<ReturnType<typeof findLocalInfra>> | undefined;
   try {
     parsed = parseArgs(argv);
     local = await findLocalInfra();

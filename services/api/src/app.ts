@@ -4,7 +4,7 @@ import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
 import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
-import type { Authenticator, Principal } from "./auth/authenticator.ts";
+import type { Authenticator } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
 import { wantsHtml } from "./buyers/pages/html.ts";
@@ -14,7 +14,7 @@ import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
-import { MethodNotAllowedError, NotFoundError, RateLimitedError, UnauthorizedError } from "./http/errors.ts";
+import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
@@ -26,7 +26,7 @@ import { createReportRoutes } from "./reports/report-routes.ts";
 import { createStatsRoutes } from "./stats/stats-routes.ts";
 import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
-import { createPartnerContext } from "./partner/partner-context.ts";
+import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
@@ -82,27 +82,17 @@ function hasBody(request: Request): boolean {
 export function createApp(deps: AppDeps) {
   registerFormats();
   const traces = createRequestTraces(deps.logger);
-  const principals = new WeakMap<Request, Principal>();
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
   const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter }, principals, traces);
+  // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
+  const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
+  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter }, partnerAuth, traces);
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
-
-  /** The partner routes' guard: a valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate limit. */
-  const authenticatePartner = async ({ request }: { request: Request }) => {
-    const header = request.headers.get("authorization");
-    const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
-    const principal = key ? await deps.authenticator.authenticate(key) : null;
-    if (!principal) throw new UnauthorizedError();
-    principals.set(request, principal);
-    const retryAfter = await deps.partnerRateLimiter.check(principal.keyId);
-    if (retryAfter !== null) throw new RateLimitedError(retryAfter);
-  };
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
@@ -156,7 +146,8 @@ export function createApp(deps: AppDeps) {
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
       return mapped.body;
     })
-    .onAfterResponse(({ request, set, route }) => {
+    .onAfterResponse((context) => {
+      const { request, set, route } = context;
       const begun = started.get(request);
       if (deps.httpMetrics && begun !== undefined) {
         const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
@@ -171,16 +162,16 @@ export function createApp(deps: AppDeps) {
         path: pathOf(request.url),
         status: set.status,
         durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
-        partnerId: principals.get(request)?.partnerId,
+        partnerId: principalIn(context)?.partnerId,
       });
     })
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group
-        .onTransform(authenticatePartner)
+        .use(partnerAuth)
         .onTransform(({ body }) => throwBodyRejection(body))
-        .get("/health", ({ request }) => ({ status: "success" as const, timestamp: new Date().toISOString(), partnerId: partner.principalOf(request).partnerId }), {
+        .get("/health", ({ partner }) => ({ status: "success" as const, timestamp: new Date().toISOString(), partnerId: partner.partnerId }), {
           response: { 200: HealthResponse },
           detail: { summary: "Verify reachability and credentials; changes nothing" },
         })
@@ -195,7 +186,7 @@ export function createApp(deps: AppDeps) {
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>
-      group.onTransform(authenticatePartner).all("/*", ({ request }) => {
+      group.use(partnerAuth).all("/*", ({ request }) => {
         throw unrouted(request);
       }, { detail: { hide: true } }),
     )
@@ -225,7 +216,7 @@ export function createApp(deps: AppDeps) {
 
   let openApiDocument: OpenApiDocument | null = null;
   const openApi = (): OpenApiDocument =>
-    (openApiDocument ??= buildOpenApiDocument(app.routes as never, {
+    (openApiDocument ??= buildOpenApiDocument(app.routes, {
       serverUrl: deps.publicBaseUrl,
       documentedPrefixes: ["/partner/v1/", "/v1/"],
       publicPaths: PUBLIC_PARTNER_PATHS,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueName } from "../../../test/support/env.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
 import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
-import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+import { call, sample, startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;
 let sequencer: FeedSequencer;

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { classifyJobError, Failures, INTERNAL_FAILURE_REASON, isDatabaseOutage, isStorageOutage, isTransientReason, MediaFailure, StorageUnavailable } from "./failures.ts";
+import { classifyJobError, Failures, INTERNAL_FAILURE_REASON, isDatabaseOutage, isStorageOutage, isTransientReason, type MediaFailure, StorageUnavailable } from "./failures.ts";
 
 test("isTransientReason agrees with every failure's own transient flag (what `media retry --all-transient` resets)", () => {
   const failures: MediaFailure[] = [];

@@ -1,7 +1,7 @@
 // Batch upserts (POST /partner/v1/listings/batch and /brokers/batch): many PUTs in one request, each item its own
 // unit with exactly the single PUT's semantics. The envelope is checked here; each item's body is checked by the
 // route with the single PUT's own schema (ListingBody, BrokerBody), so a bad item fails alone.
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { BrokerPutResponse } from "./broker.ts";
 import { ErrorResponse } from "./common.ts";
 import { ListingPutResponse } from "./listing.ts";
@@ -66,13 +66,13 @@ const BatchCounts = Type.Object(
   { additionalProperties: false },
 );
 
-const itemResult = (idName: "externalListingId" | "externalBrokerId", success: unknown) =>
+const itemResult = <S extends TSchema>(idName: "externalListingId" | "externalBrokerId", success: S) =>
   Type.Object(
     {
       [idName]: Type.String(),
       httpStatus: Type.Integer({ description: "The status the single PUT would have answered for this item: 201, 200, or its error status (400, 404, 429, 503)" }),
       changed: Type.Boolean({ description: "false for an identical repeat (and for an error or a dry run): nothing was written or announced" }),
-      body: Type.Union([success as never, DryRunResponse, ErrorResponse], { description: "The body the single PUT would have answered" }),
+      body: Type.Union([success, DryRunResponse, ErrorResponse], { description: "The body the single PUT would have answered" }),
     },
     { additionalProperties: false },
   );

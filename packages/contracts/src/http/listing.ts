@@ -16,7 +16,7 @@ export const PROPERTY_KINDS = ["OWNED", "RENTED", "NEGOTIABLE"] as const;
 export const RENT_FREQUENCIES = ["WEEKLY", "MONTHLY", "QUARTERLY", "ANNUALLY"] as const;
 
 const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as never, { description: `${description}: one of ${values.join(", ")}` });
+  Type.Union(values.map((v) => Type.Literal(v as T[number])), { description: `${description}: one of ${values.join(", ")}` });
 
 export const ListingStatusSchema = literalUnion(LISTING_STATUSES, "Listing status");
 export const VisibilitySchema = literalUnion(VISIBILITIES, "Address visibility");

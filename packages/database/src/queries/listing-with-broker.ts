@@ -21,6 +21,7 @@ export interface ListingBroker {
 }
 
 /** The columns of listingBrokerColumns as values. */
-export function toListingBroker(row: { broker_id: string; broker_name: string; listed_at: Date | string }): ListingBroker {
-  return { brokerId: row.broker_id, brokerName: row.broker_name, listedAt: new Date(row.listed_at) };
+/** A row selected with `listingBrokerColumns` (a postgres.js row: its columns are not typed). */
+export function toListingBroker(row: postgres.Row): ListingBroker {
+  return { brokerId: String(row.broker_id), brokerName: String(row.broker_name), listedAt: new Date(row.listed_at) };
 }

@@ -320,7 +320,7 @@ describe("runSync", () => {
 
     test("an item answered 429 is sent again in a later batch; a batch that gets no answer fails its records", async () => {
       let limited = 0;
-      const fake = fakeClient({ fail: (kind, id) => (id === "L-3" && limited++ === 0 ? new PssApiError(429, "Too many requests", [], "r") : null) });
+      const fake = fakeClient({ fail: (_kind, id) => (id === "L-3" && limited++ === 0 ? new PssApiError(429, "Too many requests", [], "r") : null) });
       const { byId } = await sync({ records: [broker("B-1"), ...Array.from({ length: 5 }, (_, i) => listing(`L-${i}`))], problems: [] }, { client: fake.client, batchSize: 100 });
       expect(byId["listing:L-3"]).toMatchObject({ outcome: "created", httpStatus: 201 });
       expect(fake.batches.map((b) => b.size)).toEqual([1, 5, 1]);

@@ -11,6 +11,7 @@ import { acknowledged, type Checkpoint, type CheckpointEntry } from "./checkpoin
 import { contentHash } from "./content-hash.ts";
 import type { Feed, FeedRecord } from "./feed.ts";
 import type { Outcome, ReportLine, ReportSink } from "./report.ts";
+import type { UntypedJson } from "../untyped-json.ts";
 
 export type Phase = "reading" | "brokers" | "listings" | "archiving" | "done";
 
@@ -181,7 +182,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   };
 
   /** What the API answered for one record: its PUT's status and body, or why it failed. */
-  type Answer = { httpStatus: number; body: Record<string, any>; changed?: boolean } | { failure: string; httpStatus: number | null };
+  type Answer = { httpStatus: number; body: UntypedJson; changed?: boolean } | { failure: string; httpStatus: number | null };
 
   /**
    * The record's report line (and checkpoint entry) from its answer: one rule for single PUTs and batch items.
@@ -256,7 +257,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       intended = intend(record);
       if (opts.signal?.aborted) throw opts.signal.reason;
       const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
-      answer = { httpStatus: r.httpStatus, body: r as Record<string, any> };
+      answer = { httpStatus: r.httpStatus, body: r as UntypedJson };
     } catch (err) {
       if (opts.signal?.aborted) {
         interrupted = true;
@@ -281,7 +282,7 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
         return { record: r, body: seen.inlined ? JSON.parse(seen.json) : r.body, inlined: seen.inlined, known: opts.checkpoint.get(r.kind, r.id) };
       });
       let intended = false;
-      let results: { httpStatus: number; changed: boolean; body: Record<string, any> }[];
+      let results: { httpStatus: number; changed: boolean; body: UntypedJson }[];
       let requestId: string | null = null;
       try {
         for (const s of shaped) intended = intend(s.record);

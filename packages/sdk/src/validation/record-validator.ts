@@ -3,6 +3,7 @@
 // refused here would be refused there with the same field path. Messages follow the API's wording.
 import * as ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, Options, ValidateFunction } from "ajv/dist/2020.js";
+import type { UntypedJson } from "../untyped-json.ts";
 import document from "../../openapi.json" with { type: "json" };
 import { isDateTime } from "./date-time.ts";
 
@@ -191,11 +192,11 @@ function utf8Length(text: string): number {
 }
 
 /** Rules the document states in words (each operation's description), checked the way the API checks them. */
-function statedRules(kind: RecordKind, body: Record<string, any>): FieldProblem[] {
+function statedRules(kind: RecordKind, body: UntypedJson): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const list = (value: unknown) => (Array.isArray(value) ? value : []);
   const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
-  const brokerRules = (broker: Record<string, any>, root: string) => {
+  const brokerRules = (broker: UntypedJson, root: string) => {
     // An empty license ({}) breaks the schema's minProperties, which says so itself.
     list(broker.licenses).forEach((l, i) => {
       if (isObject(l) && Object.keys(l).length > 0 && !l.licenseNumber && !l.state && !l.country) problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
@@ -270,7 +271,7 @@ export function createRecordValidator(): RecordValidator {
       if (bytes > LIMITS.maxBodyBytes) problems.push({ path: "", message: `is too large: ${bytes} bytes, the limit is ${LIMITS.maxBodyBytes}` });
       const schemaProblems = bodies[kind](body) ? [] : explain(kind, body);
       // A rule stated in words names its field with the API's own sentence; it replaces the schema's wording.
-      const stated = statedRules(kind, body as Record<string, any>);
+      const stated = statedRules(kind, body as UntypedJson);
       const statedPaths = new Set(stated.map((p) => p.path));
       problems.push(...schemaProblems.filter((p) => !statedPaths.has(p.path) && ![...statedPaths].some((s) => p.path.startsWith(`${s}.`))), ...stated);
       return problems;
@@ -315,7 +316,7 @@ function concrete(schema: Schema | undefined): Schema | undefined {
   if (!schema) return undefined;
   if (typeof schema.$ref === "string") {
     const name = schema.$ref.replace("#/components/schemas/", "");
-    return concrete(((doc.components as { schemas: Record<string, Schema> }).schemas ?? {})[name]);
+    return concrete((doc.components as { schemas: Record<string, Schema> }).schemas?.[name]);
   }
   const options = schema.anyOf as Schema[] | undefined;
   if (options) {

@@ -2,8 +2,8 @@
 import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, BrokerBatchBody, BrokerBatchResponse, BrokerBody, PutQuery } from "@pss/contracts";
 import { countAnswers, createBodyCheck, errorAnswer, mapBounded, rateLimitedError, refusal, refuseDuplicateIds, type ItemAnswer, type ItemState } from "../batch/batch-items.ts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
-import { BATCH_ABOUT, BATCH_REFUSED } from "../listings/listing-batch-routes.ts";
+import { documented } from "../docs/openapi.ts";
+import { BATCH_ABOUT, BATCH_REFUSED } from "../listings/listing-batch-docs.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { upsertBrokerBatch } from "./broker-batch.ts";
@@ -14,13 +14,12 @@ const DRY_RUN_CONCURRENCY = 8;
 export function createBrokerBatchRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   const checkBody = createBodyCheck(BrokerBody);
-  return new Elysia({ name: "broker-batch-routes" }).post(
+  return new Elysia({ name: "broker-batch-routes" }).use(ctx.auth).post(
     "/brokers/batch",
-    async ({ body, request, set }) => {
-      const partner = ctx.principalOf(request);
+    async ({ body, request, set, partner }) => {
       const dryRun = ctx.dryRun(request);
       refuseDuplicateIds(body.items.map((item) => item.externalBrokerId), "externalBrokerId");
-      const { granted, retryAfter } = await ctx.chargeItems(request, body.items.length);
+      const { granted, retryAfter } = await ctx.chargeItems(partner, body.items.length);
       if (retryAfter !== null) set.headers["retry-after"] = String(retryAfter);
 
       const states: ItemState<{ externalId: string; body: BrokerBody }>[] = body.items.map((item, i) => {
@@ -44,7 +43,7 @@ export function createBrokerBatchRoutes(ctx: PartnerContext) {
           }
         });
       } else {
-        const outcomes = await upsertBrokerBatch(sql, partner, valid.map(item), { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
+        const outcomes = await upsertBrokerBatch(sql, partner, valid.map(item), { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
         await Promise.all(
           outcomes.map(async (o, k) => {
             answers[valid[k]!] = "ok" in o ? await brokerPutAnswer(ctx, partner, o.ok) : errorAnswer(o.error, logger, requestId);
@@ -64,7 +63,7 @@ export function createBrokerBatchRoutes(ctx: PartnerContext) {
       detail: {
         summary: `Create or update up to ${BATCH_MAX_ITEMS} brokers in one request (or, with dryRun=true, only say what that would do)`,
         description: BATCH_ABOUT,
-        responses: { 200: { description: "One result per item, in request order", schema: BrokerBatchResponse }, 400: BATCH_REFUSED } satisfies DocumentedResponses as never,
+        responses: documented({ 200: { description: "One result per item, in request order", schema: BrokerBatchResponse }, 400: BATCH_REFUSED }),
       },
     },
   );

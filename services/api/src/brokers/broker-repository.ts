@@ -5,6 +5,7 @@ import { readCommitSafePage } from "../records/commit-safe-page.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import type { FieldChange, RecordMode } from "@pss/contracts";
 import type { BrokerDocument } from "./broker-document.ts";
+import { sqlJson } from "@pss/service-kit";
 
 type Tx = postgres.TransactionSql | postgres.Sql;
 
@@ -32,7 +33,7 @@ const SELECT = (tx: Tx) => tx`
                    FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
   FROM brokers b`;
 
-function toStored(row: any): StoredBroker {
+function toStored(row: postgres.Row): StoredBroker {
   const document: BrokerDocument = { name: row.name, email: row.email };
   if (row.phone !== null) document.phone = row.phone;
   if (row.avatar_url !== null) document.avatarUrl = row.avatar_url;
@@ -102,7 +103,7 @@ export async function insertBroker(tx: postgres.TransactionSql, args: { scope: R
   const [row] = await tx`
     INSERT INTO brokers (partner_id, mode, external_id, office_id, name, email, phone, avatar_url, forwarding_email, profile, avatar_state, content_hash)
     VALUES (${args.scope.partnerId}, ${args.scope.mode}, ${args.externalId}, ${args.officeId}, ${c.name}, ${c.email}, ${c.phone}, ${c.avatar_url}, ${c.forwarding_email},
-            ${tx.json((args.document.profile ?? {}) as never)}, ${c.avatar_url ? "pending" : null}, ${args.hash})
+            ${sqlJson(tx, (args.document.profile ?? {}))}, ${c.avatar_url ? "pending" : null}, ${args.hash})
     ON CONFLICT (partner_id, mode, external_id) DO NOTHING
     RETURNING id::text AS id`;
   return row ? { id: row.id } : null;
@@ -119,13 +120,13 @@ export async function updateBroker(tx: postgres.TransactionSql, current: StoredB
   const [row] = avatarChanged
     ? await tx`
       UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, avatar_url = ${c.avatar_url}, forwarding_email = ${c.forwarding_email},
-        profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now(),
+        profile = ${sqlJson(tx, (document.profile ?? {}))}, content_hash = ${hash}, version = version + 1, updated_at = now(),
         avatar_state = ${c.avatar_url ? "pending" : null}, avatar_failure_reason = NULL, avatar_warning = NULL,
         avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL
       WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`
     : await tx`
       UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, forwarding_email = ${c.forwarding_email},
-        profile = ${tx.json((document.profile ?? {}) as never)}, content_hash = ${hash}, version = version + 1, updated_at = now()
+        profile = ${sqlJson(tx, (document.profile ?? {}))}, content_hash = ${hash}, version = version + 1, updated_at = now()
       WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`;
   // office_id as it is now (the admin CLI moves brokers between offices without a version bump).
   return row ? { version: row.version, officeId: row.office_id } : null;
@@ -149,7 +150,7 @@ export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: 
 export async function insertBrokerHistory(tx: postgres.TransactionSql, args: { brokerId: string; version: number; origin: WriteOrigin; changes: FieldChange[] }): Promise<void> {
   await tx`
     INSERT INTO broker_history (broker_id, version, key_id, request_id, changes)
-    VALUES (${args.brokerId}::bigint, ${args.version}, ${args.origin.keyId}::bigint, ${args.origin.requestId}::text, ${tx.json(args.changes as never)}::jsonb)`;
+    VALUES (${args.brokerId}::bigint, ${args.version}, ${args.origin.keyId}::bigint, ${args.origin.requestId}::text, ${sqlJson(tx, args.changes)}::jsonb)`;
 }
 
 export type PageArgs = PageRequest & { scope: RecordScope };

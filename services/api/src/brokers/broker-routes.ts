@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { BrokerBody, BrokerHistoryResponse, BrokerPutResponse, BrokerRecord, DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, PageQuery, PutQuery } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -13,6 +13,7 @@ import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { storedBrokerQuality } from "../quality/record-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
+import { BROKER_DOCS } from "./broker-docs.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -50,15 +51,14 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
 
 export function createBrokerRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "broker-routes" })
+  return new Elysia({ name: "broker-routes" }).use(ctx.auth)
     .use(createBrokerBatchRoutes(ctx))
     .put(
       "/brokers/:externalBrokerId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
         if (ctx.dryRun(request)) return brokerDryRunAnswer(await dryRunBroker(sql, partner, externalId, body));
-        const origin = ctx.originOf(request);
+        const origin = ctx.originOf(partner, request);
         const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
         const answer = await brokerPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
@@ -70,15 +70,13 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         response: { 200: Type.Union([BrokerPutResponse, DryRunResponse]), 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
-          description:
-            "201 when the external ID is new, 200 otherwise. An identical repeat changes nothing. Rules beyond the types (400): each license gives a licenseNumber, a state or a country; each service area names a city, a county or a state. With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 answers) and compared with the stored broker; a valid body gets 200 with a DryRunResponse and nothing is written or announced. A test key (pss_test_) writes test records: never shown to buyers, serviceProfileUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100 (rubric in docs/partner-api.md).",
+          description: BROKER_DOCS["PUT /brokers/:externalBrokerId"],
         },
       },
     )
     .get(
       "/brokers/:externalBrokerId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const broker = await findBroker(sql, partner, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
         return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl) };
@@ -86,17 +84,16 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a broker back as stored, with the state of its avatar processing",
-          responses: {
+          responses: documented({
             200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: BrokerRecord }) },
             404: ErrorMessages.brokerNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .get(
       "/brokers/:externalBrokerId/history",
-      async ({ params, query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, partner }) => {
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
         const page = await brokerHistory(sql, partner, externalId, parseHistoryQuery(query));
         if (!page) throw new NotFoundError(ErrorMessages.brokerNotFound);
@@ -106,19 +103,17 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: HistoryQuery,
         detail: {
           summary: "The broker's change history, newest first",
-          description:
-            "One entry per version a PUT wrote (a broker PUT, or a listing PUT carrying the broker inline; identical repeats write none): when, the key ID and request ID, and each changed field path with its old and new value (texts over 500 characters cut, marked truncated). Entries are kept for the history retention (180 days by default). Page with nextCursor.",
-          responses: {
+          description: BROKER_DOCS["GET /brokers/:externalBrokerId/history"],
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
             404: ErrorMessages.brokerNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .get(
       "/brokers",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const page = parsePageQuery(query);
         const { rows, nextCursor } = await pageBrokers(sql, { scope: partner, ...page });
         const urls = await Promise.all(rows.map((b) => ctx.brokerUrl(partner, b.id)));
@@ -132,9 +127,9 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's brokers (reconciliation)",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(BrokerRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

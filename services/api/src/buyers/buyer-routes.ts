@@ -3,11 +3,12 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { ErrorMessages, PublicBroker, PublicListing, SearchQuery, SearchResponse } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery, rawQuery } from "./search-params.ts";
 import type { StatsRecorder } from "../stats/stats-recorder.ts";
+import { BUYER_DOCS } from "./buyer-docs.ts";
 
 /** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
 export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
@@ -20,8 +21,8 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       query: SearchQuery,
       detail: {
         summary: "Search buyer-visible listings",
-        description: "Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).",
-        responses: { 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." } satisfies DocumentedResponses as never,
+        description: BUYER_DOCS["GET /v1/listings"],
+        responses: documented({ 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." }),
       },
     })
     .get(
@@ -35,10 +36,10 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       {
         detail: {
           summary: "A buyer-visible listing: public fields, ready photos, broker summary",
-          responses: {
+          responses: documented({
             200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: PublicListing }) },
             404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
@@ -52,10 +53,10 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       {
         detail: {
           summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)",
-          responses: {
+          responses: documented({
             200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: PublicBroker }) },
             404: `${ErrorMessages.brokerNotFound}: no broker with this ID`,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

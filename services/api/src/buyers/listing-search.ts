@@ -3,8 +3,9 @@
 // PostgreSQL, so every hit is checked against PostgreSQL (one query per page) before it is returned: a listing
 // no longer buyer-visible is dropped, and the address is shown as its current visibility allows.
 import type { Client } from "@opensearch-project/opensearch";
-import type { ListingSearchDocument, SearchResponse } from "@pss/contracts";
+import type { ListingSearchDocument, SearchResponse, UntypedJson } from "@pss/contracts";
 import type postgres from "postgres";
+import { openSearchBody } from "@pss/service-kit";
 import { ApiError, BadRequestError } from "../http/errors.ts";
 import { buyerSearchFilter } from "./buyer-visibility.ts";
 import { currentHitStates, type CurrentHitState } from "./public-repository.ts";
@@ -65,7 +66,7 @@ export function createListingSearch(deps: ListingSearchDeps) {
     let hits: { _source: ListingSearchDocument; sort: unknown[] }[];
     let total: number;
     try {
-      const res = await deps.opensearch.search({ index: deps.alias, body: buildSearchBody(request) as never });
+      const res = await deps.opensearch.search({ index: deps.alias, body: openSearchBody(buildSearchBody(request)) });
       const body = res.body as unknown as { hits: { total: { value: number }; hits: typeof hits } };
       hits = body.hits.hits;
       total = body.hits.total.value;
@@ -119,7 +120,7 @@ const FACET_SIZE = 200;
 /** Distinct values of a normalized (lower-cased) keyword, each with one listing's own spelling of it. */
 const facet = (field: string) => ({ terms: { field, size: FACET_SIZE, order: { _key: "asc" } }, aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } } });
 
-type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: Record<string, any> }[] } } }[] };
+type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: UntypedJson }[] } } }[] };
 
 export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | "alias">) {
   return async function facets(): Promise<SearchFacets> {
@@ -127,14 +128,14 @@ export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | 
     try {
       const res = await deps.opensearch.search({
         index: deps.alias,
-        body: { size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } } as never,
+        body: openSearchBody({ size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } }),
       });
       aggs = (res.body as unknown as { aggregations: typeof aggs }).aggregations;
     } catch (err) {
       if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { businessTypes: [], states: [] };
       throw new SearchUnavailableError();
     }
-    const spellings = (agg: FacetBuckets, read: (source: Record<string, any>) => unknown) =>
+    const spellings = (agg: FacetBuckets, read: (source: UntypedJson) => unknown) =>
       agg.buckets.map((b) => read(b.spelling.hits.hits[0]?._source ?? {})).filter((v): v is string => typeof v === "string");
     return { businessTypes: spellings(aggs.businessTypes, (s) => s.businessType), states: spellings(aggs.states, (s) => s.location?.state) };
   };

@@ -2,6 +2,7 @@
 // Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
 // read only for their previews, by the functions at the end of this file.
 import { listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
+import type { Visibility } from "@pss/contracts";
 import type postgres from "postgres";
 import { brokerVisibleToBuyers, listingGoneForBuyers, listingInVisibleStatus, listingVisibleToBuyers } from "./buyer-visibility.ts";
 
@@ -22,7 +23,7 @@ export interface PublicListingRow {
   description: string | null;
   descriptionOptimized: string | null;
   establishedAt: Date | null;
-  location: { streetAddress1: string | null; city: string; state: string; postalCode: string | null; country: string; visibility: any };
+  location: { streetAddress1: string | null; city: string; state: string; postalCode: string | null; country: string; visibility: Visibility };
   financials: Record<string, unknown> | null;
   property: Record<string, unknown> | null;
   financing: Record<string, unknown> | null;
@@ -53,7 +54,7 @@ const LISTING_SELECT = (sql: Sql) => sql`
                    FROM listing_photos p WHERE p.listing_id = l.id AND p.state = 'ready'), '[]') AS photos
   FROM ${listingWithBroker(sql)}`;
 
-function toListingRow(r: any): PublicListingRow {
+function toListingRow(r: postgres.Row): PublicListingRow {
   const broker = toListingBroker(r);
   return {
     id: Number(r.id),
@@ -117,7 +118,7 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
   return brokerRow(sql, id, brokerVisibleToBuyers(sql, "b"));
 }
 
-async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<any>): Promise<PublicBrokerRow | null> {
+async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<postgres.Row[]>): Promise<PublicBrokerRow | null> {
   const [r] = await sql`
     SELECT b.id::text AS id, b.name, b.profile,
            CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS avatar,

@@ -1,14 +1,16 @@
 // A readable, dependency-free HTML rendering of the OpenAPI document (no scripts, no CDN).
+import type { UntypedJson } from "@pss/contracts";
+
 const escape = (s: unknown) => String(s ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function schemaTable(schema: any, depth = 0): string {
+function schemaTable(schema: UntypedJson | undefined, depth = 0): string {
   if (!schema || typeof schema !== "object") return "";
-  const variants = schema.anyOf?.filter((v: any) => v.type !== "null");
+  const variants = schema.anyOf?.filter((v: UntypedJson) => v.type !== "null");
   if (variants?.length === 1) return schemaTable(variants[0], depth);
   if (schema.type === "array") return schemaTable(schema.items, depth);
   if (schema.type !== "object" || !schema.properties) return "";
   const required = new Set<string>(schema.required ?? []);
-  const rows = Object.entries<any>(schema.properties).map(([name, prop]) => {
+  const rows = Object.entries<UntypedJson>(schema.properties).map(([name, prop]) => {
     const type = describeType(prop);
     const nested = depth < 3 ? schemaTable(prop, depth + 1) : "";
     return `<tr><td><code>${escape(name)}</code>${required.has(name) ? " <em>required</em>" : ""}</td><td>${escape(type)}</td><td>${escape(prop.description ?? "")}${nested}</td></tr>`;
@@ -16,9 +18,9 @@ function schemaTable(schema: any, depth = 0): string {
   return `<table><thead><tr><th>field</th><th>type</th><th>notes</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-function describeType(prop: any): string {
+function describeType(prop: UntypedJson): string {
   if (prop.anyOf) {
-    const consts = prop.anyOf.filter((v: any) => v.const !== undefined).map((v: any) => v.const);
+    const consts = prop.anyOf.filter((v: UntypedJson) => v.const !== undefined).map((v: UntypedJson) => v.const);
     if (consts.length) return `one of ${consts.join(", ")}`;
     return prop.anyOf.map(describeType).join(" | ");
   }
@@ -27,11 +29,11 @@ function describeType(prop: any): string {
   return [prop.type ?? "any", prop.format ? `(${prop.format})` : ""].join(" ").trim();
 }
 
-export function renderDocsPage(doc: any): string {
-  const ops = Object.entries<any>(doc.paths).flatMap(([path, methods]) =>
-    Object.entries<any>(methods).map(([method, op]) => {
+export function renderDocsPage(doc: UntypedJson): string {
+  const ops = Object.entries<UntypedJson>(doc.paths).flatMap(([path, methods]) =>
+    Object.entries<UntypedJson>(methods).map(([method, op]) => {
       const body = op.requestBody?.content?.["application/json"]?.schema;
-      const responses = Object.entries<any>(op.responses)
+      const responses = Object.entries<UntypedJson>(op.responses)
         .map(([status, r]) => `<li><strong>${escape(status)}</strong> ${escape(r.description)}${schemaTable(r.content?.["application/json"]?.schema)}</li>`)
         .join("");
       return `<section><h2><span class="m">${escape(method.toUpperCase())}</span> <code>${escape(path)}</code></h2>

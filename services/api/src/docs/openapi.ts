@@ -16,10 +16,24 @@ import {
   PathParameters,
   SINGLE_LINE_TEXT_PATTERN,
 } from "@pss/contracts";
+import type { DocumentDecoration } from "elysia";
 import { webhookEventDocs } from "./openapi-webhooks.ts";
 
-/** Responses a route documents without the framework validating them (large read models are not re-checked per request). */
+/**
+ * Responses a route documents (descriptions, and schemas where the framework does not validate them). Small answers
+ * also declare `response:` (validated, and typed against the handler); the large read models (listings, brokers,
+ * their pages and histories, buyer search, the feed's pre-serialised page, reports) are documented here only, so
+ * they are not re-checked per request.
+ */
 export type DocumentedResponses = Record<number, string | { description: string; schema: unknown }>;
+
+/**
+ * A route's `detail.responses`: our own shape (read back by buildOpenApiDocument below), where Elysia's type
+ * expects finished OpenAPI response objects. The one cast between the two.
+ */
+export function documented(responses: DocumentedResponses): DocumentDecoration["responses"] {
+  return responses as unknown as DocumentDecoration["responses"];
+}
 
 interface RouteInfo {
   method: string;

@@ -2,9 +2,10 @@
 import { Elysia } from "elysia";
 import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
 import { isoTimestamp } from "@pss/database/queries";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { ApiError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import { FEED_DOCS } from "./feed-docs.ts";
 
 /** The cursor points before events the retention removed: the reader must reconcile, then follow from the head. */
 export class FeedGoneError extends ApiError {
@@ -18,10 +19,9 @@ export class FeedGoneError extends ApiError {
 
 export function createFeedRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "feed-routes" }).get(
+  return new Elysia({ name: "feed-routes" }).use(ctx.auth).get(
     "/events",
-    async ({ query, request, set }) => {
-      const partner = ctx.principalOf(request);
+    async ({ query, set, partner }) => {
       const after = Number(query.after ?? "0");
       const limit = Number(query.limit ?? "100");
       const [head] = await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;
@@ -45,11 +45,11 @@ export function createFeedRoutes(ctx: PartnerContext) {
       query: FeedQuery,
       detail: {
         summary: "The change feed: every change to this key's records, in commit order, numbered without gaps",
-        description: `Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking (a key without it sees no number there). Kept at least ${FEED_RETENTION_DAYS} days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.`,
-        responses: {
+        description: FEED_DOCS["GET /events"],
+        responses: documented({
           200: { description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)", schema: FeedPage },
           410: "The cursor is older than the retention: reconcile, then follow from the sequence named",
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

@@ -48,11 +48,11 @@ export async function brokerHistory(sql: postgres.Sql, scope: RecordScope, exter
   );
 }
 
-function common(r: any): BrokerHistoryEntry {
+function common(r: postgres.Row): BrokerHistoryEntry {
   return { version: r.version, changedAt: r.changed_at, keyId: r.key_id, requestId: r.request_id, created: r.version === 1, changes: r.changes };
 }
 
-function toPage<T>(rows: any[], limit: number, map: (r: any) => T): HistoryPage<T> {
+function toPage<T>(rows: postgres.Row[], limit: number, map: (r: postgres.Row) => T): HistoryPage<T> {
   const page = rows.slice(0, limit);
   return { results: page.map(map), nextCursor: rows.length > limit ? encodeHistoryCursor(page.at(-1)!.history_id) : null };
 }

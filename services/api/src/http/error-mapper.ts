@@ -1,5 +1,6 @@
 // The one place that turns any failure into the spec's error shape. Nothing internal ever leaks.
 import { ErrorMessages } from "@pss/contracts";
+import type { ValueError } from "@sinclair/typebox/errors";
 import { isDependencyUnavailable, type Logger } from "@pss/service-kit";
 import { ApiError, BadRequestError, ServiceUnavailableError, validationError } from "./errors.ts";
 import { describeValidationErrors } from "./validation-messages.ts";
@@ -17,7 +18,7 @@ export function mapError(args: { code: string | number; error: unknown; requestI
   let mapped: ApiError | null = error instanceof ApiError ? error : cause instanceof ApiError ? cause : null;
 
   if (!mapped && code === "VALIDATION") {
-    const v = error as { type?: string; all?: Iterable<any> };
+    const v = error as { type?: string; all?: Iterable<ValueError> };
     const details = describeValidationErrors(v.all ?? []);
     if (v.type === "query") mapped = new BadRequestError(`Invalid query parameters: ${details.map((d) => `${d.path || "query"} ${d.message}`).join("; ")}`, details);
     else if (details.length) mapped = validationError(details);

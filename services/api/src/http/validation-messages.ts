@@ -2,7 +2,7 @@
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { EXTERNAL_ID_RULE, Limits, TEXT_KIND, textLengthProblem } from "@pss/contracts";
-import { Kind } from "@sinclair/typebox";
+import { Kind, type TSchema } from "@sinclair/typebox";
 import type { ErrorDetail } from "./errors.ts";
 
 /** "/location/city" -> "location.city"; "/photos/0/url" -> "photos[0].url" */
@@ -22,15 +22,15 @@ const FORMAT_MESSAGES: Record<string, string> = {
   "external-id": EXTERNAL_ID_RULE,
 };
 
-function literals(schema: any): string[] | null {
-  const options: any[] | undefined = schema?.anyOf;
+function literals(schema: TSchema | undefined): string[] | null {
+  const options: TSchema[] | undefined = schema?.anyOf;
   if (!options) return null;
   const values = options.filter((o) => o.const !== undefined).map((o) => String(o.const));
   return values.length > 0 ? values : null;
 }
 
 function describe(error: ValueError): string {
-  const schema = error.schema as any;
+  const schema: TSchema = error.schema;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return "is required";
@@ -77,8 +77,8 @@ function describe(error: ValueError): string {
     case ValueErrorType.Union: {
       const values = literals(schema);
       if (values) return `${error.value === null ? "cannot be null; it " : ""}must be one of ${values.join(", ")}`;
-      const allowsNull = schema.anyOf?.some((o: any) => o.type === "null");
-      const inner = schema.anyOf?.find((o: any) => o.type !== "null");
+      const allowsNull = schema.anyOf?.some((o: TSchema) => o.type === "null");
+      const inner = schema.anyOf?.find((o: TSchema) => o.type !== "null");
       const innerValues = literals(inner);
       if (allowsNull && innerValues) return `must be one of ${innerValues.join(", ")}, or null to clear it`;
       if (allowsNull && inner) return `${describeType(inner)}, or null to clear it`;
@@ -89,7 +89,7 @@ function describe(error: ValueError): string {
   }
 }
 
-function describeType(schema: any): string {
+function describeType(schema: TSchema): string {
   if (schema.format && FORMAT_MESSAGES[schema.format]) return FORMAT_MESSAGES[schema.format]!;
   if (schema.type === "number" && schema.minimum === 0) return `must be a number from 0 to ${schema.maximum ?? Limits.money}`;
   if (schema.type === "integer") return "must be an integer";
@@ -106,9 +106,9 @@ function describeType(schema: any): string {
  */
 function expandNullableUnions(errors: ValueError[]): ValueError[] {
   return errors.flatMap((error) => {
-    const schema = error.schema as any;
+    const schema: TSchema = error.schema;
     if (error.type !== ValueErrorType.Union || error.value === null || !Array.isArray(schema.anyOf)) return [error];
-    const branches = schema.anyOf.filter((o: any) => o.type !== "null");
+    const branches = schema.anyOf.filter((o: TSchema) => o.type !== "null");
     if (branches.length !== 1 || schema.anyOf.length !== 2) return [error];
     const inner = [...Value.Errors(branches[0], error.value)].map((e) => ({ ...e, path: error.path + e.path }));
     return inner.length ? expandNullableUnions(inner) : [error];

@@ -1,12 +1,14 @@
 // GET /partner/v1/offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isRecordId, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "./date-range.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import { createLeadCountService } from "./lead-count-service.ts";
+import { LEAD_COUNT_DOCS } from "./lead-count-docs.ts";
 
 export interface LeadCountOptions {
   /** Short-lived cache of answers; absent = every request reads PostgreSQL. */
@@ -23,16 +25,13 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   const service = createLeadCountService({ sql: ctx.deps.sql, cache: opts.countCache });
   // Runs before schema validation, so a key without permission gets 401 whatever else is wrong, and every
   // query problem gets the same "dates must be ISO 8601" message.
-  const check = ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
-    const partner = ctx.principalOf(request);
+  const check = ({ partner, params, query }: { partner: Principal; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
     if (!partner.leadTracking) throw new UnauthorizedError();
     return { scope: { partnerId: partner.partnerId, mode: partner.mode }, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
   };
   const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
-  const about =
-    "Counts leads from startDate (inclusive; omitted = from the beginning) to endDate (exclusive; omitted = now). Requires a key with lead-tracking permission (401 otherwise). A test key counts only the simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live key never counts them. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with details [{path: \"startDate\", …}].";
 
-  return new Elysia({ name: "lead-count-routes" })
+  return new Elysia({ name: "lead-count-routes" }).use(ctx.auth)
     .get(
       "/offices/:officeId/leads/count",
       (c) => {
@@ -45,8 +44,8 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         response: { 200: OfficeLeadCount, ...responses },
         detail: {
           summary: "Number of leads of one office",
-          description: `${about} 404 "Office not found" for an office that is not the partner's.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` } satisfies DocumentedResponses as never,
+          description: LEAD_COUNT_DOCS["GET /offices/:officeId/leads/count"],
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` }),
         },
       },
     )
@@ -62,8 +61,8 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         response: { 200: OrganizationLeadCount, ...responses },
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
-          description: `${about} 404 "Organization not found" for an organization that is not the partner's.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` } satisfies DocumentedResponses as never,
+          description: LEAD_COUNT_DOCS["GET /organizations/:organizationId/leads/count"],
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` }),
         },
       },
     );

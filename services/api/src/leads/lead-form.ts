@@ -5,7 +5,7 @@ import { findTextProblem, LeadBody, registerFormats } from "@pss/contracts";
 import { Value } from "@sinclair/typebox/value";
 import type { Server } from "bun";
 import type { EventTrace, Logger } from "@pss/service-kit";
-import { ApiError, BadRequestError, NotFoundError, RateLimitedError, UnsupportedMediaTypeError } from "../http/errors.ts";
+import { type ApiError, BadRequestError, NotFoundError, RateLimitedError, UnsupportedMediaTypeError } from "../http/errors.ts";
 import { readCappedBody } from "../http/json-body.ts";
 import { describeValidationErrors } from "../http/validation-messages.ts";
 import { clientAddress } from "./client-address.ts";

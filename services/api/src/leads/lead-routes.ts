@@ -1,11 +1,12 @@
 // POST /v1/listings/{serviceListingId}/leads: a buyer's inquiry. Public (no key); see docs/leads.md.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { BadRequestError } from "../http/errors.ts";
 import type { RequestTraces } from "../http/request-trace.ts";
 import { clientAddress } from "./client-address.ts";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
+import { LEAD_DOCS } from "./lead-docs.ts";
 
 export interface LeadIntakeOptions extends Omit<LeadIntakeDeps, "sql" | "logger"> {
   /** Take the client address from X-Forwarded-For (right-most entry) instead of the socket. */
@@ -33,12 +34,11 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions 
       response: { 202: LeadAccepted, 400: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
       detail: {
         summary: "Send a buyer's inquiry to the listing's broker (public, no key)",
-        description:
-          "202 once the lead is stored; it is then e-mailed to the broker and counted. Only for buyer-visible listings (404 otherwise). Limited per client address and per listing (429 with Retry-After).",
-        responses: {
+        description: LEAD_DOCS["POST /v1/listings/:serviceListingId/leads"],
+        responses: documented({
           404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
           429: "Too many leads from this address or for this listing; wait Retry-After seconds",
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

@@ -2,30 +2,27 @@
 import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, ListingBatchBody, ListingBatchResponse, ListingBody, PutQuery } from "@pss/contracts";
 import { countAnswers, createBodyCheck, errorAnswer, mapBounded, rateLimitedError, refusal, refuseDuplicateIds, type ItemAnswer, type ItemState } from "../batch/batch-items.ts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { upsertListingBatch } from "./listing-batch.ts";
 import { dryRunListing } from "./listing-service.ts";
+import { LISTING_BATCH_DOCS, BATCH_REFUSED } from "./listing-batch-docs.ts";
 
 /** Dry runs in flight at once: they only read. */
 const DRY_RUN_CONCURRENCY = 8;
 
-/** The 400 of a batch refused whole. */
-export const BATCH_REFUSED = "The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.";
 
-export const BATCH_ABOUT = `Each item is its own unit with exactly the single PUT's semantics and answer: results[i] carries the status (httpStatus) and body the PUT of items[i] would have got, in request order; one bad item never fails the others. The request itself is refused whole (400, 413; nothing written) when it is not JSON, breaks the envelope's schema, has more than ${BATCH_MAX_ITEMS} items or more than the body limit, or names an external ID twice. Rules beyond the schema (400 for the whole batch, with details [{path, message}] naming each repeat, e.g. items[1].externalListingId): an external ID may appear once per batch. Rate limiting counts every item: items past the key's remaining budget are answered 429 (and the answer carries Retry-After). With ?dryRun=true every item is checked and compared as the single PUT's dry run does (each on its own, against the records as stored), and nothing is written or announced.`;
 
 export function createListingBatchRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   const checkBody = createBodyCheck(ListingBody);
-  return new Elysia({ name: "listing-batch-routes" }).post(
+  return new Elysia({ name: "listing-batch-routes" }).use(ctx.auth).post(
     "/listings/batch",
-    async ({ body, request, set }) => {
-      const partner = ctx.principalOf(request);
+    async ({ body, request, set, partner }) => {
       const dryRun = ctx.dryRun(request);
       refuseDuplicateIds(body.items.map((item) => item.externalListingId), "externalListingId");
-      const { granted, retryAfter } = await ctx.chargeItems(request, body.items.length);
+      const { granted, retryAfter } = await ctx.chargeItems(partner, body.items.length);
       if (retryAfter !== null) set.headers["retry-after"] = String(retryAfter);
 
       // The single PUT's order: rate limit, body (text rules, schema), then the path's external ID.
@@ -50,7 +47,7 @@ export function createListingBatchRoutes(ctx: PartnerContext) {
           }
         });
       } else {
-        const outcomes = await upsertListingBatch(sql, partner, valid.map(item), { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
+        const outcomes = await upsertListingBatch(sql, partner, valid.map(item), { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
         await Promise.all(
           outcomes.map(async (o, k) => {
             answers[valid[k]!] = "ok" in o ? await listingPutAnswer(ctx, partner, o.ok) : errorAnswer(o.error, logger, requestId);
@@ -69,11 +66,11 @@ export function createListingBatchRoutes(ctx: PartnerContext) {
       query: PutQuery,
       detail: {
         summary: `Create or update up to ${BATCH_MAX_ITEMS} listings in one request (or, with dryRun=true, only say what that would do)`,
-        description: `${BATCH_ABOUT} Items with an inline broker write it as their PUT does; a listing that names a broker written inline by an earlier item of the batch finds it.`,
-        responses: {
+        description: LISTING_BATCH_DOCS["POST /listings/batch"],
+        responses: documented({
           200: { description: "One result per item, in request order", schema: ListingBatchResponse },
           400: BATCH_REFUSED,
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

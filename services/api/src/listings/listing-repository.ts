@@ -48,7 +48,7 @@ const SELECT = (tx: Tx) => tx`
                    FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
   FROM listings l JOIN brokers b ON b.id = l.broker_id`;
 
-function toStored(row: any): StoredListing {
+function toStored(row: postgres.Row): StoredListing {
   const location: ListingDocument["location"] = { city: row.city, state: row.state, country: row.country, visibility: row.visibility };
   if (row.street_address1 !== null) location.streetAddress1 = row.street_address1;
   if (row.postal_code !== null) location.postalCode = row.postal_code;

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, ListingBody, ListingHistoryResponse, ListingPutResponse, ListingRecord, PageQuery, PutQuery } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -12,6 +12,7 @@ import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
+import { LISTING_DOCS } from "./listing-docs.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
 export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
@@ -49,20 +50,17 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], url: 
   };
 }
 
-const DRY_RUN_ABOUT =
-  "With ?dryRun=true the body is checked exactly as a real PUT checks it (the same 400 and 404 answers) and compared with the stored record; a valid body gets 200 with a DryRunResponse and nothing is written or announced.";
 
 export function createListingRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "listing-routes" })
+  return new Elysia({ name: "listing-routes" }).use(ctx.auth)
     .use(createListingBatchRoutes(ctx))
     .put(
       "/listings/:externalListingId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(request), trace: ctx.traceOf(request) });
+        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
         const answer = await listingPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
         return answer.body;
@@ -73,15 +71,14 @@ export function createListingRoutes(ctx: PartnerContext) {
         response: { 200: Type.Union([ListingPutResponse, DryRunResponse]), 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
-          description: `201 when the external ID is new, 200 otherwise. With an inline broker, the broker is created or updated in the same transaction. An identical repeat changes nothing. Rules beyond the schema (they span fields or depend on what is stored; 400 with details [{path, message}] naming each field that breaks one): on create, status, businessType, location (city, state, country, visibility) and brokerExternalId or broker are required; brokerExternalId and broker.externalBrokerId, if both are sent, must be equal; each photo URL may appear once (details name the repeat, e.g. photos[1].url). ${DRY_RUN_ABOUT} A test key (pss_test_) writes test records: never shown to buyers, serviceListingUrl is a signed preview link. Every answer (dry runs too) carries warnings[] ({path, code, message}: what a buyer would miss; never blocking) and a qualityScore 0-100, computed from the record as it stands after the write (photos count once processed); the rubric is in docs/partner-api.md.`,
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" } satisfies DocumentedResponses as never,
+          description: LISTING_DOCS["PUT /listings/:externalListingId"],
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" }),
         },
       },
     )
     .get(
       "/listings/:externalListingId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
         const history = await statusHistories(sql, [listing.id]);
@@ -90,17 +87,16 @@ export function createListingRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a listing back as stored, with its photo processing, search-index state and status history",
-          responses: {
+          responses: documented({
             200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: ListingRecord }) },
             404: ErrorMessages.listingNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .get(
       "/listings/:externalListingId/history",
-      async ({ params, query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         const page = await listingHistory(sql, partner, externalId, parseHistoryQuery(query));
         if (!page) throw new NotFoundError(ErrorMessages.listingNotFound);
@@ -110,19 +106,17 @@ export function createListingRoutes(ctx: PartnerContext) {
         query: HistoryQuery,
         detail: {
           summary: "The listing's change history, newest first",
-          description:
-            "One entry per version a PUT wrote (identical repeats write none): when, the key ID and request ID, each changed field path with its old and new value (texts over 500 characters cut, marked truncated), and the status move. Entries are kept for the history retention (180 days by default). Page with nextCursor.",
-          responses: {
+          description: LISTING_DOCS["GET /listings/:externalListingId/history"],
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: ListingHistoryResponse },
             404: ErrorMessages.listingNotFound,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .get(
       "/listings",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const page = parsePageQuery(query);
         const { rows, nextCursor } = await pageListings(sql, { scope: partner, ...page });
         const history = await statusHistories(sql, rows.map((r) => r.id));
@@ -137,9 +131,9 @@ export function createListingRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's listings (reconciliation)",
-          responses: {
+          responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(ListingRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

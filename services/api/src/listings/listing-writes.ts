@@ -8,7 +8,7 @@ import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
-import type { EventTrace } from "@pss/service-kit";
+import { sqlJson, sqlValues, type EventTrace } from "@pss/service-kit";
 import { outboxRow } from "../outbox/outbox-writer.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
@@ -39,9 +39,9 @@ function columns(sql: Sql, doc: ListingDocument) {
     postal_code: doc.location.postalCode ?? null,
     country: doc.location.country,
     visibility: doc.location.visibility,
-    financials: doc.financials ? sql.json(doc.financials as never) : null,
-    property: doc.property ? sql.json(doc.property as never) : null,
-    financing: doc.financing ? sql.json(doc.financing as never) : null,
+    financials: doc.financials ? sqlJson(sql, doc.financials) : null,
+    property: doc.property ? sqlJson(sql, doc.property) : null,
+    financing: doc.financing ? sqlJson(sql, doc.financing) : null,
   };
 }
 
@@ -63,7 +63,7 @@ export async function createListingAtomically(
   const row = { id, partner_id: partnerId, mode, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document), created_at: at, updated_at: at };
   const [created] = await sql`
     WITH l AS (
-      INSERT INTO listings ${sql(row as never)}
+      INSERT INTO listings ${sqlValues(sql, row)}
       ON CONFLICT (partner_id, mode, external_id) DO NOTHING
       RETURNING id, created_at
     ), p AS (
@@ -73,10 +73,10 @@ export async function createListingAtomically(
       INSERT INTO listing_status_history (listing_id, from_status, to_status) SELECT l.id, NULL, ${args.document.status} FROM l
     ), c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
-      SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb, NULL, ${args.document.status}::text FROM l
+      SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sqlJson(sql, changes)}::jsonb, NULL, ${args.document.status}::text FROM l
     ), o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sql.json(event.envelope as never)}::jsonb FROM l
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb FROM l
     )
     SELECT id FROM l`;
   return created ? { id: Number(created.id) } : null;
@@ -119,7 +119,7 @@ export async function updateListingAtomically(
   // Only the parts this change needs: most updates touch neither photos nor status.
   const parts = [
     sql`u AS (
-      UPDATE listings SET ${sql({ ...c, broker_id: args.brokerId, content_hash: args.hash } as never)},
+      UPDATE listings SET ${sqlValues(sql, { ...c, broker_id: args.brokerId, content_hash: args.hash })},
         ${descriptionChanged ? sql`description_optimized = NULL,` : sql``}
         version = version + 1, updated_at = ${at}, index_state = 'pending'
       WHERE id = ${args.id} AND version = ${args.expectedVersion}
@@ -127,11 +127,11 @@ export async function updateListingAtomically(
     )`,
     sql`o AS (
       INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sql.json(event.envelope as never)}::jsonb FROM u
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb FROM u
     )`,
     sql`c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
-      SELECT u.id, u.version, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sql.json(changes as never)}::jsonb,
+      SELECT u.id, u.version, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sqlJson(sql, changes)}::jsonb,
         ${statusChanged ? args.previous.document.status : null}::text, ${statusChanged ? args.document.status : null}::text
       FROM u
     )`,

@@ -46,7 +46,7 @@ export function createMediaRoutes(deps: MediaRoutesDeps) {
         const maxAge = Math.max(0, Math.floor(presignSeconds / 2));
         if (location) return new Response(null, { status: 302, headers: { location, "cache-control": `public, max-age=${maxAge}`, "x-content-type-options": "nosniff" } });
       }
-      let stored;
+      let stored: Awaited<ReturnType<typeof storage.read>>;
       try {
         stored = await storage.read(name);
       } catch (err) {

@@ -3,7 +3,7 @@
 import type postgres from "postgres";
 import { buildEnvelope, type EnvelopeFields, type EventDefinition } from "@pss/contracts";
 import type { Static } from "@sinclair/typebox";
-import { NO_TRACE, type EventTrace } from "@pss/service-kit";
+import { NO_TRACE, sqlJson, type EventTrace } from "@pss/service-kit";
 
 /** The outbox columns that carry a trace (migration 0007). */
 export function traceColumns(trace: EventTrace = NO_TRACE): { request_id: string | null; traceparent: string | null } {
@@ -23,5 +23,5 @@ export async function appendEvent<E extends EventDefinition>(tx: postgres.Transa
   const row = outboxRow(event, fields, payload, trace);
   await tx`
     INSERT INTO outbox (topic, message_key, payload, request_id, traceparent)
-    VALUES (${row.topic}, ${row.message_key}, ${tx.json(row.envelope as never)}, ${row.request_id}, ${row.traceparent})`;
+    VALUES (${row.topic}, ${row.message_key}, ${sqlJson(tx, row.envelope)}, ${row.request_id}, ${row.traceparent})`;
 }

@@ -1,8 +1,10 @@
-// What partner routes share: their dependencies and per-request helpers.
+// What partner routes share: their dependencies, the caller (the `partner` the auth plugin derives) and
+// per-request helpers.
 import { EXTERNAL_ID_RULE, ErrorMessages, isValidExternalId } from "@pss/contracts";
+import { Elysia } from "elysia";
 import type postgres from "postgres";
-import type { Principal } from "../auth/authenticator.ts";
-import { ApiError, BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import type { Authenticator, Principal } from "../auth/authenticator.ts";
+import { ApiError, BadRequestError, RateLimitedError, UnauthorizedError } from "../http/errors.ts";
 import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
 import type { Logger } from "@pss/service-kit";
 import type { RateLimiter } from "../http/rate-limiter.ts";
@@ -25,12 +27,40 @@ export class TestModeOnlyError extends ApiError {
   }
 }
 
+/**
+ * The partner routes' guard, as a plugin that derives `partner`: the caller, whose partner and mode (live or test)
+ * scope every read and write. A valid key (exactly "Bearer <key>"; the same 401 whatever was wrong), then the rate
+ * limit. It runs at the transform stage, so 401 and 429 come before any body or schema problem. Route plugins
+ * `.use()` it for the `partner` in their handlers' context; Elysia registers a named plugin once per app, so the
+ * guard runs once per request, where app.ts puts it.
+ */
+export function createPartnerAuth(deps: { authenticator: Authenticator; rateLimiter: RateLimiter }) {
+  return new Elysia({ name: "partner-auth" }).derive({ as: "scoped" }, async (context) => {
+    const header = context.request.headers.get("authorization");
+    const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
+    const principal = key ? await deps.authenticator.authenticate(key) : null;
+    if (!principal) throw new UnauthorizedError();
+    // Known before the rate limit answers: the request log line of a 429 names the partner too (principalIn).
+    Object.assign(context, { partner: principal });
+    const retryAfter = await deps.rateLimiter.check(principal.keyId);
+    if (retryAfter !== null) throw new RateLimitedError(retryAfter);
+    return { partner: principal };
+  });
+}
+
+export type PartnerAuth = ReturnType<typeof createPartnerAuth>;
+
+/** The caller a request authenticated as, read from any hook's context (the request log); none before the guard. */
+export function principalIn(context: object): Principal | undefined {
+  return (context as { partner?: Principal }).partner;
+}
+
 export interface PartnerContext {
   deps: PartnerDeps;
-  /** The caller, whose partner and mode (live or test) scope every read and write. */
-  principalOf(request: Request): Principal;
+  /** The guard every partner route plugin uses: it puts `partner` in the handlers' context. */
+  auth: PartnerAuth;
   /** Who makes a change (key and request ID), for the change history. */
-  originOf(request: Request): WriteOrigin;
+  originOf(partner: Principal, request: Request): WriteOrigin;
   /** The request's ID and traceparent: writes put them on their outbox rows. */
   traceOf(request: Request): RequestTrace;
   /** Path parameter as an external ID, or 400 explaining the rule. */
@@ -42,28 +72,23 @@ export interface PartnerContext {
   /** The broker's public profile URL, or for a test record a signed, short-lived preview link. */
   brokerUrl(scope: RecordScope, serviceBrokerId: string): Promise<string>;
   /** The caller, who must hold a test key (403 otherwise). */
-  testPrincipalOf(request: Request): Principal;
+  testPrincipalOf(partner: Principal): Principal;
   /** The request's logger (carries its request ID). */
   loggerOf(request: Request): Logger;
   /**
    * Rate limiting counted per item: the guard counted the request as its first item; this counts the other
    * `items - 1`. How many items (from the first) may go ahead, and Retry-After for the rest.
    */
-  chargeItems(request: Request, items: number): Promise<{ granted: number; retryAfter: number | null }>;
+  chargeItems(partner: Principal, items: number): Promise<{ granted: number; retryAfter: number | null }>;
 }
 
-export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Request, Principal>, traces: Pick<RequestTraces, "of" | "logger">): PartnerContext {
-  const principalOf = (request: Request) => {
-    const principal = principals.get(request);
-    if (!principal) throw new UnauthorizedError();
-    return principal;
-  };
+export function createPartnerContext(deps: PartnerDeps, auth: PartnerAuth, traces: Pick<RequestTraces, "of" | "logger">): PartnerContext {
   return {
     deps,
-    principalOf,
+    auth,
     traceOf: (request) => traces.of(request),
-    originOf(request) {
-      return { keyId: principalOf(request).keyId, requestId: traces.of(request).requestId };
+    originOf(partner, request) {
+      return { keyId: partner.keyId, requestId: traces.of(request).requestId };
     },
     externalId(raw, name) {
       // The router gives null for a broken percent-escape (older versions: U+FFFD); accepting that would merge
@@ -89,17 +114,16 @@ export function createPartnerContext(deps: PartnerDeps, principals: WeakMap<Requ
       return scope.mode === "test" ? deps.previews.brokerUrl(id) : `${deps.publicBaseUrl}/brokers/${id}`;
     },
     loggerOf: (request) => traces.logger(request),
-    async chargeItems(request, items) {
+    async chargeItems(partner, items) {
       const extra = items - 1;
       const take = deps.rateLimiter?.take;
       if (extra <= 0 || !take) return { granted: items, retryAfter: null };
-      const { granted, retryAfter } = await take.call(deps.rateLimiter, principalOf(request).keyId, extra);
+      const { granted, retryAfter } = await take.call(deps.rateLimiter, partner.keyId, extra);
       return { granted: granted + 1, retryAfter };
     },
-    testPrincipalOf(request) {
-      const principal = principalOf(request);
-      if (principal.mode !== "test") throw new TestModeOnlyError();
-      return principal;
+    testPrincipalOf(partner) {
+      if (partner.mode !== "test") throw new TestModeOnlyError();
+      return partner;
     },
   };
 }

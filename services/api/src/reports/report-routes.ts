@@ -2,21 +2,21 @@
 // key's partner and mode like every record; the rules are listingReport in @pss/contracts.
 import { Elysia } from "elysia";
 import { ErrorMessages, listingReport, ListingReportResponse, type ListingReport } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
 import { reportTimes } from "./report-repository.ts";
+import { REPORT_DOCS } from "./report-docs.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function createReportRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "report-routes" }).get(
+  return new Elysia({ name: "report-routes" }).use(ctx.auth).get(
     "/listings/:externalListingId/report",
-    async ({ params, request }) => {
-      const partner = ctx.principalOf(request);
+    async ({ params, partner }) => {
       const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
       if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
       const [times, listingUrl] = await Promise.all([reportTimes(sql, listing.id), ctx.listingUrl(partner, listing.id)]);
@@ -52,12 +52,11 @@ export function createReportRoutes(ctx: PartnerContext) {
     {
       detail: {
         summary: "The listing's processing report: every step from the write to the buyer's page, and one overall state",
-        description:
-          "Steps in order: stored; one per photo (downloaded and processed with its size, or the failure and what to do); description.rewritten; indexed; visible (buyers see it at its URL); sitemap. Each has an outcome (done, pending, failed, skipped) and the time it finished. state: LIVE, LIVE_WITH_WARNINGS, PROCESSING, NOT_VISIBLE or FAILED, with reasons. A webhook listing.report.changed announces each change of state. Read-only; a key reads only its own partner's records of its mode.",
-        responses: {
+        description: REPORT_DOCS["GET /listings/:externalListingId/report"],
+        responses: documented({
           200: { description: "The report", schema: ListingReportResponse },
           404: ErrorMessages.listingNotFound,
-        } satisfies DocumentedResponses as never,
+        }),
       },
     },
   );

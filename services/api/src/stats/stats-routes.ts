@@ -3,13 +3,15 @@
 // them (the same 400 messages). Inquiries (counts only) only for keys with lead tracking.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadCountQuery, ListingStatsResponse } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
+import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "../lead-counts/date-range.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { readDailyStats } from "./stats-repository.ts";
 import { utcDay } from "./visitors.ts";
+import { STATS_DOCS } from "./stats-docs.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -23,8 +25,8 @@ function daysBetween(first: string, last: string): string[] {
 export function createStatsRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   // Before schema validation, as on the lead-count routes: every query problem gets the same message.
-  const check = ({ request, query }: { request: Request; query: Record<string, unknown> }) => ({ partner: ctx.principalOf(request), range: parseDateRange(query) });
-  return new Elysia({ name: "stats-routes" }).get(
+  const check = ({ partner, query }: { partner: Principal; query: Record<string, unknown> }) => ({ partner, range: parseDateRange(query) });
+  return new Elysia({ name: "stats-routes" }).use(ctx.auth).get(
     "/listings/:externalListingId/stats",
     async (c) => {
       const { partner, range } = check(c);
@@ -63,10 +65,9 @@ export function createStatsRoutes(ctx: PartnerContext) {
       response: { 200: ListingStatsResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
       detail: {
         summary: "A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries",
-        description:
-          "startDate (inclusive) and endDate (exclusive) as on the lead-count routes (ISO 8601 date-times with a time zone; the same 400 answers); omitted, from the listing's creation to now. One bucket per UTC day the range touches, zeros included, each with the whole day's counts. views: one per visitor per listing per day, known bots excluded; impressions: appearances in buyers' search results. Counts are written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after endDate; otherwise 400 with details [{path: \"startDate\", …}].",
+        description: STATS_DOCS["GET /listings/:externalListingId/stats"],
 
-        responses: { 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound } satisfies DocumentedResponses as never,
+        responses: documented({ 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound }),
       },
     },
   );

@@ -3,11 +3,12 @@
 //   DELETE /partner/v1/test-data                                  every test record of the partner, now
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadAccepted, SimulatedLeadBody, TestDataDeleted } from "@pss/contracts";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented } from "../docs/openapi.ts";
 import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
 import { insertSimulatedLead } from "../leads/lead-repository.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { purgeTestData } from "./test-data-purge.ts";
+import { TEST_MODE_DOCS } from "./test-mode-docs.ts";
 
 /** A simulated lead on a listing in a status buyers would not see: a real lead could not arrive either. */
 export class ListingNotVisibleError extends ApiError {
@@ -20,11 +21,11 @@ const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
 
 export function createTestModeRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "test-mode-routes" })
+  return new Elysia({ name: "test-mode-routes" }).use(ctx.auth)
     .post(
       "/test/listings/:externalListingId/leads",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.testPrincipalOf(request);
+      async ({ params, body, request, set, partner }) => {
+        ctx.testPrincipalOf(partner);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         const submittedAt = body.submittedAt === undefined ? null : new Date(body.submittedAt);
         if (submittedAt && submittedAt.getTime() > Date.now()) throw new BadRequestError("submittedAt: must not be in the future");
@@ -47,20 +48,19 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         response: { 202: LeadAccepted, 400: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
         detail: {
           summary: "Simulate a buyer's lead on a test listing (test keys only)",
-          description:
-            "202 once stored: the lead is announced (lead.submitted with mode test) and counted in the test key's lead counts, never e-mailed. All fields are optional; submittedAt (not in the future) backdates it to test lead-count date ranges. 409 while the listing's status is one buyers do not see. A live key gets 403.",
-          responses: {
+          description: TEST_MODE_DOCS["POST /test/listings/:externalListingId/leads"],
+          responses: documented({
             403: TEST_ONLY,
             404: `${ErrorMessages.listingNotFound}: no test listing with this external ID`,
             409: "The listing's status is not one buyers see, so no lead could arrive",
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .delete(
       "/test-data",
-      async ({ request }) => {
-        const partner = ctx.testPrincipalOf(request);
+      async ({ partner }) => {
+        ctx.testPrincipalOf(partner);
         const deleted = await purgeTestData(sql, { partnerId: partner.partnerId });
         return { status: "success" as const, deleted };
       },
@@ -68,9 +68,8 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         response: { 200: TestDataDeleted, 403: ErrorResponse },
         detail: {
           summary: "Delete every test record of the partner now (test keys only)",
-          description:
-            "Deletes the partner's test listings (with their photos, simulated leads and history) and test brokers; live records are never touched. Test records are also deleted on their own once nobody wrote them for TEST_DATA_RETENTION_DAYS (default 30). A live key gets 403.",
-          responses: { 403: TEST_ONLY } satisfies DocumentedResponses as never,
+          description: TEST_MODE_DOCS["DELETE /test-data"],
+          responses: documented({ 403: TEST_ONLY }),
         },
       },
     );

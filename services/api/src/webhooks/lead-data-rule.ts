@@ -29,7 +29,8 @@ export const LEAD_DATA_UNAUTHORIZED =
 
 /** The parts of a request the guard reads: raw, before schema validation (so 401 comes before any 400). */
 export interface GuardedRequest {
-  request: Request;
+  /** The caller (partner-context.ts's auth plugin derives it before this guard runs). */
+  partner: Principal;
   params?: Record<string, unknown>;
   query?: Record<string, unknown>;
   body?: unknown;
@@ -65,7 +66,7 @@ export function createLeadDataGuard(ctx: PartnerContext) {
 
   /** 401 when a key without lead tracking names lead data; nothing for a key with it. */
   return async function leadDataGuard(req: GuardedRequest): Promise<void> {
-    const principal = ctx.principalOf(req.request);
+    const principal = req.partner;
     if (principal.leadTracking) return;
     if (namesLeadEvent(req)) throw new UnauthorizedError();
     const endpointIds = [...asList(req.params?.endpointId), ...asList(req.query?.endpointId)].filter((v): v is string => typeof v === "string");

@@ -39,7 +39,7 @@ const COLUMNS = (sql: Sql) => sql`
   id::text, external_id, url, events, description, enabled, version, disabled_reason, disabled_at, failing_since,
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at, carries_lead_data`;
 
-function toStored(r: any): StoredEndpoint {
+function toStored(r: postgres.Row): StoredEndpoint {
   return {
     id: r.id,
     externalId: r.external_id,

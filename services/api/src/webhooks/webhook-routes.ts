@@ -3,7 +3,6 @@
 import { Elysia } from "elysia";
 import {
   isPageCursorText,
-  MAX_REPLAY_EVENTS,
   WebhookReplayBody,
   WebhookReplayQueued,
   isUuid,
@@ -25,7 +24,7 @@ import {
   type WebhookDeliveryStatus,
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
-import type { DocumentedResponses } from "../docs/openapi.ts";
+import { documented, type DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
@@ -34,6 +33,7 @@ import { replayEvents } from "./webhook-replay.ts";
 import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
+import { WEBHOOK_DOCS } from "./webhook-docs.ts";
 
 const DEFAULT_PAGE = 100;
 const BAD_CURSOR = "cursor is not valid; pass nextCursor from the previous page unchanged";
@@ -72,12 +72,11 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
 
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
   // tracking that names lead data gets 401 whatever else is wrong, as on the lead-count routes.
-  return new Elysia({ name: "webhook-routes" })
+  return new Elysia({ name: "webhook-routes" }).use(ctx.auth)
     .onTransform(createLeadDataGuard(ctx))
     .put(
       "/webhook-endpoints/:endpointId",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, set, partner }) => {
         const result = await upsertEndpoint(sql, deps.secrets, partner, endpointIdOf(params.endpointId), body);
         set.status = result.created ? 201 : 200;
         return {
@@ -92,31 +91,29 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookEndpointPutResponse, 201: WebhookEndpointPutResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse },
         detail: {
           summary: "Create or update a webhook endpoint",
-          description:
-            "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
-          responses: { 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints } satisfies DocumentedResponses as never,
+          description: WEBHOOK_DOCS["PUT /webhook-endpoints/:endpointId"],
+          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints }),
         },
       },
     )
     .get(
       "/webhook-endpoints/:endpointId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const endpoint = await findEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId));
         if (!endpoint) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, endpoint: toEndpointRecord(endpoint) };
       },
       {
+        response: { 200: WebhookEndpointResponse },
         detail: {
           summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
-          responses: { 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound }),
         },
       },
     )
     .get(
       "/webhook-endpoints",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         const limit = pageLimit(query.limit);
         const rows = await pageEndpoints(sql, scopeOf(partner), endpointCursor(query.cursor), limit + 1);
         const page = rows.slice(0, limit);
@@ -125,87 +122,87 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         query: WebhookEndpointPageQuery,
+        response: { 200: WebhookEndpointPage },
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized }),
         },
       },
     )
     .delete(
       "/webhook-endpoints/:endpointId",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, message: "Webhook endpoint deleted" as const };
       },
       {
+        response: { 200: WebhookEndpointDeleted },
         detail: {
           summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
-          responses: { 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound }),
         },
       },
     )
     .post(
       "/webhook-endpoints/:endpointId/rotate-secret",
-      async ({ params, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, partner }) => {
         const secret = generateWebhookSecret();
         const rotated = await rotateSecret(sql, scopeOf(partner), endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
         if (!rotated) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
       },
       {
+        response: { 200: WebhookSecretRotated },
         detail: {
           summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
-          description: "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the two latest sign.",
-          responses: { 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound } satisfies DocumentedResponses as never,
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/rotate-secret"],
+          responses: documented({ 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound }),
         },
       },
     )
     .post(
       "/webhook-endpoints/:endpointId/test",
-      async ({ params, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, set, partner }) => {
         const deliveryId = unwrap(await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },
       {
+        response: { 202: WebhookDeliveryQueued },
         detail: {
           summary: "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
-          responses: {
+          responses: documented({
             202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .post(
       "/webhook-endpoints/:endpointId/recover",
-      async ({ params, query, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, query, set, partner }) => {
         const requeued = unwrap(await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, requeued };
       },
       {
         query: WebhookRecoverQuery,
+        response: { 202: WebhookRecoverQueued },
         detail: {
           summary: "Send again every failed delivery of the endpoint created since a time",
           description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
-          responses: {
+          responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookRecoverQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .post(
       "/webhook-endpoints/:endpointId/replay",
-      async ({ params, body, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, body, set, partner }) => {
         const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
@@ -213,22 +210,22 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         body: WebhookReplayBody,
+        response: { 202: WebhookReplayQueued },
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
-          description: `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.`,
-          responses: {
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/replay"],
+          responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     )
     .get(
       "/webhook-deliveries",
-      async ({ query, request }) => {
-        const partner = ctx.principalOf(request);
+      async ({ query, partner }) => {
         return {
           status: "success" as const,
           ...(await listDeliveries(sql, {
@@ -243,30 +240,31 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         query: WebhookDeliveryQuery,
+        response: { 200: WebhookDeliveryPage },
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
-          responses: { 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized } satisfies DocumentedResponses as never,
+          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized }),
         },
       },
     )
     .post(
       "/webhook-deliveries/:deliveryId/retry",
-      async ({ params, request, set }) => {
-        const partner = ctx.principalOf(request);
+      async ({ params, set, partner }) => {
         if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId)) throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
         const deliveryId = unwrap(await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },
       {
+        response: { 202: WebhookDeliveryQueued },
         detail: {
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
-          responses: {
+          responses: documented({
             202: { description: "Queued", schema: WebhookDeliveryQueued },
             ...unauthorized,
             404: WebhookErrorMessages.deliveryNotFound,
             409: WebhookErrorMessages.endpointDisabled,
-          } satisfies DocumentedResponses as never,
+          }),
         },
       },
     );

@@ -22,7 +22,7 @@ export function parseRawResponse(raw: string): RawResponse {
     const colon = line.indexOf(":");
     if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
   }
-  let json: unknown = undefined;
+  let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {}

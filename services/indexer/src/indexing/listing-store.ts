@@ -17,7 +17,7 @@ export interface StoredListingState extends ListingContext {
 
 const visible = [...BUYER_VISIBLE_STATUSES];
 
-function toState(row: any): StoredListingState {
+function toState(row: postgres.Row): StoredListingState {
   const broker = toListingBroker(row);
   return {
     id: Number(row.id),
@@ -54,7 +54,7 @@ const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.visibility, l.financials, l.financing, ${isoTimestamp(sql, "l.updated_at")} AS updated_at,
   ${listingBrokerColumns(sql)}`;
 
-function toSourceAndState(r: any): { source: ListingSource; state: StoredListingState } {
+function toSourceAndState(r: postgres.Row): { source: ListingSource; state: StoredListingState } {
   return {
     state: toState(r),
     source: {

@@ -123,7 +123,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       ORDER BY id LIMIT ${BATCH}`;
     auditAfterId = rows.length < BATCH ? 0 : Number(rows[rows.length - 1]!.id);
     if (rows.length === 0) return [];
-    const res = await deps.opensearch.mget({ index: deps.alias, body: { ids: rows.map((r) => r.id) }, _source: false } as never);
+    const res = await deps.opensearch.mget({ index: deps.alias, body: { ids: rows.map((r) => r.id) }, _source: false });
     const docs = (res.body as { docs: { _id: string; found?: boolean; _version?: number }[] }).docs;
     const found = new Map(docs.map((d) => [d._id, d]));
     const out: { id: number; reason: RepairReason }[] = [];

@@ -9,7 +9,7 @@
 //   5. after a grace period for searches still running on the old index, drop it.
 // One reindex per alias at a time (a lease in leader_leases, renewed while it runs).
 import type { Client } from "@opensearch-project/opensearch";
-import { createLeaderLease, type Logger } from "@pss/service-kit";
+import { createLeaderLease, openSearchBody, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
@@ -105,7 +105,7 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     // Transactions at or above this ID may commit after (or during) the reads below: caught up after the swap.
     const [{ xmin }] = (await sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`) as unknown as [{ xmin: string }];
     // Refreshed once at the end instead of every half second while filling.
-    await client.indices.create({ index, body: { settings: { ...INDEX_SETTINGS, refresh_interval: "-1" }, mappings: INDEX_MAPPINGS } as never });
+    await client.indices.create({ index, body: openSearchBody({ settings: { ...INDEX_SETTINGS, refresh_interval: "-1" }, mappings: INDEX_MAPPINGS }) });
     log.info("reindex: new index created", { index, previous });
     const rejected: ReindexResult["rejected"] = [];
     let documents = 0;
@@ -118,12 +118,12 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
         afterId = page[page.length - 1]!.source.id;
         deps.onProgress?.(documents);
       }
-      await client.indices.putSettings({ index, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval } } as never });
+      await client.indices.putSettings({ index, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval } } });
       await client.indices.refresh({ index });
 
       const actions: unknown[] = previous.map((old) => ({ remove: { index: old, alias } }));
       actions.push({ add: { index, alias, is_write_index: true } });
-      await client.indices.updateAliases({ body: { actions } as never });
+      await client.indices.updateAliases({ body: openSearchBody({ actions }) });
       swapped = true;
       log.info("reindex: alias moved", { index, documents });
     } catch (err) {

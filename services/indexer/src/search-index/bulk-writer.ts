@@ -2,6 +2,7 @@
 // version is newer, so a late or redelivered event can never bring back an older state.
 import type { Client } from "@opensearch-project/opensearch";
 import type { ListingSearchDocument } from "@pss/contracts";
+import { openSearchBody } from "@pss/service-kit";
 
 export type IndexOperation =
   | { kind: "index"; id: number; version: number; document: ListingSearchDocument; versionType: "external" | "external_gte" }
@@ -34,7 +35,7 @@ async function writeChunk(client: Client, alias: string, ops: IndexOperation[], 
   }
   let items: Record<string, { status: number; result?: string; error?: { type?: string; reason?: string } }>[];
   try {
-    const res = await client.bulk({ body: body as never, refresh: opts.refresh ?? false });
+    const res = await client.bulk({ body: openSearchBody(body), refresh: opts.refresh ?? false });
     items = (res.body as { items: typeof items }).items;
   } catch (err) {
     throw new SearchUnavailableError(`bulk request failed: ${(err as Error).message}`);

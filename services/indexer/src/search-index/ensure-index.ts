@@ -3,7 +3,7 @@
 // Indexes created earlier with a strict mapping are relaxed in place so documents with new fields are not refused,
 // and fields added to the mappings since an index was created are added to it in place.
 import type { Client } from "@opensearch-project/opensearch";
-import type { Logger } from "@pss/service-kit";
+import { openSearchBody, type Logger } from "@pss/service-kit";
 import { INDEX_DYNAMIC, INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "./index-definition.ts";
 
 export async function ensureSearchIndex(client: Client, alias: string, logger: Logger): Promise<string> {
@@ -16,7 +16,7 @@ export async function ensureSearchIndex(client: Client, alias: string, logger: L
     return current[0]!;
   }
   try {
-    await client.indices.create({ index: expected, body: { settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS, aliases: { [alias]: { is_write_index: true } } } as never });
+    await client.indices.create({ index: expected, body: openSearchBody({ settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS, aliases: { [alias]: { is_write_index: true } } }) });
     logger.info("search index created", { alias, index: expected });
   } catch (err) {
     const type = (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
@@ -40,13 +40,13 @@ async function tolerateNewFields(client: Client, indexes: string[], logger: Logg
   const res = await client.indices.getMapping({ index: indexes.join(",") });
   for (const [index, entry] of Object.entries(res.body as Record<string, { mappings?: { dynamic?: unknown; properties?: Record<string, unknown> } }>)) {
     if (String(entry.mappings?.dynamic) === "strict") {
-      await client.indices.putMapping({ index, body: { dynamic: INDEX_DYNAMIC } as never });
+      await client.indices.putMapping({ index, body: openSearchBody({ dynamic: INDEX_DYNAMIC }) });
       logger.info("search index mapping relaxed: unknown fields are kept, not refused", { index, dynamic: INDEX_DYNAMIC });
     }
     const existing = entry.mappings?.properties ?? {};
     const missing = Object.fromEntries(Object.entries(INDEX_MAPPINGS.properties).filter(([field]) => !(field in existing)));
     if (Object.keys(missing).length === 0) continue;
-    await client.indices.putMapping({ index, body: { properties: missing } as never });
+    await client.indices.putMapping({ index, body: { properties: missing } });
     logger.info("search index mapping extended with new fields", { index, fields: Object.keys(missing) });
   }
 }

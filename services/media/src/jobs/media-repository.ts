@@ -3,7 +3,7 @@
 // Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
 // write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
 import { BrokerAvatarProcessed, brokerAvatarProcessedFact, ListingMediaProcessed, listingMediaProcessedFact, type RecordMode } from "@pss/contracts";
-import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
+import { insertOutboxFacts, partnerFactRow, sqlJson } from "@pss/service-kit";
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -36,8 +36,8 @@ export type PartnerScope = readonly string[] | null;
 const lease = (sql: Sql, ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
 const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => (partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``);
 
-const toPhoto = (r: any): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
-const toAvatar = (r: any): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
+const toPhoto = (r: postgres.Row): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
+const toAvatar = (r: postgres.Row): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
 
 /**
  * The lock of one stored name (garbage-collector.ts): writers hold it shared from checking their files are
@@ -221,7 +221,7 @@ export function createMediaRepository(sql: Sql) {
      * the reference commits: it makes sure every file is (still) stored, storing again any the collector removed.
      */
     async markReady(job: MediaJob, r: ReadyResult, confirmStored: () => Promise<void> = async () => {}): Promise<boolean> {
-      const variants = sql.json(r.variants as never);
+      const variants = sqlJson(sql, r.variants);
       if (job.kind === "photo") {
         return finishPhoto(job, async (tx) => {
           await lockNamesShared(tx, r.names);

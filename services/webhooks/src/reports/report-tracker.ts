@@ -8,7 +8,7 @@
 // row lock: the fact is written with the change that makes it true, two instances never announce one change
 // twice, and an event consumed again finds the state already stored and announces nothing.
 import { BrokerUpserted, isBuyerVisible, ListingMediaProcessed, ListingPublished, ListingUnpublished, ListingUpserted, listingQuality, ListingReportChanged, listingReportChangedFact, reportState, type AnyEventEnvelope, type ReportState } from "@pss/contracts";
-import { partnerFactRow, type Logger } from "@pss/service-kit";
+import { partnerFactRow, sqlJson, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 
 export interface ReportTrackerDeps {
@@ -67,7 +67,7 @@ export function createReportTracker(deps: ReportTrackerDeps) {
           UPDATE listings SET report_state = ${state}, report_version = ${reportVersion} WHERE id = ${listingId}::bigint RETURNING id
         )
         INSERT INTO outbox (topic, message_key, payload)
-        SELECT ${fact.topic}, ${fact.messageKey}, ${tx.json(fact.envelope as never)}::jsonb FROM changed`;
+        SELECT ${fact.topic}, ${fact.messageKey}, ${sqlJson(tx, fact.envelope)}::jsonb FROM changed`;
       deps.logger.debug("report state changed", { listingId, from: row!.report_state, to: state, visibleStatus: isBuyerVisible(row!.status) });
       return state;
     });

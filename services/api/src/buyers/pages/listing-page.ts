@@ -1,6 +1,6 @@
 // The public listing page behind serviceListingUrl: the same public data as GET /v1/listings/{id}, a photo
 // gallery from the processed variants, the broker card and the inquiry form.
-import type { PublicListing } from "@pss/contracts";
+import type { PublicListing, UntypedJson } from "@pss/contracts";
 import { excerpt } from "../public-views.ts";
 import { formatMoney, headlineOf, html, largestImageUrl, page, picture, placeOf, shareImageUrl, type Raw } from "./html.ts";
 import { inquiryForm, type InquiryFormState } from "./inquiry-form.ts";
@@ -48,9 +48,9 @@ export function renderListingPage(l: PublicListing, form: { state: InquiryFormSt
   const price = amount(l.financials.askingPrice);
   const description = excerpt(l.description, 160) ?? `${l.businessType} for sale in ${where}${price ? `, asking ${price}` : ""}.`;
   const cover = l.photos[0];
-  const property = l.property as Record<string, any>;
-  const rent = (property.rentData ?? {}) as Record<string, any>;
-  const financing = l.financing as Record<string, any>;
+  const property = l.property as UntypedJson;
+  const rent = (property.rentData ?? {}) as UntypedJson;
+  const financing = l.financing as UntypedJson;
 
   const body = html`<article>
 <header>

@@ -1,0 +1,31 @@
+// The OpenAPI prose of the webhook routes (webhook-routes.ts), kept out of the route definitions so
+// those read as code. The document (GET /partner/v1/openapi.json) shows each text exactly as written here.
+import { MAX_REPLAY_EVENTS } from "@pss/contracts";
+
+/** Route descriptions, by method and path. */
+export const WEBHOOK_DOCS = {
+  "PUT /webhook-endpoints/:endpointId":
+    "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise " +
+    "(JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat " +
+    "changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have " +
+    "yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming " +
+    "what is missing; an update may send any subset); subscribing to lead.received, or changing an " +
+    "endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, " +
+    "before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to " +
+    "the key's mode: one created with a test key (pss_test_…) receives only test records' events and is " +
+    "seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per " +
+    "mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or " +
+    "after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).",
+  "POST /webhook-endpoints/:endpointId/rotate-secret":
+    "The new secret is shown once. Rotating again within the 24 hours drops the oldest secret: only the " +
+    "two latest sign.",
+  "POST /webhook-endpoints/:endpointId/replay":
+    `Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, ` +
+    `the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued ` +
+    `for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence ` +
+    `included), also when the endpoint was created after the events. An event this endpoint had already ` +
+    `is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 ` +
+    `with details [{path, message}] naming the field): throughSequence must be greater than ` +
+    `afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: ` +
+    `narrow the range). Events are kept as long as the change feed keeps them.`,
+} as const;
