@@ -9,6 +9,8 @@ export const ROOT = join(import.meta.dir, "..", "..");
 export interface ApiProcess {
   url: string;
   pid: number;
+  /** The separate relay process (startApiProcess), for CPU accounting. */
+  relayPid?: number;
   rssMb(): number;
   stop(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   const api = await startApiOnly({ ...env, OUTBOX_RELAY_ENABLED: "false" });
   return {
     ...api,
+    relayPid: relay.pid,
     async stop() {
       await api.stop();
       relay.kill("SIGTERM");
