@@ -166,10 +166,14 @@ export interface OpenLoopSpec {
   /** Makes update bodies differ from any earlier run's, so none is a no-op. */
   salt?: number;
   bodyOptions?: { descriptionLength?: number; photos?: number };
+  /** Report every request slower than this (ms) with the time it was due. */
+  traceSlowMs?: number;
 }
 
 export interface OpenLoopResult extends LoadResult {
   maxInFlight: number;
+  /** With traceSlowMs: [epoch ms the request was due, latency ms]. */
+  slow?: [number, number][];
 }
 
 /** Fixed-rate arrivals, latency from each request's due time (bench/lib/open-loop.mjs), under Node. */
