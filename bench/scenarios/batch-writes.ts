@@ -21,9 +21,11 @@ const RELAY_DRAIN_MS = 2000;
  * sequencer), and this database's PostgreSQL backends by client. On 2 shared cores this says why a ratio misses
  * (work the fair baseline does not do: relaying to Kafka, sequencing the feed) better than rows/s alone.
  */
-function cpuPerRow(a: CpuSample, b: CpuSample, rows: number): string {
+const API_RUN = { api: "API", relay: "relay+sequencer", "pg:pss-api": "PostgreSQL for the API", "pg:pss-outbox-relay": "PostgreSQL for relay+sequencer" };
+const BASELINE_RUN = { client: "the client (this process)", "pg:postgres.js": "PostgreSQL for the client" };
+
+function cpuPerRow(a: CpuSample, b: CpuSample, rows: number, names: Record<string, string>): string {
   const used = cpuBetween(a, b);
-  const names: Record<string, string> = { api: "API", relay: "relay+sequencer", "pg:pss-api": "PostgreSQL for the API", "pg:pss-outbox-relay": "PostgreSQL for relay+sequencer", "pg:postgres.js": "PostgreSQL for the client" };
   const parts = Object.entries(names)
     .filter(([k]) => (used[k] ?? 0) > 0)
     .map(([k, label]) => `${label} ${Math.round((used[k]! * 1e6) / Math.max(1, rows))}`);
@@ -37,13 +39,13 @@ export async function batchWrites(ctx: BenchContext): Promise<Row[]> {
 
   // Baselines first, with no API (and so no relay) running.
   const common = { sql: ctx.sql, partnerId, brokerExternalId: ctx.brokerExternalId, concurrency: BATCH_CONNECTIONS, durationSeconds: ctx.durationSeconds, batchSize: BATCH_SIZE };
-  let cpu0 = await sampleCpu(ctx.sql, {});
+  let cpu0 = await sampleCpu(ctx.sql, { client: process.pid });
   const fairCreate = await fairBatchBaseline({ ...common, prefix: `${prefix}-fair`, mode: "create" });
-  const fairCreateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, {}), fairCreate.rowsPerSecond * ctx.durationSeconds);
+  const fairCreateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, { client: process.pid }), fairCreate.rowsPerSecond * ctx.durationSeconds, BASELINE_RUN);
   const [{ n: fairRows }] = (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [{ n: number }];
-  cpu0 = await sampleCpu(ctx.sql, {});
+  cpu0 = await sampleCpu(ctx.sql, { client: process.pid });
   const fairUpdate = await fairBatchBaseline({ ...common, prefix: `${prefix}-fair`, mode: "update", existing: Math.min(fairRows, UPDATE_KEYS) });
-  const fairUpdateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, {}), fairUpdate.rowsPerSecond * ctx.durationSeconds);
+  const fairUpdateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, { client: process.pid }), fairUpdate.rowsPerSecond * ctx.durationSeconds, BASELINE_RUN);
   await removeBaselineRows(ctx.sql, partnerId, `${prefix}-fair`);
 
   const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: String(SINGLE_CONNECTIONS) });
@@ -58,7 +60,7 @@ export async function batchWrites(ctx: BenchContext): Promise<Row[]> {
     const batch = await runLoad({ ...base, mode: "batch-new", connections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE, prefix: `${prefix}-batch`, offset: 0, durationSeconds: ctx.durationSeconds });
     const batchRows = batch.rps * BATCH_SIZE;
     await Bun.sleep(RELAY_DRAIN_MS);
-    const batchCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), batchRows * ctx.durationSeconds);
+    const batchCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), batchRows * ctx.durationSeconds, API_RUN);
     const createNotes = `batch p50 ${batch.p50} ms, p99 ${batch.p99} ms per request of ${BATCH_SIZE} (${BATCH_CONNECTIONS} in flight); single PUT ${round(single.rps)} req/s at ${SINGLE_CONNECTIONS} connections; failed items ${batch.itemFailures ?? 0}, non-2xx ${batch.non2xx + single.non2xx}`;
     rows.push(
       {
@@ -91,7 +93,7 @@ export async function batchWrites(ctx: BenchContext): Promise<Row[]> {
     const batchUpdate = await runLoad({ ...base, mode: "batch-update", connections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE, prefix: `${prefix}-single`, existing, salt: 7_000_000, durationSeconds: ctx.durationSeconds });
     const updateRows = batchUpdate.rps * BATCH_SIZE;
     await Bun.sleep(RELAY_DRAIN_MS);
-    const updateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), updateRows * ctx.durationSeconds);
+    const updateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), updateRows * ctx.durationSeconds, API_RUN);
     rows.push(
       {
         scenario: `Batch updates (${BATCH_SIZE} a request) vs single PUT updates, same run`,
