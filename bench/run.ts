@@ -24,10 +24,13 @@ function script(file: string, fallbackName: string): Scenario {
     if (!existsSync(path)) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: null, notes: `${file} not present` }];
     const proc = Bun.spawn([process.execPath, path], { cwd: ROOT, env: { ...process.env, ...ctx.urls, BENCH_DURATION: String(ctx.durationSeconds) }, stdout: "pipe", stderr: "inherit" });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    const line = out.trim().split("\n").pop() ?? "";
-    if (code !== 0 || !line.startsWith("{")) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: false, notes: `${file} failed (exit ${code})` }];
-    const r = JSON.parse(line);
-    return [{ scenario: r.scenario ?? fallbackName, figure: r.figure, unit: r.unit ?? "", baseline: r.baseline ?? r.baselineP99, baselineLabel: r.baselineLabel, ratio: r.ratio, target: String(r.target ?? ""), pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null), notes: r.notes ?? describeExtras(r) }];
+    // One JSON line per row (a script may measure several rows in one run).
+    const lines = out.trim().split("\n").filter((l) => l.startsWith("{"));
+    if (code !== 0 || lines.length === 0) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: false, notes: `${file} failed (exit ${code})` }];
+    return lines.map((line) => {
+      const r = JSON.parse(line);
+      return { scenario: r.scenario ?? fallbackName, figure: r.figure, unit: r.unit ?? "", baseline: r.baseline ?? r.baselineP99, baselineLabel: r.baselineLabel, ratio: r.ratio, target: String(r.target ?? ""), pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null), notes: r.notes ?? describeExtras(r) };
+    });
   };
 }
 

@@ -29,6 +29,8 @@ function requestFor() {
 }
 
 const latencies = [];
+/** spec.traceSlowMs: every request slower than that, as [epoch ms it was due, latency ms], to correlate stalls. */
+const slow = [];
 let non2xx = 0;
 let errors = 0;
 let inFlight = 0;
@@ -44,7 +46,9 @@ function send(dueAt) {
       res.resume();
       res.on("end", () => {
         inFlight--;
-        latencies.push(performance.now() - dueAt);
+        const latency = performance.now() - dueAt;
+        latencies.push(latency);
+        if (spec.traceSlowMs !== undefined && latency > spec.traceSlowMs) slow.push([Math.round(performance.timeOrigin + dueAt), Math.round(latency * 10) / 10]);
         if (res.statusCode < 200 || res.statusCode > 299) non2xx++;
       });
     },
@@ -94,5 +98,6 @@ process.stdout.write(
     non2xx,
     sent: counter,
     maxInFlight,
+    ...(spec.traceSlowMs !== undefined ? { slow } : {}),
   }) + "\n",
 );

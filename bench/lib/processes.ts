@@ -9,6 +9,8 @@ export const ROOT = join(import.meta.dir, "..", "..");
 export interface ApiProcess {
   url: string;
   pid: number;
+  /** The separate relay process (startApiProcess), for CPU accounting. */
+  relayPid?: number;
   rssMb(): number;
   stop(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   const api = await startApiOnly({ ...env, OUTBOX_RELAY_ENABLED: "false" });
   return {
     ...api,
+    relayPid: relay.pid,
     async stop() {
       await api.stop();
       relay.kill("SIGTERM");
@@ -163,10 +166,14 @@ export interface OpenLoopSpec {
   /** Makes update bodies differ from any earlier run's, so none is a no-op. */
   salt?: number;
   bodyOptions?: { descriptionLength?: number; photos?: number };
+  /** Report every request slower than this (ms) with the time it was due. */
+  traceSlowMs?: number;
 }
 
 export interface OpenLoopResult extends LoadResult {
   maxInFlight: number;
+  /** With traceSlowMs: [epoch ms the request was due, latency ms]. */
+  slow?: [number, number][];
 }
 
 /** Fixed-rate arrivals, latency from each request's due time (bench/lib/open-loop.mjs), under Node. */

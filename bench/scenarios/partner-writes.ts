@@ -2,6 +2,7 @@
 // PostgreSQL client) and the physical limit (a blind upsert), latency at a given load (open-loop arrivals at
 // 25/50/75 % of the measured saturation), the no-op repeat path, the outbox relay keeping up, and the API's
 // memory under that load.
+import { readFileSync } from "node:fs";
 import type { BenchContext } from "../lib/context.ts";
 import { fairBaseline, fairBaselineOpenLoop, removeBaselineRows } from "../lib/fair-baseline.ts";
 import { runLoad, runOpenLoop, startApiProcess, type ApiProcess } from "../lib/processes.ts";
@@ -29,6 +30,54 @@ async function sampleWhile<T>(api: ApiProcess, ctx: BenchContext, run: () => Pro
 }
 
 /** Baselines run with no API (and so no outbox relay) running; their rows are removed afterwards. */
+/** Outbox rows still to relay or to sequence for the change feed: the wake of the previous measurement. */
+async function outboxBacklog(ctx: BenchContext): Promise<number> {
+  const [row] = await ctx.sql`
+    SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL LIMIT 10000) x)::int
+         + (SELECT count(*) FROM (SELECT 1 FROM outbox WHERE feed_pending LIMIT 10000) y)::int AS n`;
+  return row!.n as number;
+}
+
+/**
+ * Lets the previous measurement's wake pass before an open-loop row: the relay and the feed sequencer catch up
+ * (a saturated or overloaded run leaves thousands of events), dirty pages are flushed, then a short idle pause.
+ * Without it, a low-load row that follows an overload (25 % updates right after 75 % creates) measured the
+ * aftermath (p99 143 ms at 25 % against 11 ms at 50 %), not the load it names.
+ */
+async function settle(ctx: BenchContext): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < 30_000 && (await outboxBacklog(ctx)) > 50) await Bun.sleep(250);
+  await ctx.sql`CHECKPOINT`;
+  await Bun.sleep(2000);
+  return Math.round(performance.now() - started);
+}
+
+/**
+ * What the API's own database connections waited on while a measurement ran, sampled every 50 ms: the share of
+ * samples with a backend waiting for the WAL (commit flush) says whether a tail is the disk's fsync.
+ */
+function sampleWaits(ctx: BenchContext): () => Promise<string> {
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      const rows = await ctx.sql`
+        SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'pss-api' AND state = 'active' GROUP BY 1`.catch(() => []);
+      samples++;
+      for (const r of rows) counts.set(r.w as string, (counts.get(r.w as string) ?? 0) + (r.n as number));
+      await Bun.sleep(50);
+    }
+  })();
+  return async () => {
+    on = false;
+    await loop;
+    const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4);
+    return `API backends' waits (active backends per 50 ms sample, ${samples} samples): ${top.map(([w, n]) => `${w} ${round(n / Math.max(1, samples), 2)}`).join(", ") || "none"}`;
+  };
+}
+
 async function baselines(ctx: BenchContext, prefix: string) {
   const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, concurrency: CONNECTIONS, durationSeconds: ctx.durationSeconds };
   const fairCreate = await fairBaseline({ ...common, brokerExternalId: ctx.brokerExternalId, prefix: `${prefix}-fair`, mode: "create" });
@@ -133,6 +182,8 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
       const saturation = mode === "new" ? create.result.rps : update.result.rps;
       for (const fraction of LOAD_FRACTIONS) {
         const rate = Math.max(1, Math.round(saturation * fraction));
+        const settledMs = await settle(ctx);
+        const waits = sampleWaits(ctx);
         const r = await runOpenLoop({
           url: api.url,
           key: ctx.partner.apiKey,
@@ -144,6 +195,7 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
           existing: Math.min(created, 2000),
           salt: Math.round(fraction * 1_000_000),
         });
+        const waited = await waits();
         const gated = fraction === 0.5;
         if (gated) gatedRates[mode] = rate;
         rows.push({
@@ -154,7 +206,7 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
           baselineLabel: "arrivals/s",
           target: gated ? `p99 ≤ ${P99_TARGET_MS} ms` : "reported",
           pass: gated ? r.p99 <= P99_TARGET_MS && r.non2xx === 0 && r.errors === 0 : null,
-          notes: `p50 ${r.p50} ms, p99 ${r.p99} ms, p99.9 ${r.p999} ms; ${round(r.rps)} answered/s; at most ${r.maxInFlight} in flight; non-2xx ${r.non2xx}, errors ${r.errors}`,
+          notes: `p50 ${r.p50} ms, p99 ${r.p99} ms, p99.9 ${r.p999} ms; ${round(r.rps)} answered/s; at most ${r.maxInFlight} in flight; non-2xx ${r.non2xx}, errors ${r.errors}; settled ${round(settledMs / 1000, 1)} s before (relay and sequencer caught up, checkpoint); ${waited}; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`,
         });
       }
     }
