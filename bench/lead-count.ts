@@ -20,7 +20,9 @@ const CACHE_SECONDS = 5;
 
 const say = (msg: string) => console.error(`lead-count: ${msg}`);
 const env = process.env as Record<string, string | undefined>;
-const urls: InfraUrls = URL_VARIABLES.every((v) => env[v]) ? (Object.fromEntries(URL_VARIABLES.map((v) => [v, env[v]!])) as InfraUrls) : await up();
+const urls: InfraUrls = URL_VARIABLES.every((v) => env[v])
+  ? (Object.fromEntries(URL_VARIABLES.map((v) => [v, env[v]!])) as InfraUrls)
+  : await up();
 const sql = postgres(urls.DATABASE_URL, { max: 4, onnotice: () => {} });
 await migrate(sql);
 
@@ -36,7 +38,11 @@ async function findBenchOrg(tx: postgres.Sql | postgres.TransactionSql): Promise
     FROM partners p JOIN organizations g ON g.partner_id = p.id JOIN offices o ON o.organization_id = g.id
     WHERE p.name = ${BENCH_PARTNER} ORDER BY o.id`;
   if (rows.length === 0) return null;
-  return { partnerId: rows[0]!.partner_id, organizationId: rows[0]!.organization_id, officeIds: rows.map((r) => r.office_id) };
+  return {
+    partnerId: rows[0]!.partner_id,
+    organizationId: rows[0]!.organization_id,
+    officeIds: rows.map((r) => r.office_id),
+  };
 }
 
 /** All or nothing in one transaction: the bench partner exists only once its leads and buckets are complete. */
@@ -49,7 +55,9 @@ async function seed(): Promise<{ org: BenchOrg; seededSeconds: number | null }> 
     const again = await findBenchOrg(tx);
     if (again) return again;
     const [partner] = await tx<{ id: string }[]>`INSERT INTO partners (name) VALUES (${BENCH_PARTNER}) RETURNING id`;
-    const [organization] = await tx<{ id: number }[]>`INSERT INTO organizations (partner_id, name) VALUES (${partner!.id}, 'Bench Brokers Inc.') RETURNING id`;
+    const [organization] = await tx<
+      { id: number }[]
+    >`INSERT INTO organizations (partner_id, name) VALUES (${partner!.id}, 'Bench Brokers Inc.') RETURNING id`;
     const offices = await tx<{ id: number }[]>`
       INSERT INTO offices (organization_id, name, is_default)
       SELECT ${organization!.id}, 'Bench office ' || n, n = 1 FROM generate_series(1, ${OFFICES}) AS n ORDER BY n RETURNING id`;
@@ -82,7 +90,7 @@ async function seed(): Promise<{ org: BenchOrg; seededSeconds: number | null }> 
 // Deterministic ranges: a mix of widths from minutes to the whole span, at arbitrary milliseconds, some open-ended.
 function ranges(org: BenchOrg, n: number, seed: number) {
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const widths = [10 * 60e3, 3 * 3600e3, 2 * 86400e3, 40 * 86400e3, 400 * 86400e3, SPAN_END - SPAN_START];
   return Array.from({ length: n }, (_, i) => {
     const width = widths[i % widths.length]! * (0.5 + rand());
@@ -109,7 +117,12 @@ say(seededSeconds === null ? "bench leads already seeded; reusing them" : `seede
 
 const admin = createPartnerAdmin({ sql, redis: new Redis(urls.REDIS_URL, { lazyConnect: true }) });
 const { apiKey } = await admin.createKey({ partnerId: org.partnerId, leadTracking: true });
-const api = await startApiProcess({ ...urls, OUTBOX_RELAY_ENABLED: "false", LEAD_COUNT_CACHE_SECONDS: String(CACHE_SECONDS), LOG_LEVEL: "warn" });
+const api = await startApiProcess({
+  ...urls,
+  OUTBOX_RELAY_ENABLED: "false",
+  LEAD_COUNT_CACHE_SECONDS: String(CACHE_SECONDS),
+  LOG_LEVEL: "warn",
+});
 
 type Req = ReturnType<typeof ranges>[number];
 const pathOf = (r: Req) => {
@@ -117,7 +130,9 @@ const pathOf = (r: Req) => {
   if (r.startDate) q.set("startDate", r.startDate);
   if (r.endDate) q.set("endDate", r.endDate);
   const query = q.size ? `?${q}` : "";
-  return r.kind === "office" ? `/partner/v1/offices/${r.id}/leads/count${query}` : `/partner/v1/organizations/${r.id}/leads/count${query}`;
+  return r.kind === "office"
+    ? `/partner/v1/offices/${r.id}/leads/count${query}`
+    : `/partner/v1/organizations/${r.id}/leads/count${query}`;
 };
 async function timed(r: Req): Promise<{ ms: number; total: number; breakdown?: Map<number, number> }> {
   const began = performance.now();
@@ -125,7 +140,13 @@ async function timed(r: Req): Promise<{ ms: number; total: number; breakdown?: M
   const body = (await res.json()) as any;
   const ms = performance.now() - began;
   if (res.status !== 200) throw new Error(`${pathOf(r)} answered ${res.status}: ${JSON.stringify(body)}`);
-  return { ms, total: body.totalLeads, breakdown: body.officeBreakdown ? new Map(body.officeBreakdown.map((o: any) => [o.officeId, o.totalLeads])) : undefined };
+  return {
+    ms,
+    total: body.totalLeads,
+    breakdown: body.officeBreakdown
+      ? new Map(body.officeBreakdown.map((o: any) => [o.officeId, o.totalLeads]))
+      : undefined,
+  };
 }
 
 // The baseline: what one would write without buckets, the same range bounds, straight from a client.
@@ -197,6 +218,8 @@ const result = {
   mismatches,
   seedSeconds: seededSeconds === null ? "reused" : round2(seededSeconds),
 };
-say(`uncached p50 ${p50} ms p99 ${p99} ms; cached p50 ${result.cachedP50} ms p99 ${result.cachedP99} ms; COUNT(*) p50 ${result.baselineP50} ms p99 ${result.baselineP99} ms; mismatches ${mismatches}`);
+say(
+  `uncached p50 ${p50} ms p99 ${p99} ms; cached p50 ${result.cachedP50} ms p99 ${result.cachedP99} ms; COUNT(*) p50 ${result.baselineP50} ms p99 ${result.baselineP99} ms; mismatches ${mismatches}`,
+);
 console.log(JSON.stringify(result));
 process.exit(0);

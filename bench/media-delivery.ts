@@ -22,7 +22,13 @@ const durationSeconds = Number(process.env.BENCH_DURATION ?? 10);
 
 const urls = await up({ ...process.env, OPENSEARCH_URL: process.env.OPENSEARCH_URL ?? "http://127.0.0.1:9250" });
 if (!urls.S3_ENDPOINT) {
-  console.log(JSON.stringify({ scenario: "variant GET, redirect vs api", figure: NaN, notes: "no object store (S3_ENDPOINT): redirect needs one" }));
+  console.log(
+    JSON.stringify({
+      scenario: "variant GET, redirect vs api",
+      figure: NaN,
+      notes: "no object store (S3_ENDPOINT): redirect needs one",
+    }),
+  );
   process.exit(1);
 }
 const admin = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -39,7 +45,9 @@ const storageEnv = {
   S3_PREFIX: `bench-delivery-${Date.now().toString(36)}/`,
 };
 const storage = createMediaStorage(readMediaStorageConfig(createEnvReader(storageEnv)));
-const processed = await createImageProcessor({ maxInputPixels: 50_000_000 }).photo(await makeTexturedPicture(1600, 1200));
+const processed = await createImageProcessor({ maxInputPixels: 50_000_000 }).photo(
+  await makeTexturedPicture(1600, 1200),
+);
 const variant = processed.variants.find((v) => v.format === "webp" && v.width === 800) ?? processed.variants[0]!;
 const bytes = variant.bytes;
 const name = contentName(bytes, "webp");
@@ -77,7 +85,8 @@ const apis: Record<"api" | "redirect", ApiProcess | null> = { api: null, redirec
 const best = { api: 0, redirect: 0, redirectAnswer: 0, revisit: 0 };
 let errors = 0;
 try {
-  for (const mode of ["api", "redirect"] as const) apis[mode] = await startApiOnly({ ...storageEnv, MEDIA_DELIVERY: mode, OUTBOX_RELAY_ENABLED: "false" });
+  for (const mode of ["api", "redirect"] as const)
+    apis[mode] = await startApiOnly({ ...storageEnv, MEDIA_DELIVERY: mode, OUTBOX_RELAY_ENABLED: "false" });
   const path = `/media/${name}`;
   const etag = `"${name.slice(0, 64)}"`;
   // Warm-up: connections open, the object in the store's page cache.

@@ -37,14 +37,17 @@ const { startInstances, waitForSplit } = await import("../test/support/consumer-
 // Every measurement gets images of its own (a random colour each): no run finds its variants already stored.
 const warmUp = await makeTexturedPicture(1600, 1200);
 const sets: Buffer[][] = [];
-for (let m = 0; m < ROUNDS * 2; m++) sets.push(await Promise.all(Array.from({ length: IMAGES }, () => makeTexturedPicture(1600, 1200))));
+for (let m = 0; m < ROUNDS * 2; m++)
+  sets.push(await Promise.all(Array.from({ length: IMAGES }, () => makeTexturedPicture(1600, 1200))));
 const server = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   fetch: (req) => {
     const m = /^\/(w|\d+)\/(\d+)\.jpg$/.exec(new URL(req.url).pathname);
     const bytes = m ? (m[1] === "w" ? warmUp : sets[Number(m[1])]?.[Number(m[2])]) : undefined;
-    return bytes ? new Response(bytes, { headers: { "content-type": "image/jpeg" } }) : new Response("no", { status: 404 });
+    return bytes
+      ? new Response(bytes, { headers: { "content-type": "image/jpeg" } })
+      : new Response("no", { status: 404 });
   },
 });
 const url = (set: number | "w", i: number) => `http://127.0.0.1:${server.port}/${set}/${i}.jpg`;
@@ -63,7 +66,11 @@ const storageEnv: Record<string, string> = mediaDir
     };
 
 const api = await startApi();
-const kafka = new Kafka({ clientId: "bench-media-instances", brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: "bench-media-instances",
+  brokers: urls.KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 const partner = await api.createPartner();
 const brokerId = `bench-broker-${crypto.randomUUID()}`;
 await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker());
@@ -93,14 +100,22 @@ async function measure(instances: number, set: number): Promise<number> {
   try {
     await waitForSplit(procs, group, Topics.listingEvents.name, Topics.listingEvents.partitions);
     const before = await readyCount();
-    await partner.put(`/partner/v1/listings/bench-warm-up-${crypto.randomUUID()}`, sample.listing(brokerId, { photos: [{ url: url("w", set), sortKey: 1 }] }));
+    await partner.put(
+      `/partner/v1/listings/bench-warm-up-${crypto.randomUUID()}`,
+      sample.listing(brokerId, { photos: [{ url: url("w", set), sortKey: 1 }] }),
+    );
     await waitUntil("the warm-up photo", async () => (await readyCount()) === before + 1, 60_000);
     const began = performance.now();
     await Promise.all(
       Array.from({ length: LISTINGS }, (_, l) =>
         partner.put(
           `/partner/v1/listings/bench-${crypto.randomUUID()}`,
-          sample.listing(brokerId, { photos: Array.from({ length: PHOTOS_PER_LISTING }, (_, p) => ({ url: url(set, l * PHOTOS_PER_LISTING + p), sortKey: p + 1 })) }),
+          sample.listing(brokerId, {
+            photos: Array.from({ length: PHOTOS_PER_LISTING }, (_, p) => ({
+              url: url(set, l * PHOTOS_PER_LISTING + p),
+              sortKey: p + 1,
+            })),
+          }),
         ),
       ),
     );

@@ -32,7 +32,8 @@ configureSharp(1);
 // Every round gets images of its own (a random colour each), so no round finds its files already stored.
 const warmUp = await makePicture(2000, 1500, "jpeg");
 const rounds: Buffer[][] = [];
-for (let r = 0; r < ROUNDS; r++) rounds.push(await Promise.all(Array.from({ length: IMAGES }, () => makePicture(2000, 1500, "jpeg"))));
+for (let r = 0; r < ROUNDS; r++)
+  rounds.push(await Promise.all(Array.from({ length: IMAGES }, () => makePicture(2000, 1500, "jpeg"))));
 
 /** Sharp alone: the service's own transform code, the same pool size, no I/O. */
 async function sharpAlone(images: Buffer[]): Promise<number> {
@@ -52,7 +53,9 @@ async function throughService(): Promise<{ measure: (round: number) => Promise<n
     fetch: (req) => {
       const m = /^\/(\d+)\/(\d+)\.jpg$/.exec(new URL(req.url).pathname);
       const bytes = m ? (Number(m[1]) === 0 ? warmUp : rounds[Number(m[1]) - 1]?.[Number(m[2])]) : undefined;
-      return bytes ? new Response(bytes, { headers: { "content-type": "image/jpeg" } }) : new Response("no", { status: 404 });
+      return bytes
+        ? new Response(bytes, { headers: { "content-type": "image/jpeg" } })
+        : new Response("no", { status: 404 });
     },
   });
   const mediaDir = await mkdtemp(join(tmpdir(), "pss-bench-media-"));
@@ -79,16 +82,26 @@ async function throughService(): Promise<{ measure: (round: number) => Promise<n
     };
 
     // Warm-up: the consumer group has joined and every connection is open before the clock starts.
-    await partner.put(`/partner/v1/listings/bench-warm-up-${crypto.randomUUID()}`, sample.listing(brokerId, { photos: [{ url: url(0, 0), sortKey: 1 }] }));
+    await partner.put(
+      `/partner/v1/listings/bench-warm-up-${crypto.randomUUID()}`,
+      sample.listing(brokerId, { photos: [{ url: url(0, 0), sortKey: 1 }] }),
+    );
     await until("the warm-up photo", async () => (await settled()) === 1, 60_000);
 
     const measure = async (round: number) => {
       const before = await settled();
       const began = performance.now();
       const listings = Array.from({ length: IMAGES / PHOTOS_PER_LISTING }, (_, l) =>
-        Array.from({ length: PHOTOS_PER_LISTING }, (_, p) => ({ url: url(round + 1, l * PHOTOS_PER_LISTING + p), sortKey: p + 1 })),
+        Array.from({ length: PHOTOS_PER_LISTING }, (_, p) => ({
+          url: url(round + 1, l * PHOTOS_PER_LISTING + p),
+          sortKey: p + 1,
+        })),
       );
-      await Promise.all(listings.map((photos) => partner.put(`/partner/v1/listings/bench-${crypto.randomUUID()}`, sample.listing(brokerId, { photos }))));
+      await Promise.all(
+        listings.map((photos) =>
+          partner.put(`/partner/v1/listings/bench-${crypto.randomUUID()}`, sample.listing(brokerId, { photos })),
+        ),
+      );
       await until("every photo ready", async () => (await settled()) === before + IMAGES, 120_000);
       return IMAGES / ((performance.now() - began) / 1000);
     };
@@ -112,6 +125,13 @@ try {
 }
 const round = (n: number) => Math.round(n * 100) / 100;
 console.log(
-  JSON.stringify({ scenario: "photos through the media service", figure: round(figure), baseline: round(baseline), ratio: round(figure / baseline), target: TARGET, unit: "images/s" }),
+  JSON.stringify({
+    scenario: "photos through the media service",
+    figure: round(figure),
+    baseline: round(baseline),
+    ratio: round(figure / baseline),
+    target: TARGET,
+    unit: "images/s",
+  }),
 );
 process.exit(0);

@@ -26,7 +26,9 @@ const TARGET_SPEEDUP = 10;
 
 const say = (msg: string) => console.error(`purge: ${msg}`);
 const env = process.env as Record<string, string | undefined>;
-const urls: InfraUrls = URL_VARIABLES.every((v) => env[v]) ? (Object.fromEntries(URL_VARIABLES.map((v) => [v, env[v]!])) as InfraUrls) : await up();
+const urls: InfraUrls = URL_VARIABLES.every((v) => env[v])
+  ? (Object.fromEntries(URL_VARIABLES.map((v) => [v, env[v]!])) as InfraUrls)
+  : await up();
 const sql = postgres(urls.DATABASE_URL, { max: 4, onnotice: () => {} });
 await migrate(sql);
 
@@ -46,13 +48,23 @@ async function findOrg(tx: postgres.Sql | postgres.TransactionSql, name: string)
 
 async function createOrg(tx: postgres.TransactionSql, name: string): Promise<Org> {
   const [partner] = await tx<{ id: string }[]>`INSERT INTO partners (name) VALUES (${name}) RETURNING id`;
-  const [organization] = await tx<{ id: number }[]>`INSERT INTO organizations (partner_id, name) VALUES (${partner!.id}, 'Bench Purge Inc.') RETURNING id`;
-  const [office] = await tx<{ id: number }[]>`INSERT INTO offices (organization_id, name, is_default) VALUES (${organization!.id}, 'Bench office', true) RETURNING id`;
+  const [organization] = await tx<
+    { id: number }[]
+  >`INSERT INTO organizations (partner_id, name) VALUES (${partner!.id}, 'Bench Purge Inc.') RETURNING id`;
+  const [office] = await tx<
+    { id: number }[]
+  >`INSERT INTO offices (organization_id, name, is_default) VALUES (${organization!.id}, 'Bench office', true) RETURNING id`;
   return { partnerId: partner!.id, organizationId: organization!.id, officeId: office!.id };
 }
 
 /** Brokers and one listing per broker, in one statement each; the listings' IDs and their brokers' IDs. */
-async function insertRecords(tx: postgres.TransactionSql, org: Org, mode: "live" | "test", count: number, prefix: string): Promise<{ listingIds: string[]; brokerIds: string[] }> {
+async function insertRecords(
+  tx: postgres.TransactionSql,
+  org: Org,
+  mode: "live" | "test",
+  count: number,
+  prefix: string,
+): Promise<{ listingIds: string[]; brokerIds: string[] }> {
   const brokers = await tx<{ id: string }[]>`
     INSERT INTO brokers (partner_id, external_id, office_id, name, email, content_hash, mode)
     SELECT ${org.partnerId}, ${prefix} || '-b' || g, ${org.officeId}, 'Bench Broker ' || g, 'broker' || g || '@example.com', '\\x00', ${mode}

@@ -31,14 +31,24 @@ async function freePort(): Promise<number> {
 
 async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await fetch(url).then((r) => r.ok, () => false))) {
+  while (
+    !(await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
     if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s`);
     await Bun.sleep(100);
   }
 }
 
 function spawnService(entry: string, env: Record<string, string>) {
-  return Bun.spawn([process.execPath, entry], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+  return Bun.spawn([process.execPath, entry], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -49,7 +59,11 @@ function percentile(sorted: number[], p: number): number {
 const urls = await up();
 const sql = postgres(urls.DATABASE_URL, { max: 4, onnotice: () => {} });
 await migrate(sql);
-const kafka = new Kafka({ clientId: `bench-${tag}`, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: `bench-${tag}`,
+  brokers: urls.KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 await ensureTopics(kafka, ALL_TOPICS);
 
 // A fresh alias and consumer group, starting at the end of the topics: only this run's events are indexed.
@@ -68,8 +82,16 @@ const apiHealthPort = await freePort();
 const indexerPort = await freePort();
 // The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
 const common = { ...urls, ...localWebhookKeyEnv(process.env, `${ROOT}.data`), OPENSEARCH_INDEX_ALIAS: alias };
-const api = spawnService("services/api/src/main.ts", { ...common, API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort) });
-const indexer = spawnService("services/indexer/src/main.ts", { ...common, HEALTH_PORT: String(indexerPort), INDEXER_GROUP_ID: groupId });
+const api = spawnService("services/api/src/main.ts", {
+  ...common,
+  API_PORT: String(apiPort),
+  API_HEALTH_PORT: String(apiHealthPort),
+});
+const indexer = spawnService("services/indexer/src/main.ts", {
+  ...common,
+  HEALTH_PORT: String(indexerPort),
+  INDEXER_GROUP_ID: groupId,
+});
 const base = `http://127.0.0.1:${apiPort}`;
 const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
 
@@ -85,25 +107,46 @@ async function cleanup() {
 }
 
 try {
-  await Promise.all([waitReady(`http://127.0.0.1:${apiHealthPort}/readyz`), waitReady(`http://127.0.0.1:${indexerPort}/readyz`)]);
+  await Promise.all([
+    waitReady(`http://127.0.0.1:${apiHealthPort}/readyz`),
+    waitReady(`http://127.0.0.1:${indexerPort}/readyz`),
+  ]);
   const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: `bench ${tag}`, leadTracking: false });
   const headers = { "content-type": "application/json", authorization: `Bearer ${partner.apiKey}` };
-  const put = (path: string, body: unknown) => fetch(base + path, { method: "PUT", headers, body: JSON.stringify(body) });
+  const put = (path: string, body: unknown) =>
+    fetch(base + path, { method: "PUT", headers, body: JSON.stringify(body) });
   const listing = (n: number, title: string, price: number) => ({
     brokerExternalId: "bench-broker",
     status: "FOR_SALE",
     businessType: ["Restaurant", "Retail", "Service Business", "E-commerce", "Manufacturing"][n % 5],
     title,
     description: "Established business with loyal customers, trained staff and a renewable lease. Seller will train.",
-    location: { streetAddress1: `${100 + n} Congress Ave`, city: "Austin", state: "TX", postalCode: "78701", country: "US", visibility: "SHOW_CITY_STATE" },
+    location: {
+      streetAddress1: `${100 + n} Congress Ave`,
+      city: "Austin",
+      state: "TX",
+      postalCode: "78701",
+      country: "US",
+      visibility: "SHOW_CITY_STATE",
+    },
     financials: { askingPrice: price, revenue: 900_000, sde: 180_000 },
     photos: [{ url: `https://images.partner.example.com/${n}/1.jpg`, sortKey: 1 }],
   });
 
-  if ((await put("/partner/v1/brokers/bench-broker", { name: "Bench Broker", email: "bench@brokerage.example.com" })).status !== 201) throw new Error("broker PUT failed");
+  if (
+    (await put("/partner/v1/brokers/bench-broker", { name: "Bench Broker", email: "bench@brokerage.example.com" }))
+      .status !== 201
+  )
+    throw new Error("broker PUT failed");
   log(`creating ${BACKGROUND_LISTINGS} background listings`);
   for (let i = 0; i < BACKGROUND_LISTINGS; i += 25) {
-    await Promise.all(Array.from({ length: 25 }, (_, j) => put(`/partner/v1/listings/bg-${i + j}`, listing(i + j, `Background business ${i + j}`, 250_000)).then((r) => r.arrayBuffer())));
+    await Promise.all(
+      Array.from({ length: 25 }, (_, j) =>
+        put(`/partner/v1/listings/bg-${i + j}`, listing(i + j, `Background business ${i + j}`, 250_000)).then((r) =>
+          r.arrayBuffer(),
+        ),
+      ),
+    );
   }
 
   // Background load: RATE updates per second to existing listings, each changing the asking price.
@@ -120,7 +163,10 @@ try {
         sent++;
         inFlight++;
         put(`/partner/v1/listings/bg-${n}`, listing(n, `Background business ${n}`, 250_000 + sent))
-          .then((r) => (r.ok ? r.arrayBuffer() : (failed++, r.arrayBuffer())), () => failed++)
+          .then(
+            (r) => (r.ok ? r.arrayBuffer() : (failed++, r.arrayBuffer())),
+            () => failed++,
+          )
           .finally(() => inFlight--);
       }
       await Bun.sleep(5);
@@ -156,7 +202,19 @@ try {
   const p50 = Math.round(percentile(sorted, 50));
   const p95 = Math.round(percentile(sorted, 95));
   log(`${latencies.length} probes; background ${loadRate.toFixed(0)} PUT/s, ${failed} failed PUTs`);
-  console.log(JSON.stringify({ scenario: "PUT-to-searchable", figure: p95, p50, p95, target: TARGET_MS, unit: "ms", pass: p95 <= TARGET_MS && failed === 0, samples: latencies.length, loadPerSecond: Math.round(loadRate) }));
+  console.log(
+    JSON.stringify({
+      scenario: "PUT-to-searchable",
+      figure: p95,
+      p50,
+      p95,
+      target: TARGET_MS,
+      unit: "ms",
+      pass: p95 <= TARGET_MS && failed === 0,
+      samples: latencies.length,
+      loadPerSecond: Math.round(loadRate),
+    }),
+  );
 } finally {
   await cleanup();
 }

@@ -21,15 +21,44 @@ type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 function script(file: string, fallbackName: string): Scenario {
   return async (ctx) => {
     const path = join(ROOT, "bench", file);
-    if (!existsSync(path)) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: null, notes: `${file} not present` }];
-    const proc = Bun.spawn([process.execPath, path], { cwd: ROOT, env: { ...process.env, ...ctx.urls, BENCH_DURATION: String(ctx.durationSeconds) }, stdout: "pipe", stderr: "inherit" });
+    if (!existsSync(path))
+      return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: null, notes: `${file} not present` }];
+    const proc = Bun.spawn([process.execPath, path], {
+      cwd: ROOT,
+      env: { ...process.env, ...ctx.urls, BENCH_DURATION: String(ctx.durationSeconds) },
+      stdout: "pipe",
+      stderr: "inherit",
+    });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     // One JSON line per row (a script may measure several rows in one run).
-    const lines = out.trim().split("\n").filter((l) => l.startsWith("{"));
-    if (code !== 0 || lines.length === 0) return [{ scenario: fallbackName, figure: NaN, unit: "", target: "", pass: false, notes: `${file} failed (exit ${code})` }];
+    const lines = out
+      .trim()
+      .split("\n")
+      .filter((l) => l.startsWith("{"));
+    if (code !== 0 || lines.length === 0)
+      return [
+        {
+          scenario: fallbackName,
+          figure: NaN,
+          unit: "",
+          target: "",
+          pass: false,
+          notes: `${file} failed (exit ${code})`,
+        },
+      ];
     return lines.map((line) => {
       const r = JSON.parse(line);
-      return { scenario: r.scenario ?? fallbackName, figure: r.figure, unit: r.unit ?? "", baseline: r.baseline ?? r.baselineP99, baselineLabel: r.baselineLabel, ratio: r.ratio, target: String(r.target ?? ""), pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null), notes: r.notes ?? describeExtras(r) };
+      return {
+        scenario: r.scenario ?? fallbackName,
+        figure: r.figure,
+        unit: r.unit ?? "",
+        baseline: r.baseline ?? r.baselineP99,
+        baselineLabel: r.baselineLabel,
+        ratio: r.ratio,
+        target: String(r.target ?? ""),
+        pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null),
+        notes: r.notes ?? describeExtras(r),
+      };
     });
   };
 }
@@ -72,7 +101,8 @@ function parseArgs(argv: string[]) {
     else if (a === "--warmup") warmup = Number(argv[++i]);
     else names.push(a);
   }
-  for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario '${n}'; known: ${Object.keys(SCENARIOS).join(", ")}`);
+  for (const n of names)
+    if (!SCENARIOS[n]) throw new Error(`unknown scenario '${n}'; known: ${Object.keys(SCENARIOS).join(", ")}`);
   return { names: names.length ? names : Object.keys(SCENARIOS), duration, warmup, smoke };
 }
 
@@ -81,7 +111,10 @@ export function toMarkdown(rows: Row[]): string {
   const lines = [
     "| scenario | figure | baseline | ratio | target | pass |",
     "|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.scenario} | ${fmt(r.figure)} ${r.unit} | ${r.baseline !== undefined ? `${fmt(r.baseline)} (${r.baselineLabel ?? ""})` : "—"} | ${fmt(r.ratio) || "—"} | ${r.target} | ${r.pass === null ? "n/a" : r.pass ? "pass" : "**fail**"} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${fmt(r.figure)} ${r.unit} | ${r.baseline !== undefined ? `${fmt(r.baseline)} (${r.baselineLabel ?? ""})` : "—"} | ${fmt(r.ratio) || "—"} | ${r.target} | ${r.pass === null ? "n/a" : r.pass ? "pass" : "**fail**"} |`,
+    ),
   ];
   return lines.join("\n");
 }
@@ -97,9 +130,14 @@ try {
     // Each scenario starts from a settled database, not in the wake of the previous one's writes.
     await ctx.sql`CHECKPOINT`;
     await Bun.sleep(2000);
-    const got = await SCENARIOS[name]!(ctx).catch((err): Row[] => [{ scenario: name, figure: NaN, unit: "", target: "", pass: false, notes: `failed: ${(err as Error).message}` }]);
+    const got = await SCENARIOS[name]!(ctx).catch((err): Row[] => [
+      { scenario: name, figure: NaN, unit: "", target: "", pass: false, notes: `failed: ${(err as Error).message}` },
+    ]);
     rows.push(...got);
-    for (const r of got) console.error(`bench:   ${r.scenario}: ${r.figure} ${r.unit}${r.ratio !== undefined ? ` (ratio ${r.ratio})` : ""}`);
+    for (const r of got)
+      console.error(
+        `bench:   ${r.scenario}: ${r.figure} ${r.unit}${r.ratio !== undefined ? ` (ratio ${r.ratio})` : ""}`,
+      );
   }
 } finally {
   await ctx.close();
@@ -111,7 +149,10 @@ console.log(`\n${table}\n`);
 if (smoke) process.exit(rows.some((r) => Number.isNaN(r.figure)) ? 1 : 0);
 const stamp = started.toISOString().replace(/[:.]/g, "-");
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
-writeFileSync(join(ROOT, "bench", "results", `${stamp}.json`), JSON.stringify({ startedAt: started.toISOString(), machine, durationSeconds: duration, rows }, null, 2));
+writeFileSync(
+  join(ROOT, "bench", "results", `${stamp}.json`),
+  JSON.stringify({ startedAt: started.toISOString(), machine, durationSeconds: duration, rows }, null, 2),
+);
 
 // docs/benchmarks.md keeps its hand-written analysis; only the block between the markers is replaced.
 const docPath = join(ROOT, "docs", "benchmarks.md");
@@ -119,5 +160,8 @@ const begin = "<!-- bench:latest:begin -->";
 const end = "<!-- bench:latest:end -->";
 const block = `${begin}\nLatest run: ${started.toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; ${duration} s per measurement after ${warmup} s warm-up; scenarios: ${names.join(", ")}.\n\n${table}\n\nNotes per row:\n\n${rows.map((r) => `- ${r.scenario}: ${r.notes ?? ""}`).join("\n")}\n${end}`;
 const doc = existsSync(docPath) ? readFileSync(docPath, "utf8") : `# Benchmarks\n\n${begin}\n${end}\n`;
-writeFileSync(docPath, doc.includes(begin) ? doc.replace(new RegExp(`${begin}[\\s\\S]*${end}`), block) : `${doc}\n${block}\n`);
+writeFileSync(
+  docPath,
+  doc.includes(begin) ? doc.replace(new RegExp(`${begin}[\\s\\S]*${end}`), block) : `${doc}\n${block}\n`,
+);
 process.exit(rows.some((r) => r.pass === false) ? 1 : 0);

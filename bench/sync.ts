@@ -31,14 +31,18 @@ const urls = await up({ ...process.env, OPENSEARCH_URL: process.env.OPENSEARCH_U
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 await migrate(sql);
 const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: `bench-sync-${tag}`, leadTracking: false });
+const partner = await createPartnerAdmin({ sql, redis }).createPartner({
+  name: `bench-sync-${tag}`,
+  leadTracking: false,
+});
 const dir = mkdtempSync(join(tmpdir(), "pss-bench-sync-"));
 
 /** A feed of new external IDs: one broker and LISTINGS listings (~3 KB each, 8 photos). */
 function writeFeed(name: string, listings = LISTINGS): string {
   const broker = `${tag}-${name}-broker`;
   const lines = [JSON.stringify({ kind: "broker", id: broker, body: brokerBody(0) })];
-  for (let i = 0; i < listings; i++) lines.push(JSON.stringify({ kind: "listing", id: externalId(`${tag}-${name}`, i), body: listingBody(broker, i) }));
+  for (let i = 0; i < listings; i++)
+    lines.push(JSON.stringify({ kind: "listing", id: externalId(`${tag}-${name}`, i), body: listingBody(broker, i) }));
   const path = join(dir, `${name}.ndjson`);
   writeFileSync(path, `${lines.join("\n")}\n`);
   return path;
@@ -46,7 +50,11 @@ function writeFeed(name: string, listings = LISTINGS): string {
 
 async function runProcess(cmd: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${cmd.slice(0, 2).join(" ")} exited ${code}: ${err.slice(-2000)}`);
   return { out, err };
 }
@@ -61,10 +69,27 @@ let rerunSeconds = 0;
 let historyWritten = -1;
 
 /** pss-sync of a fresh feed: records/s of the whole process, and its summary (every record created). */
-async function sync(feed: string, name: string, flags: string[]): Promise<{ perSecond: number; seconds: number; summary: Record<string, unknown> }> {
+async function sync(
+  feed: string,
+  name: string,
+  flags: string[],
+): Promise<{ perSecond: number; seconds: number; summary: Record<string, unknown> }> {
   const started = performance.now();
   const { err } = await runProcess(
-    [process.execPath, "packages/sdk/src/cli/main.ts", feed, "--rpm", "0", "--concurrency", String(CONCURRENCY), "--progress", "ndjson", "--report", join(dir, `report-${name}.ndjson`), ...flags],
+    [
+      process.execPath,
+      "packages/sdk/src/cli/main.ts",
+      feed,
+      "--rpm",
+      "0",
+      "--concurrency",
+      String(CONCURRENCY),
+      "--progress",
+      "ndjson",
+      "--report",
+      join(dir, `report-${name}.ndjson`),
+      ...flags,
+    ],
     { PSS_API_URL: api.url, PSS_API_KEY: partner.apiKey },
   );
   const seconds = (performance.now() - started) / 1000;
@@ -74,11 +99,29 @@ async function sync(feed: string, name: string, flags: string[]): Promise<{ perS
 
 try {
   // Warm-up: connections, JIT and plan caches, with small feeds of their own, both ways.
-  await runProcess([process.execPath, "bench/lib/raw-puts.ts", writeFeed("warm", 2000), api.url, partner.apiKey, String(CONCURRENCY)]);
+  await runProcess([
+    process.execPath,
+    "bench/lib/raw-puts.ts",
+    writeFeed("warm", 2000),
+    api.url,
+    partner.apiKey,
+    String(CONCURRENCY),
+  ]);
   await sync(writeFeed("warmbatch", 2000), "warmbatch", []);
   let lastFeed = "";
   for (let round = 0; round < ROUNDS; round++) {
-    const rawResult = JSON.parse((await runProcess([process.execPath, "bench/lib/raw-puts.ts", writeFeed(`raw${round}`), api.url, partner.apiKey, String(CONCURRENCY)])).out.trim());
+    const rawResult = JSON.parse(
+      (
+        await runProcess([
+          process.execPath,
+          "bench/lib/raw-puts.ts",
+          writeFeed(`raw${round}`),
+          api.url,
+          partner.apiKey,
+          String(CONCURRENCY),
+        ])
+      ).out.trim(),
+    );
     if (rawResult.non2xx) throw new Error(`raw PUTs: ${rawResult.non2xx} answers were not 2xx`);
     raw.push(rawResult.requests / rawResult.seconds);
     log(`round ${round + 1}: raw PUTs ${Math.round(raw.at(-1)!)} req/s`);
@@ -86,19 +129,26 @@ try {
     lastFeed = writeFeed(`sync${round}`);
     const batched = await sync(lastFeed, `sync${round}`, []);
     summary = batched.summary;
-    if (summary.failed !== 0 || summary.created !== LISTINGS + 1) throw new Error(`pss-sync did not create every record: ${JSON.stringify(summary)}`);
+    if (summary.failed !== 0 || summary.created !== LISTINGS + 1)
+      throw new Error(`pss-sync did not create every record: ${JSON.stringify(summary)}`);
     synced.push(batched.perSecond);
-    log(`round ${round + 1}: pss-sync (batches) ${Math.round(batched.perSecond)} records/s (whole process, ${batched.seconds.toFixed(1)} s)`);
+    log(
+      `round ${round + 1}: pss-sync (batches) ${Math.round(batched.perSecond)} records/s (whole process, ${batched.seconds.toFixed(1)} s)`,
+    );
 
     const one = await sync(writeFeed(`single${round}`), `single${round}`, ["--batch-size", "1"]);
-    if (one.summary.failed !== 0 || one.summary.created !== LISTINGS + 1) throw new Error(`pss-sync --batch-size 1 did not create every record: ${JSON.stringify(one.summary)}`);
+    if (one.summary.failed !== 0 || one.summary.created !== LISTINGS + 1)
+      throw new Error(`pss-sync --batch-size 1 did not create every record: ${JSON.stringify(one.summary)}`);
     single.push(one.perSecond);
-    log(`round ${round + 1}: pss-sync (single PUTs) ${Math.round(one.perSecond)} records/s (whole process, ${one.seconds.toFixed(1)} s)`);
+    log(
+      `round ${round + 1}: pss-sync (single PUTs) ${Math.round(one.perSecond)} records/s (whole process, ${one.seconds.toFixed(1)} s)`,
+    );
   }
 
   // A re-run of an unchanged feed sends nothing: every record skipped from the checkpoint, no history row written.
   const historyRows = async () => {
-    const [row] = await sql`SELECT count(*)::int AS n FROM listing_history h JOIN listings l ON l.id = h.listing_id WHERE l.partner_id = ${partner.partnerId}`;
+    const [row] =
+      await sql`SELECT count(*)::int AS n FROM listing_history h JOIN listings l ON l.id = h.listing_id WHERE l.partner_id = ${partner.partnerId}`;
     return row!.n as number;
   };
   const before = await historyRows();
@@ -106,8 +156,17 @@ try {
   rerun = again.summary;
   rerunSeconds = again.seconds;
   historyWritten = (await historyRows()) - before;
-  if (rerun.skipped !== LISTINGS + 1 || rerun.created !== 0 || rerun.updated !== 0 || rerun.unchanged !== 0 || rerun.failed !== 0 || historyWritten !== 0)
-    throw new Error(`a re-run of an unchanged feed sent records: ${JSON.stringify(rerun)}, history rows written ${historyWritten}`);
+  if (
+    rerun.skipped !== LISTINGS + 1 ||
+    rerun.created !== 0 ||
+    rerun.updated !== 0 ||
+    rerun.unchanged !== 0 ||
+    rerun.failed !== 0 ||
+    historyWritten !== 0
+  )
+    throw new Error(
+      `a re-run of an unchanged feed sent records: ${JSON.stringify(rerun)}, history rows written ${historyWritten}`,
+    );
   log(`re-run with --resume: ${rerun.skipped} skipped, ${rerun.requests} requests, ${rerunSeconds.toFixed(1)} s`);
 } finally {
   await api.stop();

@@ -45,7 +45,10 @@ async function main(): Promise<number> {
       return 0;
     case "status": {
       const rows = await status(defaultPaths(), parts);
-      for (const r of rows) console.log(`${r.name.padEnd(11)} ${r.ready ? "ready  " : r.running ? "running" : "stopped"} ${r.url}  log: ${r.log}`);
+      for (const r of rows)
+        console.log(
+          `${r.name.padEnd(11)} ${r.ready ? "ready  " : r.running ? "running" : "stopped"} ${r.url}  log: ${r.log}`,
+        );
       return rows.every((r) => r.ready) ? 0 : 1;
     }
     default: {

@@ -5,7 +5,8 @@ import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
 const biome = join(root, "node_modules", ".bin", "biome");
-const run = (args: string[]) => Bun.spawnSync([biome, ...args], { cwd: root, stdout: "ignore", stderr: "inherit" }).exitCode;
+const run = (args: string[]) =>
+  Bun.spawnSync([biome, ...args], { cwd: root, stdout: "ignore", stderr: "inherit" }).exitCode;
 
 for (let pass = 1; pass <= 3; pass++) {
   if (run(["format", "--write"]) !== 0) process.exit(1);

@@ -12,10 +12,18 @@ if (!engine.ok) {
   console.error(`images: ${engine.reason}`);
   process.exit(1);
 }
-const [built] = await Promise.all([buildImages({ log: (line) => console.error(`images: ${line}`) }), engine.composePlugin]);
+const [built] = await Promise.all([
+  buildImages({ log: (line) => console.error(`images: ${line}`) }),
+  engine.composePlugin,
+]);
 // OpenSearch's nofile ulimit may not exceed the engine's own limit (compose refuses to start the container).
 const nofile = nofileLimit();
-const envFile = writeComposeEnv({ ...built.variables, ...(nofile < 65536 ? { PSS_OPENSEARCH_NOFILE: String(nofile) } : {}) });
-console.error(`images: ${Object.keys(built.variables).length} images ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${envFile} points docker compose at them`);
+const envFile = writeComposeEnv({
+  ...built.variables,
+  ...(nofile < 65536 ? { PSS_OPENSEARCH_NOFILE: String(nofile) } : {}),
+});
+console.error(
+  `images: ${Object.keys(built.variables).length} images ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${envFile} points docker compose at them`,
+);
 for (const [name, tag] of Object.entries(built.variables)) console.log(`${name}=${tag}`);
 // An engine this command started keeps running: `docker compose up` is what comes next.

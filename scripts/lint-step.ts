@@ -19,7 +19,11 @@ export async function lintStep(log: (line: string) => void = (line) => console.e
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   const seconds = (Date.now() - t0) / 1000;
   if (code === 0) {
     log(`test: lint passed in ${seconds.toFixed(1)} s (biome check)`);

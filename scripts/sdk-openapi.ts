@@ -57,10 +57,16 @@ export async function staleArtifacts(): Promise<string[]> {
   const problems: string[] = [];
   const expectedJson = renderOpenApiJson(await serverOpenApiDocument());
   const committedJson = readOr(OPENAPI_JSON);
-  if (committedJson !== expectedJson) problems.push(`packages/sdk/openapi.json differs from the document the API serves (${describeDifference(committedJson, expectedJson)})`);
+  if (committedJson !== expectedJson)
+    problems.push(
+      `packages/sdk/openapi.json differs from the document the API serves (${describeDifference(committedJson, expectedJson)})`,
+    );
   // The types must follow the committed document (and so, once that is fresh, the server's).
   const expectedTypes = await renderTypes(committedJson ?? expectedJson);
-  if (readOr(GENERATED_TYPES) !== expectedTypes) problems.push("packages/sdk/src/generated/api.ts is not what openapi-typescript generates from packages/sdk/openapi.json");
+  if (readOr(GENERATED_TYPES) !== expectedTypes)
+    problems.push(
+      "packages/sdk/src/generated/api.ts is not what openapi-typescript generates from packages/sdk/openapi.json",
+    );
   return problems;
 }
 

@@ -65,9 +65,15 @@ const supervisor = createSupervisor({
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
         ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
         // The webhooks service puts buyer-facing URLs in event data: the API's address unless configured.
-        ...(svc.name === "webhooks" ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` } : {}),
+        ...(svc.name === "webhooks"
+          ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` }
+          : {}),
         ...(svc.name === "api"
-          ? { API_PORT: String(apiPort), API_HEALTH_PORT: String(svc.port), BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
+          ? {
+              API_PORT: String(apiPort),
+              API_HEALTH_PORT: String(svc.port),
+              BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" "),
+            }
           : { HEALTH_PORT: String(svc.port) }),
       },
       stdout: "pipe",
@@ -97,7 +103,10 @@ process.on("SIGTERM", () => void stopAll());
 const deadline = Date.now() + 120_000;
 for (const c of services) {
   while (!stopping) {
-    const ok = await fetch(`http://127.0.0.1:${c.port}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${c.port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       console.error(`start: ${c.name} is not ready after 120 s (http://127.0.0.1:${c.port}/readyz)`);
@@ -108,5 +117,7 @@ for (const c of services) {
 }
 if (!stopping) {
   const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
-  console.error(`start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`);
+  console.error(
+    `start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`,
+  );
 }

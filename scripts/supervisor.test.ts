@@ -22,7 +22,9 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000) {
 
 describe("backoffDelay", () => {
   test("starts at one second, doubles, and stops growing at thirty seconds", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffDelay(n))).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffDelay(n))).toEqual([
+      1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000,
+    ]);
   });
 });
 
@@ -38,7 +40,10 @@ describe("supervisor", () => {
         spawned.push(s.name);
         return s.name === "crasher"
           ? child("process.exit(3)")
-          : child("process.on('SIGTERM', () => process.exit(0)); console.log('up'); setInterval(() => {}, 1000)", steadyOutput);
+          : child(
+              "process.on('SIGTERM', () => process.exit(0)); console.log('up'); setInterval(() => {}, 1000)",
+              steadyOutput,
+            );
       },
       sleep: async (ms) => void delays.push(ms),
       log: (line) => logs.push(line),
@@ -49,7 +54,9 @@ describe("supervisor", () => {
     await supervisor.stop();
 
     expect(delays.slice(0, 4)).toEqual([1000, 2000, 4000, 4000]);
-    expect(logs[0]).toBe("start: crasher exited with code 3; restarting it in 1 s (restart 1); the other services keep running");
+    expect(logs[0]).toBe(
+      "start: crasher exited with code 3; restarting it in 1 s (restart 1); the other services keep running",
+    );
     expect(logs).toContain("start: restarting crasher");
     expect(logs.some((l) => l.includes("restarting it in 4 s (restart 4)"))).toBe(true);
     // The healthy service was started once and never restarted because its neighbour crashed.
@@ -89,7 +96,10 @@ describe("supervisor", () => {
       services: [{ name: "api" }],
       spawn: () => {
         runs += 1;
-        const c = child("process.on('SIGTERM', () => { console.log('graceful'); process.exit(0); }); console.log('up'); setInterval(() => {}, 1000)", output);
+        const c = child(
+          "process.on('SIGTERM', () => { console.log('graceful'); process.exit(0); }); console.log('up'); setInterval(() => {}, 1000)",
+          output,
+        );
         void c.exited.then((code) => (exitCode = code));
         return c;
       },
@@ -147,6 +157,8 @@ describe("supervisor", () => {
     await supervisor.stop();
     await Bun.sleep(100);
     expect(runs).toBe(1);
-    expect(logs).toEqual(["start: leads exited with code 2; restarting it in 1 s (restart 1); the other services keep running"]);
+    expect(logs).toEqual([
+      "start: leads exited with code 2; restarting it in 1 s (restart 1); the other services keep running",
+    ]);
   }, 30_000);
 });

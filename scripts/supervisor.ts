@@ -68,7 +68,9 @@ export function createSupervisor<S extends { name: string }>(deps: SupervisorDep
       if (stopping) return;
       attempt = now() - startedAt >= backoff.resetAfterMs ? 1 : attempt + 1;
       const delay = backoffDelay(attempt, backoff);
-      deps.log(`start: ${service.name} exited with code ${code}; restarting it in ${delay / 1000} s (restart ${attempt}); the other services keep running`);
+      deps.log(
+        `start: ${service.name} exited with code ${code}; restarting it in ${delay / 1000} s (restart ${attempt}); the other services keep running`,
+      );
       await Promise.race([deps.sleep(delay), stopped.promise]);
       if (!stopping) deps.log(`start: restarting ${service.name}`);
     }

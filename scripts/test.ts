@@ -30,8 +30,13 @@ const started = Date.now();
 const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 // The transaction-pooling tests (test/pgbouncer/) run a private PgBouncer: installed like the other system packages.
-const pgbouncer = await pgbouncerBinary({ install: true }).catch((err) => (console.error(`test: could not install pgbouncer: ${(err as Error).message}`), null));
-if (!pgbouncer) console.error("test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped");
+const pgbouncer = await pgbouncerBinary({ install: true }).catch(
+  (err) => (console.error(`test: could not install pgbouncer: ${(err as Error).message}`), null),
+);
+if (!pgbouncer)
+  console.error(
+    "test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped",
+  );
 
 // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
 const bunOptions = [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ");
@@ -40,7 +45,12 @@ const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };
 
 /** One `bun test` run: its report passes through, its counts add to the closing line. */
 async function bunTest(testArgs: string[], env: Record<string, string | undefined>): Promise<void> {
-  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], { env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions }, stdin: "ignore", stdout: "inherit", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], {
+    env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions },
+    stdin: "ignore",
+    stdout: "inherit",
+    stderr: "pipe",
+  });
   // bun test reports on stderr; pass it through and keep the tail to read its counts.
   let tail = "";
   const decoder = new TextDecoder();
@@ -59,14 +69,20 @@ async function bunTest(testArgs: string[], env: Record<string, string | undefine
 }
 
 // The compose tests need the engine the container part provides: in the main run they would only skip.
-await bunTest(containerPart ? ["--path-ignore-patterns=test/containers/**", ...args] : args, { ...process.env, ...urls });
+await bunTest(containerPart ? ["--path-ignore-patterns=test/containers/**", ...args] : args, {
+  ...process.env,
+  ...urls,
+});
 if (containerPart) await containerTests();
 
 // A long run's failures scroll far away from its end: repeat each one's own output (bounded) just before the
 // closing line, where CI logs that keep only the tail still show it.
 const details = failures.blocks();
-if (details.length > 0) console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
-console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}${lint.ok ? "" : " (and lint failed: see above)"}`);
+if (details.length > 0)
+  console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
+console.log(
+  `\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}${lint.ok ? "" : " (and lint failed: see above)"}`,
+);
 process.exit(totals.code || (lint.ok ? 0 : 1));
 
 async function containerTests(): Promise<void> {
@@ -82,18 +98,31 @@ async function containerTests(): Promise<void> {
     let t = Date.now();
     // The compose plugin's build (first run only) overlaps the image builds: one is CPU, the other mostly I/O.
     const [built] = await Promise.all([
-      buildImages({ log: (line) => console.error(`test: images: ${line}`) }).finally(() => (timings.images = (Date.now() - t) / 1000)),
+      buildImages({ log: (line) => console.error(`test: images: ${line}`) }).finally(
+        () => (timings.images = (Date.now() - t) / 1000),
+      ),
       engine.composePlugin?.finally(() => (timings.composePlugin = (Date.now() - t) / 1000)),
     ]);
     const imageEnv = { ...built.variables, PSS_OPENSEARCH_NOFILE: String(nofileLimit()) };
     // Compose stack tests (test/containers/): the servers the preload wants are this run's.
     t = Date.now();
-    await bunTest(["--timeout", "900000", "test/containers"], { ...process.env, ...urls, ...imageEnv, PSS_CONTAINER_TESTS: "1" });
+    await bunTest(["--timeout", "900000", "test/containers"], {
+      ...process.env,
+      ...urls,
+      ...imageEnv,
+      PSS_CONTAINER_TESTS: "1",
+    });
     timings.compose = (Date.now() - t) / 1000;
     // The infrastructure and whole-pipeline tests once more, their servers from testcontainers on those images:
     // no URL is set, nothing is pulled (no Ryuk; the engine's host is this machine).
     t = Date.now();
-    const env: Record<string, string | undefined> = { ...process.env, ...imageEnv, PSS_TEST_INFRA: "testcontainers", PSS_TEST_RUN: run, TESTCONTAINERS_RYUK_DISABLED: "true" };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      ...imageEnv,
+      PSS_TEST_INFRA: "testcontainers",
+      PSS_TEST_RUN: run,
+      TESTCONTAINERS_RYUK_DISABLED: "true",
+    };
     // The engine is this machine's (unless DOCKER_HOST says otherwise): testcontainers need not pull a helper image to find it.
     if (!process.env.DOCKER_HOST) env.TESTCONTAINERS_HOST_OVERRIDE ??= "127.0.0.1";
     for (const v of [...URL_VARIABLES, ...S3_VARIABLES]) delete env[v];
@@ -106,9 +135,16 @@ async function containerTests(): Promise<void> {
     if (totals.code === 0) totals.code = 1;
   } finally {
     // Without Ryuk nothing reaps what a run's test processes left: remove this run's containers by their label.
-    const left = (await new Response(Bun.spawn(["docker", "ps", "-aq", "--filter", `label=pss.test-run=${run}`]).stdout).text()).split("\n").filter(Boolean);
-    if (left.length > 0) await Bun.spawn(["docker", "rm", "-f", "-v", ...left], { stdout: "ignore", stderr: "ignore" }).exited;
+    const left = (
+      await new Response(Bun.spawn(["docker", "ps", "-aq", "--filter", `label=pss.test-run=${run}`]).stdout).text()
+    )
+      .split("\n")
+      .filter(Boolean);
+    if (left.length > 0)
+      await Bun.spawn(["docker", "rm", "-f", "-v", ...left], { stdout: "ignore", stderr: "ignore" }).exited;
     if (engine.startedHere) await engine.stop();
-    console.error(`test: container part took ${((Date.now() - t0) / 1000).toFixed(0)} s ${JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])))}`);
+    console.error(
+      `test: container part took ${((Date.now() - t0) / 1000).toFixed(0)} s ${JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])))}`,
+    );
   }
 }

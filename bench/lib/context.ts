@@ -16,7 +16,10 @@ export interface BenchContext {
   close(): Promise<void>;
 }
 
-export async function createBenchContext(opts: { durationSeconds: number; warmupSeconds: number }): Promise<BenchContext> {
+export async function createBenchContext(opts: {
+  durationSeconds: number;
+  warmupSeconds: number;
+}): Promise<BenchContext> {
   const urls = await up();
   const sql = postgres(urls.DATABASE_URL, { max: 40, onnotice: () => {} });
   await migrate(sql);
@@ -45,7 +48,9 @@ export async function createBenchContext(opts: { durationSeconds: number; warmup
       // the cost curve's small table stays small. Listings that received benchmark leads stay (leads keep them).
       await sql`
         DELETE FROM listings l WHERE l.partner_id = ${partner.partnerId}
-          AND NOT EXISTS (SELECT 1 FROM leads WHERE leads.listing_id = l.id)`.catch((err) => console.error(`bench: could not remove this run's listings: ${(err as Error).message}`));
+          AND NOT EXISTS (SELECT 1 FROM leads WHERE leads.listing_id = l.id)`.catch((err) =>
+        console.error(`bench: could not remove this run's listings: ${(err as Error).message}`),
+      );
       redis.disconnect();
       await sql.end();
     },

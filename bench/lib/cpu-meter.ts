@@ -18,7 +18,8 @@ export function cpuSecondsOf(pid: number): number {
 
 /** PostgreSQL backends of the current database, by application name. */
 async function backends(sql: postgres.Sql): Promise<{ pid: number; app: string }[]> {
-  const rows = await sql`SELECT pid, application_name AS app FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+  const rows =
+    await sql`SELECT pid, application_name AS app FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
   return rows.map((r) => ({ pid: Number(r.pid), app: String(r.app) }));
 }
 
@@ -31,7 +32,11 @@ export interface CpuSample {
 export async function sampleCpu(sql: postgres.Sql, procs: Record<string, number>): Promise<CpuSample> {
   const pg = new Map<number, { app: string; cpu: number }>();
   for (const b of await backends(sql)) pg.set(b.pid, { app: b.app, cpu: cpuSecondsOf(b.pid) });
-  return { at: performance.now(), procs: Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, cpuSecondsOf(pid)])), pg };
+  return {
+    at: performance.now(),
+    procs: Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, cpuSecondsOf(pid)])),
+    pg,
+  };
 }
 
 /** CPU seconds used between two samples: per named process, and PostgreSQL backends grouped by application. */

@@ -42,23 +42,40 @@ function columnsOf(sql: postgres.Sql | postgres.TransactionSql, body: Body) {
 /** The event a consumer needs: the whole listing, as the API's outbox row carries it. */
 function payloadOf(id: string, key: string, brokerId: string, body: Body, version: number) {
   const { brokerExternalId: _ignored, ...rest } = body;
-  return { eventId: crypto.randomUUID(), type: "listing.upserted", aggregateType: "listing", aggregateId: id, version, payload: { ...rest, externalId: key, brokerId, listingId: id } };
+  return {
+    eventId: crypto.randomUUID(),
+    type: "listing.upserted",
+    aggregateType: "listing",
+    aggregateId: id,
+    version,
+    payload: { ...rest, externalId: key, brokerId, listingId: id },
+  };
 }
 
 /** The change history's [{path, from, to}] for a new record: every leaf, texts cut as the API cuts them. */
 function creationChanges(body: Body): { path: string; from: null; to: unknown }[] {
   const { brokerExternalId, ...fields } = body;
-  const out: { path: string; from: null; to: unknown }[] = [{ path: "brokerExternalId", from: null, to: brokerExternalId }];
+  const out: { path: string; from: null; to: unknown }[] = [
+    { path: "brokerExternalId", from: null, to: brokerExternalId },
+  ];
   const walk = (value: unknown, path: string) => {
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
-    } else out.push({ path, from: null, to: typeof value === "string" && value.length > 500 ? `${value.slice(0, 500)}…` : value });
+    } else
+      out.push({
+        path,
+        from: null,
+        to: typeof value === "string" && value.length > 500 ? `${value.slice(0, 500)}…` : value,
+      });
   };
   walk(fields, "");
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
-export async function createOnce(sql: postgres.Sql, args: { partnerId: string; brokerExternalId: string; key: string; body: Body }): Promise<void> {
+export async function createOnce(
+  sql: postgres.Sql,
+  args: { partnerId: string; brokerExternalId: string; key: string; body: Body },
+): Promise<void> {
   const [found] = await sql`
     SELECT nb.id::text AS broker_id, l.id AS listing_id
     FROM (SELECT 1) one
@@ -69,9 +86,18 @@ export async function createOnce(sql: postgres.Sql, args: { partnerId: string; b
 }
 
 /** The create's write: row, photos, status history, change history and outbox row in one statement. */
-export async function insertCreated(sql: postgres.Sql | postgres.TransactionSql, args: { partnerId: string; brokerId: string; key: string; body: Body }): Promise<void> {
+export async function insertCreated(
+  sql: postgres.Sql | postgres.TransactionSql,
+  args: { partnerId: string; brokerId: string; key: string; body: Body },
+): Promise<void> {
   const { brokerId } = args;
-  const row = { partner_id: args.partnerId, external_id: args.key, broker_id: brokerId, content_hash: Buffer.alloc(32, 1), ...columnsOf(sql, args.body) };
+  const row = {
+    partner_id: args.partnerId,
+    external_id: args.key,
+    broker_id: brokerId,
+    content_hash: Buffer.alloc(32, 1),
+    ...columnsOf(sql, args.body),
+  };
   const photos = args.body.photos;
   await sql`
     WITH l AS (
@@ -91,7 +117,11 @@ export async function insertCreated(sql: postgres.Sql | postgres.TransactionSql,
 }
 
 /** The stored rows an update reads (with their photos), by external ID. */
-export async function readStored(sql: postgres.Sql, partnerId: string, keys: string[]): Promise<Map<string, postgres.Row>> {
+export async function readStored(
+  sql: postgres.Sql,
+  partnerId: string,
+  keys: string[],
+): Promise<Map<string, postgres.Row>> {
   const rows = await sql`
     SELECT l.id, l.external_id, l.version, l.status, l.broker_id::text AS broker_id, l.title, l.description, l.business_type, l.financials, l.property, l.financing,
            COALESCE((SELECT json_agg(json_build_object('url', p.url, 'sortKey', p.sort_key, 'state', p.state) ORDER BY p.sort_key)
@@ -100,7 +130,10 @@ export async function readStored(sql: postgres.Sql, partnerId: string, keys: str
   return new Map(rows.map((r) => [r.external_id as string, r]));
 }
 
-export async function updateOnce(sql: postgres.Sql, args: { partnerId: string; key: string; mutate: (body: Body) => void; brokerExternalId: string }): Promise<void> {
+export async function updateOnce(
+  sql: postgres.Sql,
+  args: { partnerId: string; key: string; mutate: (body: Body) => void; brokerExternalId: string },
+): Promise<void> {
   const stored = (await readStored(sql, args.partnerId, [args.key])).get(args.key);
   if (!stored) throw new Error(`fair update baseline: ${args.key} does not exist`);
   await writeUpdated(sql, { ...args, stored });
@@ -114,12 +147,21 @@ export async function writeUpdated(
   const { stored } = args;
   // The "merged" document: what is stored with the change applied (the bench body is what was stored).
   const body = listingBody(args.brokerExternalId, 0);
-  Object.assign(body, { title: stored.title, description: stored.description, businessType: stored.business_type, financials: stored.financials, property: stored.property, financing: stored.financing });
+  Object.assign(body, {
+    title: stored.title,
+    description: stored.description,
+    businessType: stored.business_type,
+    financials: stored.financials,
+    property: stored.property,
+    financing: stored.financing,
+  });
   body.photos = (stored.photos as { url: string; sortKey: number }[]).map((p) => ({ url: p.url, sortKey: p.sortKey }));
   const askingBefore = (body.financials as Record<string, number>).askingPrice;
   args.mutate(body);
   const statusChanged = stored.status !== body.status;
-  const changes = [{ path: "financials.askingPrice", from: askingBefore, to: (body.financials as Record<string, number>).askingPrice }];
+  const changes = [
+    { path: "financials.askingPrice", from: askingBefore, to: (body.financials as Record<string, number>).askingPrice },
+  ];
   const [written] = await sql`
     WITH u AS (
       UPDATE listings SET ${sql({ ...columnsOf(sql, body), content_hash: Buffer.alloc(32, 2) } as never)}, version = version + 1, updated_at = now(), index_state = 'pending'
@@ -161,12 +203,22 @@ export async function fairBaseline(args: {
       const started = performance.now();
       if (args.mode === "create") {
         const n = next++;
-        await createOnce(sql, { partnerId: args.partnerId, brokerExternalId: args.brokerExternalId, key: externalId(args.prefix, n), body: listingBody(args.brokerExternalId, n) });
+        await createOnce(sql, {
+          partnerId: args.partnerId,
+          brokerExternalId: args.brokerExternalId,
+          key: externalId(args.prefix, n),
+          body: listingBody(args.brokerExternalId, n),
+        });
       } else {
         // Writer w owns keys w, w + concurrency, …: no two writers race on one row.
         const perWriter = Math.max(1, Math.floor((args.existing ?? args.concurrency) / args.concurrency));
         const n = w + (round++ % perWriter) * args.concurrency;
-        await updateOnce(sql, { partnerId: args.partnerId, brokerExternalId: args.brokerExternalId, key: externalId(args.prefix, n), mutate: (b) => void (b.financials.askingPrice = 100000 + round) });
+        await updateOnce(sql, {
+          partnerId: args.partnerId,
+          brokerExternalId: args.brokerExternalId,
+          key: externalId(args.prefix, n),
+          mutate: (b) => void (b.financials.askingPrice = 100000 + round),
+        });
       }
       latencies.push(performance.now() - started);
     }
@@ -224,11 +276,23 @@ export async function fairBaselineOpenLoop(args: {
     if (wait > 1) await Bun.sleep(wait);
     const key = args.mode === "create" ? n : n % (args.existing ?? 1);
     const before = busy.get(key) ?? Promise.resolve();
-    const op: Promise<void> = before.then(() =>
-      args.mode === "create"
-        ? createOnce(sql, { partnerId: args.partnerId, brokerExternalId: args.brokerExternalId, key: externalId(args.prefix, key), body: listingBody(args.brokerExternalId, key) })
-        : updateOnce(sql, { partnerId: args.partnerId, brokerExternalId: args.brokerExternalId, key: externalId(args.prefix, key), mutate: (b) => void (b.financials.askingPrice = 500000 + n) }),
-    ).then(() => void latencies.push(performance.now() - dueAt));
+    const op: Promise<void> = before
+      .then(() =>
+        args.mode === "create"
+          ? createOnce(sql, {
+              partnerId: args.partnerId,
+              brokerExternalId: args.brokerExternalId,
+              key: externalId(args.prefix, key),
+              body: listingBody(args.brokerExternalId, key),
+            })
+          : updateOnce(sql, {
+              partnerId: args.partnerId,
+              brokerExternalId: args.brokerExternalId,
+              key: externalId(args.prefix, key),
+              mutate: (b) => void (b.financials.askingPrice = 500000 + n),
+            }),
+      )
+      .then(() => void latencies.push(performance.now() - dueAt));
     busy.set(key, op);
     inFlight.add(op);
     void op.finally(() => inFlight.delete(op));

@@ -28,7 +28,8 @@ export async function fairBatchBaseline(args: {
   existing?: number;
 }): Promise<BatchBaselineResult> {
   const { sql } = args;
-  const [broker] = await sql`SELECT id::text AS id FROM brokers WHERE partner_id = ${args.partnerId} AND mode = 'live' AND external_id = ${args.brokerExternalId}`;
+  const [broker] =
+    await sql`SELECT id::text AS id FROM brokers WHERE partner_id = ${args.partnerId} AND mode = 'live' AND external_id = ${args.brokerExternalId}`;
   const deadline = performance.now() + args.durationSeconds * 1000;
   const latencies: number[] = [];
   let next = 0;
@@ -45,15 +46,37 @@ export async function fairBatchBaseline(args: {
           SELECT (SELECT id::text FROM brokers WHERE partner_id = ${args.partnerId} AND mode = 'live' AND external_id = ${args.brokerExternalId}) AS broker_id,
                  (SELECT count(*)::int FROM listings WHERE partner_id = ${args.partnerId} AND mode = 'live' AND external_id = ANY(${keys}::text[])) AS existing`;
         if (found!.existing !== 0) throw new Error("fair batch baseline: a key exists already");
-        await sql.begin((tx) => Promise.all(ns.map((n, i) => insertCreated(tx, { partnerId: args.partnerId, brokerId: broker!.id, key: keys[i]!, body: listingBody(args.brokerExternalId, n) }))));
+        await sql.begin((tx) =>
+          Promise.all(
+            ns.map((n, i) =>
+              insertCreated(tx, {
+                partnerId: args.partnerId,
+                brokerId: broker!.id,
+                key: keys[i]!,
+                body: listingBody(args.brokerExternalId, n),
+              }),
+            ),
+          ),
+        );
       } else {
         // Writer w owns its own slice of keys: no two writers race on one row.
         const perWriter = Math.max(args.batchSize, Math.floor((args.existing ?? args.batchSize) / args.concurrency));
-        const keys = Array.from({ length: args.batchSize }, (_, i) => externalId(args.prefix, w * perWriter + ((round * args.batchSize + i) % perWriter)));
+        const keys = Array.from({ length: args.batchSize }, (_, i) =>
+          externalId(args.prefix, w * perWriter + ((round * args.batchSize + i) % perWriter)),
+        );
         round++;
         const stored = await readStored(sql, args.partnerId, keys);
         await sql.begin((tx) =>
-          Promise.all(keys.map((key) => writeUpdated(tx, { key, stored: stored.get(key)!, brokerExternalId: args.brokerExternalId, mutate: (b) => void (b.financials.askingPrice = 100000 + round) }))),
+          Promise.all(
+            keys.map((key) =>
+              writeUpdated(tx, {
+                key,
+                stored: stored.get(key)!,
+                brokerExternalId: args.brokerExternalId,
+                mutate: (b) => void (b.financials.askingPrice = 100000 + round),
+              }),
+            ),
+          ),
         );
       }
       rows += args.batchSize;

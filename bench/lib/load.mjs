@@ -5,7 +5,11 @@ import autocannon from "autocannon";
 import { externalId, listingBody } from "./bodies.mjs";
 
 const spec = JSON.parse(process.argv[2]);
-const headers = { "content-type": "application/json", ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.userAgent ? { "user-agent": spec.userAgent } : {}) };
+const headers = {
+  "content-type": "application/json",
+  ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}),
+  ...(spec.userAgent ? { "user-agent": spec.userAgent } : {}),
+};
 let counter = 0;
 let itemFailures = 0;
 const bodyCache = new Map();
@@ -14,18 +18,34 @@ function requestFor() {
   switch (spec.mode) {
     case "get":
       // `visitors`: that many distinct browsers (User-Agents), in turn.
-      return { method: "GET", path: spec.path, headers: spec.visitors ? { ...headers, "user-agent": `${spec.userAgent} v${counter++ % spec.visitors}` } : headers };
+      return {
+        method: "GET",
+        path: spec.path,
+        headers: spec.visitors
+          ? { ...headers, "user-agent": `${spec.userAgent} v${counter++ % spec.visitors}` }
+          : headers,
+      };
     case "new": {
       // A fresh external ID every request.
       const n = spec.offset + counter++;
-      return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body: JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions)) };
+      return {
+        method: "PUT",
+        path: `/partner/v1/listings/${externalId(spec.prefix, n)}`,
+        headers,
+        body: JSON.stringify(listingBody(spec.broker, n, spec.bodyOptions)),
+      };
     }
     case "update": {
       // Existing IDs, one field changed every time.
       const n = counter++ % spec.existing;
       const body = listingBody(spec.broker, n, spec.bodyOptions);
       body.financials.askingPrice = 100000 + counter;
-      return { method: "PUT", path: `/partner/v1/listings/${externalId(spec.prefix, n)}`, headers, body: JSON.stringify(body) };
+      return {
+        method: "PUT",
+        path: `/partner/v1/listings/${externalId(spec.prefix, n)}`,
+        headers,
+        body: JSON.stringify(body),
+      };
     }
     case "repeat": {
       // Existing IDs with exactly what they already hold: no-ops.
@@ -43,7 +63,10 @@ function requestFor() {
       // POST /partner/v1/listings/batch: `batchSize` fresh external IDs per request.
       const items = Array.from({ length: spec.batchSize }, () => {
         const n = spec.offset + counter++;
-        return { externalListingId: externalId(spec.prefix, n), listing: listingBody(spec.broker, n, spec.bodyOptions) };
+        return {
+          externalListingId: externalId(spec.prefix, n),
+          listing: listingBody(spec.broker, n, spec.bodyOptions),
+        };
       });
       return { method: "POST", path: "/partner/v1/listings/batch", headers, body: JSON.stringify({ items }) };
     }
@@ -65,7 +88,12 @@ function requestFor() {
         method: "POST",
         path: `/v1/listings/${id}/leads`,
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: `Buyer ${n}`, email: `buyer${n}@example.com`, phone: "+1 512 555 0199", message: "Is the seller willing to finance part of the price?" }),
+        body: JSON.stringify({
+          name: `Buyer ${n}`,
+          email: `buyer${n}@example.com`,
+          phone: "+1 512 555 0199",
+          message: "Is the seller willing to finance part of the price?",
+        }),
       };
     }
     default:
@@ -82,7 +110,12 @@ const result = await autocannon({
     {
       setupRequest: (req) => ({ ...req, ...requestFor() }),
       // A batch answers 200 whatever its items got: count the items that were not 200/201.
-      ...(spec.mode.startsWith("batch") ? { onResponse: (_status, body) => void (itemFailures += (String(body).match(/"httpStatus":[3-5]/g) ?? []).length) } : {}),
+      ...(spec.mode.startsWith("batch")
+        ? {
+            onResponse: (_status, body) =>
+              void (itemFailures += (String(body).match(/"httpStatus":[3-5]/g) ?? []).length),
+          }
+        : {}),
     },
   ],
 });

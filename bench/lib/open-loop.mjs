@@ -17,7 +17,10 @@ let counter = 0;
 function requestFor() {
   const n = counter++;
   if (spec.mode === "new") {
-    return { path: `/partner/v1/listings/${externalId(spec.prefix, spec.offset + n)}`, body: JSON.stringify(listingBody(spec.broker, spec.offset + n, spec.bodyOptions)) };
+    return {
+      path: `/partner/v1/listings/${externalId(spec.prefix, spec.offset + n)}`,
+      body: JSON.stringify(listingBody(spec.broker, spec.offset + n, spec.bodyOptions)),
+    };
   }
   if (spec.mode === "update") {
     const i = n % spec.existing;
@@ -41,14 +44,22 @@ function send(dueAt) {
   inFlight++;
   maxInFlight = Math.max(maxInFlight, inFlight);
   const req = http.request(
-    { host: target.hostname, port: target.port, method: "PUT", path, agent, headers: { ...headers, "content-length": Buffer.byteLength(body) } },
+    {
+      host: target.hostname,
+      port: target.port,
+      method: "PUT",
+      path,
+      agent,
+      headers: { ...headers, "content-length": Buffer.byteLength(body) },
+    },
     (res) => {
       res.resume();
       res.on("end", () => {
         inFlight--;
         const latency = performance.now() - dueAt;
         latencies.push(latency);
-        if (spec.traceSlowMs !== undefined && latency > spec.traceSlowMs) slow.push([Math.round(performance.timeOrigin + dueAt), Math.round(latency * 10) / 10]);
+        if (spec.traceSlowMs !== undefined && latency > spec.traceSlowMs)
+          slow.push([Math.round(performance.timeOrigin + dueAt), Math.round(latency * 10) / 10]);
         if (res.statusCode < 200 || res.statusCode > 299) non2xx++;
       });
     },
@@ -86,7 +97,8 @@ while (inFlight > 0 && performance.now() < drainDeadline) await new Promise((r) 
 agent.destroy();
 
 latencies.sort((a, b) => a - b);
-const at = (q) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
+const at = (q) =>
+  Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
 process.stdout.write(
   JSON.stringify({
     requests: latencies.length,

@@ -26,7 +26,13 @@ export function rssMbOf(pid: number): number {
 export async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(100);
   }
   throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
@@ -77,7 +83,15 @@ export async function startApiOnly(env: Record<string, string>): Promise<ApiProc
     cwd: ROOT,
     // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
     // The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
-    env: { ...process.env, ...localWebhookKeyEnv(process.env, join(ROOT, ".data")), API_WORKERS: "1", ...env, API_PORT: String(port), API_HEALTH_PORT: String(healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+    env: {
+      ...process.env,
+      ...localWebhookKeyEnv(process.env, join(ROOT, ".data")),
+      API_WORKERS: "1",
+      ...env,
+      API_PORT: String(port),
+      API_HEALTH_PORT: String(healthPort),
+      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    },
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -96,7 +110,10 @@ export async function startApiOnly(env: Record<string, string>): Promise<ApiProc
 }
 
 export async function startBareServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "bare-server.ts"), "0"], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "bare-server.ts"), "0"], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = proc.stdout.getReader();
   const { value } = await reader.read();
   const { port } = JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) as { port: number };
@@ -146,8 +163,16 @@ export interface LoadResult {
 
 /** Runs autocannon under Node in its own process. */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const proc = Bun.spawn(["node", join(import.meta.dir, "load.mjs"), JSON.stringify(spec)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["node", join(import.meta.dir, "load.mjs"), JSON.stringify(spec)], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`load generator failed (${code}): ${err}`);
   return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
 }
@@ -178,8 +203,16 @@ export interface OpenLoopResult extends LoadResult {
 
 /** Fixed-rate arrivals, latency from each request's due time (bench/lib/open-loop.mjs), under Node. */
 export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
-  const proc = Bun.spawn(["node", join(import.meta.dir, "open-loop.mjs"), JSON.stringify({ offset: 0, ...spec })], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["node", join(import.meta.dir, "open-loop.mjs"), JSON.stringify({ offset: 0, ...spec })], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`open-loop generator failed (${code}): ${err}`);
   return JSON.parse(out.trim().split("\n").pop()!) as OpenLoopResult;
 }

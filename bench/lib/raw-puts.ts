@@ -11,7 +11,11 @@ const records = readFileSync(feedPath!, "utf8")
   .split("\n")
   .filter(Boolean)
   .map((line) => JSON.parse(line) as { kind: string; id: string; body: unknown })
-  .map((r) => ({ kind: r.kind, url: `${apiUrl}/partner/v1/${r.kind === "broker" ? "brokers" : "listings"}/${encodeURIComponent(r.id)}`, body: JSON.stringify(r.body) }));
+  .map((r) => ({
+    kind: r.kind,
+    url: `${apiUrl}/partner/v1/${r.kind === "broker" ? "brokers" : "listings"}/${encodeURIComponent(r.id)}`,
+    body: JSON.stringify(r.body),
+  }));
 
 let non2xx = 0;
 const statuses: Record<number, number> = {};
@@ -33,4 +37,6 @@ const started = performance.now();
 // Brokers first: a listing naming a broker that is not stored yet is refused.
 await send(records.filter((r) => r.kind === "broker"));
 await send(records.filter((r) => r.kind !== "broker"));
-console.log(JSON.stringify({ seconds: (performance.now() - started) / 1000, requests: records.length, non2xx, statuses }));
+console.log(
+  JSON.stringify({ seconds: (performance.now() - started) / 1000, requests: records.length, non2xx, statuses }),
+);

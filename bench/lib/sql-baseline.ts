@@ -4,7 +4,16 @@
 import type postgres from "postgres";
 import { externalId, listingBody } from "./bodies.mjs";
 
-export async function sqlBaseline(args: { sql: postgres.Sql; partnerId: string; brokerId: string; concurrency: number; durationSeconds: number; prefix: string; mode: "new" | "update"; existing?: number }): Promise<{ tps: number; p99: number }> {
+export async function sqlBaseline(args: {
+  sql: postgres.Sql;
+  partnerId: string;
+  brokerId: string;
+  concurrency: number;
+  durationSeconds: number;
+  prefix: string;
+  mode: "new" | "update";
+  existing?: number;
+}): Promise<{ tps: number; p99: number }> {
   const { sql } = args;
   const deadline = performance.now() + args.durationSeconds * 1000;
   let done = 0;

@@ -13,14 +13,38 @@ export async function apiWorkers(ctx: BenchContext): Promise<Row[]> {
   let openRate = 0;
   for (const workers of WORKER_COUNTS) {
     // The same 32 database connections in all: split over the workers.
-    const api = await startApiProcess({ ...ctx.urls, API_WORKERS: String(workers), DATABASE_POOL_SIZE: String(Math.ceil(32 / workers)) });
+    const api = await startApiProcess({
+      ...ctx.urls,
+      API_WORKERS: String(workers),
+      DATABASE_POOL_SIZE: String(Math.ceil(32 / workers)),
+    });
     try {
       const common = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, connections: 32 };
-      await runLoad({ ...common, mode: "new", prefix: `${prefix}-${workers}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
-      const r = await runLoad({ ...common, mode: "new", prefix: `${prefix}-${workers}`, offset: 0, durationSeconds: ctx.durationSeconds });
+      await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `${prefix}-${workers}-warm`,
+        offset: 0,
+        durationSeconds: ctx.warmupSeconds,
+      });
+      const r = await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `${prefix}-${workers}`,
+        offset: 0,
+        durationSeconds: ctx.durationSeconds,
+      });
       // The open-loop rate is half of what ONE worker sustains, for both counts: same offered load.
       if (workers === 1) openRate = Math.max(1, Math.round(r.rps / 2));
-      const open = await runOpenLoop({ url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, mode: "new", rate: openRate, durationSeconds: ctx.durationSeconds, prefix: `${prefix}-${workers}-open` });
+      const open = await runOpenLoop({
+        url: api.url,
+        key: ctx.partner.apiKey,
+        broker: ctx.brokerExternalId,
+        mode: "new",
+        rate: openRate,
+        durationSeconds: ctx.durationSeconds,
+        prefix: `${prefix}-${workers}-open`,
+      });
       results.push({ workers, rps: r.rps, p99: r.p99, openP99: open.p99, openP999: open.p999 });
     } finally {
       await api.stop();

@@ -21,7 +21,12 @@ const RELAY_DRAIN_MS = 2000;
  * sequencer), and this database's PostgreSQL backends by client. On 2 shared cores this says why a ratio misses
  * (work the fair baseline does not do: relaying to Kafka, sequencing the feed) better than rows/s alone.
  */
-const API_RUN = { api: "API", relay: "relay+sequencer", "pg:pss-api": "PostgreSQL for the API", "pg:pss-outbox-relay": "PostgreSQL for relay+sequencer" };
+const API_RUN = {
+  api: "API",
+  relay: "relay+sequencer",
+  "pg:pss-api": "PostgreSQL for the API",
+  "pg:pss-outbox-relay": "PostgreSQL for relay+sequencer",
+};
 const BASELINE_RUN = { client: "the client (this process)", "pg:postgres.js": "PostgreSQL for the client" };
 
 function cpuPerRow(a: CpuSample, b: CpuSample, rows: number, names: Record<string, string>): string {
@@ -38,26 +43,81 @@ export async function batchWrites(ctx: BenchContext): Promise<Row[]> {
   const partnerId = ctx.partner.partnerId;
 
   // Baselines first, with no API (and so no relay) running.
-  const common = { sql: ctx.sql, partnerId, brokerExternalId: ctx.brokerExternalId, concurrency: BATCH_CONNECTIONS, durationSeconds: ctx.durationSeconds, batchSize: BATCH_SIZE };
+  const common = {
+    sql: ctx.sql,
+    partnerId,
+    brokerExternalId: ctx.brokerExternalId,
+    concurrency: BATCH_CONNECTIONS,
+    durationSeconds: ctx.durationSeconds,
+    batchSize: BATCH_SIZE,
+  };
   let cpu0 = await sampleCpu(ctx.sql, { client: process.pid });
   const fairCreate = await fairBatchBaseline({ ...common, prefix: `${prefix}-fair`, mode: "create" });
-  const fairCreateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, { client: process.pid }), fairCreate.rowsPerSecond * ctx.durationSeconds, BASELINE_RUN);
-  const [{ n: fairRows }] = (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [{ n: number }];
+  const fairCreateCpu = cpuPerRow(
+    cpu0,
+    await sampleCpu(ctx.sql, { client: process.pid }),
+    fairCreate.rowsPerSecond * ctx.durationSeconds,
+    BASELINE_RUN,
+  );
+  const [{ n: fairRows }] =
+    (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [
+      { n: number },
+    ];
   cpu0 = await sampleCpu(ctx.sql, { client: process.pid });
-  const fairUpdate = await fairBatchBaseline({ ...common, prefix: `${prefix}-fair`, mode: "update", existing: Math.min(fairRows, UPDATE_KEYS) });
-  const fairUpdateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, { client: process.pid }), fairUpdate.rowsPerSecond * ctx.durationSeconds, BASELINE_RUN);
+  const fairUpdate = await fairBatchBaseline({
+    ...common,
+    prefix: `${prefix}-fair`,
+    mode: "update",
+    existing: Math.min(fairRows, UPDATE_KEYS),
+  });
+  const fairUpdateCpu = cpuPerRow(
+    cpu0,
+    await sampleCpu(ctx.sql, { client: process.pid }),
+    fairUpdate.rowsPerSecond * ctx.durationSeconds,
+    BASELINE_RUN,
+  );
   await removeBaselineRows(ctx.sql, partnerId, `${prefix}-fair`);
 
   const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: String(SINGLE_CONNECTIONS) });
   const procs = { api: api.pid, ...(api.relayPid ? { relay: api.relayPid } : {}) };
   try {
     const base = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId };
-    await runLoad({ ...base, mode: "batch-new", connections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE, prefix: `${prefix}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
-    await runLoad({ ...base, mode: "new", connections: SINGLE_CONNECTIONS, prefix: `${prefix}-warm`, offset: 10_000_000, durationSeconds: ctx.warmupSeconds });
+    await runLoad({
+      ...base,
+      mode: "batch-new",
+      connections: BATCH_CONNECTIONS,
+      batchSize: BATCH_SIZE,
+      prefix: `${prefix}-warm`,
+      offset: 0,
+      durationSeconds: ctx.warmupSeconds,
+    });
+    await runLoad({
+      ...base,
+      mode: "new",
+      connections: SINGLE_CONNECTIONS,
+      prefix: `${prefix}-warm`,
+      offset: 10_000_000,
+      durationSeconds: ctx.warmupSeconds,
+    });
 
-    const single = await runLoad({ ...base, mode: "new", connections: SINGLE_CONNECTIONS, prefix: `${prefix}-single`, offset: 0, durationSeconds: ctx.durationSeconds });
+    const single = await runLoad({
+      ...base,
+      mode: "new",
+      connections: SINGLE_CONNECTIONS,
+      prefix: `${prefix}-single`,
+      offset: 0,
+      durationSeconds: ctx.durationSeconds,
+    });
     cpu0 = await sampleCpu(ctx.sql, procs);
-    const batch = await runLoad({ ...base, mode: "batch-new", connections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE, prefix: `${prefix}-batch`, offset: 0, durationSeconds: ctx.durationSeconds });
+    const batch = await runLoad({
+      ...base,
+      mode: "batch-new",
+      connections: BATCH_CONNECTIONS,
+      batchSize: BATCH_SIZE,
+      prefix: `${prefix}-batch`,
+      offset: 0,
+      durationSeconds: ctx.durationSeconds,
+    });
     const batchRows = batch.rps * BATCH_SIZE;
     await Bun.sleep(RELAY_DRAIN_MS);
     const batchCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), batchRows * ctx.durationSeconds, API_RUN);
@@ -88,9 +148,25 @@ export async function batchWrites(ctx: BenchContext): Promise<Row[]> {
     );
 
     const existing = Math.min(single.sent, UPDATE_KEYS);
-    const singleUpdate = await runLoad({ ...base, mode: "update", connections: SINGLE_CONNECTIONS, prefix: `${prefix}-single`, existing, durationSeconds: ctx.durationSeconds });
+    const singleUpdate = await runLoad({
+      ...base,
+      mode: "update",
+      connections: SINGLE_CONNECTIONS,
+      prefix: `${prefix}-single`,
+      existing,
+      durationSeconds: ctx.durationSeconds,
+    });
     cpu0 = await sampleCpu(ctx.sql, procs);
-    const batchUpdate = await runLoad({ ...base, mode: "batch-update", connections: BATCH_CONNECTIONS, batchSize: BATCH_SIZE, prefix: `${prefix}-single`, existing, salt: 7_000_000, durationSeconds: ctx.durationSeconds });
+    const batchUpdate = await runLoad({
+      ...base,
+      mode: "batch-update",
+      connections: BATCH_CONNECTIONS,
+      batchSize: BATCH_SIZE,
+      prefix: `${prefix}-single`,
+      existing,
+      salt: 7_000_000,
+      durationSeconds: ctx.durationSeconds,
+    });
     const updateRows = batchUpdate.rps * BATCH_SIZE;
     await Bun.sleep(RELAY_DRAIN_MS);
     const updateCpu = cpuPerRow(cpu0, await sampleCpu(ctx.sql, procs), updateRows * ctx.durationSeconds, API_RUN);

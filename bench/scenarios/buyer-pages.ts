@@ -31,7 +31,14 @@ export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
         listingId = ((await res.json()) as { serviceListingId: number }).serviceListingId;
       }
       // 50,000 distinct visitors in turn: most requests are a new visitor that the flusher asks Redis about.
-      const spec = { url: api.url, mode: "get" as const, path: `/listings/${listingId}`, connections: 16, userAgent: FIREFOX, visitors: 50_000 };
+      const spec = {
+        url: api.url,
+        mode: "get" as const,
+        path: `/listings/${listingId}`,
+        connections: 16,
+        userAgent: FIREFOX,
+        visitors: 50_000,
+      };
       await runLoad({ ...spec, durationSeconds: ctx.warmupSeconds });
       runs[counting] = await runLoad({ ...spec, durationSeconds: ctx.durationSeconds });
     } finally {

@@ -25,7 +25,14 @@ async function committed(admin: Admin, groupId: string, topic: string): Promise<
 const total = (o: Offsets) => [...o.values()].reduce((a, b) => a + Math.max(0, b), 0);
 
 /** Times groups from their first progress to reaching `ends`; returns events/s over that span. */
-async function timeCatchUp(admin: Admin, groups: string[], topic: string, start: Offsets, ends: Offsets, timeoutMs: number): Promise<{ rate: number; events: number; seconds: number }> {
+async function timeCatchUp(
+  admin: Admin,
+  groups: string[],
+  topic: string,
+  start: Offsets,
+  ends: Offsets,
+  timeoutMs: number,
+): Promise<{ rate: number; events: number; seconds: number }> {
   const events = total(ends) - total(start);
   const deadline = performance.now() + timeoutMs;
   let firstProgressAt: number | null = null;
@@ -34,7 +41,11 @@ async function timeCatchUp(admin: Admin, groups: string[], topic: string, start:
   while (performance.now() < deadline) {
     const positions = await Promise.all(groups.map((g) => committed(admin, g, topic)));
     // The slowest group decides (a lead is done when it is counted AND mailed). No commit yet (-1) = at start.
-    const progressOf = (o: Offsets) => [...ends.keys()].reduce((sum, p) => sum + Math.max(0, (o.get(p) ?? -1) < 0 ? 0 : o.get(p)! - (start.get(p) ?? 0)), 0);
+    const progressOf = (o: Offsets) =>
+      [...ends.keys()].reduce(
+        (sum, p) => sum + Math.max(0, (o.get(p) ?? -1) < 0 ? 0 : o.get(p)! - (start.get(p) ?? 0)),
+        0,
+      );
     const progressed = Math.min(...positions.map(progressOf));
     if (progressed > 0 && firstProgressAt === null) {
       firstProgressAt = performance.now();
@@ -46,17 +57,27 @@ async function timeCatchUp(admin: Admin, groups: string[], topic: string, start:
     }
     await Bun.sleep(100);
   }
-  if (firstProgressAt === null || doneAt === null) throw new Error(`consumer did not work through ${events} events within ${timeoutMs / 1000} s`);
+  if (firstProgressAt === null || doneAt === null)
+    throw new Error(`consumer did not work through ${events} events within ${timeoutMs / 1000} s`);
   const seconds = Math.max(0.001, (doneAt - firstProgressAt) / 1000);
   return { rate: (events - doneAtStart) / seconds, events, seconds };
 }
 
 async function positionGroup(admin: Admin, groupId: string, topic: string, at: Offsets) {
-  await admin.setOffsets({ groupId, topic, partitions: [...at].map(([partition, offset]) => ({ partition, offset: String(offset) })) });
+  await admin.setOffsets({
+    groupId,
+    topic,
+    partitions: [...at].map(([partition, offset]) => ({ partition, offset: String(offset) })),
+  });
 }
 
 function spawnConsumer(entry: string, env: Record<string, string>) {
-  return Bun.spawn(serviceCommand(entry), { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" }, stdout: "ignore", stderr: "inherit" });
+  return Bun.spawn(serviceCommand(entry), {
+    cwd: ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
 }
 
 async function stop(proc: ReturnType<typeof spawnConsumer>) {
@@ -67,7 +88,9 @@ async function stop(proc: ReturnType<typeof spawnConsumer>) {
 
 async function waitOutboxDrained(ctx: BenchContext) {
   const deadline = Date.now() + 120_000;
-  while ((await ctx.sql`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL`)[0]!.n > 0) {
+  while (
+    (await ctx.sql`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL`)[0]!.n > 0
+  ) {
     if (Date.now() > deadline) throw new Error("the outbox did not drain within 120 s");
     await Bun.sleep(200);
   }
@@ -75,7 +98,11 @@ async function waitOutboxDrained(ctx: BenchContext) {
 
 export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
   const tag = Date.now().toString(36);
-  const kafka = new Kafka({ clientId: `bench-rates-${tag}`, brokers: ctx.urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: `bench-rates-${tag}`,
+    brokers: ctx.urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
   await ensureTopics(kafka, ALL_TOPICS);
   const admin = kafka.admin();
   await admin.connect();
@@ -84,17 +111,41 @@ export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
     // 1. The input: the API at saturation writes listings (its write rate is the indexer's input rate).
     const listingStart = await topicEnds(admin, Topics.listingEvents.name);
     const leadStart = await topicEnds(admin, Topics.leadEvents.name);
-    const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: "32", LEAD_RATE_LIMIT_PER_ADDRESS: "0", LEAD_RATE_LIMIT_PER_LISTING: "0" });
+    const api = await startApiProcess({
+      ...ctx.urls,
+      DATABASE_POOL_SIZE: "32",
+      LEAD_RATE_LIMIT_PER_ADDRESS: "0",
+      LEAD_RATE_LIMIT_PER_LISTING: "0",
+    });
     let writeRate: number;
     let leadRate: number;
     try {
       const common = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, connections: 32 };
-      await runLoad({ ...common, mode: "new", prefix: `rates-${tag}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
-      const writes = await runLoad({ ...common, mode: "new", prefix: `rates-${tag}`, offset: 0, durationSeconds: ctx.durationSeconds });
+      await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `rates-${tag}-warm`,
+        offset: 0,
+        durationSeconds: ctx.warmupSeconds,
+      });
+      const writes = await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `rates-${tag}`,
+        offset: 0,
+        durationSeconds: ctx.durationSeconds,
+      });
       writeRate = writes.rps;
       // Leads: buyers' inquiries on the listings just written (the lead intake at its own saturation).
-      const ids = (await ctx.sql`SELECT id::text AS id FROM listings WHERE partner_id = ${ctx.partner.partnerId} AND external_id LIKE ${`rates-${tag}-%`} LIMIT 200`).map((r) => r.id as string);
-      const leads = await runLoad({ ...common, mode: "lead", listingIds: ids, durationSeconds: Math.max(3, Math.round(ctx.durationSeconds / 3)) });
+      const ids = (
+        await ctx.sql`SELECT id::text AS id FROM listings WHERE partner_id = ${ctx.partner.partnerId} AND external_id LIKE ${`rates-${tag}-%`} LIMIT 200`
+      ).map((r) => r.id as string);
+      const leads = await runLoad({
+        ...common,
+        mode: "lead",
+        listingIds: ids,
+        durationSeconds: Math.max(3, Math.round(ctx.durationSeconds / 3)),
+      });
       leadRate = leads.rps;
       await waitOutboxDrained(ctx);
     } finally {
@@ -107,9 +158,19 @@ export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
     const alias = `bench-rates-${tag}`;
     const indexerGroup = `bench-indexer-rates-${tag}`;
     await positionGroup(admin, indexerGroup, Topics.listingEvents.name, listingStart);
-    await positionGroup(admin, indexerGroup, Topics.brokerEvents.name, await topicEnds(admin, Topics.brokerEvents.name));
+    await positionGroup(
+      admin,
+      indexerGroup,
+      Topics.brokerEvents.name,
+      await topicEnds(admin, Topics.brokerEvents.name),
+    );
     const indexerPort = await freePort();
-    const indexer = spawnConsumer("services/indexer/src/main.ts", { ...ctx.urls, HEALTH_PORT: String(indexerPort), INDEXER_GROUP_ID: indexerGroup, OPENSEARCH_INDEX_ALIAS: alias });
+    const indexer = spawnConsumer("services/indexer/src/main.ts", {
+      ...ctx.urls,
+      HEALTH_PORT: String(indexerPort),
+      INDEXER_GROUP_ID: indexerGroup,
+      OPENSEARCH_INDEX_ALIAS: alias,
+    });
     try {
       await waitHttp(`http://127.0.0.1:${indexerPort}/readyz`);
       const r = await timeCatchUp(admin, [indexerGroup], Topics.listingEvents.name, listingStart, listingEnds, 300_000);
@@ -132,7 +193,8 @@ export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
     // 3. The leads service alone (counting and mailing to a local SMTP sink).
     const smtp = await startSmtpSink();
     const prefix = `bench-leads-rates-${tag}`;
-    for (const g of [`${prefix}-counter`, `${prefix}-mailer`]) await positionGroup(admin, g, Topics.leadEvents.name, leadStart);
+    for (const g of [`${prefix}-counter`, `${prefix}-mailer`])
+      await positionGroup(admin, g, Topics.leadEvents.name, leadStart);
     const leadsPort = await freePort();
     const leadsProc = spawnConsumer("services/leads/src/main.ts", {
       ...ctx.urls,
@@ -145,7 +207,14 @@ export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
     });
     try {
       await waitHttp(`http://127.0.0.1:${leadsPort}/readyz`);
-      const r = await timeCatchUp(admin, [`${prefix}-counter`, `${prefix}-mailer`], Topics.leadEvents.name, leadStart, leadEnds, 300_000);
+      const r = await timeCatchUp(
+        admin,
+        [`${prefix}-counter`, `${prefix}-mailer`],
+        Topics.leadEvents.name,
+        leadStart,
+        leadEnds,
+        300_000,
+      );
       rows.push({
         scenario: "leads alone: lead events/s (counted and e-mailed)",
         figure: round(r.rate),

@@ -28,7 +28,14 @@ export async function feedRead(ctx: BenchContext): Promise<Row[]> {
   const api = await startApiProcess({ ...ctx.urls });
   try {
     // Two readers at once: a partner's feed consumer reads one page after another; latency, not saturation, is the target.
-    const base = { url: api.url, key: ctx.partner.apiKey, mode: "feed" as const, existing: events, pageSize: PAGE, connections: READERS };
+    const base = {
+      url: api.url,
+      key: ctx.partner.apiKey,
+      mode: "feed" as const,
+      existing: events,
+      pageSize: PAGE,
+      connections: READERS,
+    };
     await runLoad({ ...base, durationSeconds: ctx.warmupSeconds });
     const r = await runLoad({ ...base, durationSeconds: ctx.durationSeconds });
     return [

@@ -8,13 +8,25 @@ export async function health(ctx: BenchContext): Promise<Row[]> {
   let baseline;
   try {
     await runLoad({ url: bare.url, mode: "get", path: "/", connections: 32, durationSeconds: ctx.warmupSeconds });
-    baseline = await runLoad({ url: bare.url, mode: "get", path: "/", connections: 32, durationSeconds: ctx.durationSeconds });
+    baseline = await runLoad({
+      url: bare.url,
+      mode: "get",
+      path: "/",
+      connections: 32,
+      durationSeconds: ctx.durationSeconds,
+    });
   } finally {
     await bare.stop();
   }
   const api = await startApiProcess({ ...ctx.urls });
   try {
-    const spec = { url: api.url, mode: "get" as const, path: "/partner/v1/health", key: ctx.partner.apiKey, connections: 32 };
+    const spec = {
+      url: api.url,
+      mode: "get" as const,
+      path: "/partner/v1/health",
+      key: ctx.partner.apiKey,
+      connections: 32,
+    };
     await runLoad({ ...spec, durationSeconds: ctx.warmupSeconds });
     const r = await runLoad({ ...spec, durationSeconds: ctx.durationSeconds });
     return [

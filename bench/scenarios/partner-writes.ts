@@ -64,7 +64,9 @@ function sampleWaits(ctx: BenchContext): () => Promise<string> {
     while (on) {
       const rows = await ctx.sql`
         SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'pss-api' AND state = 'active' GROUP BY 1`.catch(() => []);
+        WHERE datname = current_database() AND application_name = 'pss-api' AND state = 'active' GROUP BY 1`.catch(
+        () => [],
+      );
       samples++;
       for (const r of rows) counts.set(r.w as string, (counts.get(r.w as string) ?? 0) + (r.n as number));
       await Bun.sleep(50);
@@ -79,12 +81,37 @@ function sampleWaits(ctx: BenchContext): () => Promise<string> {
 }
 
 async function baselines(ctx: BenchContext, prefix: string) {
-  const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, concurrency: CONNECTIONS, durationSeconds: ctx.durationSeconds };
-  const fairCreate = await fairBaseline({ ...common, brokerExternalId: ctx.brokerExternalId, prefix: `${prefix}-fair`, mode: "create" });
-  const [{ n: fairRows }] = (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${ctx.partner.partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [{ n: number }];
-  const fairUpdate = await fairBaseline({ ...common, brokerExternalId: ctx.brokerExternalId, prefix: `${prefix}-fair`, mode: "update", existing: Math.min(fairRows, 2000) });
+  const common = {
+    sql: ctx.sql,
+    partnerId: ctx.partner.partnerId,
+    concurrency: CONNECTIONS,
+    durationSeconds: ctx.durationSeconds,
+  };
+  const fairCreate = await fairBaseline({
+    ...common,
+    brokerExternalId: ctx.brokerExternalId,
+    prefix: `${prefix}-fair`,
+    mode: "create",
+  });
+  const [{ n: fairRows }] =
+    (await ctx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${ctx.partner.partnerId} AND external_id LIKE ${`${prefix}-fair-%`}`) as unknown as [
+      { n: number },
+    ];
+  const fairUpdate = await fairBaseline({
+    ...common,
+    brokerExternalId: ctx.brokerExternalId,
+    prefix: `${prefix}-fair`,
+    mode: "update",
+    existing: Math.min(fairRows, 2000),
+  });
   const blindCreate = await sqlBaseline({ ...common, brokerId: ctx.brokerId, prefix: `${prefix}-base`, mode: "new" });
-  const blindUpdate = await sqlBaseline({ ...common, brokerId: ctx.brokerId, prefix: `${prefix}-base`, mode: "update", existing: 2000 });
+  const blindUpdate = await sqlBaseline({
+    ...common,
+    brokerId: ctx.brokerId,
+    prefix: `${prefix}-base`,
+    mode: "update",
+    existing: 2000,
+  });
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-fair`);
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-base`);
   return { fairCreate, fairUpdate, blindCreate, blindUpdate };
@@ -103,7 +130,9 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
     await runLoad({ ...common, mode: "new", prefix: `${prefix}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
     const rssAfterWarmup = api.rssMb();
 
-    const create = await sampleWhile(api, ctx, () => runLoad({ ...common, mode: "new", prefix, offset: 0, durationSeconds: ctx.durationSeconds }));
+    const create = await sampleWhile(api, ctx, () =>
+      runLoad({ ...common, mode: "new", prefix, offset: 0, durationSeconds: ctx.durationSeconds }),
+    );
     const created = create.result.sent;
     rows.push(
       {
@@ -151,7 +180,15 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
       notes: `backlog samples ${create.backlog.join(", ")}; drained the last ${backlogAtEnd} in ${round((performance.now() - drainStart) / 1000)} s`,
     });
 
-    const update = await sampleWhile(api, ctx, () => runLoad({ ...common, mode: "update", prefix, existing: Math.min(created, 2000), durationSeconds: ctx.durationSeconds }));
+    const update = await sampleWhile(api, ctx, () =>
+      runLoad({
+        ...common,
+        mode: "update",
+        prefix,
+        existing: Math.min(created, 2000),
+        durationSeconds: ctx.durationSeconds,
+      }),
+    );
     rows.push(
       {
         scenario: "PUT listing updates at saturation vs the fair update baseline",
@@ -212,7 +249,15 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
     }
 
     // Repeat exactly what is stored: the warm-up IDs were written with the unchanged body.
-    const repeat = await sampleWhile(api, ctx, () => runLoad({ ...common, mode: "repeat", prefix: `${prefix}-warm`, existing: 1000, durationSeconds: ctx.durationSeconds }));
+    const repeat = await sampleWhile(api, ctx, () =>
+      runLoad({
+        ...common,
+        mode: "repeat",
+        prefix: `${prefix}-warm`,
+        existing: 1000,
+        durationSeconds: ctx.durationSeconds,
+      }),
+    );
     rows.push({
       scenario: "PUT listing, identical repeats (no-op)",
       figure: round(repeat.result.rps),
@@ -249,18 +294,44 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
  * The same arrivals as the gated open-loop rows, driven straight from a PostgreSQL client with no API running:
  * the p99 the database and the disk alone give at that load, reported beside the API's.
  */
-async function addDatabaseFloor(ctx: BenchContext, rows: Row[], rates: Partial<Record<"new" | "update", number>>, prefix: string): Promise<void> {
+async function addDatabaseFloor(
+  ctx: BenchContext,
+  rows: Row[],
+  rates: Partial<Record<"new" | "update", number>>,
+  prefix: string,
+): Promise<void> {
   if (!rates.new || !rates.update) return;
-  const common = { sql: ctx.sql, partnerId: ctx.partner.partnerId, brokerExternalId: ctx.brokerExternalId, durationSeconds: ctx.durationSeconds, prefix: `${prefix}-floor` };
+  const common = {
+    sql: ctx.sql,
+    partnerId: ctx.partner.partnerId,
+    brokerExternalId: ctx.brokerExternalId,
+    durationSeconds: ctx.durationSeconds,
+    prefix: `${prefix}-floor`,
+  };
   const create = await fairBaselineOpenLoop({ ...common, mode: "create", rate: rates.new });
   // Updates need stored keys: create them at the update rate first (not measured), as many as the API's run used.
   const existing = 2000;
-  await fairBaselineOpenLoop({ ...common, mode: "create", rate: Math.max(rates.update, existing / ctx.durationSeconds), prefix: `${prefix}-floorup` });
-  const update = await fairBaselineOpenLoop({ ...common, mode: "update", rate: rates.update, existing, prefix: `${prefix}-floorup` });
+  await fairBaselineOpenLoop({
+    ...common,
+    mode: "create",
+    rate: Math.max(rates.update, existing / ctx.durationSeconds),
+    prefix: `${prefix}-floorup`,
+  });
+  const update = await fairBaselineOpenLoop({
+    ...common,
+    mode: "update",
+    rate: rates.update,
+    existing,
+    prefix: `${prefix}-floorup`,
+  });
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-floor`);
   await removeBaselineRows(ctx.sql, ctx.partner.partnerId, `${prefix}-floorup`);
-  for (const [mode, floor] of [["creates", create], ["updates", update]] as const) {
+  for (const [mode, floor] of [
+    ["creates", create],
+    ["updates", update],
+  ] as const) {
     const row = rows.find((r) => r.scenario === `PUT listing ${mode}, open loop at 50 % of saturation`);
-    if (row) row.notes += `; the same arrivals straight from a PostgreSQL client (fair ${mode === "creates" ? "create" : "update"} work, no API): p50 ${round(floor.p50)} ms, p99 ${round(floor.p99)} ms, p99.9 ${round(floor.p999)} ms`;
+    if (row)
+      row.notes += `; the same arrivals straight from a PostgreSQL client (fair ${mode === "creates" ? "create" : "update"} work, no API): p50 ${round(floor.p50)} ms, p99 ${round(floor.p99)} ms, p99.9 ${round(floor.p999)} ms`;
   }
 }

@@ -56,9 +56,27 @@ export async function putScaling(ctx: BenchContext): Promise<Row[]> {
   const measure = async (label: string, bodyOptions?: { descriptionLength?: number; photos?: number }) => {
     const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: "32" });
     try {
-      const common = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, connections: 32, bodyOptions };
-      await runLoad({ ...common, mode: "new", prefix: `${prefix}-${label}-warm`, offset: 0, durationSeconds: ctx.warmupSeconds });
-      return await runLoad({ ...common, mode: "new", prefix: `${prefix}-${label}`, offset: 0, durationSeconds: ctx.durationSeconds });
+      const common = {
+        url: api.url,
+        key: ctx.partner.apiKey,
+        broker: ctx.brokerExternalId,
+        connections: 32,
+        bodyOptions,
+      };
+      await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `${prefix}-${label}-warm`,
+        offset: 0,
+        durationSeconds: ctx.warmupSeconds,
+      });
+      return await runLoad({
+        ...common,
+        mode: "new",
+        prefix: `${prefix}-${label}`,
+        offset: 0,
+        durationSeconds: ctx.durationSeconds,
+      });
     } finally {
       await api.stop();
     }
@@ -95,7 +113,12 @@ export async function putScaling(ctx: BenchContext): Promise<Row[]> {
   const byPhotos: { photos: number; rps: number; p99: number; kb: string }[] = [];
   for (const photos of PHOTO_COUNTS) {
     const r = await measure(`photos-${photos}`, { photos });
-    byPhotos.push({ photos, rps: r.rps, p99: r.p99, kb: (JSON.stringify(listingBody("bench-broker", 123456, { photos })).length / 1024).toFixed(1) });
+    byPhotos.push({
+      photos,
+      rps: r.rps,
+      p99: r.p99,
+      kb: (JSON.stringify(listingBody("bench-broker", 123456, { photos })).length / 1024).toFixed(1),
+    });
   }
   const eight = byPhotos.find((p) => p.photos === 8)!;
   for (const point of byPhotos) {

@@ -90,5 +90,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const secrets = (process.env.PSS_WEBHOOK_SECRETS ?? "").split(",").filter(Boolean);
   if (secrets.length === 0) throw new Error("set PSS_WEBHOOK_SECRETS to the endpoint's whsec_ secret");
   const port = Number(process.env.PORT ?? 3000);
-  createWebhookReceiver({ secrets, onEvent: (event) => console.log(event.type, JSON.stringify(event.data)) }).listen(port, () => console.log(`listening on :${port}`));
+  createWebhookReceiver({ secrets, onEvent: (event) => console.log(event.type, JSON.stringify(event.data)) }).listen(
+    port,
+    () => console.log(`listening on :${port}`),
+  );
 }

@@ -3,11 +3,27 @@
 // Subject, MessageID), so tests and people read either the same way. Memory only, bounded to the newest 1000.
 import { SMTPServer } from "smtp-server";
 
-interface Address { Name: string; Address: string }
-interface Message { ID: string; MessageID: string; From: Address; To: Address[]; Subject: string; Created: string; Size: number; Raw: string }
+interface Address {
+  Name: string;
+  Address: string;
+}
+interface Message {
+  ID: string;
+  MessageID: string;
+  From: Address;
+  To: Address[];
+  Subject: string;
+  Created: string;
+  Size: number;
+  Raw: string;
+}
 
 const messages: Message[] = [];
-const header = (raw: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, "im").exec(raw.split(/\r?\n\r?\n/)[0] ?? "")?.[1]?.replace(/\r?\n[ \t]+/g, " ").trim() ?? "";
+const header = (raw: string, name: string) =>
+  new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, "im")
+    .exec(raw.split(/\r?\n\r?\n/)[0] ?? "")?.[1]
+    ?.replace(/\r?\n[ \t]+/g, " ")
+    .trim() ?? "";
 
 const smtp = new SMTPServer({
   secure: false,
@@ -47,7 +63,8 @@ const http = Bun.serve({
     if (url.pathname === "/api/v1/messages" && req.method === "GET") {
       return Response.json({ total: messages.length, messages: messages.map(({ Raw: _raw, ...m }) => m) });
     }
-    if (url.pathname === "/api/v1/messages" && req.method === "DELETE") return (messages.length = 0), Response.json({});
+    if (url.pathname === "/api/v1/messages" && req.method === "DELETE")
+      return ((messages.length = 0), Response.json({}));
     const raw = /^\/api\/v1\/message\/([^/]+)\/raw$/.exec(url.pathname);
     const found = raw && messages.find((m) => m.ID === raw[1]);
     if (found) return new Response(found.Raw, { headers: { "content-type": "message/rfc822" } });

@@ -20,7 +20,8 @@ type ServerUrl = Exclude<(typeof URL_VARIABLES)[number], "S3_ENDPOINT">;
  * Every server's URL; the object store's (S3_ENDPOINT and its bucket and credentials) is absent only with
  * MEDIA_STORAGE=local, where nothing stores variants in it.
  */
-export type InfraUrls = Record<ServerUrl, string> & Partial<Record<"S3_ENDPOINT" | (typeof S3_VARIABLES)[number], string>>;
+export type InfraUrls = Record<ServerUrl, string> &
+  Partial<Record<"S3_ENDPOINT" | (typeof S3_VARIABLES)[number], string>>;
 
 export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3"] as const;
 export type PartName = (typeof PART_NAMES)[number];
@@ -33,12 +34,20 @@ export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): Infra
   return {
     root,
     dataDir: join(root, ".data"),
-    cacheDir: process.env.PSS_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "partner-syndication-service"),
+    cacheDir:
+      process.env.PSS_CACHE_DIR ??
+      join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "partner-syndication-service"),
   };
 }
 
 export function components(paths: InfraPaths): Component[] {
-  return [postgresComponent(paths), redisComponent(paths), kafkaComponent(paths), opensearchComponent(paths), s3Component(paths)];
+  return [
+    postgresComponent(paths),
+    redisComponent(paths),
+    kafkaComponent(paths),
+    opensearchComponent(paths),
+    s3Component(paths),
+  ];
 }
 
 /** Whether the environment leaves a part to the runner: its URL is not set, and it is needed at all. */
@@ -71,7 +80,8 @@ export async function up(
         const deadline = Date.now() + c.readyTimeoutMs;
         while (!(await c.ready().catch(() => false))) {
           if (!(await c.running())) throw new Error(`${c.name} exited during start-up; see its log: ${c.logFile}`);
-          if (Date.now() > deadline) throw new Error(`${c.name} did not answer within ${c.readyTimeoutMs / 1000} s; see its log: ${c.logFile}`);
+          if (Date.now() > deadline)
+            throw new Error(`${c.name} did not answer within ${c.readyTimeoutMs / 1000} s; see its log: ${c.logFile}`);
           await Bun.sleep(300);
         }
       } catch (err) {

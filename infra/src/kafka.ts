@@ -28,7 +28,9 @@ export function kafkaComponent(paths: InfraPaths): Component {
     async start() {
       const libs = await resolveJars(pom, paths.cacheDir, "kafka");
       if (await isPortOpen(KAFKA_PORT)) {
-        throw new Error(`port ${KAFKA_PORT} is in use by a process this runner did not start; stop it or set KAFKA_BROKERS`);
+        throw new Error(
+          `port ${KAFKA_PORT} is in use by a process this runner did not start; stop it or set KAFKA_BROKERS`,
+        );
       }
       mkdirSync(dir, { recursive: true });
       writeFileSync(
@@ -70,19 +72,48 @@ export function kafkaComponent(paths: InfraPaths): Component {
       const java = javaBinary();
       // KRaft storage is formatted once per data directory.
       if (!existsSync(join(logDir, "meta.properties"))) {
-        const clusterId = (await runCommand([java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"])).trim().split("\n").pop()!;
-        await runCommand([java, `-Dlog4j.configuration=file:${log4jFile}`, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propsFile]);
+        const clusterId = (await runCommand([java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"]))
+          .trim()
+          .split("\n")
+          .pop()!;
+        await runCommand([
+          java,
+          `-Dlog4j.configuration=file:${log4jFile}`,
+          "-cp",
+          classpath,
+          "kafka.tools.StorageTool",
+          "format",
+          "-t",
+          clusterId,
+          "-c",
+          propsFile,
+        ]);
       }
       startDetached({
         cmd: java,
-        args: ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true", `-Dlog4j.configuration=file:${log4jFile}`, "-cp", classpath, "kafka.Kafka", propsFile],
+        args: [
+          "-Xms512m",
+          "-Xmx512m",
+          "-XX:+UseG1GC",
+          "-Djava.awt.headless=true",
+          `-Dlog4j.configuration=file:${log4jFile}`,
+          "-cp",
+          classpath,
+          "kafka.Kafka",
+          propsFile,
+        ],
         cwd: dir,
         logFile,
         pidFile,
       });
     },
     async ready() {
-      const kafka = new Kafka({ brokers: [`127.0.0.1:${KAFKA_PORT}`], logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 1000 });
+      const kafka = new Kafka({
+        brokers: [`127.0.0.1:${KAFKA_PORT}`],
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 0 },
+        connectionTimeout: 1000,
+      });
       const admin = kafka.admin();
       try {
         await admin.connect();

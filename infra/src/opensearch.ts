@@ -28,7 +28,9 @@ export function opensearchComponent(paths: InfraPaths): Component {
       const libs = await resolveJars(pom, paths.cacheDir, "opensearch");
       for (const port of [OPENSEARCH_PORT, TRANSPORT_PORT]) {
         if (await isPortOpen(port)) {
-          throw new Error(`port ${port} is in use by a process this runner did not start; stop it or set OPENSEARCH_URL`);
+          throw new Error(
+            `port ${port} is in use by a process this runner did not start; stop it or set OPENSEARCH_URL`,
+          );
         }
       }
       mkdirSync(confDir, { recursive: true });
@@ -74,7 +76,9 @@ export function opensearchComponent(paths: InfraPaths): Component {
       });
     },
     async ready() {
-      const res = await fetch(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, { signal: AbortSignal.timeout(3000) });
+      const res = await fetch(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, {
+        signal: AbortSignal.timeout(3000),
+      });
       if (!res.ok) return false;
       const body = (await res.json()) as { status?: string };
       return body.status === "green" || body.status === "yellow";

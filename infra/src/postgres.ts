@@ -39,7 +39,9 @@ export function postgresComponent(paths: InfraPaths): Component {
     async start() {
       const bin = await postgresBinDir();
       if (await isPortOpen(POSTGRES_PORT)) {
-        throw new Error(`port ${POSTGRES_PORT} is in use by a process this runner did not start; stop it or set DATABASE_URL`);
+        throw new Error(
+          `port ${POSTGRES_PORT} is in use by a process this runner did not start; stop it or set DATABASE_URL`,
+        );
       }
       mkdirSync(socketDir, { recursive: true });
       mkdirSync(join(paths.dataDir, "logs"), { recursive: true });
@@ -50,7 +52,19 @@ export function postgresComponent(paths: InfraPaths): Component {
         chownToServerUser(pwfile);
         chmodSync(pwfile, 0o600);
         await runCommand(
-          asServerUser([`${bin}/initdb`, "-D", pgdata, "-U", USER, `--pwfile=${pwfile}`, "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"]),
+          asServerUser([
+            `${bin}/initdb`,
+            "-D",
+            pgdata,
+            "-U",
+            USER,
+            `--pwfile=${pwfile}`,
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+          ]),
         );
         removeFile(pwfile);
       }
@@ -78,10 +92,26 @@ export function postgresComponent(paths: InfraPaths): Component {
       const check = Bun.spawnSync([`${bin}/pg_isready`, "-h", "127.0.0.1", "-p", String(POSTGRES_PORT), "-q"]);
       if (check.exitCode !== 0) return false;
       // The application database is created once, after the server first answers.
-      const exists = Bun.spawnSync(asServerUser([`${bin}/psql`, "-h", socketDir, "-p", String(POSTGRES_PORT), "-U", USER, "-d", "postgres", "-tAc", `SELECT 1 FROM pg_database WHERE datname='${DATABASE}'`]));
+      const exists = Bun.spawnSync(
+        asServerUser([
+          `${bin}/psql`,
+          "-h",
+          socketDir,
+          "-p",
+          String(POSTGRES_PORT),
+          "-U",
+          USER,
+          "-d",
+          "postgres",
+          "-tAc",
+          `SELECT 1 FROM pg_database WHERE datname='${DATABASE}'`,
+        ]),
+      );
       if (exists.exitCode !== 0) return false;
       if (exists.stdout.toString().trim() !== "1") {
-        await runCommand(asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(POSTGRES_PORT), "-U", USER, DATABASE]));
+        await runCommand(
+          asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(POSTGRES_PORT), "-U", USER, DATABASE]),
+        );
       }
       return true;
     },

@@ -65,9 +65,16 @@ export function removeFile(path: string): void {
 }
 
 /** Runs a short command to completion; throws with its output when it fails. */
-export async function runCommand(cmd: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
+export async function runCommand(
+  cmd: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<string> {
   const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${err || out}`.trim());
   return out;
 }
@@ -82,7 +89,12 @@ export async function isPortOpen(port: number, host = "127.0.0.1"): Promise<bool
   }
 }
 
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile: string): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  logFile: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;

@@ -47,12 +47,29 @@ export function redisComponent(paths: InfraPaths): Component {
     async start() {
       const bin = await redisServerBinary();
       if (await isPortOpen(REDIS_PORT)) {
-        throw new Error(`port ${REDIS_PORT} is in use by a process this runner did not start; stop it or set REDIS_URL`);
+        throw new Error(
+          `port ${REDIS_PORT} is in use by a process this runner did not start; stop it or set REDIS_URL`,
+        );
       }
       mkdirSync(dir, { recursive: true });
       startDetached({
         cmd: bin,
-        args: ["--bind", "127.0.0.1", "--port", String(REDIS_PORT), "--dir", dir, "--appendonly", "yes", "--save", "", "--daemonize", "no", "--protected-mode", "yes"],
+        args: [
+          "--bind",
+          "127.0.0.1",
+          "--port",
+          String(REDIS_PORT),
+          "--dir",
+          dir,
+          "--appendonly",
+          "yes",
+          "--save",
+          "",
+          "--daemonize",
+          "no",
+          "--protected-mode",
+          "yes",
+        ],
         cwd: dir,
         logFile,
         pidFile,

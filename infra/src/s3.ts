@@ -62,7 +62,18 @@ export function s3Component(paths: InfraPaths): Component {
       );
       startDetached({
         cmd: javaBinary(),
-        args: ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", "-DLOG_LEVEL=warn", "-cp", `${libs}/*`, "org.gaul.s3proxy.Main", "--properties", propsFile],
+        args: [
+          "-Xms64m",
+          "-Xmx256m",
+          "-XX:+UseSerialGC",
+          "-Djava.awt.headless=true",
+          "-DLOG_LEVEL=warn",
+          "-cp",
+          `${libs}/*`,
+          "org.gaul.s3proxy.Main",
+          "--properties",
+          propsFile,
+        ],
         cwd: dir,
         logFile,
         pidFile,
@@ -70,7 +81,13 @@ export function s3Component(paths: InfraPaths): Component {
     },
     async ready() {
       // A signed listing of the bucket: the server answers, the credentials work and the bucket exists.
-      const client = new Bun.S3Client({ endpoint, bucket: LOCAL_S3.S3_BUCKET, region: LOCAL_S3.S3_REGION, accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID, secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY });
+      const client = new Bun.S3Client({
+        endpoint,
+        bucket: LOCAL_S3.S3_BUCKET,
+        region: LOCAL_S3.S3_REGION,
+        accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
+        secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+      });
       await client.list({ maxKeys: 1 });
       return true;
     },

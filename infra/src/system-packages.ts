@@ -6,7 +6,9 @@ let aptUpdated = false;
 
 export async function aptInstall(packages: string[]): Promise<void> {
   if (process.getuid?.() !== 0) {
-    throw new Error(`missing ${packages.join(", ")}: install them with 'sudo apt-get install -y ${packages.join(" ")}' (not root, cannot install)`);
+    throw new Error(
+      `missing ${packages.join(", ")}: install them with 'sudo apt-get install -y ${packages.join(" ")}' (not root, cannot install)`,
+    );
   }
   const env = { DEBIAN_FRONTEND: "noninteractive" };
   if (!aptUpdated) {
@@ -22,7 +24,9 @@ export async function postgresBinDir(): Promise<string> {
   const find = () => {
     const base = "/usr/lib/postgresql";
     if (!existsSync(base)) return null;
-    const versions = readdirSync(base).filter((v) => existsSync(`${base}/${v}/bin/postgres`)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(base)
+      .filter((v) => existsSync(`${base}/${v}/bin/postgres`))
+      .sort((a, b) => Number(b) - Number(a));
     return versions[0] ? `${base}/${versions[0]}/bin` : null;
   };
   const found = find();

@@ -3,7 +3,18 @@
 // the pinned Bun binary, production dependencies from bun.lock) copied into each build context. Each tag carries a
 // hash of everything its build reads, so an image whose inputs did not change is not built again; the debootstrap
 // root filesystem is cached in ~/.cache/partner-syndication-service/images/. Nothing here needs either cache.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import { defaultPaths } from "../../infra/src/index.ts";
@@ -17,7 +28,17 @@ const IMAGES_DIR = join(ROOT, "images");
 /** Bump to rebuild every image (a change to how images are made that their files do not show). */
 const RECIPE = "1";
 
-type Name = "debian" | "postgres" | "redis" | "java" | "bun" | "kafka" | "opensearch" | "s3proxy" | "smtp-sink" | "service";
+type Name =
+  | "debian"
+  | "postgres"
+  | "redis"
+  | "java"
+  | "bun"
+  | "kafka"
+  | "opensearch"
+  | "s3proxy"
+  | "smtp-sink"
+  | "service";
 
 interface Spec {
   name: Name;
@@ -47,7 +68,8 @@ export async function buildImages(opts: { log: (line: string) => void }): Promis
   seconds.debian = (Date.now() - started) / 1000;
 
   const jars = (name: string) => ({
-    identify: async () => basename(await resolveJars(join(ROOT, "infra", "maven", name, "pom.xml"), defaultPaths().cacheDir, name)),
+    identify: async () =>
+      basename(await resolveJars(join(ROOT, "infra", "maven", name, "pom.xml"), defaultPaths().cacheDir, name)),
     prepare: async (ctx: string) => {
       const libs = await resolveJars(join(ROOT, "infra", "maven", name, "pom.xml"), defaultPaths().cacheDir, name);
       cpSync(libs, join(ctx, "lib"), { recursive: true, filter: (src) => !src.endsWith(".complete") });
@@ -65,7 +87,13 @@ export async function buildImages(opts: { log: (line: string) => void }): Promis
       { name: "kafka", parent: "java", variable: "PSS_KAFKA_IMAGE", ...jars("kafka") },
       { name: "opensearch", parent: "java", variable: "PSS_OPENSEARCH_IMAGE", ...jars("opensearch") },
       { name: "s3proxy", parent: "java", variable: "PSS_S3_IMAGE", ...jars("s3proxy") },
-      { name: "smtp-sink", parent: "bun", variable: "PSS_SMTP_IMAGE", identify: async () => smtpModules().join(","), prepare: prepareSmtpSink },
+      {
+        name: "smtp-sink",
+        parent: "bun",
+        variable: "PSS_SMTP_IMAGE",
+        identify: async () => smtpModules().join(","),
+        prepare: prepareSmtpSink,
+      },
       { name: "service", parent: "bun", variable: "PSS_IMAGE", identify: serviceIdentity, prepare: prepareService },
     ],
   ];
@@ -80,7 +108,10 @@ export async function buildImages(opts: { log: (line: string) => void }): Promis
       }),
     );
   }
-  const variables = Object.fromEntries(IMAGE_VARIABLES.map((v) => [v.name, tags.get(v.image as Name)!])) as Record<ImageVariable, string>;
+  const variables = Object.fromEntries(IMAGE_VARIABLES.map((v) => [v.name, tags.get(v.image as Name)!])) as Record<
+    ImageVariable,
+    string
+  >;
   return { variables, seconds };
 }
 
@@ -91,7 +122,9 @@ async function imageExists(tag: string): Promise<boolean> {
 
 /** The tags an earlier build of this image left (a container still using one keeps it: rmi then fails, harmlessly). */
 async function removeOlderTags(repository: string, keep: string): Promise<void> {
-  const out = await runCommand(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", repository]).catch(() => "");
+  const out = await runCommand(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", repository]).catch(
+    () => "",
+  );
   const old = out.split("\n").filter((t) => t && t !== keep);
   if (old.length > 0) await Bun.spawn(["docker", "rmi", ...old], { stdout: "ignore", stderr: "ignore" }).exited;
 }
@@ -113,7 +146,12 @@ function filesOf(dir: string, skip: (rel: string) => boolean = () => false): str
   return out;
 }
 
-async function buildOne(spec: Spec, parentTag: string, cacheDir: string, log: (line: string) => void): Promise<{ tag: string; built: boolean }> {
+async function buildOne(
+  spec: Spec,
+  parentTag: string,
+  cacheDir: string,
+  log: (line: string) => void,
+): Promise<{ tag: string; built: boolean }> {
   const recipeDir = join(IMAGES_DIR, spec.name);
   const identity = spec.identify ? await spec.identify() : "";
   const tag = `pss-local/${spec.name}:${hashOf([RECIPE, parentTag, identity, ...filesOf(recipeDir)])}`;
@@ -125,7 +163,21 @@ async function buildOne(spec: Spec, parentTag: string, cacheDir: string, log: (l
     const t0 = Date.now();
     log(`building ${tag}`);
     // The classic builder: Debian's docker.io has no buildx, and BuildKit would fetch its Dockerfile frontend image.
-    await runCommand(["docker", "build", "--quiet", "--build-arg", `BASE_IMAGE=${parentTag}`, "--label", `org.opencontainers.image.source=images/${spec.name}`, "-t", tag, ctx], { env: { DOCKER_BUILDKIT: "0" } });
+    await runCommand(
+      [
+        "docker",
+        "build",
+        "--quiet",
+        "--build-arg",
+        `BASE_IMAGE=${parentTag}`,
+        "--label",
+        `org.opencontainers.image.source=images/${spec.name}`,
+        "-t",
+        tag,
+        ctx,
+      ],
+      { env: { DOCKER_BUILDKIT: "0" } },
+    );
     log(`built ${tag} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   } finally {
     rmSync(ctx, { recursive: true, force: true });
@@ -139,7 +191,9 @@ async function buildOne(spec: Spec, parentTag: string, cacheDir: string, log: (l
 
 function aptSourceFiles(): string[] {
   const files = ["/etc/apt/sources.list"].filter(existsSync);
-  if (existsSync("/etc/apt/sources.list.d")) for (const f of readdirSync("/etc/apt/sources.list.d")) if (/\.(list|sources)$/.test(f)) files.push(`/etc/apt/sources.list.d/${f}`);
+  if (existsSync("/etc/apt/sources.list.d"))
+    for (const f of readdirSync("/etc/apt/sources.list.d"))
+      if (/\.(list|sources)$/.test(f)) files.push(`/etc/apt/sources.list.d/${f}`);
   return files;
 }
 
@@ -147,7 +201,9 @@ function aptSourceFiles(): string[] {
 function aptConfFiles(): string[] {
   const dir = "/etc/apt/apt.conf.d";
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => !/packagekit|appstream|docker-|autoremove/.test(f)).map((f) => `${dir}/${f}`);
+  return readdirSync(dir)
+    .filter((f) => !/packagekit|appstream|docker-|autoremove/.test(f))
+    .map((f) => `${dir}/${f}`);
 }
 
 function mirror(): string {
@@ -173,9 +229,13 @@ async function debianBase(cacheDir: string, log: (line: string) => void): Promis
     try {
       await runCommand(["debootstrap", "--variant=minbase", "bookworm", rootfs, mirror()]);
       for (const file of [...aptSourceFiles(), ...aptConfFiles()]) cpSync(file, join(rootfs, file));
-      if (existsSync("/etc/apt/trusted.gpg.d")) cpSync("/etc/apt/trusted.gpg.d", join(rootfs, "etc/apt/trusted.gpg.d"), { recursive: true });
+      if (existsSync("/etc/apt/trusted.gpg.d"))
+        cpSync("/etc/apt/trusted.gpg.d", join(rootfs, "etc/apt/trusted.gpg.d"), { recursive: true });
       // Lean images: no recommends, no cached .debs, no translations (as Debian's own container images do).
-      writeFileSync(join(rootfs, "etc/apt/apt.conf.d/90pss-image"), 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAcquire::Languages "none";\nDPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb || true"; };\n');
+      writeFileSync(
+        join(rootfs, "etc/apt/apt.conf.d/90pss-image"),
+        'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAcquire::Languages "none";\nDPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb || true"; };\n',
+      );
       rmSync(join(rootfs, "var/cache/apt/archives"), { recursive: true, force: true });
       mkdirSync(join(rootfs, "var/cache/apt/archives/partial"), { recursive: true });
       rmSync(join(rootfs, "var/lib/apt/lists"), { recursive: true, force: true });
@@ -187,7 +247,7 @@ async function debianBase(cacheDir: string, log: (line: string) => void): Promis
     }
     log(`debootstrap done in ${((Date.now() - t0) / 1000).toFixed(0)} s (cached: ${tarball})`);
   }
-  await runCommand(["docker", "import", "--change", "CMD [\"/bin/bash\"]", "--change", "ENV LANG=C.UTF-8", tarball, tag]);
+  await runCommand(["docker", "import", "--change", 'CMD ["/bin/bash"]', "--change", "ENV LANG=C.UTF-8", tarball, tag]);
   return tag;
 }
 
@@ -221,7 +281,10 @@ async function prepareSmtpSink(ctx: string): Promise<string> {
   const [dir] = smtpModules();
   if (!dir) throw new Error("smtp-server is not installed in node_modules (run npm test or npm run typecheck once)");
   // The package's own node_modules holds it and links to its dependencies: copy it with the links resolved.
-  cpSync(join(ROOT, "node_modules", ".bun", dir, "node_modules"), join(ctx, "node_modules"), { recursive: true, dereference: true });
+  cpSync(join(ROOT, "node_modules", ".bun", dir, "node_modules"), join(ctx, "node_modules"), {
+    recursive: true,
+    dereference: true,
+  });
   return dir;
 }
 
@@ -233,11 +296,20 @@ const SOURCE_DIRS = ["packages", "services"];
 const skipSource = (rel: string) => rel.split("/").includes("node_modules") || rel.endsWith(".log");
 
 function workspaceManifests(): string[] {
-  return ["packages", "services"].flatMap((d) => readdirSync(join(ROOT, d)).map((w) => `${d}/${w}/package.json`)).concat("infra/package.json").filter((f) => existsSync(join(ROOT, f)));
+  return ["packages", "services"]
+    .flatMap((d) => readdirSync(join(ROOT, d)).map((w) => `${d}/${w}/package.json`))
+    .concat("infra/package.json")
+    .filter((f) => existsSync(join(ROOT, f)));
 }
 
 async function serviceIdentity(): Promise<string> {
-  const parts = [Bun.version, ...[...INSTALL_INPUTS, "tsconfig.json", ...workspaceManifests()].flatMap((f) => [f, readFileSync(join(ROOT, f), "utf8")])];
+  const parts = [
+    Bun.version,
+    ...[...INSTALL_INPUTS, "tsconfig.json", ...workspaceManifests()].flatMap((f) => [
+      f,
+      readFileSync(join(ROOT, f), "utf8"),
+    ]),
+  ];
   parts.push(...filesOf(join(ROOT, "patches")));
   for (const dir of SOURCE_DIRS) parts.push(...filesOf(join(ROOT, dir), skipSource));
   return hashOf(parts);
@@ -253,6 +325,7 @@ async function prepareService(ctx: string): Promise<string> {
   cpSync(join(ROOT, "patches"), join(app, "patches"), { recursive: true });
   await runCommand([bunBinary(), "install", "--frozen-lockfile", "--production", "--silent"], { cwd: app });
   cpSync(join(ROOT, "tsconfig.json"), join(app, "tsconfig.json"));
-  for (const dir of SOURCE_DIRS) cpSync(join(ROOT, dir), join(app, dir), { recursive: true, filter: (src) => !skipSource(relative(ROOT, src)) });
+  for (const dir of SOURCE_DIRS)
+    cpSync(join(ROOT, dir), join(app, dir), { recursive: true, filter: (src) => !skipSource(relative(ROOT, src)) });
   return serviceIdentity();
 }

@@ -10,7 +10,9 @@ const MARK = "# written by npm run images";
 export function writeComposeEnv(variables: Record<string, string>, file = COMPOSE_ENV_FILE): string {
   const names = new Set<string>([...IMAGE_VARIABLES.map((v) => v.name), ...Object.keys(variables)]);
   const kept = existsSync(file)
-    ? readFileSync(file, "utf8").split("\n").filter((l) => l !== MARK && !names.has(l.split("=")[0]!.trim()) && l.trim() !== "")
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l !== MARK && !names.has(l.split("=")[0]!.trim()) && l.trim() !== "")
     : [];
   const lines = [...kept, MARK, ...Object.entries(variables).map(([k, v]) => `${k}=${v}`)];
   writeFileSync(file, `${lines.join("\n")}\n`);

@@ -21,17 +21,34 @@ export async function ensureComposePlugin(opts: { build: boolean; log: (line: st
   if (!existsSync(cached)) {
     if (!opts.build) throw new Error("`docker compose` is not installed");
     const go = Bun.which("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
-    if (!go) throw new Error("`docker compose` is not installed, and there is no Go to build it from the Go module proxy");
+    if (!go)
+      throw new Error("`docker compose` is not installed, and there is no Go to build it from the Go module proxy");
     const started = Date.now();
     opts.log(`building the compose ${COMPOSE_VERSION} plugin from the Go module proxy (first run only, about 2.5 min)`);
-    const info = JSON.parse(await runCommand([go, "mod", "download", "-json", `github.com/docker/compose/v2@${COMPOSE_VERSION}`], { cwd: tmpdir() })) as { Dir: string };
+    const info = JSON.parse(
+      await runCommand([go, "mod", "download", "-json", `github.com/docker/compose/v2@${COMPOSE_VERSION}`], {
+        cwd: tmpdir(),
+      }),
+    ) as { Dir: string };
     // The module cache is read-only; `go install` of a module with replace directives is refused, so build a copy.
     const src = mkdtempSync(join(tmpdir(), "compose-src-"));
     try {
       cpSync(info.Dir, src, { recursive: true });
       await runCommand(["chmod", "-R", "u+w", src]);
       mkdirSync(join(cached, ".."), { recursive: true });
-      await runCommand([go, "build", "-trimpath", "-ldflags", `-s -w -X github.com/docker/compose/v2/internal.Version=${COMPOSE_VERSION}`, "-o", cached, "./cmd"], { cwd: src, env: { CGO_ENABLED: "0" } });
+      await runCommand(
+        [
+          go,
+          "build",
+          "-trimpath",
+          "-ldflags",
+          `-s -w -X github.com/docker/compose/v2/internal.Version=${COMPOSE_VERSION}`,
+          "-o",
+          cached,
+          "./cmd",
+        ],
+        { cwd: src, env: { CGO_ENABLED: "0" } },
+      );
     } finally {
       rmSync(src, { recursive: true, force: true });
     }

@@ -14,7 +14,14 @@ export type Engine = { ok: true; startedHere: boolean; stop(): Promise<void> } |
 export async function engineAnswers(): Promise<boolean> {
   if (!Bun.which("docker")) return false;
   try {
-    const proc = Bun.spawn({ cmd: ["docker", "info", "--format", "{{.ServerVersion}}"], stdout: "ignore", stderr: "ignore", stdin: "ignore", timeout: 5_000, killSignal: "SIGKILL" });
+    const proc = Bun.spawn({
+      cmd: ["docker", "info", "--format", "{{.ServerVersion}}"],
+      stdout: "ignore",
+      stderr: "ignore",
+      stdin: "ignore",
+      timeout: 5_000,
+      killSignal: "SIGKILL",
+    });
     return (await proc.exited) === 0;
   } catch {
     return false;
@@ -24,7 +31,10 @@ export async function engineAnswers(): Promise<boolean> {
 /** The MTU of the interface holding the default route: containers need it or their downloads stall. */
 export function hostMtu(): number | null {
   try {
-    const route = readFileSync("/proc/net/route", "utf8").split("\n").slice(1).map((l) => l.trim().split(/\s+/));
+    const route = readFileSync("/proc/net/route", "utf8")
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/));
     const iface = route.find((cols) => cols[1] === "00000000")?.[0];
     return iface ? Number(readFileSync(`/sys/class/net/${iface}/mtu`, "utf8").trim()) : null;
   } catch {
@@ -38,7 +48,9 @@ export function hostMtu(): number | null {
  */
 export function nofileLimit(): number {
   try {
-    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const line = readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
     const hard = Number(line?.trim().split(/\s+/)[4]);
     return Number.isFinite(hard) && hard > 0 ? Math.min(hard, 65536) : 65536;
   } catch {
@@ -67,9 +79,11 @@ function machineFacts(): MachineFacts {
 /** Why this machine cannot have an engine started here (one line), or null when it can. */
 export function cannotStart(m: MachineFacts = machineFacts()): string | null {
   if (m.platform !== "linux") return `no Docker engine answers, and on ${m.platform} this runner does not start one`;
-  if (m.uid !== 0) return "no Docker engine answers, and starting one needs root (run as root, or start Docker yourself)";
+  if (m.uid !== 0)
+    return "no Docker engine answers, and starting one needs root (run as root, or start Docker yourself)";
   if (!m.cgroups) return "no Docker engine answers, and this machine has no cgroups to run one";
-  if (!m.dockerd && !m.aptGet) return "no Docker engine answers, and this machine has no apt-get to install Debian's docker.io";
+  if (!m.dockerd && !m.aptGet)
+    return "no Docker engine answers, and this machine has no apt-get to install Debian's docker.io";
   return null;
 }
 
@@ -78,7 +92,10 @@ export function cannotStart(m: MachineFacts = machineFacts()): string | null {
  * from the Go module proxy when missing): its build is CPU-bound, so callers overlap it with the image builds and
  * await it only before they call `docker compose`.
  */
-export async function ensureEngine(opts: { install: boolean; log?: (line: string) => void }): Promise<Engine & { composePlugin?: Promise<void> }> {
+export async function ensureEngine(opts: {
+  install: boolean;
+  log?: (line: string) => void;
+}): Promise<Engine & { composePlugin?: Promise<void> }> {
   const log = opts.log ?? ((line: string) => console.error(`containers: ${line}`));
   const plugin = () => {
     const ready = ensureComposePlugin({ build: opts.install, log }).catch((err: Error) => {
@@ -106,14 +123,21 @@ async function startDockerd(log: (line: string) => void): Promise<Engine> {
   const logFile = join(logDir, "dockerd.log");
   const fd = openSync(logFile, "a");
   const mtu = hostMtu();
-  const proc = Bun.spawn(["/usr/sbin/dockerd", ...(mtu ? ["--mtu", String(mtu)] : [])], { stdin: "ignore", stdout: fd, stderr: fd, detached: true });
+  const proc = Bun.spawn(["/usr/sbin/dockerd", ...(mtu ? ["--mtu", String(mtu)] : [])], {
+    stdin: "ignore",
+    stdout: fd,
+    stderr: fd,
+    detached: true,
+  });
   closeSync(fd);
   proc.unref();
   const deadline = Date.now() + 30_000;
   while (!(await engineAnswers())) {
     if (proc.exitCode !== null || Date.now() > deadline) {
       const tail = readFileSync(logFile, "utf8").trim().split("\n").slice(-1)[0] ?? "";
-      throw new Error(`dockerd did not answer (${proc.exitCode !== null ? `exited ${proc.exitCode}` : "30 s"}): ${tail}`);
+      throw new Error(
+        `dockerd did not answer (${proc.exitCode !== null ? `exited ${proc.exitCode}` : "30 s"}): ${tail}`,
+      );
     }
     await Bun.sleep(250);
   }

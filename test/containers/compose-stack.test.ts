@@ -16,7 +16,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makePicture } from "../../services/media/test/support/image-server.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
-import { composeProject, containerTestsUnavailable, must, run, type ComposeProject } from "./support/compose-project.ts";
+import {
+  composeProject,
+  containerTestsUnavailable,
+  must,
+  run,
+  type ComposeProject,
+} from "./support/compose-project.ts";
 import { freePort } from "../support/ports.ts";
 
 const unavailable = await containerTestsUnavailable();
@@ -24,14 +30,25 @@ if (unavailable) console.error(`compose stack tests skipped: ${unavailable}`);
 const it = unavailable ? test.skip : test;
 
 const APP_SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
-const GRACE_S: Record<(typeof APP_SERVICES)[number], number> = { api: 30, "outbox-relay": 30, media: 40, indexer: 30, leads: 30, webhooks: 35 };
+const GRACE_S: Record<(typeof APP_SERVICES)[number], number> = {
+  api: 30,
+  "outbox-relay": 30,
+  media: 40,
+  indexer: 30,
+  leads: 30,
+  webhooks: 35,
+};
 const token = `cz${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
 const timings: Record<string, number> = {};
 
 // --- this process: photo host, webhook receiver, API proxy --------------------------------------------------------
 const pictures: Buffer[] = [];
 const photoHits = new Map<string, number>();
-interface Delivery { id: string; type: string; listing: number }
+interface Delivery {
+  id: string;
+  type: string;
+  listing: number;
+}
 const deliveries: Delivery[] = [];
 let photoHost: ReturnType<typeof Bun.serve> | undefined;
 let receiver: ReturnType<typeof Bun.serve> | undefined;
@@ -45,19 +62,27 @@ const brokerId = `broker-${token}`;
 
 const seconds = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     const value = await check().catch((err) => ((last = err), null));
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${String(last)})` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${String(last)})` : ""}`);
     await Bun.sleep(500);
   }
 }
 
 function api(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+  };
   return fetch(`http://127.0.0.1:${proxy!.port}${path}`, { ...init, headers, signal: AbortSignal.timeout(15_000) });
 }
 
@@ -65,7 +90,15 @@ async function putListing(externalId: string, title: string, photos: string[]): 
   const res = await api(`/partner/v1/listings/${externalId}`, {
     method: "PUT",
     key: partner.apiKey,
-    body: JSON.stringify(sample.listing(brokerId, { title, photos: photos.map((p, i) => ({ url: `http://host.docker.internal:${photoHost!.port}/${p}.jpg`, sortKey: i + 1 })) })),
+    body: JSON.stringify(
+      sample.listing(brokerId, {
+        title,
+        photos: photos.map((p, i) => ({
+          url: `http://host.docker.internal:${photoHost!.port}/${p}.jpg`,
+          sortKey: i + 1,
+        })),
+      }),
+    ),
   }).catch(() => null);
   if (res?.status !== 201) return null;
   return ((await res.json()) as { serviceListingId: number }).serviceListingId;
@@ -79,18 +112,25 @@ async function searchable(word: string, id: number): Promise<boolean> {
 }
 
 async function sinkMessages(): Promise<{ MessageID: string; To: { Address: string }[]; Subject: string }[]> {
-  const res = await fetch(`http://127.0.0.1:${project!.env.PSS_SMTP_UI_PORT}/api/v1/messages`, { signal: AbortSignal.timeout(5_000) });
-  return ((await res.json()) as { messages: { MessageID: string; To: { Address: string }[]; Subject: string }[] }).messages;
+  const res = await fetch(`http://127.0.0.1:${project!.env.PSS_SMTP_UI_PORT}/api/v1/messages`, {
+    signal: AbortSignal.timeout(5_000),
+  });
+  return ((await res.json()) as { messages: { MessageID: string; To: { Address: string }[]; Subject: string }[] })
+    .messages;
 }
 
 async function sendLead(listingId: number, n: number): Promise<boolean> {
-  const res = await api(`/v1/listings/${listingId}/leads`, { method: "POST", body: JSON.stringify({ name: `Buyer ${n}`, email: `buyer${n}@example.com`, message: `Lead ${n} for ${token}` }) }).catch(() => null);
+  const res = await api(`/v1/listings/${listingId}/leads`, {
+    method: "POST",
+    body: JSON.stringify({ name: `Buyer ${n}`, email: `buyer${n}@example.com`, message: `Lead ${n} for ${token}` }),
+  }).catch(() => null);
   return res?.status === 202;
 }
 
 beforeAll(async () => {
   if (unavailable) return;
-  for (let i = 0; i < 8; i++) pictures.push(await makePicture(640, 480, "jpeg", { colour: { r: 30 * i, g: 255 - 30 * i, b: (90 * i) % 256 } }));
+  for (let i = 0; i < 8; i++)
+    pictures.push(await makePicture(640, 480, "jpeg", { colour: { r: 30 * i, g: 255 - 30 * i, b: (90 * i) % 256 } }));
   photoHost = Bun.serve({
     hostname: "0.0.0.0",
     port: 0,
@@ -106,7 +146,11 @@ beforeAll(async () => {
     port: 0,
     async fetch(req) {
       const body = (await req.json().catch(() => ({}))) as { type?: string; data?: { serviceListingId?: number } };
-      deliveries.push({ id: req.headers.get("webhook-id") ?? "", type: body.type ?? "", listing: Number(body.data?.serviceListingId ?? 0) });
+      deliveries.push({
+        id: req.headers.get("webhook-id") ?? "",
+        type: body.type ?? "",
+        listing: Number(body.data?.serviceListingId ?? 0),
+      });
       return new Response(null, { status: 204 });
     },
   });
@@ -122,7 +166,12 @@ beforeAll(async () => {
       // Only the ports an API container publishes right now (one until the scale step, two after).
       for (let attempt = 0; attempt < apiPorts.length; attempt++) {
         const port = apiPorts[next++ % apiPorts.length]!;
-        const res = await fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: req.body ? await req.clone().arrayBuffer() : undefined, redirect: "manual" }).catch(() => null);
+        const res = await fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
+          method: req.method,
+          headers: req.headers,
+          body: req.body ? await req.clone().arrayBuffer() : undefined,
+          redirect: "manual",
+        }).catch(() => null);
         if (res) {
           proxied.set(port, (proxied.get(port) ?? 0) + 1);
           return res;
@@ -131,7 +180,12 @@ beforeAll(async () => {
       return Response.json({ status: "error", error: "no API container answered" }, { status: 502 });
     },
   });
-  project = composeProject({ prefix: "pss-compose-test", apiPorts: `127.0.0.1:${apiPorts[0]}-${apiPorts[1]}`, smtpUiPort: await freePort(), hostPorts: { photos: photoHost.port!, receiver: receiver.port! } });
+  project = composeProject({
+    prefix: "pss-compose-test",
+    apiPorts: `127.0.0.1:${apiPorts[0]}-${apiPorts[1]}`,
+    smtpUiPort: await freePort(),
+    hostPorts: { photos: photoHost.port!, receiver: receiver.port! },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -164,25 +218,58 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   let t0 = Date.now();
   await p.compose(["up", "-d", "--wait", "--wait-timeout", "300"], 360_000);
   timings.up = seconds(t0);
-  for (const service of [...APP_SERVICES, "postgres", "redis", "kafka", "opensearch", "s3", "smtp-sink"]) expect([service, (await p.containers(service)).length]).toEqual([service, 1]);
+  for (const service of [...APP_SERVICES, "postgres", "redis", "kafka", "opensearch", "s3", "smtp-sink"])
+    expect([service, (await p.containers(service)).length]).toEqual([service, 1]);
   // The one-shot migration ran to completion (exit 0) before the services started.
   expect((await p.compose(["ps", "-a", "--format", "{{.Service}} {{.ExitCode}}", "migrate"])).trim()).toBe("migrate 0");
 
   // --- the services run as a non-root user on a read-only root filesystem -----------------------------------------
   const [apiContainer] = await p.containers("api");
   expect((await must(["docker", "exec", apiContainer!, "id", "-u"])).trim()).toBe("1000");
-  const write = await Bun.spawn(["docker", "exec", apiContainer!, "sh", "-c", "touch /app/probe"], { stdout: "ignore", stderr: "pipe" });
+  const write = await Bun.spawn(["docker", "exec", apiContainer!, "sh", "-c", "touch /app/probe"], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   expect(await write.exited).not.toBe(0);
   expect(await new Response(write.stderr).text()).toContain("Read-only file system");
 
   // --- an operator creates a partner with the admin CLI inside the API container ---------------------------------
-  partner = JSON.parse(await p.compose(["exec", "-T", "api", "bun", "services/admin/src/cli.ts", "partners", "create", "--name", `Compose ${token}`, "--lead-tracking", "--json"]));
+  partner = JSON.parse(
+    await p.compose([
+      "exec",
+      "-T",
+      "api",
+      "bun",
+      "services/admin/src/cli.ts",
+      "partners",
+      "create",
+      "--name",
+      `Compose ${token}`,
+      "--lead-tracking",
+      "--json",
+    ]),
+  );
   expect(partner.apiKey).toStartWith("pss_live_");
 
   t0 = Date.now();
-  const endpoint = await api(`/partner/v1/webhook-endpoints/hooks-${token}`, { method: "PUT", key: partner.apiKey, body: JSON.stringify({ url: `http://host.docker.internal:${receiver!.port}/hooks`, events: ["listing.published", "listing.media.processed", "lead.received"] }) });
+  const endpoint = await api(`/partner/v1/webhook-endpoints/hooks-${token}`, {
+    method: "PUT",
+    key: partner.apiKey,
+    body: JSON.stringify({
+      url: `http://host.docker.internal:${receiver!.port}/hooks`,
+      events: ["listing.published", "listing.media.processed", "lead.received"],
+    }),
+  });
   expect(endpoint.status).toBe(201);
-  expect((await api(`/partner/v1/brokers/${brokerId}`, { method: "PUT", key: partner.apiKey, body: JSON.stringify(sample.broker({ forwardingEmail: brokerEmail })) })).status).toBe(201);
+  expect(
+    (
+      await api(`/partner/v1/brokers/${brokerId}`, {
+        method: "PUT",
+        key: partner.apiKey,
+        body: JSON.stringify(sample.broker({ forwardingEmail: brokerEmail })),
+      })
+    ).status,
+  ).toBe(201);
   const id = await putListing(`first-${token}`, `Corner bakery ${token}first`, ["first-1", "first-2"]);
   expect(id).not.toBeNull();
 
@@ -198,7 +285,11 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   );
   const names = rows.flatMap(([, variants]) => (JSON.parse(variants!) as { key: string }[]).map((v) => v.key));
   expect(names.length).toBeGreaterThanOrEqual(2);
-  const stored = new Set((await p.compose(["exec", "-T", "s3", "find", "/data/pss-media", "-type", "f"])).split("\n").map((f) => f.split("/").pop()));
+  const stored = new Set(
+    (await p.compose(["exec", "-T", "s3", "find", "/data/pss-media", "-type", "f"]))
+      .split("\n")
+      .map((f) => f.split("/").pop()),
+  );
   for (const name of names) expect([name, stored.has(name)]).toEqual([name, true]);
   // The API serves a variant from the object store.
   const variant = await api(`/media/${names[0]}`);
@@ -206,9 +297,17 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   expect((await variant.arrayBuffer()).byteLength).toBeGreaterThan(100);
 
   // --- a webhook reaches the receiver; a buyer's lead reaches the SMTP sink -------------------------------------------
-  await until("the listing.published webhook", async () => deliveries.some((d) => d.type === "listing.published" && d.listing === id), 60_000);
+  await until(
+    "the listing.published webhook",
+    async () => deliveries.some((d) => d.type === "listing.published" && d.listing === id),
+    60_000,
+  );
   expect(await sendLead(id!, 0)).toBe(true);
-  const mail = await until("the lead's e-mail in the SMTP sink", async () => (await sinkMessages()).find((m) => m.To.some((t) => t.Address === brokerEmail)), 60_000);
+  const mail = await until(
+    "the lead's e-mail in the SMTP sink",
+    async () => (await sinkMessages()).find((m) => m.To.some((t) => t.Address === brokerEmail)),
+    60_000,
+  );
   expect(mail.Subject.length).toBeGreaterThan(0);
   timings.firstListingJourney = seconds(t0);
 }, 600_000);
@@ -217,7 +316,16 @@ it("a container with a bad environment value exits at once listing the problems;
   const p = project!;
   // Two bad values: both are reported, and the container exits 1 within seconds (no retry loop on configuration).
   let t0 = Date.now();
-  const bad = await p.run(["run", "--rm", "--no-deps", "-e", "HEALTH_PORT=not-a-port", "-e", "KAFKA_BROKERS=", "indexer"]);
+  const bad = await p.run([
+    "run",
+    "--rm",
+    "--no-deps",
+    "-e",
+    "HEALTH_PORT=not-a-port",
+    "-e",
+    "KAFKA_BROKERS=",
+    "indexer",
+  ]);
   expect(bad.code).toBe(1);
   expect(Date.now() - t0).toBeLessThan(30_000);
   const said = bad.out + bad.err;
@@ -231,7 +339,10 @@ it("a container with a bad environment value exits at once listing the problems;
   await p.compose(["run", "-d", "--no-deps", "--name", name, "-e", "KAFKA_BROKERS=nowhere.invalid:9092", "indexer"]);
   try {
     await Bun.sleep(15_000);
-    const state = JSON.parse(await must(["docker", "inspect", "--format", "{{json .State}}", name])) as { Running: boolean; Restarting: boolean };
+    const state = JSON.parse(await must(["docker", "inspect", "--format", "{{json .State}}", name])) as {
+      Running: boolean;
+      Restarting: boolean;
+    };
     expect([state.Running, state.Restarting]).toEqual([true, false]);
     // It keeps trying (kafkajs's connection retries, then the service's own boot retry), it does not exit.
     const logs = await run(["docker", "logs", name]);
@@ -246,7 +357,26 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   const p = project!;
   expect(partner.apiKey).not.toBe(""); // the first test made the partner
   let t0 = Date.now();
-  await p.compose(["up", "-d", "--wait", "--wait-timeout", "300", "--scale", "media=3", "--scale", "indexer=2", "--scale", "leads=2", "--scale", "webhooks=2", "--scale", "api=2"], 360_000);
+  await p.compose(
+    [
+      "up",
+      "-d",
+      "--wait",
+      "--wait-timeout",
+      "300",
+      "--scale",
+      "media=3",
+      "--scale",
+      "indexer=2",
+      "--scale",
+      "leads=2",
+      "--scale",
+      "webhooks=2",
+      "--scale",
+      "api=2",
+    ],
+    360_000,
+  );
   timings.scaleUp = seconds(t0);
   expect((await p.containers("media")).length).toBe(3);
   expect((await p.containers("indexer")).length).toBe(2);
@@ -262,7 +392,10 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
       const tick = Date.now();
       attempted++;
       const word = `${token}n${n}`;
-      const id = await putListing(`load-${token}-${n}`, `Steady listing ${word}`, [`load-${n}-a-${n % 8}`, `load-${n}-b-${(n + 3) % 8}`]);
+      const id = await putListing(`load-${token}-${n}`, `Steady listing ${word}`, [
+        `load-${n}-a-${n % 8}`,
+        `load-${n}-b-${(n + 3) % 8}`,
+      ]);
       if (id !== null) {
         acked.push({ id, word, n });
         if (n % 3 === 0 && (await sendLead(id, n))) leadsAcked.push(id);
@@ -280,7 +413,9 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   await must(["docker", "restart", "-t", "10", redis!]);
   await writer;
   timings.load = seconds(t0);
-  console.error(`scale test: ${acked.length} of ${attempted} listing writes acknowledged, ${leadsAcked.length} leads; requests per API port ${JSON.stringify(Object.fromEntries(proxied))}`);
+  console.error(
+    `scale test: ${acked.length} of ${attempted} listing writes acknowledged, ${leadsAcked.length} leads; requests per API port ${JSON.stringify(Object.fromEntries(proxied))}`,
+  );
   expect(acked.length).toBeGreaterThanOrEqual(Math.floor(attempted * 0.5));
   // Both API containers served requests.
   expect([...proxied.values()].filter((count) => count > 0).length).toBe(2);
@@ -292,7 +427,9 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   await until(
     "every acknowledged listing's photos to be ready",
     async () => {
-      const [[ready, total]] = (await p.sql(`SELECT count(*) FILTER (WHERE state = 'ready'), count(*) FROM listing_photos WHERE listing_id IN (${idList})`)) as [[string, string]];
+      const [[ready, total]] = (await p.sql(
+        `SELECT count(*) FILTER (WHERE state = 'ready'), count(*) FROM listing_photos WHERE listing_id IN (${idList})`,
+      )) as [[string, string]];
       return Number(ready) === ids.length * 2 && Number(total) === ids.length * 2;
     },
     240_000,
@@ -308,23 +445,37 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   );
   await until(
     "every listing.published and listing.media.processed webhook",
-    async () => ids.every((id) => deliveries.some((d) => d.listing === id && d.type === "listing.published") && deliveries.some((d) => d.listing === id && d.type === "listing.media.processed")),
+    async () =>
+      ids.every(
+        (id) =>
+          deliveries.some((d) => d.listing === id && d.type === "listing.published") &&
+          deliveries.some((d) => d.listing === id && d.type === "listing.media.processed"),
+      ),
     240_000,
   );
-  await until("every lead's e-mail", async () => (await sinkMessages()).filter((m) => m.To.some((t) => t.Address === brokerEmail)).length >= leadsAcked.length + 1, 240_000);
+  await until(
+    "every lead's e-mail",
+    async () =>
+      (await sinkMessages()).filter((m) => m.To.some((t) => t.Address === brokerEmail)).length >= leadsAcked.length + 1,
+    240_000,
+  );
   timings.converge = seconds(t0);
 
   // --- 0 duplicated: one event per listing and type (retries carry the same webhook-id), one e-mail per lead --------
   await Bun.sleep(5_000); // late duplicates would arrive now
   for (const type of ["listing.published", "listing.media.processed"]) {
-    const perListing = ids.map((id) => new Set(deliveries.filter((d) => d.listing === id && d.type === type).map((d) => d.id)).size);
+    const perListing = ids.map(
+      (id) => new Set(deliveries.filter((d) => d.listing === id && d.type === type).map((d) => d.id)).size,
+    );
     expect([type, perListing.filter((c) => c !== 1).length]).toEqual([type, 0]);
   }
   const mails = (await sinkMessages()).filter((m) => m.To.some((t) => t.Address === brokerEmail));
   expect(mails.length).toBe(leadsAcked.length + 1);
   expect(new Set(mails.map((m) => m.MessageID)).size).toBe(mails.length);
   // Every photo row once, ready, with its variants.
-  const [[rowsTotal, distinctPhotos]] = (await p.sql(`SELECT count(*), count(DISTINCT (listing_id, sort_key)) FROM listing_photos WHERE listing_id IN (${idList})`)) as [[string, string]];
+  const [[rowsTotal, distinctPhotos]] = (await p.sql(
+    `SELECT count(*), count(DISTINCT (listing_id, sort_key)) FROM listing_photos WHERE listing_id IN (${idList})`,
+  )) as [[string, string]];
   expect([Number(rowsTotal), Number(distinctPhotos)]).toEqual([ids.length * 2, ids.length * 2]);
 }, 900_000);
 
@@ -339,7 +490,10 @@ it("each app container stops on SIGTERM within its stop grace period, and docker
     const t0 = Date.now();
     await must(["docker", "stop", "-t", String(GRACE_S[service]), container!]);
     stops[service] = seconds(t0);
-    const state = JSON.parse(await must(["docker", "inspect", "--format", "{{json .State}}", container!])) as { ExitCode: number; OOMKilled: boolean };
+    const state = JSON.parse(await must(["docker", "inspect", "--format", "{{json .State}}", container!])) as {
+      ExitCode: number;
+      OOMKilled: boolean;
+    };
     // 137 would be the engine's SIGKILL at the end of the grace period: the process did not finish its shutdown.
     expect([service, state.ExitCode === 0 || state.ExitCode === 143]).toEqual([service, true]);
     expect([service, stops[service]! < GRACE_S[service]]).toEqual([service, true]);
@@ -355,8 +509,12 @@ it("each app container stops on SIGTERM within its stop grace period, and docker
   timings.upAgain = seconds(t0);
   const [[after]] = (await p.sql(`SELECT count(*) FROM listings WHERE title LIKE '%${token}%'`)) as [[string]];
   expect(Number(after)).toBe(Number(before));
-  await until("the first listing to be searchable after down and up", async () => {
-    const res = await api(`/v1/listings?q=${token}first`);
-    return res.status === 200 && ((await res.json()) as { results: unknown[] }).results.length === 1;
-  }, 60_000);
+  await until(
+    "the first listing to be searchable after down and up",
+    async () => {
+      const res = await api(`/v1/listings?q=${token}first`);
+      return res.status === 200 && ((await res.json()) as { results: unknown[] }).results.length === 1;
+    },
+    60_000,
+  );
 }, 600_000);

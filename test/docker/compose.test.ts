@@ -25,14 +25,19 @@ interface ComposeService {
 /** Compose durations: "30s", "1m30s", "1h", "500ms", "2m". */
 export function durationMs(value: string): number {
   const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== value.trim()) throw new Error(`not a compose duration: '${value}'`);
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== value.trim())
+    throw new Error(`not a compose duration: '${value}'`);
   const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001 };
   return parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u!]!, 0);
 }
 
 const sourceOf = (file: string) => readFileSync(join(root, file), "utf8");
 const mediaDefaults = loadMediaConfig({ DATABASE_URL: "postgres://u@h/d", KAFKA_BROKERS: "h:1" });
-const webhooksDefaults = loadWebhooksConfig({ DATABASE_URL: "postgres://u@h/d", KAFKA_BROKERS: "h:1", WEBHOOK_SECRET_KEY: "a".repeat(64) });
+const webhooksDefaults = loadWebhooksConfig({
+  DATABASE_URL: "postgres://u@h/d",
+  KAFKA_BROKERS: "h:1",
+  WEBHOOK_SECRET_KEY: "a".repeat(64),
+});
 
 /**
  * Every long-running app service, its entry point, and its shutdown budget as its main.ts configures it.
@@ -66,7 +71,9 @@ export function shortGracePeriods(composeYaml: string, services = APP_SERVICES):
     const grace = compose.services[svc.name]?.stop_grace_period;
     const graceMs = grace === undefined ? 10_000 : durationMs(grace);
     if (graceMs >= svc.budgetMs + MARGIN_MS) return [];
-    return [`${svc.name}: stop_grace_period ${grace ?? "unset (Docker's 10 s)"} < shutdown budget ${svc.budgetMs / 1000} s + ${MARGIN_MS / 1000} s`];
+    return [
+      `${svc.name}: stop_grace_period ${grace ?? "unset (Docker's 10 s)"} < shutdown budget ${svc.budgetMs / 1000} s + ${MARGIN_MS / 1000} s`,
+    ];
   });
 }
 
@@ -153,7 +160,8 @@ test("the workers scale with --scale: no fixed container name, hostname or host 
     if (s.hostname) found.push(`${name}: hostname ${s.hostname}`);
     if (s.ports?.length) found.push(`${name}: publishes ${JSON.stringify(s.ports)}`);
     if (s.volumes?.length) found.push(`${name}: volumes ${JSON.stringify(s.volumes)}`);
-    for (const v of ["MEDIA_CONSUMER_GROUP", "INDEXER_GROUP_ID", "LEADS_GROUP_PREFIX", "HOSTNAME"]) if (s.environment?.[v] !== undefined) found.push(`${name}: sets ${v}`);
+    for (const v of ["MEDIA_CONSUMER_GROUP", "INDEXER_GROUP_ID", "LEADS_GROUP_PREFIX", "HOSTNAME"])
+      if (s.environment?.[v] !== undefined) found.push(`${name}: sets ${v}`);
     return found;
   });
   expect(problems).toEqual([]);

@@ -14,8 +14,24 @@ const required = requiredInstallInputs(root);
 describe("Dockerfile", () => {
   test("the files a frozen install reads include every patch, bunfig.toml and every workspace manifest", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-    expect(required).toEqual(expect.arrayContaining(["package.json", "bun.lock", "bunfig.toml", ...Object.values<string>(manifest.patchedDependencies)]));
-    for (const ws of ["packages/contracts", "packages/service-kit", "packages/database", "services/api", "services/media", "services/indexer", "services/leads", "infra"]) {
+    expect(required).toEqual(
+      expect.arrayContaining([
+        "package.json",
+        "bun.lock",
+        "bunfig.toml",
+        ...Object.values<string>(manifest.patchedDependencies),
+      ]),
+    );
+    for (const ws of [
+      "packages/contracts",
+      "packages/service-kit",
+      "packages/database",
+      "services/api",
+      "services/media",
+      "services/indexer",
+      "services/leads",
+      "infra",
+    ]) {
       expect(required).toContain(`${ws}/package.json`);
     }
   });
@@ -23,7 +39,8 @@ describe("Dockerfile", () => {
   test("has a bun install step, and every file it reads is copied to its working directory before it runs", () => {
     const result = missingInstallInputs(dockerfile, required, dockerignore);
     expect(result.length).toBeGreaterThan(0);
-    for (const step of result) expect({ stage: step.stage, missing: step.missing }).toEqual({ stage: step.stage, missing: [] });
+    for (const step of result)
+      expect({ stage: step.stage, missing: step.missing }).toEqual({ stage: step.stage, missing: [] });
   });
 
   test("installs with --frozen-lockfile, so the image gets exactly the locked versions", () => {
@@ -32,7 +49,14 @@ describe("Dockerfile", () => {
 });
 
 describe("install-input reader", () => {
-  const req = ["package.json", "bun.lock", "bunfig.toml", "patches/kafkajs@2.2.4.patch", "packages/a/package.json", "infra/package.json"];
+  const req = [
+    "package.json",
+    "bun.lock",
+    "bunfig.toml",
+    "patches/kafkajs@2.2.4.patch",
+    "packages/a/package.json",
+    "infra/package.json",
+  ];
 
   test("reports the patch missing from the deps stage of the Dockerfile as it was before the fix", () => {
     // The deps stage as it stood: manifests produced by a shell loop in another stage, no patches/.
@@ -80,7 +104,9 @@ COPY packages/a/package.json ./packages/a/package.json
 RUN bun install --frozen-lockfile
 COPY infra/package.json ./infra/
 `;
-    expect(missingInstallInputs(late, req)).toEqual([{ stage: "deps", missing: ["patches/kafkajs@2.2.4.patch", "infra/package.json"] }]);
+    expect(missingInstallInputs(late, req)).toEqual([
+      { stage: "deps", missing: ["patches/kafkajs@2.2.4.patch", "infra/package.json"] },
+    ]);
   });
 
   test("a stage inherits what its parent stage copied, and a WORKDIR change after the copies breaks them", () => {
@@ -119,7 +145,9 @@ RUN bun install --frozen-lockfile
   test("a file kept out of the build context by .dockerignore is missing even when COPY names it", () => {
     expect(ignoredByDockerignore("patches/kafkajs@2.2.4.patch", "*.patch\n")).toBe(false);
     expect(ignoredByDockerignore("patches/kafkajs@2.2.4.patch", "patches\n")).toBe(true);
-    expect(ignoredByDockerignore("patches/kafkajs@2.2.4.patch", "**/*.patch\n!patches/kafkajs@2.2.4.patch\n")).toBe(false);
+    expect(ignoredByDockerignore("patches/kafkajs@2.2.4.patch", "**/*.patch\n!patches/kafkajs@2.2.4.patch\n")).toBe(
+      false,
+    );
     expect(ignoredByDockerignore("services/api/package.json", "**/node_modules\n")).toBe(false);
     const all = "FROM oven/bun:1\nWORKDIR /app\nCOPY . .\nRUN bun install --frozen-lockfile\n";
     expect(missingInstallInputs(all, req, "patches\n")[0]!.missing).toEqual(["patches/kafkajs@2.2.4.patch"]);

@@ -52,7 +52,11 @@ function words(args: string): string[] {
   return trimmed.split(/\s+/).filter(Boolean);
 }
 
-const normalize = (p: string) => posix.normalize(p).replace(/\/+$/, "").replace(/^\.\/?/, "") || ".";
+const normalize = (p: string) =>
+  posix
+    .normalize(p)
+    .replace(/\/+$/, "")
+    .replace(/^\.\/?/, "") || ".";
 
 /** Every stage that runs `bun install`, with what had been copied in by then. */
 export function installSteps(dockerfile: string): InstallStep[] {
@@ -109,7 +113,8 @@ export function installSteps(dockerfile: string): InstallStep[] {
 /** Where `file` (a context path) lands through `p`, or null when `p` does not copy it. */
 function landing(file: string, p: Placement): string | null {
   if (p.source === ".") return posix.join(p.dest, file);
-  if (/[*?[]/.test(p.source)) return new Bun.Glob(p.source).match(file) ? posix.join(p.dest, posix.basename(file)) : null;
+  if (/[*?[]/.test(p.source))
+    return new Bun.Glob(p.source).match(file) ? posix.join(p.dest, posix.basename(file)) : null;
   if (file === p.source) return p.intoDir ? posix.join(p.dest, posix.basename(file)) : p.dest;
   if (file.startsWith(p.source + "/")) return posix.join(p.dest, file.slice(p.source.length + 1));
   return null;
@@ -132,7 +137,11 @@ export function ignoredByDockerignore(file: string, dockerignore: string): boole
 }
 
 /** For each install step: the required files that are not in place (at workdir/<file>) when it runs. */
-export function missingInstallInputs(dockerfile: string, required: string[], dockerignore = ""): { stage: string; missing: string[] }[] {
+export function missingInstallInputs(
+  dockerfile: string,
+  required: string[],
+  dockerignore = "",
+): { stage: string; missing: string[] }[] {
   return installSteps(dockerfile).map((step) => ({
     stage: step.stage,
     missing: required.filter((file) => {

@@ -17,13 +17,23 @@ interface ComposeService {
 }
 const compose = Bun.YAML.parse(read("docker-compose.yml")) as { services: Record<string, ComposeService> };
 const prometheus = Bun.YAML.parse(read("monitoring/prometheus.yml")) as {
-  scrape_configs: { job_name: string; static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+  scrape_configs: {
+    job_name: string;
+    static_configs?: { targets: string[] }[];
+    dns_sd_configs?: { names: string[]; type: string; port: number }[];
+  }[];
 };
-const alerts = Bun.YAML.parse(read("monitoring/alerts.yml")) as { groups: { rules: { alert: string; expr: string }[] }[] };
-const dashboard = JSON.parse(read("monitoring/grafana/dashboards/pss-overview.json")) as { panels: { targets?: { expr: string }[] }[] };
+const alerts = Bun.YAML.parse(read("monitoring/alerts.yml")) as {
+  groups: { rules: { alert: string; expr: string }[] }[];
+};
+const dashboard = JSON.parse(read("monitoring/grafana/dashboards/pss-overview.json")) as {
+  panels: { targets?: { expr: string }[] }[];
+};
 const operations = read("docs/operations.md");
 
-const appServices = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === "bun" && s.command[1]?.startsWith("services/"));
+const appServices = Object.entries(compose.services).filter(
+  ([, s]) => s.command?.[0] === "bun" && s.command[1]?.startsWith("services/"),
+);
 
 /** The port an app service serves /healthz, /readyz and /metrics on, as its own configuration reads it. */
 function healthPortOf(name: string, s: ComposeService): number {
@@ -34,7 +44,9 @@ function healthPortOf(name: string, s: ComposeService): number {
 test("Prometheus scrapes every replica of every app service at the health port compose gives it, which is also its healthcheck's port", () => {
   // Service discovery by compose's DNS (an A record per replica), so `--scale media=3` is scraped three times.
   expect(prometheus.scrape_configs.filter((c) => c.static_configs !== undefined).map((c) => c.job_name)).toEqual([]);
-  const targets = prometheus.scrape_configs.flatMap((c) => (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])));
+  const targets = prometheus.scrape_configs.flatMap((c) =>
+    (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])),
+  );
   expect(appServices.length).toBe(6);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);
@@ -61,11 +73,17 @@ test("Prometheus and Grafana are optional (monitoring profile) and their images 
 });
 
 test("every metric the dashboard and the alerts use is explained in docs/operations.md", () => {
-  const exprs = [...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)), ...alerts.groups.flatMap((g) => g.rules.map((r) => r.expr))];
+  const exprs = [
+    ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ...alerts.groups.flatMap((g) => g.rules.map((r) => r.expr)),
+  ];
   expect(exprs.length).toBeGreaterThan(20);
   const names = new Set<string>();
   for (const expr of exprs) {
-    for (const m of expr.matchAll(/\b([a-z_]+_(?:total|seconds|rows|messages|bytes|pending|active|images|deliveries|up)(?:_bucket)?)\b/g)) names.add(m[1]!.replace(/_bucket$/, ""));
+    for (const m of expr.matchAll(
+      /\b([a-z_]+_(?:total|seconds|rows|messages|bytes|pending|active|images|deliveries|up)(?:_bucket)?)\b/g,
+    ))
+      names.add(m[1]!.replace(/_bucket$/, ""));
   }
   names.delete("up");
   // Documented as `name` or `name{labels}`.

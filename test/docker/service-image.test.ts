@@ -9,7 +9,10 @@ const ROOT = join(import.meta.dir, "..", "..");
 /** The instructions of a Dockerfile (continuation lines joined), from `fromStage` on when given. */
 function instructions(file: string, fromStage?: string): string[] {
   const text = readFileSync(join(ROOT, file), "utf8").replace(/\\\n\s*/g, "");
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
   const start = fromStage ? lines.findIndex((l) => new RegExp(`^FROM .* AS ${fromStage}$`, "i").test(l)) : 0;
   expect(start).toBeGreaterThanOrEqual(0);
   return lines.slice(start);

@@ -10,8 +10,17 @@ const root = new URL("../..", import.meta.url).pathname;
 async function infra(...args: string[]) {
   const env = { ...process.env };
   for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"]) delete env[v];
-  const proc = Bun.spawn([process.execPath, "infra/cli.ts", ...args], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([process.execPath, "infra/cli.ts", ...args], {
+    cwd: root,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code };
 }
 
@@ -33,7 +42,9 @@ test("infra status <part> reports that part only", async () => {
 
 // Only meaningful when this run's servers come from the local runner (CI, our machines); against
 // testcontainers or configured servers the runner manages nothing and the case is skipped.
-const localRunnerInUse = components(defaultPaths()).every((c) => (testUrls() as Record<string, string>)[c.env.name] === c.env.value);
+const localRunnerInUse = components(defaultPaths()).every(
+  (c) => (testUrls() as Record<string, string>)[c.env.name] === c.env.value,
+);
 
 test.skipIf(!localRunnerInUse)(
   "infra down redis stops Redis only: PostgreSQL, Kafka, OpenSearch and the S3 server keep running and answering",
@@ -45,7 +56,8 @@ test.skipIf(!localRunnerInUse)(
       expect(r.code).toBe(0);
       const after = Object.fromEntries((await status()).map((p) => [p.name, p]));
       expect(after.redis).toMatchObject({ running: false, ready: false });
-      for (const name of ["postgres", "kafka", "opensearch", "s3"]) expect(after[name]).toMatchObject({ running: true, ready: true });
+      for (const name of ["postgres", "kafka", "opensearch", "s3"])
+        expect(after[name]).toMatchObject({ running: true, ready: true });
     } finally {
       const r = await infra("up", "redis");
       expect(r.code).toBe(0);

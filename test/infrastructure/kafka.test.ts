@@ -2,7 +2,11 @@ import { afterAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import { testUrls, uniqueName } from "../support/env.ts";
 
-const kafka = new Kafka({ clientId: "plumbing-test", brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: "plumbing-test",
+  brokers: testUrls().KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 const admin = kafka.admin();
 const producer = kafka.producer({ idempotent: true });
 const consumer = kafka.consumer({ groupId: uniqueName("plumbing-group") });

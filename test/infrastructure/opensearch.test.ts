@@ -16,7 +16,10 @@ test("OpenSearch: an indexed document is found by a full-text query with an Engl
   });
   await client.index({ index, id: "1", body: { title: "Profitable bakeries for sale", state: "TX" }, refresh: true });
   await client.index({ index, id: "2", body: { title: "Car wash", state: "CA" }, refresh: true });
-  const res = await client.search({ index, body: { query: { bool: { must: { match: { title: "bakery" } }, filter: { term: { state: "TX" } } } } } });
+  const res = await client.search({
+    index,
+    body: { query: { bool: { must: { match: { title: "bakery" } }, filter: { term: { state: "TX" } } } } },
+  });
   const hits = res.body.hits.hits;
   expect(hits.map((h) => h._id)).toEqual(["1"]);
 });

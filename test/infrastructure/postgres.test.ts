@@ -8,10 +8,14 @@ afterAll(() => sql.end());
 
 describe("PostgreSQL", () => {
   test("every migration is recorded with its checksum and the schema answers queries", async () => {
-    const recorded = await sql<{ version: string; checksum: string }[]>`SELECT version, checksum FROM schema_migrations ORDER BY version`;
+    const recorded = await sql<
+      { version: string; checksum: string }[]
+    >`SELECT version, checksum FROM schema_migrations ORDER BY version`;
     expect(recorded.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));
     expect(recorded.map((r) => r.checksum)).toEqual(loadMigrations().map((m) => m.checksum));
-    const [partner] = await sql<{ id: string; name: string }[]>`INSERT INTO partners (name) VALUES ('plumbing test') RETURNING id, name`;
+    const [partner] = await sql<
+      { id: string; name: string }[]
+    >`INSERT INTO partners (name) VALUES ('plumbing test') RETURNING id, name`;
     const [found] = await sql<{ name: string }[]>`SELECT name FROM partners WHERE id = ${partner!.id}`;
     expect(found!.name).toBe("plumbing test");
   });

@@ -4,7 +4,13 @@ import { expect, test } from "bun:test";
 import { testS3Env, uniqueName } from "../support/env.ts";
 
 const s3 = testS3Env();
-const client = new Bun.S3Client({ endpoint: s3.S3_ENDPOINT, bucket: s3.S3_BUCKET, region: s3.S3_REGION, accessKeyId: s3.S3_ACCESS_KEY_ID, secretAccessKey: s3.S3_SECRET_ACCESS_KEY });
+const client = new Bun.S3Client({
+  endpoint: s3.S3_ENDPOINT,
+  bucket: s3.S3_BUCKET,
+  region: s3.S3_REGION,
+  accessKeyId: s3.S3_ACCESS_KEY_ID,
+  secretAccessKey: s3.S3_SECRET_ACCESS_KEY,
+});
 
 test("the S3 server stores, lists, serves through a presigned URL and deletes an object", async () => {
   const prefix = `${uniqueName("plumbing")}/`;
@@ -30,7 +36,13 @@ test("the S3 server refuses unsigned and wrongly signed requests: the bucket is 
   } finally {
     await client.delete(key);
   }
-  const wrong = new Bun.S3Client({ endpoint: s3.S3_ENDPOINT, bucket: s3.S3_BUCKET, region: s3.S3_REGION, accessKeyId: s3.S3_ACCESS_KEY_ID, secretAccessKey: "not-the-secret" });
+  const wrong = new Bun.S3Client({
+    endpoint: s3.S3_ENDPOINT,
+    bucket: s3.S3_BUCKET,
+    region: s3.S3_REGION,
+    accessKeyId: s3.S3_ACCESS_KEY_ID,
+    secretAccessKey: "not-the-secret",
+  });
   let code: string | undefined;
   await wrong.write(`${uniqueName("refused")}.txt`, "x").catch((err) => (code = err.code));
   expect(code).toBe("SignatureDoesNotMatch");

@@ -12,7 +12,13 @@ import { Topics } from "@pss/contracts";
 import { migrate, migrateDatabase } from "@pss/database";
 import { createLeaderLease } from "@pss/service-kit";
 import { createPartnerAdmin } from "../../services/api/src/admin/partner-admin.ts";
-import { freePort, moveGroupToEnd, spawnService, waitUntil, type ServiceProcess } from "../../services/api/test/faults/support/fault-harness.ts";
+import {
+  freePort,
+  moveGroupToEnd,
+  spawnService,
+  waitUntil,
+  type ServiceProcess,
+} from "../../services/api/test/faults/support/fault-harness.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
 import { testUrls, uniqueName } from "../support/env.ts";
 import { pgbouncerMissing, startPgBouncer, type PgBouncer } from "../support/pgbouncer.ts";
@@ -86,14 +92,19 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
   test("why leases: a session advisory lock taken through it is neither exclusive nor released", async () => {
     // A pooler of its own: the lock this test leaks stays on one of its server connections until it stops.
     const own = await startPgBouncer(urls.DATABASE_URL, { poolSize: 2 });
-    const [a, b] = [0, 1].map(() => postgres(own.url, { max: 1, prepare: false, onnotice: () => {} })) as [postgres.Sql, postgres.Sql];
+    const [a, b] = [0, 1].map(() => postgres(own.url, { max: 1, prepare: false, onnotice: () => {} })) as [
+      postgres.Sql,
+      postgres.Sql,
+    ];
     const key = Math.floor(Math.random() * 1e9);
     try {
       const take = async (c: postgres.Sql) => (await c`SELECT pg_try_advisory_lock(${key}) AS ok`)[0]!.ok as boolean;
       // Two clients "both hold" it: each statement ran on whichever server connection was free (the same one).
       expect([await take(a), await take(b)]).toEqual([true, true]);
       await a`SELECT pg_advisory_unlock(${key})`;
-      const held = async () => (await direct`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ${key}`)[0]!.n as number;
+      const held = async () =>
+        (await direct`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ${key}`)[0]!
+          .n as number;
       // And after its "holder" unlocked and went away, the server connection still holds it.
       await a.end();
       await b.end();
@@ -113,16 +124,26 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
     }
     // Nothing was left behind on the pooled server connections: no advisory lock is held in this database.
     // (Polled: the server connections of the previous test's pooler may still be closing.)
-    const advisoryLocks = async () => (await direct`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = current_database()`)[0]!.n as number;
+    const advisoryLocks = async () =>
+      (
+        await direct`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = current_database()`
+      )[0]!.n as number;
     await waitUntil("no advisory lock in this database", async () => (await advisoryLocks()) === 0, 10_000);
   });
 
   test("two API processes through it: one relay active, events once and in order; SIGKILL the active one and the other takes over", async () => {
     const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-    const partner = await createPartnerAdmin({ sql: direct, redis }).createPartner({ name: uniqueName("pgbouncer-partner"), leadTracking: false });
+    const partner = await createPartnerAdmin({ sql: direct, redis }).createPartner({
+      name: uniqueName("pgbouncer-partner"),
+      leadTracking: false,
+    });
     redis.disconnect();
     // The partner's listing events, as a consumer group started at the topic's end sees them.
-    const kafka = new Kafka({ clientId: uniqueName("pgbouncer-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      clientId: uniqueName("pgbouncer-test"),
+      brokers: urls.KAFKA_BROKERS.split(","),
+      logLevel: logLevel.NOTHING,
+    });
     const group = uniqueName("pgbouncer-events");
     await moveGroupToEnd(kafka, group, [Topics.listingEvents.name]);
     const versions = new Map<string, number[]>();
@@ -131,8 +152,13 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
     await consumer.subscribe({ topic: Topics.listingEvents.name });
     await consumer.run({
       eachMessage: async ({ message }) => {
-        const event = JSON.parse(message.value!.toString()) as { partnerId: string; aggregateId: string; version: number };
-        if (event.partnerId === partner.partnerId) versions.set(event.aggregateId, [...(versions.get(event.aggregateId) ?? []), event.version]);
+        const event = JSON.parse(message.value!.toString()) as {
+          partnerId: string;
+          aggregateId: string;
+          version: number;
+        };
+        if (event.partnerId === partner.partnerId)
+          versions.set(event.aggregateId, [...(versions.get(event.aggregateId) ?? []), event.version]);
       },
     });
 
@@ -159,15 +185,22 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
           apis.push({ proc, base: `http://127.0.0.1:${port}`, health: `http://127.0.0.1:${healthPort}` });
         }),
       );
-      const active = async (api: (typeof apis)[number]) => valueOf(parsePrometheusText(await (await fetch(`${api.health}/metrics`)).text()), "outbox_relay_active") === 1;
-      const activeOnes = async () => (await Promise.all(apis.filter((a) => a.proc.exitCode() === null).map(async (a) => ((await active(a)) ? a : null)))).filter((a) => a !== null);
+      const active = async (api: (typeof apis)[number]) =>
+        valueOf(parsePrometheusText(await (await fetch(`${api.health}/metrics`)).text()), "outbox_relay_active") === 1;
+      const activeOnes = async () =>
+        (
+          await Promise.all(
+            apis.filter((a) => a.proc.exitCode() === null).map(async (a) => ((await active(a)) ? a : null)),
+          )
+        ).filter((a) => a !== null);
       await waitUntil("a relay to be active", async () => (await activeOnes()).length > 0, 30_000);
 
       const headers = { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" };
       const put = async (base: string, path: string, body: unknown) => {
         const res = await fetch(base + path, { method: "PUT", headers, body: JSON.stringify(body) });
         const text = await res.text();
-        if (res.status !== 200 && res.status !== 201) throw new Error(`PUT ${path} through ${base} answered ${res.status}: ${text}`);
+        if (res.status !== 200 && res.status !== 201)
+          throw new Error(`PUT ${path} through ${base} answered ${res.status}: ${text}`);
         return JSON.parse(text) as { serviceListingId?: number };
       };
       const brokerId = uniqueName("broker");
@@ -177,7 +210,11 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
       const ids = new Map<string, string>();
       for (let v = 1; v <= 3; v++) {
         for (const [n, externalId] of listings.entries()) {
-          const body = await put(apis[(n + v) % 2]!.base, `/partner/v1/listings/${externalId}`, sample.listing(brokerId, { title: `${externalId} v${v}`, photos: [] }));
+          const body = await put(
+            apis[(n + v) % 2]!.base,
+            `/partner/v1/listings/${externalId}`,
+            sample.listing(brokerId, { title: `${externalId} v${v}`, photos: [] }),
+          );
           ids.set(externalId, String(body.serviceListingId));
         }
       }
@@ -186,23 +223,42 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
       // One relay is active (polled: a probe may fall between a lease running out and the other taking it), and
       // each version went out once, in order, unless a relay lost its lease mid-send (the documented exception:
       // a stalled holder may send once more). Its lifecycle lines come with any failure.
-      const activeNow = await waitUntil("exactly one relay to be active", async () => {
-        const active = await activeOnes();
-        return active.length === 1 ? active : null;
-      }, 15_000);
-      expectPublishedOnceInOrder(ids, versions, 3, apis.map((a) => a.proc));
+      const activeNow = await waitUntil(
+        "exactly one relay to be active",
+        async () => {
+          const active = await activeOnes();
+          return active.length === 1 ? active : null;
+        },
+        15_000,
+      );
+      expectPublishedOnceInOrder(
+        ids,
+        versions,
+        3,
+        apis.map((a) => a.proc),
+      );
 
       // The active relay's API dies; writes go on through the other, whose relay takes over once the lease ran out.
       const [victim] = activeNow as [(typeof apis)[number]];
       const survivor = apis.find((a) => a !== victim)!;
       expect(await victim.proc.kill()).not.toBe(0);
       for (let v = 4; v <= 6; v++) {
-        for (const externalId of listings) await put(survivor.base, `/partner/v1/listings/${externalId}`, sample.listing(brokerId, { title: `${externalId} v${v}`, photos: [] }));
+        for (const externalId of listings)
+          await put(
+            survivor.base,
+            `/partner/v1/listings/${externalId}`,
+            sample.listing(brokerId, { title: `${externalId} v${v}`, photos: [] }),
+          );
       }
       await waitUntil("the survivor's relay to take over", async () => active(survivor), 30_000);
       await waitUntil("every later version to be published", async () => seen(6), 60_000);
       // The victim was idle when it died: nothing was in flight, so nothing is repeated.
-      expectPublishedOnceInOrder(ids, versions, 6, apis.map((a) => a.proc));
+      expectPublishedOnceInOrder(
+        ids,
+        versions,
+        6,
+        apis.map((a) => a.proc),
+      );
       const [lease] = await direct`SELECT holder FROM leader_leases WHERE name = 'outbox-relay'`;
       expect(lease!.holder).toContain(":");
       expect(survivor.proc.exitCode()).toBeNull();
@@ -215,7 +271,9 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
 
 /** The relays' lease lifecycle as their logs tell it: taken, lost, failed rounds. */
 function relayLifecycle(procs: ServiceProcess[]): string[] {
-  return procs.flatMap((p, n) => p.lines.filter((l) => /outbox relay (active|lost|failed)/.test(l)).map((l) => `api ${n}: ${l}`));
+  return procs.flatMap((p, n) =>
+    p.lines.filter((l) => /outbox relay (active|lost|failed)/.test(l)).map((l) => `api ${n}: ${l}`),
+  );
 }
 
 /**
@@ -223,13 +281,23 @@ function relayLifecycle(procs: ServiceProcess[]): string[] {
  * have sent a batch again (at least once, absorbed by consumers' version checks): only then are repeats allowed,
  * and the first sightings must still be in order.
  */
-function expectPublishedOnceInOrder(ids: Map<string, string>, versions: Map<string, number[]>, upTo: number, procs: ServiceProcess[]): void {
+function expectPublishedOnceInOrder(
+  ids: Map<string, string>,
+  versions: Map<string, number[]>,
+  upTo: number,
+  procs: ServiceProcess[],
+): void {
   const expected = Array.from({ length: upTo }, (_, i) => i + 1);
   const lifecycle = relayLifecycle(procs);
   const leaseLost = lifecycle.some((l) => l.includes("lost its lease") || l.includes("relay failed"));
   const published = [...ids.values()].map((id) => versions.get(id) ?? []);
   const firstSightings = published.map((v) => v.filter((x, i) => v.indexOf(x) === i));
   const context = `published versions per listing: ${JSON.stringify(published)}\nrelay lifecycle:\n${lifecycle.join("\n")}`;
-  const matches = (leaseLost ? firstSightings : published).every((v) => v.length === upTo && v.every((x, i) => x === expected[i]));
-  if (!matches) throw new Error(`expected every listing's versions ${JSON.stringify(expected)} ${leaseLost ? "in order" : "once each, in order"}\n${context}`);
+  const matches = (leaseLost ? firstSightings : published).every(
+    (v) => v.length === upTo && v.every((x, i) => x === expected[i]),
+  );
+  if (!matches)
+    throw new Error(
+      `expected every listing's versions ${JSON.stringify(expected)} ${leaseLost ? "in order" : "once each, in order"}\n${context}`,
+    );
 }

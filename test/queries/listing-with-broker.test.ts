@@ -6,7 +6,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { uniqueName } from "../support/env.ts";
 import { findVisibleListing, visibleListingsOfBroker } from "../../services/api/src/buyers/public-repository.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "../../services/api/test/support/harness.ts";
-import { loadListingsByIds, loadListingStates, loadVisibleListingsOfBrokers } from "../../services/indexer/src/indexing/listing-store.ts";
+import {
+  loadListingsByIds,
+  loadListingStates,
+  loadVisibleListingsOfBrokers,
+} from "../../services/indexer/src/indexing/listing-store.ts";
 
 let api: ApiHarness;
 let partner: Partner;
@@ -19,10 +23,14 @@ afterAll(() => api.stop());
 
 test("the API's and the indexer's reads agree on the broker and on when the listing went live", async () => {
   const brokerExternalId = uniqueName("broker");
-  const broker = await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker({ name: "Agreeing Broker" }));
+  const broker = await partner.put(
+    `/partner/v1/brokers/${brokerExternalId}`,
+    sample.broker({ name: "Agreeing Broker" }),
+  );
   expect(broker.status).toBe(201);
   const externalId = uniqueName("listing");
-  const put = (status: string) => partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerExternalId, { status }));
+  const put = (status: string) =>
+    partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerExternalId, { status }));
   const created = await put("FOR_SALE");
   expect(created.status).toBe(201);
   const id: number = created.body.serviceListingId;
@@ -50,6 +58,10 @@ test("the API's and the indexer's reads agree on the broker and on when the list
   });
   expect(ofBroker!.listedAt.toISOString()).toBe(wentLive);
   for (const s of [indexed!.state, indexedOfBroker!.state, state!]) {
-    expect({ brokerId: s.brokerId, brokerName: s.brokerName, listedAt: s.listedAt }).toEqual({ brokerId: page!.broker.id, brokerName: page!.broker.name, listedAt: wentLive });
+    expect({ brokerId: s.brokerId, brokerName: s.brokerName, listedAt: s.listedAt }).toEqual({
+      brokerId: page!.broker.id,
+      brokerName: page!.broker.name,
+      listedAt: wentLive,
+    });
   }
 });

@@ -32,11 +32,26 @@ const PUBLIC_HOST = "start.example.test";
 const urls = testUrls();
 const s3Env = testS3Env();
 const s3Prefix = `${uniqueName("npm-start")}/`;
-const s3 = new Bun.S3Client({ endpoint: s3Env.S3_ENDPOINT, bucket: s3Env.S3_BUCKET, region: s3Env.S3_REGION, accessKeyId: s3Env.S3_ACCESS_KEY_ID, secretAccessKey: s3Env.S3_SECRET_ACCESS_KEY });
+const s3 = new Bun.S3Client({
+  endpoint: s3Env.S3_ENDPOINT,
+  bucket: s3Env.S3_BUCKET,
+  region: s3Env.S3_REGION,
+  accessKeyId: s3Env.S3_ACCESS_KEY_ID,
+  secretAccessKey: s3Env.S3_SECRET_ACCESS_KEY,
+});
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
-const kafka = new Kafka({ clientId: uniqueName("npm-start-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: uniqueName("npm-start-test"),
+  brokers: urls.KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 const alias = uniqueName("npm-start-listings");
-const groups = { media: uniqueName("npm-start-media"), indexer: uniqueName("npm-start-indexer"), leads: uniqueName("npm-start-leads"), webhooks: uniqueName("npm-start-webhooks") };
+const groups = {
+  media: uniqueName("npm-start-media"),
+  indexer: uniqueName("npm-start-indexer"),
+  leads: uniqueName("npm-start-leads"),
+  webhooks: uniqueName("npm-start-webhooks"),
+};
 
 let images: ImageServer;
 let chromium: ChromiumSession | undefined;
@@ -44,12 +59,19 @@ let start: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
 const output: string[] = [];
 const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0, webhooks: 0 };
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => null);
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s. Last lines of start.ts:\n${output.slice(-30).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not within ${timeoutMs / 1000} s. Last lines of start.ts:\n${output.slice(-30).join("\n")}`,
+      );
     await Bun.sleep(250);
   }
 }
@@ -100,7 +122,11 @@ const alive = (pid: number) => {
 /** What the page's <img> elements tell (the tests typecheck without the DOM library). */
 type LoadedImage = { complete: boolean; naturalWidth: number; currentSrc: string };
 
-const answers = (port: number) => fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(() => true, () => false);
+const answers = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+    () => true,
+    () => false,
+  );
 
 beforeAll(async () => {
   images = await startImageServer();
@@ -112,7 +138,11 @@ beforeAll(async () => {
     startGroupAtEnd(kafka, `${groups.leads}-counter`, [Topics.leadEvents.name]),
     startGroupAtEnd(kafka, `${groups.leads}-mailer`, [Topics.leadEvents.name]),
     startGroupAtEnd(kafka, groups.webhooks, [Topics.partnerEvents.name]),
-    startGroupAtEnd(kafka, `${groups.webhooks}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]),
+    startGroupAtEnd(kafka, `${groups.webhooks}-reports`, [
+      Topics.listingEvents.name,
+      Topics.brokerEvents.name,
+      Topics.partnerEvents.name,
+    ]),
   ]);
   for (const key of Object.keys(ports) as (keyof typeof ports)[]) ports[key] = await freePort();
 }, 60_000);
@@ -124,7 +154,11 @@ afterAll(async () => {
   }
   await chromium?.close();
   images?.stop();
-  for (const key of await s3.list({ prefix: s3Prefix }).then((l) => (l.contents ?? []).map((o) => o.key), () => [] as string[])) await s3.delete(key).catch(() => {});
+  for (const key of await s3.list({ prefix: s3Prefix }).then(
+    (l) => (l.contents ?? []).map((o) => o.key),
+    () => [] as string[],
+  ))
+    await s3.delete(key).catch(() => {});
   const { Client } = await import("@opensearch-project/opensearch");
   const os = new Client({ node: urls.OPENSEARCH_URL });
   await os.indices.delete({ index: `${alias}-v*` }).catch(() => {});
@@ -161,26 +195,50 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     LOG_LEVEL: "warn",
   };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-  start = Bun.spawn([process.execPath, join(ROOT, "scripts", "start.ts")], { cwd: ROOT, env: env as Record<string, string>, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  start = Bun.spawn([process.execPath, join(ROOT, "scripts", "start.ts")], {
+    cwd: ROOT,
+    env: env as Record<string, string>,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   void collect(start.stdout);
   void collect(start.stderr);
 
   // --- start.ts reports every service ready, having started no infrastructure of its own ------------------------
-  await until("start.ts to report every service ready", async () => output.some((l) => l.startsWith("start: all services ready")), 45_000);
+  await until(
+    "start.ts to report every service ready",
+    async () => output.some((l) => l.startsWith("start: all services ready")),
+    45_000,
+  );
   expect(start.exitCode).toBeNull();
   expect(output.filter((l) => /^start: .*exited with code/.test(l))).toEqual([]);
   for (const port of Object.values(ports)) expect([port, await answers(port)]).toEqual([port, true]);
 
   // --- a partner PUTs a broker and a listing with two photos from the image host ---------------------------------
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-  const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("npm-start-partner"), leadTracking: false });
+  const partner = await createPartnerAdmin({ sql, redis }).createPartner({
+    name: uniqueName("npm-start-partner"),
+    leadTracking: false,
+  });
   redis.disconnect();
-  const put = (path: string, body: unknown) => fetch(apiBase + path, { method: "PUT", headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const put = (path: string, body: unknown) =>
+    fetch(apiBase + path, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
   const brokerId = uniqueName("broker");
   expect((await put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   const listingRes = await put(
     `/partner/v1/listings/${uniqueName("listing")}`,
-    sample.listing(brokerId, { title: "Corner bakery started by npm start", photos: [{ url: images.url("/photo.jpg"), sortKey: 1 }, { url: images.url("/photo-2.jpg"), sortKey: 2 }] }),
+    sample.listing(brokerId, {
+      title: "Corner bakery started by npm start",
+      photos: [
+        { url: images.url("/photo.jpg"), sortKey: 1 },
+        { url: images.url("/photo-2.jpg"), sortKey: 2 },
+      ],
+    }),
   );
   expect(listingRes.status).toBe(201);
   const listingId = ((await listingRes.json()) as { serviceListingId: number }).serviceListingId;
@@ -188,7 +246,9 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
   const photos = await until(
     "both photos to be ready",
     async () => {
-      const rows = await sql<{ state: string; variants: { key?: string }[] }[]>`SELECT state, variants FROM listing_photos WHERE listing_id = ${listingId}`;
+      const rows = await sql<
+        { state: string; variants: { key?: string }[] }[]
+      >`SELECT state, variants FROM listing_photos WHERE listing_id = ${listingId}`;
       return rows.length === 2 && rows.every((r) => r.state === "ready") ? rows : null;
     },
     30_000,
@@ -217,16 +277,27 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
   expect(await photoImages.count()).toBe(2);
   for (const img of await photoImages.all()) {
     await img.scrollIntoViewIfNeeded(); // the second photo loads lazily
-    await until("a photo to load", () => img.evaluate((el) => { const i = el as unknown as LoadedImage; return i.complete && i.naturalWidth > 0; }), 15_000);
+    await until(
+      "a photo to load",
+      () =>
+        img.evaluate((el) => {
+          const i = el as unknown as LoadedImage;
+          return i.complete && i.naturalWidth > 0;
+        }),
+      15_000,
+    );
   }
-  const loaded = await photoImages.evaluateAll((els) => (els as unknown as LoadedImage[]).map((el) => ({ src: el.currentSrc, width: el.naturalWidth })));
+  const loaded = await photoImages.evaluateAll((els) =>
+    (els as unknown as LoadedImage[]).map((el) => ({ src: el.currentSrc, width: el.naturalWidth })),
+  );
   for (const { src, width } of loaded) {
     expect(width).toBeGreaterThan(0);
     // Served by the API (MEDIA_DELIVERY=api, the default) or, behind a redirect, by the S3 server: 200 at the end.
     expect(src.startsWith(`${publicBase}/media/`) || src.startsWith(s3Env.S3_ENDPOINT)).toBe(true);
     let res = responses.find((r) => r.url() === src);
     expect([src, res !== undefined]).toEqual([src, true]);
-    for (let hops = 0; res && res.status() >= 300 && res.status() < 400 && hops < 5; hops++) res = (await res.request().redirectedTo()?.response()) ?? undefined;
+    for (let hops = 0; res && res.status() >= 300 && res.status() < 400 && hops < 5; hops++)
+      res = (await res.request().redirectedTo()?.response()) ?? undefined;
     expect([src, res?.status()]).toEqual([src, 200]);
     expect(names.some((n) => src.includes(n as string))).toBe(true);
   }

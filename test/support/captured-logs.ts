@@ -16,7 +16,8 @@ export interface CapturedLogs {
 
 export function captureLogs(): CapturedLogs {
   const written: { service: string; line: string }[] = [];
-  const raw = (service?: string) => written.filter((w) => service === undefined || w.service === service).map((w) => w.line);
+  const raw = (service?: string) =>
+    written.filter((w) => service === undefined || w.service === service).map((w) => w.line);
   return {
     logger(service, level = "info") {
       return createLogger({
@@ -30,6 +31,9 @@ export function captureLogs(): CapturedLogs {
     },
     raw,
     lines: (service) => raw(service).map((l) => JSON.parse(l) as LogLine),
-    grep: (text) => raw().filter((l) => l.includes(text)).map((l) => JSON.parse(l) as LogLine),
+    grep: (text) =>
+      raw()
+        .filter((l) => l.includes(text))
+        .map((l) => JSON.parse(l) as LogLine),
   };
 }

@@ -8,7 +8,12 @@ import { ensureTopics } from "@pss/service-kit";
  * Topics created a moment ago may still be electing leaders: retriable errors are retried for a while. The
  * contract's topics are created first when missing: on a fresh Kafka a test may run before any service made them.
  */
-export async function startGroupAtEnd(kafka: Kafka, groupId: string, topics: readonly string[], timeoutMs = 30_000): Promise<void> {
+export async function startGroupAtEnd(
+  kafka: Kafka,
+  groupId: string,
+  topics: readonly string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const known = ALL_TOPICS.filter((t) => topics.includes(t.name));
   if (known.length > 0) await ensureTopics(kafka, known);
   const deadline = Date.now() + timeoutMs;
@@ -19,7 +24,11 @@ export async function startGroupAtEnd(kafka: Kafka, groupId: string, topics: rea
       for (;;) {
         try {
           const ends = await admin.fetchTopicOffsets(topic);
-          await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
+          await admin.setOffsets({
+            groupId,
+            topic,
+            partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })),
+          });
           break;
         } catch (err) {
           if (!(err as { retriable?: boolean }).retriable || Date.now() > deadline) throw err;

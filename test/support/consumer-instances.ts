@@ -2,7 +2,12 @@
 // sharing the partitions of a consumer group: which instance owns which partition (from each process's
 // "partitions assigned" log line), which partition a message key goes to, and waits for the group to settle.
 import { Partitioners } from "kafkajs";
-import { freePort, spawnService, waitUntil, type ServiceProcess } from "../../services/api/test/faults/support/fault-harness.ts";
+import {
+  freePort,
+  spawnService,
+  waitUntil,
+  type ServiceProcess,
+} from "../../services/api/test/faults/support/fault-harness.ts";
 
 export type { ServiceProcess };
 
@@ -13,7 +18,11 @@ export type { ServiceProcess };
 export const SHORT_SESSION = { KAFKA_SESSION_TIMEOUT_MS: "6000" };
 
 /** Starts `count` instances of a service (`bun services/<service>/src/main.ts`), each on its own health port, in parallel. */
-export async function startInstances(service: string, count: number, env: Record<string, string>): Promise<ServiceProcess[]> {
+export async function startInstances(
+  service: string,
+  count: number,
+  env: Record<string, string>,
+): Promise<ServiceProcess[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
       const port = await freePort();
@@ -37,7 +46,9 @@ export function logLines(p: ServiceProcess, msg?: string): Record<string, any>[]
 
 /** The partitions of `topic` the process last said it owns in `groupId` (null before it joined). */
 export function assignedPartitions(p: ServiceProcess, groupId: string, topic: string): number[] | null {
-  const last = logLines(p, "partitions assigned").filter((l) => l.groupId === groupId).at(-1);
+  const last = logLines(p, "partitions assigned")
+    .filter((l) => l.groupId === groupId)
+    .at(-1);
   if (!last) return null;
   return (last.assigned?.[topic] as number[] | undefined) ?? [];
 }
@@ -51,7 +62,13 @@ export function assignments(p: ServiceProcess, groupId: string): number {
  * Waits until the live instances' latest assignments split the topic's partitions between them: every
  * partition owned by exactly one, and (when `everyoneWorks`) every instance owning at least one.
  */
-export async function waitForSplit(instances: ServiceProcess[], groupId: string, topic: string, partitions: number, opts: { everyoneWorks?: boolean; timeoutMs?: number } = {}): Promise<Map<ServiceProcess, number[]>> {
+export async function waitForSplit(
+  instances: ServiceProcess[],
+  groupId: string,
+  topic: string,
+  partitions: number,
+  opts: { everyoneWorks?: boolean; timeoutMs?: number } = {},
+): Promise<Map<ServiceProcess, number[]>> {
   return waitUntil(
     `the ${partitions} partitions of ${topic} to be split among ${instances.length} instance(s) of ${groupId}`,
     async () => {
@@ -77,6 +94,12 @@ export function ownerOf(split: Map<ServiceProcess, number[]>, partition: number)
 /** The partition the producers (kafkajs's default partitioner, as the outbox relay uses) send a key to. */
 export function partitionOf(key: string, partitions: number): number {
   const partitioner = Partitioners.DefaultPartitioner();
-  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    partitionErrorCode: 0,
+  }));
   return partitioner({ topic: "any", partitionMetadata, message: { key, value: null } });
 }

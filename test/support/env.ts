@@ -7,8 +7,18 @@ export function testUrls(): InfraUrls {
   for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"]) {
     if (!e[v]) throw new Error(`${v} is not set: run tests through 'npm test' or 'bun test' (test/setup.ts preload)`);
   }
-  const s3 = Object.fromEntries(["S3_ENDPOINT", "S3_BUCKET", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"].flatMap((v) => (e[v] ? [[v, e[v]!]] : [])));
-  return { DATABASE_URL: e.DATABASE_URL!, REDIS_URL: e.REDIS_URL!, KAFKA_BROKERS: e.KAFKA_BROKERS!, OPENSEARCH_URL: e.OPENSEARCH_URL!, ...s3 };
+  const s3 = Object.fromEntries(
+    ["S3_ENDPOINT", "S3_BUCKET", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"].flatMap((v) =>
+      e[v] ? [[v, e[v]!]] : [],
+    ),
+  );
+  return {
+    DATABASE_URL: e.DATABASE_URL!,
+    REDIS_URL: e.REDIS_URL!,
+    KAFKA_BROKERS: e.KAFKA_BROKERS!,
+    OPENSEARCH_URL: e.OPENSEARCH_URL!,
+    ...s3,
+  };
 }
 
 /** The test object store's settings as the services read them (S3_* variables); throws when there is none. */
@@ -23,9 +33,17 @@ export interface TestS3Env {
 export function testS3Env(): TestS3Env {
   const urls = testUrls();
   if (!urls.S3_ENDPOINT || !urls.S3_BUCKET || !urls.S3_ACCESS_KEY_ID || !urls.S3_SECRET_ACCESS_KEY) {
-    throw new Error("S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are not set: run tests through 'npm test' (it starts the local S3 server)");
+    throw new Error(
+      "S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are not set: run tests through 'npm test' (it starts the local S3 server)",
+    );
   }
-  return { S3_ENDPOINT: urls.S3_ENDPOINT, S3_BUCKET: urls.S3_BUCKET, S3_REGION: urls.S3_REGION ?? "us-east-1", S3_ACCESS_KEY_ID: urls.S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: urls.S3_SECRET_ACCESS_KEY };
+  return {
+    S3_ENDPOINT: urls.S3_ENDPOINT,
+    S3_BUCKET: urls.S3_BUCKET,
+    S3_REGION: urls.S3_REGION ?? "us-east-1",
+    S3_ACCESS_KEY_ID: urls.S3_ACCESS_KEY_ID,
+    S3_SECRET_ACCESS_KEY: urls.S3_SECRET_ACCESS_KEY,
+  };
 }
 
 export function uniqueName(prefix: string): string {

@@ -7,7 +7,9 @@ import { dockerEngineAvailable, startWithTestcontainers } from "./testcontainers
 
 export type { InfraUrls };
 
-export async function provideInfrastructure(env: Record<string, string | undefined>): Promise<{ urls: InfraUrls; source: string }> {
+export async function provideInfrastructure(
+  env: Record<string, string | undefined>,
+): Promise<{ urls: InfraUrls; source: string }> {
   if (URL_VARIABLES.every((v) => env[v])) {
     // The object store comes with its bucket and credentials.
     const names = [...URL_VARIABLES, ...S3_VARIABLES].filter((v) => env[v]);

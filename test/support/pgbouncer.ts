@@ -11,7 +11,9 @@ export const PGBOUNCER = "/usr/sbin/pgbouncer";
 
 /** Why the PgBouncer tests cannot run here, or null when they can. */
 export function pgbouncerMissing(): string | null {
-  return existsSync(PGBOUNCER) ? null : `${PGBOUNCER} is not installed (npm test installs Debian's pgbouncer package when it runs as root)`;
+  return existsSync(PGBOUNCER)
+    ? null
+    : `${PGBOUNCER} is not installed (npm test installs Debian's pgbouncer package when it runs as root)`;
 }
 
 export interface PgBouncer {

@@ -28,7 +28,8 @@ export function privateS3Unavailable(): string | null {
   if (!cachedJars(join(paths.root, "infra", "maven", "s3proxy", "pom.xml"), paths.cacheDir, "s3proxy")) {
     return `the S3Proxy jars are not in ${paths.cacheDir} (run 'npm run infra -- up s3' once)`;
   }
-  if (Bun.spawnSync([javaBinary(), "-version"], { stderr: "ignore", stdout: "ignore" }).exitCode !== 0) return "no Java runtime (java -version failed)";
+  if (Bun.spawnSync([javaBinary(), "-version"], { stderr: "ignore", stdout: "ignore" }).exitCode !== 0)
+    return "no Java runtime (java -version failed)";
   return null;
 }
 
@@ -54,13 +55,32 @@ export async function startPrivateS3(): Promise<PrivateS3> {
       "",
     ].join("\n"),
   );
-  const client = new Bun.S3Client({ endpoint, bucket: LOCAL_S3.S3_BUCKET, region: LOCAL_S3.S3_REGION, accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID, secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY });
+  const client = new Bun.S3Client({
+    endpoint,
+    bucket: LOCAL_S3.S3_BUCKET,
+    region: LOCAL_S3.S3_REGION,
+    accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
+    secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+  });
   let proc: Subprocess | null = null;
 
   async function start() {
     if (proc) return;
     proc = Bun.spawn(
-      [javaBinary(), "-Xms32m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true", "-DLOG_LEVEL=warn", "-cp", `${libs}/*`, "org.gaul.s3proxy.Main", "--properties", props],
+      [
+        javaBinary(),
+        "-Xms32m",
+        "-Xmx192m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Djava.awt.headless=true",
+        "-DLOG_LEVEL=warn",
+        "-cp",
+        `${libs}/*`,
+        "org.gaul.s3proxy.Main",
+        "--properties",
+        props,
+      ],
       { cwd: dir, stdout: "ignore", stderr: "ignore" },
     );
     const deadline = Date.now() + 60_000;
@@ -70,7 +90,8 @@ export async function startPrivateS3(): Promise<PrivateS3> {
         return;
       } catch (err) {
         if (proc.exitCode !== null) throw new Error(`private S3Proxy exited with ${proc.exitCode}`);
-        if (Date.now() > deadline) throw new Error(`private S3Proxy did not answer within 60 s: ${(err as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`private S3Proxy did not answer within 60 s: ${(err as Error).message}`);
         await Bun.sleep(200);
       }
     }

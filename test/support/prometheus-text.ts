@@ -16,7 +16,8 @@ export function parsePrometheusText(text: string): Sample[] {
     const m = LINE.exec(line);
     if (!m) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\n/g, "\n").replace(/\\"/g, '"').replace(/\\\\/g, "\\");
+    for (const l of (m[2] ?? "").matchAll(LABEL))
+      labels[l[1]!] = l[2]!.replace(/\\n/g, "\n").replace(/\\"/g, '"').replace(/\\\\/g, "\\");
     samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return samples;

@@ -1,7 +1,13 @@
 // Test servers in throw-away containers, for machines with a Docker engine. Images come from the variables
 // docker-compose.yml reads (PSS_POSTGRES_IMAGE, ...): the official images by default, or the ones `npm run images`
 // built where no registry is reachable (npm test passes them), so tests see the same servers as the stack.
-import { GenericContainer, RandomPortGenerator, Wait, getContainerRuntimeClient, type StartedTestContainer } from "testcontainers";
+import {
+  GenericContainer,
+  RandomPortGenerator,
+  Wait,
+  getContainerRuntimeClient,
+  type StartedTestContainer,
+} from "testcontainers";
 import { readComposeEnv } from "../../scripts/containers/compose-env.ts";
 import { imageFor } from "../../scripts/containers/image-variables.ts";
 
@@ -18,10 +24,16 @@ export function images(environment: Record<string, string | undefined> = process
 }
 
 /** Labels every container started here with PSS_TEST_RUN (npm test removes what a run left behind by it). */
-const runLabels = (): Record<string, string> => (process.env.PSS_TEST_RUN ? { "pss.test-run": process.env.PSS_TEST_RUN } : {});
+const runLabels = (): Record<string, string> =>
+  process.env.PSS_TEST_RUN ? { "pss.test-run": process.env.PSS_TEST_RUN } : {};
 
 /** The bucket and credentials docker-compose.yml gives its S3Proxy, reused here. */
-export const CONTAINER_S3 = { S3_BUCKET: "pss-media", S3_REGION: "us-east-1", S3_ACCESS_KEY_ID: "pss", S3_SECRET_ACCESS_KEY: "pss-compose-secret" } as const;
+export const CONTAINER_S3 = {
+  S3_BUCKET: "pss-media",
+  S3_REGION: "us-east-1",
+  S3_ACCESS_KEY_ID: "pss",
+  S3_SECRET_ACCESS_KEY: "pss-compose-secret",
+} as const;
 
 export interface ContainerUrls {
   DATABASE_URL: string;
@@ -42,7 +54,14 @@ export interface ContainerUrls {
 export async function dockerEngineAvailable(): Promise<boolean> {
   if (!Bun.which("docker")) return false;
   try {
-    const proc = Bun.spawn({ cmd: ["docker", "info", "--format", "{{.ServerVersion}}"], stdout: "ignore", stderr: "ignore", stdin: "ignore", timeout: 5_000, killSignal: "SIGKILL" });
+    const proc = Bun.spawn({
+      cmd: ["docker", "info", "--format", "{{.ServerVersion}}"],
+      stdout: "ignore",
+      stderr: "ignore",
+      stdin: "ignore",
+      timeout: 5_000,
+      killSignal: "SIGKILL",
+    });
     return (await proc.exited) === 0;
   } catch {
     return false;
@@ -129,7 +148,11 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
         JCLOUDS_FILESYSTEM_BASEDIR: "/data",
       })
       // The bucket is a directory of the filesystem backend: created before the server starts.
-      .withEntrypoint(["sh", "-c", `mkdir -p -m 700 /data/${CONTAINER_S3.S3_BUCKET} && exec /opt/s3proxy/run-docker-container.sh`])
+      .withEntrypoint([
+        "sh",
+        "-c",
+        `mkdir -p -m 700 /data/${CONTAINER_S3.S3_BUCKET} && exec /opt/s3proxy/run-docker-container.sh`,
+      ])
       .withExposedPorts(80)
       .withWaitStrategy(Wait.forListeningPorts())
       .withStartupTimeout(120_000)
@@ -144,10 +167,19 @@ export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; 
   if (failures.length > 0) {
     // Do not leave the ones that did start running (Ryuk would reap them, but only at process exit).
     await stop();
-    throw new AggregateError(failures, `testcontainers: ${failures.length} of ${results.length} containers failed to start: ${failures.map(String).join("; ")}`);
+    throw new AggregateError(
+      failures,
+      `testcontainers: ${failures.length} of ${results.length} containers failed to start: ${failures.map(String).join("; ")}`,
+    );
   }
 
-  const [pg, redis, kafka, os, s3] = started as [StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer, StartedTestContainer];
+  const [pg, redis, kafka, os, s3] = started as [
+    StartedTestContainer,
+    StartedTestContainer,
+    StartedTestContainer,
+    StartedTestContainer,
+    StartedTestContainer,
+  ];
   return {
     urls: {
       DATABASE_URL: `postgres://pss:pss@${pg.getHost()}:${pg.getMappedPort(5432)}/pss`,

@@ -9,11 +9,18 @@ import * as contracts from "./index.ts";
 
 /** Every exported TypeBox schema, by export name. */
 function exportedSchemas(): [string, TSchema][] {
-  return Object.entries(contracts).filter((e): e is [string, TSchema] => !!e[1] && typeof e[1] === "object" && Kind in e[1]);
+  return Object.entries(contracts).filter(
+    (e): e is [string, TSchema] => !!e[1] && typeof e[1] === "object" && Kind in e[1],
+  );
 }
 
 /** Every object schema inside a schema (itself included), with where it sits. */
-function objectSchemas(schema: unknown, path: string, found: [string, Record<string, unknown>][] = [], seen = new Set<unknown>()): [string, Record<string, unknown>][] {
+function objectSchemas(
+  schema: unknown,
+  path: string,
+  found: [string, Record<string, unknown>][] = [],
+  seen = new Set<unknown>(),
+): [string, Record<string, unknown>][] {
   if (!schema || typeof schema !== "object" || seen.has(schema)) return found;
   seen.add(schema);
   if (Array.isArray(schema)) {
@@ -34,20 +41,65 @@ test("every object schema of the contracts states additionalProperties", () => {
   expect(schemas.length).toBeGreaterThan(30);
   const objects = schemas.flatMap(([name, schema]) => objectSchemas(schema, name));
   expect(objects.length).toBeGreaterThan(40);
-  const missing = objects.filter(([, s]) => typeof s.additionalProperties !== "boolean" && typeof s.additionalProperties !== "object").map(([path]) => path);
+  const missing = objects
+    .filter(([, s]) => typeof s.additionalProperties !== "boolean" && typeof s.additionalProperties !== "object")
+    .map(([path]) => path);
   expect(missing).toEqual([]);
 });
 
 test("partner input and validated answers are closed; read models and events stay open to new fields", () => {
-  const { BrokerBody, ListingBody, LeadBody, PageQuery, LeadCountQuery, SearchQuery, ErrorResponse, HealthResponse, BrokerPutResponse, ListingPutResponse, OfficeLeadCount, OrganizationLeadCount, LeadAccepted } = contracts;
-  for (const closed of [BrokerBody, ListingBody, LeadBody, PageQuery, LeadCountQuery, SearchQuery, ErrorResponse, HealthResponse, BrokerPutResponse, ListingPutResponse, OfficeLeadCount, OrganizationLeadCount, LeadAccepted]) {
+  const {
+    BrokerBody,
+    ListingBody,
+    LeadBody,
+    PageQuery,
+    LeadCountQuery,
+    SearchQuery,
+    ErrorResponse,
+    HealthResponse,
+    BrokerPutResponse,
+    ListingPutResponse,
+    OfficeLeadCount,
+    OrganizationLeadCount,
+    LeadAccepted,
+  } = contracts;
+  for (const closed of [
+    BrokerBody,
+    ListingBody,
+    LeadBody,
+    PageQuery,
+    LeadCountQuery,
+    SearchQuery,
+    ErrorResponse,
+    HealthResponse,
+    BrokerPutResponse,
+    ListingPutResponse,
+    OfficeLeadCount,
+    OrganizationLeadCount,
+    LeadAccepted,
+  ]) {
     expect(closed.additionalProperties).toBe(false);
   }
-  for (const open of [contracts.ListingRecord, contracts.BrokerRecord, contracts.PublicListing, contracts.PublicBroker, contracts.SearchResponse, contracts.AnyEventEnvelope, contracts.LeadSubmittedPayload]) {
+  for (const open of [
+    contracts.ListingRecord,
+    contracts.BrokerRecord,
+    contracts.PublicListing,
+    contracts.PublicBroker,
+    contracts.SearchResponse,
+    contracts.AnyEventEnvelope,
+    contracts.LeadSubmittedPayload,
+  ]) {
     expect(open.additionalProperties).toBe(true);
   }
   // What open means for a tolerant reader: a field it does not know is accepted.
-  expect(Value.Check(contracts.OrganizationLeadCount.properties.officeBreakdown.items, { officeId: 1, officeName: "Main", totalLeads: 0, region: "south" })).toBe(true);
+  expect(
+    Value.Check(contracts.OrganizationLeadCount.properties.officeBreakdown.items, {
+      officeId: 1,
+      officeName: "Main",
+      totalLeads: 0,
+      region: "south",
+    }),
+  ).toBe(true);
 });
 
 test("compiling the schemas and validating values with them leaves every schema as it was", () => {

@@ -11,7 +11,9 @@ const LABEL = String.raw`(?:\b(?:call|text|phone|tel|telephone|cell|mobile|fax|e
 const withLabel = (pattern: string) => new RegExp(LABEL + pattern, "gi");
 const EMAIL = withLabel(String.raw`[A-Z0-9._%+-]+@[A-Z0-9-]+(?:\.[A-Z0-9-]+)*\.[A-Z]{2,}`);
 // "jane [at] example [dot] com", "jane(at)example.com"
-const OBFUSCATED_EMAIL = withLabel(String.raw`[A-Z0-9._%+-]+\s*[[({]\s*at\s*[\])}]\s*[A-Z0-9-]+(?:\s*(?:[[({]\s*dot\s*[\])}]|\.)\s*[A-Z0-9-]+)+`);
+const OBFUSCATED_EMAIL = withLabel(
+  String.raw`[A-Z0-9._%+-]+\s*[[({]\s*at\s*[\])}]\s*[A-Z0-9-]+(?:\s*(?:[[({]\s*dot\s*[\])}]|\.)\s*[A-Z0-9-]+)+`,
+);
 const URL = withLabel(String.raw`\b(?:https?:\/\/|www\.)[^\s<>"]*[^\s<>".,;:!?)]`);
 const BARE_DOMAIN = withLabel(
   String.raw`\b[A-Z0-9](?:[A-Z0-9-]*[A-Z0-9])?(?:\.[A-Z0-9](?:[A-Z0-9-]*[A-Z0-9])?)*\.(?:com|net|org|biz|info|io|co|us|ca|uk|de|fr|au|me|app|site|online|store|shop)\b(?:\/[^\s<>"]*[^\s<>".,;:!?)])?`,
@@ -19,7 +21,39 @@ const BARE_DOMAIN = withLabel(
 // Candidates only; looksLikePhone() decides. Money ($1,200,000), years and plain amounts are not phone-shaped.
 const PHONE = withLabel(String.raw`((?<![\w$€£.,\/-])\+?\(?\d[\d\s().-]{5,22}\d(?![\w.,]?\d))`);
 // Kept upper case when a shouted sentence is lowered: common business abbreviations.
-const ACRONYMS = new Set(["LLC", "INC", "LTD", "SBA", "HVAC", "USA", "UK", "EU", "FF&E", "SDE", "EBITDA", "POS", "ATM", "CEO", "CFO", "DBA", "NNN", "ROI", "LLP", "NYC", "ADA", "ATV", "RV", "BBQ", "TV", "DVD", "CPA", "HR", "B2B", "B2C", "I"]);
+const ACRONYMS = new Set([
+  "LLC",
+  "INC",
+  "LTD",
+  "SBA",
+  "HVAC",
+  "USA",
+  "UK",
+  "EU",
+  "FF&E",
+  "SDE",
+  "EBITDA",
+  "POS",
+  "ATM",
+  "CEO",
+  "CFO",
+  "DBA",
+  "NNN",
+  "ROI",
+  "LLP",
+  "NYC",
+  "ADA",
+  "ATV",
+  "RV",
+  "BBQ",
+  "TV",
+  "DVD",
+  "CPA",
+  "HR",
+  "B2B",
+  "B2C",
+  "I",
+]);
 // Where a contact detail was, while the rewrite tidies around it.
 const GAP = "\u0001";
 
@@ -58,7 +92,9 @@ export function removeContactDetails(text: string, gap = " "): string {
 /** Closes the gaps removal left: "X or Y" runs, dangling "at"/"or", a sentence now starting in lower case. */
 function closeGaps(line: string): string {
   if (!line.includes(GAP)) return line;
-  let text = line.replace(/\u0001(?:\s*(?:[,;/&]|\bor\b|\band\b)?\s*\u0001)+/gi, GAP).replace(/\b(?:or|and|at|on|via)\s+\u0001/gi, GAP);
+  let text = line
+    .replace(/\u0001(?:\s*(?:[,;/&]|\bor\b|\band\b)?\s*\u0001)+/gi, GAP)
+    .replace(/\b(?:or|and|at|on|via)\s+\u0001/gi, GAP);
   // A sentence that was nothing but contact details disappears with its punctuation (repeated: matches overlap).
   for (let before = ""; before !== text; ) {
     before = text;
@@ -67,7 +103,10 @@ function closeGaps(line: string): string {
   return text
     .replace(/^\s*\u0001\s*[.!?]+\s*/, "")
     .replace(/\u0001\s*\b(?:or|and)\b(?=\s*(?:[.,;:!?]|$))/gi, GAP)
-    .replace(/([.!?]["')\]]?\s*)\u0001\s*(?:[,;:.]\s*)?(\p{Ll})/gu, (_m, end: string, c: string) => end + c.toUpperCase())
+    .replace(
+      /([.!?]["')\]]?\s*)\u0001\s*(?:[,;:.]\s*)?(\p{Ll})/gu,
+      (_m, end: string, c: string) => end + c.toUpperCase(),
+    )
     .replace(/^\s*\u0001\s*(?:[,;:.]\s*)?(\p{Ll})/u, (_m, c: string) => c.toUpperCase())
     .replace(/\u0001/g, " ");
 }
@@ -106,27 +145,25 @@ function fixShouting(paragraph: string): string {
 }
 
 function tidyPunctuation(paragraph: string): string {
-  return (
-    paragraph
-      .replace(/[ \t]+/g, " ")
-      .replace(/\(\s*[,;:/-]?\s*\)/g, "")
-      .replace(/\s+([,.;:!?)])/g, "$1")
-      .replace(/\(\s+/g, "(")
-      .replace(/([!?])[!?.]+/g, "$1")
-      .replace(/\.([!?])/g, "$1")
-      .replace(/([.!?])\s*[,;:]+/g, "$1")
-      .replace(/\.{4,}/g, "...")
-      .replace(/,{2,}/g, ",")
-      .replace(/([,;:])(?:\s*[,;:])+/g, "$1")
-      .replace(/(?<!\.)\.(?:\s*\.)(?!\.)/g, ".")
-      .replace(/[,;:]\s*([.!?])/g, "$1")
-      .replace(/([,;])(?=\p{L})/gu, "$1 ")
-      .replace(/([.!?])(?=\p{Lu}\p{Ll})/gu, "$1 ")
-      .replace(/^[\s,.;:!?]+(?=\S)/, "")
-      .replace(/^[\s,.;:!?-]+$/, "")
-      .replace(/[ ]{2,}/g, " ")
-      .trim()
-  );
+  return paragraph
+    .replace(/[ \t]+/g, " ")
+    .replace(/\(\s*[,;:/-]?\s*\)/g, "")
+    .replace(/\s+([,.;:!?)])/g, "$1")
+    .replace(/\(\s+/g, "(")
+    .replace(/([!?])[!?.]+/g, "$1")
+    .replace(/\.([!?])/g, "$1")
+    .replace(/([.!?])\s*[,;:]+/g, "$1")
+    .replace(/\.{4,}/g, "...")
+    .replace(/,{2,}/g, ",")
+    .replace(/([,;:])(?:\s*[,;:])+/g, "$1")
+    .replace(/(?<!\.)\.(?:\s*\.)(?!\.)/g, ".")
+    .replace(/[,;:]\s*([.!?])/g, "$1")
+    .replace(/([,;])(?=\p{L})/gu, "$1 ")
+    .replace(/([.!?])(?=\p{Lu}\p{Ll})/gu, "$1 ")
+    .replace(/^[\s,.;:!?]+(?=\S)/, "")
+    .replace(/^[\s,.;:!?-]+$/, "")
+    .replace(/[ ]{2,}/g, " ")
+    .trim();
 }
 
 /** The optimized description: same words, minus contact details, without shouting, tidy whitespace. */

@@ -22,7 +22,14 @@ describe("event envelopes are read tolerantly", () => {
 
   test("unknown fields in the envelope and in the payload are accepted", () => {
     expect(Value.Check(AnyEventEnvelope, { ...envelope(), traceId: "abc", schemaRevision: 2 })).toBe(true);
-    const lead = { leadId: crypto.randomUUID(), serviceListingId: 1, serviceBrokerId: "2", officeId: 3, organizationId: 4, createdAt: "2026-05-01T12:00:00Z" };
+    const lead = {
+      leadId: crypto.randomUUID(),
+      serviceListingId: 1,
+      serviceBrokerId: "2",
+      officeId: 3,
+      organizationId: 4,
+      createdAt: "2026-05-01T12:00:00Z",
+    };
     expect(Value.Check(LeadSubmittedPayload, { ...lead, channel: "web", utm: { source: "x" } })).toBe(true);
   });
 
@@ -39,7 +46,14 @@ describe("formats", () => {
   test("uuid accepts any RFC 9562 textual UUID and nothing else", () => {
     expect(isUuid(crypto.randomUUID())).toBe(true);
     expect(isUuid("0190F3A2-7C1B-7D4E-8F00-123456789ABC")).toBe(true);
-    for (const bad of ["", "42", "0190f3a2-7c1b-7d4e-8f00-123456789ab", "urn:uuid:0190f3a2-7c1b-7d4e-8f00-123456789abc", "0190f3a27c1b7d4e8f00123456789abc"]) expect(isUuid(bad)).toBe(false);
+    for (const bad of [
+      "",
+      "42",
+      "0190f3a2-7c1b-7d4e-8f00-123456789ab",
+      "urn:uuid:0190f3a2-7c1b-7d4e-8f00-123456789abc",
+      "0190f3a27c1b7d4e8f00123456789abc",
+    ])
+      expect(isUuid(bad)).toBe(false);
   });
 
   test("registerFormats registers every format any contract schema names", () => {
@@ -47,7 +61,8 @@ describe("formats", () => {
     const visit = (node: unknown, seen: Set<unknown>) => {
       if (!node || typeof node !== "object" || seen.has(node)) return;
       seen.add(node);
-      if (Kind in (node as TSchema) && typeof (node as TSchema).format === "string") used.add((node as TSchema).format as string);
+      if (Kind in (node as TSchema) && typeof (node as TSchema).format === "string")
+        used.add((node as TSchema).format as string);
       for (const value of Object.values(node)) visit(value, seen);
     };
     for (const value of Object.values(contracts)) visit(value, new Set());
@@ -69,9 +84,21 @@ describe("formats", () => {
       let elysiaResolvable = true;
       try { Bun.resolveSync("elysia", process.cwd()); } catch { elysiaResolvable = false; }
       console.log(JSON.stringify({ before, after, elysiaResolvable }));`;
-    const proc = Bun.spawn([process.execPath, "-e", script], { cwd: `${import.meta.dir}/..`, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = [await new Response(proc.stdout).text(), await new Response(proc.stderr).text(), await proc.exited];
+    const proc = Bun.spawn([process.execPath, "-e", script], {
+      cwd: `${import.meta.dir}/..`,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err, code] = [
+      await new Response(proc.stdout).text(),
+      await new Response(proc.stderr).text(),
+      await proc.exited,
+    ];
     expect({ code, err }).toEqual({ code: 0, err: "" });
-    expect(JSON.parse(out)).toEqual({ before: { uuidKnown: false, valid: false }, after: { uuidKnown: true, valid: true }, elysiaResolvable: false });
+    expect(JSON.parse(out)).toEqual({
+      before: { uuidKnown: false, valid: false },
+      after: { uuidKnown: true, valid: true },
+      elysiaResolvable: false,
+    });
   });
 });

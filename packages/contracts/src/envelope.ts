@@ -27,7 +27,8 @@ export const EventEnvelopeHeader = {
  * (a new API version) never dead-letters events at consumers not yet upgraded. Payload schemas follow the same
  * rule: each declares `additionalProperties: true`. Only partner input is strict.
  */
-export const EventEnvelope = <T extends TSchema>(payload: T) => Type.Object({ ...EventEnvelopeHeader, payload }, { additionalProperties: true });
+export const EventEnvelope = <T extends TSchema>(payload: T) =>
+  Type.Object({ ...EventEnvelopeHeader, payload }, { additionalProperties: true });
 
 export const AnyEventEnvelope = EventEnvelope(Type.Unknown());
 export type AnyEventEnvelope = Static<typeof AnyEventEnvelope>;

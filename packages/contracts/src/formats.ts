@@ -56,4 +56,3 @@ export function registerFormats(): void {
   for (const [name, check] of Object.entries(CONTRACT_FORMATS)) FormatRegistry.Set(name, check);
   registerTextKind();
 }
-

@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { listingReport, reportState, type ReportInput } from "./listing-report.ts";
 
 const none = { warnings: [], qualityScore: 100 };
-const ready = { url: "https://x/1.jpg", state: "ready" as const, width: 1600, height: 1200, failureReason: null, updatedAt: "2026-05-01T12:00:04.000Z" };
+const ready = {
+  url: "https://x/1.jpg",
+  state: "ready" as const,
+  width: 1600,
+  height: 1200,
+  failureReason: null,
+  updatedAt: "2026-05-01T12:00:04.000Z",
+};
 const base: ReportInput = {
   mode: "live",
   status: "FOR_SALE",
@@ -39,7 +46,10 @@ describe("reportState: the first rule that applies decides", () => {
     const failed = { ...ready, state: "failed" as const, failureReason: "HTTP 404" };
     expect(reportState({ ...base, photos: [failed] }).state).toBe("FAILED");
     const warned = { warnings: [{ path: "photos[1]", code: "PHOTO_FAILED" as const, message: "m" }], qualityScore: 94 };
-    expect(reportState({ ...base, photos: [ready, failed], quality: warned })).toEqual({ state: "LIVE_WITH_WARNINGS", reasons: [{ code: "HAS_WARNINGS", message: "Buyers see it; 1 warning says what they miss" }] });
+    expect(reportState({ ...base, photos: [ready, failed], quality: warned })).toEqual({
+      state: "LIVE_WITH_WARNINGS",
+      reasons: [{ code: "HAS_WARNINGS", message: "Buyers see it; 1 warning says what they miss" }],
+    });
     expect(reportState({ ...base, photos: [] }).state).toBe("LIVE");
   });
 });
@@ -54,5 +64,8 @@ test("the steps of a live listing, in order, each with its time", () => {
     ["visible", "done", "2026-05-01T12:00:03.000Z"],
     ["sitemap", "done", "2026-05-01T12:00:00.000Z"],
   ]);
-  expect(listingReport({ ...base, description: null, descriptionOptimized: null }).steps[2]).toMatchObject({ outcome: "skipped", message: "No description to rewrite" });
+  expect(listingReport({ ...base, description: null, descriptionOptimized: null }).steps[2]).toMatchObject({
+    outcome: "skipped",
+    message: "No description to rewrite",
+  });
 });

@@ -94,7 +94,8 @@ export interface ListingQualityInput {
 }
 
 const blank = (s: string | null | undefined) => !s || s.trim().length === 0;
-const has = (o: Record<string, unknown> | null | undefined, key: string) => o != null && o[key] !== undefined && o[key] !== null;
+const has = (o: Record<string, unknown> | null | undefined, key: string) =>
+  o != null && o[key] !== undefined && o[key] !== null;
 const textLength = (s: string) => [...s.trim()].length;
 // A text of n UTF-16 units holds at least n/2 code points: a long description (the usual case) is never short,
 // and counting its code points was the batch path's costliest rule.
@@ -115,32 +116,81 @@ export function listingQuality(input: ListingQualityInput): Quality {
     else otherCost += cost;
   };
 
-  if (blank(input.title)) add("title", "TITLE_MISSING", "No title: buyers see the business type as the headline; send a short title that says what the business is");
-  if (blank(input.description)) add("description", "DESCRIPTION_MISSING", "No description: buyers skip listings without one; describe the business, its history, staff and why it is for sale");
+  if (blank(input.title))
+    add(
+      "title",
+      "TITLE_MISSING",
+      "No title: buyers see the business type as the headline; send a short title that says what the business is",
+    );
+  if (blank(input.description))
+    add(
+      "description",
+      "DESCRIPTION_MISSING",
+      "No description: buyers skip listings without one; describe the business, its history, staff and why it is for sale",
+    );
   else if (shorterThan(input.description!, SHORT_DESCRIPTION))
-    add("description", "DESCRIPTION_TOO_SHORT", `Description is ${textLength(input.description!)} characters; at least ${SHORT_DESCRIPTION} tell a buyer what the business is`);
+    add(
+      "description",
+      "DESCRIPTION_TOO_SHORT",
+      `Description is ${textLength(input.description!)} characters; at least ${SHORT_DESCRIPTION} tell a buyer what the business is`,
+    );
 
   const loc = input.location;
   if (loc.visibility === "SHOW_FULL_ADDRESS" && blank(loc.streetAddress1))
-    add("location.streetAddress1", "STREET_ADDRESS_MISSING", "visibility is SHOW_FULL_ADDRESS but there is no streetAddress1: buyers see only the city; send the street address or a narrower visibility");
+    add(
+      "location.streetAddress1",
+      "STREET_ADDRESS_MISSING",
+      "visibility is SHOW_FULL_ADDRESS but there is no streetAddress1: buyers see only the city; send the street address or a narrower visibility",
+    );
   if (!blank(loc.postalCode) && !postalCodeFits(loc.country, loc.postalCode!))
-    add("location.postalCode", "POSTAL_CODE_MISMATCH", `${loc.postalCode} is not a postal code of ${loc.country}: check the code and the country`);
+    add(
+      "location.postalCode",
+      "POSTAL_CODE_MISMATCH",
+      `${loc.postalCode} is not a postal code of ${loc.country}: check the code and the country`,
+    );
 
-  if (!has(input.financials, "askingPrice")) add("financials.askingPrice", "ASKING_PRICE_MISSING", "No asking price: buyers filtering by price never see this listing; send financials.askingPrice");
+  if (!has(input.financials, "askingPrice"))
+    add(
+      "financials.askingPrice",
+      "ASKING_PRICE_MISSING",
+      "No asking price: buyers filtering by price never see this listing; send financials.askingPrice",
+    );
   if (!has(input.financials, "revenue") && !has(input.financials, "sde"))
-    add("financials", "FINANCIALS_INCOMPLETE", "Neither revenue nor sde (cash flow): buyers cannot judge the price; send at least one of them");
+    add(
+      "financials",
+      "FINANCIALS_INCOMPLETE",
+      "Neither revenue nor sde (cash flow): buyers cannot judge the price; send at least one of them",
+    );
 
   const photos = input.photos;
   if (photos.length < RECOMMENDED_PHOTO_COUNT)
-    add("photos", "PHOTOS_TOO_FEW", `${photos.length} photo${photos.length === 1 ? "" : "s"}; listings with at least ${RECOMMENDED_PHOTO_COUNT} get more inquiries`, RECOMMENDED_PHOTO_COUNT - photos.length);
+    add(
+      "photos",
+      "PHOTOS_TOO_FEW",
+      `${photos.length} photo${photos.length === 1 ? "" : "s"}; listings with at least ${RECOMMENDED_PHOTO_COUNT} get more inquiries`,
+      RECOMMENDED_PHOTO_COUNT - photos.length,
+    );
   photos.forEach((p, i) => {
-    if (p.state === "failed") add(`photos[${i}]`, "PHOTO_FAILED", `Could not be used (${p.failureReason ?? "processing failed"}); buyers do not see it. Fix the image at its URL, or send another URL`);
+    if (p.state === "failed")
+      add(
+        `photos[${i}]`,
+        "PHOTO_FAILED",
+        `Could not be used (${p.failureReason ?? "processing failed"}); buyers do not see it. Fix the image at its URL, or send another URL`,
+      );
     else if (p.state === "ready" && p.width != null && p.width < RECOMMENDED_PHOTO_WIDTH)
-      add(`photos[${i}]`, "PHOTO_TOO_NARROW", `Image is ${p.width} px wide; send one at least ${RECOMMENDED_PHOTO_WIDTH} px wide so it stays sharp on large screens`);
+      add(
+        `photos[${i}]`,
+        "PHOTO_TOO_NARROW",
+        `Image is ${p.width} px wide; send one at least ${RECOMMENDED_PHOTO_WIDTH} px wide so it stays sharp on large screens`,
+      );
   });
 
   if (input.status === "UNDER_CONTRACT" && blank(input.brokerPhone))
-    add("broker.phone", "BROKER_PHONE_MISSING", "The listing is UNDER_CONTRACT and its broker has no phone: backup buyers can only write; add the broker's phone");
+    add(
+      "broker.phone",
+      "BROKER_PHONE_MISSING",
+      "The listing is UNDER_CONTRACT and its broker has no phone: backup buyers can only write; add the broker's phone",
+    );
 
   return { warnings, qualityScore: clampScore(100 - Math.min(photoCost, PHOTO_POINTS) - otherCost) };
 }
@@ -149,7 +199,12 @@ export function listingQuality(input: ListingQualityInput): Quality {
 export interface BrokerQualityInput {
   phone?: string | null;
   avatarUrl?: string | null;
-  avatar?: { state?: string | null; width?: number | null; height?: number | null; failureReason?: string | null } | null;
+  avatar?: {
+    state?: string | null;
+    width?: number | null;
+    height?: number | null;
+    failureReason?: string | null;
+  } | null;
   bio?: string | null;
   licenses?: readonly unknown[] | null;
 }
@@ -161,14 +216,44 @@ export function brokerQuality(input: BrokerQualityInput): Quality {
     warnings.push({ path, code, message });
     cost += BROKER_RUBRIC[code];
   };
-  if (blank(input.phone)) add("phone", "BROKER_PHONE_MISSING", "No phone: buyers can only write to this broker; add a phone with the country code");
-  if (blank(input.avatarUrl)) add("avatarUrl", "AVATAR_MISSING", "No photo of the broker: profiles with a face get more inquiries; send avatarUrl");
-  else if (input.avatar?.state === "failed") add("avatarUrl", "AVATAR_FAILED", `Could not be used (${input.avatar.failureReason ?? "processing failed"}); fix the image at its URL, or send another URL`);
-  else if (input.avatar?.state === "ready" && input.avatar.width != null && input.avatar.height != null && (input.avatar.width < RECOMMENDED_AVATAR_SIDE || input.avatar.height < RECOMMENDED_AVATAR_SIDE))
-    add("avatarUrl", "AVATAR_TOO_SMALL", `Image is ${input.avatar.width}x${input.avatar.height} px; send one at least ${RECOMMENDED_AVATAR_SIDE}x${RECOMMENDED_AVATAR_SIDE} px`);
+  if (blank(input.phone))
+    add(
+      "phone",
+      "BROKER_PHONE_MISSING",
+      "No phone: buyers can only write to this broker; add a phone with the country code",
+    );
+  if (blank(input.avatarUrl))
+    add(
+      "avatarUrl",
+      "AVATAR_MISSING",
+      "No photo of the broker: profiles with a face get more inquiries; send avatarUrl",
+    );
+  else if (input.avatar?.state === "failed")
+    add(
+      "avatarUrl",
+      "AVATAR_FAILED",
+      `Could not be used (${input.avatar.failureReason ?? "processing failed"}); fix the image at its URL, or send another URL`,
+    );
+  else if (
+    input.avatar?.state === "ready" &&
+    input.avatar.width != null &&
+    input.avatar.height != null &&
+    (input.avatar.width < RECOMMENDED_AVATAR_SIDE || input.avatar.height < RECOMMENDED_AVATAR_SIDE)
+  )
+    add(
+      "avatarUrl",
+      "AVATAR_TOO_SMALL",
+      `Image is ${input.avatar.width}x${input.avatar.height} px; send one at least ${RECOMMENDED_AVATAR_SIDE}x${RECOMMENDED_AVATAR_SIDE} px`,
+    );
   if (blank(input.bio)) add("profile.bio", "BIO_MISSING", "No bio: tell buyers who the broker is and what they sell");
-  else if (textLength(input.bio!) < SHORT_BIO) add("profile.bio", "BIO_TOO_SHORT", `Bio is ${textLength(input.bio!)} characters; at least ${SHORT_BIO} say who the broker is`);
-  if (!input.licenses || input.licenses.length === 0) add("licenses", "LICENSE_MISSING", "No license: buyers in many states look for a licensed broker; send licenses");
+  else if (textLength(input.bio!) < SHORT_BIO)
+    add(
+      "profile.bio",
+      "BIO_TOO_SHORT",
+      `Bio is ${textLength(input.bio!)} characters; at least ${SHORT_BIO} say who the broker is`,
+    );
+  if (!input.licenses || input.licenses.length === 0)
+    add("licenses", "LICENSE_MISSING", "No license: buyers in many states look for a licensed broker; send licenses");
   return { warnings, qualityScore: clampScore(100 - cost) };
 }
 

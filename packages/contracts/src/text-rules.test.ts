@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { MULTILINE_TEXT_PATTERN, SINGLE_LINE_TEXT_PATTERN, findTextProblem, jsonDepthExceeds, textProblem } from "./text-rules.ts";
+import {
+  MULTILINE_TEXT_PATTERN,
+  SINGLE_LINE_TEXT_PATTERN,
+  findTextProblem,
+  jsonDepthExceeds,
+  textProblem,
+} from "./text-rules.ts";
 
 describe("textProblem", () => {
   test("ordinary text, accents and emoji (a valid surrogate pair) are fine", () => {
@@ -17,7 +23,8 @@ describe("textProblem", () => {
     }
   });
   test("a lone high or low surrogate, or a reversed pair, is refused", () => {
-    for (const s of ["x\ud800y", "x\udc00y", "x\ud800", "\udc00\ud800"]) expect(textProblem(s, true)).toContain("surrogate");
+    for (const s of ["x\ud800y", "x\udc00y", "x\ud800", "\udc00\ud800"])
+      expect(textProblem(s, true)).toContain("surrogate");
   });
   test("the OpenAPI patterns say the same as the function for control characters (u flag)", () => {
     const single = new RegExp(SINGLE_LINE_TEXT_PATTERN, "u");
@@ -72,7 +79,7 @@ describe("jsonDepthExceeds", () => {
       }
       return false;
     };
-    const pieces = ["[", "]", "{", "}", '"', "\\", "\\\\", 'x', ":", ","];
+    const pieces = ["[", "]", "{", "}", '"', "\\", "\\\\", "x", ":", ","];
     let seed = 5;
     for (let round = 0; round < 3000; round++) {
       let text = "";

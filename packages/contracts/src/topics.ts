@@ -38,5 +38,9 @@ export const DEFAULT_TOPIC_SETTINGS: TopicSettings = { partitions: 6, replicatio
  * ordering to spread), all get `replicationFactor`.
  */
 export function topicSpecs(settings: TopicSettings = DEFAULT_TOPIC_SETTINGS): TopicSpec[] {
-  return ALL_TOPICS.map((t) => ({ ...t, partitions: t.retentionMs === undefined ? settings.partitions : t.partitions, replicationFactor: settings.replicationFactor }));
+  return ALL_TOPICS.map((t) => ({
+    ...t,
+    partitions: t.retentionMs === undefined ? settings.partitions : t.partitions,
+    replicationFactor: settings.replicationFactor,
+  }));
 }

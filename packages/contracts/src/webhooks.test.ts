@@ -1,5 +1,12 @@
 import { expect, test } from "bun:test";
-import { DeliveredEventTypeSchema, PING_EVENT, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WebhookDeliveryStatusSchema, WebhookEventTypeSchema } from "./webhooks.ts";
+import {
+  DeliveredEventTypeSchema,
+  PING_EVENT,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
+  WebhookDeliveryStatusSchema,
+  WebhookEventTypeSchema,
+} from "./webhooks.ts";
 
 const values = (schema: { anyOf: { const: string }[] }) => schema.anyOf.map((s) => s.const);
 

@@ -53,9 +53,14 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
       .begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
         // Read under the lock: another run may have applied it meanwhile.
-        const [known] = await tx<{ checksum: string }[]>`SELECT checksum FROM schema_migrations WHERE version = ${m.version}`;
+        const [known] = await tx<
+          { checksum: string }[]
+        >`SELECT checksum FROM schema_migrations WHERE version = ${m.version}`;
         if (known) {
-          if (known.checksum !== m.checksum) throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
+          if (known.checksum !== m.checksum)
+            throw new MigrationError(
+              `migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`,
+            );
           return false;
         }
         await tx.unsafe(m.sql);

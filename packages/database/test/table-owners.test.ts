@@ -33,8 +33,10 @@ test("every table names its owner, a workspace of this repository", async () => 
   const problems: string[] = [];
   for (const [table, comment] of comments) {
     const owner = ownerOf(comment);
-    if (!owner) problems.push(`${table}: no 'owner: <workspace>' comment (COMMENT ON TABLE in the migration that creates it)`);
-    else if (!existsSync(join(root, owner, "package.json"))) problems.push(`${table}: owner ${owner} is not a workspace`);
+    if (!owner)
+      problems.push(`${table}: no 'owner: <workspace>' comment (COMMENT ON TABLE in the migration that creates it)`);
+    else if (!existsSync(join(root, owner, "package.json")))
+      problems.push(`${table}: owner ${owner} is not a workspace`);
   }
   expect(problems).toEqual([]);
 });

@@ -20,13 +20,17 @@ export type ListingRecord = Json<ListingPath["get"]["responses"][200]>["listing"
 export type QualityWarning = ListingRecord["warnings"][number];
 export type WarningCode = QualityWarning["code"];
 /** GET /partner/v1/listings/{externalListingId}/report: every processing step and the overall state. */
-export type ListingReport = Json<paths["/partner/v1/listings/{externalListingId}/report"]["get"]["responses"][200]>["report"];
+export type ListingReport = Json<
+  paths["/partner/v1/listings/{externalListingId}/report"]["get"]["responses"][200]
+>["report"];
 export type ReportState = ListingReport["state"];
 /** GET /partner/v1/listings/{externalListingId}/stats: daily views, impressions and (with lead tracking) inquiries. */
 export type ListingStats = Json<paths["/partner/v1/listings/{externalListingId}/stats"]["get"]["responses"][200]>;
 export type HealthResponse = Json<paths["/partner/v1/health"]["get"]["responses"][200]>;
 export type OfficeLeadCount = Json<paths["/partner/v1/offices/{officeId}/leads/count"]["get"]["responses"][200]>;
-export type OrganizationLeadCount = Json<paths["/partner/v1/organizations/{organizationId}/leads/count"]["get"]["responses"][200]>;
+export type OrganizationLeadCount = Json<
+  paths["/partner/v1/organizations/{organizationId}/leads/count"]["get"]["responses"][200]
+>;
 
 /**
  * The answer of a dry-run PUT (`?dryRun=true`): the API validates exactly as for a real PUT (same 400s),
@@ -41,8 +45,12 @@ type BrokerBatchPath = paths["/partner/v1/brokers/batch"]["post"];
  * One item of POST /partner/v1/listings/batch: the external ID and the body its single PUT would carry. The
  * document leaves the item's body open (a bad body fails its item, not the batch), so the PUT's type is named here.
  */
-export type ListingBatchItem = Omit<Json<NonNullable<ListingBatchPath["requestBody"]>>["items"][number], "listing"> & { listing: ListingBody };
-export type BrokerBatchItem = Omit<Json<NonNullable<BrokerBatchPath["requestBody"]>>["items"][number], "broker"> & { broker: BrokerBody };
+export type ListingBatchItem = Omit<Json<NonNullable<ListingBatchPath["requestBody"]>>["items"][number], "listing"> & {
+  listing: ListingBody;
+};
+export type BrokerBatchItem = Omit<Json<NonNullable<BrokerBatchPath["requestBody"]>>["items"][number], "broker"> & {
+  broker: BrokerBody;
+};
 /** The answer of a batch: one result per item, in request order, each with the status and body its PUT would have got. */
 export type ListingBatchResponse = Json<ListingBatchPath["responses"][200]>;
 export type BrokerBatchResponse = Json<BrokerBatchPath["responses"][200]>;

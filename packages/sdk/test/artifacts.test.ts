@@ -8,8 +8,15 @@ import { GENERATED_TYPES, OPENAPI_JSON, renderTypes, serverOpenApiDocument } fro
 test("packages/sdk/openapi.json is the document the API serves, and src/generated/api.ts is generated from it", async () => {
   // In a process of its own: this test process has built other apps, whose schema handling can leave marks on
   // the shared TypeBox schema objects; a served document is always built by a fresh API process.
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "..", "scripts", "sdk-openapi.ts"), "--check"], { stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "..", "..", "..", "scripts", "sdk-openapi.ts"), "--check"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect({ code, output: (out + err).trim() }).toMatchObject({ code: 0 });
 });
 

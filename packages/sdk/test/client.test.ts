@@ -1,7 +1,13 @@
 // The SDK client against the real API (in-process, real PostgreSQL and Redis).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startApi, sample, type ApiHarness, type Partner } from "../../../services/api/test/support/harness.ts";
-import { createPartnerClient, createRecordValidator, PssApiError, PssNetworkError, type PartnerClient } from "../src/index.ts";
+import {
+  createPartnerClient,
+  createRecordValidator,
+  PssApiError,
+  PssNetworkError,
+  type PartnerClient,
+} from "../src/index.ts";
 import { freePort } from "./support/api-process.ts";
 
 let api: ApiHarness;
@@ -18,11 +24,28 @@ afterAll(() => api.stop());
 describe("createPartnerClient", () => {
   test("PUT creates (201) then updates (200), and the record reads back as stored", async () => {
     const broker = await client.putBroker("sdk-b1", sample.broker() as never);
-    expect(broker).toMatchObject({ status: "success", message: "Broker created", created: true, httpStatus: 201, serviceBrokerId: expect.any(String), requestId: expect.any(String) });
+    expect(broker).toMatchObject({
+      status: "success",
+      message: "Broker created",
+      created: true,
+      httpStatus: 201,
+      serviceBrokerId: expect.any(String),
+      requestId: expect.any(String),
+    });
     const listing = await client.putListing("sdk-l1", sample.listing("sdk-b1") as never);
-    expect(listing).toMatchObject({ created: true, httpStatus: 201, serviceListingId: expect.any(Number), serviceListingUrl: expect.stringContaining(`/listings/${listing.serviceListingId}`) });
+    expect(listing).toMatchObject({
+      created: true,
+      httpStatus: 201,
+      serviceListingId: expect.any(Number),
+      serviceListingUrl: expect.stringContaining(`/listings/${listing.serviceListingId}`),
+    });
     const updated = await client.putListing("sdk-l1", { status: "SOLD" });
-    expect(updated).toMatchObject({ created: false, httpStatus: 200, message: "Listing updated", serviceListingId: listing.serviceListingId });
+    expect(updated).toMatchObject({
+      created: false,
+      httpStatus: 200,
+      message: "Listing updated",
+      serviceListingId: listing.serviceListingId,
+    });
     const back = await client.getListing("sdk-l1");
     expect(back).toMatchObject({ externalListingId: "sdk-l1", status: "SOLD", brokerExternalId: "sdk-b1" });
     expect((await client.getBroker("sdk-b1")).name).toBe("Jane Broker");
@@ -51,11 +74,17 @@ describe("createPartnerClient", () => {
   test("error answers become PssApiError with status, the API's sentence, details and the request id", async () => {
     const err = await client.putListing("sdk-bad", { status: "LIVE", title: "x".repeat(201) } as never).catch((e) => e);
     expect(err).toBeInstanceOf(PssApiError);
-    expect(err).toMatchObject({ status: 400, error: expect.stringMatching(/^(status|title): /), requestId: expect.any(String) });
+    expect(err).toMatchObject({
+      status: 400,
+      error: expect.stringMatching(/^(status|title): /),
+      requestId: expect.any(String),
+    });
     expect(err.details.map((d: { path: string }) => d.path).sort()).toEqual(["status", "title"]);
     const notFound = await client.getListing("sdk-nothing").catch((e) => e);
     expect(notFound).toMatchObject({ status: 404, error: "Listing not found" });
-    const wrongKey = await createPartnerClient({ baseUrl: api.baseUrl, apiKey: "pss_live_wrong" }).health().catch((e) => e);
+    const wrongKey = await createPartnerClient({ baseUrl: api.baseUrl, apiKey: "pss_live_wrong" })
+      .health()
+      .catch((e) => e);
     expect(wrongKey).toMatchObject({ status: 401, error: "Unauthorized" });
   });
 
@@ -66,7 +95,11 @@ describe("createPartnerClient", () => {
 
   test("nothing listening: a PssNetworkError after the configured attempts", async () => {
     const port = await freePort();
-    const offline = createPartnerClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "k", retry: { maxAttempts: 3, baseDelayMs: 10 } });
+    const offline = createPartnerClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: "k",
+      retry: { maxAttempts: 3, baseDelayMs: 10 },
+    });
     const err = await offline.health().catch((e) => e);
     expect(err).toBeInstanceOf(PssNetworkError);
     expect(err.message).toContain("after 3 attempts");
@@ -74,14 +107,30 @@ describe("createPartnerClient", () => {
 
   test("dry-run says what a PUT would do and stores nothing", async () => {
     const wouldCreate = await client.putListing("sdk-dry", sample.listing("sdk-b1") as never, { dryRun: true });
-    expect(wouldCreate).toMatchObject({ status: "success", dryRun: true, outcome: "wouldCreate", httpStatus: 200, requestId: expect.any(String) });
-    expect(wouldCreate.changedPaths).toEqual(expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "status", "title"]));
+    expect(wouldCreate).toMatchObject({
+      status: "success",
+      dryRun: true,
+      outcome: "wouldCreate",
+      httpStatus: 200,
+      requestId: expect.any(String),
+    });
+    expect(wouldCreate.changedPaths).toEqual(
+      expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "status", "title"]),
+    );
     expect(await client.getListing("sdk-dry").catch((e) => e.status)).toBe(404);
 
     // An existing listing: only the fields that would change, and the stored listing stays as it was.
     const before = await client.getListing("sdk-l1");
-    const wouldUpdate = await client.putListing("sdk-l1", { financials: { askingPrice: 1 }, status: before.status } as never, { dryRun: true });
-    expect(wouldUpdate).toMatchObject({ dryRun: true, outcome: "wouldUpdate", changedPaths: ["financials.askingPrice"] });
+    const wouldUpdate = await client.putListing(
+      "sdk-l1",
+      { financials: { askingPrice: 1 }, status: before.status } as never,
+      { dryRun: true },
+    );
+    expect(wouldUpdate).toMatchObject({
+      dryRun: true,
+      outcome: "wouldUpdate",
+      changedPaths: ["financials.askingPrice"],
+    });
     expect(await client.getListing("sdk-l1")).toEqual(before);
 
     const noChange = await client.putBroker("sdk-b2", sample.broker() as never, { dryRun: true });
@@ -91,7 +140,11 @@ describe("createPartnerClient", () => {
     const invalid = await client.putListing("sdk-dry", { status: "LIVE" } as never, { dryRun: true }).catch((e) => e);
     const real = await client.putListing("sdk-dry", { status: "LIVE" } as never).catch((e) => e);
     expect(invalid).toBeInstanceOf(PssApiError);
-    expect({ status: invalid.status, error: invalid.error, details: invalid.details }).toEqual({ status: real.status, error: real.error, details: real.details });
+    expect({ status: invalid.status, error: invalid.error, details: invalid.details }).toEqual({
+      status: real.status,
+      error: real.error,
+      details: real.details,
+    });
   });
 });
 
@@ -107,7 +160,15 @@ test("local validation names the same fields as the API for the same bad bodies"
     ["listing", { status: "LIVE", financials: { askingPrice: "cheap" } }],
     ["listing", { status: null, location: { country: "usa" } }],
     ["listing", { photos: [{ url: "ftp://x", sortKey: 1.5 }] }],
-    ["listing", { photos: [{ url: "https://i.example.com/1.jpg", sortKey: 1 }, { url: "https://i.example.com/1.jpg", sortKey: 2 }] }],
+    [
+      "listing",
+      {
+        photos: [
+          { url: "https://i.example.com/1.jpg", sortKey: 1 },
+          { url: "https://i.example.com/1.jpg", sortKey: 2 },
+        ],
+      },
+    ],
     ["listing", { establishedAt: "0999-01-01T00:00:00Z", property: { rentData: { frequency: "DAILY" } } }],
     ["listing", { brokerExternalId: "x", broker: { ...sample.broker(), externalBrokerId: "y" } }],
   ];

@@ -31,7 +31,10 @@ beforeAll(async () => {
   symlinkSync(join(ROOT, "packages/sdk"), join(dir, "node_modules", "@pss", "partner-sdk"));
   // `pss-sync`, as `npm install -g @pss/partner-sdk` or `npx` puts it on the PATH.
   mkdirSync(join(dir, "bin"));
-  writeFileSync(join(dir, "bin", "pss-sync"), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "packages/sdk/src/cli/main.ts")}" "$@"\n`);
+  writeFileSync(
+    join(dir, "bin", "pss-sync"),
+    `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "packages/sdk/src/cli/main.ts")}" "$@"\n`,
+  );
   chmodSync(join(dir, "bin", "pss-sync"), 0o755);
 }, 120_000);
 afterAll(async () => {
@@ -58,7 +61,9 @@ const where = (doc: string, b: CodeBlock) => `${doc}:${b.line}`;
 describe("docs/sdk.md", () => {
   const doc = "docs/sdk.md";
   const blocks = documentBlocks(join(ROOT, doc));
-  const programs = blocks.flatMap((b, i) => (b.lang === "ts" && b.attrs.run ? [{ block: b, output: blocks[i + 1]?.attrs.output ? blocks[i + 1]! : null }] : []));
+  const programs = blocks.flatMap((b, i) =>
+    b.lang === "ts" && b.attrs.run ? [{ block: b, output: blocks[i + 1]?.attrs.output ? blocks[i + 1]! : null }] : [],
+  );
   let partner: TestPartner;
   beforeAll(async () => {
     partner = await fx.createPartner({ leadTracking: true });
@@ -66,11 +71,23 @@ describe("docs/sdk.md", () => {
 
   test("every code block is an example that runs, the output of one, or an install line", () => {
     for (const b of blocks) {
-      const kind = b.lang === "ts" && b.attrs.run ? "program" : b.lang === "text" && b.attrs.output ? "output" : b.lang === "sh" && b.code.startsWith("npm install") ? "install" : "unknown";
+      const kind =
+        b.lang === "ts" && b.attrs.run
+          ? "program"
+          : b.lang === "text" && b.attrs.output
+            ? "output"
+            : b.lang === "sh" && b.code.startsWith("npm install")
+              ? "install"
+              : "unknown";
       expect({ block: where(doc, b), kind }).not.toEqual({ block: where(doc, b), kind: "unknown" });
     }
     // Each output block follows the program it belongs to.
-    for (const [i, b] of blocks.entries()) if (b.attrs.output) expect({ block: where(doc, b), after: blocks[i - 1]?.attrs.run }).toEqual({ block: where(doc, b), after: true });
+    for (const [i, b] of blocks.entries())
+      if (b.attrs.output)
+        expect({ block: where(doc, b), after: blocks[i - 1]?.attrs.run }).toEqual({
+          block: where(doc, b),
+          after: true,
+        });
     expect(programs.length).toBeGreaterThanOrEqual(7);
   });
 
@@ -93,7 +110,11 @@ describe("docs/sdk.md", () => {
       skipLibCheck: true,
     };
     writeFileSync(join(tsDir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts"] }));
-    const tsc = Bun.spawn([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "-p", tsDir], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    const tsc = Bun.spawn([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "-p", tsDir], {
+      cwd: dir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [out, code] = await Promise.all([new Response(tsc.stdout).text(), tsc.exited]);
     expect({ code, out }).toEqual({ code: 0, out: "" });
   }, 60_000);
@@ -104,8 +125,17 @@ describe("docs/sdk.md", () => {
       if (block.code.includes("officeLeadCount(")) await sendInquiry(partner, "taqueria-1");
       const file = join(dir, `sdk-example-${n + 1}.ts`);
       writeFileSync(file, block.code);
-      const proc = Bun.spawn([process.execPath, file], { cwd: dir, env: userEnv(partner), stdout: "pipe", stderr: "pipe" });
-      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const proc = Bun.spawn([process.execPath, file], {
+        cwd: dir,
+        env: userEnv(partner),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]);
       expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
       expect(outputMismatch(output?.code.split("\n") ?? [], stdout.split("\n"))).toBeNull();
     }, 60_000);
@@ -124,7 +154,14 @@ describe("docs/sync.md", () => {
 
   test("every code block is a terminal session, a feed file it uses, or an install line", () => {
     for (const b of blocks) {
-      const kind = b.lang === "console" ? "session" : typeof b.attrs.file === "string" ? "file" : b.lang === "sh" && b.code.split("\n").every((l) => /^(npx|npm|bunx|export) /.test(l)) ? "install" : "unknown";
+      const kind =
+        b.lang === "console"
+          ? "session"
+          : typeof b.attrs.file === "string"
+            ? "file"
+            : b.lang === "sh" && b.code.split("\n").every((l) => /^(npx|npm|bunx|export) /.test(l))
+              ? "install"
+              : "unknown";
       expect({ block: where(doc, b), kind }).not.toEqual({ block: where(doc, b), kind: "unknown" });
     }
     expect(blocks.filter((b) => b.lang === "console").length).toBeGreaterThanOrEqual(6);
@@ -132,7 +169,11 @@ describe("docs/sync.md", () => {
 
   // Feed files are written when the document reaches them (once: a session may change them), so a later block
   // may give a new version of a file.
-  const sessions = blocks.flatMap((b, i) => (b.lang === "console" ? [{ block: b, files: blocks.slice(0, i).filter((f) => typeof f.attrs.file === "string") }] : []));
+  const sessions = blocks.flatMap((b, i) =>
+    b.lang === "console"
+      ? [{ block: b, files: blocks.slice(0, i).filter((f) => typeof f.attrs.file === "string") }]
+      : [],
+  );
   const written = new Set<CodeBlock>();
   for (const [n, { block, files }] of sessions.entries()) {
     test(`session ${n + 1} (${where(doc, block)}) prints what the document shows`, async () => {
@@ -146,7 +187,13 @@ describe("docs/sync.md", () => {
         ...steps.flatMap((s) => [s.command, `__rc=$?; printf '\\n@@step-end\\n'; (exit $__rc)`]),
       ].join("\n");
       writeFileSync(join(dir, "session.sh"), script);
-      const proc = Bun.spawn(["script", "-qefc", "bash --noprofile --norc session.sh", "/dev/null"], { cwd: dir, env: userEnv(partner, other), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["script", "-qefc", "bash --noprofile --norc session.sh", "/dev/null"], {
+        cwd: dir,
+        env: userEnv(partner, other),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [raw] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
       const outputs = raw.split("@@step-end");
       for (const [i, step] of steps.entries()) {
@@ -163,8 +210,12 @@ describe("docs/sync.md", () => {
  */
 async function sendInquiry(partner: TestPartner, externalListingId: string): Promise<void> {
   const auth = { authorization: `Bearer ${partner.apiKey}` };
-  const { listing } = (await fetch(`${api.url}/partner/v1/listings/${externalListingId}`, { headers: auth }).then((r) => r.json())) as { listing: { serviceListingId: number; brokerExternalId: string } };
-  const { broker } = (await fetch(`${api.url}/partner/v1/brokers/${listing.brokerExternalId}`, { headers: auth }).then((r) => r.json())) as { broker: { serviceBrokerId: string; officeId: number } };
+  const { listing } = (await fetch(`${api.url}/partner/v1/listings/${externalListingId}`, { headers: auth }).then((r) =>
+    r.json(),
+  )) as { listing: { serviceListingId: number; brokerExternalId: string } };
+  const { broker } = (await fetch(`${api.url}/partner/v1/brokers/${listing.brokerExternalId}`, { headers: auth }).then(
+    (r) => r.json(),
+  )) as { broker: { serviceBrokerId: string; officeId: number } };
   const res = await fetch(`${api.url}/v1/listings/${listing.serviceListingId}/leads`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -172,5 +223,14 @@ async function sendInquiry(partner: TestPartner, externalListingId: string): Pro
   });
   expect(res.status).toBe(202);
   const { leadId } = (await res.json()) as { leadId: string };
-  await recordLeads(fx.sql, [{ leadId, serviceListingId: listing.serviceListingId, serviceBrokerId: broker.serviceBrokerId, officeId: broker.officeId, organizationId: partner.organizationId, createdAt: new Date().toISOString() }]);
+  await recordLeads(fx.sql, [
+    {
+      leadId,
+      serviceListingId: listing.serviceListingId,
+      serviceBrokerId: broker.serviceBrokerId,
+      officeId: broker.officeId,
+      organizationId: partner.organizationId,
+      createdAt: new Date().toISOString(),
+    },
+  ]);
 }

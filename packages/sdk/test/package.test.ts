@@ -13,8 +13,18 @@ let installed: string;
 let api: ApiHarness;
 
 async function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(cmd, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { out, err, code };
 }
 
@@ -29,10 +39,15 @@ beforeAll(async () => {
   const [{ filename }] = JSON.parse(pack.out) as [{ filename: string }];
   installed = join(project, "node_modules", "@pss", "partner-sdk");
   mkdirSync(installed, { recursive: true });
-  expect((await run(["tar", "-xzf", join(project, filename), "-C", installed, "--strip-components=1"], project)).code).toBe(0);
+  expect(
+    (await run(["tar", "-xzf", join(project, filename), "-C", installed, "--strip-components=1"], project)).code,
+  ).toBe(0);
   // Its dependencies, as an install would place them (the copies this checkout already has).
   for (const dep of ["ajv", "openapi-fetch", "openapi-typescript-helpers"]) {
-    const from = dep === "openapi-typescript-helpers" ? join(realpathSync(join(SDK, "node_modules", "openapi-fetch")), "..", dep) : join(SDK, "node_modules", dep);
+    const from =
+      dep === "openapi-typescript-helpers"
+        ? join(realpathSync(join(SDK, "node_modules", "openapi-fetch")), "..", dep)
+        : join(SDK, "node_modules", dep);
     symlinkSync(realpathSync(from), join(project, "node_modules", dep));
   }
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
@@ -44,9 +59,14 @@ afterAll(async () => {
 
 test("the tarball holds the build, the document and the sources, and no tests", () => {
   const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
-  expect(manifest).toMatchObject({ name: "@pss/partner-sdk", bin: { "pss-sync": "./dist/cli/main.js" }, types: "./dist/index.d.ts" });
+  expect(manifest).toMatchObject({
+    name: "@pss/partner-sdk",
+    bin: { "pss-sync": "./dist/cli/main.js" },
+    types: "./dist/index.d.ts",
+  });
   for (const dep of Object.values(manifest.dependencies) as string[]) expect(dep).toMatch(/^\d+\.\d+\.\d+$/);
-  for (const file of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "openapi.json", "README.md"]) expect(() => readFileSync(join(installed, file))).not.toThrow();
+  for (const file of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "openapi.json", "README.md"])
+    expect(() => readFileSync(join(installed, file))).not.toThrow();
   expect(readFileSync(join(installed, "dist/cli/main.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   expect(() => readFileSync(join(installed, "src/sync/csv.test.ts"))).toThrow();
   expect(() => readFileSync(join(installed, "test/package.test.ts"))).toThrow();
@@ -70,17 +90,38 @@ test("under Node.js the client writes to the real API and the validator and webh
   writeFileSync(join(project, "use.mjs"), script);
   const r = await run(["node", "use.mjs"], project, { API: api.baseUrl, KEY: partner.apiKey });
   expect(r.err).toBe("");
-  expect(JSON.parse(r.out)).toEqual({ broker: 201, listing: 201, refused: 400, problems: [{ path: "status", message: expect.stringContaining("must be one of") }], verified: { type: "ping" } });
+  expect(JSON.parse(r.out)).toEqual({
+    broker: 201,
+    listing: 201,
+    refused: 400,
+    problems: [{ path: "status", message: expect.stringContaining("must be one of") }],
+    verified: { type: "ping" },
+  });
 });
 
 test("the pss-sync bin runs under Node.js (as npx runs it) and syncs a feed", async () => {
   const partner = await api.createPartner();
   const feed = join(project, "feed.ndjson");
-  writeFileSync(feed, [{ kind: "listing", id: "npx-l1", body: sample.listing("npx-b1") }, { kind: "broker", id: "npx-b1", body: sample.broker() }].map((l) => JSON.stringify(l)).join("\n"));
-  const r = await run(["node", join(installed, "dist/cli/main.js"), "feed.ndjson", "--rpm", "0", "--report", "report.ndjson"], project, { PSS_API_URL: api.baseUrl, PSS_API_KEY: partner.apiKey });
+  writeFileSync(
+    feed,
+    [
+      { kind: "listing", id: "npx-l1", body: sample.listing("npx-b1") },
+      { kind: "broker", id: "npx-b1", body: sample.broker() },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join("\n"),
+  );
+  const r = await run(
+    ["node", join(installed, "dist/cli/main.js"), "feed.ndjson", "--rpm", "0", "--report", "report.ndjson"],
+    project,
+    { PSS_API_URL: api.baseUrl, PSS_API_KEY: partner.apiKey },
+  );
   expect(r.code).toBe(0);
   expect(JSON.parse(r.err.trim().split("\n").at(-1)!)).toMatchObject({ type: "summary", created: 2, failed: 0 });
-  const outcomes = readFileSync(join(project, "report.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l).outcome);
+  const outcomes = readFileSync(join(project, "report.ndjson"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l).outcome);
   expect(outcomes).toEqual(["created", "created"]);
 });
 
@@ -105,7 +146,21 @@ export const check = (raw: string, headers: Headers) => verifyWebhook<{ type: st
 export const wrong: ListingBody = { status: "LIVE" };
 `,
   );
-  writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], strict: true, noEmit: true, types: [] }, files: ["consumer.ts"] }));
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        lib: ["es2022", "dom"],
+        strict: true,
+        noEmit: true,
+        types: [],
+      },
+      files: ["consumer.ts"],
+    }),
+  );
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
   const r = await run(["node", tsc, "-p", "tsconfig.json"], project);
   expect(r.out + r.err).toBe("");

@@ -23,7 +23,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const puts = (from = 0) => api.requests().slice(from).filter((r) => r.method === "PUT");
+const puts = (from = 0) =>
+  api
+    .requests()
+    .slice(from)
+    .filter((r) => r.method === "PUT");
 const count = (rows: Record<string, any>[], outcome: string) => rows.filter((r) => r.outcome === outcome).length;
 
 async function stored(partnerId: string) {
@@ -62,7 +66,10 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   expect(await stored(partner.partnerId)).toMatchObject({ listings: 1950, brokers: 50, listingsWrittenTwice: 0 });
   // Batches of 100 (the default): one for the 50 brokers, 20 for the listings, no single PUT; every broker
   // reached the API before the first listing.
-  const batches = api.requests().slice(before).filter((r) => r.method === "POST" && r.path.endsWith("/batch"));
+  const batches = api
+    .requests()
+    .slice(before)
+    .filter((r) => r.method === "POST" && r.path.endsWith("/batch"));
   expect(puts(before)).toHaveLength(0);
   expect(batches.map((r) => r.path.split("/")[3])).toEqual(["brokers", ...Array(20).fill("listings")]);
 
@@ -72,7 +79,12 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
   expect(again.summary).toMatchObject({ total: 2000, skipped: 2000, created: 0, updated: 0, failed: 0 });
   expect(count(readNdjson(report), "skipped")).toBe(2000);
   // Only the start-up checks reached the API: the health check, and its document (does it offer batches).
-  expect(api.requests().slice(beforeRerun).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health", "GET /partner/v1/openapi.json"]);
+  expect(
+    api
+      .requests()
+      .slice(beforeRerun)
+      .map((r) => `${r.method} ${r.path}`),
+  ).toEqual(["GET /partner/v1/health", "GET /partner/v1/openapi.json"]);
 });
 
 test("--batch-size 1 sends one PUT per record", async () => {
@@ -83,7 +95,12 @@ test("--batch-size 1 sends one PUT per record", async () => {
   const result = await spawnCli([feed, "--rpm", "0", "--batch-size", "1"], env).finished();
   expect(result.summary).toMatchObject({ total: 32, created: 32, failed: 0 });
   expect(puts(before)).toHaveLength(32);
-  expect(api.requests().slice(before).filter((r) => r.method === "POST")).toHaveLength(0);
+  expect(
+    api
+      .requests()
+      .slice(before)
+      .filter((r) => r.method === "POST"),
+  ).toHaveLength(0);
 });
 
 test("a run killed midway (SIGKILL) resumes without writing any record twice", async () => {
@@ -108,8 +125,15 @@ test("a run killed midway (SIGKILL) resumes without writing any record twice", a
   expect(count(lines, "failed")).toBe(0);
   // What the checkpoint had is skipped; what was in flight at the kill is sent again and is a no-op.
   expect(count(lines, "skipped")).toBeGreaterThan(0);
-  expect(count(lines, "skipped") + count(lines, "created") + count(lines, "updated") + count(lines, "unchanged")).toBe(1005);
-  expect(await stored(partner.partnerId)).toEqual({ listings: 1000, brokers: 5, listingsWrittenTwice: 0, listingEvents: 1000 });
+  expect(count(lines, "skipped") + count(lines, "created") + count(lines, "updated") + count(lines, "unchanged")).toBe(
+    1005,
+  );
+  expect(await stored(partner.partnerId)).toEqual({
+    listings: 1000,
+    brokers: 5,
+    listingsWrittenTwice: 0,
+    listingEvents: 1000,
+  });
 });
 
 test("a bad record is reported with its field path, and the rest go through", async () => {
@@ -130,12 +154,28 @@ test("a bad record is reported with its field path, and the rest go through", as
   expect(result.code).toBe(1);
   expect(result.summary).toMatchObject({ created: 21, failed: 4 });
   const byId = Object.fromEntries(readNdjson(report).map((l) => [l.id, l]));
-  expect(byId["bad-price"]).toMatchObject({ outcome: "failed", httpStatus: null, error: expect.stringContaining("financials.askingPrice: must be a number") });
-  expect(byId["bad-field"]).toMatchObject({ outcome: "failed", error: expect.stringContaining("colour: is not a known field") });
-  expect(byId["bad-broker"]).toMatchObject({ outcome: "failed", httpStatus: 404, error: expect.stringContaining("Broker not found") });
-  expect(readNdjson(report).find((l) => l.id === null)).toMatchObject({ outcome: "failed", error: "line 25: not valid JSON" });
+  expect(byId["bad-price"]).toMatchObject({
+    outcome: "failed",
+    httpStatus: null,
+    error: expect.stringContaining("financials.askingPrice: must be a number"),
+  });
+  expect(byId["bad-field"]).toMatchObject({
+    outcome: "failed",
+    error: expect.stringContaining("colour: is not a known field"),
+  });
+  expect(byId["bad-broker"]).toMatchObject({
+    outcome: "failed",
+    httpStatus: 404,
+    error: expect.stringContaining("Broker not found"),
+  });
+  expect(readNdjson(report).find((l) => l.id === null)).toMatchObject({
+    outcome: "failed",
+    error: "line 25: not valid JSON",
+  });
   expect(await stored(partner.partnerId)).toMatchObject({ listings: 20, brokers: 1 });
-  expect(result.summary!.firstFailures.map((f: { id: string | null }) => f.id)).toEqual(expect.arrayContaining(["bad-price", "bad-field", "bad-broker"]));
+  expect(result.summary!.firstFailures.map((f: { id: string | null }) => f.id)).toEqual(
+    expect.arrayContaining(["bad-price", "bad-field", "bad-broker"]),
+  );
 });
 
 test("a CSV feed syncs with its cells typed by the schema", async () => {
@@ -154,9 +194,18 @@ test("a CSV feed syncs with its cells typed by the schema", async () => {
   expect(result.code).toBe(1);
   const byId = Object.fromEntries(readNdjson(report).map((l) => [l.id, l]));
   expect(byId["csv-l1"].outcome).toBe("created");
-  expect(byId["csv-l2"]).toMatchObject({ outcome: "failed", error: "line 4: financials.askingPrice: must be a number" });
-  const back = (await fetch(`${api.url}/partner/v1/listings/csv-l1`, { headers: { authorization: `Bearer ${partner.apiKey}` } }).then((r) => r.json())) as { listing: unknown };
-  expect(back.listing).toMatchObject({ financials: { askingPrice: 450000 }, financing: { financingAvailable: true }, photos: [expect.objectContaining({ url: "https://images.example.com/a.jpg", sortKey: 1 })] });
+  expect(byId["csv-l2"]).toMatchObject({
+    outcome: "failed",
+    error: "line 4: financials.askingPrice: must be a number",
+  });
+  const back = (await fetch(`${api.url}/partner/v1/listings/csv-l1`, {
+    headers: { authorization: `Bearer ${partner.apiKey}` },
+  }).then((r) => r.json())) as { listing: unknown };
+  expect(back.listing).toMatchObject({
+    financials: { askingPrice: 450000 },
+    financing: { financingAvailable: true },
+    photos: [expect.objectContaining({ url: "https://images.example.com/a.jpg", sortKey: 1 })],
+  });
 });
 
 describe("an API restart mid-run", () => {
@@ -182,7 +231,12 @@ describe("an API restart mid-run", () => {
     expect(result.summary!.requests).toBeGreaterThan(32);
     // A PUT that was committed when the API died is answered 200 when sent again: created or updated, never twice.
     expect(count(lines, "created") + count(lines, "updated")).toBe(602);
-    expect(await stored(partner.partnerId)).toEqual({ listings: 600, brokers: 2, listingsWrittenTwice: 0, listingEvents: 600 });
+    expect(await stored(partner.partnerId)).toEqual({
+      listings: 600,
+      brokers: 2,
+      listingsWrittenTwice: 0,
+      listingEvents: 600,
+    });
   });
 });
 
@@ -202,7 +256,9 @@ test("--dry-run of a new feed, then of a changed one, says what the real sync th
   expect(dry.summary).toMatchObject({ total: 23, created: 23, failed: 0, dryRun: true });
   expect(await stored(partner.partnerId)).toMatchObject({ listings: 0, brokers: 0, listingEvents: 0 });
   const created = readNdjson(dryReport).find((l) => l.id === "dry-l4")!;
-  expect(created.changedPaths).toEqual(expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "title"]));
+  expect(created.changedPaths).toEqual(
+    expect.arrayContaining(["brokerExternalId", "financials.askingPrice", "photos", "title"]),
+  );
   expect(created.changedPaths.some((p: string) => p.startsWith("broker."))).toBe(false);
 
   const real = await spawnCli([feed, "--rpm", "0", "--report", realReport], env).finished();
@@ -211,10 +267,13 @@ test("--dry-run of a new feed, then of a changed one, says what the real sync th
 
   // One asking price and one broker's phone changed; a bad status: the dry run names exactly those.
   const changed = lines.map((l) =>
-    l.id === "dry-l7" ? { ...l, body: { ...l.body, financials: { ...(l.body.financials as object), askingPrice: 123_456 } } }
-    : l.id === "dry-b1" ? { ...l, body: { ...l.body, phone: "+1 512 555 0199" } }
-    : l.id === "dry-l9" ? { ...l, body: { ...l.body, status: "SOLD_OUT" } }
-    : l,
+    l.id === "dry-l7"
+      ? { ...l, body: { ...l.body, financials: { ...(l.body.financials as object), askingPrice: 123_456 } } }
+      : l.id === "dry-b1"
+        ? { ...l, body: { ...l.body, phone: "+1 512 555 0199" } }
+        : l.id === "dry-l9"
+          ? { ...l, body: { ...l.body, status: "SOLD_OUT" } }
+          : l,
   );
   writeFeed(feed, changed);
   const dryAgain = await spawnCli([feed, "--dry-run", "--rpm", "0", "--report", dryReport], env).finished();
@@ -224,24 +283,36 @@ test("--dry-run of a new feed, then of a changed one, says what the real sync th
   expect(byId["dry-l7"]).toMatchObject({ outcome: "updated", changedPaths: ["financials.askingPrice"] });
   expect(byId["dry-b1"]).toMatchObject({ outcome: "updated", changedPaths: ["phone"] });
   expect(byId["dry-l9"]).toMatchObject({ outcome: "failed", error: expect.stringContaining("status") });
-  const writesBefore = await fx.sql`SELECT max(version)::int AS v FROM listings WHERE partner_id = ${partner.partnerId}`;
+  const writesBefore =
+    await fx.sql`SELECT max(version)::int AS v FROM listings WHERE partner_id = ${partner.partnerId}`;
   expect(writesBefore[0]!.v).toBe(1);
 
   const realAgain = await spawnCli([feed, "--rpm", "0", "--report", realReport], env).finished();
   expect(realAgain.summary).toMatchObject({ total: 23, failed: 1 });
   // The real sync has no checkpoint here (no --resume): what it calls "updated" includes identical repeats; the
   // stored versions show what really changed: exactly the listing the dry run named.
-  const versions = await fx.sql`SELECT external_id, version FROM listings WHERE partner_id = ${partner.partnerId} AND version > 1`;
+  const versions =
+    await fx.sql`SELECT external_id, version FROM listings WHERE partner_id = ${partner.partnerId} AND version > 1`;
   expect(versions.map((r) => r.external_id)).toEqual(["dry-l7"]);
-  const [broker] = await fx.sql`SELECT version FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = 'dry-b1'`;
+  const [broker] =
+    await fx.sql`SELECT version FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = 'dry-b1'`;
   expect(broker!.version).toBe(2);
 }, 120_000);
 
 describe("quality warnings and the report command (issue 24)", () => {
   /** pss-sync report as a user runs it; what it prints on stdout. */
   async function reportCommand(args: string[], env: Record<string, string>) {
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src/cli/main.ts"), "report", ...args], { env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src/cli/main.ts"), "report", ...args], {
+      env: { ...process.env, ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     return { stdout, stderr, code };
   }
 
@@ -251,7 +322,8 @@ describe("quality warnings and the report command (issue 24)", () => {
     const records = feedLines("warn", { brokers: 2, listings: 6 });
     // Two listings without an asking price, one broker without a phone.
     for (const r of records) {
-      if (r.id === "warn-l1" || r.id === "warn-l4") (r.body.financials as Record<string, unknown>).askingPrice = undefined;
+      if (r.id === "warn-l1" || r.id === "warn-l4")
+        (r.body.financials as Record<string, unknown>).askingPrice = undefined;
       if (r.id === "warn-b1") delete r.body.phone;
     }
     const feed = writeFeed(join(dir, "warn.ndjson"), records);
@@ -261,13 +333,19 @@ describe("quality warnings and the report command (issue 24)", () => {
     const lines = readNdjson(report);
     const tally = (kind: string) => {
       const out: Record<string, number> = {};
-      for (const l of lines.filter((x) => x.kind === kind)) for (const code of new Set((l.warnings ?? []).map((w: { code: string }) => w.code))) out[code as string] = (out[code as string] ?? 0) + 1;
+      for (const l of lines.filter((x) => x.kind === kind))
+        for (const code of new Set((l.warnings ?? []).map((w: { code: string }) => w.code)))
+          out[code as string] = (out[code as string] ?? 0) + 1;
       return out;
     };
     expect(run.summary!.warnings).toEqual({ listings: tally("listing"), brokers: tally("broker") });
     expect(run.summary!.warnings.listings.ASKING_PRICE_MISSING).toBe(2);
     expect(run.summary!.warnings.brokers.BROKER_PHONE_MISSING).toBe(1);
-    expect(lines.find((l) => l.id === "warn-l1")!.warnings).toContainEqual({ path: "financials.askingPrice", code: "ASKING_PRICE_MISSING", message: expect.any(String) });
+    expect(lines.find((l) => l.id === "warn-l1")!.warnings).toContainEqual({
+      path: "financials.askingPrice",
+      code: "ASKING_PRICE_MISSING",
+      message: expect.any(String),
+    });
     // A dry run reports the same warnings.
     const dry = await spawnCli([feed, "--rpm", "0", "--dry-run"], env).finished();
     expect(dry.summary!.warnings).toEqual(run.summary!.warnings);
@@ -287,7 +365,10 @@ describe("quality warnings and the report command (issue 24)", () => {
 
     const json = await reportCommand(["--json"], env);
     expect(json.code).toBe(0);
-    const rows = json.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const rows = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(rows.map((r) => [r.externalListingId, r.state, r.reasons.map((x: { code: string }) => x.code)])).toEqual([
       ["rep-l1", "NOT_VISIBLE", ["STATUS_NOT_VISIBLE"]],
       ["rep-l0", "PROCESSING", expect.arrayContaining(["AWAITING_INDEX"])],
@@ -301,8 +382,16 @@ describe("quality warnings and the report command (issue 24)", () => {
     expect(out[2]).toMatch(/^  rep-l0  PROCESSING {8}  Stored; waiting for the search index/);
 
     const withWarnings = await reportCommand(["--warnings", "--json"], env);
-    const states = withWarnings.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.externalListingId, r.state]);
-    expect(states).toEqual([["rep-l2", "LIVE_WITH_WARNINGS"], ["rep-l1", "NOT_VISIBLE"], ["rep-l0", "PROCESSING"]]);
+    const states = withWarnings.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .map((r) => [r.externalListingId, r.state]);
+    expect(states).toEqual([
+      ["rep-l2", "LIVE_WITH_WARNINGS"],
+      ["rep-l1", "NOT_VISIBLE"],
+      ["rep-l0", "PROCESSING"],
+    ]);
 
     const misplaced = await reportCommand(["--dry-run"], env);
     expect(misplaced.code).toBe(2);

@@ -38,7 +38,10 @@ function withholdingProxy(target: string) {
     if (withhold === null) return false;
     if (request.method === "PUT") return url.pathname === `/partner/v1/listings/${withhold}`;
     if (request.method !== "POST" || url.pathname !== "/partner/v1/listings/batch") return false;
-    const body = (await request.clone().json().catch(() => null)) as { items?: { externalListingId?: string }[] } | null;
+    const body = (await request
+      .clone()
+      .json()
+      .catch(() => null)) as { items?: { externalListingId?: string }[] } | null;
     return body?.items?.some((item) => item.externalListingId === withhold) ?? false;
   };
   const server = Bun.serve({
@@ -72,7 +75,8 @@ function withholdingProxy(target: string) {
   };
 }
 
-const retitled = (lines: FeedLine[], id: string, title: string) => lines.map((l) => (l.id === id ? { ...l, body: { ...l.body, title } } : l));
+const retitled = (lines: FeedLine[], id: string, title: string) =>
+  lines.map((l) => (l.id === id ? { ...l, body: { ...l.body, title } } : l));
 
 async function titleInApi(apiKey: string, id: string): Promise<string> {
   const res = await fetch(`${api.url}/partner/v1/listings/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -81,57 +85,80 @@ async function titleInApi(apiKey: string, id: string): Promise<string> {
 
 for (const mode of [
   { name: "a batch (the default)", flags: [] as string[], request: "POST /partner/v1/listings/batch" },
-  { name: "a single PUT (--batch-size 1)", flags: ["--batch-size", "1"], request: "PUT /partner/v1/listings/journal-l1" },
-]) test(`a record in ${mode.name} the API applied but never answered (the run SIGKILLed while waiting) is sent again on --resume: the API ends with the feed's body`, async () => {
-  const partner = await fx.createPartner();
-  const proxy = withholdingProxy(api.url);
-  try {
-    const env = { PSS_API_URL: proxy.url, PSS_API_KEY: partner.apiKey };
-    const base = feedLines("journal", { brokers: 1, listings: 3 });
-    const feed = join(dir, `journal-${mode.flags.length}.ndjson`);
+  {
+    name: "a single PUT (--batch-size 1)",
+    flags: ["--batch-size", "1"],
+    request: "PUT /partner/v1/listings/journal-l1",
+  },
+])
+  test(`a record in ${mode.name} the API applied but never answered (the run SIGKILLed while waiting) is sent again on --resume: the API ends with the feed's body`, async () => {
+    const partner = await fx.createPartner();
+    const proxy = withholdingProxy(api.url);
+    try {
+      const env = { PSS_API_URL: proxy.url, PSS_API_KEY: partner.apiKey };
+      const base = feedLines("journal", { brokers: 1, listings: 3 });
+      const feed = join(dir, `journal-${mode.flags.length}.ndjson`);
 
-    // Day 1: everything synced and acknowledged, the listing's title is "Old".
-    writeFeed(feed, retitled(base, "journal-l1", "Old"));
-    expect((await spawnCli([feed, "--rpm", "0", ...mode.flags], env).finished()).code).toBe(0);
+      // Day 1: everything synced and acknowledged, the listing's title is "Old".
+      writeFeed(feed, retitled(base, "journal-l1", "Old"));
+      expect((await spawnCli([feed, "--rpm", "0", ...mode.flags], env).finished()).code).toBe(0);
 
-    // Day 2: the title becomes "New"; the API stores it, its answer never reaches pss-sync, which is killed.
-    writeFeed(feed, retitled(base, "journal-l1", "New"));
-    proxy.withhold("journal-l1");
-    const run = spawnCli([feed, "--resume", "--rpm", "0", "--concurrency", "1", ...mode.flags], env);
-    await waitFor("the withheld request to be applied", () => proxy.applied() !== null);
-    expect(proxy.applied()).toEqual({ request: mode.request, status: 200 });
-    run.proc.kill("SIGKILL");
-    await run.proc.exited;
-    expect(await titleInApi(partner.apiKey, "journal-l1")).toBe("New");
+      // Day 2: the title becomes "New"; the API stores it, its answer never reaches pss-sync, which is killed.
+      writeFeed(feed, retitled(base, "journal-l1", "New"));
+      proxy.withhold("journal-l1");
+      const run = spawnCli([feed, "--resume", "--rpm", "0", "--concurrency", "1", ...mode.flags], env);
+      await waitFor("the withheld request to be applied", () => proxy.applied() !== null);
+      expect(proxy.applied()).toEqual({ request: mode.request, status: 200 });
+      run.proc.kill("SIGKILL");
+      await run.proc.exited;
+      expect(await titleInApi(partner.apiKey, "journal-l1")).toBe("New");
 
-    // Day 3: the feed goes back to "Old", the hash the checkpoint last saw acknowledged. --resume must send it.
-    proxy.withhold(null);
-    writeFeed(feed, retitled(base, "journal-l1", "Old"));
-    const report = join(dir, `journal-report-${mode.flags.length}.ndjson`);
-    const resumed = await spawnCli([feed, "--resume", "--rpm", "0", "--report", report, ...mode.flags], env).finished();
-    expect(resumed.code).toBe(0);
-    expect(readNdjson(report).find((l) => l.id === "journal-l1")).toMatchObject({ outcome: "updated", httpStatus: 200 });
-    expect(await titleInApi(partner.apiKey, "journal-l1")).toBe("Old");
-    // Acknowledged now: the next resume skips everything.
-    const again = await spawnCli([feed, "--resume", "--rpm", "0", ...mode.flags], env).finished();
-    expect(again.summary).toMatchObject({ total: 4, skipped: 4 });
-  } finally {
-    proxy.stop();
-  }
-}, 60_000);
+      // Day 3: the feed goes back to "Old", the hash the checkpoint last saw acknowledged. --resume must send it.
+      proxy.withhold(null);
+      writeFeed(feed, retitled(base, "journal-l1", "Old"));
+      const report = join(dir, `journal-report-${mode.flags.length}.ndjson`);
+      const resumed = await spawnCli(
+        [feed, "--resume", "--rpm", "0", "--report", report, ...mode.flags],
+        env,
+      ).finished();
+      expect(resumed.code).toBe(0);
+      expect(readNdjson(report).find((l) => l.id === "journal-l1")).toMatchObject({
+        outcome: "updated",
+        httpStatus: 200,
+      });
+      expect(await titleInApi(partner.apiKey, "journal-l1")).toBe("Old");
+      // Acknowledged now: the next resume skips everything.
+      const again = await spawnCli([feed, "--resume", "--rpm", "0", ...mode.flags], env).finished();
+      expect(again.summary).toMatchObject({ total: 4, skipped: 4 });
+    } finally {
+      proxy.stop();
+    }
+  }, 60_000);
 
 test("--resume with another partner's key is refused (exit 2, nothing sent); another key of the same partner resumes", async () => {
   const first = await fx.createPartner();
   const other = await fx.createPartner();
   const feed = writeFeed(join(dir, "shared.ndjson"), feedLines("shared", { brokers: 1, listings: 5 }));
-  expect((await spawnCli([feed, "--rpm", "0"], { PSS_API_URL: api.url, PSS_API_KEY: first.apiKey }).finished()).code).toBe(0);
+  expect(
+    (await spawnCli([feed, "--rpm", "0"], { PSS_API_URL: api.url, PSS_API_KEY: first.apiKey }).finished()).code,
+  ).toBe(0);
 
   const before = api.requests().length;
-  const refused = await spawnCli([feed, "--resume", "--rpm", "0"], { PSS_API_URL: api.url, PSS_API_KEY: other.apiKey }).finished();
+  const refused = await spawnCli([feed, "--resume", "--rpm", "0"], {
+    PSS_API_URL: api.url,
+    PSS_API_KEY: other.apiKey,
+  }).finished();
   expect(refused.code).toBe(2);
-  expect(refused.stderr).toContain(`pss-sync: ${feed}.checkpoint belongs to another partner (partner:${first.partnerId}), not to this key's partner (partner:${other.partnerId})`);
+  expect(refused.stderr).toContain(
+    `pss-sync: ${feed}.checkpoint belongs to another partner (partner:${first.partnerId}), not to this key's partner (partner:${other.partnerId})`,
+  );
   expect(refused.stderr).not.toContain(other.apiKey);
-  expect(api.requests().slice(before).map((r) => `${r.method} ${r.path}`)).toEqual(["GET /partner/v1/health"]);
+  expect(
+    api
+      .requests()
+      .slice(before)
+      .map((r) => `${r.method} ${r.path}`),
+  ).toEqual(["GET /partner/v1/health"]);
   const [row] = await fx.sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${other.partnerId}`;
   expect(row!.n).toBe(0);
 
@@ -139,7 +166,10 @@ test("--resume with another partner's key is refused (exit 2, nothing sent); ano
   const redis = new Redis(process.env.REDIS_URL!, { lazyConnect: true });
   try {
     const { apiKey } = await createPartnerAdmin({ sql: fx.sql, redis }).createKey({ partnerId: first.partnerId });
-    const resumed = await spawnCli([feed, "--resume", "--rpm", "0"], { PSS_API_URL: api.url, PSS_API_KEY: apiKey }).finished();
+    const resumed = await spawnCli([feed, "--resume", "--rpm", "0"], {
+      PSS_API_URL: api.url,
+      PSS_API_KEY: apiKey,
+    }).finished();
     expect(resumed.code).toBe(0);
     expect(resumed.summary).toMatchObject({ total: 6, skipped: 6 });
   } finally {

@@ -80,7 +80,8 @@ function parseV6(text: string): number[] | null {
   }
   const halves = s.split("::");
   if (halves.length > 2) return null;
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
+  const parse = (part: string) =>
+    part === "" ? [] : part.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN));
   const head = parse(halves[0]!);
   const rest = halves.length === 2 ? parse(halves[1]!) : [];
   const missing = 8 - head.length - rest.length;

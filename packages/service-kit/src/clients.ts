@@ -10,7 +10,11 @@ export type Sql = postgres.Sql;
 
 export function createPostgres(
   config: PostgresConfig,
-  opts: { applicationName?: string; genericPlans?: boolean; /** Seconds; a request path wants a short one to answer 503 fast. */ connectTimeoutSeconds?: number } = {},
+  opts: {
+    applicationName?: string;
+    genericPlans?: boolean /** Seconds; a request path wants a short one to answer 503 fast. */;
+    connectTimeoutSeconds?: number;
+  } = {},
 ): Sql {
   const prepared = config.preparedStatements !== false;
   return postgres(config.url, {

@@ -90,7 +90,8 @@ export function createEnvReader(env: Env): EnvReader {
       }
       try {
         const u = new URL(v);
-        if (!protocols.includes(u.protocol)) problems.push(`${name} must use ${protocols.join(" or ")}, got '${u.protocol}'`);
+        if (!protocols.includes(u.protocol))
+          problems.push(`${name} must use ${protocols.join(" or ")}, got '${u.protocol}'`);
       } catch {
         problems.push(`${name} must be a URL, got '${redactUrl(v)}'`);
       }
@@ -102,7 +103,10 @@ export function createEnvReader(env: Env): EnvReader {
         if (fallback === undefined) missing(name);
         return fallback ?? [];
       }
-      return v.split(",").map((s) => s.trim()).filter(Boolean);
+      return v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     },
     oneOf(name, values, fallback) {
       const v = raw(name) ?? fallback;
@@ -152,7 +156,11 @@ export interface ConsumerSettings {
   rebalanceTimeoutMs: number;
 }
 
-export const DEFAULT_CONSUMER_SETTINGS: ConsumerSettings = { sessionTimeoutMs: 30_000, heartbeatIntervalMs: 3_000, rebalanceTimeoutMs: 60_000 };
+export const DEFAULT_CONSUMER_SETTINGS: ConsumerSettings = {
+  sessionTimeoutMs: 30_000,
+  heartbeatIntervalMs: 3_000,
+  rebalanceTimeoutMs: 60_000,
+};
 
 /** Heartbeats well inside the session: a tenth of it (kafkajs and Kafka want less than a third), at least 1 s. */
 export function heartbeatIntervalFor(sessionTimeoutMs: number): number {
@@ -174,18 +182,27 @@ export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfi
 }
 export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
   // Kafka's own bounds: group.min.session.timeout.ms 6 s and group.max.session.timeout.ms 30 min by default.
-  const sessionTimeoutMs = r.int("KAFKA_SESSION_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.sessionTimeoutMs, { min: 6_000, max: 1_800_000 });
+  const sessionTimeoutMs = r.int("KAFKA_SESSION_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.sessionTimeoutMs, {
+    min: 6_000,
+    max: 1_800_000,
+  });
   return {
     brokers: r.list("KAFKA_BROKERS"),
     clientId,
     topics: {
       partitions: r.int("KAFKA_TOPIC_PARTITIONS", DEFAULT_TOPIC_SETTINGS.partitions, { min: 1, max: 1000 }),
-      replicationFactor: r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, { min: 1, max: 10 }),
+      replicationFactor: r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, {
+        min: 1,
+        max: 10,
+      }),
     },
     consumer: {
       sessionTimeoutMs,
       heartbeatIntervalMs: heartbeatIntervalFor(sessionTimeoutMs),
-      rebalanceTimeoutMs: r.int("KAFKA_REBALANCE_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.rebalanceTimeoutMs, { min: 6_000, max: 1_800_000 }),
+      rebalanceTimeoutMs: r.int("KAFKA_REBALANCE_TIMEOUT_MS", DEFAULT_CONSUMER_SETTINGS.rebalanceTimeoutMs, {
+        min: 6_000,
+        max: 1_800_000,
+      }),
     },
   };
 }
@@ -198,7 +215,8 @@ export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
 /** OPENSEARCH_INDEX_ALIAS, an OpenSearch index name: lower case letters, digits, . _ -, not starting with a symbol. */
 export function readSearchAlias(r: EnvReader, fallback: string): string {
   const alias = r.string("OPENSEARCH_INDEX_ALIAS", fallback);
-  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(alias)) r.problem(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${alias}'`);
+  if (!/^[a-z0-9][a-z0-9._-]{0,200}$/.test(alias))
+    r.problem(`OPENSEARCH_INDEX_ALIAS must be lower case letters, digits, '.', '_' or '-', got '${alias}'`);
   return alias;
 }
 /**
@@ -209,7 +227,9 @@ export function readSearchAlias(r: EnvReader, fallback: string): string {
  */
 export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
   if (r.optionalString("PUBLIC_BASE_URL") === undefined && r.optionalString("NODE_ENV") === "production") {
-    r.problem("PUBLIC_BASE_URL is required when NODE_ENV=production: the address buyers and partners reach the API at, e.g. https://market.example.com");
+    r.problem(
+      "PUBLIC_BASE_URL is required when NODE_ENV=production: the address buyers and partners reach the API at, e.g. https://market.example.com",
+    );
     return localFallback;
   }
   return r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");

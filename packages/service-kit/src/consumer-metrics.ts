@@ -42,7 +42,10 @@ export function lagOf(
   });
 }
 
-export function createConsumerMetrics(metrics: Metrics, opts: { lagMaxAgeMs?: number; lagTimeoutMs?: number; onError?: (err: unknown) => void } = {}): ConsumerMetrics {
+export function createConsumerMetrics(
+  metrics: Metrics,
+  opts: { lagMaxAgeMs?: number; lagTimeoutMs?: number; onError?: (err: unknown) => void } = {},
+): ConsumerMetrics {
   const registers = [metrics.registry];
   const messages = new Counter({
     name: "kafka_consumer_messages_total",
@@ -68,7 +71,8 @@ export function createConsumerMetrics(metrics: Metrics, opts: { lagMaxAgeMs?: nu
       await Promise.all(
         [...watched].map(async ([group, w]) => {
           const position = await w.source.read();
-          for (const p of position?.lag ?? []) this.set({ group, topic: p.topic, partition: String(p.partition) }, p.lag);
+          for (const p of position?.lag ?? [])
+            this.set({ group, topic: p.topic, partition: String(p.partition) }, p.lag);
         }),
       );
     },
@@ -118,7 +122,11 @@ export function createConsumerMetrics(metrics: Metrics, opts: { lagMaxAgeMs?: nu
           throw err;
         }
       };
-      const source = metrics.source(`kafka-consumer:${groupId}`, load, { maxAgeMs: opts.lagMaxAgeMs ?? 5_000, timeoutMs: opts.lagTimeoutMs ?? 2_000, onError: opts.onError });
+      const source = metrics.source(`kafka-consumer:${groupId}`, load, {
+        maxAgeMs: opts.lagMaxAgeMs ?? 5_000,
+        timeoutMs: opts.lagTimeoutMs ?? 2_000,
+        onError: opts.onError,
+      });
       watched.set(groupId, { source, deadLetterTopic });
       return async () => {
         closed = true;

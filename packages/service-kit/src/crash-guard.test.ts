@@ -12,8 +12,15 @@ test("with the crash guard installed, an exception thrown from a timer and an un
   const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
   const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   expect(code).toBe(0);
-  const lines = out.trim().split("\n").map((l) => JSON.parse(l));
-  expect(lines.map((l) => l.msg)).toEqual(["uncaught exception; continuing", "unhandled promise rejection; continuing", "still alive"]);
+  const lines = out
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  expect(lines.map((l) => l.msg)).toEqual([
+    "uncaught exception; continuing",
+    "unhandled promise rejection; continuing",
+    "still alive",
+  ]);
   expect(lines[0]).toMatchObject({ level: "error", service: "probe", err: { name: "TypeError" } });
   expect(lines[2].count).toBe(2);
 });

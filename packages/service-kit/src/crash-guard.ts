@@ -12,7 +12,9 @@ export interface CrashGuard {
 export function installCrashGuard(logger: Logger): CrashGuard {
   let seen = 0;
   const describe = (reason: unknown) =>
-    reason instanceof Error ? { name: reason.name, message: reason.message, stack: reason.stack } : { message: String(reason) };
+    reason instanceof Error
+      ? { name: reason.name, message: reason.message, stack: reason.stack }
+      : { message: String(reason) };
   const onException = (err: unknown) => {
     seen++;
     logger.error("uncaught exception; continuing", { err: describe(err), uncaughtCount: seen });

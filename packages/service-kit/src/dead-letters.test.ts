@@ -5,7 +5,9 @@ import { replayHeaders, toDeadLetter } from "./dead-letters.ts";
 const letter = toDeadLetter(0, {
   offset: "41",
   key: Buffer.from("1234"),
-  value: Buffer.from(JSON.stringify({ eventId: "e-1", type: "listing.upserted", aggregateId: "1234", version: 3, payload: {} })),
+  value: Buffer.from(
+    JSON.stringify({ eventId: "e-1", type: "listing.upserted", aggregateId: "1234", version: 3, payload: {} }),
+  ),
   headers: {
     "x-request-id": Buffer.from("req-abc"),
     traceparent: Buffer.from("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
@@ -35,8 +37,20 @@ describe("dead letters", () => {
   });
 
   test("a message that is not an envelope still shows its origin, with no event fields", () => {
-    const raw = toDeadLetter(0, { offset: "1", key: null, value: Buffer.from("not json"), headers: { "x-original-topic": Buffer.from("t"), "x-original-partition": Buffer.from("x") } });
-    expect(raw).toMatchObject({ event: null, key: null, sourceTopic: "t", sourcePartition: null, reason: null, bytes: 8 });
+    const raw = toDeadLetter(0, {
+      offset: "1",
+      key: null,
+      value: Buffer.from("not json"),
+      headers: { "x-original-topic": Buffer.from("t"), "x-original-partition": Buffer.from("x") },
+    });
+    expect(raw).toMatchObject({
+      event: null,
+      key: null,
+      sourceTopic: "t",
+      sourcePartition: null,
+      reason: null,
+      bytes: 8,
+    });
   });
 
   test("a replay carries the original headers, none of the dead-letter ones, and says where it was replayed from", () => {

@@ -50,13 +50,21 @@ function envelopeFields(value: Buffer | null): DeadLetter["event"] {
     const json = JSON.parse(value.toString("utf8")) as Record<string, unknown>;
     if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
     const text = (v: unknown) => (typeof v === "string" ? v : null);
-    return { type: text(json.type), aggregateId: text(json.aggregateId), version: typeof json.version === "number" ? json.version : null, eventId: text(json.eventId) };
+    return {
+      type: text(json.type),
+      aggregateId: text(json.aggregateId),
+      version: typeof json.version === "number" ? json.version : null,
+      eventId: text(json.eventId),
+    };
   } catch {
     return null;
   }
 }
 
-export function toDeadLetter(partition: number, message: { offset: string; key: Buffer | null; value: Buffer | null; headers?: IHeaders }): DeadLetter {
+export function toDeadLetter(
+  partition: number,
+  message: { offset: string; key: Buffer | null; value: Buffer | null; headers?: IHeaders },
+): DeadLetter {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.headers ?? {})) {
     const text = headerText(value);
@@ -115,12 +123,20 @@ export async function readDeadLetters(kafka: Kafka, topic: string, opts: ReadOpt
   if (ranges.length === 0) return [];
 
   const groupId = `pss-admin-dlq-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+  const consumer = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+  });
   const found: DeadLetter[] = [];
   const remaining = new Map(ranges.map((r) => [r.partition, r]));
   const { promise: done, resolve, reject } = Promise.withResolvers<void>();
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const timer = setTimeout(() => reject(new Error(`could not read ${topic} to its end within ${timeoutMs / 1000} s`)), timeoutMs);
+  const timer = setTimeout(
+    () => reject(new Error(`could not read ${topic} to its end within ${timeoutMs / 1000} s`)),
+    timeoutMs,
+  );
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -160,7 +176,8 @@ export async function readDeadLetters(kafka: Kafka, topic: string, opts: ReadOpt
 export function replayHeaders(letter: DeadLetter, deadLetterTopic: string): Record<string, string> {
   const dropped = new Set<string>(Object.values(DEAD_LETTER_HEADERS));
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(letter.headers)) if (!dropped.has(name) && name !== REPLAYED_FROM_HEADER) headers[name] = value;
+  for (const [name, value] of Object.entries(letter.headers))
+    if (!dropped.has(name) && name !== REPLAYED_FROM_HEADER) headers[name] = value;
   headers[REPLAYED_FROM_HEADER] = `${deadLetterTopic}:${letter.partition}:${letter.offset}`;
   return headers;
 }
@@ -169,9 +186,14 @@ export function replayHeaders(letter: DeadLetter, deadLetterTopic: string): Reco
  * Publishes each dead letter's original message to its source topic and partition (same key, value and
  * headers, so ordering per aggregate and the request id are kept). A letter without a source topic is refused.
  */
-export async function replayDeadLetters(producer: Producer, deadLetterTopic: string, letters: DeadLetter[]): Promise<void> {
+export async function replayDeadLetters(
+  producer: Producer,
+  deadLetterTopic: string,
+  letters: DeadLetter[],
+): Promise<void> {
   for (const letter of letters) {
-    if (!letter.sourceTopic) throw new Error(`dead letter ${letter.partition}:${letter.offset} does not say which topic it came from`);
+    if (!letter.sourceTopic)
+      throw new Error(`dead letter ${letter.partition}:${letter.offset} does not say which topic it came from`);
   }
   for (const letter of letters) {
     await producer.send({

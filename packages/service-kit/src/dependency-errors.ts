@@ -19,7 +19,17 @@ const CONNECTION_CODES = new Set([
 ]);
 
 /** SQLSTATEs for a server that is shutting down, starting up, or out of connections. */
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "08000", "08001", "08003", "08004", "08006"]);
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+]);
 
 export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 3) return false;

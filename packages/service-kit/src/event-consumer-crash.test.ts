@@ -28,7 +28,15 @@ function fakeKafka() {
 
 test("a consumer kafkajs will not restart (non-retriable crash) is started again by itself", async () => {
   const { kafka, consumers } = fakeKafka();
-  const consumer = createEventConsumer({ kafka, groupId: "g", topics: ["t"], deadLetterTopic: "dlq", logger: silentLogger, handle: async () => {}, initialBackoffMs: 10 });
+  const consumer = createEventConsumer({
+    kafka,
+    groupId: "g",
+    topics: ["t"],
+    deadLetterTopic: "dlq",
+    logger: silentLogger,
+    handle: async () => {},
+    initialBackoffMs: 10,
+  });
   await consumer.start();
   expect(consumers).toHaveLength(1);
   consumers[0]!.crash({ error: new Error("not retriable"), restart: false });
@@ -42,7 +50,15 @@ test("a consumer kafkajs will not restart (non-retriable crash) is started again
 
 test("a crash kafkajs restarts itself leaves the consumer alone", async () => {
   const { kafka, consumers } = fakeKafka();
-  const consumer = createEventConsumer({ kafka, groupId: "g", topics: ["t"], deadLetterTopic: "dlq", logger: silentLogger, handle: async () => {}, initialBackoffMs: 10 });
+  const consumer = createEventConsumer({
+    kafka,
+    groupId: "g",
+    topics: ["t"],
+    deadLetterTopic: "dlq",
+    logger: silentLogger,
+    handle: async () => {},
+    initialBackoffMs: 10,
+  });
   await consumer.start();
   consumers[0]!.crash({ error: new Error("retriable"), restart: true });
   await Bun.sleep(100);

@@ -39,7 +39,9 @@ export interface EventConsumerOptions {
    * Handle the events of one partition batch at once (bulk work). Return the events that failed permanently;
    * throw to retry the whole batch.
    */
-  handleBatch?: (events: { event: AnyEventEnvelope; ctx: MessageContext }[]) => Promise<{ event: AnyEventEnvelope; reason: string }[]>;
+  handleBatch?: (
+    events: { event: AnyEventEnvelope; ctx: MessageContext }[],
+  ) => Promise<{ event: AnyEventEnvelope; reason: string }[]>;
   partitionsConsumedConcurrently?: number;
   /** Session timeout, heartbeat interval and rebalance timeout (KAFKA_SESSION_TIMEOUT_MS …). */
   session?: ConsumerSettings;

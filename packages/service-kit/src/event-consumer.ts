@@ -33,7 +33,12 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   let running = false;
   let unwatch: (() => Promise<void>) | null = null;
   const metrics = opts.metrics;
-  const pipeline = createMessagePipeline(opts, { log, heartbeatIntervalMs: session.heartbeatIntervalMs, isStopping: () => stopping, producer: () => producer! });
+  const pipeline = createMessagePipeline(opts, {
+    log,
+    heartbeatIntervalMs: session.heartbeatIntervalMs,
+    isStopping: () => stopping,
+    producer: () => producer!,
+  });
 
   /** Both handler forms as one: the events that failed for good, and a single event's outcome. */
   const handleItems = async (items: PipelineItem[]): Promise<Handled> => {
@@ -52,7 +57,10 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   async function startOnce(): Promise<void> {
     stopping = false;
     try {
-      producer = opts.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+      producer = opts.kafka.producer({
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
       await producer.connect();
       consumer = opts.kafka.consumer({
         groupId: opts.groupId,
@@ -71,11 +79,22 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
       throw err;
     }
     running = true;
-    unwatch ??= metrics?.watch({ kafka: opts.kafka, groupId: opts.groupId, topics: opts.topics, deadLetterTopic: opts.deadLetterTopic }) ?? null;
+    unwatch ??=
+      metrics?.watch({
+        kafka: opts.kafka,
+        groupId: opts.groupId,
+        topics: opts.topics,
+        deadLetterTopic: opts.deadLetterTopic,
+      }) ?? null;
     const crashed = consumer;
     // Which partitions this instance owns after each rebalance: what operators look at when scaling out or in.
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
-      const assigned = Object.fromEntries(Object.entries(e.payload.memberAssignment).map(([topic, partitions]) => [topic, [...partitions].sort((a, b) => a - b)]));
+      const assigned = Object.fromEntries(
+        Object.entries(e.payload.memberAssignment).map(([topic, partitions]) => [
+          topic,
+          [...partitions].sort((a, b) => a - b),
+        ]),
+      );
       log.info("partitions assigned", { memberId: e.payload.memberId, assigned });
     });
     consumer.on(consumer.events.CRASH, (e) => {
@@ -88,7 +107,8 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     if (opts.handle) {
       await consumer.run({
         partitionsConsumedConcurrently,
-        eachMessage: ({ topic, partition, message, heartbeat }) => pipeline.run(topic, partition, [message], heartbeat, handleItems),
+        eachMessage: ({ topic, partition, message, heartbeat }) =>
+          pipeline.run(topic, partition, [message], heartbeat, handleItems),
       });
     } else {
       await consumer.run({
@@ -134,7 +154,10 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     },
     async stop() {
       stopping = true;
-      if (consumer) await consumer.disconnect().catch((err) => log.warn("consumer disconnect failed", { err: (err as Error).message }));
+      if (consumer)
+        await consumer
+          .disconnect()
+          .catch((err) => log.warn("consumer disconnect failed", { err: (err as Error).message }));
       if (producer) await producer.disconnect().catch(() => {});
       consumer = null;
       producer = null;

@@ -18,16 +18,30 @@ export function parseEnvelope(value: Buffer | null): Parsed {
   registerFormats();
   if (!Value.Check(AnyEventEnvelope, json)) {
     const first = [...Value.Errors(AnyEventEnvelope, json)][0];
-    return { ok: false, reason: `not an event envelope: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}` };
+    return {
+      ok: false,
+      reason: `not an event envelope: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}`,
+    };
   }
   return { ok: true, event: json };
 }
 
 /** The log fields of one message: its trace, its position and, when it is an envelope, the event. */
-export function messageLogFields(position: { topic: string; partition: number; offset: string }, trace: EventTrace, event?: AnyEventEnvelope): Record<string, unknown> {
+export function messageLogFields(
+  position: { topic: string; partition: number; offset: string },
+  trace: EventTrace,
+  event?: AnyEventEnvelope,
+): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   if (trace.requestId) fields.requestId = trace.requestId;
   if (trace.traceparent) fields.traceparent = trace.traceparent;
-  if (event) Object.assign(fields, { eventId: event.eventId, eventType: event.type, aggregateType: event.aggregateType, aggregateId: event.aggregateId, version: event.version });
+  if (event)
+    Object.assign(fields, {
+      eventId: event.eventId,
+      eventType: event.type,
+      aggregateType: event.aggregateType,
+      aggregateId: event.aggregateId,
+      version: event.version,
+    });
   return Object.assign(fields, position);
 }

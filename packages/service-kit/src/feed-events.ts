@@ -5,11 +5,30 @@
 // other kinds (lead.submitted, a future type) make none. Record events are read with the catalog's reader forms
 // (packages/contracts/src/events): a row whose payload cannot be read makes none either (our producers build
 // every row from the producer form, so only a hand-written row can be one).
-import { BrokerUpserted, BrokerUpsertedFeedReader, decodePayload, isWebhookEventType, ListingUpserted, ListingUpsertedFeedReader, type FeedEventType, type UntypedJson } from "@pss/contracts";
+import {
+  BrokerUpserted,
+  BrokerUpsertedFeedReader,
+  decodePayload,
+  isWebhookEventType,
+  ListingUpserted,
+  ListingUpsertedFeedReader,
+  type FeedEventType,
+  type UntypedJson,
+} from "@pss/contracts";
 
 export interface OutboxRowForFeed {
   /** The envelope as stored. */
-  payload: { eventId: string; type: string; aggregateType?: string; aggregateId: string; version?: number; partnerId: string; mode?: string; occurredAt: string; payload?: UntypedJson };
+  payload: {
+    eventId: string;
+    type: string;
+    aggregateType?: string;
+    aggregateId: string;
+    version?: number;
+    partnerId: string;
+    mode?: string;
+    occurredAt: string;
+    payload?: UntypedJson;
+  };
   /** The change-history row of the version written (listing or broker), when there is one. */
   changes: { path: string }[] | null;
   statusFrom: string | null;
@@ -29,17 +48,39 @@ export interface FeedEventDraft {
 
 export function feedEventsOf(row: OutboxRowForFeed): FeedEventDraft[] {
   const e = row.payload;
-  const base = { partnerId: e.partnerId, mode: e.mode ?? "live", eventId: e.eventId, occurredAt: e.occurredAt, version: typeof e.version === "number" ? e.version : null };
+  const base = {
+    partnerId: e.partnerId,
+    mode: e.mode ?? "live",
+    eventId: e.eventId,
+    occurredAt: e.occurredAt,
+    version: typeof e.version === "number" ? e.version : null,
+  };
   const changedPaths = (row.changes ?? []).map((c) => c.path);
   if (e.type === ListingUpserted.type) {
     const decoded = decodePayload(ListingUpsertedFeedReader, e.payload, e.type);
     if (!decoded.ok) return [];
     const p = decoded.value;
-    const ids = { externalListingId: p.externalId, serviceListingId: Number(e.aggregateId), serviceBrokerId: p.brokerId };
+    const ids = {
+      externalListingId: p.externalId,
+      serviceListingId: Number(e.aggregateId),
+      serviceBrokerId: p.brokerId,
+    };
     const created = e.version === 1;
-    const out: FeedEventDraft[] = [{ ...base, type: created ? "listing.created" : "listing.updated", recordType: "listing", data: { ...ids, status: p.status, changedPaths } }];
+    const out: FeedEventDraft[] = [
+      {
+        ...base,
+        type: created ? "listing.created" : "listing.updated",
+        recordType: "listing",
+        data: { ...ids, status: p.status, changedPaths },
+      },
+    ];
     if (!created && row.statusFrom !== null && row.statusTo !== null && row.statusFrom !== row.statusTo) {
-      out.push({ ...base, type: "listing.status_changed", recordType: "listing", data: { ...ids, from: row.statusFrom, to: row.statusTo } });
+      out.push({
+        ...base,
+        type: "listing.status_changed",
+        recordType: "listing",
+        data: { ...ids, from: row.statusFrom, to: row.statusTo },
+      });
     }
     return out;
   }
@@ -47,7 +88,14 @@ export function feedEventsOf(row: OutboxRowForFeed): FeedEventDraft[] {
     const decoded = decodePayload(BrokerUpsertedFeedReader, e.payload, e.type);
     if (!decoded.ok) return [];
     const p = decoded.value;
-    return [{ ...base, type: e.version === 1 ? "broker.created" : "broker.updated", recordType: "broker", data: { externalBrokerId: p.externalId, serviceBrokerId: e.aggregateId, changedPaths } }];
+    return [
+      {
+        ...base,
+        type: e.version === 1 ? "broker.created" : "broker.updated",
+        recordType: "broker",
+        data: { externalBrokerId: p.externalId, serviceBrokerId: e.aggregateId, changedPaths },
+      },
+    ];
   }
   if (isWebhookEventType(e.type)) {
     const recordType = e.type === "broker.avatar.processed" ? "broker" : "listing";

@@ -41,7 +41,10 @@ export interface FeedSequencer {
   stop(): Promise<void>;
 }
 
-export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger }, opts: FeedSequencerOptions): FeedSequencer {
+export function createFeedSequencer(
+  deps: { sql: postgres.Sql; logger: Logger },
+  opts: FeedSequencerOptions,
+): FeedSequencer {
   const { sql, logger } = deps;
   const batchSize = opts.batchSize ?? 500;
   const idlePollMs = opts.idlePollMs ?? 100;
@@ -62,12 +65,18 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
         ORDER BY o.id`;
       if (rows.length === 0) return 0;
       const drafts: FeedEventDraft[] = rows.flatMap((r) =>
-        feedEventsOf({ payload: r.payload, changes: r.changes, statusFrom: r.status_from, statusTo: r.status_to }).filter((d) => isUuidLike(d.partnerId)),
+        feedEventsOf({
+          payload: r.payload,
+          changes: r.changes,
+          statusFrom: r.status_from,
+          statusTo: r.status_to,
+        }).filter((d) => isUuidLike(d.partnerId)),
       );
       if (drafts.length) {
         // Reserve each partner-and-mode's numbers in one statement, then insert the events with them.
         const counts = new Map<string, number>();
-        for (const d of drafts) counts.set(`${d.partnerId} ${d.mode}`, (counts.get(`${d.partnerId} ${d.mode}`) ?? 0) + 1);
+        for (const d of drafts)
+          counts.set(`${d.partnerId} ${d.mode}`, (counts.get(`${d.partnerId} ${d.mode}`) ?? 0) + 1);
         const keys = [...counts.keys()].map((k) => k.split(" ") as [string, string]);
         const heads = await tx`
           INSERT INTO partner_feed_heads AS h (partner_id, mode, last_seq)
@@ -76,15 +85,29 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
           ON CONFLICT (partner_id, mode) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq
           RETURNING partner_id::text AS partner_id, mode, last_seq`;
         const next = new Map<string, number>();
-        for (const h of heads) next.set(`${h.partner_id} ${h.mode}`, Number(h.last_seq) - counts.get(`${h.partner_id} ${h.mode}`)! + 1);
+        for (const h of heads)
+          next.set(`${h.partner_id} ${h.mode}`, Number(h.last_seq) - counts.get(`${h.partner_id} ${h.mode}`)! + 1);
         const numbered = drafts.flatMap((d) => {
           const key = `${d.partnerId} ${d.mode}`;
           const seq = next.get(key);
           if (seq === undefined) return []; // the partner is gone
           next.set(key, seq + 1);
-          return [{ partner_id: d.partnerId, mode: d.mode, seq, type: d.type, event_id: d.eventId, record_type: d.recordType, version: d.version, data: sqlJson(tx, d.data), occurred_at: new Date(d.occurredAt) }];
+          return [
+            {
+              partner_id: d.partnerId,
+              mode: d.mode,
+              seq,
+              type: d.type,
+              event_id: d.eventId,
+              record_type: d.recordType,
+              version: d.version,
+              data: sqlJson(tx, d.data),
+              occurred_at: new Date(d.occurredAt),
+            },
+          ];
         });
-        for (let i = 0; i < numbered.length; i += 1000) await tx`INSERT INTO partner_feed ${sqlValues(tx, numbered.slice(i, i + 1000))}`;
+        for (let i = 0; i < numbered.length; i += 1000)
+          await tx`INSERT INTO partner_feed ${sqlValues(tx, numbered.slice(i, i + 1000))}`;
       }
       await tx`UPDATE outbox SET feed_pending = NULL WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
       return rows.length;
@@ -98,7 +121,11 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
         RETURNING partner_id, mode, seq`;
       if (gone.length === 0) return 0;
       const through = new Map<string, number>();
-      for (const g of gone) through.set(`${g.partner_id} ${g.mode}`, Math.max(through.get(`${g.partner_id} ${g.mode}`) ?? 0, Number(g.seq)));
+      for (const g of gone)
+        through.set(
+          `${g.partner_id} ${g.mode}`,
+          Math.max(through.get(`${g.partner_id} ${g.mode}`) ?? 0, Number(g.seq)),
+        );
       for (const [key, seq] of through) {
         const [partnerId, mode] = key.split(" ");
         await tx`UPDATE partner_feed_heads SET pruned_through = greatest(pruned_through, ${seq}) WHERE partner_id = ${partnerId!}::uuid AND mode = ${mode!}`;
@@ -133,4 +160,5 @@ export function createFeedSequencer(deps: { sql: postgres.Sql; logger: Logger },
   };
 }
 
-const isUuidLike = (s: unknown) => typeof s === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+const isUuidLike = (s: unknown) =>
+  typeof s === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);

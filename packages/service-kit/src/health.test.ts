@@ -4,7 +4,10 @@ import { createHealthRoutes, createReadinessMonitor } from "./health.ts";
 test("a check runs at most once per interval however many probes arrive", async () => {
   let clock = 0;
   let runs = 0;
-  const monitor = createReadinessMonitor({ checks: { postgres: { run: async () => void runs++, everyMs: 1000 } }, now: () => clock });
+  const monitor = createReadinessMonitor({
+    checks: { postgres: { run: async () => void runs++, everyMs: 1000 } },
+    now: () => clock,
+  });
   await Promise.all([monitor.report(), monitor.report(), monitor.report()]);
   await monitor.report();
   expect(runs).toBe(1);
@@ -20,9 +23,15 @@ test("an optional check failing degrades readiness without failing it; a require
       kafka: { run: async () => Promise.reject(new Error("ECONNREFUSED 127.0.0.1:9092")), required: false },
     },
   });
-  expect(await monitor.report()).toEqual({ ready: true, checks: { postgres: "ok", kafka: "failing" }, degraded: ["kafka"] });
+  expect(await monitor.report()).toEqual({
+    ready: true,
+    checks: { postgres: "ok", kafka: "failing" },
+    degraded: ["kafka"],
+  });
 
-  const down = createReadinessMonitor({ checks: { postgres: async () => Promise.reject(new Error("connect ECONNREFUSED")) } });
+  const down = createReadinessMonitor({
+    checks: { postgres: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
+  });
   expect(await down.report()).toEqual({ ready: false, checks: { postgres: "failing" }, degraded: [] });
 });
 
@@ -37,7 +46,9 @@ test("/readyz answers check names with ok/failing only, never the driver's error
   const failures: string[] = [];
   const app = createHealthRoutes({
     service: "svc",
-    checks: { postgres: async () => Promise.reject(new Error("password authentication failed for user pss at 10.0.0.5")) },
+    checks: {
+      postgres: async () => Promise.reject(new Error("password authentication failed for user pss at 10.0.0.5")),
+    },
     onCheckFailure: (name, err) => failures.push(`${name}: ${(err as Error).message}`),
   });
   const res = await app.handle(new Request("http://localhost/readyz"));
@@ -49,7 +60,9 @@ test("/readyz answers check names with ok/failing only, never the driver's error
 });
 
 test("an optional check slow to answer its first run is left out instead of delaying the probe", async () => {
-  const monitor = createReadinessMonitor({ checks: { postgres: async () => {}, kafka: { run: () => Bun.sleep(2000), required: false, timeoutMs: 3000 } } });
+  const monitor = createReadinessMonitor({
+    checks: { postgres: async () => {}, kafka: { run: () => Bun.sleep(2000), required: false, timeoutMs: 3000 } },
+  });
   const started = performance.now();
   expect(await monitor.report()).toEqual({ ready: true, checks: { postgres: "ok" }, degraded: [] });
   expect(performance.now() - started).toBeLessThan(1000);

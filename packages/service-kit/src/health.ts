@@ -60,7 +60,12 @@ export function createReadinessMonitor(opts: {
   for (const [name, check] of Object.entries(opts.checks)) {
     const spec = typeof check === "function" ? { run: check } : check;
     states.set(name, {
-      spec: { run: spec.run, required: spec.required ?? true, everyMs: spec.everyMs ?? 1000, timeoutMs: spec.timeoutMs ?? 1500 },
+      spec: {
+        run: spec.run,
+        required: spec.required ?? true,
+        everyMs: spec.everyMs ?? 1000,
+        timeoutMs: spec.timeoutMs ?? 1500,
+      },
       status: null,
       checkedAt: -Infinity,
       inflight: null,
@@ -74,7 +79,10 @@ export function createReadinessMonitor(opts: {
         await Promise.race([
           Promise.resolve().then(state.spec.run),
           new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no answer within ${state.spec.timeoutMs} ms`)), state.spec.timeoutMs);
+            timer = setTimeout(
+              () => reject(new Error(`no answer within ${state.spec.timeoutMs} ms`)),
+              state.spec.timeoutMs,
+            );
           }),
         ]);
         state.status = "ok";
@@ -138,14 +146,24 @@ export function createHealthRoutes(opts: HealthRoutesOptions) {
       }
       const { ready, checks, degraded } = await monitor.report();
       set.status = ready ? 200 : 503;
-      return { status: ready ? "ready" : "not ready", service: opts.service, checks, ...(degraded.length ? { degraded } : {}) };
+      return {
+        status: ready ? "ready" : "not ready",
+        service: opts.service,
+        checks,
+        ...(degraded.length ? { degraded } : {}),
+      };
     });
   if (!metrics) return app;
-  return app.get("/metrics", async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }));
+  return app.get(
+    "/metrics",
+    async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }),
+  );
 }
 
 /** A service's own small HTTP listener for /healthz, /readyz and /metrics. */
 export function startHealthServer(opts: HealthRoutesOptions & { port: number; hostname?: string }) {
-  const app = new Elysia().use(createHealthRoutes(opts)).listen({ port: opts.port, hostname: opts.hostname ?? "0.0.0.0" });
+  const app = new Elysia()
+    .use(createHealthRoutes(opts))
+    .listen({ port: opts.port, hostname: opts.hostname ?? "0.0.0.0" });
   return { port: app.server!.port, stop: () => app.stop() };
 }

@@ -51,7 +51,11 @@ export function createHeldLease(opts: {
     drop,
     async release() {
       drop();
-      await lease.release().catch((err) => logger.warn(`releasing the ${opts.name} lease failed; another instance takes over when it runs out`, { err: (err as Error).message }));
+      await lease.release().catch((err) =>
+        logger.warn(`releasing the ${opts.name} lease failed; another instance takes over when it runs out`, {
+          err: (err as Error).message,
+        }),
+      );
     },
   };
 }

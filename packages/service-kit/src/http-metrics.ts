@@ -15,7 +15,12 @@ export interface HttpMetrics {
 
 export function createHttpMetrics(metrics: Metrics): HttpMetrics {
   const labelNames = ["method", "route", "status"] as const;
-  const requests = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by method, route template and status", labelNames, registers: [metrics.registry] });
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests answered, by method, route template and status",
+    labelNames,
+    registers: [metrics.registry],
+  });
   const duration = new Histogram({
     name: "http_request_duration_seconds",
     help: "Time from receiving an HTTP request to finishing its response, by method, route template and status",
@@ -25,7 +30,11 @@ export function createHttpMetrics(metrics: Metrics): HttpMetrics {
   });
   return {
     observe({ method, route, status, seconds }) {
-      const labels = { method: METHODS.has(method) ? method : "OTHER", route: route || UNMATCHED_ROUTE, status: String(status) };
+      const labels = {
+        method: METHODS.has(method) ? method : "OTHER",
+        route: route || UNMATCHED_ROUTE,
+        status: String(status),
+      };
       requests.inc(labels);
       duration.observe(labels, seconds);
     },

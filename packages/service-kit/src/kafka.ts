@@ -29,7 +29,10 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
         // Another instance may have created some of them between list and create: fine if they all exist now.
         const now = new Set(await admin.listTopics());
         const stillMissing = topics.filter((t) => !now.has(t.name));
-        if (stillMissing.length > 0) throw new Error(`could not create topics ${stillMissing.map((t) => t.name).join(", ")}: ${(err as Error).message}`);
+        if (stillMissing.length > 0)
+          throw new Error(
+            `could not create topics ${stillMissing.map((t) => t.name).join(", ")}: ${(err as Error).message}`,
+          );
       }
     }
     const present = topics.filter((t) => existing.has(t.name));
@@ -42,12 +45,14 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
     if (grow.length === 0) return;
     try {
       await admin.createPartitions({ topicPartitions: grow.map(({ topic, count }) => ({ topic, count })) });
-      for (const g of grow) logger?.warn("topic grown to the configured partition count", { topic: g.topic, from: g.from, to: g.count });
+      for (const g of grow)
+        logger?.warn("topic grown to the configured partition count", { topic: g.topic, from: g.from, to: g.count });
     } catch (err) {
       // Two instances growing at once: the second finds the partitions there.
       const { topics: after } = await admin.fetchTopicMetadata({ topics: grow.map((g) => g.topic) });
       const short = grow.filter((g) => (after.find((m) => m.name === g.topic)?.partitions.length ?? 0) < g.count);
-      if (short.length > 0) throw new Error(`could not grow topics ${short.map((g) => g.topic).join(", ")}: ${(err as Error).message}`);
+      if (short.length > 0)
+        throw new Error(`could not grow topics ${short.map((g) => g.topic).join(", ")}: ${(err as Error).message}`);
     }
   } finally {
     await admin.disconnect();

@@ -37,7 +37,12 @@ export function leaseHolderId(): string {
   return `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export function createLeaderLease(deps: { sql: postgres.Sql; name: string; ttlMs: number; holder?: string }): LeaderLease {
+export function createLeaderLease(deps: {
+  sql: postgres.Sql;
+  name: string;
+  ttlMs: number;
+  holder?: string;
+}): LeaderLease {
   const { sql, name, ttlMs } = deps;
   if (!Number.isInteger(ttlMs) || ttlMs < 1000) throw new Error(`a lease lasts at least 1000 ms, got ${ttlMs}`);
   const holder = deps.holder ?? leaseHolderId();
@@ -75,18 +80,21 @@ export function createLeaderLease(deps: { sql: postgres.Sql; name: string; ttlMs
     isHeld,
     keepRenewed() {
       let busy = false;
-      const timer = setInterval(async () => {
-        if (busy) return;
-        busy = true;
-        try {
-          if (!(await acquire())) clearInterval(timer);
-        } catch {
-          // PostgreSQL briefly away: the next tick tries again while the lease is still trusted.
-          if (!isHeld()) clearInterval(timer);
-        } finally {
-          busy = false;
-        }
-      }, Math.floor(ttlMs / 3));
+      const timer = setInterval(
+        async () => {
+          if (busy) return;
+          busy = true;
+          try {
+            if (!(await acquire())) clearInterval(timer);
+          } catch {
+            // PostgreSQL briefly away: the next tick tries again while the lease is still trusted.
+            if (!isHeld()) clearInterval(timer);
+          } finally {
+            busy = false;
+          }
+        },
+        Math.floor(ttlMs / 3),
+      );
       return () => clearInterval(timer);
     },
     async release() {
@@ -101,13 +109,21 @@ export function createLeaderLease(deps: { sql: postgres.Sql; name: string; ttlMs
  * One round of work under a lease taken for that round (the retention job, the media garbage collector): null when
  * another instance holds it; renewed while the work runs, given up when it ends, whether it succeeded or not.
  */
-export async function whileLeading<T>(lease: LeaderLease, logger: { warn(msg: string, fields?: Record<string, unknown>): void }, work: () => Promise<T>): Promise<T | null> {
+export async function whileLeading<T>(
+  lease: LeaderLease,
+  logger: { warn(msg: string, fields?: Record<string, unknown>): void },
+  work: () => Promise<T>,
+): Promise<T | null> {
   if (!(await lease.acquire())) return null;
   const stopRenewing = lease.keepRenewed();
   try {
     return await work();
   } finally {
     stopRenewing();
-    await lease.release().catch((err) => logger.warn(`releasing the lease "${lease.name}" failed; it runs out on its own`, { err: (err as Error).message }));
+    await lease.release().catch((err) =>
+      logger.warn(`releasing the lease "${lease.name}" failed; it runs out on its own`, {
+        err: (err as Error).message,
+      }),
+    );
   }
 }

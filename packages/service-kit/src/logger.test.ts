@@ -11,7 +11,10 @@ test("log lines never carry a URL password, a bearer token or a full e-mail, whe
   const err = new Error("connect ECONNREFUSED for postgres://pss:hunter2@db:5432/pss");
   logger.error("redis unavailable at redis://:hunter2@redis:6379", {
     err,
-    nested: { url: "http://admin:hunter2@opensearch:9200", list: ["Bearer pss_live_hunter2hunter2", "ann.buyer@example.com"] },
+    nested: {
+      url: "http://admin:hunter2@opensearch:9200",
+      list: ["Bearer pss_live_hunter2hunter2", "ann.buyer@example.com"],
+    },
   });
   expect(lines).toHaveLength(1);
   expect(lines[0]).not.toContain("hunter2");
@@ -24,6 +27,21 @@ test("log lines never carry a URL password, a bearer token or a full e-mail, whe
 
 test("ordinary fields are written unchanged, numbers and booleans included", () => {
   const { lines, logger } = capture();
-  logger.info("request", { method: "GET", path: "/partner/v1/listings", status: 200, durationMs: 1.5, cached: false, to: maskEmail("jane@example.com") });
-  expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "request", method: "GET", path: "/partner/v1/listings", status: 200, durationMs: 1.5, cached: false, to: "j***@example.com" });
+  logger.info("request", {
+    method: "GET",
+    path: "/partner/v1/listings",
+    status: 200,
+    durationMs: 1.5,
+    cached: false,
+    to: maskEmail("jane@example.com"),
+  });
+  expect(JSON.parse(lines[0]!)).toMatchObject({
+    msg: "request",
+    method: "GET",
+    path: "/partner/v1/listings",
+    status: 200,
+    durationMs: 1.5,
+    cached: false,
+    to: "j***@example.com",
+  });
 });

@@ -18,14 +18,23 @@ export interface Logger {
   enabled(level: LogLevel): boolean;
 }
 
-export function createLogger(opts: { service: string; level?: LogLevel; write?: (line: string) => void; base?: LogFields }): Logger {
+export function createLogger(opts: {
+  service: string;
+  level?: LogLevel;
+  write?: (line: string) => void;
+  base?: LogFields;
+}): Logger {
   const min = ORDER[opts.level ?? "info"];
   const write = opts.write ?? ((line: string) => process.stdout.write(line + "\n"));
   const base = { service: opts.service, ...opts.base };
   const log = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[level] < min) return;
     // Redacting the finished line (its strings end at quotes, which the patterns never cross) costs one scan.
-    write(redactSecrets(JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...serializeErrors(fields) })));
+    write(
+      redactSecrets(
+        JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...serializeErrors(fields) }),
+      ),
+    );
   };
   return {
     debug: (m, f) => log("debug", m, f),

@@ -102,7 +102,12 @@ export function readMediaStorageConfig(r: EnvReader, fallbackKind: "local" | "s3
 export function describeMediaStorage(config: MediaStorageConfig): Record<string, string> {
   return config.kind === "local"
     ? { storage: "local", mediaDir: config.dir }
-    : { storage: "s3", endpoint: config.endpoint ?? `AWS (${config.region})`, bucket: config.bucket, prefix: config.prefix };
+    : {
+        storage: "s3",
+        endpoint: config.endpoint ?? `AWS (${config.region})`,
+        bucket: config.bucket,
+        prefix: config.prefix,
+      };
 }
 
 export function createMediaStorage(config: MediaStorageConfig): MediaStorage {

@@ -6,7 +6,12 @@ import type { IHeaders, KafkaMessage, Producer } from "kafkajs";
 import type { AnyEventEnvelope } from "@pss/contracts";
 import { REPLAYED_FROM_HEADER } from "./dead-letters.ts";
 import { messageLogFields, parseEnvelope } from "./event-envelope.ts";
-import { PermanentError, type EventConsumerOptions, type HandleOutcome, type MessageContext } from "./event-consumer-types.ts";
+import {
+  PermanentError,
+  type EventConsumerOptions,
+  type HandleOutcome,
+  type MessageContext,
+} from "./event-consumer-types.ts";
 import type { Logger } from "./logger.ts";
 import { traceFromHeaders } from "./trace.ts";
 
@@ -27,7 +32,13 @@ export interface Handled {
 
 export interface MessagePipeline {
   /** The messages of one partition, handled through the one path; throws Stopping when the consumer stops. */
-  run(topic: string, partition: number, messages: KafkaMessage[], heartbeat: () => Promise<void>, handle: (items: PipelineItem[]) => Promise<Handled>): Promise<void>;
+  run(
+    topic: string,
+    partition: number,
+    messages: KafkaMessage[],
+    heartbeat: () => Promise<void>,
+    handle: (items: PipelineItem[]) => Promise<Handled>,
+  ): Promise<void>;
 }
 
 const elapsedMs = (since: number) => Math.round((performance.now() - since) * 10) / 10;
@@ -63,7 +74,13 @@ export function createMessagePipeline(
       } catch (err) {
         if (err instanceof PermanentError) throw err;
         if (isStopping()) throw new Stopping("stopping");
-        logger.warn("handler failed; retrying", { component: "event-consumer", what, attempt, retryInMs: delay, err: (err as Error).message });
+        logger.warn("handler failed; retrying", {
+          component: "event-consumer",
+          what,
+          attempt,
+          retryInMs: delay,
+          err: (err as Error).message,
+        });
         await Bun.sleep(delay * (0.8 + Math.random() * 0.4));
         delay = Math.min(delay * 2, maxBackoff);
       }
@@ -71,19 +88,31 @@ export function createMessagePipeline(
   }
 
   /** The context of one message: its position, its trace (headers) and a logger carrying both and the event. */
-  function contextOf(topic: string, partition: number, message: KafkaMessage, event?: AnyEventEnvelope): MessageContext {
+  function contextOf(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    event?: AnyEventEnvelope,
+  ): MessageContext {
     const trace = traceFromHeaders(message.headers);
     const position = { topic, partition, offset: message.offset };
     const fields = messageLogFields(position, trace, event);
     // A replayed dead letter says where it was replayed from (admin CLI `dlq replay`).
     const replayedFrom = message.headers?.[REPLAYED_FROM_HEADER];
-    if (replayedFrom !== undefined) fields.replayedFrom = String(Array.isArray(replayedFrom) ? replayedFrom[0] : replayedFrom);
+    if (replayedFrom !== undefined)
+      fields.replayedFrom = String(Array.isArray(replayedFrom) ? replayedFrom[0] : replayedFrom);
     // From the service's logger (its component stays), not this consumer's: handlers log through it.
     return { ...position, trace, log: opts.logger.child({ groupId: opts.groupId, ...fields }) };
   }
 
-  function logHandled(ctx: MessageContext, outcome: HandleOutcome | "dead-lettered", began: number, extra?: Record<string, unknown>): void {
-    if (ctx.log.enabled("info")) ctx.log.info("event handled", { component: "event-consumer", outcome, durationMs: elapsedMs(began), ...extra });
+  function logHandled(
+    ctx: MessageContext,
+    outcome: HandleOutcome | "dead-lettered",
+    began: number,
+    extra?: Record<string, unknown>,
+  ): void {
+    if (ctx.log.enabled("info"))
+      ctx.log.info("event handled", { component: "event-consumer", outcome, durationMs: elapsedMs(began), ...extra });
   }
 
   async function deadLetter(message: KafkaMessage, ctx: MessageContext, reason: string, began: number): Promise<void> {
@@ -97,9 +126,24 @@ export function createMessagePipeline(
       "x-failed-at": new Date().toISOString(),
     };
     // The original headers (request ID, traceparent) stay on the dead letter, and a replay sends them again.
-    const [sent] = await retrying("dead-letter", () => deps.producer().send({ topic: opts.deadLetterTopic, acks: -1, messages: [{ key: message.key, value: message.value, headers }] }), ctx.log);
+    const [sent] = await retrying(
+      "dead-letter",
+      () =>
+        deps.producer().send({
+          topic: opts.deadLetterTopic,
+          acks: -1,
+          messages: [{ key: message.key, value: message.value, headers }],
+        }),
+      ctx.log,
+    );
     // Where it landed: what `dlq show --offset` takes.
-    ctx.log.error("message sent to dead-letter topic", { component: "event-consumer", reason, deadLetterTopic: opts.deadLetterTopic, deadLetterPartition: sent?.partition, deadLetterOffset: sent?.baseOffset });
+    ctx.log.error("message sent to dead-letter topic", {
+      component: "event-consumer",
+      reason,
+      deadLetterTopic: opts.deadLetterTopic,
+      deadLetterPartition: sent?.partition,
+      deadLetterOffset: sent?.baseOffset,
+    });
     metrics?.count(opts.groupId, ctx.topic, "dead_lettered");
     logHandled(ctx, "dead-lettered", began, { reason });
   }
@@ -126,14 +170,19 @@ export function createMessagePipeline(
       const valid: PipelineItem[] = [];
       for (const message of messages) {
         const parsed = parseEnvelope(message.value);
-        if (parsed.ok) valid.push({ event: parsed.event, ctx: contextOf(topic, partition, message, parsed.event), message });
+        if (parsed.ok)
+          valid.push({ event: parsed.event, ctx: contextOf(topic, partition, message, parsed.event), message });
         else await deadLetter(message, contextOf(topic, partition, message), parsed.reason, began);
       }
       if (valid.length === 0) return;
       // One message: its position names the retries and its logger carries them; a batch: its size.
-      const single = opts.handle ? valid[0]! : null;
-      const what = single ? `${topic}/${partition}@${single.message.offset}` : `${topic}/${partition} batch of ${valid.length}`;
-      const handled = await whileBeating(heartbeat, () => retrying(what, () => attempt(topic, valid.length, () => handle(valid)), single?.ctx.log ?? log));
+      const single = opts.handle ? (valid[0] ?? null) : null;
+      const what = single
+        ? `${topic}/${partition}@${single.message.offset}`
+        : `${topic}/${partition} batch of ${valid.length}`;
+      const handled = await whileBeating(heartbeat, () =>
+        retrying(what, () => attempt(topic, valid.length, () => handle(valid)), single?.ctx.log ?? log),
+      );
       const failedEvents = new Set<AnyEventEnvelope>();
       for (const f of handled.failed) {
         const item = valid.find((v) => v.event === f.event);
@@ -142,8 +191,11 @@ export function createMessagePipeline(
           await deadLetter(item.message, item.ctx, f.reason, began);
         }
       }
-      if (valid.length > failedEvents.size) metrics?.count(opts.groupId, topic, "handled", valid.length - failedEvents.size);
-      for (const item of valid) if (!failedEvents.has(item.event)) logHandled(item.ctx, handled.outcome ?? "handled", began, single ? undefined : { batchSize: valid.length });
+      if (valid.length > failedEvents.size)
+        metrics?.count(opts.groupId, topic, "handled", valid.length - failedEvents.size);
+      for (const item of valid)
+        if (!failedEvents.has(item.event))
+          logHandled(item.ctx, handled.outcome ?? "handled", began, single ? undefined : { batchSize: valid.length });
     },
   };
 }

@@ -9,7 +9,9 @@ import { parsePrometheusText, valueOf } from "../../../test/support/prometheus-t
 function sample(text: string, series: string): number | undefined {
   const m = /^([^{]+)(?:\{(.*)\})?$/.exec(series)!;
   const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
-  const exact = parsePrometheusText(text).filter((s) => s.name === m[1] && Object.keys(s.labels).length === Object.keys(labels).length);
+  const exact = parsePrometheusText(text).filter(
+    (s) => s.name === m[1] && Object.keys(s.labels).length === Object.keys(labels).length,
+  );
   return valueOf(exact, m[1]!, labels);
 }
 
@@ -44,7 +46,9 @@ test("a scrape-time source loads once per interval however many gauges read it",
 
 test("a failing or hanging source leaves its gauges out and the scrape still answers quickly", async () => {
   const metrics = createMetrics({ service: "svc", defaultMetrics: false });
-  const failing = metrics.source("postgres", async () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:5432")));
+  const failing = metrics.source("postgres", async () =>
+    Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:5432")),
+  );
   const hanging = metrics.source("kafka", () => new Promise<number>(() => {}), { timeoutMs: 50 });
   gaugeFromSource(metrics, { name: "outbox_rows", help: "x", source: failing, samples: (v: number) => [{ value: v }] });
   gaugeFromSource(metrics, { name: "lag_messages", help: "x", source: hanging, samples: (v) => [{ value: v }] });
@@ -62,10 +66,13 @@ test("a failing or hanging source leaves its gauges out and the scrape still ans
 test("a source that recovers is served again after its interval", async () => {
   let clock = 0;
   let up = false;
-  const source = createScrapeSource(async () => {
-    if (!up) throw new Error("down");
-    return 7;
-  }, { maxAgeMs: 100, now: () => clock });
+  const source = createScrapeSource(
+    async () => {
+      if (!up) throw new Error("down");
+      return 7;
+    },
+    { maxAgeMs: 100, now: () => clock },
+  );
   expect(await source.read()).toBeNull();
   up = true;
   expect(await source.read()).toBeNull(); // the failure is cached for the interval too
@@ -81,11 +88,26 @@ test("HTTP metrics keep labels bounded: route templates, one value for unmatched
   http.observe({ method: "GET", route: null, status: 404, seconds: 0.001 });
   http.observe({ method: "BREW", route: "", status: 501, seconds: 0.001 });
   const text = await metrics.render();
-  expect(sample(text, 'http_requests_total{method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}')).toBe(2);
+  expect(
+    sample(
+      text,
+      'http_requests_total{method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}',
+    ),
+  ).toBe(2);
   expect(sample(text, 'http_requests_total{method="GET",route="unmatched",status="404",service="api"}')).toBe(1);
   expect(sample(text, 'http_requests_total{method="OTHER",route="unmatched",status="501",service="api"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_count{method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}')).toBe(2);
-  expect(sample(text, 'http_request_duration_seconds_bucket{le="0.025",method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}')).toBe(2);
+  expect(
+    sample(
+      text,
+      'http_request_duration_seconds_count{method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}',
+    ),
+  ).toBe(2);
+  expect(
+    sample(
+      text,
+      'http_request_duration_seconds_bucket{le="0.025",method="PUT",route="/partner/v1/listings/:externalListingId",status="200",service="api"}',
+    ),
+  ).toBe(2);
 });
 
 test("consumer lag is the end offset minus the committed offset; a group that never committed starts at the first retained message", () => {

@@ -77,7 +77,11 @@ export function createMetrics(opts: { service: string; defaultMetrics?: boolean;
     render: () => registry.metrics(),
     snapshot: () => registry.getMetricsAsJSON(),
     source(name, load, sourceOpts) {
-      const source = createScrapeSource(load, { ...sourceOpts, now, onResult: (ok) => sourceUp.set({ source: name }, ok ? 1 : 0) });
+      const source = createScrapeSource(load, {
+        ...sourceOpts,
+        now,
+        onResult: (ok) => sourceUp.set({ source: name }, ok ? 1 : 0),
+      });
       sources.push(source);
       return {
         read: () => source.read(),
@@ -143,7 +147,13 @@ export type Labels = Record<string, string | number>;
  */
 export function gaugeFromSource<T>(
   metrics: Metrics,
-  opts: { name: string; help: string; labelNames?: string[]; source: ScrapeSource<T>; samples: (value: T) => { labels?: Labels; value: number }[] },
+  opts: {
+    name: string;
+    help: string;
+    labelNames?: string[];
+    source: ScrapeSource<T>;
+    samples: (value: T) => { labels?: Labels; value: number }[];
+  },
 ): Gauge {
   let missing = false;
   const gauge = new Gauge({

@@ -7,7 +7,8 @@ test("the outage back-off doubles from its base and never exceeds its cap, howev
   expect(outageDelayMs(1, OUTAGE_BACKOFF, mid)).toBe(1_000);
   expect(outageDelayMs(2, OUTAGE_BACKOFF, mid)).toBe(2_000);
   expect(outageDelayMs(5, OUTAGE_BACKOFF, mid)).toBe(16_000);
-  for (const n of [6, 10, 100, 10_000]) for (const r of [0, 0.5, 0.999]) expect(outageDelayMs(n, OUTAGE_BACKOFF, () => r)).toBeLessThanOrEqual(30_000);
+  for (const n of [6, 10, 100, 10_000])
+    for (const r of [0, 0.5, 0.999]) expect(outageDelayMs(n, OUTAGE_BACKOFF, () => r)).toBeLessThanOrEqual(30_000);
   expect(outageDelayMs(100, OUTAGE_BACKOFF, () => 0)).toBe(24_000);
 });
 
@@ -39,9 +40,17 @@ test("an outage is waited out, counted and logged; the step's result comes back 
 });
 
 test("an error that is not an outage is the caller's at once; a stop ends the wait with OutageWaitAbandoned", async () => {
-  const opts = { dependency: "postgres", what: "recording", isOutage: (err: unknown) => (err as Error).message === "down", logger: silentLogger, sleep: async () => {} };
+  const opts = {
+    dependency: "postgres",
+    what: "recording",
+    isOutage: (err: unknown) => (err as Error).message === "down",
+    logger: silentLogger,
+    sleep: async () => {},
+  };
   let calls = 0;
-  await expect(waitOutOutage(async () => (calls++, Promise.reject(new Error("syntax error"))), opts)).rejects.toThrow("syntax error");
+  await expect(waitOutOutage(async () => (calls++, Promise.reject(new Error("syntax error"))), opts)).rejects.toThrow(
+    "syntax error",
+  );
   expect(calls).toBe(1);
   let stopping = false;
   const abandoned = waitOutOutage(

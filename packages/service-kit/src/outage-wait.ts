@@ -15,7 +15,11 @@ export interface OutageBackoff {
 }
 
 /** The wait before try `failures + 1` of a dependency that failed `failures` times in a row: doubling, ±20 %, never above maxMs. */
-export function outageDelayMs(failures: number, backoff: OutageBackoff = OUTAGE_BACKOFF, random: () => number = Math.random): number {
+export function outageDelayMs(
+  failures: number,
+  backoff: OutageBackoff = OUTAGE_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const raw = backoff.baseMs * 2 ** Math.min(30, Math.max(0, failures - 1));
   return Math.min(backoff.maxMs, Math.round(Math.min(raw, backoff.maxMs) * (0.8 + random() * 0.4)));
 }
@@ -47,7 +51,12 @@ export function createOutageMetrics(metrics: Metrics, prefix: string): OutageMet
     labelNames: ["dependency"],
     registers,
   });
-  const waiting = new Gauge({ name: `${prefix}_jobs_waiting_for_dependency`, help: "Jobs waiting now for one of our own dependencies to answer again", labelNames: ["dependency"], registers });
+  const waiting = new Gauge({
+    name: `${prefix}_jobs_waiting_for_dependency`,
+    help: "Jobs waiting now for one of our own dependencies to answer again",
+    labelNames: ["dependency"],
+    registers,
+  });
   return {
     waited: (dependency) => waits.inc({ dependency }),
     waiting: (dependency, delta) => waiting.inc({ dependency }, delta),
@@ -79,7 +88,13 @@ export async function waitOutOutage<T>(step: () => Promise<T>, opts: OutageWaitO
     for (;;) {
       try {
         const result = await step();
-        if (failures > 0) opts.logger.info(`${opts.dependency} is back; going on`, { dependency: opts.dependency, what: opts.what, tries: failures + 1, waitedMs: Date.now() - started });
+        if (failures > 0)
+          opts.logger.info(`${opts.dependency} is back; going on`, {
+            dependency: opts.dependency,
+            what: opts.what,
+            tries: failures + 1,
+            waitedMs: Date.now() - started,
+          });
         return result;
       } catch (err) {
         if (!opts.isOutage(err)) throw err;
@@ -109,7 +124,10 @@ export async function waitOutOutage<T>(step: () => Promise<T>, opts: OutageWaitO
  * nothing while an outcome waits for PostgreSQL, so the waiting outcomes are written before it could take their
  * work up again (a claim that ran out during the outage).
  */
-export function countOutageWaits(dependency: string, metrics?: OutageMetrics): { metrics: OutageMetrics; waiting(): number } {
+export function countOutageWaits(
+  dependency: string,
+  metrics?: OutageMetrics,
+): { metrics: OutageMetrics; waiting(): number } {
   let waiting = 0;
   return {
     metrics: {

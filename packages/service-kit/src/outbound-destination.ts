@@ -9,7 +9,9 @@ import { hostOf, isAllowlisted, isForbiddenAddress } from "./address-policy.ts";
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
 
 export const systemResolver: Resolver = (host) =>
-  new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+  new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+  );
 
 /** The destination may not be contacted: its name has no address, or an address is not public unicast. */
 export class DestinationRefused extends Error {
@@ -24,12 +26,16 @@ export class DestinationRefused extends Error {
  * private record cannot be steered inward; `allowedHosts` (`host`, `host:port`, `[v6]:port`) are exempt (test
  * receivers on loopback). DNS errors are passed on unchanged for the caller to classify.
  */
-export async function vetDestination(url: URL, opts: { allowedHosts: readonly string[]; resolve?: Resolver }): Promise<LookupAddress> {
+export async function vetDestination(
+  url: URL,
+  opts: { allowedHosts: readonly string[]; resolve?: Resolver },
+): Promise<LookupAddress> {
   const host = hostOf(url);
   const family = isIP(host);
   const addresses = family ? [{ address: host, family }] : await (opts.resolve ?? systemResolver)(host);
   if (addresses.length === 0) throw new DestinationRefused("host not found");
-  if (!isAllowlisted(url, opts.allowedHosts) && addresses.some((a) => isForbiddenAddress(a.address))) throw new DestinationRefused("address not allowed");
+  if (!isAllowlisted(url, opts.allowedHosts) && addresses.some((a) => isForbiddenAddress(a.address)))
+    throw new DestinationRefused("address not allowed");
   return addresses[0]!;
 }
 

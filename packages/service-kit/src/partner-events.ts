@@ -2,7 +2,13 @@
 // the outbox by the statement or transaction that makes them true, like every other event: the API's relay
 // publishes them to Topics.partnerEvents, and nothing is announced that did not happen or lost after it happened.
 // Each fact is built in JS from its catalog definition; SQL only stores it.
-import { buildEnvelope, partnerFactKey, type EnvelopeFields, type EventDefinition, type WebhookEventType } from "@pss/contracts";
+import {
+  buildEnvelope,
+  partnerFactKey,
+  type EnvelopeFields,
+  type EventDefinition,
+  type WebhookEventType,
+} from "@pss/contracts";
 import type { Static } from "@sinclair/typebox";
 import type postgres from "postgres";
 
@@ -20,8 +26,16 @@ export interface OutboxFactRow {
  * a record), not the bare ID the aggregate's own event topic uses: readers of the outbox that look for an
  * aggregate's events by key keep finding only those.
  */
-export function partnerFactRow<E extends EventDefinition<WebhookEventType>>(fact: E, fields: EnvelopeFields, payload: Static<E["payload"]>): OutboxFactRow {
-  return { topic: fact.topic.name, messageKey: partnerFactKey(fact.type, fields.aggregateId), envelope: buildEnvelope(fact, fields, payload) };
+export function partnerFactRow<E extends EventDefinition<WebhookEventType>>(
+  fact: E,
+  fields: EnvelopeFields,
+  payload: Static<E["payload"]>,
+): OutboxFactRow {
+  return {
+    topic: fact.topic.name,
+    messageKey: partnerFactKey(fact.type, fields.aggregateId),
+    envelope: buildEnvelope(fact, fields, payload),
+  };
 }
 
 /** Stores fact rows (none: no statement). */

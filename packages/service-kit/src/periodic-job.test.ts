@@ -35,7 +35,14 @@ describe("createPeriodicJob", () => {
     const clock = fakeClock();
     const answers = [true, false, false];
     let ticks = 0;
-    const job = createPeriodicJob({ name: "t", logger, intervalMs: 500, firstDelayMs: 50, sleep: clock.sleep, tick: async () => answers[ticks++] ?? false });
+    const job = createPeriodicJob({
+      name: "t",
+      logger,
+      intervalMs: 500,
+      firstDelayMs: 50,
+      sleep: clock.sleep,
+      tick: async () => answers[ticks++] ?? false,
+    });
     job.start();
     await until(() => clock.pauses.length === 1);
     expect(ticks).toBe(0); // waiting for the first delay
@@ -105,7 +112,11 @@ describe("createPeriodicJob", () => {
     await until(() => ticks === 4 && clock.pauses.length === 4);
     expect(job.isRunning()).toBe(true);
     // 100, 200, 300 (capped), each with up to 20% jitter; after a success, the interval.
-    expect(clock.pauses.slice(0, 3).map((ms, i) => ms >= [100, 200, 300][i]! && ms <= [120, 240, 360][i]!)).toEqual([true, true, true]);
+    expect(clock.pauses.slice(0, 3).map((ms, i) => ms >= [100, 200, 300][i]! && ms <= [120, 240, 360][i]!)).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(clock.pauses[3]).toBe(1000);
     await job.stop();
     expect(lines.filter((l) => l.includes("t failed; retrying")).length).toBe(3);

@@ -86,7 +86,10 @@ export function createPeriodicJob(opts: PeriodicJobOptions): PeriodicJob {
         more = (await opts.tick(ctx)) === true;
         failureDelay = opts.backoff?.initialMs ?? opts.intervalMs;
       } catch (err) {
-        opts.logger.warn(opts.failureMessage ?? `${opts.name} failed; trying again`, { err: (err as Error).message, retryInMs: failureDelay });
+        opts.logger.warn(opts.failureMessage ?? `${opts.name} failed; trying again`, {
+          err: (err as Error).message,
+          retryInMs: failureDelay,
+        });
         if (opts.dropLeaseOnFailure) opts.lease?.drop();
         if (opts.backoff) {
           await pause(failureDelay + Math.random() * failureDelay * 0.2);

@@ -6,7 +6,8 @@
 const SECRET_PARAM =
   /([?&;](?:password|passwd|pwd|pass|secret|token|access_token|api[_-]?key|apikey|sslpassword|auth|x-amz-signature|x-amz-credential|x-amz-security-token|signature)=)[^&#\s'"]*/gi;
 // "secretAccessKey":"…", "S3_SECRET_ACCESS_KEY":"…", "sessionToken":"…" in a JSON line.
-const SECRET_FIELD = /("(?:secret_?access_?key|s3_secret_access_key|session_?token|s3_session_token)"\s*:\s*")(?:[^"\\]|\\.)*"/gi;
+const SECRET_FIELD =
+  /("(?:secret_?access_?key|s3_secret_access_key|session_?token|s3_session_token)"\s*:\s*")(?:[^"\\]|\\.)*"/gi;
 // scheme://userinfo@ : userinfo runs to the last '@' before whitespace or a quote, so a password holding
 // '@', '/' or ':' (the usual reason a URL fails to parse) is covered whole.
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s'"<>]*)@/gi;
@@ -32,7 +33,8 @@ export function redactUrl(value: string): string {
 
 /** Free text (a log message, an error message, a stack) with every secret this module knows masked. */
 export function redactSecrets(text: string): string {
-  if (!text.includes("@") && !text.includes("=") && !text.includes("Bearer") && !/secret|session_?token/i.test(text)) return text;
+  if (!text.includes("@") && !text.includes("=") && !text.includes("Bearer") && !/secret|session_?token/i.test(text))
+    return text;
   return text
     .replace(SECRET_FIELD, '$1***"')
     .replace(URL_USERINFO, (_, scheme: string, userinfo: string) => `${scheme}${maskUserinfo(userinfo)}@`)

@@ -5,7 +5,13 @@ import type { Logger } from "./logger.ts";
 export async function retryUntilDone<T>(
   what: string,
   step: () => Promise<T>,
-  opts: { logger: Logger; isStopping?: () => boolean; initialDelayMs?: number; maxDelayMs?: number; sleep?: (ms: number) => Promise<void> },
+  opts: {
+    logger: Logger;
+    isStopping?: () => boolean;
+    initialDelayMs?: number;
+    maxDelayMs?: number;
+    sleep?: (ms: number) => Promise<void>;
+  },
 ): Promise<T | undefined> {
   const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
   let delay = opts.initialDelayMs ?? 500;

@@ -27,7 +27,14 @@ function fakeHealth(calls: string[]) {
 }
 
 function env(calls: string[], health = fakeHealth(calls), logger = silentLogger): BootEnv {
-  return { service: "svc", logger, shutdown: createShutdown(logger), healthPort: 1234, startHealth: health.start, retry: { initialDelayMs: 1, maxDelayMs: 2 } };
+  return {
+    service: "svc",
+    logger,
+    shutdown: createShutdown(logger),
+    healthPort: 1234,
+    startHealth: health.start,
+    retry: { initialDelayMs: 1, maxDelayMs: 2 },
+  };
 }
 
 const realExit = process.exit;
@@ -60,7 +67,13 @@ describe("bootService", () => {
     expect(calls).toEqual(["health started", "started"]);
     expect(health.options().isStopping!()).toBe(false);
     await e.shutdown.run("SIGTERM");
-    expect(calls.slice(2)).toEqual(["stop intake (not ready: true)", "stop consuming", "stop job", "stop health endpoint", "close smtp"]);
+    expect(calls.slice(2)).toEqual([
+      "stop intake (not ready: true)",
+      "stop consuming",
+      "stop job",
+      "stop health endpoint",
+      "close smtp",
+    ]);
     // Readiness answers "stopping" from the first step on.
     expect(health.options().isStopping!()).toBe(true);
   });
@@ -80,7 +93,10 @@ describe("bootService", () => {
           isRunning: () => running,
           run: async () => {
             // Not ready while start fails.
-            if (tries === 0) await (health.options().checks.consumer as () => Promise<unknown>)().catch((err: Error) => calls.push(`check: ${err.message}`));
+            if (tries === 0)
+              await (health.options().checks.consumer as () => Promise<unknown>)().catch((err: Error) =>
+                calls.push(`check: ${err.message}`),
+              );
             if (++tries < 4) throw new Error("kafka: connection refused");
             running = true;
           },
@@ -129,7 +145,9 @@ describe("bootService", () => {
     );
     await until(() => tries >= 20);
     expect(exits).toEqual([]);
-    expect(lines.some((l) => l.includes("start consuming failed; retrying") && l.includes("connection refused"))).toBe(true);
+    expect(lines.some((l) => l.includes("start consuming failed; retrying") && l.includes("connection refused"))).toBe(
+      true,
+    );
     await e.shutdown.run("SIGTERM");
     await boot; // the retries stop once the service is stopping
     await state.booted;
@@ -144,7 +162,10 @@ describe("bootService", () => {
     const calls: string[] = [];
     const health = fakeHealth(calls);
     const fakeKafka = {} as unknown as Kafka; // never called: its standard check is left out
-    await bootService({ clients: { kafka: fakeKafka }, checks: { kafka: null, storage: async () => {} }, stop: {} }, env(calls, health));
+    await bootService(
+      { clients: { kafka: fakeKafka }, checks: { kafka: null, storage: async () => {} }, stop: {} },
+      env(calls, health),
+    );
     expect(Object.keys(health.options().checks)).toEqual(["storage"]);
   });
 });

@@ -126,7 +126,11 @@ function standardCloses(clients: ServiceClients): ShutdownSteps {
 }
 
 /** Health port, shutdown steps and the retried boot of one service's parts. Returns when the boot settled. */
-export async function bootService(parts: ServiceParts, env: BootEnv, state: ReturnType<typeof createBootState> = createBootState()): Promise<void> {
+export async function bootService(
+  parts: ServiceParts,
+  env: BootEnv,
+  state: ReturnType<typeof createBootState> = createBootState(),
+): Promise<void> {
   const { logger, shutdown } = env;
   let workStarted = false;
   const checks: Record<string, ReadinessCheck> = { ...standardChecks(parts.clients) };
@@ -146,9 +150,12 @@ export async function bootService(parts: ServiceParts, env: BootEnv, state: Retu
     checks,
     isStopping: state.isStopping,
     metrics: env.metrics,
-    onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+    onCheckFailure: (name, err) =>
+      logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
   };
-  const health = parts.health ? parts.health(healthOptions) : (env.startHealth ?? startHealthServer)({ ...healthOptions, port: env.healthPort });
+  const health = parts.health
+    ? parts.health(healthOptions)
+    : (env.startHealth ?? startHealthServer)({ ...healthOptions, port: env.healthPort });
   logger.info("health endpoint listening", { port: health.port, ...parts.describe });
 
   shutdown.register(parts.stopIntake ? "stop accepting requests" : "mark not ready", async () => {
@@ -157,7 +164,8 @@ export async function bootService(parts: ServiceParts, env: BootEnv, state: Retu
   });
   for (const [name, step] of Object.entries(parts.stop)) shutdown.register(name, step);
   shutdown.register("stop health endpoint", () => health.stop());
-  for (const [name, step] of Object.entries({ ...parts.close, ...standardCloses(parts.clients) })) shutdown.register(name, step);
+  for (const [name, step] of Object.entries({ ...parts.close, ...standardCloses(parts.clients) }))
+    shutdown.register(name, step);
 
   // Kafka (or whatever start needs) may be down at boot: wait for it, not ready meanwhile, instead of exiting.
   const retry = { logger, isStopping: state.isStopping, ...env.retry };
@@ -165,10 +173,18 @@ export async function bootService(parts: ServiceParts, env: BootEnv, state: Retu
     const { kafka } = parts.clients;
     if (parts.topics && kafka) {
       const topics = parts.topics;
-      if ((await retryUntilDone("create topics", () => ensureTopics(kafka, topics, logger).then(() => true), retry)) === undefined) return;
+      if (
+        (await retryUntilDone("create topics", () => ensureTopics(kafka, topics, logger).then(() => true), retry)) ===
+        undefined
+      )
+        return;
     }
     if (!work) return;
-    if ((await retryUntilDone(work.what, async () => (await work.run(), true), retry)) === undefined || state.isStopping()) return;
+    if (
+      (await retryUntilDone(work.what, async () => (await work.run(), true), retry)) === undefined ||
+      state.isStopping()
+    )
+      return;
     workStarted = true;
     parts.started?.();
   })();
@@ -187,7 +203,9 @@ export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: n
 }
 
 /** Runs one service process: see the top of this file. */
-export async function runService<C extends { logLevel: LogLevel; healthPort: number }>(def: ServiceDefinition<C>): Promise<void> {
+export async function runService<C extends { logLevel: LogLevel; healthPort: number }>(
+  def: ServiceDefinition<C>,
+): Promise<void> {
   const config = loadConfigOrExit(def.name, def.loadConfig);
   const base = def.logFields?.(config);
   const logger = createLogger({ service: def.name, level: config.logLevel, ...(base ? { base } : {}) });

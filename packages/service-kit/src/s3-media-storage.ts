@@ -45,7 +45,10 @@ export function createS3MediaStorage(config: S3StorageConfig): MediaStorage {
   });
   const client = new Bun.S3Client(options(config.endpoint));
   // Presigned URLs carry the host they were signed for: sign the one browsers reach when it differs.
-  const publicClient = config.publicEndpoint && config.publicEndpoint !== config.endpoint ? new Bun.S3Client(options(config.publicEndpoint)) : client;
+  const publicClient =
+    config.publicEndpoint && config.publicEndpoint !== config.endpoint
+      ? new Bun.S3Client(options(config.publicEndpoint))
+      : client;
   const ms = config.requestTimeoutMs;
   const keyOf = (name: string) => {
     if (!isMediaName(name)) throw new Error(`not a media name: ${name}`);
@@ -81,7 +84,9 @@ export function createS3MediaStorage(config: S3StorageConfig): MediaStorage {
     async *list() {
       let continuationToken: string | undefined;
       do {
-        const page = await within("a LIST request", ms, () => client.list({ prefix: config.prefix, maxKeys: config.listPageSize ?? 1000, continuationToken }));
+        const page = await within("a LIST request", ms, () =>
+          client.list({ prefix: config.prefix, maxKeys: config.listPageSize ?? 1000, continuationToken }),
+        );
         for (const object of page.contents ?? []) {
           const name = nameOf(object.key);
           if (name && object.lastModified) yield { name, modifiedAt: new Date(object.lastModified) };
@@ -104,7 +109,8 @@ export function createS3MediaStorage(config: S3StorageConfig): MediaStorage {
       const length = Number(res.headers.get("content-length"));
       return { body: res.body, size: Number.isFinite(length) && length >= 0 ? length : null };
     },
-    presign: (name, expiresInSeconds) => publicClient.presign(keyOf(name), { method: "GET", expiresIn: expiresInSeconds }),
+    presign: (name, expiresInSeconds) =>
+      publicClient.presign(keyOf(name), { method: "GET", expiresIn: expiresInSeconds }),
     // A PUT either happened whole or not at all: nothing is ever left half-written.
     removeAbandonedWrites: async () => 0,
     async check() {

@@ -16,7 +16,9 @@ describe("secret box", () => {
 
   test("a value encrypted with another key names both key ids instead of decrypting to garbage", () => {
     const other = createSecretBox(randomBytes(32));
-    expect(() => box.decrypt(other.encrypt("whsec_x"))).toThrow(`the secret was encrypted with another key (key id ${other.keyId}; the configured key's id is ${box.keyId})`);
+    expect(() => box.decrypt(other.encrypt("whsec_x"))).toThrow(
+      `the secret was encrypted with another key (key id ${other.keyId}; the configured key's id is ${box.keyId})`,
+    );
   });
 
   test("a tampered or malformed value is refused", () => {

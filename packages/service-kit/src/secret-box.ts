@@ -29,7 +29,8 @@ export function parseSecretKey(text: string): Buffer | null {
   return null;
 }
 
-export const SECRET_KEY_RULE = "must be 32 bytes written as 64 hex digits or as base64 (e.g. the output of `openssl rand -base64 32`)";
+export const SECRET_KEY_RULE =
+  "must be 32 bytes written as 64 hex digits or as base64 (e.g. the output of `openssl rand -base64 32`)";
 
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== 32) throw new SecretBoxError("the secret key must be 32 bytes");
@@ -44,14 +45,20 @@ export function createSecretBox(key: Buffer): SecretBox {
     },
     decrypt(stored) {
       const [version, id, iv, sealed, ...rest] = stored.split(".");
-      if (version !== "v1" || !id || !iv || !sealed || rest.length > 0) throw new SecretBoxError("not an encrypted secret");
-      if (id !== keyId) throw new SecretBoxError(`the secret was encrypted with another key (key id ${id}; the configured key's id is ${keyId})`);
+      if (version !== "v1" || !id || !iv || !sealed || rest.length > 0)
+        throw new SecretBoxError("not an encrypted secret");
+      if (id !== keyId)
+        throw new SecretBoxError(
+          `the secret was encrypted with another key (key id ${id}; the configured key's id is ${keyId})`,
+        );
       const bytes = Buffer.from(sealed, "base64url");
       if (bytes.length < 16) throw new SecretBoxError("not an encrypted secret");
       try {
         const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
         decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-        return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8");
+        return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString(
+          "utf8",
+        );
       } catch {
         throw new SecretBoxError("the encrypted secret is damaged (authentication failed)");
       }

@@ -24,8 +24,12 @@ test("a key is required, from the variable or from the file <NAME>_FILE names, n
   writeFileSync(join(dir, "key"), `${key.toString("base64")}\n`);
   const fromFile = createEnvReader({ WEBHOOK_SECRET_KEY_FILE: join(dir, "key") });
   expect(readSecretKey(fromFile, "WEBHOOK_SECRET_KEY")).toEqual(key);
-  expect(readSecretKey(createEnvReader({ WEBHOOK_SECRET_KEY: key.toString("hex") }), "WEBHOOK_SECRET_KEY")).toEqual(key);
-  expect(problems({ WEBHOOK_SECRET_KEY: key.toString("hex"), WEBHOOK_SECRET_KEY_FILE: join(dir, "key") })).toEqual(["set WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE, not both"]);
+  expect(readSecretKey(createEnvReader({ WEBHOOK_SECRET_KEY: key.toString("hex") }), "WEBHOOK_SECRET_KEY")).toEqual(
+    key,
+  );
+  expect(problems({ WEBHOOK_SECRET_KEY: key.toString("hex"), WEBHOOK_SECRET_KEY_FILE: join(dir, "key") })).toEqual([
+    "set WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE, not both",
+  ]);
   expect(problems({ WEBHOOK_SECRET_KEY_FILE: join(dir, "missing") }).join()).toContain("cannot read");
 });
 

@@ -5,7 +5,11 @@ import { readFileSync } from "node:fs";
 import type { EnvReader } from "./config.ts";
 import { parseSecretKey, SECRET_KEY_RULE } from "./secret-box.ts";
 
-export function readSecretKey(r: EnvReader, name: string, readFile: (path: string) => string = (p) => readFileSync(p, "utf8")): Buffer {
+export function readSecretKey(
+  r: EnvReader,
+  name: string,
+  readFile: (path: string) => string = (p) => readFileSync(p, "utf8"),
+): Buffer {
   const placeholder = Buffer.alloc(32);
   const value = r.optionalString(name);
   const file = r.optionalString(`${name}_FILE`);
@@ -14,7 +18,9 @@ export function readSecretKey(r: EnvReader, name: string, readFile: (path: strin
     return placeholder;
   }
   if (value === undefined && file === undefined) {
-    r.problem(`${name} is required (or ${name}_FILE, a file holding it): 32 random bytes, e.g. \`openssl rand -base64 32\`; \`npm start\` generates one under .data/ for local development`);
+    r.problem(
+      `${name} is required (or ${name}_FILE, a file holding it): 32 random bytes, e.g. \`openssl rand -base64 32\`; \`npm start\` generates one under .data/ for local development`,
+    );
     return placeholder;
   }
   let text = value;
@@ -22,7 +28,9 @@ export function readSecretKey(r: EnvReader, name: string, readFile: (path: strin
     try {
       text = readFile(file);
     } catch (err) {
-      r.problem(`${name}_FILE: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      r.problem(
+        `${name}_FILE: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
       return placeholder;
     }
   }

@@ -42,7 +42,9 @@ test("a hanging step is abandoned after the step limit, and the whole run never 
   expect(took).toBeGreaterThanOrEqual(240);
   expect(took).toBeLessThan(1_000);
   // The second hanging step got only what was left of the total (about 100 ms), then the budget was gone.
-  const failures = lines.filter((l) => l.msg === "shutdown step failed").map((l) => [l.step, (l.err as { message: string }).message]);
+  const failures = lines
+    .filter((l) => l.msg === "shutdown step failed")
+    .map((l) => [l.step, (l.err as { message: string }).message]);
   expect(failures.map(([step]) => step)).toEqual(["hangs 1", "hangs 2"]);
   expect(failures[0]![1]).toBe("timed out after 150 ms");
   expect(Number(/after (\d+) ms/.exec(failures[1]![1] as string)![1])).toBeLessThanOrEqual(100);

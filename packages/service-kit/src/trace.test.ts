@@ -37,14 +37,23 @@ describe("parseTraceparent follows the W3C trace-context rules", () => {
       `00_${TRACE_ID}_${PARENT_ID}_01`,
       `00-${TRACE_ID}-${PARENT_ID.slice(2)}-0001`,
     ];
-    for (const header of refused) expect({ header, parsed: parseTraceparent(header) }).toEqual({ header, parsed: null });
+    for (const header of refused)
+      expect({ header, parsed: parseTraceparent(header) }).toEqual({ header, parsed: null });
     expect(parseTraceparent(null)).toBeNull();
     expect(parseTraceparent(undefined)).toBeNull();
   });
 
   test("a later version is read by its version-00 prefix; what follows a dash is ignored", () => {
-    expect(parseTraceparent(`01-${TRACE_ID}-${PARENT_ID}-01`)).toEqual({ traceId: TRACE_ID, parentId: PARENT_ID, flags: "01" });
-    expect(parseTraceparent(`cc-${TRACE_ID}-${PARENT_ID}-01-what-ever`)).toEqual({ traceId: TRACE_ID, parentId: PARENT_ID, flags: "01" });
+    expect(parseTraceparent(`01-${TRACE_ID}-${PARENT_ID}-01`)).toEqual({
+      traceId: TRACE_ID,
+      parentId: PARENT_ID,
+      flags: "01",
+    });
+    expect(parseTraceparent(`cc-${TRACE_ID}-${PARENT_ID}-01-what-ever`)).toEqual({
+      traceId: TRACE_ID,
+      parentId: PARENT_ID,
+      flags: "01",
+    });
     expect(parseTraceparent(`cc-${TRACE_ID}-${PARENT_ID}-01x`)).toBeNull();
   });
 });
@@ -77,15 +86,26 @@ describe("childTraceparent makes the next step of a trace", () => {
 
 describe("trace headers on Kafka messages", () => {
   test("traceHeaders leaves absent values out", () => {
-    expect(traceHeaders({ requestId: "req-1", traceparent: VALID })).toEqual({ [TRACE_HEADERS.requestId]: "req-1", [TRACE_HEADERS.traceparent]: VALID });
+    expect(traceHeaders({ requestId: "req-1", traceparent: VALID })).toEqual({
+      [TRACE_HEADERS.requestId]: "req-1",
+      [TRACE_HEADERS.traceparent]: VALID,
+    });
     expect(traceHeaders({ requestId: null, traceparent: null })).toEqual({});
   });
 
   test("traceFromHeaders reads buffers and strings and drops values that are not a request ID or a traceparent", () => {
-    expect(traceFromHeaders({ "x-request-id": Buffer.from("req-1"), traceparent: Buffer.from(VALID) })).toEqual({ requestId: "req-1", traceparent: VALID });
-    expect(traceFromHeaders({ "x-request-id": "req-2", traceparent: [Buffer.from(VALID)] })).toEqual({ requestId: "req-2", traceparent: VALID });
+    expect(traceFromHeaders({ "x-request-id": Buffer.from("req-1"), traceparent: Buffer.from(VALID) })).toEqual({
+      requestId: "req-1",
+      traceparent: VALID,
+    });
+    expect(traceFromHeaders({ "x-request-id": "req-2", traceparent: [Buffer.from(VALID)] })).toEqual({
+      requestId: "req-2",
+      traceparent: VALID,
+    });
     expect(traceFromHeaders(undefined)).toEqual({ requestId: null, traceparent: null });
-    expect(traceFromHeaders({ "x-request-id": Buffer.from('a"}\n{"level":"error'), traceparent: Buffer.from("nope") })).toEqual({ requestId: null, traceparent: null });
+    expect(
+      traceFromHeaders({ "x-request-id": Buffer.from('a"}\n{"level":"error'), traceparent: Buffer.from("nope") }),
+    ).toEqual({ requestId: null, traceparent: null });
     expect(traceFromHeaders({ "x-request-id": Buffer.from("x".repeat(65)) }).requestId).toBeNull();
   });
 

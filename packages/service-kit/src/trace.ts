@@ -69,7 +69,11 @@ function randomHex(bytes: number): string {
  */
 export function childTraceparent(parent?: string | null): string {
   const parsed = parseTraceparent(parent);
-  return formatTraceparent({ traceId: parsed?.traceId ?? randomHex(16), parentId: randomHex(8), flags: parsed?.flags ?? "01" });
+  return formatTraceparent({
+    traceId: parsed?.traceId ?? randomHex(16),
+    parentId: randomHex(8),
+    flags: parsed?.flags ?? "01",
+  });
 }
 
 /** The trace ID of a traceparent, or null when it is not valid: what to grep for across services. */
@@ -91,7 +95,6 @@ function headerText(value: IHeaders[string] | undefined): string | null {
   const text = one.toString();
   return text === "" ? null : text;
 }
-
 
 /** The trace a consumed message carries; malformed values are dropped (they end up in log lines). */
 export function traceFromHeaders(headers: IHeaders | undefined): EventTrace {

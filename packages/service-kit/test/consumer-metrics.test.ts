@@ -2,11 +2,23 @@
 // handler is stuck, and the dead-letter topic's size.
 import { afterAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
-import { createConsumerMetrics, createEventConsumer, createMetrics, ensureTopics, PermanentError, silentLogger, type EventConsumer } from "../src/index.ts";
+import {
+  createConsumerMetrics,
+  createEventConsumer,
+  createMetrics,
+  ensureTopics,
+  PermanentError,
+  silentLogger,
+  type EventConsumer,
+} from "../src/index.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 import { parsePrometheusText, valueOf } from "../../../test/support/prometheus-text.ts";
 
-const kafka = new Kafka({ clientId: "consumer-metrics-test", brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: "consumer-metrics-test",
+  brokers: testUrls().KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 const producer = kafka.producer();
 await producer.connect();
 const running: EventConsumer[] = [];
@@ -16,9 +28,22 @@ afterAll(async () => {
 });
 
 const envelope = (aggregateId: string, version: number, payload: unknown = {}) =>
-  JSON.stringify({ eventId: crypto.randomUUID(), type: "test.happened", aggregateType: "listing", aggregateId, version, partnerId: "p", occurredAt: new Date().toISOString(), payload });
+  JSON.stringify({
+    eventId: crypto.randomUUID(),
+    type: "test.happened",
+    aggregateType: "listing",
+    aggregateId,
+    version,
+    partnerId: "p",
+    occurredAt: new Date().toISOString(),
+    payload,
+  });
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await check();
@@ -31,7 +56,10 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
 test("a consumer group's outcomes, handler latency, lag per partition and dead letters are on /metrics", async () => {
   const main = uniqueName("metrics-consumer-test");
   const dlq = `${main}.dlq`;
-  await ensureTopics(kafka, [{ name: main, partitions: 2 }, { name: dlq, partitions: 1 }]);
+  await ensureTopics(kafka, [
+    { name: main, partitions: 2 },
+    { name: dlq, partitions: 1 },
+  ]);
   const metrics = createMetrics({ service: "test", defaultMetrics: false });
   const consumerMetrics = createConsumerMetrics(metrics, { lagMaxAgeMs: 0 });
   const group = uniqueName("metrics-group");
@@ -89,7 +117,10 @@ test("a consumer group's outcomes, handler latency, lag per partition and dead l
   expect(valueOf(whileHeld, "metrics_source_up", { source: `kafka-consumer:${group}` })).toBe(1);
 
   gate.resolve();
-  await until("lag back to zero", async () => valueOf(await scrape(), "kafka_consumer_lag_messages", { group, topic: main }) === 0);
+  await until(
+    "lag back to zero",
+    async () => valueOf(await scrape(), "kafka_consumer_lag_messages", { group, topic: main }) === 0,
+  );
   // Counters are read at the start of a scrape, lag at its end: the next scrape has the handled message.
   const after = await scrape();
   expect(valueOf(after, "kafka_consumer_messages_total", { group, topic: main, outcome: "handled" })).toBe(3);

@@ -1,10 +1,21 @@
 import { afterAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import { Topics, topicSpecs } from "@pss/contracts";
-import { createEventConsumer, createLogger, ensureTopics, PermanentError, silentLogger, type EventConsumer } from "../src/index.ts";
+import {
+  createEventConsumer,
+  createLogger,
+  ensureTopics,
+  PermanentError,
+  silentLogger,
+  type EventConsumer,
+} from "../src/index.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 
-const kafka = new Kafka({ clientId: "event-consumer-test", brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: "event-consumer-test",
+  brokers: testUrls().KAFKA_BROKERS.split(","),
+  logLevel: logLevel.NOTHING,
+});
 const producer = kafka.producer();
 await producer.connect();
 const running: EventConsumer[] = [];
@@ -14,12 +25,24 @@ afterAll(async () => {
 });
 
 const envelope = (aggregateId: string, version: number, payload: unknown = {}) =>
-  JSON.stringify({ eventId: crypto.randomUUID(), type: "test.happened", aggregateType: "listing", aggregateId, version, partnerId: "p", occurredAt: new Date().toISOString(), payload });
+  JSON.stringify({
+    eventId: crypto.randomUUID(),
+    type: "test.happened",
+    aggregateType: "listing",
+    aggregateId,
+    version,
+    partnerId: "p",
+    occurredAt: new Date().toISOString(),
+    payload,
+  });
 
 async function topics() {
   const main = uniqueName("consumer-test");
   const dlq = `${main}.dlq`;
-  await ensureTopics(kafka, [{ name: main, partitions: 2 }, { name: dlq, partitions: 1 }]);
+  await ensureTopics(kafka, [
+    { name: main, partitions: 2 },
+    { name: dlq, partitions: 1 },
+  ]);
   return { main, dlq };
 }
 
@@ -38,7 +61,11 @@ async function readDeadLetters(topic: string, count: number) {
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ message }) => {
-      out.push({ value: message.value!.toString(), reason: message.headers!["x-dead-letter-reason"]!.toString(), offset: message.headers!["x-original-offset"]!.toString() });
+      out.push({
+        value: message.value!.toString(),
+        reason: message.headers!["x-dead-letter-reason"]!.toString(),
+        offset: message.headers!["x-original-offset"]!.toString(),
+      });
     },
   });
   await until(() => out.length >= count);
@@ -73,7 +100,11 @@ test("poison messages go to the dead-letter topic with a reason, and the partiti
   });
   await until(() => handled.includes(2));
   const dead = await readDeadLetters(dlq, 3);
-  expect(dead.map((d) => d.reason)).toEqual(["not JSON", expect.stringContaining("not an event envelope"), "payload is unusable"]);
+  expect(dead.map((d) => d.reason)).toEqual([
+    "not JSON",
+    expect.stringContaining("not an event envelope"),
+    "payload is unusable",
+  ]);
   expect(dead[0]!.value).toBe("{not json");
   expect(handled).toEqual([2]);
 }, 60_000);
@@ -106,7 +137,14 @@ test("a transient failure is retried until it succeeds, and committed offsets ar
   await first.stop();
 
   const redelivered: number[] = [];
-  const second = createEventConsumer({ kafka, groupId, topics: [main], deadLetterTopic: dlq, logger: silentLogger, handle: async (e) => void redelivered.push(e.version) });
+  const second = createEventConsumer({
+    kafka,
+    groupId,
+    topics: [main],
+    deadLetterTopic: dlq,
+    logger: silentLogger,
+    handle: async (e) => void redelivered.push(e.version),
+  });
   running.push(second);
   await second.start();
   await producer.send({ topic: main, messages: [{ key: "k", value: envelope("k", 4) }] });
@@ -139,7 +177,14 @@ test("stopping during endless retries returns promptly and leaves the message fo
   expect(Date.now() - began).toBeLessThan(10_000);
 
   const got: number[] = [];
-  const next = createEventConsumer({ kafka, groupId, topics: [main], deadLetterTopic: dlq, logger: silentLogger, handle: async (e) => void got.push(e.version) });
+  const next = createEventConsumer({
+    kafka,
+    groupId,
+    topics: [main],
+    deadLetterTopic: dlq,
+    logger: silentLogger,
+    handle: async (e) => void got.push(e.version),
+  });
   running.push(next);
   await next.start();
   await until(() => got.length === 1);
@@ -157,7 +202,9 @@ test("batch handlers get whole batches; events they report as failed go to the d
     logger: silentLogger,
     handleBatch: async (items) => {
       batches.push(items.map((i) => i.event.version));
-      return items.filter((i) => i.event.version === 2).map((i) => ({ event: i.event, reason: "version two is cursed" }));
+      return items
+        .filter((i) => i.event.version === 2)
+        .map((i) => ({ event: i.event, reason: "version two is cursed" }));
     },
   });
   running.push(consumer);
@@ -190,7 +237,13 @@ test("a handler busy for twice the session timeout keeps its partitions: no reba
   running.push(consumer);
   await consumer.start();
   await until(() => lines.some((l) => l.msg === "partitions assigned"));
-  await producer.send({ topic: main, messages: [{ key: "a", value: envelope("a", 1) }, { key: "a", value: envelope("a", 2) }] });
+  await producer.send({
+    topic: main,
+    messages: [
+      { key: "a", value: envelope("a", 1) },
+      { key: "a", value: envelope("a", 2) },
+    ],
+  });
   await until(() => handled.includes(2), 40_000);
   // One assignment at start; a member removed for silence would have rejoined and been assigned again.
   expect(lines.filter((l) => l.msg === "partitions assigned")).toHaveLength(1);
@@ -199,9 +252,18 @@ test("a handler busy for twice the session timeout keeps its partitions: no reba
 
 test("topic settings: event topics get the configured partitions, dead-letter topics one, all the replication factor", () => {
   const specs = topicSpecs({ partitions: 12, replicationFactor: 3 });
-  expect(specs.find((t) => t.name === Topics.listingEvents.name)).toMatchObject({ partitions: 12, replicationFactor: 3 });
-  expect(specs.find((t) => t.name === Topics.mediaDeadLetter.name)).toMatchObject({ partitions: 1, replicationFactor: 3 });
-  expect(topicSpecs().find((t) => t.name === Topics.leadEvents.name)).toMatchObject({ partitions: 6, replicationFactor: 1 });
+  expect(specs.find((t) => t.name === Topics.listingEvents.name)).toMatchObject({
+    partitions: 12,
+    replicationFactor: 3,
+  });
+  expect(specs.find((t) => t.name === Topics.mediaDeadLetter.name)).toMatchObject({
+    partitions: 1,
+    replicationFactor: 3,
+  });
+  expect(topicSpecs().find((t) => t.name === Topics.leadEvents.name)).toMatchObject({
+    partitions: 6,
+    replicationFactor: 1,
+  });
 });
 
 test("ensureTopics grows a topic with fewer partitions than configured and never shrinks one", async () => {

@@ -18,7 +18,13 @@ const config: S3StorageConfig = {
   listPageSize: 2,
 };
 const storage = createS3MediaStorage(config);
-const raw = new Bun.S3Client({ endpoint: config.endpoint, bucket: config.bucket, region: config.region, accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey });
+const raw = new Bun.S3Client({
+  endpoint: config.endpoint,
+  bucket: config.bucket,
+  region: config.region,
+  accessKeyId: config.accessKeyId,
+  secretAccessKey: config.secretAccessKey,
+});
 
 afterAll(async () => {
   for (const o of (await raw.list({ prefix: config.prefix })).contents ?? []) await raw.delete(o.key);

@@ -21,14 +21,20 @@ describe("admin configuration", () => {
   });
 
   test("a URL that is set wins over the local one, and only the rest are local", () => {
-    const config = loadAdminConfig({ DATABASE_URL: "postgres://ops@db.internal:5432/pss", KAFKA_BROKERS: " " }, ["postgres", "kafka"], LOCAL);
+    const config = loadAdminConfig(
+      { DATABASE_URL: "postgres://ops@db.internal:5432/pss", KAFKA_BROKERS: " " },
+      ["postgres", "kafka"],
+      LOCAL,
+    );
     expect(config.postgres.url).toBe("postgres://ops@db.internal:5432/pss");
     expect(config.kafka.brokers).toEqual(["127.0.0.1:59092"]);
     expect(config.local).toEqual(["kafka"]);
   });
 
   test("only the servers a command needs are read: partners commands do not need Kafka", () => {
-    const config = loadAdminConfig({ DATABASE_URL: "postgres://a@b/c", KAFKA_BROKERS: "not validated here" }, ["postgres"]);
+    const config = loadAdminConfig({ DATABASE_URL: "postgres://a@b/c", KAFKA_BROKERS: "not validated here" }, [
+      "postgres",
+    ]);
     expect(config.local).toEqual([]);
     expect(config.postgres.maxConnections).toBe(2);
   });
@@ -50,7 +56,9 @@ describe("admin configuration", () => {
   });
 
   test("a malformed URL is refused without echoing its password", () => {
-    expect(() => loadAdminConfig({ DATABASE_URL: "postgres://u:secret@" + "[bad" }, ["postgres"], LOCAL)).toThrow(/DATABASE_URL must be a URL/);
+    expect(() => loadAdminConfig({ DATABASE_URL: "postgres://u:secret@" + "[bad" }, ["postgres"], LOCAL)).toThrow(
+      /DATABASE_URL must be a URL/,
+    );
     try {
       loadAdminConfig({ DATABASE_URL: "postgres://u:secret@[bad" }, ["postgres"], LOCAL);
     } catch (e) {

@@ -51,7 +51,11 @@ export interface AdminConfig {
  * `needs`: the servers the command talks to; the others are neither read nor required.
  * `localUrls`: the local runner's URLs by variable name, when the runner is part of this checkout.
  */
-export function loadAdminConfig(env: Record<string, string | undefined>, needs: readonly Server[], localUrls?: Record<string, string>): AdminConfig {
+export function loadAdminConfig(
+  env: Record<string, string | undefined>,
+  needs: readonly Server[],
+  localUrls?: Record<string, string>,
+): AdminConfig {
   const local: Server[] = [];
   const effective: Record<string, string | undefined> = { ...env };
   for (const server of needs) {
@@ -72,7 +76,9 @@ export function loadAdminConfig(env: Record<string, string | undefined>, needs: 
   const config: AdminConfig = {
     postgres: has("postgres") ? { ...readPostgresConfig(r, 2), maxConnections: 2 } : { url: "", maxConnections: 2 },
     redis: has("redis") ? readRedisConfig(r) : { url: "" },
-    kafka: has("kafka") ? readKafkaConfig(r, "pss-admin") : { brokers: [], clientId: "pss-admin", topics: DEFAULT_TOPIC_SETTINGS, consumer: DEFAULT_CONSUMER_SETTINGS },
+    kafka: has("kafka")
+      ? readKafkaConfig(r, "pss-admin")
+      : { brokers: [], clientId: "pss-admin", topics: DEFAULT_TOPIC_SETTINGS, consumer: DEFAULT_CONSUMER_SETTINGS },
     opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
     searchAlias: has("opensearch") ? readSearchAlias(r, DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,

@@ -3,7 +3,14 @@
 // when it is not a terminal (or with --json), tables when it is; everything else goes to stderr. With no URLs
 // in the environment the local infrastructure `npm start` uses is taken (admin-config.ts). Exit codes: 0 ok,
 // 1 failure (not found, configuration, server), 2 usage error.
-import { ConfigError, createKafka, createOpenSearch, createPostgres, createRedis, silentLogger } from "@pss/service-kit";
+import {
+  ConfigError,
+  createKafka,
+  createOpenSearch,
+  createPostgres,
+  createRedis,
+  silentLogger,
+} from "@pss/service-kit";
 import type { Client } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
 import type { Kafka } from "kafkajs";
@@ -57,7 +64,8 @@ export function parseArgs(argv: string[]): { name: string; command: Command; fla
   if (missing.length > 0) throw new UsageError(`'${name}' requires ${missing.map((f) => `--${f}`).join(", ")}`);
   if (command.exactlyOne) {
     const given = command.exactlyOne.filter((f) => flags[f] !== undefined);
-    if (given.length !== 1) throw new UsageError(`'${name}' needs exactly one of ${command.exactlyOne.map((f) => `--${f}`).join(", ")}`);
+    if (given.length !== 1)
+      throw new UsageError(`'${name}' needs exactly one of ${command.exactlyOne.map((f) => `--${f}`).join(", ")}`);
   }
   return { name, command, flags };
 }
@@ -65,7 +73,10 @@ export function parseArgs(argv: string[]): { name: string; command: Command; fla
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, "; ");
 
 /** Clients are created on first use, so a command connects only to what it talks to. */
-function createContext(config: AdminConfig, readStdin: () => Promise<string>): CommandContext & { close(): Promise<void> } {
+function createContext(
+  config: AdminConfig,
+  readStdin: () => Promise<string>,
+): CommandContext & { close(): Promise<void> } {
   let sql: postgres.Sql | undefined;
   let redis: Redis | undefined;
   let kafka: Kafka | undefined;
@@ -114,7 +125,13 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
     parsed = parseArgs(argv);
     local = await findLocalInfra();
     config = loadAdminConfig(io.env, parsed.command.needs, local?.urls);
-    const urls = { postgres: config.postgres.url, redis: config.redis.url, kafka: config.kafka.brokers.join(","), opensearch: config.opensearch.url, s3: config.s3?.endpoint ?? "" };
+    const urls = {
+      postgres: config.postgres.url,
+      redis: config.redis.url,
+      kafka: config.kafka.brokers.join(","),
+      opensearch: config.opensearch.url,
+      s3: config.s3?.endpoint ?? "",
+    };
     const down = await localServersDown(config.local, (s) => urls[s]);
     if (down) {
       console.error(`admin: ${down}`);
@@ -127,7 +144,8 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
     }
     if (err instanceof ConfigError) {
       const unset = parsed?.command.needs.map((s) => SERVER_VARIABLES[s]).filter((v) => !io.env[v]) ?? [];
-      const hint = !local && unset.length > 0 ? ` (this installation has no local infrastructure: set ${unset.join(", ")})` : "";
+      const hint =
+        !local && unset.length > 0 ? ` (this installation has no local infrastructure: set ${unset.join(", ")})` : "";
       console.error(`admin: invalid configuration: ${err.problems.join("; ")}${hint}`);
       return 1;
     }

@@ -53,14 +53,19 @@ const opt = (flags: Flags, name: string) => (flags[name] === undefined ? undefin
 function positiveInt(flags: Flags, name: string, max = 2_147_483_647): number {
   const raw = str(flags, name);
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} must be a positive integer${max < 2_147_483_647 ? ` up to ${max}` : ""}, got '${raw}'`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > max)
+    throw new UsageError(
+      `--${name} must be a positive integer${max < 2_147_483_647 ? ` up to ${max}` : ""}, got '${raw}'`,
+    );
   return n;
 }
-const optInt = (flags: Flags, name: string, max?: number) => (flags[name] === undefined ? undefined : positiveInt(flags, name, max));
+const optInt = (flags: Flags, name: string, max?: number) =>
+  flags[name] === undefined ? undefined : positiveInt(flags, name, max);
 
 function offset(flags: Flags, name = "offset"): string {
   const raw = str(flags, name);
-  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw)) throw new UsageError(`--${name} must be a Kafka offset (0 or a positive integer), got '${raw}'`);
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw))
+    throw new UsageError(`--${name} must be a Kafka offset (0 or a positive integer), got '${raw}'`);
   return raw;
 }
 
@@ -120,33 +125,52 @@ export const COMMANDS: Record<string, Command> = {
     usage: "partners list [--limit <n>]",
     flags: { limit: "value" },
     needs: ["postgres"],
-    run: async (ctx, f) => ({ partners: await partnerAdmin(ctx).listPartners({ limit: optInt(f, "limit", MAX_LIST) }) }),
+    run: async (ctx, f) => ({
+      partners: await partnerAdmin(ctx).listPartners({ limit: optInt(f, "limit", MAX_LIST) }),
+    }),
   },
   "partners create": {
-    usage: 'partners create --name "<name>" [--lead-tracking] [--test]   (prints the first API key once; --test: a test key beside it)',
+    usage:
+      'partners create --name "<name>" [--lead-tracking] [--test]   (prints the first API key once; --test: a test key beside it)',
     flags: { name: "value", "lead-tracking": "boolean", test: "boolean" },
     required: ["name"],
     needs: ["postgres"],
-    run: (ctx, f) => partnerAdmin(ctx).createPartner({ name: str(f, "name"), leadTracking: f["lead-tracking"] === true, test: f.test === true }),
+    run: (ctx, f) =>
+      partnerAdmin(ctx).createPartner({
+        name: str(f, "name"),
+        leadTracking: f["lead-tracking"] === true,
+        test: f.test === true,
+      }),
   },
   "keys list": {
     usage: "keys list [--partner <partnerId>] [--limit <n>]",
     flags: { partner: "value", limit: "value" },
     needs: ["postgres"],
-    run: async (ctx, f) => ({ keys: await partnerAdmin(ctx).listKeys({ partnerId: opt(f, "partner"), limit: optInt(f, "limit", MAX_LIST) }) }),
+    run: async (ctx, f) => ({
+      keys: await partnerAdmin(ctx).listKeys({ partnerId: opt(f, "partner"), limit: optInt(f, "limit", MAX_LIST) }),
+    }),
   },
   "keys create": {
-    usage: "keys create --partner <partnerId> [--lead-tracking] [--test]   (prints the key once; --test: a pss_test_ key, records never shown to buyers)",
+    usage:
+      "keys create --partner <partnerId> [--lead-tracking] [--test]   (prints the key once; --test: a pss_test_ key, records never shown to buyers)",
     flags: { partner: "value", "lead-tracking": "boolean", test: "boolean" },
     required: ["partner"],
     needs: ["postgres"],
-    run: (ctx, f) => partnerAdmin(ctx).createKey({ partnerId: str(f, "partner"), leadTracking: f["lead-tracking"] === true, test: f.test === true }),
+    run: (ctx, f) =>
+      partnerAdmin(ctx).createKey({
+        partnerId: str(f, "partner"),
+        leadTracking: f["lead-tracking"] === true,
+        test: f.test === true,
+      }),
   },
   "keys revoke": {
-    usage: "keys revoke --key-id <keyId> [--partner <partnerId>]  |  keys revoke --key-stdin [--partner <partnerId>]   (the key on stdin)",
+    usage:
+      "keys revoke --key-id <keyId> [--partner <partnerId>]  |  keys revoke --key-stdin [--partner <partnerId>]   (the key on stdin)",
     flags: { "key-id": "value", "key-stdin": "boolean", partner: "value" },
     exactlyOne: ["key-id", "key-stdin"],
-    refused: { key: "--key is not accepted: a key on the command line stays in shell history and process lists; use --key-id <id> (see 'keys list') or pipe the key into --key-stdin" },
+    refused: {
+      key: "--key is not accepted: a key on the command line stays in shell history and process lists; use --key-id <id> (see 'keys list') or pipe the key into --key-stdin",
+    },
     needs: ["postgres", "redis"],
     async run(ctx, f) {
       let apiKey: string | undefined;
@@ -154,7 +178,11 @@ export const COMMANDS: Record<string, Command> = {
         apiKey = (await ctx.readStdin()).trim();
         if (apiKey === "") throw new UsageError("--key-stdin: no key on standard input");
       }
-      const { cacheWarning, ...result } = await partnerAdmin(ctx).revokeKeyNamingIt({ keyId: opt(f, "key-id"), apiKey, partnerId: opt(f, "partner") });
+      const { cacheWarning, ...result } = await partnerAdmin(ctx).revokeKeyNamingIt({
+        keyId: opt(f, "key-id"),
+        apiKey,
+        partnerId: opt(f, "partner"),
+      });
       if (cacheWarning) ctx.warn(`warning: ${cacheWarning}`);
       return result;
     },
@@ -164,7 +192,11 @@ export const COMMANDS: Record<string, Command> = {
     flags: { partner: "value", organization: "value", limit: "value" },
     needs: ["postgres"],
     run: async (ctx, f) => ({
-      offices: await partnerAdmin(ctx).listOffices({ partnerId: opt(f, "partner"), organizationId: optInt(f, "organization"), limit: optInt(f, "limit", MAX_LIST) }),
+      offices: await partnerAdmin(ctx).listOffices({
+        partnerId: opt(f, "partner"),
+        organizationId: optInt(f, "organization"),
+        limit: optInt(f, "limit", MAX_LIST),
+      }),
     }),
   },
   "offices create": {
@@ -172,18 +204,26 @@ export const COMMANDS: Record<string, Command> = {
     flags: { organization: "value", name: "value" },
     required: ["organization", "name"],
     needs: ["postgres"],
-    run: (ctx, f) => partnerAdmin(ctx).createOffice({ organizationId: positiveInt(f, "organization"), name: str(f, "name") }),
+    run: (ctx, f) =>
+      partnerAdmin(ctx).createOffice({ organizationId: positiveInt(f, "organization"), name: str(f, "name") }),
   },
   "brokers assign-office": {
-    usage: "brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId> [--test]   (--test: the test-mode broker)",
+    usage:
+      "brokers assign-office --partner <partnerId> --external-broker-id <id> --office <officeId> [--test]   (--test: the test-mode broker)",
     flags: { partner: "value", "external-broker-id": "value", office: "value", test: "boolean" },
     required: ["partner", "external-broker-id", "office"],
     needs: ["postgres"],
     run: (ctx, f) =>
-      partnerAdmin(ctx).assignBrokerOffice({ partnerId: str(f, "partner"), externalBrokerId: str(f, "external-broker-id"), officeId: positiveInt(f, "office"), test: f.test === true }),
+      partnerAdmin(ctx).assignBrokerOffice({
+        partnerId: str(f, "partner"),
+        externalBrokerId: str(f, "external-broker-id"),
+        officeId: positiveInt(f, "office"),
+        test: f.test === true,
+      }),
   },
   "dlq list": {
-    usage: "dlq list --consumer <media|indexer|leads|webhooks> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",
+    usage:
+      "dlq list --consumer <media|indexer|leads|webhooks> [--limit <n>] [--group <consumerGroup>]   (newest n, default 100)",
     flags: { consumer: "value", limit: "value", group: "value" },
     required: ["consumer"],
     needs: ["kafka"],
@@ -207,7 +247,8 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   "dlq replay": {
-    usage: "dlq replay --consumer <media|indexer|leads|webhooks> (--offset <offset> | --all [--group <consumerGroup>])   (fix the cause first)",
+    usage:
+      "dlq replay --consumer <media|indexer|leads|webhooks> (--offset <offset> | --all [--group <consumerGroup>])   (fix the cause first)",
     flags: { consumer: "value", offset: "value", all: "boolean", group: "value" },
     required: ["consumer"],
     exactlyOne: ["offset", "all"],
@@ -217,10 +258,15 @@ export const COMMANDS: Record<string, Command> = {
       if (f.group !== undefined && f.all !== true) throw new UsageError("--group goes with --all");
       const group = opt(f, "group");
       const letters = (
-        f.all === true ? await readDeadLetters(ctx.kafka(), topic, { limit: 1_000_000, timeoutMs: 120_000 }) : await readDeadLetters(ctx.kafka(), topic, { offset: offset(f) })
+        f.all === true
+          ? await readDeadLetters(ctx.kafka(), topic, { limit: 1_000_000, timeoutMs: 120_000 })
+          : await readDeadLetters(ctx.kafka(), topic, { offset: offset(f) })
       ).filter((l) => !group || l.consumerGroup === group);
-      if (f.offset !== undefined && letters.length === 0) throw new AdminError("not_found", `no dead letter at offset ${str(f, "offset")} of ${topic}`);
-      const producer = ctx.kafka().producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+      if (f.offset !== undefined && letters.length === 0)
+        throw new AdminError("not_found", `no dead letter at offset ${str(f, "offset")} of ${topic}`);
+      const producer = ctx
+        .kafka()
+        .producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
       try {
         await replayDeadLetters(producer, topic, letters);
@@ -231,12 +277,20 @@ export const COMMANDS: Record<string, Command> = {
         consumer,
         topic,
         replayed: letters.length,
-        messages: letters.map((l) => ({ offset: l.offset, sourceTopic: l.sourceTopic, sourcePartition: l.sourcePartition, key: l.key, eventType: l.event?.type ?? null, version: l.event?.version ?? null })),
+        messages: letters.map((l) => ({
+          offset: l.offset,
+          sourceTopic: l.sourceTopic,
+          sourcePartition: l.sourcePartition,
+          key: l.key,
+          eventType: l.event?.type ?? null,
+          version: l.event?.version ?? null,
+        })),
       };
     },
   },
   reindex: {
-    usage: "reindex   (new index from PostgreSQL behind OPENSEARCH_INDEX_ALIAS, alias swapped atomically, old index dropped)",
+    usage:
+      "reindex   (new index from PostgreSQL behind OPENSEARCH_INDEX_ALIAS, alias swapped atomically, old index dropped)",
     flags: {},
     needs: ["postgres", "opensearch"],
     async run(ctx) {
@@ -250,7 +304,8 @@ export const COMMANDS: Record<string, Command> = {
           if (n - reported >= 5000) ctx.warn(`reindex: ${(reported = n)} listings written`);
         },
       });
-      if (result.rejected.length > 0) ctx.warn(`warning: OpenSearch refused ${result.rejected.length} listing(s); see 'rejected'`);
+      if (result.rejected.length > 0)
+        ctx.warn(`warning: OpenSearch refused ${result.rejected.length} listing(s); see 'rejected'`);
       return result;
     },
   },
@@ -276,22 +331,33 @@ export const COMMANDS: Record<string, Command> = {
         scope = { transientOnly: true };
       }
       const reset = await createFailedMediaReset({ sql }).reset(scope);
-      return { photos: reset.photos.length, avatars: reset.avatars.length, reset: [...reset.photos.map((p) => ({ kind: "photo", ...p })), ...reset.avatars.map((a) => ({ kind: "avatar", ...a }))] };
+      return {
+        photos: reset.photos.length,
+        avatars: reset.avatars.length,
+        reset: [
+          ...reset.photos.map((p) => ({ kind: "photo", ...p })),
+          ...reset.avatars.map((a) => ({ kind: "avatar", ...a })),
+        ],
+      };
     },
   },
   "media copy-to-s3": {
-    usage: "media copy-to-s3 [--from-dir <dir>] [--dry-run]   (copies variants from MEDIA_DIR into the S3_* bucket; run again after switching)",
+    usage:
+      "media copy-to-s3 [--from-dir <dir>] [--dry-run]   (copies variants from MEDIA_DIR into the S3_* bucket; run again after switching)",
     flags: { "from-dir": "value", "dry-run": "boolean" },
     needs: ["s3"],
     async run(ctx, f) {
       const dir = opt(f, "from-dir") ?? ctx.config.mediaDir;
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new AdminError("not_found", `media directory ${dir} not found (set MEDIA_DIR or --from-dir)`);
+      if (!existsSync(dir) || !statSync(dir).isDirectory())
+        throw new AdminError("not_found", `media directory ${dir} not found (set MEDIA_DIR or --from-dir)`);
       const s3 = ctx.config.s3!;
       const result = await copyVariants(createLocalMediaStorage({ dir }), createS3MediaStorage(s3), {
         dryRun: f["dry-run"] === true,
-        onProgress: (r) => ctx.warn(`${r.examined} examined, ${r.copied} copied, ${r.alreadyThere} already there, ${r.failed} failed`),
+        onProgress: (r) =>
+          ctx.warn(`${r.examined} examined, ${r.copied} copied, ${r.alreadyThere} already there, ${r.failed} failed`),
       });
-      if (result.failed > 0) ctx.warn(`${result.failed} variant(s) not copied; run the command again once the cause is fixed`);
+      if (result.failed > 0)
+        ctx.warn(`${result.failed} variant(s) not copied; run the command again once the cause is fixed`);
       return { from: dir, to: `${s3.endpoint ?? "s3"}/${s3.bucket}/${s3.prefix}`, ...result };
     },
   },
@@ -322,7 +388,8 @@ export const COMMANDS: Record<string, Command> = {
       const rows = await status.listSetAside(MAX_LIST);
       const ids = rows.map((r) => r.id);
       const requeued = await status.requeue(ids);
-      if (rows.length === MAX_LIST) ctx.warn(`${MAX_LIST} rows re-queued, the most one run takes: run 'outbox retry --all' again for the rest`);
+      if (rows.length === MAX_LIST)
+        ctx.warn(`${MAX_LIST} rows re-queued, the most one run takes: run 'outbox retry --all' again for the rest`);
       return { requeued, ids };
     },
   },

@@ -18,7 +18,13 @@ export async function findLocalInfra(): Promise<LocalInfra | null> {
     return null;
   }
   // With each URL, what goes with it (the local object store's bucket and credentials).
-  return { urls: Object.fromEntries(runner.components(runner.defaultPaths()).flatMap((c) => [[c.env.name, c.env.value], ...Object.entries(c.companions ?? {})])) };
+  return {
+    urls: Object.fromEntries(
+      runner
+        .components(runner.defaultPaths())
+        .flatMap((c) => [[c.env.name, c.env.value], ...Object.entries(c.companions ?? {})]),
+    ),
+  };
 }
 
 /** host and port of a URL or of Kafka's first `host:port`. */
@@ -50,10 +56,19 @@ export async function answers(value: string, timeoutMs = 2000): Promise<boolean>
   return Promise.race([attempt, Bun.sleep(timeoutMs).then(() => false)]);
 }
 
-export const SERVER_NAMES: Record<Server, string> = { postgres: "PostgreSQL", redis: "Redis", kafka: "Kafka", opensearch: "OpenSearch", s3: "S3 server" };
+export const SERVER_NAMES: Record<Server, string> = {
+  postgres: "PostgreSQL",
+  redis: "Redis",
+  kafka: "Kafka",
+  opensearch: "OpenSearch",
+  s3: "S3 server",
+};
 
 /** The servers among `local` that do not answer at `urls`, as one sentence for the operator; null when all answer. */
-export async function localServersDown(local: readonly Server[], urlOf: (server: Server) => string): Promise<string | null> {
+export async function localServersDown(
+  local: readonly Server[],
+  urlOf: (server: Server) => string,
+): Promise<string | null> {
   const checked = await Promise.all(local.map(async (s) => ({ s, ok: await answers(urlOf(s)) })));
   const down = checked.filter((c) => !c.ok).map((c) => SERVER_NAMES[c.s]);
   if (down.length === 0) return null;

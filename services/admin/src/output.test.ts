@@ -8,7 +8,13 @@ describe("admin output", () => {
   });
 
   test("a table aligns columns, shows null as '-', and cuts long cells", () => {
-    const text = formatTable([{ id: "1", name: "Acme", revokedAt: null }, { id: "10", name: "x".repeat(80), extra: true }], 20);
+    const text = formatTable(
+      [
+        { id: "1", name: "Acme", revokedAt: null },
+        { id: "10", name: "x".repeat(80), extra: true },
+      ],
+      20,
+    );
     const lines = text.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^id\s+name\s+revokedAt\s+extra$/);
     expect(lines[1]).toMatch(/^-+\s+-+/);
@@ -19,7 +25,21 @@ describe("admin output", () => {
   });
 
   test("objects read as key: value lines, lists under their key as tables", () => {
-    const text = formatHuman({ pending: 2, oldestPendingAgeMs: 1500, setAsideRows: [{ id: "7", reason: "too large" }] });
-    expect(text).toBe(["pending:            2", "oldestPendingAgeMs: 1500", "setAsideRows:", "  id  reason", "  --  ---------", "  7   too large", ""].join("\n"));
+    const text = formatHuman({
+      pending: 2,
+      oldestPendingAgeMs: 1500,
+      setAsideRows: [{ id: "7", reason: "too large" }],
+    });
+    expect(text).toBe(
+      [
+        "pending:            2",
+        "oldestPendingAgeMs: 1500",
+        "setAsideRows:",
+        "  id  reason",
+        "  --  ---------",
+        "  7   too large",
+        "",
+      ].join("\n"),
+    );
   });
 });

@@ -29,19 +29,27 @@ export function formatTable(rows: { [key: string]: Json }[], maxCell = 60): stri
   const cut = (s: string) => (s.length > maxCell ? `${s.slice(0, maxCell - 1)}…` : s);
   const body = rows.map((row) => columns.map((c) => cut(cell(row[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(columns), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n") + "\n";
 }
 
 /** Scalars as `key: value`; arrays of objects as tables under their key; nested objects indented. */
 export function formatHuman(result: unknown, indent = ""): string {
   const value = toJson(result);
-  if (!isRecord(value)) return Array.isArray(value) && value.every(isRecord) ? formatTable(value as { [key: string]: Json }[]) : `${cell(value)}\n`;
+  if (!isRecord(value))
+    return Array.isArray(value) && value.every(isRecord)
+      ? formatTable(value as { [key: string]: Json }[])
+      : `${cell(value)}\n`;
   const scalars = Object.entries(value).filter(([, v]) => !Array.isArray(v) && !isRecord(v));
   const width = Math.max(0, ...scalars.map(([k]) => k.length));
   let out = "";
   for (const [key, v] of Object.entries(value)) {
-    if (Array.isArray(v) && v.every(isRecord)) out += `${indent}${key}:\n${formatTable(v as { [key: string]: Json }[]).replace(/^(?=.)/gm, `${indent}  `)}`;
+    if (Array.isArray(v) && v.every(isRecord))
+      out += `${indent}${key}:\n${formatTable(v as { [key: string]: Json }[]).replace(/^(?=.)/gm, `${indent}  `)}`;
     else if (isRecord(v)) out += `${indent}${key}:\n${formatHuman(v, `${indent}  `)}`;
     else if (Array.isArray(v)) out += `${indent}${`${key}:`.padEnd(width + 2)}${v.map(cell).join(", ")}\n`;
     else out += `${indent}${`${key}:`.padEnd(width + 2)}${cell(v)}\n`;

@@ -86,10 +86,15 @@ export function createApp(deps: AppDeps) {
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
   const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
-  const previews = deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
+  const previews =
+    deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
-  const partner = createPartnerContext({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter }, partnerAuth, traces);
+  const partner = createPartnerContext(
+    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter },
+    partnerAuth,
+    traces,
+  );
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
@@ -100,7 +105,11 @@ export function createApp(deps: AppDeps) {
     const path = pathOf(request.url);
     routeTable ??= app.routes
       .filter((r) => !r.path.endsWith("*"))
-      .map((r) => ({ method: r.method, fixed: !r.path.includes(":"), pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
+      .map((r) => ({
+        method: r.method,
+        fixed: !r.path.includes(":"),
+        pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`),
+      }));
     // A path a route names literally (/partner/v1/listings/batch) answers with that route's methods, as the
     // document lists them, not also with those of a parameter route it happens to match (/listings/{id}).
     const matching = routeTable.filter((r) => r.pattern.test(path));
@@ -151,7 +160,12 @@ export function createApp(deps: AppDeps) {
       const begun = started.get(request);
       if (deps.httpMetrics && begun !== undefined) {
         const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
-        deps.httpMetrics.observe({ method: request.method, route: unmatched.has(request) ? null : route, status, seconds: (performance.now() - begun) / 1000 });
+        deps.httpMetrics.observe({
+          method: request.method,
+          route: unmatched.has(request) ? null : route,
+          status,
+          seconds: (performance.now() - begun) / 1000,
+        });
       }
       if (!deps.logger.enabled("info")) return;
       const trace = traces.of(request);
@@ -171,10 +185,18 @@ export function createApp(deps: AppDeps) {
       group
         .use(partnerAuth)
         .onTransform(({ body }) => throwBodyRejection(body))
-        .get("/health", ({ partner }) => ({ status: "success" as const, timestamp: new Date().toISOString(), partnerId: partner.partnerId }), {
-          response: { 200: HealthResponse },
-          detail: { summary: "Verify reachability and credentials; changes nothing" },
-        })
+        .get(
+          "/health",
+          ({ partner }) => ({
+            status: "success" as const,
+            timestamp: new Date().toISOString(),
+            partnerId: partner.partnerId,
+          }),
+          {
+            response: { 200: HealthResponse },
+            detail: { summary: "Verify reachability and credentials; changes nothing" },
+          },
+        )
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
         .use(createFeedRoutes(partner))
@@ -186,12 +208,23 @@ export function createApp(deps: AppDeps) {
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>
-      group.use(partnerAuth).all("/*", ({ request }) => {
-        throw unrouted(request);
-      }, { detail: { hide: true } }),
+      group.use(partnerAuth).all(
+        "/*",
+        ({ request }) => {
+          throw unrouted(request);
+        },
+        { detail: { hide: true } },
+      ),
     )
     .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
-    .use(createPreviewRoutes({ sql: deps.sql, authenticator: deps.authenticator, previews, publicBaseUrl: deps.publicBaseUrl }))
+    .use(
+      createPreviewRoutes({
+        sql: deps.sql,
+        authenticator: deps.authenticator,
+        previews,
+        publicBaseUrl: deps.publicBaseUrl,
+      }),
+    )
     .use(
       createBuyerPlugin({
         sql: deps.sql,
@@ -210,7 +243,10 @@ export function createApp(deps: AppDeps) {
         .onTransform(({ body }) => throwBodyRejection(body))
         .use(createLeadIntakeRoutes(leadIntake)),
     )
-    .get("/docs", () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }));
+    .get(
+      "/docs",
+      () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }),
+    );
 
   handle = (request) => app.handle(request);
 

@@ -34,22 +34,51 @@ test("outbox relay: an unparsable DATABASE_URL is reported without its password"
   expect(message).not.toContain("s3cret");
 });
 
-const minimal = { DATABASE_URL: "postgres://pss@db/pss", REDIS_URL: "redis://redis:6379", OPENSEARCH_URL: "http://os:9200", KAFKA_BROKERS: "kafka:9092", WEBHOOK_SECRET_KEY: "a".repeat(64) };
+const minimal = {
+  DATABASE_URL: "postgres://pss@db/pss",
+  REDIS_URL: "redis://redis:6379",
+  OPENSEARCH_URL: "http://os:9200",
+  KAFKA_BROKERS: "kafka:9092",
+  WEBHOOK_SECRET_KEY: "a".repeat(64),
+};
 
 test("api: PUBLIC_BASE_URL is required in production and falls back to the loopback API in local development", () => {
-  expect(bootMessage(() => loadConfig({ ...minimal, NODE_ENV: "production" }))).toContain("PUBLIC_BASE_URL is required when NODE_ENV=production");
-  expect(loadConfig({ ...minimal, NODE_ENV: "production", PUBLIC_BASE_URL: "https://market.example.com/" }).publicBaseUrl).toBe("https://market.example.com");
+  expect(bootMessage(() => loadConfig({ ...minimal, NODE_ENV: "production" }))).toContain(
+    "PUBLIC_BASE_URL is required when NODE_ENV=production",
+  );
+  expect(
+    loadConfig({ ...minimal, NODE_ENV: "production", PUBLIC_BASE_URL: "https://market.example.com/" }).publicBaseUrl,
+  ).toBe("https://market.example.com");
   expect(loadConfig({ ...minimal, API_PORT: "9000" }).publicBaseUrl).toBe("http://127.0.0.1:9000");
 });
 
 test("api: MEDIA_STORAGE=s3 needs its bucket and credentials, and redirect delivery needs object storage", () => {
-  const message = bootMessage(() => loadConfig({ ...minimal, MEDIA_STORAGE: "s3", S3_SECRET_ACCESS_KEY: "s3-topsecret" }));
+  const message = bootMessage(() =>
+    loadConfig({ ...minimal, MEDIA_STORAGE: "s3", S3_SECRET_ACCESS_KEY: "s3-topsecret" }),
+  );
   expect(message).toContain("S3_BUCKET is required");
   expect(message).toContain("S3_ACCESS_KEY_ID is required");
   expect(message).not.toContain("topsecret");
-  expect(bootMessage(() => loadConfig({ ...minimal, MEDIA_DELIVERY: "redirect" }))).toContain("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3");
-  const config = loadConfig({ ...minimal, MEDIA_STORAGE: "s3", S3_ENDPOINT: "http://s3:80/", S3_BUCKET: "b", S3_ACCESS_KEY_ID: "k", S3_SECRET_ACCESS_KEY: "s", MEDIA_DELIVERY: "redirect" });
-  expect(config.mediaStorage).toMatchObject({ kind: "s3", endpoint: "http://s3:80", bucket: "b", region: "us-east-1", forcePathStyle: true, prefix: "" });
+  expect(bootMessage(() => loadConfig({ ...minimal, MEDIA_DELIVERY: "redirect" }))).toContain(
+    "MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3",
+  );
+  const config = loadConfig({
+    ...minimal,
+    MEDIA_STORAGE: "s3",
+    S3_ENDPOINT: "http://s3:80/",
+    S3_BUCKET: "b",
+    S3_ACCESS_KEY_ID: "k",
+    S3_SECRET_ACCESS_KEY: "s",
+    MEDIA_DELIVERY: "redirect",
+  });
+  expect(config.mediaStorage).toMatchObject({
+    kind: "s3",
+    endpoint: "http://s3:80",
+    bucket: "b",
+    region: "us-east-1",
+    forcePathStyle: true,
+    prefix: "",
+  });
   expect(config.mediaDelivery).toBe("redirect");
   expect(loadConfig(minimal).mediaStorage).toEqual({ kind: "local", dir: ".data/media" });
 });
@@ -57,7 +86,11 @@ test("api: MEDIA_STORAGE=s3 needs its bucket and credentials, and redirect deliv
 test("api: WEBHOOK_SECRET_KEY is required in every environment and must be 32 bytes; its value is never echoed", () => {
   const { WEBHOOK_SECRET_KEY: _, ...withoutKey } = minimal;
   expect(bootMessage(() => loadConfig(withoutKey))).toContain("WEBHOOK_SECRET_KEY is required");
-  expect(bootMessage(() => loadConfig({ ...withoutKey, NODE_ENV: "production", PUBLIC_BASE_URL: "https://market.example.com" }))).toContain("WEBHOOK_SECRET_KEY is required");
+  expect(
+    bootMessage(() =>
+      loadConfig({ ...withoutKey, NODE_ENV: "production", PUBLIC_BASE_URL: "https://market.example.com" }),
+    ),
+  ).toContain("WEBHOOK_SECRET_KEY is required");
   const message = bootMessage(() => loadConfig({ ...withoutKey, WEBHOOK_SECRET_KEY: "hunter2-not-a-key" }));
   expect(message).toContain("WEBHOOK_SECRET_KEY must be 32 bytes");
   expect(message).not.toContain("hunter2");

@@ -114,7 +114,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
     // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
     workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
-    workerIndex: r.optionalString("API_WORKER_INDEX") === undefined ? null : r.int("API_WORKER_INDEX", 0, { min: 0, max: 63 }),
+    workerIndex:
+      r.optionalString("API_WORKER_INDEX") === undefined ? null : r.int("API_WORKER_INDEX", 0, { min: 0, max: 63 }),
     outboxRelay: readOutboxRelayLimits(r),
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
@@ -133,7 +134,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   r.done();
   const secret = config.sandbox.previewLinkSecret;
   if (secret !== undefined && secret.length < MIN_PREVIEW_SECRET_LENGTH) {
-    throw new ConfigError([`PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API instance)`]);
+    throw new ConfigError([
+      `PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API instance)`,
+    ]);
   }
   return config;
 }
@@ -160,7 +163,10 @@ export interface OutboxRelayLimits {
 
 function readOutboxRelayLimits(r: EnvReader): OutboxRelayLimits {
   // Defaults stay well under Kafka's 1,048,588 bytes per partition batch (message.max.bytes).
-  const maxMessageBytes = r.int("OUTBOX_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
+  const maxMessageBytes = r.int("OUTBOX_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES, {
+    min: 1024,
+    max: 100 * 1024 * 1024,
+  });
   const maxBatchBytes = r.int("OUTBOX_MAX_BATCH_BYTES", DEFAULT_MAX_BATCH_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
   const leaseMs = r.int("OUTBOX_RELAY_LEASE_SECONDS", DEFAULT_RELAY_LEASE_MS / 1000, { min: 3, max: 600 }) * 1000;
   return { maxBatchBytes, maxMessageBytes, leaseMs };

@@ -2,8 +2,25 @@
 // checks and stops them.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createHttpMetrics, createKafka, createMediaStorage, createOpenSearch, createPostgres, createReadinessMonitor, createRedis, createSecretBox, createFeedSequencer } from "@pss/service-kit";
-import { describeMediaStorage, pingKafka, runService, type HealthRoutesOptions, type ReadinessCheck, type ServiceKit } from "@pss/service-kit";
+import {
+  createHttpMetrics,
+  createKafka,
+  createMediaStorage,
+  createOpenSearch,
+  createPostgres,
+  createReadinessMonitor,
+  createRedis,
+  createSecretBox,
+  createFeedSequencer,
+} from "@pss/service-kit";
+import {
+  describeMediaStorage,
+  pingKafka,
+  runService,
+  type HealthRoutesOptions,
+  type ReadinessCheck,
+  type ServiceKit,
+} from "@pss/service-kit";
 import { createApp } from "./app.ts";
 import { createStatsRecorder } from "./stats/stats-recorder.ts";
 import { attachWorkerLink } from "./cluster/api-cluster.ts";
@@ -36,7 +53,11 @@ function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
     spawnWorker: (index, ipc) =>
       Bun.spawn([process.execPath, ...process.argv.slice(1)], {
         // One relay is enough: the first worker runs it when it is enabled at all.
-        env: { ...process.env, API_WORKER_INDEX: String(index), ...(index > 0 ? { OUTBOX_RELAY_ENABLED: "false" } : {}) },
+        env: {
+          ...process.env,
+          API_WORKER_INDEX: String(index),
+          ...(index > 0 ? { OUTBOX_RELAY_ENABLED: "false" } : {}),
+        },
         ipc,
         stdin: "ignore",
         stdout: "inherit",
@@ -49,13 +70,24 @@ function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
 function buildApi({ config, logger, metrics, isStopping, booted, exit }: ServiceKit<ApiConfig>) {
   const isWorker = config.workerIndex !== null;
   // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
-  const sql = createPostgres(config.postgres, { applicationName: "pss-api", genericPlans: true, connectTimeoutSeconds: 1.5 });
+  const sql = createPostgres(config.postgres, {
+    applicationName: "pss-api",
+    genericPlans: true,
+    connectTimeoutSeconds: 1.5,
+  });
   const redis = createRedis(config.redis);
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
   // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
-  const relay = createOutboxRelay({ sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined }, config.outboxRelay);
+  const producer = kafka.producer({
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: 5 },
+  });
+  const relay = createOutboxRelay(
+    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
+    config.outboxRelay,
+  );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
   if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
@@ -65,14 +97,35 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
   const opensearch = createOpenSearch(config.opensearch);
   const leads = {
-    addressLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerAddress, windowSeconds: 3600, name: "lead-address" }),
-    listingLimiter: createRateLimiter({ redis, logger, limit: config.leadRateLimitPerListing, windowSeconds: 3600, name: "lead-listing" }),
+    addressLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: config.leadRateLimitPerAddress,
+      windowSeconds: 3600,
+      name: "lead-address",
+    }),
+    listingLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: config.leadRateLimitPerListing,
+      windowSeconds: 3600,
+      name: "lead-listing",
+    }),
     trustProxy: config.trustProxy,
     countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
   };
 
   // Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
-  const buyerStats = config.buyerStatsFlushMs > 0 ? createStatsRecorder({ sql, redis, logger, trustProxy: config.trustProxy, flushIntervalMs: config.buyerStatsFlushMs }) : undefined;
+  const buyerStats =
+    config.buyerStatsFlushMs > 0
+      ? createStatsRecorder({
+          sql,
+          redis,
+          logger,
+          trustProxy: config.trustProxy,
+          flushIntervalMs: config.buyerStatsFlushMs,
+        })
+      : undefined;
   buyerStats?.start();
 
   // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
@@ -90,7 +143,9 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
   // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
-  readiness.kafka = config.outboxRelayEnabled ? { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 } : null;
+  readiness.kafka = config.outboxRelayEnabled
+    ? { run: () => pingKafka(kafka), required: false, everyMs: 15_000, timeoutMs: 2000 }
+    : null;
 
   // Deletes old test records and old change history; every instance runs it, one at a time works (lease "retention-job").
   const retention = createRetentionJob({
@@ -109,7 +164,13 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     sql,
     logger,
     authenticator: createAuthenticator({ sql, redis, logger }),
-    partnerRateLimiter: createRateLimiter({ redis, logger, limit: config.rateLimitPerMinute, windowSeconds: 60, name: "partner" }),
+    partnerRateLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: config.rateLimitPerMinute,
+      windowSeconds: 60,
+      name: "partner",
+    }),
     publicBaseUrl: config.publicBaseUrl,
     maxBodyBytes: config.maxBodyBytes,
     httpMetrics: createHttpMetrics(metrics),
@@ -119,13 +180,20 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     leads,
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
-    previews: createPreviewLinks({ sql, publicBaseUrl: config.publicBaseUrl, secret: config.sandbox.previewLinkSecret, ttlSeconds: config.sandbox.previewLinkTtlSeconds }),
+    previews: createPreviewLinks({
+      sql,
+      publicBaseUrl: config.publicBaseUrl,
+      secret: config.sandbox.previewLinkSecret,
+      ttlSeconds: config.sandbox.previewLinkTtlSeconds,
+    }),
   }).listen({
     port: config.port,
     hostname: "0.0.0.0",
     // Workers share the port; the kernel spreads connections over them.
     reusePort: isWorker,
-    ...serverOptions((err) => logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) })),
+    ...serverOptions((err) =>
+      logger.error("unhandled error outside the application", { err: err instanceof Error ? err : String(err) }),
+    ),
   });
   // Probes and Prometheus use a port of their own: the public port serves neither /readyz nor /metrics. A worker
   // answers its primary, which serves that port for all workers.
@@ -158,7 +226,9 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     checks: readiness,
     // Topics are the relay's business: created in the background (retrying through a Kafka outage) before it
     // starts, so the API boots and serves whether or not Kafka answers, and creates nothing when its relay is off.
-    ...(config.outboxRelayEnabled ? { topics: topicSpecs(config.kafka.topics), start: { what: "start relaying", run: () => relay.start() } } : {}),
+    ...(config.outboxRelayEnabled
+      ? { topics: topicSpecs(config.kafka.topics), start: { what: "start relaying", run: () => relay.start() } }
+      : {}),
     health: isWorker ? startWorkerLink : undefined,
     stopIntake: () => app.stop(),
     stop: {

@@ -3,7 +3,14 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createFeedSequencer, createKafka, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
+import {
+  createFeedSequencer,
+  createKafka,
+  createPostgres,
+  runService,
+  type ServiceKit,
+  type ServiceParts,
+} from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
@@ -14,7 +21,11 @@ await runService({ name: "outbox-relay", loadConfig: loadRelayConfig, build });
 function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
-  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 5 } });
+  const producer = kafka.producer({
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: 5 },
+  });
   const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
   const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });

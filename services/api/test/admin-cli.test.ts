@@ -27,7 +27,11 @@ interface CliResult {
   stderr: string;
 }
 
-async function cli(args: string[], envOverrides: Record<string, string | undefined> = {}, stdin?: string): Promise<CliResult> {
+async function cli(
+  args: string[],
+  envOverrides: Record<string, string | undefined> = {},
+  stdin?: string,
+): Promise<CliResult> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...envOverrides })) if (v !== undefined) env[k] = v;
   const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", ...args], {
@@ -37,12 +41,20 @@ async function cli(args: string[], envOverrides: Record<string, string | undefin
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
 /** Success means exit 0 and stdout holding exactly one JSON object on one line. */
-async function ok(args: string[], envOverrides?: Record<string, string | undefined>, stdin?: string): Promise<Record<string, any> & { stderr: string }> {
+async function ok(
+  args: string[],
+  envOverrides?: Record<string, string | undefined>,
+  stdin?: string,
+): Promise<Record<string, any> & { stderr: string }> {
   const r = await cli(args, envOverrides, stdin);
   if (r.code !== 0) throw new Error(`admin ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   expect(r.stdout.endsWith("\n")).toBe(true);
@@ -53,7 +65,13 @@ async function ok(args: string[], envOverrides?: Record<string, string | undefin
 }
 
 /** Failure means the given exit code, nothing on stdout, and one line for the human on stderr. */
-async function fails(args: string[], code: number, message: RegExp, envOverrides?: Record<string, string | undefined>, stdin?: string) {
+async function fails(
+  args: string[],
+  code: number,
+  message: RegExp,
+  envOverrides?: Record<string, string | undefined>,
+  stdin?: string,
+) {
   const r = await cli(args, envOverrides, stdin);
   expect(r.code).toBe(code);
   expect(r.stdout).toBe("");
@@ -74,7 +92,9 @@ async function until<T>(check: () => Promise<T | null | undefined>, timeoutMs = 
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
 
 async function keyRow(apiKey: string) {
-  const [row] = await sql<{ id?: string; partner_id: string; key_prefix: string; lead_tracking: boolean; revoked_at: Date | null }[]>`
+  const [row] = await sql<
+    { id?: string; partner_id: string; key_prefix: string; lead_tracking: boolean; revoked_at: Date | null }[]
+  >`
     SELECT id::text AS id, partner_id, key_prefix, lead_tracking, revoked_at FROM api_keys WHERE key_hash = ${sha256(apiKey)}`;
   return row;
 }
@@ -89,7 +109,11 @@ describe("admin CLI: partners create", () => {
   test("creates partner, organization, default office and a hashed key in one go", async () => {
     const name = uniqueName("Acme Brokers");
     const out = await ok(["partners", "create", "--name", name, "--lead-tracking"]);
-    expect(Object.keys(out).filter((k) => k !== "stderr").sort()).toEqual(["apiKey", "keyId", "officeId", "organizationId", "partnerId"]);
+    expect(
+      Object.keys(out)
+        .filter((k) => k !== "stderr")
+        .sort(),
+    ).toEqual(["apiKey", "keyId", "officeId", "organizationId", "partnerId"]);
     expect(out.partnerId).toMatch(UUID);
     expect(out.apiKey).toMatch(/^pss_live_[A-Za-z0-9_-]{43}$/);
     expect(Number.isInteger(out.organizationId)).toBe(true);
@@ -99,7 +123,8 @@ describe("admin CLI: partners create", () => {
     expect(partner?.name).toBe(name);
     const [org] = await sql`SELECT partner_id, name FROM organizations WHERE id = ${out.organizationId as number}`;
     expect(org).toEqual({ partner_id: out.partnerId, name });
-    const offices = await sql`SELECT id, name, is_default FROM offices WHERE organization_id = ${out.organizationId as number}`;
+    const offices =
+      await sql`SELECT id, name, is_default FROM offices WHERE organization_id = ${out.organizationId as number}`;
     expect(offices).toHaveLength(1);
     expect(offices[0]).toMatchObject({ id: out.officeId, is_default: true });
     expect(offices[0]!.name).toContain(name);
@@ -107,7 +132,12 @@ describe("admin CLI: partners create", () => {
     const key = await keyRow(out.apiKey as string);
     expect(key?.id).toBe(out.keyId);
     delete key?.id;
-    expect(key).toEqual({ partner_id: out.partnerId as string, key_prefix: (out.apiKey as string).slice(0, 15), lead_tracking: true, revoked_at: null });
+    expect(key).toEqual({
+      partner_id: out.partnerId as string,
+      key_prefix: (out.apiKey as string).slice(0, 15),
+      lead_tracking: true,
+      revoked_at: null,
+    });
     // The secret itself is never stored.
     const [stored] = await sql`SELECT count(*)::int AS n FROM api_keys WHERE key_prefix = ${out.apiKey as string}`;
     expect(stored!.n).toBe(0);
@@ -120,15 +150,35 @@ describe("admin CLI: partners create", () => {
 
   test("with --test a test key (pss_test_) is printed beside the live one, with the same lead tracking", async () => {
     const out = await ok(["partners", "create", "--name", uniqueName("Sandbox Partner"), "--test", "--lead-tracking"]);
-    expect(Object.keys(out).filter((k) => k !== "stderr").sort()).toEqual(["apiKey", "keyId", "officeId", "organizationId", "partnerId", "testApiKey", "testKeyId"]);
+    expect(
+      Object.keys(out)
+        .filter((k) => k !== "stderr")
+        .sort(),
+    ).toEqual(["apiKey", "keyId", "officeId", "organizationId", "partnerId", "testApiKey", "testKeyId"]);
     expect(out.apiKey).toMatch(/^pss_live_[A-Za-z0-9_-]{43}$/);
     expect(out.testApiKey).toMatch(/^pss_test_[A-Za-z0-9_-]{43}$/);
-    expect(await keyRow(out.testApiKey as string)).toMatchObject({ id: out.testKeyId, partner_id: out.partnerId, lead_tracking: true, revoked_at: null });
+    expect(await keyRow(out.testApiKey as string)).toMatchObject({
+      id: out.testKeyId,
+      partner_id: out.partnerId,
+      lead_tracking: true,
+      revoked_at: null,
+    });
     const [row] = await sql`SELECT mode FROM api_keys WHERE id = ${out.testKeyId as string}`;
     expect(row!.mode).toBe("test");
     // The test key authenticates as the same partner, in test mode.
-    const principal = await createAuthenticator({ sql, redis, logger: silentLogger, localTtlMs: 0, recordLastUse: false }).authenticate(out.testApiKey as string);
-    expect(principal).toMatchObject({ partnerId: out.partnerId, keyId: out.testKeyId, mode: "test", leadTracking: true });
+    const principal = await createAuthenticator({
+      sql,
+      redis,
+      logger: silentLogger,
+      localTtlMs: 0,
+      recordLastUse: false,
+    }).authenticate(out.testApiKey as string);
+    expect(principal).toMatchObject({
+      partnerId: out.partnerId,
+      keyId: out.testKeyId,
+      mode: "test",
+      leadTracking: true,
+    });
   });
 });
 
@@ -143,9 +193,18 @@ describe("admin CLI: keys", () => {
 
   test("keys create adds a second key for the partner", async () => {
     const out = await ok(["keys", "create", "--partner", partnerId, "--lead-tracking"]);
-    expect(Object.keys(out).filter((k) => k !== "stderr").sort()).toEqual(["apiKey", "keyId"]);
+    expect(
+      Object.keys(out)
+        .filter((k) => k !== "stderr")
+        .sort(),
+    ).toEqual(["apiKey", "keyId"]);
     expect(out.apiKey).not.toBe(firstKey);
-    expect(await keyRow(out.apiKey as string)).toMatchObject({ id: out.keyId, partner_id: partnerId, lead_tracking: true, revoked_at: null });
+    expect(await keyRow(out.apiKey as string)).toMatchObject({
+      id: out.keyId,
+      partner_id: partnerId,
+      lead_tracking: true,
+      revoked_at: null,
+    });
     const [count] = await sql`SELECT count(*)::int AS n FROM api_keys WHERE partner_id = ${partnerId}`;
     expect(count!.n).toBe(2);
   });
@@ -153,8 +212,13 @@ describe("admin CLI: keys", () => {
   test("keys create --test adds a test key; keys list shows its mode", async () => {
     const out = await ok(["keys", "create", "--partner", partnerId, "--test"]);
     expect(out.apiKey).toMatch(/^pss_test_[A-Za-z0-9_-]{43}$/);
-    const { keys } = JSON.parse((await cli(["keys", "list", "--partner", partnerId])).stdout) as { keys: Record<string, unknown>[] };
-    expect(keys.find((k) => k.keyId === out.keyId)).toMatchObject({ mode: "test", prefix: (out.apiKey as string).slice(0, 15) });
+    const { keys } = JSON.parse((await cli(["keys", "list", "--partner", partnerId])).stdout) as {
+      keys: Record<string, unknown>[];
+    };
+    expect(keys.find((k) => k.keyId === out.keyId)).toMatchObject({
+      mode: "test",
+      prefix: (out.apiKey as string).slice(0, 15),
+    });
   });
 
   test("keys list shows id, prefix, mode, created, last used, lead tracking and revocation, never the key", async () => {
@@ -198,19 +262,30 @@ describe("admin CLI: keys", () => {
     expect(again).toEqual({ revoked: true, keyId, stderr: "" });
     expect((await keyRow(apiKey as string))?.revoked_at).toEqual(revokedAt!);
     const { keys } = await ok(["keys", "list", "--partner", partnerId]);
-    expect(keys.find((k: any) => k.keyId === keyId)).toMatchObject({ revoked: true, revokedAt: revokedAt!.toISOString() });
+    expect(keys.find((k: any) => k.keyId === keyId)).toMatchObject({
+      revoked: true,
+      revokedAt: revokedAt!.toISOString(),
+    });
   });
 
   test("keys revoke --key-stdin revokes a key known only by its value, read from standard input", async () => {
     const { apiKey, keyId } = await ok(["keys", "create", "--partner", partnerId]);
-    expect(await ok(["keys", "revoke", "--key-stdin"], undefined, `${apiKey}\n`)).toEqual({ revoked: true, keyId, stderr: "" });
+    expect(await ok(["keys", "revoke", "--key-stdin"], undefined, `${apiKey}\n`)).toEqual({
+      revoked: true,
+      keyId,
+      stderr: "",
+    });
     expect((await keyRow(apiKey as string))?.revoked_at).toBeInstanceOf(Date);
     await fails(["keys", "revoke", "--key-stdin"], 2, /no key on standard input/, undefined, "");
   });
 
   test("the plaintext key on the command line is refused", async () => {
     const { apiKey } = await ok(["keys", "create", "--partner", partnerId]);
-    await fails(["keys", "revoke", "--partner", partnerId, "--key", apiKey as string], 2, /--key is not accepted: .*--key-id/);
+    await fails(
+      ["keys", "revoke", "--partner", partnerId, "--key", apiKey as string],
+      2,
+      /--key is not accepted: .*--key-id/,
+    );
     expect((await keyRow(apiKey as string))?.revoked_at).toBeNull();
     await fails(["keys", "revoke", "--partner", partnerId], 2, /exactly one of --key-id, --key-stdin/);
   });
@@ -225,8 +300,18 @@ describe("admin CLI: keys", () => {
 
   test("a key of another partner, or one never issued, is not found", async () => {
     const other = await ok(["partners", "create", "--name", uniqueName("Other Partner")]);
-    await fails(["keys", "revoke", "--partner", partnerId, "--key-id", other.keyId], 1, /key not found for this partner/);
-    await fails(["keys", "revoke", "--partner", partnerId, "--key-stdin"], 1, /key not found for this partner/, undefined, other.apiKey);
+    await fails(
+      ["keys", "revoke", "--partner", partnerId, "--key-id", other.keyId],
+      1,
+      /key not found for this partner/,
+    );
+    await fails(
+      ["keys", "revoke", "--partner", partnerId, "--key-stdin"],
+      1,
+      /key not found for this partner/,
+      undefined,
+      other.apiKey,
+    );
     await fails(["keys", "revoke", "--key-stdin"], 1, /key not found/, undefined, "pss_live_nope");
     await fails(["keys", "revoke", "--key-id", "999999999999"], 1, /key not found/);
     expect((await keyRow(other.apiKey as string))?.revoked_at).toBeNull();
@@ -237,7 +322,8 @@ describe("admin CLI: key last use", () => {
   test("the authenticator records a key's last use, at most once per interval, and keys list shows it", async () => {
     const p = await ok(["partners", "create", "--name", uniqueName("Used Partner")]);
     const auth = createAuthenticator({ sql, redis, logger: silentLogger, localTtlMs: 0, lastUsedIntervalMs: 60_000 });
-    const lastUsed = async () => ((await ok(["keys", "list", "--partner", p.partnerId])).keys[0] as { lastUsedAt: string | null }).lastUsedAt;
+    const lastUsed = async () =>
+      ((await ok(["keys", "list", "--partner", p.partnerId])).keys[0] as { lastUsedAt: string | null }).lastUsedAt;
     expect(await lastUsed()).toBeNull();
 
     expect((await auth.authenticate(p.apiKey))?.keyId).toBe(p.keyId);
@@ -270,15 +356,27 @@ describe("admin CLI: offices and broker assignment", () => {
     const partnerId = p.partnerId as string;
     const created = await ok(["offices", "create", "--organization", String(p.organizationId), "--name", "Downtown"]);
     expect(Number.isInteger(created.officeId)).toBe(true);
-    const [office] = await sql`SELECT organization_id, name, is_default FROM offices WHERE id = ${created.officeId as number}`;
+    const [office] =
+      await sql`SELECT organization_id, name, is_default FROM offices WHERE id = ${created.officeId as number}`;
     expect(office).toEqual({ organization_id: p.organizationId, name: "Downtown", is_default: false });
 
     const externalId = uniqueName("broker");
     await insertBroker(partnerId, externalId, p.officeId as number);
-    const [before] = await sql`SELECT updated_at FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
-    const out = await ok(["brokers", "assign-office", "--partner", partnerId, "--external-broker-id", externalId, "--office", String(created.officeId)]);
+    const [before] =
+      await sql`SELECT updated_at FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+    const out = await ok([
+      "brokers",
+      "assign-office",
+      "--partner",
+      partnerId,
+      "--external-broker-id",
+      externalId,
+      "--office",
+      String(created.officeId),
+    ]);
     expect(out).toEqual({ ok: true, stderr: "" });
-    const [after] = await sql`SELECT office_id, version, updated_at FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+    const [after] =
+      await sql`SELECT office_id, version, updated_at FROM brokers WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
     expect(after!.office_id).toBe(created.officeId);
     expect(after!.version).toBe(1);
     expect((after!.updated_at as Date).getTime()).toBeGreaterThan((before!.updated_at as Date).getTime());
@@ -289,26 +387,53 @@ describe("admin CLI: offices and broker assignment", () => {
     const other = await ok(["partners", "create", "--name", uniqueName("Foreign Partner")]);
     const externalId = uniqueName("broker");
     await insertBroker(p.partnerId as string, externalId, p.officeId as number);
-    const assign = (office: unknown, broker = externalId) =>
-      ["brokers", "assign-office", "--partner", p.partnerId as string, "--external-broker-id", broker, "--office", String(office)];
+    const assign = (office: unknown, broker = externalId) => [
+      "brokers",
+      "assign-office",
+      "--partner",
+      p.partnerId as string,
+      "--external-broker-id",
+      broker,
+      "--office",
+      String(office),
+    ];
 
     await fails(assign(other.officeId), 1, /office \d+ not found for this partner/);
     await fails(assign(2_000_000_000), 1, /office 2000000000 not found for this partner/);
     await fails(assign(p.officeId, "no-such-broker"), 1, /broker not found/);
-    const [broker] = await sql`SELECT office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId}`;
+    const [broker] =
+      await sql`SELECT office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId}`;
     expect(broker!.office_id).toBe(p.officeId);
   });
 
   test("with --test it moves the test-mode broker of that external ID, and only that one", async () => {
     const p = await ok(["partners", "create", "--name", uniqueName("Two Mode Partner")]);
-    const office = await ok(["offices", "create", "--organization", String(p.organizationId), "--name", "Sandbox office"]);
+    const office = await ok([
+      "offices",
+      "create",
+      "--organization",
+      String(p.organizationId),
+      "--name",
+      "Sandbox office",
+    ]);
     const externalId = uniqueName("broker");
     await insertBroker(p.partnerId as string, externalId, p.officeId as number, "live");
-    const assign = ["brokers", "assign-office", "--partner", p.partnerId as string, "--external-broker-id", externalId, "--office", String(office.officeId), "--test"];
+    const assign = [
+      "brokers",
+      "assign-office",
+      "--partner",
+      p.partnerId as string,
+      "--external-broker-id",
+      externalId,
+      "--office",
+      String(office.officeId),
+      "--test",
+    ];
     await fails(assign, 1, /broker not found/);
     await insertBroker(p.partnerId as string, externalId, p.officeId as number, "test");
     expect(await ok(assign)).toEqual({ ok: true, stderr: "" });
-    const rows = await sql`SELECT mode, office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId} ORDER BY mode`;
+    const rows =
+      await sql`SELECT mode, office_id FROM brokers WHERE partner_id = ${p.partnerId as string} AND external_id = ${externalId} ORDER BY mode`;
     expect([...rows]).toEqual([
       { mode: "live", office_id: p.officeId },
       { mode: "test", office_id: office.officeId },
@@ -327,16 +452,26 @@ describe("admin CLI: bad arguments", () => {
     await fails(["partners", "create", "--name", "x", "--name", "y"], 2, /more than once/);
     await fails(["partners", "create", "--name", "x", "stray"], 2, /unexpected argument 'stray'/);
     await fails(["keys", "create", "--partner", "not-a-uuid"], 2, /partner id must be a UUID, got 'not-a-uuid'/);
-    await fails(["offices", "create", "--organization", "abc", "--name", "x"], 2, /--organization must be a positive integer/);
+    await fails(
+      ["offices", "create", "--organization", "abc", "--name", "x"],
+      2,
+      /--organization must be a positive integer/,
+    );
   });
 
   test("unknown partner or organization exits 1", async () => {
     await fails(["keys", "create", "--partner", crypto.randomUUID()], 1, /partner .* not found/);
-    await fails(["offices", "create", "--organization", "2000000000", "--name", "x"], 1, /organization 2000000000 not found/);
+    await fails(
+      ["offices", "create", "--organization", "2000000000", "--name", "x"],
+      1,
+      /organization 2000000000 not found/,
+    );
   });
 
   test("bad configuration is reported clearly, without the URL's password", async () => {
-    await fails(["partners", "create", "--name", "x"], 1, /invalid configuration: DATABASE_URL must be a URL/, { DATABASE_URL: "postgres://u:hunter2@[::1" });
+    await fails(["partners", "create", "--name", "x"], 1, /invalid configuration: DATABASE_URL must be a URL/, {
+      DATABASE_URL: "postgres://u:hunter2@[::1",
+    });
     const r = await cli(["partners", "create", "--name", "x"], { DATABASE_URL: "postgres://u:hunter2@[::1" });
     expect(r.stderr).not.toContain("hunter2");
   });
@@ -348,14 +483,35 @@ describe("admin CLI: lists", () => {
     const p = await ok(["partners", "create", "--name", name]);
     const office = await ok(["offices", "create", "--organization", String(p.organizationId), "--name", "Uptown"]);
     const { partners } = await ok(["partners", "list", "--limit", "10000"]);
-    expect(partners.find((x: any) => x.partnerId === p.partnerId)).toEqual({ partnerId: p.partnerId, name, createdAt: expect.any(String), activeKeys: 1 });
+    expect(partners.find((x: any) => x.partnerId === p.partnerId)).toEqual({
+      partnerId: p.partnerId,
+      name,
+      createdAt: expect.any(String),
+      activeKeys: 1,
+    });
 
     const externalId = uniqueName("broker");
     await insertBroker(p.partnerId, externalId, office.officeId);
     const { offices } = await ok(["offices", "list", "--partner", p.partnerId]);
     expect(offices).toEqual([
-      { officeId: p.officeId, organizationId: p.organizationId, partnerId: p.partnerId, name: `${name} main office`, isDefault: true, brokers: 0, createdAt: expect.any(String) },
-      { officeId: office.officeId, organizationId: p.organizationId, partnerId: p.partnerId, name: "Uptown", isDefault: false, brokers: 1, createdAt: expect.any(String) },
+      {
+        officeId: p.officeId,
+        organizationId: p.organizationId,
+        partnerId: p.partnerId,
+        name: `${name} main office`,
+        isDefault: true,
+        brokers: 0,
+        createdAt: expect.any(String),
+      },
+      {
+        officeId: office.officeId,
+        organizationId: p.organizationId,
+        partnerId: p.partnerId,
+        name: "Uptown",
+        isDefault: false,
+        brokers: 1,
+        createdAt: expect.any(String),
+      },
     ]);
     expect((await ok(["offices", "list", "--organization", String(p.organizationId)])).offices).toHaveLength(2);
     await fails(["keys", "list", "--partner", crypto.randomUUID()], 1, /partner .* not found/);
@@ -367,7 +523,12 @@ describe("admin CLI: output", () => {
   /** The CLI's main in this process, as if stdout were (or were not) a terminal. */
   async function runMain(args: string[], stdoutIsTty: boolean): Promise<{ code: number; out: string }> {
     let out = "";
-    const code = await main(args, { env: process.env, stdoutIsTty, write: async (t) => void (out += t), readStdin: async () => "" });
+    const code = await main(args, {
+      env: process.env,
+      stdoutIsTty,
+      write: async (t) => void (out += t),
+      readStdin: async () => "",
+    });
     return { code, out };
   }
 
@@ -377,12 +538,17 @@ describe("admin CLI: output", () => {
     expect(table.code).toBe(0);
     const lines = table.out.split("\n");
     expect(lines[0]).toBe("keys:");
-    expect(lines[1]).toMatch(/^\s+keyId\s+partnerId\s+prefix\s+mode\s+createdAt\s+lastUsedAt\s+leadTracking\s+revoked\s+revokedAt$/);
+    expect(lines[1]).toMatch(
+      /^\s+keyId\s+partnerId\s+prefix\s+mode\s+createdAt\s+lastUsedAt\s+leadTracking\s+revoked\s+revokedAt$/,
+    );
     expect(lines[3]).toContain(p.keyId);
     expect(lines[3]).toContain((p.apiKey as string).slice(0, 15));
     expect(table.out).not.toContain(p.apiKey);
 
-    for (const [args, tty] of [[["keys", "list", "--partner", p.partnerId, "--json"], true], [["keys", "list", "--partner", p.partnerId], false]] as const) {
+    for (const [args, tty] of [
+      [["keys", "list", "--partner", p.partnerId, "--json"], true],
+      [["keys", "list", "--partner", p.partnerId], false],
+    ] as const) {
       const json = await runMain([...args], tty);
       expect(json.out.endsWith("\n")).toBe(true);
       expect(json.out.trimEnd()).not.toContain("\n");
@@ -396,7 +562,16 @@ describe("admin CLI: outbox", () => {
     // A row as the relay sets aside one Kafka can never take. Once re-queued any running relay may publish it,
     // so it is an event every consumer ignores (a type nobody handles, of a listing that does not exist).
     const aggregateId = String(900_000_000_000 + Math.floor(Math.random() * 1e9));
-    const envelope = { eventId: crypto.randomUUID(), type: "admin-test.noop", aggregateType: "listing", aggregateId, version: 4, partnerId: crypto.randomUUID(), occurredAt: new Date().toISOString(), payload: { listingId: Number(aggregateId) } };
+    const envelope = {
+      eventId: crypto.randomUUID(),
+      type: "admin-test.noop",
+      aggregateType: "listing",
+      aggregateId,
+      version: 4,
+      partnerId: crypto.randomUUID(),
+      occurredAt: new Date().toISOString(),
+      payload: { listingId: Number(aggregateId) },
+    };
     const [row] = await sql`
       INSERT INTO outbox (topic, message_key, payload, created_at, set_aside_at, set_aside_reason)
       VALUES (${Topics.listingEvents.name}, ${aggregateId}, ${sql.json(envelope)}, now() - interval '5 minutes', now(), 'MESSAGE_TOO_LARGE: test')
@@ -407,7 +582,13 @@ describe("admin CLI: outbox", () => {
       expect(status.pending).toBeGreaterThanOrEqual(0);
       expect(status.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
       expect(status.setAside).toBeGreaterThanOrEqual(1);
-      expect(status.setAsideRows.find((r: any) => r.id === row!.id)).toMatchObject({ topic, messageKey: aggregateId, eventType: "admin-test.noop", version: 4, reason: "MESSAGE_TOO_LARGE: test" });
+      expect(status.setAsideRows.find((r: any) => r.id === row!.id)).toMatchObject({
+        topic,
+        messageKey: aggregateId,
+        eventType: "admin-test.noop",
+        version: 4,
+        reason: "MESSAGE_TOO_LARGE: test",
+      });
 
       expect(await ok(["outbox", "retry", "--id", row!.id])).toEqual({ requeued: 1, ids: [row!.id], stderr: "" });
       const [after] = await sql`SELECT set_aside_at, set_aside_reason FROM outbox WHERE id = ${row!.id}`;

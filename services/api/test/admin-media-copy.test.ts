@@ -44,13 +44,20 @@ afterAll(async () => {
 });
 
 async function copy(...flags: string[]) {
-  const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", dir, ...flags, "--json"], {
-    cwd: ROOT,
-    env: { ...process.env, ...s3 },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", dir, ...flags, "--json"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...s3 },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
   return { ...JSON.parse(stdout), stderr };
 }
@@ -61,7 +68,15 @@ test("copies every local variant into the bucket once, refuses a damaged one, an
   expect(await target.exists(files[0]!.name)).toBe(false);
 
   const first = await copy();
-  expect(first).toMatchObject({ dryRun: false, examined: 4, copied: 3, alreadyThere: 0, failed: 1, bytes: 3003, failures: [{ name: damaged, reason: "content does not match its name (damaged file)" }] });
+  expect(first).toMatchObject({
+    dryRun: false,
+    examined: 4,
+    copied: 3,
+    alreadyThere: 0,
+    failed: 1,
+    bytes: 3003,
+    failures: [{ name: damaged, reason: "content does not match its name (damaged file)" }],
+  });
   expect(first.stderr).toContain("1 variant(s) not copied");
   for (const f of files) {
     const stored = await target.read(f.name);
@@ -74,8 +89,15 @@ test("copies every local variant into the bucket once, refuses a damaged one, an
 });
 
 test("a missing source directory is an error naming it", async () => {
-  const proc = Bun.spawn([process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", join(dir, "nope")], { cwd: ROOT, env: { ...process.env, ...s3 }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [process.execPath, "services/admin/src/cli.ts", "media", "copy-to-s3", "--from-dir", join(dir, "nope")],
+    { cwd: ROOT, env: { ...process.env, ...s3 }, stdout: "pipe", stderr: "pipe" },
+  );
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect([code, stdout]).toEqual([1, ""]);
   expect(stderr).toContain(`media directory ${join(dir, "nope")} not found`);
 });

@@ -29,10 +29,12 @@ afterAll(async () => {
 /** The real client, except that after each query has returned, `between()` runs before the caller sees the rows. */
 function sqlThatPausesAfterReads(between: () => Promise<void>): postgres.Sql {
   const wrapped = (strings: TemplateStringsArray, ...values: unknown[]) =>
-    (sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values).then(async (rows) => {
-      await between();
-      return rows;
-    });
+    (sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values).then(
+      async (rows) => {
+        await between();
+        return rows;
+      },
+    );
   return wrapped as unknown as postgres.Sql;
 }
 

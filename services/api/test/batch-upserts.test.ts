@@ -17,16 +17,28 @@ afterAll(() => api?.stop());
 
 type Item = { id: string; body: unknown };
 const listingBatch = (key: string, items: Item[], query = "") =>
-  call(api.baseUrl, "POST", `/partner/v1/listings/batch${query}`, { key, body: { items: items.map((i) => ({ externalListingId: i.id, listing: i.body })) } });
+  call(api.baseUrl, "POST", `/partner/v1/listings/batch${query}`, {
+    key,
+    body: { items: items.map((i) => ({ externalListingId: i.id, listing: i.body })) },
+  });
 const brokerBatch = (key: string, items: Item[], query = "") =>
-  call(api.baseUrl, "POST", `/partner/v1/brokers/batch${query}`, { key, body: { items: items.map((i) => ({ externalBrokerId: i.id, broker: i.body })) } });
+  call(api.baseUrl, "POST", `/partner/v1/brokers/batch${query}`, {
+    key,
+    body: { items: items.map((i) => ({ externalBrokerId: i.id, broker: i.body })) },
+  });
 
 /** IDs and URLs the service assigns differ between two partners: replaced by what they are. */
 function normalized(value: unknown): unknown {
   return JSON.parse(
     JSON.stringify(value, (key, v) => {
-      if (["serviceListingId", "serviceBrokerId", "createdAt", "updatedAt", "changedAt", "requestId", "keyId"].includes(key)) return typeof v;
-      if (["serviceListingUrl", "serviceProfileUrl"].includes(key)) return typeof v === "string" ? v.replace(/\d+/g, "N") : v;
+      if (
+        ["serviceListingId", "serviceBrokerId", "createdAt", "updatedAt", "changedAt", "requestId", "keyId"].includes(
+          key,
+        )
+      )
+        return typeof v;
+      if (["serviceListingUrl", "serviceProfileUrl"].includes(key))
+        return typeof v === "string" ? v.replace(/\d+/g, "N") : v;
       return v;
     }),
   );
@@ -64,14 +76,26 @@ async function totals(partnerId: string) {
 async function compareRounds(kind: "listings" | "brokers", rounds: Item[][], single: Partner, batched: Partner) {
   for (const [r, round] of rounds.entries()) {
     const singles: TestResponse[] = [];
-    for (const item of round) singles.push(await call(api.baseUrl, "PUT", `/partner/v1/${kind}/${encodeURIComponent(item.id)}`, { key: single.apiKey, body: item.body }));
-    const batch = kind === "listings" ? await listingBatch(batched.apiKey, round) : await brokerBatch(batched.apiKey, round);
+    for (const item of round)
+      singles.push(
+        await call(api.baseUrl, "PUT", `/partner/v1/${kind}/${encodeURIComponent(item.id)}`, {
+          key: single.apiKey,
+          body: item.body,
+        }),
+      );
+    const batch =
+      kind === "listings" ? await listingBatch(batched.apiKey, round) : await brokerBatch(batched.apiKey, round);
     expect(batch.status).toBe(200);
     expect(batch.body.results).toHaveLength(round.length);
     round.forEach((item, i) => {
       const got = batch.body.results[i];
       expect(got[kind === "listings" ? "externalListingId" : "externalBrokerId"]).toBe(item.id);
-      expect({ round: r, item: i, status: got.httpStatus, body: normalized(got.body) }).toEqual({ round: r, item: i, status: singles[i]!.status, body: normalized(singles[i]!.body) });
+      expect({ round: r, item: i, status: got.httpStatus, body: normalized(got.body) }).toEqual({
+        round: r,
+        item: i,
+        status: singles[i]!.status,
+        body: normalized(singles[i]!.body),
+      });
     });
   }
 }
@@ -100,16 +124,32 @@ describe("every item of a batch does exactly what its single PUT does", () => {
         { id: " padded", body: sample.listing(brokerA) },
         // Naming the broker an item further on creates inline: not there yet (404); naming it after that item: found.
         { id: ids[6]!, body: sample.listing(inlineBroker) },
-        { id: uniqueName("inline"), body: { ...sample.listing(inlineBroker), brokerExternalId: undefined, broker: { externalBrokerId: inlineBroker, name: "Ina", email: "ina@example.com" } } },
+        {
+          id: uniqueName("inline"),
+          body: {
+            ...sample.listing(inlineBroker),
+            brokerExternalId: undefined,
+            broker: { externalBrokerId: inlineBroker, name: "Ina", email: "ina@example.com" },
+          },
+        },
         { id: ids[7]!, body: sample.listing(inlineBroker, { status: "DRAFT" }) },
       ],
       // Updates: nested merge, a status move, photos replaced, a reassignment, an identical repeat, a create naming the broker created inline above.
       [
         { id: ids[0]!, body: { financials: { askingPrice: 400000 }, status: "UNDER_CONTRACT" } },
-        { id: ids[1]!, body: { photos: [{ url: "https://images.example.com/x.jpg", sortKey: 1 }], brokerExternalId: brokerA } },
+        {
+          id: ids[1]!,
+          body: { photos: [{ url: "https://images.example.com/x.jpg", sortKey: 1 }], brokerExternalId: brokerA },
+        },
         { id: ids[2]!, body: sample.listing(brokerA) },
         { id: ids[3]!, body: sample.listing(inlineBroker) },
-        { id: ids[4]!, body: { brokerExternalId: brokerA, broker: { externalBrokerId: brokerB, name: "Bob", email: "bob@example.com" } } },
+        {
+          id: ids[4]!,
+          body: {
+            brokerExternalId: brokerA,
+            broker: { externalBrokerId: brokerB, name: "Bob", email: "bob@example.com" },
+          },
+        },
       ],
       // Identical repeats (no event, no history row), a no-op merge, and a real change next to them.
       [
@@ -141,7 +181,10 @@ describe("every item of a batch does exactly what its single PUT does", () => {
       ],
       [
         { id: ids[0]!, body: sample.broker() },
-        { id: ids[1]!, body: { name: "Min", email: "min@example.com", profile: { bio: "New" }, serviceAreas: [{ state: "TX" }] } },
+        {
+          id: ids[1]!,
+          body: { name: "Min", email: "min@example.com", profile: { bio: "New" }, serviceAreas: [{ state: "TX" }] },
+        },
         { id: ids[2]!, body: { name: "Now valid", email: "valid@example.com", phone: "not a phone" } },
         { id: ids[3]!, body: sample.broker({ serviceAreas: [] }) },
       ],
@@ -170,7 +213,11 @@ describe("batches as a whole", () => {
       externalListingId: bad.id,
       httpStatus: 400,
       changed: false,
-      body: { status: "error", error: "financials.askingPrice: must be at least 0", details: [{ path: "financials.askingPrice", message: "must be at least 0" }] },
+      body: {
+        status: "error",
+        error: "financials.askingPrice: must be at least 0",
+        details: [{ path: "financials.askingPrice", message: "must be at least 0" }],
+      },
     });
     for (const g of good) expect((await partner.get(`/partner/v1/listings/${g.id}`)).status).toBe(200);
     expect((await partner.get(`/partner/v1/listings/${bad.id}`)).status).toBe(404);
@@ -178,7 +225,11 @@ describe("batches as a whole", () => {
     const before = await totals(partner.partnerId);
     const again = await listingBatch(partner.apiKey, items);
     expect(again.body.counts).toEqual({ created: 0, updated: 0, unchanged: 20, failed: 1 });
-    expect(again.body.results[0]).toMatchObject({ httpStatus: 200, changed: false, body: { message: "Listing updated" } });
+    expect(again.body.results[0]).toMatchObject({
+      httpStatus: 200,
+      changed: false,
+      body: { message: "Listing updated" },
+    });
     expect(await totals(partner.partnerId)).toEqual(before);
   });
 
@@ -187,26 +238,60 @@ describe("batches as a whole", () => {
     const broker = uniqueName("b");
     await partner.put(`/partner/v1/brokers/${broker}`, sample.broker());
     const before = await totals(partner.partnerId);
-    const post = (body: unknown, headers: Record<string, string> = {}) => call(api.baseUrl, "POST", "/partner/v1/listings/batch", { key: partner.apiKey, body, headers });
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      call(api.baseUrl, "POST", "/partner/v1/listings/batch", { key: partner.apiKey, body, headers });
     const id = uniqueName("l");
 
     const notJson = await post("{ items: [");
     expect(notJson.status).toBe(400);
     expect(notJson.body.status).toBe("error");
-    const duplicate = await post({ items: [{ externalListingId: id, listing: sample.listing(broker) }, { externalListingId: uniqueName("x"), listing: sample.listing(broker) }, { externalListingId: id, listing: sample.listing(broker) }] });
+    const duplicate = await post({
+      items: [
+        { externalListingId: id, listing: sample.listing(broker) },
+        { externalListingId: uniqueName("x"), listing: sample.listing(broker) },
+        { externalListingId: id, listing: sample.listing(broker) },
+      ],
+    });
     expect(duplicate.status).toBe(400);
-    expect(duplicate.body.details).toEqual([{ path: "items[2].externalListingId", message: expect.stringContaining("repeats items[0].externalListingId") }]);
-    const tooMany = await post({ items: Array.from({ length: BATCH_MAX_ITEMS + 1 }, (_, i) => ({ externalListingId: `${id}-${i}`, listing: { status: "DRAFT" } })) });
+    expect(duplicate.body.details).toEqual([
+      { path: "items[2].externalListingId", message: expect.stringContaining("repeats items[0].externalListingId") },
+    ]);
+    const tooMany = await post({
+      items: Array.from({ length: BATCH_MAX_ITEMS + 1 }, (_, i) => ({
+        externalListingId: `${id}-${i}`,
+        listing: { status: "DRAFT" },
+      })),
+    });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error).toContain(`at most ${BATCH_MAX_ITEMS}`);
     expect((await post({ items: [] })).status).toBe(400);
     expect((await post({ items: [{ externalListingId: id }] })).status).toBe(400);
-    expect((await post({ items: [{ externalListingId: id, listing: sample.listing(broker) }], extra: 1 })).status).toBe(400);
+    expect((await post({ items: [{ externalListingId: id, listing: sample.listing(broker) }], extra: 1 })).status).toBe(
+      400,
+    );
     expect((await post([{ externalListingId: id, listing: sample.listing(broker) }])).status).toBe(400);
-    const huge = await post({ items: Array.from({ length: 400 }, (_, i) => ({ externalListingId: `${id}-${i}`, listing: sample.listing(broker, { description: "x".repeat(4000) }) })) });
+    const huge = await post({
+      items: Array.from({ length: 400 }, (_, i) => ({
+        externalListingId: `${id}-${i}`,
+        listing: sample.listing(broker, { description: "x".repeat(4000) }),
+      })),
+    });
     expect(huge.status).toBe(413);
-    expect((await call(api.baseUrl, "POST", "/partner/v1/listings/batch?dryRun=maybe", { key: partner.apiKey, body: { items: [{ externalListingId: id, listing: sample.listing(broker) }] } })).status).toBe(400);
-    expect((await call(api.baseUrl, "POST", "/partner/v1/listings/batch", { body: { items: [{ externalListingId: id, listing: sample.listing(broker) }] } })).status).toBe(401);
+    expect(
+      (
+        await call(api.baseUrl, "POST", "/partner/v1/listings/batch?dryRun=maybe", {
+          key: partner.apiKey,
+          body: { items: [{ externalListingId: id, listing: sample.listing(broker) }] },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+          body: { items: [{ externalListingId: id, listing: sample.listing(broker) }] },
+        })
+      ).status,
+    ).toBe(401);
     expect(await totals(partner.partnerId)).toEqual(before);
   });
 
@@ -228,13 +313,31 @@ describe("batches as a whole", () => {
     expect(dry.body.dryRun).toBe(true);
     expect(await totals(partner.partnerId)).toEqual(before);
     for (const [i, item] of items.entries()) {
-      const one = await call(api.baseUrl, "PUT", `/partner/v1/listings/${item.id}?dryRun=true`, { key: partner.apiKey, body: item.body });
-      expect({ status: dry.body.results[i].httpStatus, body: dry.body.results[i].body }).toEqual({ status: one.status, body: one.body });
+      const one = await call(api.baseUrl, "PUT", `/partner/v1/listings/${item.id}?dryRun=true`, {
+        key: partner.apiKey,
+        body: item.body,
+      });
+      expect({ status: dry.body.results[i].httpStatus, body: dry.body.results[i].body }).toEqual({
+        status: one.status,
+        body: one.body,
+      });
     }
-    expect(dry.body.results.map((r: any) => r.body.outcome ?? r.httpStatus)).toEqual(["wouldCreate", "wouldUpdate", 400, 404]);
+    expect(dry.body.results.map((r: any) => r.body.outcome ?? r.httpStatus)).toEqual([
+      "wouldCreate",
+      "wouldUpdate",
+      400,
+      404,
+    ]);
     expect(dry.body.counts).toEqual({ created: 1, updated: 1, unchanged: 0, failed: 2 });
 
-    const brokerDry = await brokerBatch(partner.apiKey, [{ id: broker, body: sample.broker({ phone: "+1 512 555 0199" }) }, { id: uniqueName("nb"), body: { name: "x" } }], "?dryRun=true");
+    const brokerDry = await brokerBatch(
+      partner.apiKey,
+      [
+        { id: broker, body: sample.broker({ phone: "+1 512 555 0199" }) },
+        { id: uniqueName("nb"), body: { name: "x" } },
+      ],
+      "?dryRun=true",
+    );
     expect(brokerDry.body.results.map((r: any) => [r.httpStatus, r.body.outcome ?? r.body.error])).toEqual([
       [200, "wouldUpdate"],
       [400, "email: is required"],
@@ -265,8 +368,13 @@ test("a batch racing single PUTs of the same IDs: each ID created once, every wr
   await partner.put(`/partner/v1/brokers/${broker}`, sample.broker());
   const ids = Array.from({ length: 60 }, () => uniqueName("race"));
   const [batch, ...singles] = await Promise.all([
-    listingBatch(partner.apiKey, ids.map((id) => ({ id, body: sample.listing(broker, { title: "from the batch" }) }))),
-    ...ids.map((id) => partner.put(`/partner/v1/listings/${id}`, sample.listing(broker, { title: "from a single PUT" }))),
+    listingBatch(
+      partner.apiKey,
+      ids.map((id) => ({ id, body: sample.listing(broker, { title: "from the batch" }) })),
+    ),
+    ...ids.map((id) =>
+      partner.put(`/partner/v1/listings/${id}`, sample.listing(broker, { title: "from a single PUT" })),
+    ),
   ]);
   expect(batch.status).toBe(200);
   for (const [i, id] of ids.entries()) {
@@ -297,12 +405,22 @@ describe("rate limiting counts every item", () => {
   test("items past the key's budget are answered 429; the first ones go ahead", async () => {
     const partner = await limited.createPartner();
     const items = Array.from({ length: 8 }, () => ({ externalBrokerId: uniqueName("b"), broker: sample.broker() }));
-    const res = await call(limited.baseUrl, "POST", "/partner/v1/brokers/batch", { key: partner.apiKey, body: { items } });
+    const res = await call(limited.baseUrl, "POST", "/partner/v1/brokers/batch", {
+      key: partner.apiKey,
+      body: { items },
+    });
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: any) => r.httpStatus)).toEqual([201, 201, 201, 201, 201, 429, 429, 429]);
     expect(res.body.results[7].body).toEqual({ status: "error", error: "Too many requests" });
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     // The budget is spent: the next request is refused whole, as a single PUT would be.
-    expect((await call(limited.baseUrl, "POST", "/partner/v1/brokers/batch", { key: partner.apiKey, body: { items: items.slice(0, 1) } })).status).toBe(429);
+    expect(
+      (
+        await call(limited.baseUrl, "POST", "/partner/v1/brokers/batch", {
+          key: partner.apiKey,
+          body: { items: items.slice(0, 1) },
+        })
+      ).status,
+    ).toBe(429);
   });
 });

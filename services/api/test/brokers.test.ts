@@ -45,13 +45,20 @@ async function brokerEventCount(serviceBrokerId: string): Promise<number> {
 }
 
 async function brokerCount(p: Partner): Promise<number> {
-  const [row] = await api.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brokers WHERE partner_id = ${p.partnerId}`;
+  const [row] = await api.sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM brokers WHERE partner_id = ${p.partnerId}`;
   return row!.n;
 }
 
-async function created(p: Partner, externalId: string, body: unknown = sample.broker()): Promise<{ serviceBrokerId: string; serviceProfileUrl: string }> {
+async function created(
+  p: Partner,
+  externalId: string,
+  body: unknown = sample.broker(),
+): Promise<{ serviceBrokerId: string; serviceProfileUrl: string }> {
   const res = await p.put(path(externalId), body);
-  if (res.status !== 201) throw new Error(`expected 201 creating ${externalId}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status !== 201)
+    throw new Error(`expected 201 creating ${externalId}, got ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
@@ -91,7 +98,8 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
       serviceBrokerId: expect.any(String),
       serviceProfileUrl: expect.any(String),
       // The sample broker has everything but a photo.
-      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70,
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }],
+      qualityScore: 70,
     });
     expect(res.body.serviceBrokerId.length).toBeGreaterThan(0);
     expect(res.body.serviceProfileUrl).toBe(PROFILE_BASE + res.body.serviceBrokerId);
@@ -105,7 +113,14 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
     const first = await created(partner, externalId);
     const res = await partner.put(path(externalId), sample.broker({ name: "Jane Q. Broker" }));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl, warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70 });
+    expect(res.body).toEqual({
+      status: "success",
+      message: "Broker updated",
+      serviceBrokerId: first.serviceBrokerId,
+      serviceProfileUrl: first.serviceProfileUrl,
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }],
+      qualityScore: 70,
+    });
     expect((await readBack(partner, externalId)).name).toBe("Jane Q. Broker");
     expect((await brokerRow(partner, externalId))!.version).toBe(2);
     expect(await brokerEventCount(first.serviceBrokerId)).toBe(2);
@@ -120,7 +135,14 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
 
     const again = await partner.put(path(externalId), sample.broker());
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ status: "success", message: "Broker updated", serviceBrokerId: first.serviceBrokerId, serviceProfileUrl: first.serviceProfileUrl, warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70 });
+    expect(again.body).toEqual({
+      status: "success",
+      message: "Broker updated",
+      serviceBrokerId: first.serviceBrokerId,
+      serviceProfileUrl: first.serviceProfileUrl,
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }],
+      qualityScore: 70,
+    });
 
     const after = (await brokerRow(partner, externalId))!;
     expect(after.version).toBe(before.version);
@@ -145,7 +167,9 @@ describe("PUT /partner/v1/brokers/{externalBrokerId}", () => {
 describe("concurrent PUTs", () => {
   test("the same new broker sent several times at once is created exactly once: one 201, the rest 200 with the same ID", async () => {
     const externalId = newId();
-    const responses = await Promise.all(Array.from({ length: 6 }, () => partner.put(path(externalId), sample.broker())));
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () => partner.put(path(externalId), sample.broker())),
+    );
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 201]);
     const ids = new Set(responses.map((r) => r.body.serviceBrokerId));
@@ -177,7 +201,8 @@ describe("GET /partner/v1/brokers/{externalBrokerId}", () => {
       licenses: body.licenses,
       serviceAreas: body.serviceAreas,
       avatar: null,
-      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }], qualityScore: 70,
+      warnings: [{ path: "avatarUrl", code: "AVATAR_MISSING", message: expect.any(String) }],
+      qualityScore: 70,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -189,7 +214,10 @@ describe("GET /partner/v1/brokers/{externalBrokerId}", () => {
   test("after an avatarUrl is set the avatar shows as pending processing", async () => {
     const externalId = newId();
     await created(partner, externalId);
-    const res = await partner.put(path(externalId), sample.broker({ avatarUrl: "https://images.example.com/jane.jpg" }));
+    const res = await partner.put(
+      path(externalId),
+      sample.broker({ avatarUrl: "https://images.example.com/jane.jpg" }),
+    );
     expect(res.status).toBe(200);
     const broker = await readBack(partner, externalId);
     expect(broker.avatarUrl).toBe("https://images.example.com/jane.jpg");
@@ -231,7 +259,10 @@ describe("update semantics (JSON Merge Patch)", () => {
     );
     const res = await partner.put(
       path(externalId),
-      sample.broker({ licenses: [{ licenseNumber: "CA-2", state: "CA", country: "US" }], serviceAreas: [{ city: "Toronto", state: "ON", country: "CA" }] }),
+      sample.broker({
+        licenses: [{ licenseNumber: "CA-2", state: "CA", country: "US" }],
+        serviceAreas: [{ city: "Toronto", state: "ON", country: "CA" }],
+      }),
     );
     expect(res.status).toBe(200);
     const broker = await readBack(partner, externalId);
@@ -241,7 +272,11 @@ describe("update semantics (JSON Merge Patch)", () => {
 
   test("list order is kept as sent", async () => {
     const externalId = newId();
-    const areas = [{ state: "WY", country: "US" }, { city: "Boise", state: "ID", country: "US" }, { county: "Ada", state: "ID", country: "US" }];
+    const areas = [
+      { state: "WY", country: "US" },
+      { city: "Boise", state: "ID", country: "US" },
+      { county: "Ada", state: "ID", country: "US" },
+    ];
     await created(partner, externalId, sample.broker({ serviceAreas: areas }));
     expect((await readBack(partner, externalId)).serviceAreas).toEqual(areas);
   });
@@ -266,7 +301,10 @@ describe("update semantics (JSON Merge Patch)", () => {
   test("profile merges field by field: only the sent fields change", async () => {
     const externalId = newId();
     await created(partner, externalId);
-    const res = await partner.put(path(externalId), sample.broker({ profile: { linkedInUrl: "https://www.linkedin.com/in/jane" } }));
+    const res = await partner.put(
+      path(externalId),
+      sample.broker({ profile: { linkedInUrl: "https://www.linkedin.com/in/jane" } }),
+    );
     expect(res.status).toBe(200);
     expect((await readBack(partner, externalId)).profile).toEqual({
       bio: "Twenty years selling Texas businesses.",
@@ -278,7 +316,10 @@ describe("update semantics (JSON Merge Patch)", () => {
   test("an explicit null clears a field: phone, a profile field, a whole list", async () => {
     const externalId = newId();
     await created(partner, externalId);
-    const res = await partner.put(path(externalId), sample.broker({ phone: null, profile: { bio: null }, licenses: null }));
+    const res = await partner.put(
+      path(externalId),
+      sample.broker({ phone: null, profile: { bio: null }, licenses: null }),
+    );
     expect(res.status).toBe(200);
     const broker = await readBack(partner, externalId);
     expect(broker.phone).toBeNull();
@@ -287,7 +328,9 @@ describe("update semantics (JSON Merge Patch)", () => {
     expect(broker.serviceAreas).toEqual(sample.broker().serviceAreas);
     const row = (await brokerRow(partner, externalId))!;
     expect(row.phone).toBeNull();
-    const [licenses] = await api.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM broker_licenses WHERE broker_id = ${row.id}`;
+    const [licenses] = await api.sql<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM broker_licenses WHERE broker_id = ${row.id}`;
     expect(licenses!.n).toBe(0);
   });
 
@@ -330,18 +373,42 @@ describe("update semantics (JSON Merge Patch)", () => {
 describe("validation", () => {
   const invalidBodies: { name: string; body: Record<string, unknown>; field: string }[] = [
     { name: "a malformed email", body: sample.broker({ email: "jane.example.com" }), field: "email" },
-    { name: "a malformed forwardingEmail", body: sample.broker({ forwardingEmail: "leads at crm" }), field: "forwardingEmail" },
+    {
+      name: "a malformed forwardingEmail",
+      body: sample.broker({ forwardingEmail: "leads at crm" }),
+      field: "forwardingEmail",
+    },
     { name: "an ftp avatarUrl", body: sample.broker({ avatarUrl: "ftp://x" }), field: "avatarUrl" },
     { name: "an avatarUrl that is not a URL", body: sample.broker({ avatarUrl: "not a url" }), field: "avatarUrl" },
-    { name: "a profile website that is not http(s)", body: sample.broker({ profile: { website: "javascript:alert(1)" } }), field: "profile.website" },
-    { name: "a lowercase license country code", body: sample.broker({ licenses: [{ licenseNumber: "X1", state: "TX", country: "us" }] }), field: "licenses[0].country" },
-    { name: "an unknown license country code", body: sample.broker({ licenses: [{ licenseNumber: "X1", state: "TX", country: "XX" }] }), field: "licenses[0].country" },
-    { name: "a service area with only a country", body: sample.broker({ serviceAreas: [{ city: "Austin", country: "US" }, { country: "US" }] }), field: "serviceAreas[1]" },
+    {
+      name: "a profile website that is not http(s)",
+      body: sample.broker({ profile: { website: "javascript:alert(1)" } }),
+      field: "profile.website",
+    },
+    {
+      name: "a lowercase license country code",
+      body: sample.broker({ licenses: [{ licenseNumber: "X1", state: "TX", country: "us" }] }),
+      field: "licenses[0].country",
+    },
+    {
+      name: "an unknown license country code",
+      body: sample.broker({ licenses: [{ licenseNumber: "X1", state: "TX", country: "XX" }] }),
+      field: "licenses[0].country",
+    },
+    {
+      name: "a service area with only a country",
+      body: sample.broker({ serviceAreas: [{ city: "Austin", country: "US" }, { country: "US" }] }),
+      field: "serviceAreas[1]",
+    },
     { name: "a misspelt field", body: { ...sample.broker(), nmae: "Jane" }, field: "nmae" },
     { name: "a name that is a number", body: sample.broker({ name: 5 }), field: "name" },
     { name: "an empty name", body: sample.broker({ name: "" }), field: "name" },
     { name: "a null name", body: sample.broker({ name: null }), field: "name" },
-    { name: "licenses that are not an array", body: sample.broker({ licenses: { licenseNumber: "X1" } }), field: "licenses" },
+    {
+      name: "licenses that are not an array",
+      body: sample.broker({ licenses: { licenseNumber: "X1" } }),
+      field: "licenses",
+    },
   ];
 
   for (const { name, body, field } of invalidBodies) {
@@ -361,7 +428,11 @@ describe("validation", () => {
 
     for (const { body, field } of invalidBodies) {
       // Otherwise-valid changes ride along, so a partial write would be visible.
-      const res = await partner.put(path(externalId), { ...body, phone: "+44 20 7946 0000", licenses: body.licenses ?? [] });
+      const res = await partner.put(path(externalId), {
+        ...body,
+        phone: "+44 20 7946 0000",
+        licenses: body.licenses ?? [],
+      });
       expectValidationError(res, field);
     }
 
@@ -375,7 +446,11 @@ describe("validation", () => {
   test("the error sentence for a misspelt field names it as unknown", async () => {
     const res = await partner.put(path(newId()), { ...sample.broker(), nmae: "Jane" });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ status: "error", error: "nmae: is not a known field", details: [{ path: "nmae", message: "is not a known field" }] });
+    expect(res.body).toEqual({
+      status: "error",
+      error: "nmae: is not a known field",
+      details: [{ path: "nmae", message: "is not a known field" }],
+    });
   });
 
   test("several problems are all listed in details, the sentence names the first and counts the rest", async () => {
@@ -480,7 +555,10 @@ describe("partner isolation", () => {
     const rowBefore = (await brokerRow(partner, externalId))!;
 
     const other = await api.createPartner();
-    const theirs = await other.put(path(externalId), sample.broker({ name: "Someone Else", email: "else@example.org", phone: null }));
+    const theirs = await other.put(
+      path(externalId),
+      sample.broker({ name: "Someone Else", email: "else@example.org", phone: null }),
+    );
     expect(theirs.status).toBe(201);
     expect(theirs.body.message).toBe("Broker created");
     expect(theirs.body.serviceBrokerId).not.toBe(mine.serviceBrokerId);
@@ -510,13 +588,16 @@ describe("GET /partner/v1/brokers (paging)", () => {
     await created(stranger, `stranger-${newId()}`);
   });
 
-  const list = (query: string, p: Partner = pager) => call(api.baseUrl, "GET", `/partner/v1/brokers${query}`, { key: p.apiKey });
+  const list = (query: string, p: Partner = pager) =>
+    call(api.baseUrl, "GET", `/partner/v1/brokers${query}`, { key: p.apiKey });
 
   async function allPages(limit: number, extra = "") {
     const pages: any[][] = [];
     let cursor: string | null = null;
     do {
-      const res: TestResponse = await list(`?limit=${limit}${extra}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const res: TestResponse = await list(
+        `?limit=${limit}${extra}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.status).toBe("success");
       expect(res.body.results.length).toBeLessThanOrEqual(limit);
@@ -528,7 +609,11 @@ describe("GET /partner/v1/brokers (paging)", () => {
   }
 
   const ordered = (records: { updatedAt: string; serviceBrokerId: string }[]) =>
-    [...records].sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt) || Number(BigInt(a.serviceBrokerId) - BigInt(b.serviceBrokerId)));
+    [...records].sort(
+      (a, b) =>
+        Date.parse(a.updatedAt) - Date.parse(b.updatedAt) ||
+        Number(BigInt(a.serviceBrokerId) - BigInt(b.serviceBrokerId)),
+    );
 
   test("following nextCursor with limit=2 visits every broker exactly once, ordered by updatedAt then id", async () => {
     const pages = await allPages(2);
@@ -603,8 +688,16 @@ describe("GET /partner/v1/brokers (paging)", () => {
     ["limit=-1", "limit=-1", "limit"],
     ["an empty limit", "limit=", "limit"],
     ["a cursor that is not one of ours", "cursor=not-a-cursor", "cursor"],
-    ["a tampered cursor with a non-numeric id", `cursor=${cursorOf("2024-01-01T00:00:00Z", "1; DROP TABLE brokers")}`, "cursor"],
-    ["a tampered cursor with an id beyond 64 bits", `cursor=${cursorOf("2024-01-01T00:00:00Z", "99999999999999999999")}`, "cursor"],
+    [
+      "a tampered cursor with a non-numeric id",
+      `cursor=${cursorOf("2024-01-01T00:00:00Z", "1; DROP TABLE brokers")}`,
+      "cursor",
+    ],
+    [
+      "a tampered cursor with an id beyond 64 bits",
+      `cursor=${cursorOf("2024-01-01T00:00:00Z", "99999999999999999999")}`,
+      "cursor",
+    ],
     ["a tampered cursor dated year 0", `cursor=${cursorOf("0000-01-01T00:00:00Z", "1")}`, "cursor"],
     ["updatedSince=yesterday", "updatedSince=yesterday", "updatedSince"],
     ["updatedSince without a time zone", "updatedSince=2024-01-01T00:00:00", "updatedSince"],

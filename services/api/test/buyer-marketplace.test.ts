@@ -21,7 +21,10 @@ let withJs: BrowserContext;
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
 // Committed screenshots are rewritten only on request (UPDATE_SCREENSHOTS=1); otherwise under .data/.
-const SCREENSHOTS = resolve(import.meta.dir, process.env.UPDATE_SCREENSHOTS ? "../../../docs/screenshots" : "../../../.data/screenshots");
+const SCREENSHOTS = resolve(
+  import.meta.dir,
+  process.env.UPDATE_SCREENSHOTS ? "../../../docs/screenshots" : "../../../.data/screenshots",
+);
 
 beforeAll(async () => {
   m = await startMarketplace();
@@ -35,11 +38,22 @@ afterAll(async () => {
   await m?.stop();
 }, 60_000);
 
-const leadsFor = async (listingId: number) => (await m.api.sql`SELECT id, buyer_name FROM leads WHERE listing_id = ${listingId} ORDER BY created_at`) as unknown as { id: string; buyer_name: string }[];
-const officeTotal = async () => (await m.partner.get(`/partner/v1/offices/${m.partner.officeId}/leads/count`)).body.totalLeads as number;
+const leadsFor = async (listingId: number) =>
+  (await m.api
+    .sql`SELECT id, buyer_name FROM leads WHERE listing_id = ${listingId} ORDER BY created_at`) as unknown as {
+    id: string;
+    buyer_name: string;
+  }[];
+const officeTotal = async () =>
+  (await m.partner.get(`/partner/v1/offices/${m.partner.officeId}/leads/count`)).body.totalLeads as number;
 const bodyText = (page: Page) => page.locator("body").innerText();
 
-async function eventually<T>(what: string, read: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  read: () => Promise<T>,
+  accept: (v: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -101,11 +115,18 @@ describe("a buyer, without JavaScript", () => {
       const img = photos.nth(i);
       expect(await img.getAttribute("alt")).toBe(`Photo ${i + 1} of 3: ${m.bakery.title}`);
       expect(await img.getAttribute("loading")).toBe(i === 0 ? "eager" : "lazy");
-      expect(await img.getAttribute("srcset")).toMatch(new RegExp(`^${m.base}/media/[0-9a-f]{64}\\.jpg 400w, .+ 800w, .+ 1600w$`));
+      expect(await img.getAttribute("srcset")).toMatch(
+        new RegExp(`^${m.base}/media/[0-9a-f]{64}\\.jpg 400w, .+ 800w, .+ 1600w$`),
+      );
     }
     expect(await page.locator(".gallery source[type='image/webp']").count()).toBe(3);
 
-    await fillInquiry(page, { name: "Ann Buyer", email: "ann.buyer@example.com", phone: "+1 503 555 0199", message: "Is the lease renewable?\nWe could close within 60 days." });
+    await fillInquiry(page, {
+      name: "Ann Buyer",
+      email: "ann.buyer@example.com",
+      phone: "+1 503 555 0199",
+      message: "Is the lease renewable?\nWe could close within 60 days.",
+    });
     expect(await submit(page, "Send inquiry")).toBe(200);
     expect(page.url()).toBe(`${m.bakery.url}/inquiry/sent#content`);
     expect(await page.locator("h1").innerText()).toBe("Thank you, your inquiry has been sent");
@@ -122,7 +143,11 @@ describe("a buyer, without JavaScript", () => {
     // Reloading the confirmation (POST-redirect-GET) sends nothing again; the broker got exactly one e-mail.
     await page.reload();
     expect(await leadsFor(m.bakery.id)).toHaveLength(1);
-    await eventually("delivery recorded", async () => (await m.api.sql`SELECT delivery_state FROM leads WHERE id = ${lead!.id}`)[0]!.delivery_state, (s) => s === "sent");
+    await eventually(
+      "delivery recorded",
+      async () => (await m.api.sql`SELECT delivery_state FROM leads WHERE id = ${lead!.id}`)[0]!.delivery_state,
+      (s) => s === "sent",
+    );
     expect(m.sink.received.filter((r) => r.envelopeTo.includes(m.broker.forwardingEmail))).toHaveLength(1);
     expect(await officeTotal()).toBe(before + 1);
     await page.close();
@@ -141,7 +166,9 @@ describe("a buyer, without JavaScript", () => {
 
     // The filter panel opens without JavaScript (details/summary); the drop-downs offer what is on the market.
     await page.locator("summary", { hasText: "Filters and sorting" }).click();
-    expect(await page.locator("#businessType option").allInnerTexts()).toEqual(expect.arrayContaining(["Any type", "Bakery", "Coffee Shop", "Florist"]));
+    expect(await page.locator("#businessType option").allInnerTexts()).toEqual(
+      expect.arrayContaining(["Any type", "Bakery", "Coffee Shop", "Florist"]),
+    );
     await page.getByLabel("Under contract").selectOption("true");
     expect(await submit(page, "Apply filters")).toBe(200);
     expect(await page.locator(".cards h3").allInnerTexts()).toEqual([m.roastery.title]);
@@ -152,11 +179,17 @@ describe("a buyer, without JavaScript", () => {
       return page.locator(".cards h3").allInnerTexts();
     };
     expect(await titles("businessType=bakery&state=OR&sort=price_asc")).toEqual([m.salem.title, m.bakery.title]);
-    expect((await titles("businessType=Bakery&financingAvailable=true")).sort()).toEqual([m.bakery.title, "Wholesale bread bakery"].sort());
+    expect((await titles("businessType=Bakery&financingAvailable=true")).sort()).toEqual(
+      [m.bakery.title, "Wholesale bread bakery"].sort(),
+    );
     expect(await titles("city=Portland&businessType=Bakery")).toEqual([m.bakery.title]);
     // Amounts as people type them ("$715,000").
     expect(await titles("minRevenue=%24715%2C000&maxRevenue=725000")).toEqual([m.bakery.title]);
-    expect(await titles("minSde=200000&underContract=false&sort=price_desc")).toEqual(["Craft brewery and taproom", "Wholesale bread bakery", "Thai restaurant near the waterfront"]);
+    expect(await titles("minSde=200000&underContract=false&sort=price_desc")).toEqual([
+      "Craft brewery and taproom",
+      "Wholesale bread bakery",
+      "Thai restaurant near the waterfront",
+    ]);
     expect(await titles("minPrice=300000&maxPrice=400000&businessType=bakery")).toEqual([m.bakery.title]);
     await page.close();
   }, 60_000);
@@ -167,8 +200,13 @@ describe("a buyer, without JavaScript", () => {
     expect(await page.locator("#minPrice-error").innerText()).toBe("Enter an amount in dollars, e.g. 250000.");
     expect(await page.locator("#minPrice").getAttribute("aria-invalid")).toBe("true");
     expect(await page.locator("#minPrice").inputValue()).toBe("cheap");
-    expect(await page.locator("#minSde-error").innerText()).toBe("The lowest seller's discretionary earnings must not be above the highest.");
-    expect(await page.locator(".error-summary li").allInnerTexts()).toEqual(["Asking price from: Enter an amount in dollars, e.g. 250000.", "SDE from: The lowest seller's discretionary earnings must not be above the highest."]);
+    expect(await page.locator("#minSde-error").innerText()).toBe(
+      "The lowest seller's discretionary earnings must not be above the highest.",
+    );
+    expect(await page.locator(".error-summary li").allInnerTexts()).toEqual([
+      "Asking price from: Enter an amount in dollars, e.g. 250000.",
+      "SDE from: The lowest seller's discretionary earnings must not be above the highest.",
+    ]);
     expect(await page.locator(".cards").count()).toBe(0);
     await page.close();
   }, 30_000);
@@ -212,7 +250,10 @@ describe("the inquiry form", () => {
     await fillInquiry(page, { message: "Still available?" });
     expect(await submit(page, "Send inquiry")).toBe(200);
     expect(page.url()).toBe(`${m.salem.url}/inquiry/sent#content`);
-    expect((await leadsFor(m.salem.id)).map((l) => l.buyer_name)).toEqual([...Array(before).fill(expect.any(String)), "Bo Buyer"]);
+    expect((await leadsFor(m.salem.id)).map((l) => l.buyer_name)).toEqual([
+      ...Array(before).fill(expect.any(String)),
+      "Bo Buyer",
+    ]);
     await page.close();
   }, 60_000);
 
@@ -230,9 +271,16 @@ describe("the inquiry form", () => {
   test("a form posted from another site is refused and stores nothing", async () => {
     const before = (await leadsFor(m.roastery.id)).length;
     const form = new URLSearchParams({ name: "Eve", email: "eve@example.com", message: "Hello" }).toString();
-    const attempts: Record<string, string>[] = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { origin: "null" }];
+    const attempts: Record<string, string>[] = [
+      { origin: "https://evil.example" },
+      { "sec-fetch-site": "cross-site" },
+      { origin: "null" },
+    ];
     for (const headers of attempts) {
-      const res = await call(m.api.baseUrl, "POST", `/listings/${m.roastery.id}/inquiry`, { body: form, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+      const res = await call(m.api.baseUrl, "POST", `/listings/${m.roastery.id}/inquiry`, {
+        body: form,
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      });
       expect({ headers, status: res.status }).toEqual({ headers, status: 403 });
       expect(res.body).toContain("Inquiry not sent");
     }
@@ -283,27 +331,37 @@ describe("listings buyers must not see", () => {
       expect(sitemap).toStartWith('<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex');
       const files = locs(sitemap);
       expect(files.length).toBeGreaterThan(1);
-      for (const file of files) served.push(...locs(await (await fetch(`${m.api.baseUrl}${new URL(file).pathname}`)).text()));
+      for (const file of files)
+        served.push(...locs(await (await fetch(`${m.api.baseUrl}${new URL(file).pathname}`)).text()));
       expect(served.length).toBeGreaterThan(SITEMAP_MAX_URLS);
     }
     expect(served).toEqual(expect.arrayContaining([...live, m.broker.url]));
     for (const id of hiddenIds) expect(served).not.toContain(`${m.base}/listings/${id}`);
 
-    const [{ n }] = (await m.api.sql`SELECT (SELECT count(*) FROM listings) + (SELECT count(*) FROM brokers) AS n`) as unknown as [{ n: string }];
-    const paged = createSitemaps({ sql: m.api.sql, publicBaseUrl: m.base, pageSize: Math.max(1, Math.ceil(Number(n) / 3)) });
+    const [{ n }] = (await m.api
+      .sql`SELECT (SELECT count(*) FROM listings) + (SELECT count(*) FROM brokers) AS n`) as unknown as [{ n: string }];
+    const paged = createSitemaps({
+      sql: m.api.sql,
+      publicBaseUrl: m.base,
+      pageSize: Math.max(1, Math.ceil(Number(n) / 3)),
+    });
     const index = await (await paged.index()).text();
     expect(index).toContain("<sitemapindex");
     const files = locs(index);
     expect(files.length).toBeGreaterThan(2);
     const all: string[] = [];
-    for (const file of files) all.push(...locs(await (await paged.file(file.slice(`${m.base}/sitemaps/`.length)))!.text()));
+    for (const file of files)
+      all.push(...locs(await (await paged.file(file.slice(`${m.base}/sitemaps/`.length)))!.text()));
     expect(all).toEqual(expect.arrayContaining([...live, m.broker.url]));
     for (const id of hiddenIds) expect(all).not.toContain(`${m.base}/listings/${id}`);
     expect(new Set(all).size).toBe(all.length);
     expect(await paged.file(`listings-${files.length + 5}.xml`)).toBeNull();
 
     // An inquiry for a sold listing, through the form: the 410 page, and nothing stored.
-    const res = await call(m.api.baseUrl, "POST", `/listings/${m.sold.id}/inquiry`, { body: "name=A&email=a%40example.com&message=Hi", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const res = await call(m.api.baseUrl, "POST", `/listings/${m.sold.id}/inquiry`, {
+      body: "name=A&email=a%40example.com&message=Hi",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(410);
     expect(await leadsFor(m.sold.id)).toHaveLength(0);
   }, 90_000);
@@ -330,7 +388,8 @@ describe("search engines and link previews", () => {
     expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     const text = await res.text();
     expect(text).toContain(`Sitemap: ${m.base}/sitemap.xml`);
-    for (const line of ["Disallow: /v1/", "Disallow: /partner/", "Disallow: /listings/*/inquiry"]) expect(text).toContain(line);
+    for (const line of ["Disallow: /v1/", "Disallow: /partner/", "Disallow: /listings/*/inquiry"])
+      expect(text).toContain(line);
   });
 
   test("a listing carries its canonical URL, Open Graph tags and schema.org JSON-LD within the strict CSP", async () => {
@@ -345,7 +404,9 @@ describe("search engines and link previews", () => {
     expect(await page.locator('link[rel="canonical"]').getAttribute("href")).toBe(m.bakery.url);
     expect(await page.locator('meta[property="og:url"]').getAttribute("content")).toBe(m.bakery.url);
     expect(await page.locator('meta[property="og:type"]').getAttribute("content")).toBe("product");
-    expect(await page.locator('meta[property="og:image"]').getAttribute("content")).toMatch(/\/media\/[0-9a-f]{64}\.jpg$/);
+    expect(await page.locator('meta[property="og:image"]').getAttribute("content")).toMatch(
+      /\/media\/[0-9a-f]{64}\.jpg$/,
+    );
     const ld = JSON.parse((await page.locator('script[type="application/ld+json"]').textContent())!);
     expect(ld).toMatchObject({
       "@context": "https://schema.org",
@@ -353,10 +414,21 @@ describe("search engines and link previews", () => {
       name: m.bakery.title,
       url: m.bakery.url,
       category: "Bakery",
-      offers: { "@type": "Offer", price: 385000, priceCurrency: "USD", availability: "https://schema.org/InStock", seller: { name: "Maria Alvarez", url: m.broker.url } },
+      offers: {
+        "@type": "Offer",
+        price: 385000,
+        priceCurrency: "USD",
+        availability: "https://schema.org/InStock",
+        seller: { name: "Maria Alvarez", url: m.broker.url },
+      },
     });
     // SHOW_CITY_STATE: the street and postal code are not in the data either.
-    expect(ld.offers.availableAtOrFrom.address).toEqual({ "@type": "PostalAddress", addressLocality: "Portland", addressRegion: "OR", addressCountry: "US" });
+    expect(ld.offers.availableAtOrFrom.address).toEqual({
+      "@type": "PostalAddress",
+      addressLocality: "Portland",
+      addressRegion: "OR",
+      addressCountry: "US",
+    });
     expect(ld.image).toHaveLength(3);
     expect(csp).toEqual([]);
     await page.close();
@@ -364,7 +436,13 @@ describe("search engines and link previews", () => {
 
   test("a title with </script> cannot end the JSON-LD block or run", async () => {
     const title = `Café </script><script>document.title="pwned"</script> <!-- & "Bakery"`;
-    const res = await m.partner.put(`/partner/v1/listings/${m.hiddenMarker}-script`, { ...(await brokerRef()), status: "FOR_SALE", businessType: "Bakery", title, location: { city: "Portland", state: "OR", country: "US", visibility: "SHOW_CITY_STATE" } });
+    const res = await m.partner.put(`/partner/v1/listings/${m.hiddenMarker}-script`, {
+      ...(await brokerRef()),
+      status: "FOR_SALE",
+      businessType: "Bakery",
+      title,
+      location: { city: "Portland", state: "OR", country: "US", visibility: "SHOW_CITY_STATE" },
+    });
     expect(res.status).toBe(201);
     const page = await withJs.newPage();
     await page.goto(res.body.serviceListingUrl);
@@ -412,7 +490,12 @@ describe("every page type", () => {
     ["gone", async (p) => (await p.goto(m.sold.url))!.status()],
     ["not-found", async (p) => (await p.goto(`${m.base}/listings/999999999999`))!.status()],
   ];
-  const EXPECTED_STATUS: Record<string, number> = { "search-errors": 400, "inquiry-errors": 400, gone: 410, "not-found": 404 };
+  const EXPECTED_STATUS: Record<string, number> = {
+    "search-errors": 400,
+    "inquiry-errors": 400,
+    gone: 410,
+    "not-found": 404,
+  };
 
   test("the accessibility check itself finds violations where there are some", async () => {
     const page = await withJs.newPage();
@@ -422,7 +505,10 @@ describe("every page type", () => {
     await page.close();
   });
 
-  for (const [width, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+  for (const [width, viewport] of [
+    ["desktop", DESKTOP],
+    ["phone", PHONE],
+  ] as const) {
     test(`at ${width} width: axe finds no serious or critical violation, nothing is wider than the screen; screenshots saved`, async () => {
       const context = await chromium.newContext({ viewport });
       const page = await context.newPage();
@@ -455,7 +541,9 @@ describe("abuse limits", () => {
     // Use up this address's allowance through the JSON API...
     let limited = false;
     for (let i = 0; i < 20 && !limited; i++) {
-      const res = await call(m.api.baseUrl, "POST", `/v1/listings/${m.roastery.id}/leads`, { body: { name: "Filler", email: "f@example.com", message: "Hi" } });
+      const res = await call(m.api.baseUrl, "POST", `/v1/listings/${m.roastery.id}/leads`, {
+        body: { name: "Filler", email: "f@example.com", message: "Hi" },
+      });
       limited = res.status === 429;
     }
     expect(limited).toBe(true);
@@ -464,7 +552,9 @@ describe("abuse limits", () => {
     const { page } = await open(noJs, m.bakery.url);
     await fillInquiry(page, { name: "Late Buyer", email: "late@example.com", message: "Still for sale?" });
     expect(await submit(page, "Send inquiry")).toBe(429);
-    expect(await page.locator(".inquiry .error-summary").innerText()).toMatch(/^Your inquiry was not sent: too many inquiries came from your network recently\. Please try again in about \d+ minutes?\.$/);
+    expect(await page.locator(".inquiry .error-summary").innerText()).toMatch(
+      /^Your inquiry was not sent: too many inquiries came from your network recently\. Please try again in about \d+ minutes?\.$/,
+    );
     expect(await page.getByLabel("Your name").inputValue()).toBe("Late Buyer");
     expect(await leadsFor(m.bakery.id)).toHaveLength(before);
     await page.close();

@@ -17,7 +17,10 @@ beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
   brokerExternalId = uniqueName("broker");
-  const put = await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker({ name: "Jane Broker", avatarUrl: "https://images.example.com/jane.jpg" }));
+  const put = await partner.put(
+    `/partner/v1/brokers/${brokerExternalId}`,
+    sample.broker({ name: "Jane Broker", avatarUrl: "https://images.example.com/jane.jpg" }),
+  );
   profileUrl = put.body.serviceProfileUrl;
   await api.sql`UPDATE brokers SET avatar_state = 'ready', avatar_width = 400, avatar_height = 400,
                 avatar_variants = ${api.sql.json([{ width: 200, height: 200, format: "jpg", url: `https://${PUBLIC_HOST}/media/jane-200.jpg` }])}
@@ -28,7 +31,11 @@ beforeAll(async () => {
     const url = new URL(route.request().url());
     if (url.host !== PUBLIC_HOST) return route.abort();
     const res = await fetch(api.baseUrl + url.pathname + url.search);
-    await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) });
+    await route.fulfill({
+      status: res.status,
+      headers: Object.fromEntries(res.headers),
+      body: Buffer.from(await res.arrayBuffer()),
+    });
   });
 }, 600_000);
 afterAll(async () => {
@@ -37,7 +44,10 @@ afterAll(async () => {
 });
 
 async function createListing(overrides: Record<string, unknown> = {}) {
-  const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerExternalId, overrides));
+  const res = await partner.put(
+    `/partner/v1/listings/${uniqueName("listing")}`,
+    sample.listing(brokerExternalId, overrides),
+  );
   expect(res.status).toBe(201);
   return res.body as { serviceListingId: number; serviceListingUrl: string };
 }
@@ -48,14 +58,21 @@ async function open(url: string): Promise<{ page: Page; status: number }> {
   return { page, status: res!.status() };
 }
 
-const meta = (page: Page, selector: string, attribute = "content") => page.locator(selector).first().getAttribute(attribute);
+const meta = (page: Page, selector: string, attribute = "content") =>
+  page.locator(selector).first().getAttribute(attribute);
 
 describe("the listing page behind serviceListingUrl", () => {
   test("shows the listing with title, meta tags for sharing, the under-contract badge and accessible markup", async () => {
-    const listing = await createListing({ status: "UNDER_CONTRACT", description: "Busy corner spot.\n\nPhone: 512-555-0111." });
+    const listing = await createListing({
+      status: "UNDER_CONTRACT",
+      description: "Busy corner spot.\n\nPhone: 512-555-0111.",
+    });
     const image = `https://${PUBLIC_HOST}/media/front-1200.jpg`;
     await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200,
-                  variants = ${api.sql.json([{ width: 1200, height: 900, format: "jpg", url: image }, { width: 1200, height: 900, format: "webp", url: `https://${PUBLIC_HOST}/media/front-1200.webp` }])}
+                  variants = ${api.sql.json([
+                    { width: 1200, height: 900, format: "jpg", url: image },
+                    { width: 1200, height: 900, format: "webp", url: `https://${PUBLIC_HOST}/media/front-1200.webp` },
+                  ])}
                   WHERE listing_id = ${listing.serviceListingId} AND sort_key = 1`;
     const { page, status } = await open(listing.serviceListingUrl);
     expect(status).toBe(200);
@@ -64,7 +81,9 @@ describe("the listing page behind serviceListingUrl", () => {
     expect(await page.locator("html").getAttribute("lang")).toBe("en");
     expect(await meta(page, 'link[rel="canonical"]', "href")).toBe(listing.serviceListingUrl);
     expect(await meta(page, 'meta[property="og:url"]')).toBe(listing.serviceListingUrl);
-    expect(await meta(page, 'meta[property="og:title"]')).toBe("Profitable taqueria downtown – Restaurant for sale in Austin, TX");
+    expect(await meta(page, 'meta[property="og:title"]')).toBe(
+      "Profitable taqueria downtown – Restaurant for sale in Austin, TX",
+    );
     expect(await meta(page, 'meta[property="og:description"]')).toBe("Busy corner spot.");
     expect(await meta(page, 'meta[name="description"]')).toBe("Busy corner spot.");
     expect(await meta(page, 'meta[property="og:image"]')).toBe(image);
@@ -72,10 +91,19 @@ describe("the listing page behind serviceListingUrl", () => {
     expect(await page.locator("h1").allInnerTexts()).toEqual(["Profitable taqueria downtown"]);
     await expect(page.locator(".badge").isVisible()).resolves.toBe(true);
     expect(await page.locator(".badge").innerText()).toBe("Under contract");
-    expect(await page.getByRole("heading", { level: 2 }).allInnerTexts()).toEqual(["Photos", "About this business", "Financials", "Business details", "Listed by", "Ask the broker about this business"]);
+    expect(await page.getByRole("heading", { level: 2 }).allInnerTexts()).toEqual([
+      "Photos",
+      "About this business",
+      "Financials",
+      "Business details",
+      "Listed by",
+      "Ask the broker about this business",
+    ]);
     expect(await page.locator("p.price").innerText()).toBe("Asking $450,000");
 
-    const alts = await page.locator("img").evaluateAll((imgs) => imgs.map((i) => (i as unknown as { alt: string }).alt));
+    const alts = await page
+      .locator("img")
+      .evaluateAll((imgs) => imgs.map((i) => (i as unknown as { alt: string }).alt));
     expect(alts).toEqual(["Photo 1 of 1: Profitable taqueria downtown", "Photo of Jane Broker"]);
     const brokerLink = page.getByRole("link", { name: "Jane Broker" });
     expect(await brokerLink.getAttribute("href")).toBe(profileUrl);
@@ -87,7 +115,13 @@ describe("the listing page behind serviceListingUrl", () => {
   });
 
   test("each visibility level shows exactly its allowed part of the address", async () => {
-    const address = { streetAddress1: "1 Congress Ave", city: "Austin", state: "TX", postalCode: "78701", country: "US" };
+    const address = {
+      streetAddress1: "1 Congress Ave",
+      city: "Austin",
+      state: "TX",
+      postalCode: "78701",
+      country: "US",
+    };
     const cases = [
       { visibility: "SHOW_FULL_ADDRESS", shown: ["1 Congress Ave", "Austin", "TX 78701"], hidden: [] },
       { visibility: "SHOW_CITY_STATE", shown: ["Austin, TX"], hidden: ["Congress", "78701"] },
@@ -98,8 +132,18 @@ describe("the listing page behind serviceListingUrl", () => {
       const { page } = await open(listing.serviceListingUrl);
       const text = await page.locator("body").innerText();
       const head = await page.locator("head").innerHTML();
-      for (const s of c.shown) expect({ visibility: c.visibility, shows: s, found: text.includes(s) }).toEqual({ visibility: c.visibility, shows: s, found: true });
-      for (const s of c.hidden) expect({ visibility: c.visibility, hides: s, found: text.includes(s) || head.includes(s) }).toEqual({ visibility: c.visibility, hides: s, found: false });
+      for (const s of c.shown)
+        expect({ visibility: c.visibility, shows: s, found: text.includes(s) }).toEqual({
+          visibility: c.visibility,
+          shows: s,
+          found: true,
+        });
+      for (const s of c.hidden)
+        expect({ visibility: c.visibility, hides: s, found: text.includes(s) || head.includes(s) }).toEqual({
+          visibility: c.visibility,
+          hides: s,
+          found: false,
+        });
       await page.close();
     }
   });

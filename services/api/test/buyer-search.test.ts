@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueName } from "../../../test/support/env.ts";
-import { deleteSearchIndex, indexedState, startIndexer, type IndexerHarness } from "../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  startIndexer,
+  type IndexerHarness,
+} from "../../indexer/test/support/indexer-harness.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -29,7 +34,18 @@ const search = async (query: string) => call(api.baseUrl, "GET", `/v1/listings?$
 const ids = (res: { body: any }) => res.body.results.map((r: any) => r.serviceListingId);
 
 async function listing(overrides: Record<string, unknown> = {}): Promise<number> {
-  const body = sample.listing(brokerId, { businessType: kind, location: { streetAddress1: "9 Oven Street", city: "Austin", state, postalCode: "78701", country: "US", visibility: "SHOW_FULL_ADDRESS" }, ...overrides });
+  const body = sample.listing(brokerId, {
+    businessType: kind,
+    location: {
+      streetAddress1: "9 Oven Street",
+      city: "Austin",
+      state,
+      postalCode: "78701",
+      country: "US",
+      visibility: "SHOW_FULL_ADDRESS",
+    },
+    ...overrides,
+  });
   const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, body);
   expect(res.status).toBe(201);
   await indexedState(api.sql, res.body.serviceListingId);
@@ -42,11 +58,31 @@ describe("GET /v1/listings", () => {
   let cheap: number, pricey: number, unpriced: number, hidden: number, stateOnly: number, titled: number;
 
   beforeAll(async () => {
-    cheap = await listing({ title: `Corner bakeries ${token}`, description: "Fresh bread every morning.", financials: { askingPrice: 100_000 } });
-    pricey = await listing({ title: `Wholesale bakery ${token}`, description: "Industrial ovens and delivery vans.", financials: { askingPrice: 900_000 } });
-    unpriced = await listing({ title: `Cupcake shop ${token}`, description: `A bakery ${token} with loyal regulars.`, financials: null });
-    stateOnly = await listing({ title: `Hidden city bakery ${token}`, financials: { askingPrice: 300_000 }, location: { city: "Austin", state, country: "US", visibility: "SHOW_STATE_ONLY" } });
-    titled = await listing({ title: `Sourdough ${token} kitchen`, description: "Bread.", financials: { askingPrice: 500_000 } });
+    cheap = await listing({
+      title: `Corner bakeries ${token}`,
+      description: "Fresh bread every morning.",
+      financials: { askingPrice: 100_000 },
+    });
+    pricey = await listing({
+      title: `Wholesale bakery ${token}`,
+      description: "Industrial ovens and delivery vans.",
+      financials: { askingPrice: 900_000 },
+    });
+    unpriced = await listing({
+      title: `Cupcake shop ${token}`,
+      description: `A bakery ${token} with loyal regulars.`,
+      financials: null,
+    });
+    stateOnly = await listing({
+      title: `Hidden city bakery ${token}`,
+      financials: { askingPrice: 300_000 },
+      location: { city: "Austin", state, country: "US", visibility: "SHOW_STATE_ONLY" },
+    });
+    titled = await listing({
+      title: `Sourdough ${token} kitchen`,
+      description: "Bread.",
+      financials: { askingPrice: 500_000 },
+    });
     hidden = await listing({ title: `Sold bakery ${token}`, status: "SOLD" });
     await refresh();
   }, 60_000);
@@ -113,11 +149,22 @@ describe("GET /v1/listings", () => {
       businessType: kind,
       status: "FOR_SALE",
       underContract: false,
-      location: { streetAddress1: "9 Oven Street", postalCode: "78701", city: "Austin", state, country: "US", visibility: "SHOW_FULL_ADDRESS" },
+      location: {
+        streetAddress1: "9 Oven Street",
+        postalCode: "78701",
+        city: "Austin",
+        state,
+        country: "US",
+        visibility: "SHOW_FULL_ADDRESS",
+      },
       financials: { askingPrice: 100_000 },
       excerpt: "Fresh bread every morning.",
       photo: null,
-      broker: { serviceBrokerId: expect.any(String), name: "Sam Seller", serviceProfileUrl: expect.stringMatching(/^https:\/\/market\.example\.test\/brokers\/\d+$/) },
+      broker: {
+        serviceBrokerId: expect.any(String),
+        name: "Sam Seller",
+        serviceProfileUrl: expect.stringMatching(/^https:\/\/market\.example\.test\/brokers\/\d+$/),
+      },
       listedAt: expect.any(String),
     });
     expect((byId.get(stateOnly) as any).location).toEqual({ state, country: "US", visibility: "SHOW_STATE_ONLY" });
@@ -129,14 +176,21 @@ describe("GET /v1/listings", () => {
     const key = `${"a".repeat(64)}.jpg`;
     await api.sql`UPDATE listing_photos SET state = 'ready', width = 1600, height = 1200, variants = ${api.sql.json([{ width: 640, height: 480, format: "jpeg", key }])} WHERE id = ${photo!.id}`;
     const res = await search(`state=${state}&sort=price_asc&limit=1`);
-    expect(res.body.results[0].photo).toEqual({ sortKey: 1, width: 1600, height: 1200, variants: [{ width: 640, height: 480, format: "jpeg", url: `https://market.example.test/media/${key}` }] });
+    expect(res.body.results[0].photo).toEqual({
+      sortKey: 1,
+      width: 1600,
+      height: 1200,
+      variants: [{ width: 640, height: 480, format: "jpeg", url: `https://market.example.test/media/${key}` }],
+    });
   });
 
   test("an under-contract listing is found and flagged", async () => {
     const id = await listing({ title: `Contracted bakery ${token}`, status: "UNDER_CONTRACT" });
     await refresh();
     const res = await search(`q=contracted+${token}`);
-    expect(res.body.results.map((r: any) => [r.serviceListingId, r.status, r.underContract])).toEqual([[id, "UNDER_CONTRACT", true]]);
+    expect(res.body.results.map((r: any) => [r.serviceListingId, r.status, r.underContract])).toEqual([
+      [id, "UNDER_CONTRACT", true],
+    ]);
   });
 
   test("bad parameters get 400 in the error shape", async () => {
@@ -150,12 +204,18 @@ describe("GET /v1/listings", () => {
       ["state=TX&state=CA", "state may be given once"],
     ]) {
       const res = await search(query!);
-      expect({ query, status: res.status, body: res.body }).toEqual({ query, status: 400, body: expect.objectContaining({ status: "error", error }) });
+      expect({ query, status: res.status, body: res.body }).toEqual({
+        query,
+        status: 400,
+        body: expect.objectContaining({ status: "error", error }),
+      });
     }
   });
 
   test("search needs no API key", async () => {
-    const res = await call(api.baseUrl, "GET", `/v1/listings?state=${state}`, { headers: { authorization: "Bearer nonsense" } });
+    const res = await call(api.baseUrl, "GET", `/v1/listings?state=${state}`, {
+      headers: { authorization: "Bearer nonsense" },
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -177,7 +237,12 @@ test("while OpenSearch is unreachable search answers 503 in the error shape; pag
 test("before the indexer ever ran (no index behind the alias) search answers an empty result", async () => {
   const fresh = await startApi({ searchAlias: uniqueName("never-created"), relay: false });
   try {
-    expect((await call(fresh.baseUrl, "GET", "/v1/listings")).body).toEqual({ status: "success", total: 0, results: [], nextCursor: null });
+    expect((await call(fresh.baseUrl, "GET", "/v1/listings")).body).toEqual({
+      status: "success",
+      total: 0,
+      results: [],
+      nextCursor: null,
+    });
   } finally {
     await fresh.stop();
   }

@@ -11,7 +11,16 @@ beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
   brokerExternalId = uniqueName("broker");
-  const res = await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker({ profile: { bio: "Twenty years selling Texas businesses. Call me at 512-555-0177!", website: "https://jane.example.com", linkedInUrl: "https://www.linkedin.com/in/jane" } }));
+  const res = await partner.put(
+    `/partner/v1/brokers/${brokerExternalId}`,
+    sample.broker({
+      profile: {
+        bio: "Twenty years selling Texas businesses. Call me at 512-555-0177!",
+        website: "https://jane.example.com",
+        linkedInUrl: "https://www.linkedin.com/in/jane",
+      },
+    }),
+  );
   serviceBrokerId = res.body.serviceBrokerId;
 });
 afterAll(() => api.stop());
@@ -29,7 +38,10 @@ const publicListing = (id: number | string) => call(api.baseUrl, "GET", `/v1/lis
 
 describe("GET /v1/listings/{serviceListingId}", () => {
   test("a visible listing shows its public fields, no authentication needed", async () => {
-    const { id } = await createListing({ location: { ...address, visibility: "SHOW_FULL_ADDRESS" }, establishedAt: "2015-06-01T00:00:00Z" });
+    const { id } = await createListing({
+      location: { ...address, visibility: "SHOW_FULL_ADDRESS" },
+      establishedAt: "2015-06-01T00:00:00Z",
+    });
     const res = await publicListing(id);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -45,10 +57,19 @@ describe("GET /v1/listings/{serviceListingId}", () => {
         location: { ...address, visibility: "SHOW_FULL_ADDRESS" },
         establishedAt: "2015-06-01T00:00:00.000Z",
         financials: { askingPrice: 450000, revenue: 900000, sde: 180000 },
-        property: { propertyKind: "RENTED", areaSqft: 2400, rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true } },
+        property: {
+          propertyKind: "RENTED",
+          areaSqft: 2400,
+          rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true },
+        },
         financing: { financingAvailable: true, sbaPrequalified: false },
         photos: [],
-        broker: { serviceBrokerId, name: "Jane Broker", serviceProfileUrl: `https://market.example.test/brokers/${serviceBrokerId}`, avatar: null },
+        broker: {
+          serviceBrokerId,
+          name: "Jane Broker",
+          serviceProfileUrl: `https://market.example.test/brokers/${serviceBrokerId}`,
+          avatar: null,
+        },
         listedAt: expect.any(String),
         updatedAt: expect.any(String),
       },
@@ -77,7 +98,11 @@ describe("GET /v1/listings/{serviceListingId}", () => {
     for (const status of ["SOLD", "ARCHIVED", "DRAFT"]) {
       await partner.put(`/partner/v1/listings/${externalId}`, { status });
       const res = await publicListing(id);
-      expect({ status, code: res.status, body: res.body }).toEqual({ status, code: 404, body: { status: "error", error: "Listing not found" } });
+      expect({ status, code: res.status, body: res.body }).toEqual({
+        status,
+        code: 404,
+        body: { status: "error", error: "Listing not found" },
+      });
     }
     await partner.put(`/partner/v1/listings/${externalId}`, { status: "UNDER_CONTRACT" });
     const back = await publicListing(id);
@@ -88,7 +113,11 @@ describe("GET /v1/listings/{serviceListingId}", () => {
   test("unknown and malformed IDs are not found", async () => {
     for (const id of ["999999999999", "abc", "0", "1e3", "12345678901234567890"]) {
       const res = await publicListing(id);
-      expect({ id, status: res.status, body: res.body }).toEqual({ id, status: 404, body: { status: "error", error: "Listing not found" } });
+      expect({ id, status: res.status, body: res.body }).toEqual({
+        id,
+        status: 404,
+        body: { status: "error", error: "Listing not found" },
+      });
     }
   });
 
@@ -137,11 +166,29 @@ describe("GET /v1/listings/{serviceListingId}", () => {
 describe("GET /v1/brokers/{serviceBrokerId}", () => {
   test("the public profile: name, bio without contact details, links, licenses, areas and visible listings; never e-mail or phone", async () => {
     const broker = uniqueName("broker");
-    const put = await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ name: "Pat Profile", avatarUrl: "https://images.example.com/pat.jpg", profile: { bio: "Call me at 512-555-0177!\n\nI sell bakeries.", website: "https://pat.example.com" } }));
+    const put = await partner.put(
+      `/partner/v1/brokers/${broker}`,
+      sample.broker({
+        name: "Pat Profile",
+        avatarUrl: "https://images.example.com/pat.jpg",
+        profile: { bio: "Call me at 512-555-0177!\n\nI sell bakeries.", website: "https://pat.example.com" },
+      }),
+    );
     const id = put.body.serviceBrokerId;
-    const visible = (await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(broker, { title: "Visible one" }))).body.serviceListingId;
-    await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(broker, { title: "Draft one", status: "DRAFT" }));
-    await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(broker, { title: "Sold one", status: "SOLD" }));
+    const visible = (
+      await partner.put(
+        `/partner/v1/listings/${uniqueName("listing")}`,
+        sample.listing(broker, { title: "Visible one" }),
+      )
+    ).body.serviceListingId;
+    await partner.put(
+      `/partner/v1/listings/${uniqueName("listing")}`,
+      sample.listing(broker, { title: "Draft one", status: "DRAFT" }),
+    );
+    await partner.put(
+      `/partner/v1/listings/${uniqueName("listing")}`,
+      sample.listing(broker, { title: "Sold one", status: "SOLD" }),
+    );
 
     const res = await call(api.baseUrl, "GET", `/v1/brokers/${id}`);
     expect(res.status).toBe(200);
@@ -155,23 +202,44 @@ describe("GET /v1/brokers/{serviceBrokerId}", () => {
       linkedInUrl: null,
       licenses: [{ licenseNumber: "TX-123", state: "TX", country: "US" }],
       serviceAreas: [{ city: "Austin", state: "TX", country: "US" }],
-      listings: [expect.objectContaining({ serviceListingId: visible, title: "Visible one", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" } })],
+      listings: [
+        expect.objectContaining({
+          serviceListingId: visible,
+          title: "Visible one",
+          location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+        }),
+      ],
     });
     expect(JSON.stringify(res.body)).not.toMatch(/jane\.broker@example\.com|leads@crm|555|images\.example\.com/);
   });
 
   test("a ready avatar shows its variants", async () => {
     const broker = uniqueName("broker");
-    const id = (await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ avatarUrl: "https://images.example.com/face.jpg" }))).body.serviceBrokerId;
-    const variants = [{ width: 200, height: 200, format: "jpg", url: "https://market.example.test/media/face-200.jpg" }];
+    const id = (
+      await partner.put(
+        `/partner/v1/brokers/${broker}`,
+        sample.broker({ avatarUrl: "https://images.example.com/face.jpg" }),
+      )
+    ).body.serviceBrokerId;
+    const variants = [
+      { width: 200, height: 200, format: "jpg", url: "https://market.example.test/media/face-200.jpg" },
+    ];
     await api.sql`UPDATE brokers SET avatar_state = 'ready', avatar_width = 800, avatar_height = 800, avatar_variants = ${api.sql.json(variants)} WHERE id = ${id}`;
-    expect((await call(api.baseUrl, "GET", `/v1/brokers/${id}`)).body.broker.avatar).toEqual({ width: 800, height: 800, variants });
+    expect((await call(api.baseUrl, "GET", `/v1/brokers/${id}`)).body.broker.avatar).toEqual({
+      width: 800,
+      height: 800,
+      variants,
+    });
   });
 
   test("unknown and malformed IDs are not found", async () => {
     for (const id of ["999999999999", "jane", "-1"]) {
       const res = await call(api.baseUrl, "GET", `/v1/brokers/${id}`);
-      expect({ id, status: res.status, body: res.body }).toEqual({ id, status: 404, body: { status: "error", error: "Broker not found" } });
+      expect({ id, status: res.status, body: res.body }).toEqual({
+        id,
+        status: 404,
+        body: { status: "error", error: "Broker not found" },
+      });
     }
   });
 });

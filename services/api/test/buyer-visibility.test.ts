@@ -20,9 +20,17 @@ test("the SQL rule and isVisibleToBuyers agree for every status and mode: only l
   for (const r of rows) {
     expect({ ...r, visible: r.visible }).toEqual({ ...r, visible: isVisibleToBuyers(r) });
     // A test record is never "gone" either: to buyers it never existed (404, not 410).
-    expect({ ...r, gone: r.gone }).toEqual({ ...r, gone: r.mode === "live" && (r.status === "SOLD" || r.status === "ARCHIVED") });
+    expect({ ...r, gone: r.gone }).toEqual({
+      ...r,
+      gone: r.mode === "live" && (r.status === "SOLD" || r.status === "ARCHIVED"),
+    });
   }
-  expect(rows.filter((r) => r.visible).map((r) => r.status).sort()).toEqual(["FOR_SALE", "PENDING_CONTRACT", "REVIEWING_OFFERS", "UNDER_CONTRACT"]);
+  expect(
+    rows
+      .filter((r) => r.visible)
+      .map((r) => r.status)
+      .sort(),
+  ).toEqual(["FOR_SALE", "PENDING_CONTRACT", "REVIEWING_OFFERS", "UNDER_CONTRACT"]);
 });
 
 test("a broker is public only when live", async () => {

@@ -23,7 +23,8 @@ afterAll(async () => {
   await api?.stop();
 });
 
-const events = (key: string, after?: string | number, limit = 1000) => call(api.baseUrl, "GET", `/partner/v1/events?limit=${limit}${after !== undefined ? `&after=${after}` : ""}`, { key });
+const events = (key: string, after?: string | number, limit = 1000) =>
+  call(api.baseUrl, "GET", `/partner/v1/events?limit=${limit}${after !== undefined ? `&after=${after}` : ""}`, { key });
 
 /** Reads the feed until `until` holds (the sequencer numbers within a moment of the commit). */
 async function readUntil(key: string, until: (all: any[]) => boolean, after = 0): Promise<any[]> {
@@ -47,10 +48,20 @@ describe("what the feed carries", () => {
     const broker = uniqueName("b");
     const listing = uniqueName("l");
     expect((await partner.put(`/partner/v1/brokers/${broker}`, sample.broker())).status).toBe(201);
-    expect((await partner.put(`/partner/v1/listings/${listing}`, sample.listing(broker, { status: "DRAFT" }))).status).toBe(201);
-    expect((await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } })).status).toBe(200);
-    expect((await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } })).status).toBe(200);
-    expect((await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ phone: "+1 512 555 0111" }))).status).toBe(200);
+    expect(
+      (await partner.put(`/partner/v1/listings/${listing}`, sample.listing(broker, { status: "DRAFT" }))).status,
+    ).toBe(201);
+    expect(
+      (await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await partner.put(`/partner/v1/listings/${listing}`, { status: "FOR_SALE", financials: { askingPrice: 1 } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ phone: "+1 512 555 0111" }))).status,
+    ).toBe(200);
     const all = await readUntil(partner.apiKey, (a) => a.length >= 5);
     expect(all.map((e) => [e.sequence, e.type, e.version])).toEqual([
       [1, "broker.created", 1],
@@ -59,9 +70,16 @@ describe("what the feed carries", () => {
       [4, "listing.status_changed", 2],
       [5, "broker.updated", 2],
     ]);
-    expect(all[2].data).toMatchObject({ externalListingId: listing, changedPaths: ["financials.askingPrice", "status"] });
+    expect(all[2].data).toMatchObject({
+      externalListingId: listing,
+      changedPaths: ["financials.askingPrice", "status"],
+    });
     expect(all[3].data).toMatchObject({ externalListingId: listing, from: "DRAFT", to: "FOR_SALE" });
-    expect(all[4].data).toEqual({ externalBrokerId: broker, serviceBrokerId: expect.any(String), changedPaths: ["phone"] });
+    expect(all[4].data).toEqual({
+      externalBrokerId: broker,
+      serviceBrokerId: expect.any(String),
+      changedPaths: ["phone"],
+    });
     // Nothing after the last: the cursor stays.
     await Bun.sleep(200);
     const tail = await events(partner.apiKey, 5);
@@ -79,23 +97,37 @@ describe("what the feed carries", () => {
       const mode = p === tracked ? "test" : "live";
       await api.sql`
         INSERT INTO outbox (topic, message_key, payload) VALUES ('pss.partner-events.v1', 'office:1', ${api.sql.json({
-          eventId: crypto.randomUUID(), type: "lead.received", aggregateType: "office", aggregateId: "1", version: 1, partnerId: p.partnerId, mode,
-          occurredAt: new Date().toISOString(), payload: { externalListingId: "x", serviceListingId: 1, officeId: 1, officeLeadCount: 1, version: 1 },
+          eventId: crypto.randomUUID(),
+          type: "lead.received",
+          aggregateType: "office",
+          aggregateId: "1",
+          version: 1,
+          partnerId: p.partnerId,
+          mode,
+          occurredAt: new Date().toISOString(),
+          payload: { externalListingId: "x", serviceListingId: 1, officeId: 1, officeLeadCount: 1, version: 1 },
         } as never)})`;
     }
     const testEvents = await readUntil(tracked.test!.apiKey, (a) => a.length >= 2);
-    expect(testEvents.map((e) => [e.sequence, e.type])).toEqual([[1, "broker.created"], [2, "lead.received"]]);
+    expect(testEvents.map((e) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "lead.received"],
+    ]);
     // The live key of the same partner: its live records only (none).
     await Bun.sleep(200);
     expect((await events(tracked.apiKey)).body.results).toEqual([]);
     // Without lead tracking the lead's number is left out.
     const other = await readUntil(untracked.apiKey, (a) => a.length >= 1);
     await Bun.sleep(200);
-    expect((await events(untracked.apiKey)).body.results.map((e: any) => [e.sequence, e.type])).toEqual([[1, "broker.created"]]);
+    expect((await events(untracked.apiKey)).body.results.map((e: any) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+    ]);
     expect(other[0].data.externalBrokerId).toBe(broker);
 
     for (const bad of ["-1", "abc", "1.5", "01"]) expect((await events(untracked.apiKey, bad)).status).toBe(400);
-    expect((await call(api.baseUrl, "GET", "/partner/v1/events?limit=1001", { key: untracked.apiKey })).status).toBe(400);
+    expect((await call(api.baseUrl, "GET", "/partner/v1/events?limit=1001", { key: untracked.apiKey })).status).toBe(
+      400,
+    );
     expect((await call(api.baseUrl, "GET", "/partner/v1/events", {})).status).toBe(401);
   });
 
@@ -139,20 +171,29 @@ test("concurrent writers and a reader paging while they commit: every change exa
 
   // A transaction that writes a broker and stays open while everything below commits and is read.
   let lateCommitted = false;
-  const late = api.sql.begin(async (tx) => {
-    await upsertBroker(tx, { partnerId: partner.partnerId, mode: "live" }, lateBroker, sample.broker(), { origin: { keyId: null, requestId: "late" } });
-    await Bun.sleep(1500);
-  }).then(() => (lateCommitted = true));
+  const late = api.sql
+    .begin(async (tx) => {
+      await upsertBroker(tx, { partnerId: partner.partnerId, mode: "live" }, lateBroker, sample.broker(), {
+        origin: { keyId: null, requestId: "late" },
+      });
+      await Bun.sleep(1500);
+    })
+    .then(() => (lateCommitted = true));
 
   const ids = Array.from({ length: 120 }, (_, i) => `${uniqueName("c")}-${i}`);
   const singles = ids.slice(0, 40).map((id) => partner.put(`/partner/v1/listings/${id}`, sample.listing(broker)));
   const batches = [ids.slice(40, 80), ids.slice(80, 120)].map((chunk) =>
-    call(api.baseUrl, "POST", "/partner/v1/listings/batch", { key: partner.apiKey, body: { items: chunk.map((id) => ({ externalListingId: id, listing: sample.listing(broker) })) } }),
+    call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+      key: partner.apiKey,
+      body: { items: chunk.map((id) => ({ externalListingId: id, listing: sample.listing(broker) })) },
+    }),
   );
   const answers = await Promise.all([...singles, ...batches]);
   expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
   // Updates of the same listings while the late transaction is still open.
-  await Promise.all(ids.slice(0, 60).map((id) => partner.put(`/partner/v1/listings/${id}`, { status: "UNDER_CONTRACT" })));
+  await Promise.all(
+    ids.slice(0, 60).map((id) => partner.put(`/partner/v1/listings/${id}`, { status: "UNDER_CONTRACT" })),
+  );
   // The reader has read past (most of) these before the late transaction commits.
   const beforeLate = seen.length;
   expect(lateCommitted).toBe(false);
@@ -172,9 +213,14 @@ test("concurrent writers and a reader paging while they commit: every change exa
   // Every listing: created (version 1) before updated (version 2) before its status move, exactly once each.
   for (const id of ids) {
     const mine = seen.filter((e) => e.data.externalListingId === id).map((e) => `${e.type}@${e.version}`);
-    expect(mine).toEqual(ids.indexOf(id) < 60 ? ["listing.created@1", "listing.updated@2", "listing.status_changed@2"] : ["listing.created@1"]);
+    expect(mine).toEqual(
+      ids.indexOf(id) < 60
+        ? ["listing.created@1", "listing.updated@2", "listing.status_changed@2"]
+        : ["listing.created@1"],
+    );
   }
   // The feed agrees with the database: one event per stored version (and one per status move).
-  const [row] = await api.sql`SELECT sum(version)::int AS versions FROM listings WHERE partner_id = ${partner.partnerId}`;
+  const [row] =
+    await api.sql`SELECT sum(version)::int AS versions FROM listings WHERE partner_id = ${partner.partnerId}`;
   expect(seen.filter((e) => e.type === "listing.created" || e.type === "listing.updated")).toHaveLength(row!.versions);
 });

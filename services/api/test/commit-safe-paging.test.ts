@@ -30,10 +30,19 @@ interface Ack {
 const marker = (ordinal: number) => `v${ordinal}`;
 
 /** The API's update, done by hand in a transaction held open for `holdMs` after the row was written. */
-async function slowWrite(kind: Kind, partnerId: string, externalId: string, ordinal: number, holdMs: number, started: () => void): Promise<Ack> {
+async function slowWrite(
+  kind: Kind,
+  partnerId: string,
+  externalId: string,
+  ordinal: number,
+  holdMs: number,
+  started: () => void,
+): Promise<Ack> {
   await slowSql.begin(async (tx) => {
-    if (kind === "listings") await tx`UPDATE listings SET title = ${marker(ordinal)}, version = version + 1, updated_at = now() WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
-    else await tx`UPDATE brokers SET name = ${marker(ordinal)}, version = version + 1, updated_at = now() WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+    if (kind === "listings")
+      await tx`UPDATE listings SET title = ${marker(ordinal)}, version = version + 1, updated_at = now() WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
+    else
+      await tx`UPDATE brokers SET name = ${marker(ordinal)}, version = version + 1, updated_at = now() WHERE partner_id = ${partnerId} AND external_id = ${externalId}`;
     started();
     await tx`SELECT pg_sleep(${holdMs / 1000})`;
   });
@@ -45,7 +54,10 @@ async function scenario(kind: Kind) {
   const brokerId = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   const path = (id: string) => `/partner/v1/${kind}/${id}`;
-  const body = (ordinal: number) => (kind === "listings" ? sample.listing(brokerId, { title: marker(ordinal) }) : sample.broker({ name: marker(ordinal) }));
+  const body = (ordinal: number) =>
+    kind === "listings"
+      ? sample.listing(brokerId, { title: marker(ordinal) })
+      : sample.broker({ name: marker(ordinal) });
 
   const [{ since }] = (await api.sql`SELECT now() AS since`) as unknown as [{ since: Date }];
   // Records written before the pass: three for the slow writers, three per fast writer. Each record has one
@@ -62,7 +74,11 @@ async function scenario(kind: Kind) {
   let held = 0;
   let slow: Promise<void>[] = [];
   await new Promise<void>((resolve) => {
-    slow = slowIds.map((id, k) => slowWrite(kind, partner.partnerId, id, 2, 1200 + 400 * k, () => ++held === slowIds.length && resolve()).then((ack) => void acks.push(ack)));
+    slow = slowIds.map((id, k) =>
+      slowWrite(kind, partner.partnerId, id, 2, 1200 + 400 * k, () => ++held === slowIds.length && resolve()).then(
+        (ack) => void acks.push(ack),
+      ),
+    );
   });
 
   // Fast writers through the API: updates of their own records and new ones, committing before, during and
@@ -94,9 +110,17 @@ async function scenario(kind: Kind) {
   let pages = 0;
   do {
     lastRequestAt = Date.now();
-    const res = await partner.get(`/partner/v1/${kind}?limit=2&updatedSince=${encodeURIComponent(since.toISOString())}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const res = await partner.get(
+      `/partner/v1/${kind}?limit=2&updatedSince=${encodeURIComponent(since.toISOString())}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     expect(res.status).toBe(200);
-    for (const r of res.body.results as { externalListingId?: string; externalBrokerId?: string; title?: string; name?: string; updatedAt: string }[]) {
+    for (const r of res.body.results as {
+      externalListingId?: string;
+      externalBrokerId?: string;
+      title?: string;
+      name?: string;
+      updatedAt: string;
+    }[]) {
       const externalId = (r.externalListingId ?? r.externalBrokerId)!;
       if (externalId === brokerId) continue;
       expect(Date.parse(r.updatedAt)).toBeGreaterThanOrEqual(since.getTime());
@@ -114,9 +138,13 @@ async function scenario(kind: Kind) {
   // The pass really ran during the writes: writes committed both before it ended and after.
   expect(committedBeforeEnd.length).toBeGreaterThan(30);
   // ...and the slow writes (the case that used to be lost) committed while it was still going.
-  expect(committedBeforeEnd.filter((a) => slowIds.includes(a.externalId) && a.ordinal === 2)).toHaveLength(slowIds.length);
+  expect(committedBeforeEnd.filter((a) => slowIds.includes(a.externalId) && a.ordinal === 2)).toHaveLength(
+    slowIds.length,
+  );
   // Every write acknowledged before the pass's last request was returned by the pass, as written or newer.
-  const missed = committedBeforeEnd.filter((a) => (seen.get(a.externalId) ?? 0) < a.ordinal).map((a) => `${a.externalId} ${marker(a.ordinal)}`);
+  const missed = committedBeforeEnd
+    .filter((a) => (seen.get(a.externalId) ?? 0) < a.ordinal)
+    .map((a) => `${a.externalId} ${marker(a.ordinal)}`);
   expect(missed).toEqual([]);
 }
 

@@ -16,7 +16,9 @@ interface Rule {
   violation: { query?: Record<string, string>; body?: unknown };
   detailPath: string | null;
 }
-const RULES: Rule[] = JSON.parse(readFileSync(join(import.meta.dir, "contract", "rules-beyond-schema.json"), "utf8")).rules;
+const RULES: Rule[] = JSON.parse(
+  readFileSync(join(import.meta.dir, "contract", "rules-beyond-schema.json"), "utf8"),
+).rules;
 
 let api: ApiHarness;
 let partner: Partner;
@@ -25,7 +27,14 @@ let doc: any;
 beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner({ leadTracking: true });
-  expect((await partner.put("/partner/v1/brokers/contract-broker", { name: "Contract Broker", email: "contract.broker@example.com" })).status).toBe(201);
+  expect(
+    (
+      await partner.put("/partner/v1/brokers/contract-broker", {
+        name: "Contract Broker",
+        email: "contract.broker@example.com",
+      })
+    ).status,
+  ).toBe(201);
   doc = (await call(api.baseUrl, "GET", "/partner/v1/openapi.json")).body;
 });
 afterAll(async () => {
@@ -54,13 +63,19 @@ describe("every rule beyond the schema", () => {
       test(`${r.rule}: ${op} states it and refuses a request that breaks it with 400`, async () => {
         const operation = operationOf(op);
         expect(operation).toBeDefined();
-        const text = [operation.description ?? "", ...(operation.parameters ?? []).map((p: any) => p.schema?.description ?? "")].join("\n");
+        const text = [
+          operation.description ?? "",
+          ...(operation.parameters ?? []).map((p: any) => p.schema?.description ?? ""),
+        ].join("\n");
         expect(text).toContain(r.stated);
         if (r.detailPath) expect(operation.responses["400"].description).toContain("details");
 
         const [method, path] = op.split(" ") as [string, string];
         const query = r.violation.query ? `?${new URLSearchParams(r.violation.query)}` : "";
-        const res = await call(api.baseUrl, method, `${concrete(path)}${query}`, { key: partner.apiKey, body: r.violation.body });
+        const res = await call(api.baseUrl, method, `${concrete(path)}${query}`, {
+          key: partner.apiKey,
+          body: r.violation.body,
+        });
         expect(res.status).toBe(400);
         expect(res.body.status).toBe("error");
         if (r.detailPath) expect(res.body.details?.map((d: { path: string }) => d.path)).toContain(r.detailPath);
@@ -82,7 +97,11 @@ describe("what a schema can carry is in the schema", () => {
     expect(ops.length).toBeGreaterThan(0);
     for (const op of ops) {
       const cursor = operationOf(op).parameters.find((p: any) => p.name === "cursor");
-      expect({ op, minLength: cursor.schema.minLength, pattern: cursor.schema.pattern }).toEqual({ op, minLength: 1, pattern: "^[A-Za-z0-9_-]+$" });
+      expect({ op, minLength: cursor.schema.minLength, pattern: cursor.schema.pattern }).toEqual({
+        op,
+        minLength: 1,
+        pattern: "^[A-Za-z0-9_-]+$",
+      });
     }
     expect(RULES.find((r) => r.rule === "cursor-as-handed-out")!.operations.sort()).toEqual(ops.sort());
   });
@@ -91,7 +110,9 @@ describe("what a schema can carry is in the schema", () => {
     for (const op of cursorOperations()) {
       const path = concrete(op.split(" ")[1]!);
       for (const cursor of ["", " ", "AAAA="]) {
-        const res = await call(api.baseUrl, "GET", `${path}?cursor=${encodeURIComponent(cursor)}`, { key: partner.apiKey });
+        const res = await call(api.baseUrl, "GET", `${path}?cursor=${encodeURIComponent(cursor)}`, {
+          key: partner.apiKey,
+        });
         expect({ op, cursor, status: res.status }).toEqual({ op, cursor, status: 400 });
       }
     }
@@ -99,10 +120,29 @@ describe("what a schema can carry is in the schema", () => {
 
   test("what the fuzzer sent, made valid by the rules' own fixes, is accepted", async () => {
     const office = `/partner/v1/offices/${partner.officeId}/leads/count`;
-    expect((await call(api.baseUrl, "GET", `${office}?startDate=${encodeURIComponent("0556-01-28T04:04:07-14:11")}&endDate=${encodeURIComponent("9919-08-13T00:29:25.3-14:35")}`, { key: partner.apiKey })).status).toBe(200);
+    expect(
+      (
+        await call(
+          api.baseUrl,
+          "GET",
+          `${office}?startDate=${encodeURIComponent("0556-01-28T04:04:07-14:11")}&endDate=${encodeURIComponent("9919-08-13T00:29:25.3-14:35")}`,
+          { key: partner.apiKey },
+        )
+      ).status,
+    ).toBe(200);
     const endpoint = uniqueName("endpoint");
-    expect((await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpoint}`, { key: partner.apiKey, body: { url: "https://hooks.example.com/pss", events: ["listing.published"] } })).status).toBe(201);
+    expect(
+      (
+        await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpoint}`, {
+          key: partner.apiKey,
+          body: { url: "https://hooks.example.com/pss", events: ["listing.published"] },
+        })
+      ).status,
+    ).toBe(201);
     // Once it exists, the same empty body is an update that changes nothing.
-    expect((await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpoint}`, { key: partner.apiKey, body: {} })).status).toBe(200);
+    expect(
+      (await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpoint}`, { key: partner.apiKey, body: {} }))
+        .status,
+    ).toBe(200);
   });
 });

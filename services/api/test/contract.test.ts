@@ -25,7 +25,10 @@ beforeAll(async () => {
   [api, st] = await Promise.all([startApi({ relay: false }), ensureSchemathesis()]);
   partner = await api.createPartner({ leadTracking: true });
   // Generated listings name this broker, so creating them is possible (see schemathesis_hooks.py).
-  const broker = await partner.put(`/partner/v1/brokers/${BROKER_ID}`, { name: "Contract Broker", email: "contract.broker@example.com" });
+  const broker = await partner.put(`/partner/v1/brokers/${BROKER_ID}`, {
+    name: "Contract Broker",
+    email: "contract.broker@example.com",
+  });
   expect(broker.status).toBe(201);
 }, 300_000);
 afterAll(() => api?.stop(), 30_000);
@@ -77,14 +80,26 @@ test(
       stderr: "pipe",
     });
     const killer = setTimeout(() => proc.kill(), (MAX_SECONDS + 120) * 1000);
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     clearTimeout(killer);
     rmSync(reportDir, { recursive: true, force: true });
 
     // The summary always; every failure with its curl reproduction when there are any.
     const summary = out.slice(Math.max(0, out.indexOf("=== SUMMARY")));
-    const failures = code === 0 ? "" : out.slice(Math.max(0, out.indexOf("=== FAILURES")), out.indexOf("=== SUMMARY") >= 0 ? out.indexOf("=== SUMMARY") : undefined);
-    console.error(`contract: st ${args.filter((a) => !a.startsWith("Authorization")).join(" ")}\n${failures}${summary}${err.trim() ? `\nstderr:\n${err.slice(-4000)}` : ""}`);
+    const failures =
+      code === 0
+        ? ""
+        : out.slice(
+            Math.max(0, out.indexOf("=== FAILURES")),
+            out.indexOf("=== SUMMARY") >= 0 ? out.indexOf("=== SUMMARY") : undefined,
+          );
+    console.error(
+      `contract: st ${args.filter((a) => !a.startsWith("Authorization")).join(" ")}\n${failures}${summary}${err.trim() ? `\nstderr:\n${err.slice(-4000)}` : ""}`,
+    );
     expect(code).toBe(0);
   },
   (MAX_SECONDS + 180) * 1000,

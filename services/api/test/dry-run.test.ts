@@ -46,7 +46,9 @@ async function recordedPaths(requestId: string, listingPut: boolean): Promise<st
     UNION ALL SELECT 'broker', changes FROM broker_history WHERE request_id = ${requestId}`;
   if (rows.length === 0) return null;
   return rows
-    .flatMap((r) => (r.changes as { path: string }[]).map((c) => (r.kind === "broker" && listingPut ? `broker.${c.path}` : c.path)))
+    .flatMap((r) =>
+      (r.changes as { path: string }[]).map((c) => (r.kind === "broker" && listingPut ? `broker.${c.path}` : c.path)),
+    )
     .sort();
 }
 
@@ -55,22 +57,40 @@ let step = 0;
  * The dry run first (the database must not move), then the same PUT for real, which must match it. A dry run
  * of a listing whose inline broker alone changes reports only broker.* paths, and the PUT records only those.
  */
-async function dryRunThenPut(path: string, body: unknown, opts: { inlineBrokerOnly?: boolean } = {}): Promise<{ dry: TestResponse; real: TestResponse }> {
+async function dryRunThenPut(
+  path: string,
+  body: unknown,
+  opts: { inlineBrokerOnly?: boolean } = {},
+): Promise<{ dry: TestResponse; real: TestResponse }> {
   const before = await snapshot();
   const dry = await call(api.baseUrl, "PUT", `${path}?dryRun=true`, { key: partner.apiKey, body });
   expect(await snapshot()).toEqual(before);
 
   const requestId = `dry-run-test-${++step}-${uniqueName("r")}`;
-  const real = await call(api.baseUrl, "PUT", path, { key: partner.apiKey, body, headers: { "x-request-id": requestId } });
+  const real = await call(api.baseUrl, "PUT", path, {
+    key: partner.apiKey,
+    body,
+    headers: { "x-request-id": requestId },
+  });
   if (dry.status !== 200) {
     // Refused: the same answer, and the real PUT changed nothing either.
     expect({ status: real.status, body: real.body }).toEqual({ status: dry.status, body: dry.body });
     expect(await snapshot()).toEqual(before);
     return { dry, real };
   }
-  expect(dry.body).toEqual({ status: "success", dryRun: true, outcome: expect.any(String), changedPaths: expect.any(Array), warnings: expect.any(Array), qualityScore: expect.any(Number) });
+  expect(dry.body).toEqual({
+    status: "success",
+    dryRun: true,
+    outcome: expect.any(String),
+    changedPaths: expect.any(Array),
+    warnings: expect.any(Array),
+    qualityScore: expect.any(Number),
+  });
   // The dry run's warnings are those the real PUT then answers with (no photo is processed in between here).
-  expect({ warnings: real.body.warnings, qualityScore: real.body.qualityScore }).toEqual({ warnings: dry.body.warnings, qualityScore: dry.body.qualityScore });
+  expect({ warnings: real.body.warnings, qualityScore: real.body.qualityScore }).toEqual({
+    warnings: dry.body.warnings,
+    qualityScore: dry.body.qualityScore,
+  });
   const recorded = await recordedPaths(requestId, path.startsWith("/partner/v1/listings/"));
   switch (dry.body.outcome) {
     case "wouldCreate":
@@ -109,7 +129,11 @@ describe("a dry run of every spec example matches what the real PUT then does", 
     const full = sample.broker({ avatarUrl: "https://images.example.com/jane.jpg" });
     expectDry(await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, full), "wouldCreate");
     // Minimal: name and email.
-    expectDry(await dryRunThenPut(`/partner/v1/brokers/${brokerB}`, { name: "Bob Broker", email: "bob@example.com" }), "wouldCreate", ["email", "name"]);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/brokers/${brokerB}`, { name: "Bob Broker", email: "bob@example.com" }),
+      "wouldCreate",
+      ["email", "name"],
+    );
     // Nested objects merge field by field; lists replace the whole list.
     expectDry(
       await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, {
@@ -123,20 +147,38 @@ describe("a dry run of every spec example matches what the real PUT then does", 
       ["licenses", "phone", "profile.bio"],
     );
     // null clears an optional field.
-    expectDry(await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { name: full.name, email: full.email, avatarUrl: null }), "wouldUpdate", ["avatarUrl"]);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { name: full.name, email: full.email, avatarUrl: null }),
+      "wouldUpdate",
+      ["avatarUrl"],
+    );
     // PUT is idempotent: the same body again changes nothing.
-    expectDry(await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { name: full.name, email: full.email, avatarUrl: null }), "noChange", []);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { name: full.name, email: full.email, avatarUrl: null }),
+      "noChange",
+      [],
+    );
     // Refusals: name and email are required on every broker PUT; a bad country code; a service area naming no place.
     const missing = await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { name: full.name });
     expect(missing.dry.status).toBe(400);
-    expect((await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { ...full, licenses: [{ country: "usa" }] })).dry.status).toBe(400);
-    expect((await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { ...full, serviceAreas: [{ country: "US" }] })).dry.status).toBe(400);
+    expect(
+      (await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { ...full, licenses: [{ country: "usa" }] })).dry.status,
+    ).toBe(400);
+    expect(
+      (await dryRunThenPut(`/partner/v1/brokers/${brokerA}`, { ...full, serviceAreas: [{ country: "US" }] })).dry
+        .status,
+    ).toBe(400);
   });
 
   test("listings: the minimal listing, a full one, inline brokers, nested and list updates, reassignment, refusals", async () => {
     const minimal = uniqueName("minimal");
     // "The minimal valid listing shows city, state, country and visibility."
-    const minimalBody = { brokerExternalId: brokerA, status: "DRAFT", businessType: "Retail", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_STATE_ONLY" } };
+    const minimalBody = {
+      brokerExternalId: brokerA,
+      status: "DRAFT",
+      businessType: "Retail",
+      location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_STATE_ONLY" },
+    };
     expectDry(await dryRunThenPut(`/partner/v1/listings/${minimal}`, minimalBody), "wouldCreate", [
       "brokerExternalId",
       "businessType",
@@ -149,33 +191,74 @@ describe("a dry run of every spec example matches what the real PUT then does", 
     expectDry(await dryRunThenPut(`/partner/v1/listings/${minimal}`, minimalBody), "noChange", []);
 
     const full = uniqueName("full");
-    const fullBody = sample.listing(brokerA, { establishedAt: "2015-06-01T00:00:00-05:00", property: { propertyKind: "RENTED", areaSqft: 2400, rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true, leaseExpiration: "2030-01-01T00:00:00Z" } } });
+    const fullBody = sample.listing(brokerA, {
+      establishedAt: "2015-06-01T00:00:00-05:00",
+      property: {
+        propertyKind: "RENTED",
+        areaSqft: 2400,
+        rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true, leaseExpiration: "2030-01-01T00:00:00Z" },
+      },
+    });
     expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, fullBody), "wouldCreate");
     // The same instant written differently is the same value: no change.
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { establishedAt: "2015-06-01T05:00:00Z" }), "noChange", []);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${full}`, { establishedAt: "2015-06-01T05:00:00Z" }),
+      "noChange",
+      [],
+    );
     // Nested objects: only the changed fields are sent.
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { financials: { askingPrice: 425000 } }), "wouldUpdate", ["financials.askingPrice"]);
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { property: { rentData: { amount: 7000 } } }), "wouldUpdate", ["property.rentData.amount"]);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${full}`, { financials: { askingPrice: 425000 } }),
+      "wouldUpdate",
+      ["financials.askingPrice"],
+    );
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${full}`, { property: { rentData: { amount: 7000 } } }),
+      "wouldUpdate",
+      ["property.rentData.amount"],
+    );
     // Arrays replace the whole list.
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { photos: [{ url: "https://images.example.com/new.jpg", sortKey: 1 }] }), "wouldUpdate", ["photos"]);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${full}`, {
+        photos: [{ url: "https://images.example.com/new.jpg", sortKey: 1 }],
+      }),
+      "wouldUpdate",
+      ["photos"],
+    );
     // null clears; a nested null removes one field.
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { title: null, financials: { sde: null } }), "wouldUpdate", ["financials.sde", "title"]);
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${full}`, { title: null, financials: { sde: null } }),
+      "wouldUpdate",
+      ["financials.sde", "title"],
+    );
     // Changing brokerExternalId reassigns the listing.
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { brokerExternalId: brokerB }), "wouldUpdate", ["brokerExternalId"]);
+    expectDry(await dryRunThenPut(`/partner/v1/listings/${full}`, { brokerExternalId: brokerB }), "wouldUpdate", [
+      "brokerExternalId",
+    ]);
 
     // Inline brokers: a new one is created with the listing; an existing one is updated with it.
     const inline = uniqueName("inline");
     const newBroker = uniqueName("broker-inline");
-    const created = await dryRunThenPut(`/partner/v1/listings/${inline}`, { ...sample.listing(newBroker), brokerExternalId: undefined, broker: { externalBrokerId: newBroker, name: "Ina Line", email: "ina@example.com" } });
+    const created = await dryRunThenPut(`/partner/v1/listings/${inline}`, {
+      ...sample.listing(newBroker),
+      brokerExternalId: undefined,
+      broker: { externalBrokerId: newBroker, name: "Ina Line", email: "ina@example.com" },
+    });
     expectDry(created, "wouldCreate");
     expect(created.dry.body.changedPaths).toContain("broker.name");
     expect(created.dry.body.changedPaths).toContain("brokerExternalId");
     // Only the inline broker changes: the listing stays as it is.
-    const brokerOnly = await dryRunThenPut(`/partner/v1/listings/${inline}`, { broker: { externalBrokerId: newBroker, name: "Ina Line", email: "ina@example.com", phone: "+1 512 555 0123" } }, { inlineBrokerOnly: true });
+    const brokerOnly = await dryRunThenPut(
+      `/partner/v1/listings/${inline}`,
+      { broker: { externalBrokerId: newBroker, name: "Ina Line", email: "ina@example.com", phone: "+1 512 555 0123" } },
+      { inlineBrokerOnly: true },
+    );
     expectDry(brokerOnly, "wouldUpdate", ["broker.phone"]);
     // An inline broker naming another existing broker reassigns the listing to it, and updates that broker.
     expectDry(
-      await dryRunThenPut(`/partner/v1/listings/${inline}`, { broker: { externalBrokerId: brokerB, name: "Bob Broker", email: "bob@example.com", phone: "+1 512 555 0999" } }),
+      await dryRunThenPut(`/partner/v1/listings/${inline}`, {
+        broker: { externalBrokerId: brokerB, name: "Bob Broker", email: "bob@example.com", phone: "+1 512 555 0999" },
+      }),
       "wouldUpdate",
       ["broker.phone", "brokerExternalId"],
     );
@@ -185,21 +268,60 @@ describe("a dry run of every spec example matches what the real PUT then does", 
       [{ status: "LIVE" }, 400], // an invalid status value
       [{ status: null }, 400], // null on a required field
       [{ brokerExternalId: uniqueName("nobody") }, 404], // a broker that does not exist
-      [{ photos: [{ url: "https://images.example.com/a.jpg", sortKey: 1 }, { url: "https://images.example.com/a.jpg", sortKey: 2 }] }, 400],
-      [{ brokerExternalId: brokerA, broker: { externalBrokerId: brokerB, name: "Bob Broker", email: "bob@example.com" } }, 400],
+      [
+        {
+          photos: [
+            { url: "https://images.example.com/a.jpg", sortKey: 1 },
+            { url: "https://images.example.com/a.jpg", sortKey: 2 },
+          ],
+        },
+        400,
+      ],
+      [
+        {
+          brokerExternalId: brokerA,
+          broker: { externalBrokerId: brokerB, name: "Bob Broker", email: "bob@example.com" },
+        },
+        400,
+      ],
       [{ financials: { askingPrice: -1 } }, 400],
     ];
-    for (const [body, status] of refusals) expect((await dryRunThenPut(`/partner/v1/listings/${full}`, body)).dry.status).toBe(status);
+    for (const [body, status] of refusals)
+      expect((await dryRunThenPut(`/partner/v1/listings/${full}`, body)).dry.status).toBe(status);
     // A create without its required parts lists them all.
-    const incomplete = await dryRunThenPut(`/partner/v1/listings/${uniqueName("incomplete")}`, { title: "Only a title" });
+    const incomplete = await dryRunThenPut(`/partner/v1/listings/${uniqueName("incomplete")}`, {
+      title: "Only a title",
+    });
     expect(incomplete.dry.status).toBe(400);
-    expect(incomplete.dry.body.details.map((d: { path: string }) => d.path)).toEqual(["brokerExternalId", "status", "businessType", "location"]);
+    expect(incomplete.dry.body.details.map((d: { path: string }) => d.path)).toEqual([
+      "brokerExternalId",
+      "status",
+      "businessType",
+      "location",
+    ]);
   });
 
   test("listings: every status move of the spec's transition table, and the status-only update", async () => {
     const id = uniqueName("moves");
-    expectDry(await dryRunThenPut(`/partner/v1/listings/${id}`, sample.listing(brokerA, { status: "DRAFT" })), "wouldCreate");
-    const moves = ["FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "UNDER_CONTRACT", "FOR_SALE", "ARCHIVED", "FOR_SALE", "PENDING_CONTRACT", "FOR_SALE", "REVIEWING_OFFERS", "FOR_SALE"];
+    expectDry(
+      await dryRunThenPut(`/partner/v1/listings/${id}`, sample.listing(brokerA, { status: "DRAFT" })),
+      "wouldCreate",
+    );
+    const moves = [
+      "FOR_SALE",
+      "REVIEWING_OFFERS",
+      "PENDING_CONTRACT",
+      "UNDER_CONTRACT",
+      "SOLD",
+      "UNDER_CONTRACT",
+      "FOR_SALE",
+      "ARCHIVED",
+      "FOR_SALE",
+      "PENDING_CONTRACT",
+      "FOR_SALE",
+      "REVIEWING_OFFERS",
+      "FOR_SALE",
+    ];
     for (const status of moves) {
       // "One sample status-only update omits businessType and location."
       expectDry(await dryRunThenPut(`/partner/v1/listings/${id}`, { status }), "wouldUpdate", ["status"]);
@@ -219,7 +341,8 @@ describe("dry runs write and emit nothing", () => {
     const before = await snapshot();
     const ends = await topicEnds(api.kafka, TOPICS);
 
-    const dry = (path: string, body: unknown) => call(api.baseUrl, "PUT", `${path}?dryRun=true`, { key: partner.apiKey, body });
+    const dry = (path: string, body: unknown) =>
+      call(api.baseUrl, "PUT", `${path}?dryRun=true`, { key: partner.apiKey, body });
     const answers = await Promise.all([
       dry(`/partner/v1/brokers/${uniqueName("new")}`, sample.broker()),
       dry(`/partner/v1/brokers/${brokerId}`, sample.broker({ phone: "+1 512 555 0777" })),
@@ -227,10 +350,21 @@ describe("dry runs write and emit nothing", () => {
       dry(`/partner/v1/listings/${uniqueName("new")}`, sample.listing(brokerId)),
       dry(`/partner/v1/listings/${listingId}`, { status: "SOLD", financials: { askingPrice: 1 } }),
       dry(`/partner/v1/listings/${listingId}`, sample.listing(brokerId)),
-      dry(`/partner/v1/listings/${listingId}`, { broker: { externalBrokerId: uniqueName("inline"), name: "New", email: "new@example.com" } }),
+      dry(`/partner/v1/listings/${listingId}`, {
+        broker: { externalBrokerId: uniqueName("inline"), name: "New", email: "new@example.com" },
+      }),
       dry(`/partner/v1/listings/${listingId}`, { status: "NOPE" }),
     ]);
-    expect(answers.map((a) => a.body.outcome ?? a.status)).toEqual(["wouldCreate", "wouldUpdate", "noChange", "wouldCreate", "wouldUpdate", "noChange", "wouldUpdate", 400]);
+    expect(answers.map((a) => a.body.outcome ?? a.status)).toEqual([
+      "wouldCreate",
+      "wouldUpdate",
+      "noChange",
+      "wouldCreate",
+      "wouldUpdate",
+      "noChange",
+      "wouldUpdate",
+      400,
+    ]);
     expect(await snapshot()).toEqual(before);
 
     // A real change afterwards marks the end: once its event is on Kafka, anything the dry runs emitted would be too.
@@ -239,17 +373,23 @@ describe("dry runs write and emit nothing", () => {
     await waitForOutboxIdle();
     const after = await topicEnds(api.kafka, TOPICS);
     const mine = (await messagesBetween(api.kafka, ends, after)).filter((m) => m.partnerId === partner.partnerId);
-    expect(mine.map((m) => [m.type, m.aggregateId, m.payload.title])).toEqual([["listing.upserted", String(marker.body.serviceListingId), "Marker"]]);
+    expect(mine.map((m) => [m.type, m.aggregateId, m.payload.title])).toEqual([
+      ["listing.upserted", String(marker.body.serviceListingId), "Marker"],
+    ]);
   });
 
   test("every event of this partner on Kafka is a real PUT's change: one per change-history entry, none from dry runs", async () => {
     await waitForOutboxIdle();
-    const mine = (await messagesBetween(api.kafka, startEnds, await topicEnds(api.kafka, TOPICS))).filter((m) => m.partnerId === partner.partnerId);
+    const mine = (await messagesBetween(api.kafka, startEnds, await topicEnds(api.kafka, TOPICS))).filter(
+      (m) => m.partnerId === partner.partnerId,
+    );
     const history = await api.sql`
       SELECT 'listing' AS t, h.listing_id::text AS id, h.version FROM listing_history h JOIN listings l ON l.id = h.listing_id WHERE l.partner_id = ${partner.partnerId}
       UNION ALL SELECT 'broker', h.broker_id::text, h.version FROM broker_history h JOIN brokers b ON b.id = h.broker_id WHERE b.partner_id = ${partner.partnerId}`;
     const key = (t: string, id: string, v: number) => `${t}:${id}:${v}`;
-    expect(mine.map((m) => key(m.aggregateType, m.aggregateId, m.version)).sort()).toEqual(history.map((h) => key(h.t, h.id, h.version)).sort());
+    expect(mine.map((m) => key(m.aggregateType, m.aggregateId, m.version)).sort()).toEqual(
+      history.map((h) => key(h.t, h.id, h.version)).sort(),
+    );
   });
 });
 
@@ -257,17 +397,33 @@ describe("dryRun query parameter", () => {
   test("dryRun=false is a normal PUT; any other value is a 400 and nothing is written", async () => {
     const id = uniqueName("flag");
     const brokerId = uniqueName("flag-broker");
-    expect((await call(api.baseUrl, "PUT", `/partner/v1/brokers/${brokerId}?dryRun=false`, { key: partner.apiKey, body: sample.broker() })).status).toBe(201);
+    expect(
+      (
+        await call(api.baseUrl, "PUT", `/partner/v1/brokers/${brokerId}?dryRun=false`, {
+          key: partner.apiKey,
+          body: sample.broker(),
+        })
+      ).status,
+    ).toBe(201);
     const before = await snapshot();
     for (const value of ["yes", "1", "TRUE", "", "true&dryRun=true"]) {
-      const res = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=${value}`, { key: partner.apiKey, body: sample.listing(brokerId) });
-      expect({ value, status: res.status, body: res.body }).toEqual({ value, status: 400, body: { status: "error", error: "Invalid query parameters: dryRun must be true or false" } });
+      const res = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=${value}`, {
+        key: partner.apiKey,
+        body: sample.listing(brokerId),
+      });
+      expect({ value, status: res.status, body: res.body }).toEqual({
+        value,
+        status: 400,
+        body: { status: "error", error: "Invalid query parameters: dryRun must be true or false" },
+      });
     }
     expect(await snapshot()).toEqual(before);
   });
 
   test("without a key a dry run is 401 like any PUT", async () => {
-    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${uniqueName("b")}?dryRun=true`, { body: sample.broker() });
+    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${uniqueName("b")}?dryRun=true`, {
+      body: sample.broker(),
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -275,7 +431,8 @@ describe("dryRun query parameter", () => {
 async function waitForOutboxIdle(timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const [row] = await api.sql`SELECT count(*)::int AS n FROM outbox WHERE payload->>'partnerId' = ${partner.partnerId} AND published_at IS NULL`;
+    const [row] =
+      await api.sql`SELECT count(*)::int AS n FROM outbox WHERE payload->>'partnerId' = ${partner.partnerId} AND published_at IS NULL`;
     if (row!.n === 0) return;
     if (Date.now() > deadline) throw new Error("outbox not drained");
     await Bun.sleep(50);

@@ -19,7 +19,16 @@ afterAll(async () => {
 async function startApi(env: Record<string, string> = {}) {
   const port = await freePort();
   const healthPort = await freePort();
-  const api = await spawnService("api", { API_PORT: String(port), API_HEALTH_PORT: String(healthPort), OPENSEARCH_INDEX_ALIAS: uniqueName("unused-listings"), ...env }, healthPort);
+  const api = await spawnService(
+    "api",
+    {
+      API_PORT: String(port),
+      API_HEALTH_PORT: String(healthPort),
+      OPENSEARCH_INDEX_ALIAS: uniqueName("unused-listings"),
+      ...env,
+    },
+    healthPort,
+  );
   started.push(api);
   return { api, base: `http://127.0.0.1:${port}`, health: `http://127.0.0.1:${healthPort}` };
 }
@@ -41,7 +50,10 @@ test("probes and metrics answer on the health port only; the public port answers
   }
 
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-  const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("health-port-partner"), leadTracking: false });
+  const partner = await createPartnerAdmin({ sql, redis }).createPartner({
+    name: uniqueName("health-port-partner"),
+    leadTracking: false,
+  });
   redis.disconnect();
   const headers = { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" };
   expect((await fetch(`${base}/partner/v1/health`, { headers })).status).toBe(200);
@@ -49,23 +61,45 @@ test("probes and metrics answer on the health port only; the public port answers
   const before = await scrape(health);
   const brokerId = uniqueName("broker");
   const listingId = uniqueName("listing");
-  expect((await fetch(`${base}/partner/v1/brokers/${brokerId}`, { method: "PUT", headers, body: JSON.stringify(sample.broker()) })).status).toBe(201);
-  expect((await fetch(`${base}/partner/v1/listings/${listingId}`, { method: "PUT", headers, body: JSON.stringify(sample.listing(brokerId)) })).status).toBe(201);
+  expect(
+    (
+      await fetch(`${base}/partner/v1/brokers/${brokerId}`, {
+        method: "PUT",
+        headers,
+        body: JSON.stringify(sample.broker()),
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await fetch(`${base}/partner/v1/listings/${listingId}`, {
+        method: "PUT",
+        headers,
+        body: JSON.stringify(sample.listing(brokerId)),
+      })
+    ).status,
+  ).toBe(201);
   expect((await fetch(`${base}/no/such/${listingId}`)).status).toBe(404);
 
   const after = await waitUntil(
     "the relay to publish the two events",
     async () => {
       const s = await scrape(health);
-      return (valueOf(s, "outbox_published_total") ?? 0) >= (valueOf(before, "outbox_published_total") ?? 0) + 2 ? s : null;
+      return (valueOf(s, "outbox_published_total") ?? 0) >= (valueOf(before, "outbox_published_total") ?? 0) + 2
+        ? s
+        : null;
     },
     30_000,
   );
   const route = "/partner/v1/listings/:externalListingId";
   expect(valueOf(after, "http_requests_total", { method: "PUT", route, status: "201" })).toBe(1);
   expect(valueOf(after, "http_request_duration_seconds_count", { method: "PUT", route, status: "201" })).toBe(1);
-  expect(valueOf(after, "http_requests_total", { route: "/partner/v1/health", status: "200" })).toBeGreaterThanOrEqual(1);
-  expect(valueOf(after, "http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBeGreaterThanOrEqual(4);
+  expect(valueOf(after, "http_requests_total", { route: "/partner/v1/health", status: "200" })).toBeGreaterThanOrEqual(
+    1,
+  );
+  expect(
+    valueOf(after, "http_requests_total", { method: "GET", route: "unmatched", status: "404" }),
+  ).toBeGreaterThanOrEqual(4);
   // Raw paths never become label values.
   expect(after.filter((s) => Object.values(s.labels).some((v) => v.includes(listingId)))).toEqual([]);
   expect(select(after, "outbox_pending_rows")).toHaveLength(1);
@@ -78,7 +112,10 @@ test("probes and metrics answer on the health port only; the public port answers
 
 test("with PostgreSQL unreachable the scrape still answers at once, leaving the outbox gauges out", async () => {
   const closed = await freePort();
-  const { health } = await startApi({ DATABASE_URL: `postgres://pss:pss@127.0.0.1:${closed}/nowhere`, OUTBOX_RELAY_ENABLED: "false" });
+  const { health } = await startApi({
+    DATABASE_URL: `postgres://pss:pss@127.0.0.1:${closed}/nowhere`,
+    OUTBOX_RELAY_ENABLED: "false",
+  });
   const began = performance.now();
   const samples = await scrape(health);
   expect(performance.now() - began).toBeLessThan(5000);

@@ -47,13 +47,39 @@ function expectRawJsonError(res: RawResponse, status: number) {
 }
 
 // What the partner wrote (background workers may fill in derived fields such as descriptionOptimized meanwhile).
-const BROKER_FIELDS = ["name", "email", "phone", "avatarUrl", "forwardingEmail", "profile", "licenses", "serviceAreas", "updatedAt"];
-const LISTING_FIELDS = ["brokerExternalId", "status", "businessType", "location", "title", "description", "establishedAt", "financials", "property", "financing", "updatedAt"];
-const pick = (record: Record<string, unknown>, fields: string[]) => Object.fromEntries(fields.map((f) => [f, record[f]]));
+const BROKER_FIELDS = [
+  "name",
+  "email",
+  "phone",
+  "avatarUrl",
+  "forwardingEmail",
+  "profile",
+  "licenses",
+  "serviceAreas",
+  "updatedAt",
+];
+const LISTING_FIELDS = [
+  "brokerExternalId",
+  "status",
+  "businessType",
+  "location",
+  "title",
+  "description",
+  "establishedAt",
+  "financials",
+  "property",
+  "financing",
+  "updatedAt",
+];
+const pick = (record: Record<string, unknown>, fields: string[]) =>
+  Object.fromEntries(fields.map((f) => [f, record[f]]));
 const brokerView = async () => pick((await partner.get(`/partner/v1/brokers/${BROKER}`)).body.broker, BROKER_FIELDS);
 const listingView = async (): Promise<Record<string, unknown>> => {
   const listing = (await partner.get(`/partner/v1/listings/${LISTING}`)).body.listing;
-  return { ...pick(listing, LISTING_FIELDS), photos: listing.photos.map((p: { url: string; sortKey: number }) => [p.url, p.sortKey]) };
+  return {
+    ...pick(listing, LISTING_FIELDS),
+    photos: listing.photos.map((p: { url: string; sortKey: number }) => [p.url, p.sortKey]),
+  };
 };
 
 async function expectNothingChanged() {
@@ -65,20 +91,78 @@ async function expectNothingChanged() {
 
 /** PUTs raw JSON text (so escapes such as \u0000 or a lone \ud800 reach the server as sent). */
 function putText(path: string, text: string, headers: Record<string, string> = {}) {
-  return call(api.baseUrl, "PUT", path, { key: partner.apiKey, body: text, headers: { "content-type": "application/json", ...headers } });
+  return call(api.baseUrl, "PUT", path, {
+    key: partner.apiKey,
+    body: text,
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 describe("text the database cannot store or nobody should send", () => {
   const cases: [string, string, string, string][] = [
-    ["a NUL in a listing title", `/partner/v1/listings/${LISTING}`, JSON.stringify(sample.listing(BROKER, { title: "Taco\u0000shop" })), "title"],
-    ["a NUL in a broker name", `/partner/v1/brokers/${BROKER}`, JSON.stringify(sample.broker({ name: "Jane\u0000Broker" })), "name"],
-    ["a NUL in brokerExternalId", "/partner/v1/listings/hostile-new", JSON.stringify(sample.listing("x\u0000y")), "brokerExternalId"],
-    ["a NUL in an inline broker's e-mail", "/partner/v1/listings/hostile-new", JSON.stringify(sample.listing(BROKER, { brokerExternalId: undefined, broker: { externalBrokerId: "hostile-new", name: "N", email: "n\u0000@example.com" } })), "broker.email"],
-    ["a lone high surrogate in a title", `/partner/v1/listings/${LISTING}`, JSON.stringify(sample.listing(BROKER)).replace('"title":"Profitable', '"title":"x\\ud800y'), "title"],
-    ["a lone low surrogate in a broker name", `/partner/v1/brokers/${BROKER}`, JSON.stringify(sample.broker()).replace('"name":"Jane', '"name":"\\udc00Jane'), "name"],
-    ["a control character in a field name", `/partner/v1/brokers/${BROKER}`, JSON.stringify({ ...sample.broker(), "na\u0001me": "x" }), "field name"],
-    ["a tab in a single-line field", `/partner/v1/brokers/${BROKER}`, JSON.stringify(sample.broker({ name: "Jane\tBroker" })), "name"],
-    ["DEL (U+007F) in a city", `/partner/v1/listings/${LISTING}`, JSON.stringify(sample.listing(BROKER, { location: { city: "Aus\u007ftin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" } })), "location.city"],
+    [
+      "a NUL in a listing title",
+      `/partner/v1/listings/${LISTING}`,
+      JSON.stringify(sample.listing(BROKER, { title: "Taco\u0000shop" })),
+      "title",
+    ],
+    [
+      "a NUL in a broker name",
+      `/partner/v1/brokers/${BROKER}`,
+      JSON.stringify(sample.broker({ name: "Jane\u0000Broker" })),
+      "name",
+    ],
+    [
+      "a NUL in brokerExternalId",
+      "/partner/v1/listings/hostile-new",
+      JSON.stringify(sample.listing("x\u0000y")),
+      "brokerExternalId",
+    ],
+    [
+      "a NUL in an inline broker's e-mail",
+      "/partner/v1/listings/hostile-new",
+      JSON.stringify(
+        sample.listing(BROKER, {
+          brokerExternalId: undefined,
+          broker: { externalBrokerId: "hostile-new", name: "N", email: "n\u0000@example.com" },
+        }),
+      ),
+      "broker.email",
+    ],
+    [
+      "a lone high surrogate in a title",
+      `/partner/v1/listings/${LISTING}`,
+      JSON.stringify(sample.listing(BROKER)).replace('"title":"Profitable', '"title":"x\\ud800y'),
+      "title",
+    ],
+    [
+      "a lone low surrogate in a broker name",
+      `/partner/v1/brokers/${BROKER}`,
+      JSON.stringify(sample.broker()).replace('"name":"Jane', '"name":"\\udc00Jane'),
+      "name",
+    ],
+    [
+      "a control character in a field name",
+      `/partner/v1/brokers/${BROKER}`,
+      JSON.stringify({ ...sample.broker(), "na\u0001me": "x" }),
+      "field name",
+    ],
+    [
+      "a tab in a single-line field",
+      `/partner/v1/brokers/${BROKER}`,
+      JSON.stringify(sample.broker({ name: "Jane\tBroker" })),
+      "name",
+    ],
+    [
+      "DEL (U+007F) in a city",
+      `/partner/v1/listings/${LISTING}`,
+      JSON.stringify(
+        sample.listing(BROKER, {
+          location: { city: "Aus\u007ftin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+        }),
+      ),
+      "location.city",
+    ],
   ];
   for (const [name, path, text, field] of cases) {
     test(`${name} is refused with 400 naming the field, and nothing changes`, async () => {
@@ -89,12 +173,18 @@ describe("text the database cannot store or nobody should send", () => {
   }
 
   test("tabs and line breaks are accepted in multi-line fields (description, bio), and an emoji anywhere", async () => {
-    const listing = await partner.put("/partner/v1/listings/hostile-multiline", sample.listing(BROKER, { title: "Tacos 🌮", description: "Line one\nLine two\r\n\tIndented" }));
+    const listing = await partner.put(
+      "/partner/v1/listings/hostile-multiline",
+      sample.listing(BROKER, { title: "Tacos 🌮", description: "Line one\nLine two\r\n\tIndented" }),
+    );
     expect(listing.status).toBe(201);
     const read = await partner.get("/partner/v1/listings/hostile-multiline");
     expect(read.body.listing.title).toBe("Tacos 🌮");
     expect(read.body.listing.description).toBe("Line one\nLine two\r\n\tIndented");
-    const broker = await partner.put("/partner/v1/brokers/hostile-multiline", sample.broker({ profile: { bio: "Para one.\n\nPara two." } }));
+    const broker = await partner.put(
+      "/partner/v1/brokers/hostile-multiline",
+      sample.broker({ profile: { bio: "Para one.\n\nPara two." } }),
+    );
     expect(broker.status).toBe(201);
   });
 });
@@ -107,7 +197,13 @@ describe("shapes the schema allowed but the server could not store", () => {
   });
 
   test("licenses: [{}] on an inline broker is 400 too", async () => {
-    const res = await partner.put("/partner/v1/listings/hostile-new", sample.listing(BROKER, { brokerExternalId: undefined, broker: { externalBrokerId: "hostile-new", name: "N", email: "n@example.com", licenses: [{}] } }));
+    const res = await partner.put(
+      "/partner/v1/listings/hostile-new",
+      sample.listing(BROKER, {
+        brokerExternalId: undefined,
+        broker: { externalBrokerId: "hostile-new", name: "N", email: "n@example.com", licenses: [{}] },
+      }),
+    );
     expectJsonError(res, 400, "licenses[0]");
     await expectNothingChanged();
   });
@@ -123,7 +219,9 @@ describe("deeply nested JSON", () => {
   });
 
   test("~10,000 levels on the public lead intake is 400", async () => {
-    const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body: `{"name":${nested(10_000)}}` });
+    const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+      body: `{"name":${nested(10_000)}}`,
+    });
     expectJsonError(res, 400, /nested too deeply/);
   });
 
@@ -134,7 +232,10 @@ describe("deeply nested JSON", () => {
   });
 
   test("brackets inside strings do not count as nesting", async () => {
-    const res = await partner.put("/partner/v1/listings/hostile-brackets", sample.listing(BROKER, { description: "[[[[[[[[[[[[[[[[[[[[[[[[{{{{{{{{{{{{{{{{{{{{ \\\" ]]]" }));
+    const res = await partner.put(
+      "/partner/v1/listings/hostile-brackets",
+      sample.listing(BROKER, { description: '[[[[[[[[[[[[[[[[[[[[[[[[{{{{{{{{{{{{{{{{{{{{ \\" ]]]' }),
+    );
     expect(res.status).toBe(201);
   });
 });
@@ -144,14 +245,26 @@ describe("bytes and encodings", () => {
     const prefix = new TextEncoder().encode(`{"name":"Jane `);
     const suffix = new TextEncoder().encode(`","email":"jane@example.com"}`);
     const body = new Uint8Array([...prefix, 0xff, 0xfe, ...suffix]);
-    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, { method: "PUT", body, headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" } });
+    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, {
+      method: "PUT",
+      body,
+      headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" },
+    });
     expectJsonError({ status: res.status, headers: res.headers, body: await res.json() }, 400, /UTF-8/);
     await expectNothingChanged();
   });
 
   test("a Content-Encoding the API does not decode is 415, not ignored", async () => {
     const body = gzipSync(JSON.stringify(sample.broker({ name: "Zipped" })));
-    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, { method: "PUT", body, headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json", "content-encoding": "gzip" } });
+    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, {
+      method: "PUT",
+      body,
+      headers: {
+        authorization: `Bearer ${partner.apiKey}`,
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+      },
+    });
     expectJsonError({ status: res.status, headers: res.headers, body: await res.json() }, 415, /Content-Encoding/);
     await expectNothingChanged();
   });
@@ -165,7 +278,11 @@ describe("bytes and encodings", () => {
         controller.close();
       },
     });
-    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, { method: "PUT", body: stream, headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" } });
+    const res = await fetch(`${api.baseUrl}/partner/v1/brokers/${BROKER}`, {
+      method: "PUT",
+      body: stream,
+      headers: { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" },
+    });
     expectJsonError({ status: res.status, headers: res.headers, body: await res.json() }, 413);
     await expectNothingChanged();
   });
@@ -179,7 +296,10 @@ describe("requests without a Host header and other raw requests", () => {
   });
 
   test("HTTP/1.0 without Host but with a valid key works like any request", async () => {
-    const res = await sendRaw(port, `GET /partner/v1/health HTTP/1.0\r\nAuthorization: Bearer ${partner.apiKey}\r\n\r\n`);
+    const res = await sendRaw(
+      port,
+      `GET /partner/v1/health HTTP/1.0\r\nAuthorization: Bearer ${partner.apiKey}\r\n\r\n`,
+    );
     expect(res.status).toBe(200);
     expect(res.json.status).toBe("success");
   });
@@ -191,9 +311,12 @@ describe("requests without a Host header and other raw requests", () => {
     expect(res.raw).not.toContain("<html");
   });
 
-  test("a very short Host (\"a\", \"api\") is routed to the right path", async () => {
+  test('a very short Host ("a", "api") is routed to the right path', async () => {
     for (const host of ["a", "api", "ab.c"]) {
-      const res = await sendRaw(port, `GET /partner/v1/health HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+      const res = await sendRaw(
+        port,
+        `GET /partner/v1/health HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`,
+      );
       expect({ host, status: res.status }).toEqual({ host, status: 200 });
     }
   });
@@ -204,36 +327,66 @@ describe("requests without a Host header and other raw requests", () => {
 
   test("a non-standard method the runtime knows (PROPFIND, MKCOL) is 501 JSON", async () => {
     for (const method of ["PROPFIND", "MKCOL"]) {
-      expectRawJsonError(await sendRaw(port, `${method} /partner/v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`), 501);
+      expectRawJsonError(
+        await sendRaw(port, `${method} /partner/v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`),
+        501,
+      );
     }
   });
 
   test("TRACE and QUERY on a known path are 405 with Allow (standard methods the path does not support)", async () => {
-    const query = await sendRaw(port, `QUERY /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+    const query = await sendRaw(
+      port,
+      `QUERY /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`,
+    );
     expectRawJsonError(query, 405);
-    const res = await sendRaw(port, `TRACE /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+    const res = await sendRaw(
+      port,
+      `TRACE /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`,
+    );
     expectRawJsonError(res, 405);
     expect(res.headers.allow).toContain("GET");
   });
 
   test("a request target over 8 KiB is 414 JSON", async () => {
-    expectRawJsonError(await sendRaw(port, `GET /partner/v1/listings?cursor=${"a".repeat(9000)} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`), 414);
+    expectRawJsonError(
+      await sendRaw(
+        port,
+        `GET /partner/v1/listings?cursor=${"a".repeat(9000)} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+      ),
+      414,
+    );
   });
 
   test("headers over 16 KiB in all are 431 JSON", async () => {
     // The test process runs with the same BUN_OPTIONS header limit as the deployed API (scripts/test.ts).
-    expectRawJsonError(await sendRaw(port, `GET /partner/v1/health HTTP/1.1\r\nHost: a\r\nX-Big: ${"b".repeat(20_000)}\r\nConnection: close\r\n\r\n`), 431);
+    expectRawJsonError(
+      await sendRaw(
+        port,
+        `GET /partner/v1/health HTTP/1.1\r\nHost: a\r\nX-Big: ${"b".repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+      ),
+      431,
+    );
   });
 
   test("framing the runtime's parser refuses before the API sees it (bad Content-Length, Content-Length with chunked, an unknown method token): answered or closed, and the API keeps serving", async () => {
     // Documented in docs/partner-api.md ("Limits of the runtime"): Bun answers these itself, without a body.
-    const badLength = await sendRaw(port, "PUT /partner/v1/brokers/x HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n");
+    const badLength = await sendRaw(
+      port,
+      "PUT /partner/v1/brokers/x HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n",
+    );
     expect(badLength.status).toBe(400);
-    const smuggling = await sendRaw(port, "PUT /partner/v1/brokers/x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    const smuggling = await sendRaw(
+      port,
+      "PUT /partner/v1/brokers/x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    );
     expect(smuggling.status).toBe(400);
     const brew = await sendRaw(port, "BREW /coffee HTTP/1.1\r\nHost: a\r\n\r\n", 500);
     expect(brew.status === null || brew.status >= 400).toBe(true);
-    const after = await sendRaw(port, `GET /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`);
+    const after = await sendRaw(
+      port,
+      `GET /partner/v1/health HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${partner.apiKey}\r\nConnection: close\r\n\r\n`,
+    );
     expect(after.status).toBe(200);
     await expectNothingChanged();
   });

@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 /** A request with a raw Authorization header (or none), exactly as given. */
-function withAuthorization(authorization: string | undefined, path = "/partner/v1/health", baseUrl = api.baseUrl): Promise<TestResponse> {
+function withAuthorization(
+  authorization: string | undefined,
+  path = "/partner/v1/health",
+  baseUrl = api.baseUrl,
+): Promise<TestResponse> {
   return call(baseUrl, "GET", path, { headers: authorization === undefined ? {} : { authorization } });
 }
 
@@ -105,7 +109,12 @@ describe("authentication", () => {
     expect(put.body).toEqual(UNAUTHORIZED);
     const [row] = await api.sql`SELECT 1 FROM brokers WHERE external_id = ${externalId}`;
     expect(row).toBeUndefined();
-    for (const path of ["/partner/v1/brokers", `/partner/v1/brokers/${externalId}`, "/partner/v1/listings", "/partner/v1/nope"]) {
+    for (const path of [
+      "/partner/v1/brokers",
+      `/partner/v1/brokers/${externalId}`,
+      "/partner/v1/listings",
+      "/partner/v1/nope",
+    ]) {
       const res = await call(api.baseUrl, "GET", path);
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
@@ -195,7 +204,10 @@ describe("when Redis is down", () => {
   test("a revoked key is refused within a second (nothing stale survives the local cache)", async () => {
     const p = await down.createPartner();
     expect((await p.get("/partner/v1/health")).status).toBe(200);
-    const result = await createPartnerAdmin({ sql: down.sql, redis: down.redis }).revokeKey({ partnerId: p.partnerId, apiKey: p.apiKey });
+    const result = await createPartnerAdmin({ sql: down.sql, redis: down.redis }).revokeKey({
+      partnerId: p.partnerId,
+      apiKey: p.apiKey,
+    });
     expect(result.revoked).toBe(true);
     expect((await refusedWithin(LOCAL_TTL_MS + 500, () => p.get("/partner/v1/health"))).status).toBe(401);
   });
@@ -219,8 +231,16 @@ describe("request IDs", () => {
       partner.get("/partner/v1/nope"),
       call(api.baseUrl, "GET", "/nope"),
       call(api.baseUrl, "DELETE", "/partner/v1/listings/x", { key: partner.apiKey }),
-      call(api.baseUrl, "PUT", "/partner/v1/brokers/x", { key: partner.apiKey, body: "{", headers: { "content-type": "application/json" } }),
-      call(api.baseUrl, "PUT", "/partner/v1/brokers/x", { key: partner.apiKey, body: "{}", headers: { "content-type": "text/plain" } }),
+      call(api.baseUrl, "PUT", "/partner/v1/brokers/x", {
+        key: partner.apiKey,
+        body: "{",
+        headers: { "content-type": "application/json" },
+      }),
+      call(api.baseUrl, "PUT", "/partner/v1/brokers/x", {
+        key: partner.apiKey,
+        body: "{}",
+        headers: { "content-type": "text/plain" },
+      }),
     ]);
     expect(responses.map((r) => r.status)).toEqual([200, 401, 404, 404, 405, 400, 415]);
     const ids = responses.map((r) => r.headers.get("x-request-id"));
@@ -229,10 +249,15 @@ describe("request IDs", () => {
   });
 
   test("a sane incoming X-Request-Id is echoed back, on success and on error", async () => {
-    const ok = await call(api.baseUrl, "GET", "/partner/v1/health", { key: partner.apiKey, headers: { "x-request-id": "abc-123" } });
+    const ok = await call(api.baseUrl, "GET", "/partner/v1/health", {
+      key: partner.apiKey,
+      headers: { "x-request-id": "abc-123" },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("x-request-id")).toBe("abc-123");
-    const denied = await call(api.baseUrl, "GET", "/partner/v1/health", { headers: { "x-request-id": "trace.42:retry_1" } });
+    const denied = await call(api.baseUrl, "GET", "/partner/v1/health", {
+      headers: { "x-request-id": "trace.42:retry_1" },
+    });
     expect(denied.status).toBe(401);
     expect(denied.headers.get("x-request-id")).toBe("trace.42:retry_1");
   });
@@ -243,7 +268,10 @@ describe("request IDs", () => {
     ["containing a quote and angle brackets", `"><script>`],
   ] as const) {
     test(`an incoming X-Request-Id ${name} is replaced by a generated one`, async () => {
-      const res = await call(api.baseUrl, "GET", "/partner/v1/health", { key: partner.apiKey, headers: { "x-request-id": incoming } });
+      const res = await call(api.baseUrl, "GET", "/partner/v1/health", {
+        key: partner.apiKey,
+        headers: { "x-request-id": incoming },
+      });
       expect(res.status).toBe(200);
       const id = res.headers.get("x-request-id");
       expect(id).not.toBe(incoming);
@@ -302,14 +330,20 @@ describe("routing and body errors", () => {
 
   test("malformed JSON is 400 'Request body is not valid JSON' and writes nothing", async () => {
     const externalId = uniqueName("bad-json");
-    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${externalId}`, { key: partner.apiKey, body: '{"name": "Jane", ' });
+    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${externalId}`, {
+      key: partner.apiKey,
+      body: '{"name": "Jane", ',
+    });
     expectErrorShape(res, 400);
     expect(res.body).toEqual({ status: "error", error: "Request body is not valid JSON" });
     expect((await partner.get(`/partner/v1/brokers/${externalId}`)).status).toBe(404);
   });
 
   test("a PUT with no body at all is a 400 in the error shape", async () => {
-    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${uniqueName("empty")}`, { key: partner.apiKey, headers: { "content-type": "application/json" } });
+    const res = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${uniqueName("empty")}`, {
+      key: partner.apiKey,
+      headers: { "content-type": "application/json" },
+    });
     expectErrorShape(res, 400);
     expect(res.body).toEqual({ status: "error", error: "Request body is not valid JSON" });
   });
@@ -353,7 +387,10 @@ describe("routing and body errors", () => {
         body: stream,
       });
       expect(res.status).toBe(413);
-      expect(await res.json()).toEqual({ status: "error", error: "Request body is too large: the limit is 2048 bytes" });
+      expect(await res.json()).toEqual({
+        status: "error",
+        error: "Request body is too large: the limit is 2048 bytes",
+      });
       expect((await p.get(`/partner/v1/brokers/${externalId}`)).status).toBe(404);
     });
 
@@ -374,7 +411,10 @@ describe("routing and body errors", () => {
         }),
       });
       expect(res.status).toBe(413);
-      expect(await res.json()).toEqual({ status: "error", error: "Request body is too large: the limit is 2048 bytes" });
+      expect(await res.json()).toEqual({
+        status: "error",
+        error: "Request body is too large: the limit is 2048 bytes",
+      });
       expect((await p.get(`/partner/v1/brokers/${externalId}`)).status).toBe(404);
     });
 
@@ -419,7 +459,8 @@ describe("rate limiting", () => {
     // Writes are limited too, and a limited write changes nothing.
     const externalId = uniqueName("limited");
     expect((await first.put(`/partner/v1/brokers/${externalId}`, sample.broker())).status).toBe(429);
-    const [row] = await limited.sql`SELECT 1 FROM brokers WHERE partner_id = ${first.partnerId} AND external_id = ${externalId}`;
+    const [row] =
+      await limited.sql`SELECT 1 FROM brokers WHERE partner_id = ${first.partnerId} AND external_id = ${externalId}`;
     expect(row).toBeUndefined();
 
     const other = await second.get("/partner/v1/health");
@@ -430,12 +471,17 @@ describe("rate limiting", () => {
   test("requests without a valid key are answered 401, not counted against anyone", async () => {
     const p = await limited.createPartner();
     await awaitRoomInWindow();
-    for (let i = 0; i < 5; i++) expect((await withAuthorization(`Bearer ${unknownKey()}`, "/partner/v1/health", limited.baseUrl)).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await withAuthorization(`Bearer ${unknownKey()}`, "/partner/v1/health", limited.baseUrl)).status).toBe(
+        401,
+      );
     for (let i = 0; i < 3; i++) expect((await p.get("/partner/v1/health")).status).toBe(200);
   });
 
   test("with no limit configured (the default) many requests in a burst are never 429", async () => {
-    const statuses = await Promise.all(Array.from({ length: 60 }, () => partner.get("/partner/v1/health").then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, () => partner.get("/partner/v1/health").then((r) => r.status)),
+    );
     expect(statuses.every((s) => s === 200)).toBe(true);
   });
 });
@@ -458,7 +504,10 @@ describe("unexpected failures", () => {
       throw new Error(SECRET);
     };
     const sql = Object.assign(fail, { begin: async () => fail(), unsafe: fail }) as unknown as postgres.Sql;
-    const authenticator: Authenticator = { authenticate: async (key) => (key === KEY ? { partnerId: crypto.randomUUID(), keyId: "1", leadTracking: false, mode: "live" as const } : null) };
+    const authenticator: Authenticator = {
+      authenticate: async (key) =>
+        key === KEY ? { partnerId: crypto.randomUUID(), keyId: "1", leadTracking: false, mode: "live" as const } : null,
+    };
     const app = createApp({
       sql,
       logger,
@@ -530,7 +579,11 @@ describe("unexpected failures", () => {
     const res = await app.handle(request("GET", "/partner/v1/health"));
     expect(res.status).toBe(500);
     const body = await res.json();
-    expect(body).toEqual({ status: "error", error: "Internal server error", requestId: res.headers.get("x-request-id") });
+    expect(body).toEqual({
+      status: "error",
+      error: "Internal server error",
+      requestId: res.headers.get("x-request-id"),
+    });
     expect(JSON.stringify(body)).not.toContain(SECRET);
   });
 });

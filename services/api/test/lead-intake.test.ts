@@ -21,12 +21,18 @@ const buyer = (overrides: Record<string, unknown> = {}) => ({
   message: "Is the lease renewable? We could close within 60 days.",
   ...overrides,
 });
-const submit = (baseUrl: string, listingId: number | string, body: unknown, headers: Record<string, string> = {}) => call(baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body, headers });
-const leadRows = async (listingId: number) => (await api.sql`SELECT count(*)::int AS n FROM leads WHERE listing_id = ${listingId}`)[0]!.n as number;
-const outboxRowsFor = async (leadId: string) => (await api.sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${leadId}`)[0]!.n as number;
+const submit = (baseUrl: string, listingId: number | string, body: unknown, headers: Record<string, string> = {}) =>
+  call(baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body, headers });
+const leadRows = async (listingId: number) =>
+  (await api.sql`SELECT count(*)::int AS n FROM leads WHERE listing_id = ${listingId}`)[0]!.n as number;
+const outboxRowsFor = async (leadId: string) =>
+  (await api.sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${leadId}`)[0]!.n as number;
 
 async function listing(status: string): Promise<number> {
-  const res = await partner.put(`/partner/v1/listings/${uniqueName("lead-listing")}`, sample.listing(brokerExternalId, { status }));
+  const res = await partner.put(
+    `/partner/v1/listings/${uniqueName("lead-listing")}`,
+    sample.listing(brokerExternalId, { status }),
+  );
   expect(res.status).toBe(201);
   return res.body.serviceListingId;
 }
@@ -65,13 +71,23 @@ describe("accepting a lead", () => {
 
   test("the lead.submitted event is written with the lead and published to Kafka, without the buyer's details", async () => {
     const listingId = listingIds.get("UNDER_CONTRACT")!;
-    const { body } = await submit(api.baseUrl, listingId, buyer({ name: "Zed Unique-Name", email: "zed.unique@example.org", message: "secret-message-text" }));
+    const { body } = await submit(
+      api.baseUrl,
+      listingId,
+      buyer({ name: "Zed Unique-Name", email: "zed.unique@example.org", message: "secret-message-text" }),
+    );
     await waitForOutboxDrained(api.sql, body.leadId);
     const events = await eventsOnTopic(api.kafka, api.sql, Topics.leadEvents.name, body.leadId);
     expect(events).toHaveLength(1);
     const [event] = events;
     const [lead] = await api.sql`SELECT broker_id::text AS broker_id, created_at FROM leads WHERE id = ${body.leadId}`;
-    expect(event).toMatchObject({ type: "lead.submitted", aggregateType: "lead", aggregateId: body.leadId, version: 1, partnerId: partner.partnerId });
+    expect(event).toMatchObject({
+      type: "lead.submitted",
+      aggregateType: "lead",
+      aggregateId: body.leadId,
+      version: 1,
+      partnerId: partner.partnerId,
+    });
     expect(event!.payload).toEqual({
       leadId: body.leadId,
       serviceListingId: listingId,
@@ -101,14 +117,20 @@ describe("accepting a lead", () => {
 
   test("a listing that goes back on the market accepts leads again", async () => {
     const externalId = uniqueName("relisted");
-    const { body } = await partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerExternalId, { status: "ARCHIVED" }));
+    const { body } = await partner.put(
+      `/partner/v1/listings/${externalId}`,
+      sample.listing(brokerExternalId, { status: "ARCHIVED" }),
+    );
     expect((await submit(api.baseUrl, body.serviceListingId, buyer())).status).toBe(404);
     await partner.put(`/partner/v1/listings/${externalId}`, { status: "FOR_SALE" });
     expect((await submit(api.baseUrl, body.serviceListingId, buyer())).status).toBe(202);
   });
 
   test("an unknown listing is 404; an ID that is not a positive integer is 400", async () => {
-    expect(await submit(api.baseUrl, 999_999_999_999, buyer()).then((r) => [r.status, r.body.error])).toEqual([404, "Listing not found"]);
+    expect(await submit(api.baseUrl, 999_999_999_999, buyer()).then((r) => [r.status, r.body.error])).toEqual([
+      404,
+      "Listing not found",
+    ]);
     for (const id of ["abc", "1.5", "-1", "0", "1e3", "99999999999999999999"]) {
       const res = await submit(api.baseUrl, id, buyer());
       expect(res.status).toBe(400);
@@ -122,7 +144,11 @@ describe("validation", () => {
     ["a missing message", { name: "A", email: "a@example.com" }, "message: is required"],
     ["an unknown field", buyer({ budget: 100 }), "budget: is not a known field"],
     ["an invalid e-mail", buyer({ email: "not-an-email" }), "email: must be a valid e-mail address"],
-    ["a message over 5000 characters", buyer({ message: "x".repeat(5001) }), "message: must be at most 5000 characters"],
+    [
+      "a message over 5000 characters",
+      buyer({ message: "x".repeat(5001) }),
+      "message: must be at most 5000 characters",
+    ],
     ["a name over 200 characters", buyer({ name: "n".repeat(201) }), "name: must be at most 200 characters"],
     ["a blank name", buyer({ name: "   " }), "name: must not be blank"],
     ["a blank message", buyer({ message: " \n " }), "message: must not be blank"],
@@ -142,7 +168,10 @@ describe("validation", () => {
 
   test("a body that is not JSON is 415 or 400, never a 500", async () => {
     const listingId = listingIds.get("FOR_SALE")!;
-    const form = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body: "name=a", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const form = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+      body: "name=a",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect([form.status, form.body.status]).toEqual([415, "error"]);
     const broken = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body: "{not json" });
     expect(broken.status).toBe(400);
@@ -228,7 +257,12 @@ test("logs name the lead and listing but never the buyer's name, e-mail, phone o
   const app = startLeadApp(api, { perAddress: 1, trustProxy: true, logger });
   try {
     const listingId = listingIds.get("FOR_SALE")!;
-    const secret = buyer({ name: "Quentin Privacy", email: "quentin.private@example.net", phone: "+44 20 7946 0999", message: "my-confidential-question" });
+    const secret = buyer({
+      name: "Quentin Privacy",
+      email: "quentin.private@example.net",
+      phone: "+44 20 7946 0999",
+      message: "my-confidential-question",
+    });
     const accepted = await submit(app.baseUrl, listingId, secret, { "x-forwarded-for": "192.0.2.77" });
     await submit(app.baseUrl, listingId, secret, { "x-forwarded-for": "192.0.2.77" });
     await submit(app.baseUrl, listingId, { ...secret, website: "x" }, { "x-forwarded-for": "192.0.2.78" });

@@ -17,8 +17,12 @@ beforeAll(async () => {
 afterAll(() => api.stop());
 
 const newId = () => uniqueName("listing");
-const row = async (serviceListingId: number) => (await api.sql`SELECT version, updated_at, broker_id::text AS broker_id FROM listings WHERE id = ${serviceListingId}`)[0]!;
-const countListings = async (externalId: string) => (await api.sql`SELECT count(*)::int AS n FROM listings WHERE external_id = ${externalId}`)[0]!.n as number;
+const row = async (serviceListingId: number) =>
+  (
+    await api.sql`SELECT version, updated_at, broker_id::text AS broker_id FROM listings WHERE id = ${serviceListingId}`
+  )[0]!;
+const countListings = async (externalId: string) =>
+  (await api.sql`SELECT count(*)::int AS n FROM listings WHERE external_id = ${externalId}`)[0]!.n as number;
 
 describe("PUT /partner/v1/listings/{externalListingId}", () => {
   test("a new external ID creates the listing: 201 with its integer ID and public URL", async () => {
@@ -121,7 +125,11 @@ describe("update semantics", () => {
     });
     const l = (await partner.get(`/partner/v1/listings/${id}`)).body.listing;
     expect(l.financials).toEqual({ askingPrice: 450000, revenue: 1_000_000, sde: 180000 });
-    expect(l.property).toEqual({ propertyKind: "RENTED", areaSqft: 2400, rentData: { amount: 7000, frequency: "MONTHLY", leaseRenewable: true } });
+    expect(l.property).toEqual({
+      propertyKind: "RENTED",
+      areaSqft: 2400,
+      rentData: { amount: 7000, frequency: "MONTHLY", leaseRenewable: true },
+    });
     expect(l.location).toEqual({ ...sample.listing(brokerId).location, city: "Round Rock" });
     expect(l.title).toBe(sample.listing(brokerId).title);
     expect(l.photos).toHaveLength(2);
@@ -180,7 +188,10 @@ describe("update semantics", () => {
 
   test("changing brokerExternalId reassigns the listing to that broker", async () => {
     const other = uniqueName("broker");
-    const { body: b2 } = await partner.put(`/partner/v1/brokers/${other}`, sample.broker({ name: "Second Broker", email: "second@example.com" }));
+    const { body: b2 } = await partner.put(
+      `/partner/v1/brokers/${other}`,
+      sample.broker({ name: "Second Broker", email: "second@example.com" }),
+    );
     const id = newId();
     const { body } = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
     await partner.put(`/partner/v1/listings/${id}`, { brokerExternalId: other });
@@ -192,7 +203,10 @@ describe("update semantics", () => {
 
   test("the same instant written in another time zone is not a change", async () => {
     const id = newId();
-    const { body } = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId, { establishedAt: "2020-01-01T00:00:00Z" }));
+    const { body } = await partner.put(
+      `/partner/v1/listings/${id}`,
+      sample.listing(brokerId, { establishedAt: "2020-01-01T00:00:00Z" }),
+    );
     const before = await row(body.serviceListingId);
     await partner.put(`/partner/v1/listings/${id}`, { establishedAt: "2020-01-01T02:00:00+02:00" });
     expect((await row(body.serviceListingId)).version).toBe(before.version);
@@ -204,7 +218,10 @@ describe("inline broker", () => {
     const bId = uniqueName("inline-broker");
     const id = newId();
     const { brokerExternalId: _, ...rest } = sample.listing("unused");
-    const res = await partner.put(`/partner/v1/listings/${id}`, { ...rest, broker: { externalBrokerId: bId, ...sample.broker({ name: "Inline Ida" }) } });
+    const res = await partner.put(`/partner/v1/listings/${id}`, {
+      ...rest,
+      broker: { externalBrokerId: bId, ...sample.broker({ name: "Inline Ida" }) },
+    });
     expect(res.status).toBe(201);
     const broker = await partner.get(`/partner/v1/brokers/${bId}`);
     expect(broker.status).toBe(200);
@@ -216,7 +233,10 @@ describe("inline broker", () => {
     const bId = uniqueName("inline-broker");
     await partner.put(`/partner/v1/brokers/${bId}`, sample.broker({ name: "Before" }));
     const { brokerExternalId: _, ...rest } = sample.listing("unused");
-    await partner.put(`/partner/v1/listings/${newId()}`, { ...rest, broker: { externalBrokerId: bId, ...sample.broker({ name: "After" }) } });
+    await partner.put(`/partner/v1/listings/${newId()}`, {
+      ...rest,
+      broker: { externalBrokerId: bId, ...sample.broker({ name: "After" }) },
+    });
     expect((await partner.get(`/partner/v1/brokers/${bId}`)).body.broker.name).toBe("After");
   });
 
@@ -224,7 +244,10 @@ describe("inline broker", () => {
     const bId = uniqueName("inline-broker");
     const id = newId();
     const { brokerExternalId: _, ...rest } = sample.listing("unused");
-    const res = await partner.put(`/partner/v1/listings/${id}`, { ...rest, broker: { externalBrokerId: bId, ...sample.broker({ email: "not-an-email" }) } });
+    const res = await partner.put(`/partner/v1/listings/${id}`, {
+      ...rest,
+      broker: { externalBrokerId: bId, ...sample.broker({ email: "not-an-email" }) },
+    });
     expect(res.status).toBe(400);
     expect(res.body.details).toContainEqual({ path: "broker.email", message: "must be a valid e-mail address" });
     expect((await partner.get(`/partner/v1/brokers/${bId}`)).status).toBe(404);
@@ -234,7 +257,10 @@ describe("inline broker", () => {
   test("a listing whose create fails after its inline broker was written leaves no broker behind", async () => {
     const bId = uniqueName("inline-broker");
     const id = newId();
-    const res = await partner.put(`/partner/v1/listings/${id}`, { broker: { externalBrokerId: bId, ...sample.broker() }, status: "FOR_SALE" });
+    const res = await partner.put(`/partner/v1/listings/${id}`, {
+      broker: { externalBrokerId: bId, ...sample.broker() },
+      status: "FOR_SALE",
+    });
     expect(res.status).toBe(400);
     expect((await partner.get(`/partner/v1/brokers/${bId}`)).status).toBe(404);
   });
@@ -251,16 +277,34 @@ describe("refusals", () => {
 
   test("creating without the required fields → 400 naming each, nothing written", async () => {
     const id = newId();
-    const res = await partner.put(`/partner/v1/listings/${id}`, { title: "Only a title", location: { city: "Austin" } });
+    const res = await partner.put(`/partner/v1/listings/${id}`, {
+      title: "Only a title",
+      location: { city: "Austin" },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.details.map((d: any) => d.path)).toEqual(["brokerExternalId", "status", "businessType", "location.state", "location.country", "location.visibility"]);
+    expect(res.body.details.map((d: any) => d.path)).toEqual([
+      "brokerExternalId",
+      "status",
+      "businessType",
+      "location.state",
+      "location.country",
+      "location.visibility",
+    ]);
     expect(res.body.error).toContain("brokerExternalId");
     expect(await countListings(id)).toBe(0);
   });
 
   test.each([
-    [{ status: "ON_HOLD" }, "status", /must be one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED/],
-    [{ location: { visibility: "EVERYTHING" } }, "location.visibility", /must be one of SHOW_FULL_ADDRESS, SHOW_CITY_STATE, SHOW_STATE_ONLY/],
+    [
+      { status: "ON_HOLD" },
+      "status",
+      /must be one of DRAFT, FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT, SOLD, ARCHIVED/,
+    ],
+    [
+      { location: { visibility: "EVERYTHING" } },
+      "location.visibility",
+      /must be one of SHOW_FULL_ADDRESS, SHOW_CITY_STATE, SHOW_STATE_ONLY/,
+    ],
     [{ financials: { askingPrice: -1 } }, "financials.askingPrice", /0/],
     [{ financials: { askingprice: 5 } }, "financials.askingprice", /not a known field/],
     [{ photos: [{ url: "https://images.example.com/x.jpg", sortKey: 1.5 }] }, "photos[0].sortKey", /integer/],
@@ -269,9 +313,26 @@ describe("refusals", () => {
     [{ establishedAt: "last spring" }, "establishedAt", /ISO 8601/],
     [{ location: { country: "USA" } }, "location.country", /ISO 3166-1 alpha-2/],
     [{ property: { rentData: { frequency: "DAILY" } } }, "property.rentData.frequency", /MONTHLY/],
-    [{ photos: Array.from({ length: 51 }, (_, i) => ({ url: `https://images.example.com/${i}.jpg`, sortKey: i })) }, "photos", /at most 50/],
-    [{ photos: [{ url: "https://images.example.com/x.jpg", sortKey: 1 }, { url: "https://images.example.com/x.jpg", sortKey: 2 }] }, "photos[1].url", /repeats photos\[0\]\.url/],
-    [{ brokerExternalId: "a", broker: { externalBrokerId: "b", name: "B", email: "b@example.com" } }, "brokerExternalId", /differs/],
+    [
+      { photos: Array.from({ length: 51 }, (_, i) => ({ url: `https://images.example.com/${i}.jpg`, sortKey: i })) },
+      "photos",
+      /at most 50/,
+    ],
+    [
+      {
+        photos: [
+          { url: "https://images.example.com/x.jpg", sortKey: 1 },
+          { url: "https://images.example.com/x.jpg", sortKey: 2 },
+        ],
+      },
+      "photos[1].url",
+      /repeats photos\[0\]\.url/,
+    ],
+    [
+      { brokerExternalId: "a", broker: { externalBrokerId: "b", name: "B", email: "b@example.com" } },
+      "brokerExternalId",
+      /differs/,
+    ],
   ])("an invalid body is refused with a sentence naming the field: %j", async (patch, path, message) => {
     const id = newId();
     const { body } = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
@@ -289,9 +350,18 @@ describe("refusals", () => {
     for (const bad of ["x".repeat(129), "%20leading-space", "tab%09inside", "trailing%20"]) {
       const res = await partner.put(`/partner/v1/listings/${bad}`, sample.listing(brokerId));
       expect(res.status).toBe(400);
-      expect(res.body.error).toBe("externalListingId must be 1-128 characters with no control characters and no leading or trailing whitespace");
+      expect(res.body.error).toBe(
+        "externalListingId must be 1-128 characters with no control characters and no leading or trailing whitespace",
+      );
     }
-    expect((await partner.put(`/partner/v1/listings/${"y".repeat(128)}-${Date.now()}`.slice(0, 148), sample.listing(brokerId))).status).toBe(201);
+    expect(
+      (
+        await partner.put(
+          `/partner/v1/listings/${"y".repeat(128)}-${Date.now()}`.slice(0, 148),
+          sample.listing(brokerId),
+        )
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -323,7 +393,9 @@ describe("idempotency and concurrency", () => {
 
   test("concurrent PUTs of the same new external ID create exactly one listing: one 201, the rest 200", async () => {
     const id = newId();
-    const results = await Promise.all(Array.from({ length: 12 }, () => partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId))));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId))),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([...Array(11).fill(200), 201]);
     expect(new Set(results.map((r) => r.body.serviceListingId)).size).toBe(1);
     expect(await countListings(id)).toBe(1);
@@ -335,8 +407,14 @@ describe("partner isolation", () => {
     const other = await api.createPartner();
     const id = newId();
     const mine = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
-    expect(await other.get(`/partner/v1/listings/${id}`)).toMatchObject({ status: 404, body: { status: "error", error: "Listing not found" } });
-    expect((await other.put(`/partner/v1/listings/${newId()}`, sample.listing(brokerId))).body).toEqual({ status: "error", error: "Broker not found" });
+    expect(await other.get(`/partner/v1/listings/${id}`)).toMatchObject({
+      status: 404,
+      body: { status: "error", error: "Listing not found" },
+    });
+    expect((await other.put(`/partner/v1/listings/${newId()}`, sample.listing(brokerId))).body).toEqual({
+      status: "error",
+      error: "Broker not found",
+    });
 
     await other.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ name: "Other partner's broker" }));
     const theirs = await other.put(`/partner/v1/listings/${id}`, sample.listing(brokerId, { title: "Theirs" }));

@@ -49,7 +49,11 @@ describe("variants served from object storage", () => {
   test("through the API: the stored bytes, immutable caching, and 304 for the entity tag without a storage round trip", async () => {
     const res = await fetch(`${api.baseUrl}/media/${name}`);
     expect(res.status).toBe(200);
-    expect(Object.fromEntries(["content-type", "cache-control", "etag", "x-content-type-options"].map((h) => [h, res.headers.get(h)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["content-type", "cache-control", "etag", "x-content-type-options"].map((h) => [h, res.headers.get(h)]),
+      ),
+    ).toEqual({
       "content-type": "image/webp",
       "cache-control": "public, max-age=31536000, immutable",
       etag: `"${name.slice(0, 64)}"`,
@@ -60,7 +64,10 @@ describe("variants served from object storage", () => {
       expect((await fetch(`${api.baseUrl}/media/${name}`, { headers: { "if-none-match": tag } })).status).toBe(304);
     }
     // Even storage being down does not matter to a client that already holds the bytes.
-    expect((await fetch(`${unreachable.baseUrl}/media/${name}`, { headers: { "if-none-match": `"${name.slice(0, 64)}"` } })).status).toBe(304);
+    expect(
+      (await fetch(`${unreachable.baseUrl}/media/${name}`, { headers: { "if-none-match": `"${name.slice(0, 64)}"` } }))
+        .status,
+    ).toBe(304);
   });
 
   test("by redirect: 302 to a presigned URL that serves the same bytes", async () => {
@@ -93,9 +100,15 @@ describe("migration 0011", () => {
   test("variants stored as absolute URLs become media keys, and the read-back builds their URLs from PUBLIC_BASE_URL", async () => {
     const partner = await api.createPartner();
     const brokerId = uniqueName("broker");
-    await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ avatarUrl: "https://images.example.com/face.jpg" }));
+    await partner.put(
+      `/partner/v1/brokers/${brokerId}`,
+      sample.broker({ avatarUrl: "https://images.example.com/face.jpg" }),
+    );
     const externalId = uniqueName("listing");
-    const { body } = await partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerId, { photos: [{ url: "https://images.example.com/front.jpg", sortKey: 1 }] }));
+    const { body } = await partner.put(
+      `/partner/v1/listings/${externalId}`,
+      sample.listing(brokerId, { photos: [{ url: "https://images.example.com/front.jpg", sortKey: 1 }] }),
+    );
     // As written before keys: absolute URLs under the public address of that time.
     const legacy = [
       { width: 400, height: 300, format: "webp", url: `http://127.0.0.1:8080/media/${name}` },
@@ -111,7 +124,10 @@ describe("migration 0011", () => {
     const [photo] = await api.sql`SELECT variants FROM listing_photos WHERE listing_id = ${body.serviceListingId}`;
     expect(photo!.variants).toEqual([{ width: 400, height: 300, format: "webp", key: name }, legacy[1]]);
     const listing = (await partner.get(`/partner/v1/listings/${externalId}`)).body.listing;
-    const expected = [{ width: 400, height: 300, format: "webp", url: `https://market.example.test/media/${name}` }, legacy[1]];
+    const expected = [
+      { width: 400, height: 300, format: "webp", url: `https://market.example.test/media/${name}` },
+      legacy[1],
+    ];
     expect(listing.photos[0].variants).toEqual(expected);
     expect((await partner.get(`/partner/v1/brokers/${brokerId}`)).body.broker.avatar.variants).toEqual(expected);
     // The URL works: the API serves the stored file under the new address's path.

@@ -6,10 +6,23 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 
 test("the document served before any request equals the one served after a round of requests over every route", async () => {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "support/openapi-round.ts")], { cwd: join(import.meta.dir, ".."), stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "support/openapi-round.ts")], {
+    cwd: join(import.meta.dir, ".."),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect({ code, err: code === 0 ? "" : err }).toEqual({ code: 0, err: "" });
-  const { before, after, firstAgain, statuses } = JSON.parse(out) as { before: any; after: any; firstAgain: any; statuses: Record<string, number[]> };
+  const { before, after, firstAgain, statuses } = JSON.parse(out) as {
+    before: any;
+    after: any;
+    firstAgain: any;
+    statuses: Record<string, number[]>;
+  };
   // The round validated bodies, queries and answers: writes succeeded, bad input was refused.
   expect(statuses["PUT /partner/v1/brokers/round-b"]).toContain(201);
   expect(statuses["PUT /partner/v1/listings/round-l"]).toEqual(expect.arrayContaining([201, 200, 400]));
@@ -19,5 +32,7 @@ test("the document served before any request equals the one served after a round
   expect(after).toEqual(before);
   expect(firstAgain).toEqual(before);
   // What the validators used to add is stated from the start.
-  expect(before.paths["/partner/v1/health"].get.responses["200"].content["application/json"].schema.additionalProperties).toBe(false);
+  expect(
+    before.paths["/partner/v1/health"].get.responses["200"].content["application/json"].schema.additionalProperties,
+  ).toBe(false);
 }, 120_000);

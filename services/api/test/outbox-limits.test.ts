@@ -34,7 +34,16 @@ async function createTopic(opts: { partitions: number; maxMessageBytes?: number 
   try {
     await admin.createTopics({
       waitForLeaders: true,
-      topics: [{ topic, numPartitions: opts.partitions, replicationFactor: 1, configEntries: opts.maxMessageBytes ? [{ name: "max.message.bytes", value: String(opts.maxMessageBytes) }] : [] }],
+      topics: [
+        {
+          topic,
+          numPartitions: opts.partitions,
+          replicationFactor: 1,
+          configEntries: opts.maxMessageBytes
+            ? [{ name: "max.message.bytes", value: String(opts.maxMessageBytes) }]
+            : [],
+        },
+      ],
     });
   } finally {
     await admin.disconnect();
@@ -55,7 +64,8 @@ async function insertRow(topic: string, key: string, version: number, bytes: num
 async function waitUntilNothingPending(topic: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const [row] = await api.sql`SELECT count(*)::int AS n FROM outbox WHERE topic = ${topic} AND published_at IS NULL AND set_aside_at IS NULL`;
+    const [row] =
+      await api.sql`SELECT count(*)::int AS n FROM outbox WHERE topic = ${topic} AND published_at IS NULL AND set_aside_at IS NULL`;
     if (row!.n === 0) return;
     if (Date.now() > deadline) throw new Error(`${row!.n} rows of ${topic} still pending after ${timeoutMs} ms`);
     await Bun.sleep(100);
@@ -64,13 +74,23 @@ async function waitUntilNothingPending(topic: string, timeoutMs: number): Promis
 
 /** Every message on a topic made by this file: [key, version] in the order of each partition. */
 async function messagesOn(topic: string): Promise<{ key: string; version: number }[]> {
-  const kafka = new Kafka({ clientId: uniqueName("outbox-reader"), brokers: process.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: uniqueName("outbox-reader"),
+    brokers: process.env.KAFKA_BROKERS!.split(","),
+    logLevel: logLevel.NOTHING,
+  });
   const found: { key: string; version: number }[] = [];
-  await readTopicToEnd(kafka, topic, (message) => void found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version }));
+  await readTopicToEnd(
+    kafka,
+    topic,
+    (message) =>
+      void found.push({ key: message.key!.toString(), version: JSON.parse(message.value!.toString()).version }),
+  );
   return found;
 }
 
-const versionsOf = (messages: { key: string; version: number }[], key: string) => messages.filter((m) => m.key === key).map((m) => m.version);
+const versionsOf = (messages: { key: string; version: number }[], key: string) =>
+  messages.filter((m) => m.key === key).map((m) => m.version);
 
 describe("outbox relay and Kafka's size limits", () => {
   test("a backlog of 200 rows of 100 KB drains in requests within the byte limit, in order per aggregate", async () => {
@@ -82,7 +102,10 @@ describe("outbox relay and Kafka's size limits", () => {
       FROM generate_series(0, 199) AS i ORDER BY i`;
     await waitUntilNothingPending(topic, 120_000);
 
-    const [{ setAside }] = (await api.sql`SELECT count(*)::int AS "setAside" FROM outbox WHERE topic = ${topic} AND set_aside_at IS NOT NULL`) as unknown as [{ setAside: number }];
+    const [{ setAside }] =
+      (await api.sql`SELECT count(*)::int AS "setAside" FROM outbox WHERE topic = ${topic} AND set_aside_at IS NOT NULL`) as unknown as [
+        { setAside: number },
+      ];
     expect(setAside).toBe(0);
     // Rows published by one request share its published_at: no request carried more than the limit.
     const requests = await api.sql<{ bytes: number; rows: number }[]>`
@@ -95,7 +118,8 @@ describe("outbox relay and Kafka's size limits", () => {
     const messages = await messagesOn(topic);
     expect(messages.length).toBe(200);
     const fifty = Array.from({ length: 50 }, (_, i) => i + 1);
-    for (const key of ["agg-0", "agg-1", "agg-2", "agg-3"]) expect({ key, versions: versionsOf(messages, key) }).toEqual({ key, versions: fifty });
+    for (const key of ["agg-0", "agg-1", "agg-2", "agg-3"])
+      expect({ key, versions: versionsOf(messages, key) }).toEqual({ key, versions: fifty });
   }, 180_000);
 
   test("rows Kafka can never take are set aside with their reason; the rows after them are published", async () => {
@@ -115,8 +139,14 @@ describe("outbox relay and Kafka's size limits", () => {
     const rows = await api.sql<{ id: string; published: boolean; reason: string | null }[]>`
       SELECT id::text AS id, published_at IS NOT NULL AS published, set_aside_reason AS reason FROM outbox WHERE topic = ${topic} ORDER BY id`;
     const byId = new Map(rows.map((r) => [r.id, r]));
-    expect(byId.get(refusedByKafka.ids[1]!)).toMatchObject({ published: false, reason: expect.stringContaining("MESSAGE_TOO_LARGE") });
-    expect(byId.get(tooLargeToTry.ids[0]!)).toMatchObject({ published: false, reason: expect.stringContaining("OUTBOX_MAX_MESSAGE_BYTES") });
+    expect(byId.get(refusedByKafka.ids[1]!)).toMatchObject({
+      published: false,
+      reason: expect.stringContaining("MESSAGE_TOO_LARGE"),
+    });
+    expect(byId.get(tooLargeToTry.ids[0]!)).toMatchObject({
+      published: false,
+      reason: expect.stringContaining("OUTBOX_MAX_MESSAGE_BYTES"),
+    });
     expect(rows.filter((r) => r.published).length).toBe(4);
 
     const messages = await messagesOn(topic);
@@ -138,11 +168,17 @@ describe("outbox relay and Kafka's size limits", () => {
     // which consumers then skip as stale).
     const admin = api.kafka.admin();
     await admin.connect();
-    await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2 /* TOPIC */, name: topic, configEntries: [{ name: "max.message.bytes", value: "200000" }] }] });
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        { type: 2 /* TOPIC */, name: topic, configEntries: [{ name: "max.message.bytes", value: "200000" }] },
+      ],
+    });
     await admin.disconnect();
     expect(await status.requeue([refusedByKafka.ids[1]!, "not-an-id"])).toBe(1);
     await waitUntilNothingPending(topic, 60_000);
-    const [requeued] = await api.sql`SELECT published_at IS NOT NULL AS published FROM outbox WHERE id = ${refusedByKafka.ids[1]!}`;
+    const [requeued] =
+      await api.sql`SELECT published_at IS NOT NULL AS published FROM outbox WHERE id = ${refusedByKafka.ids[1]!}`;
     expect(requeued!.published).toBe(true);
     expect(versionsOf(await messagesOn(topic), refusedByKafka.key)).toEqual([1, 3, 2]);
   }, 180_000);
@@ -160,12 +196,20 @@ describe("outbox relay and Kafka's size limits", () => {
             (10000, 't', 'k', ${tx.json({ pad: "x".repeat(2_000) })}, NULL, NULL), (10001, 't', 'k', '{"n":5}', NULL, NULL)`;
         const small = 1 + '{"n": 1}'.length + RECORD_OVERHEAD_BYTES;
         const rows = await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 });
-        expect(rows.map((r) => [r.id, r.bytes])).toEqual([["998", small], ["999", small], ["1000", small]]);
+        expect(rows.map((r) => [r.id, r.bytes])).toEqual([
+          ["998", small],
+          ["999", small],
+          ["1000", small],
+        ]);
         expect(rows[0]!.considered).toBe(5);
         // An oversized row at the head comes alone, whatever the byte limit.
         await tx`UPDATE outbox SET published_at = now() WHERE id < 10000`;
-        expect((await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 })).map((r) => r.id)).toEqual(["10000"]);
-        expect((await readPendingRows(tx, { batchSize: 1, maxBatchBytes: 100_000 })).map((r) => [r.id, r.considered])).toEqual([["10000", 1]]);
+        expect((await readPendingRows(tx, { batchSize: 500, maxBatchBytes: 1_000 })).map((r) => r.id)).toEqual([
+          "10000",
+        ]);
+        expect(
+          (await readPendingRows(tx, { batchSize: 1, maxBatchBytes: 100_000 })).map((r) => [r.id, r.considered]),
+        ).toEqual([["10000", 1]]);
       });
     } finally {
       await sql.end();
@@ -209,6 +253,10 @@ describe("outbox relay and Kafka's size limits", () => {
     const after = await status.backlog();
     expect(after.setAside).toBe(before.setAside + 1);
     expect(after.oldestPendingAgeMs).toBeLessThan(3600_000);
-    expect((await status.listSetAside(10_000)).find((r) => r.id === row!.id)).toMatchObject({ reason: "test: set aside", version: 1, eventType: null });
+    expect((await status.listSetAside(10_000)).find((r) => r.id === row!.id)).toMatchObject({
+      reason: "test: set aside",
+      version: 1,
+      eventType: null,
+    });
   });
 });

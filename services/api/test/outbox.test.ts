@@ -22,7 +22,8 @@ const kafka = kafkaComponent(defaultPaths());
 const kafkaIsOurs = await kafka.running();
 
 const unpublished = async (aggregateId: string) =>
-  (await api.sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${aggregateId} AND published_at IS NULL`)[0]!.n as number;
+  (await api.sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${aggregateId} AND published_at IS NULL`)[0]!
+    .n as number;
 
 describe("transactional outbox", () => {
   test("every change is published once, keyed by aggregate, in version order, in the documented envelope", async () => {
@@ -39,9 +40,18 @@ describe("transactional outbox", () => {
       [3, "SOLD"],
     ]);
     const first = events[0]!;
-    expect(first).toMatchObject({ type: "listing.upserted", aggregateType: "listing", aggregateId, partnerId: partner.partnerId });
+    expect(first).toMatchObject({
+      type: "listing.upserted",
+      aggregateType: "listing",
+      aggregateId,
+      partnerId: partner.partnerId,
+    });
     expect(first.eventId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(first.payload).toMatchObject({ listingId: body.serviceListingId, externalId: id, location: sample.listing(brokerId).location });
+    expect(first.payload).toMatchObject({
+      listingId: body.serviceListingId,
+      externalId: id,
+      location: sample.listing(brokerId).location,
+    });
     expect(new Set(events.map((e) => e.eventId)).size).toBe(3);
   });
 
@@ -64,7 +74,8 @@ describe("transactional outbox", () => {
       // The first API's relay holds the lease (one row, leader_leases); the second's stands by.
       expect(second.relay.isActive()).toBe(false);
       expect(api.relay.isActive()).toBe(true);
-      const [lease] = await api.sql`SELECT count(*)::int AS n FROM leader_leases WHERE name = 'outbox-relay' AND expires_at > now()`;
+      const [lease] =
+        await api.sql`SELECT count(*)::int AS n FROM leader_leases WHERE name = 'outbox-relay' AND expires_at > now()`;
       expect(lease!.n).toBe(1);
       const id = uniqueName("listing");
       const { body } = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
@@ -83,7 +94,9 @@ describe("transactional outbox", () => {
         const id = uniqueName("listing");
         const created = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId));
         expect(created.status).toBe(201);
-        expect((await partner.put(`/partner/v1/listings/${id}`, { title: "Written during the outage" })).status).toBe(200);
+        expect((await partner.put(`/partner/v1/listings/${id}`, { title: "Written during the outage" })).status).toBe(
+          200,
+        );
         expect((await partner.put(`/partner/v1/listings/${id}`, { status: "ARCHIVED" })).status).toBe(200);
         const aggregateId = String(created.body.serviceListingId);
         await Bun.sleep(1000);

@@ -13,13 +13,17 @@ beforeAll(async () => {
   api = await startApi({ relay: false });
   port = Number(new URL(api.baseUrl).port);
   partner = await api.createPartner({ leadTracking: true });
-  partnerRoutes = api.routes.filter((r) => r.path.startsWith("/partner/v1/") && r.path !== "/partner/v1/openapi.json" && !r.path.endsWith("*"));
+  partnerRoutes = api.routes.filter(
+    (r) => r.path.startsWith("/partner/v1/") && r.path !== "/partner/v1/openapi.json" && !r.path.endsWith("*"),
+  );
 });
 afterAll(() => api.stop());
 
 /** A concrete path for a route pattern: numeric IDs where the API expects integers, names elsewhere. */
 function concrete(path: string): string {
-  return path.replace(/:([A-Za-z]+)/g, (_, name: string) => (/^(officeId|organizationId)$/.test(name) ? "1" : "guard-test-id"));
+  return path.replace(/:([A-Za-z]+)/g, (_, name: string) =>
+    /^(officeId|organizationId)$/.test(name) ? "1" : "guard-test-id",
+  );
 }
 
 /** Credentials that must all be refused: none, unknown, a valid key after lowercase "bearer", Basic. */
@@ -43,7 +47,8 @@ describe("every registered partner route", () => {
   test("answers 401 'Unauthorized' without a valid key, for an absolute request target, with or without a (bad) body", async () => {
     for (const route of partnerRoutes) {
       for (const headers of badCredentials()) {
-        const bodies = route.method === "GET" ? [undefined] : [undefined, "{not json", JSON.stringify({ name: "x\u0000" })];
+        const bodies =
+          route.method === "GET" ? [undefined] : [undefined, "{not json", JSON.stringify({ name: "x\u0000" })];
         for (const body of bodies) {
           const res = await call(api.baseUrl, route.method, concrete(route.path), { headers, body });
           expect({ route: `${route.method} ${route.path}`, status: res.status, body: res.body }).toEqual({
@@ -61,14 +66,24 @@ describe("every registered partner route", () => {
       const body = route.method === "GET" ? "" : "{}";
       const head = `${route.method} ${concrete(route.path)} HTTP/1.0\r\n${body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : ""}\r\n`;
       const res = await sendRaw(port, head + body);
-      expect({ route: `${route.method} ${route.path}`, status: res.status, error: res.json?.error }).toEqual({ route: `${route.method} ${route.path}`, status: 401, error: "Unauthorized" });
+      expect({ route: `${route.method} ${route.path}`, status: res.status, error: res.json?.error }).toEqual({
+        route: `${route.method} ${route.path}`,
+        status: 401,
+        error: "Unauthorized",
+      });
     }
   });
 
   test("with a valid key the same requests get past the guard (no 401)", async () => {
     for (const route of partnerRoutes) {
-      const res = await call(api.baseUrl, route.method, concrete(route.path), { key: partner.apiKey, body: route.method === "GET" ? undefined : {} });
-      expect({ route: `${route.method} ${route.path}`, unauthorized: res.status === 401 }).toEqual({ route: `${route.method} ${route.path}`, unauthorized: false });
+      const res = await call(api.baseUrl, route.method, concrete(route.path), {
+        key: partner.apiKey,
+        body: route.method === "GET" ? undefined : {},
+      });
+      expect({ route: `${route.method} ${route.path}`, unauthorized: res.status === 401 }).toEqual({
+        route: `${route.method} ${route.path}`,
+        unauthorized: false,
+      });
     }
   });
 

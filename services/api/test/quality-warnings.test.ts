@@ -19,8 +19,10 @@ beforeAll(async () => {
 afterAll(() => api.stop());
 
 const codes = (body: { warnings: { code: string }[] }) => body.warnings.map((w) => w.code).sort();
-const photos = (n: number) => Array.from({ length: n }, (_, i) => ({ url: `https://images.example.com/q${i}.jpg`, sortKey: i }));
-const longDescription = "A well-established taqueria two blocks from the Capitol, with trained staff, a loyal lunch crowd and a lease that runs until 2030.";
+const photos = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ url: `https://images.example.com/q${i}.jpg`, sortKey: i }));
+const longDescription =
+  "A well-established taqueria two blocks from the Capitol, with trained staff, a loyal lunch crowd and a lease that runs until 2030.";
 
 async function processPhoto(listingId: number, url: string, width: number) {
   await api.sql`UPDATE listing_photos SET state = 'ready', width = ${width}, height = ${Math.round(width * 0.75)} WHERE listing_id = ${listingId} AND url = ${url}`;
@@ -39,8 +41,16 @@ describe("listing warnings", () => {
     const put = await partner.put(`/partner/v1/listings/${id}`, body);
     expect(put.status).toBe(201);
     expect(put.body.warnings).toEqual([
-      { path: "description", code: "DESCRIPTION_TOO_SHORT", message: "Description is 5 characters; at least 100 tell a buyer what the business is" },
-      { path: "location.postalCode", code: "POSTAL_CODE_MISMATCH", message: "SW1A 1AA is not a postal code of US: check the code and the country" },
+      {
+        path: "description",
+        code: "DESCRIPTION_TOO_SHORT",
+        message: "Description is 5 characters; at least 100 tell a buyer what the business is",
+      },
+      {
+        path: "location.postalCode",
+        code: "POSTAL_CODE_MISMATCH",
+        message: "SW1A 1AA is not a postal code of US: check the code and the country",
+      },
       { path: "financials.askingPrice", code: "ASKING_PRICE_MISSING", message: expect.stringContaining("askingPrice") },
       { path: "photos", code: "PHOTOS_TOO_FEW", message: "2 photos; listings with at least 5 get more inquiries" },
       { path: "broker.phone", code: "BROKER_PHONE_MISSING", message: expect.stringContaining("UNDER_CONTRACT") },
@@ -50,14 +60,22 @@ describe("listing warnings", () => {
 
     const got = await partner.get(`/partner/v1/listings/${id}`);
     expect(got.status).toBe(200);
-    expect({ warnings: got.body.listing.warnings, qualityScore: got.body.listing.qualityScore }).toEqual({ warnings: put.body.warnings, qualityScore: put.body.qualityScore });
+    expect({ warnings: got.body.listing.warnings, qualityScore: got.body.listing.qualityScore }).toEqual({
+      warnings: put.body.warnings,
+      qualityScore: put.body.qualityScore,
+    });
     const page = await partner.get(`/partner/v1/listings?limit=500`);
-    expect(page.body.results.find((l: { externalListingId: string }) => l.externalListingId === id).warnings).toEqual(put.body.warnings);
+    expect(page.body.results.find((l: { externalListingId: string }) => l.externalListingId === id).warnings).toEqual(
+      put.body.warnings,
+    );
   });
 
   test("a complete listing has no warnings and scores 100", async () => {
     const id = uniqueName("listing");
-    const put = await partner.put(`/partner/v1/listings/${id}`, sample.listing(phoneless, { description: longDescription, photos: photos(5) }));
+    const put = await partner.put(
+      `/partner/v1/listings/${id}`,
+      sample.listing(phoneless, { description: longDescription, photos: photos(5) }),
+    );
     expect(put.status).toBe(201);
     expect(put.body).toMatchObject({ warnings: [], qualityScore: 100 });
   });
@@ -74,7 +92,11 @@ describe("listing warnings", () => {
 
     const got = (await partner.get(`/partner/v1/listings/${id}`)).body.listing;
     expect(got.warnings).toEqual([
-      { path: "photos[1]", code: "PHOTO_TOO_NARROW", message: "Image is 800 px wide; send one at least 1200 px wide so it stays sharp on large screens" },
+      {
+        path: "photos[1]",
+        code: "PHOTO_TOO_NARROW",
+        message: "Image is 800 px wide; send one at least 1200 px wide so it stays sharp on large screens",
+      },
       { path: "photos[2]", code: "PHOTO_FAILED", message: expect.stringContaining("HTTP 404 from the image host") },
     ]);
     expect(got.qualityScore).toBe(91);
@@ -84,8 +106,13 @@ describe("listing warnings", () => {
     expect(again.body).toMatchObject({ message: "Listing updated", warnings: got.warnings, qualityScore: 91 });
     const dry = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=true`, { key: partner.apiKey, body });
     expect(dry.body).toMatchObject({ outcome: "noChange", warnings: got.warnings, qualityScore: 91 });
-    const replaced = { photos: [...photos(5).filter((p) => p.sortKey !== 1), { url: "https://images.example.com/new.jpg", sortKey: 1 }] };
-    const dryReplace = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=true`, { key: partner.apiKey, body: replaced });
+    const replaced = {
+      photos: [...photos(5).filter((p) => p.sortKey !== 1), { url: "https://images.example.com/new.jpg", sortKey: 1 }],
+    };
+    const dryReplace = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=true`, {
+      key: partner.apiKey,
+      body: replaced,
+    });
     expect(dryReplace.body.outcome).toBe("wouldUpdate");
     expect(codes(dryReplace.body)).toEqual(["PHOTO_FAILED"]);
   });
@@ -101,11 +128,23 @@ describe("listing warnings", () => {
     const brokerId = uniqueName("broker");
     await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ phone: undefined }));
     const id = uniqueName("listing");
-    const body = sample.listing(brokerId, { status: "UNDER_CONTRACT", description: longDescription, photos: photos(5) });
+    const body = sample.listing(brokerId, {
+      status: "UNDER_CONTRACT",
+      description: longDescription,
+      photos: photos(5),
+    });
     expect(codes((await partner.put(`/partner/v1/listings/${id}`, body)).body)).toEqual(["BROKER_PHONE_MISSING"]);
     const inline = { ...body, brokerExternalId: undefined, broker: { externalBrokerId: brokerId, ...sample.broker() } };
-    const dry = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=true`, { key: partner.apiKey, body: inline });
-    expect(dry.body).toMatchObject({ outcome: "wouldUpdate", changedPaths: ["broker.phone"], warnings: [], qualityScore: 100 });
+    const dry = await call(api.baseUrl, "PUT", `/partner/v1/listings/${id}?dryRun=true`, {
+      key: partner.apiKey,
+      body: inline,
+    });
+    expect(dry.body).toMatchObject({
+      outcome: "wouldUpdate",
+      changedPaths: ["broker.phone"],
+      warnings: [],
+      qualityScore: 100,
+    });
     await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker());
     expect((await partner.get(`/partner/v1/listings/${id}`)).body.listing.warnings).toEqual([]);
   });
@@ -119,16 +158,30 @@ describe("broker warnings", () => {
     expect(put.status).toBe(201);
     expect(put.body).toMatchObject({ warnings: [], qualityScore: 100 });
     await api.sql`UPDATE brokers SET avatar_state = 'ready', avatar_width = 300, avatar_height = 300 WHERE id = ${put.body.serviceBrokerId}`;
-    const expected = [{ path: "avatarUrl", code: "AVATAR_TOO_SMALL", message: "Image is 300x300 px; send one at least 400x400 px" }];
-    expect((await partner.get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({ warnings: expected, qualityScore: 85 });
-    expect((await partner.put(`/partner/v1/brokers/${brokerId}`, body)).body).toMatchObject({ warnings: expected, qualityScore: 85 });
+    const expected = [
+      { path: "avatarUrl", code: "AVATAR_TOO_SMALL", message: "Image is 300x300 px; send one at least 400x400 px" },
+    ];
+    expect((await partner.get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({
+      warnings: expected,
+      qualityScore: 85,
+    });
+    expect((await partner.put(`/partner/v1/brokers/${brokerId}`, body)).body).toMatchObject({
+      warnings: expected,
+      qualityScore: 85,
+    });
     // A dry run with another avatar URL: the new image is not processed yet, so nothing to warn about.
-    const dry = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${brokerId}?dryRun=true`, { key: partner.apiKey, body: { ...body, avatarUrl: "https://images.example.com/jane-big.jpg" } });
+    const dry = await call(api.baseUrl, "PUT", `/partner/v1/brokers/${brokerId}?dryRun=true`, {
+      key: partner.apiKey,
+      body: { ...body, avatarUrl: "https://images.example.com/jane-big.jpg" },
+    });
     expect(dry.body).toMatchObject({ outcome: "wouldUpdate", warnings: [], qualityScore: 100 });
   });
 
   test("a broker with only a name and an e-mail is told what a buyer would miss", async () => {
-    const put = await partner.put(`/partner/v1/brokers/${uniqueName("broker")}`, { name: "Sam Seller", email: "sam@example.com" });
+    const put = await partner.put(`/partner/v1/brokers/${uniqueName("broker")}`, {
+      name: "Sam Seller",
+      email: "sam@example.com",
+    });
     expect(put.status).toBe(201);
     expect(codes(put.body)).toEqual(["AVATAR_MISSING", "BIO_MISSING", "BROKER_PHONE_MISSING", "LICENSE_MISSING"]);
     expect(put.body.qualityScore).toBe(0);

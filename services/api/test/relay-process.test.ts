@@ -28,7 +28,12 @@ test("the relay-only process publishes what API instances without a relay write,
   });
   try {
     const deadline = Date.now() + 30_000;
-    while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (Date.now() > deadline) throw new Error("relay process not ready");
       await Bun.sleep(100);
     }

@@ -10,7 +10,12 @@ import { parseTraceparent, traceIdOf } from "@pss/service-kit";
 import { readDeadLetters } from "@pss/service-kit/dead-letters";
 import { captureLogs, type LogLine } from "../../../test/support/captured-logs.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
-import { deleteSearchIndex, indexedState, startIndexer, type IndexerHarness } from "../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  startIndexer,
+  type IndexerHarness,
+} from "../../indexer/test/support/indexer-harness.ts";
 import { createSmtpTransport } from "../../leads/src/forwarding/smtp-transport.ts";
 import { createLeadsWorkers } from "../../leads/src/leads-workers.ts";
 import { startSmtpSink, type SmtpSink } from "../../leads/test/support/smtp-sink.ts";
@@ -41,14 +46,28 @@ beforeAll(async () => {
   api = await startApi({ logger: logs.logger("api") });
   partner = await api.createPartner();
   partnerIds.push(partner.partnerId);
-  media = await startMedia({ partners: [partner.partnerId], logger: logs.logger("media"), env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}` } });
-  kafka = new Kafka({ clientId: uniqueName("journey"), brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+  media = await startMedia({
+    partners: [partner.partnerId],
+    logger: logs.logger("media"),
+    env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}` },
+  });
+  kafka = new Kafka({
+    clientId: uniqueName("journey"),
+    brokers: testUrls().KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
   // The indexer starts later (see the dead-letter test); its group reads from here on.
   await startGroupAtEnd(kafka, indexerGroup, [Topics.listingEvents.name, Topics.brokerEvents.name]);
   await startGroupAtEnd(kafka, `${leadsPrefix}-counter`, [Topics.leadEvents.name]);
   await startGroupAtEnd(kafka, `${leadsPrefix}-mailer`, [Topics.leadEvents.name]);
   sink = await startSmtpSink();
-  transport = createSmtpTransport({ host: "127.0.0.1", port: sink.port, secure: false, from: "Leads <leads@market.example.test>", fromDomain: "market.example.test" });
+  transport = createSmtpTransport({
+    host: "127.0.0.1",
+    port: sink.port,
+    secure: false,
+    from: "Leads <leads@market.example.test>",
+    fromDomain: "market.example.test",
+  });
   workers = createLeadsWorkers({
     sql: api.sql,
     kafka,
@@ -87,7 +106,11 @@ async function putTraced(externalId: string, body: unknown, requestId: string) {
     headers: { "x-request-id": requestId, traceparent: `00-${TRACE_ID}-${CLIENT_PARENT}-01` },
   });
   expect([200, 201]).toContain(res.status);
-  return { id: res.body.serviceListingId as number, traceparent: res.headers.get("traceparent")!, requestId: res.headers.get("x-request-id")! };
+  return {
+    id: res.body.serviceListingId as number,
+    traceparent: res.headers.get("traceparent")!,
+    requestId: res.headers.get("x-request-id")!,
+  };
 }
 
 describe("one PUT's journey through the logs", () => {
@@ -98,7 +121,13 @@ describe("one PUT's journey through the logs", () => {
   test("the API answers with the request ID it was given and a traceparent continuing the client's trace", async () => {
     expect((await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker())).status).toBe(201);
     const requestId = uniqueName("journey-put");
-    journey = await putTraced(uniqueName("listing"), sample.listing(brokerExternalId, { photos: [{ url: images.url(`/photo.jpg?journey=${requestId}`), sortKey: 1 }] }), requestId);
+    journey = await putTraced(
+      uniqueName("listing"),
+      sample.listing(brokerExternalId, {
+        photos: [{ url: images.url(`/photo.jpg?journey=${requestId}`), sortKey: 1 }],
+      }),
+      requestId,
+    );
     expect(journey.requestId).toBe(requestId);
     const parsed = parseTraceparent(journey.traceparent)!;
     expect(parsed).toMatchObject({ traceId: TRACE_ID, flags: "01" });
@@ -106,7 +135,11 @@ describe("one PUT's journey through the logs", () => {
     expect(parsed.parentId).not.toBe(CLIENT_PARENT);
 
     // A second listing whose event the indexer will never be able to handle: its row is gone when the event arrives.
-    poison = await putTraced(uniqueName("listing"), sample.listing(brokerExternalId, { photos: [] }), uniqueName("journey-poison"));
+    poison = await putTraced(
+      uniqueName("listing"),
+      sample.listing(brokerExternalId, { photos: [] }),
+      uniqueName("journey-poison"),
+    );
     await waitForOutboxDrained(api.sql, String(poison.id));
     await api.sql`DELETE FROM listings WHERE id = ${poison.id}`;
 
@@ -120,17 +153,31 @@ describe("one PUT's journey through the logs", () => {
 
   test("the outbox row and the Kafka message carry the request ID and the traceparent", async () => {
     await waitForOutboxDrained(api.sql, String(journey.id));
-    const rows = await api.sql`SELECT request_id, traceparent, payload->>'eventId' AS event_id FROM outbox WHERE message_key = ${String(journey.id)} AND topic = ${Topics.listingEvents.name}`;
+    const rows =
+      await api.sql`SELECT request_id, traceparent, payload->>'eventId' AS event_id FROM outbox WHERE message_key = ${String(journey.id)} AND topic = ${Topics.listingEvents.name}`;
     expect(rows.map((r) => [r.request_id, r.traceparent])).toEqual([[journey.requestId, journey.traceparent]]);
 
     // Where the relay put it, from its "event published" line.
     const published = linesOf("api", journey.requestId).find((l) => l.msg === "event published")!;
-    expect(published).toMatchObject({ component: "outbox-relay", traceparent: journey.traceparent, eventId: rows[0]!.event_id, topic: Topics.listingEvents.name, key: String(journey.id) });
+    expect(published).toMatchObject({
+      component: "outbox-relay",
+      traceparent: journey.traceparent,
+      eventId: rows[0]!.event_id,
+      topic: Topics.listingEvents.name,
+      key: String(journey.id),
+    });
     // The indexer starts now; its "event handled" line names the message's position.
     indexer = await startIndexer({ groupId: indexerGroup, startAtEnd: false, logger: logs.logger("indexer") });
     await indexedState(api.sql, journey.id, 30_000);
-    const handled = await until("the indexer's event handled line", () => linesOf("indexer", journey.requestId).find((l) => l.msg === "event handled"));
-    const message = await messageAt(kafka, handled.topic as string, handled.partition as number, handled.offset as string);
+    const handled = await until("the indexer's event handled line", () =>
+      linesOf("indexer", journey.requestId).find((l) => l.msg === "event handled"),
+    );
+    const message = await messageAt(
+      kafka,
+      handled.topic as string,
+      handled.partition as number,
+      handled.offset as string,
+    );
     expect(message.key).toBe(String(journey.id));
     expect(JSON.parse(message.value!).eventId).toBe(rows[0]!.event_id);
     expect(message.headers).toEqual({ "x-request-id": journey.requestId, traceparent: journey.traceparent });
@@ -142,18 +189,32 @@ describe("one PUT's journey through the logs", () => {
       return photo?.state === "ready";
     });
     const eventId = linesOf("api", journey.requestId).find((l) => l.msg === "event published")!.eventId;
-    await until("media's event handled line", () => linesOf("media", journey.requestId).some((l) => l.msg === "event handled"));
+    await until("media's event handled line", () =>
+      linesOf("media", journey.requestId).some((l) => l.msg === "event handled"),
+    );
 
     const api_ = linesOf("api", journey.requestId);
     expect(messages(api_)).toEqual(expect.arrayContaining(["request", "event published"]));
-    expect(api_.find((l) => l.msg === "request")).toMatchObject({ method: "PUT", status: 201, traceparent: journey.traceparent, partnerId: partner.partnerId });
+    expect(api_.find((l) => l.msg === "request")).toMatchObject({
+      method: "PUT",
+      status: 201,
+      traceparent: journey.traceparent,
+      partnerId: partner.partnerId,
+    });
 
     const mediaLines = linesOf("media", journey.requestId);
     expect(messages(mediaLines)).toEqual(expect.arrayContaining(["processing images", "image ready", "event handled"]));
     const indexerLines = linesOf("indexer", journey.requestId);
     expect(messages(indexerLines)).toEqual(expect.arrayContaining(["listing indexed", "event handled"]));
     for (const line of [...mediaLines, ...indexerLines]) {
-      expect(line).toMatchObject({ traceparent: journey.traceparent, eventId, eventType: "listing.upserted", aggregateId: String(journey.id), version: 1, topic: Topics.listingEvents.name });
+      expect(line).toMatchObject({
+        traceparent: journey.traceparent,
+        eventId,
+        eventType: "listing.upserted",
+        aggregateId: String(journey.id),
+        version: 1,
+        topic: Topics.listingEvents.name,
+      });
     }
     for (const line of [...mediaLines, ...indexerLines].filter((l) => l.msg === "event handled")) {
       expect(line.outcome).toBe("handled");
@@ -170,35 +231,90 @@ describe("one PUT's journey through the logs", () => {
   }, 60_000);
 
   test("a dead letter keeps the request ID and traceparent of the write that caused it", async () => {
-    const dead = await until("the poison event's dead letter line", () => linesOf("indexer", poison.requestId).find((l) => l.msg === "message sent to dead-letter topic"), 30_000);
-    expect(dead).toMatchObject({ level: "error", traceparent: poison.traceparent, reason: `listing ${poison.id} does not exist`, deadLetterTopic: Topics.indexerDeadLetter.name });
-    expect(linesOf("indexer", poison.requestId).find((l) => l.msg === "event handled")).toMatchObject({ outcome: "dead-lettered", reason: `listing ${poison.id} does not exist` });
+    const dead = await until(
+      "the poison event's dead letter line",
+      () => linesOf("indexer", poison.requestId).find((l) => l.msg === "message sent to dead-letter topic"),
+      30_000,
+    );
+    expect(dead).toMatchObject({
+      level: "error",
+      traceparent: poison.traceparent,
+      reason: `listing ${poison.id} does not exist`,
+      deadLetterTopic: Topics.indexerDeadLetter.name,
+    });
+    expect(linesOf("indexer", poison.requestId).find((l) => l.msg === "event handled")).toMatchObject({
+      outcome: "dead-lettered",
+      reason: `listing ${poison.id} does not exist`,
+    });
 
     // Where the line says it landed (what `dlq show --offset` takes).
-    const letters = (await readDeadLetters(kafka, Topics.indexerDeadLetter.name, { offset: String(dead.deadLetterOffset) })).filter((l) => l.partition === dead.deadLetterPartition);
+    const letters = (
+      await readDeadLetters(kafka, Topics.indexerDeadLetter.name, { offset: String(dead.deadLetterOffset) })
+    ).filter((l) => l.partition === dead.deadLetterPartition);
     expect(letters).toHaveLength(1);
-    expect(letters[0]).toMatchObject({ key: String(poison.id), reason: `listing ${poison.id} does not exist`, consumerGroup: indexerGroup, sourceTopic: Topics.listingEvents.name });
+    expect(letters[0]).toMatchObject({
+      key: String(poison.id),
+      reason: `listing ${poison.id} does not exist`,
+      consumerGroup: indexerGroup,
+      sourceTopic: Topics.listingEvents.name,
+    });
     expect(letters[0]!.headers).toMatchObject({ "x-request-id": poison.requestId, traceparent: poison.traceparent });
   }, 60_000);
 
   test("a lead's request ID and traceparent reach the counting and mailing workers, without the buyer's details", async () => {
     const requestId = uniqueName("journey-lead");
-    const buyer = { name: "Journey Buyer", email: "journey.buyer@example.com", message: "Quokka-zebra question: is the lease renewable?" };
-    const res = await call(api.baseUrl, "POST", `/v1/listings/${journey.id}/leads`, { body: buyer, headers: { "x-request-id": requestId } });
+    const buyer = {
+      name: "Journey Buyer",
+      email: "journey.buyer@example.com",
+      message: "Quokka-zebra question: is the lease renewable?",
+    };
+    const res = await call(api.baseUrl, "POST", `/v1/listings/${journey.id}/leads`, {
+      body: buyer,
+      headers: { "x-request-id": requestId },
+    });
     expect(res.status).toBe(202);
     const traceparent = res.headers.get("traceparent")!;
     expect(res.headers.get("x-request-id")).toBe(requestId);
-    await until("the lead to be forwarded", () => linesOf("leads", requestId).some((l) => l.msg === "lead forwarded"), 30_000);
-    await until("both leads groups to log the event", () => linesOf("leads", requestId).filter((l) => l.msg === "event handled").length === 2, 30_000);
+    await until(
+      "the lead to be forwarded",
+      () => linesOf("leads", requestId).some((l) => l.msg === "lead forwarded"),
+      30_000,
+    );
+    await until(
+      "both leads groups to log the event",
+      () => linesOf("leads", requestId).filter((l) => l.msg === "event handled").length === 2,
+      30_000,
+    );
 
-    expect(messages(linesOf("api", requestId))).toEqual(expect.arrayContaining(["request", "lead accepted", "event published"]));
+    expect(messages(linesOf("api", requestId))).toEqual(
+      expect.arrayContaining(["request", "lead accepted", "event published"]),
+    );
     const leadLines = linesOf("leads", requestId);
-    expect(new Set(leadLines.filter((l) => l.msg === "event handled").map((l) => l.groupId))).toEqual(new Set([`${leadsPrefix}-counter`, `${leadsPrefix}-mailer`]));
-    for (const line of leadLines) expect(line).toMatchObject({ traceparent, eventType: "lead.submitted", aggregateId: res.body.leadId, topic: Topics.leadEvents.name });
-    expect(leadLines.find((l) => l.msg === "lead forwarded")).toMatchObject({ leadId: res.body.leadId, to: "l***@crm.example.com" });
+    expect(new Set(leadLines.filter((l) => l.msg === "event handled").map((l) => l.groupId))).toEqual(
+      new Set([`${leadsPrefix}-counter`, `${leadsPrefix}-mailer`]),
+    );
+    for (const line of leadLines)
+      expect(line).toMatchObject({
+        traceparent,
+        eventType: "lead.submitted",
+        aggregateId: res.body.leadId,
+        topic: Topics.leadEvents.name,
+      });
+    expect(leadLines.find((l) => l.msg === "lead forwarded")).toMatchObject({
+      leadId: res.body.leadId,
+      to: "l***@crm.example.com",
+    });
 
     // Never in any log: the buyer's contact details and text, full e-mail addresses, the API key.
     const all = logs.raw().join("\n");
-    for (const secret of [buyer.email, buyer.name, "Quokka-zebra", partner.apiKey, "jane.broker@example.com", "leads@crm.example.com"]) expect(all).not.toContain(secret);
+    for (const secret of [
+      buyer.email,
+      buyer.name,
+      "Quokka-zebra",
+      partner.apiKey,
+      "jane.broker@example.com",
+      "leads@crm.example.com",
+    ])
+      expect(all).not.toContain(secret);
   }, 60_000);
 });

@@ -42,5 +42,8 @@ test("the index is valid (a failed CREATE INDEX CONCURRENTLY would leave it INVA
     SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) AS definition
     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
     WHERE c.relname = 'leads_broker' AND c.relnamespace = current_schema()::regnamespace`;
-  expect(row).toEqual({ indisvalid: true, definition: expect.stringContaining("ON public.leads USING btree (broker_id)") });
+  expect(row).toEqual({
+    indisvalid: true,
+    definition: expect.stringContaining("ON public.leads USING btree (broker_id)"),
+  });
 });

@@ -61,17 +61,38 @@ describe("the two modes are kept apart", () => {
     expect([liveBroker.status, testBroker.status]).toEqual([201, 201]);
     expect(testBroker.body.serviceBrokerId).not.toBe(liveBroker.body.serviceBrokerId);
 
-    const live = await partner.put(`/partner/v1/listings/${listingId}`, sample.listing(brokerId, { title: "Live title" }));
-    const testing = await as(testKey).put(`/partner/v1/listings/${listingId}`, sample.listing(brokerId, { title: "Test title" }));
+    const live = await partner.put(
+      `/partner/v1/listings/${listingId}`,
+      sample.listing(brokerId, { title: "Live title" }),
+    );
+    const testing = await as(testKey).put(
+      `/partner/v1/listings/${listingId}`,
+      sample.listing(brokerId, { title: "Test title" }),
+    );
     expect([live.status, testing.status]).toEqual([201, 201]);
     expect(testing.body.serviceListingId).not.toBe(live.body.serviceListingId);
 
     const liveRead = (await partner.get(`/partner/v1/listings/${listingId}`)).body.listing;
     const testRead = (await as(testKey).get(`/partner/v1/listings/${listingId}`)).body.listing;
-    expect(liveRead).toMatchObject({ title: "Live title", mode: "live", serviceBrokerId: liveBroker.body.serviceBrokerId, serviceListingUrl: `${BASE}/listings/${live.body.serviceListingId}` });
-    expect(testRead).toMatchObject({ title: "Test title", mode: "test", serviceBrokerId: testBroker.body.serviceBrokerId });
-    expect((await as(testKey).get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({ name: "Test Jane", mode: "test" });
-    expect((await partner.get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({ name: "Live Jane", mode: "live" });
+    expect(liveRead).toMatchObject({
+      title: "Live title",
+      mode: "live",
+      serviceBrokerId: liveBroker.body.serviceBrokerId,
+      serviceListingUrl: `${BASE}/listings/${live.body.serviceListingId}`,
+    });
+    expect(testRead).toMatchObject({
+      title: "Test title",
+      mode: "test",
+      serviceBrokerId: testBroker.body.serviceBrokerId,
+    });
+    expect((await as(testKey).get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({
+      name: "Test Jane",
+      mode: "test",
+    });
+    expect((await partner.get(`/partner/v1/brokers/${brokerId}`)).body.broker).toMatchObject({
+      name: "Live Jane",
+      mode: "live",
+    });
 
     // An update in one mode leaves the other alone.
     expect((await as(testKey).put(`/partner/v1/listings/${listingId}`, { status: "SOLD" })).status).toBe(200);
@@ -80,8 +101,14 @@ describe("the two modes are kept apart", () => {
 
   test("a record of one mode does not exist for the other: 404, and a listing cannot name the other mode's broker", async () => {
     const { brokerId, listingId } = await brokerAndListing(partner.apiKey);
-    expect(await as(testKey).get(`/partner/v1/listings/${listingId}`)).toMatchObject({ status: 404, body: { error: "Listing not found" } });
-    expect(await as(testKey).get(`/partner/v1/brokers/${brokerId}`)).toMatchObject({ status: 404, body: { error: "Broker not found" } });
+    expect(await as(testKey).get(`/partner/v1/listings/${listingId}`)).toMatchObject({
+      status: 404,
+      body: { error: "Listing not found" },
+    });
+    expect(await as(testKey).get(`/partner/v1/brokers/${brokerId}`)).toMatchObject({
+      status: 404,
+      body: { error: "Broker not found" },
+    });
     const refused = await as(testKey).put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
     expect(refused).toMatchObject({ status: 404, body: { error: "Broker not found" } });
     // Another partner's test key sees neither.
@@ -99,14 +126,25 @@ describe("the two modes are kept apart", () => {
       const deadline = Date.now() + 30_000;
       let cursor: string | null = null;
       do {
-        const res: TestResponse = await as(key).get(`${path}${path.includes("?") ? "&" : "?"}limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+        const res: TestResponse = await as(key).get(
+          `${path}${path.includes("?") ? "&" : "?"}limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+        );
         expect(res.status).toBe(200);
-        ids.push(...res.body.results.map((r: { externalListingId?: string; externalBrokerId?: string; mode: string }) => `${r.mode}:${r.externalListingId ?? r.externalBrokerId}`));
+        ids.push(
+          ...res.body.results.map(
+            (r: { externalListingId?: string; externalBrokerId?: string; mode: string }) =>
+              `${r.mode}:${r.externalListingId ?? r.externalBrokerId}`,
+          ),
+        );
         cursor = res.body.nextCursor;
       } while (cursor && !ids.includes(wanted) && Date.now() < deadline);
       return ids;
     };
-    const liveListings = await all(partner.apiKey, `/partner/v1/listings?updatedSince=${since}`, `live:${liveMade.listingId}`);
+    const liveListings = await all(
+      partner.apiKey,
+      `/partner/v1/listings?updatedSince=${since}`,
+      `live:${liveMade.listingId}`,
+    );
     const testListings = await all(testKey, `/partner/v1/listings?updatedSince=${since}`, `test:${testMade.listingId}`);
     expect(liveListings).toContain(`live:${liveMade.listingId}`);
     expect(liveListings.every((id) => id.startsWith("live:"))).toBe(true);
@@ -128,7 +166,9 @@ describe("previews of test records", () => {
     expect(expires * 1000).toBeGreaterThan(Date.now() + 55 * 60_000);
     expect(expires * 1000).toBeLessThan(Date.now() + 70 * 60_000);
     // The read-back hands out a working link too.
-    expect((await as(testKey).get(`/partner/v1/listings/${made.listingId}`)).body.listing.serviceListingUrl).toMatch(/\/preview\/listings\/\d+\?expires=\d+&signature=/);
+    expect((await as(testKey).get(`/partner/v1/listings/${made.listingId}`)).body.listing.serviceListingUrl).toMatch(
+      /\/preview\/listings\/\d+\?expires=\d+&signature=/,
+    );
 
     const res = await open(made.listing.serviceListingUrl);
     expect(res.status).toBe(200);
@@ -165,18 +205,30 @@ describe("previews of test records", () => {
       expect(await res.text()).toContain("This preview link is not valid.");
     }
     // Signed with the same key, but expired.
-    const old = createPreviewLinks({ sql: api.sql, publicBaseUrl: BASE, ttlSeconds: 60, now: () => Date.now() - 3 * 3600_000 });
+    const old = createPreviewLinks({
+      sql: api.sql,
+      publicBaseUrl: BASE,
+      ttlSeconds: 60,
+      now: () => Date.now() - 3 * 3600_000,
+    });
     const expired = await open(await old.listingUrl(id));
     expect(expired.status).toBe(403);
     expect(await expired.text()).toContain("This preview link has expired.");
 
     // The owner's test key opens it; a live key or another partner's test key does not.
     expect((await open(`${BASE}/preview/listings/${id}`, { authorization: `Bearer ${testKey}` })).status).toBe(200);
-    expect((await open(`${BASE}/preview/listings/${id}`, { authorization: `Bearer ${partner.apiKey}` })).status).toBe(403);
-    expect((await open(`${BASE}/preview/listings/${id}`, { authorization: `Bearer ${other.test!.apiKey}` })).status).toBe(403);
+    expect((await open(`${BASE}/preview/listings/${id}`, { authorization: `Bearer ${partner.apiKey}` })).status).toBe(
+      403,
+    );
+    expect(
+      (await open(`${BASE}/preview/listings/${id}`, { authorization: `Bearer ${other.test!.apiKey}` })).status,
+    ).toBe(403);
 
     const live = await brokerAndListing(partner.apiKey);
-    expect((await open(`${BASE}/preview/listings/${live.listing.serviceListingId}`, { authorization: `Bearer ${testKey}` })).status).toBe(404);
+    expect(
+      (await open(`${BASE}/preview/listings/${live.listing.serviceListingId}`, { authorization: `Bearer ${testKey}` }))
+        .status,
+    ).toBe(404);
     expect((await open(`${BASE}/preview/listings/abc`)).status).toBe(404);
   });
 
@@ -187,7 +239,9 @@ describe("previews of test records", () => {
     expect((await call(api.baseUrl, "GET", `/v1/listings/${made.listing.serviceListingId}`)).status).toBe(404);
     expect((await call(api.baseUrl, "GET", `/v1/brokers/${made.broker.serviceBrokerId}`)).status).toBe(404);
     // No buyer can send a lead to it.
-    const lead = await call(api.baseUrl, "POST", `/v1/listings/${made.listing.serviceListingId}/leads`, { body: { name: "Ann", email: "ann@example.com", message: "Hello" } });
+    const lead = await call(api.baseUrl, "POST", `/v1/listings/${made.listing.serviceListingId}/leads`, {
+      body: { name: "Ann", email: "ann@example.com", message: "Hello" },
+    });
     expect(lead).toMatchObject({ status: 404, body: { error: "Listing not found" } });
   });
 });
@@ -196,7 +250,10 @@ describe("test-only routes", () => {
   test("a live key gets 403 and nothing happens", async () => {
     const { listingId } = await brokerAndListing(partner.apiKey);
     const lead = await as(partner.apiKey).post(`/partner/v1/test/listings/${listingId}/leads`, {});
-    expect(lead).toMatchObject({ status: 403, body: { status: "error", error: expect.stringContaining("test mode only") } });
+    expect(lead).toMatchObject({
+      status: 403,
+      body: { status: "error", error: expect.stringContaining("test mode only") },
+    });
     const purge = await as(partner.apiKey).del("/partner/v1/test-data");
     expect(purge.status).toBe(403);
     expect((await partner.get(`/partner/v1/listings/${listingId}`)).status).toBe(200);
@@ -213,34 +270,68 @@ describe("simulated leads and test-mode lead counts", () => {
     expect((await countOffice(key)).body.totalLeads).toBe(0);
 
     const first = await as(key).post(`/partner/v1/test/listings/${made.listingId}/leads`, {});
-    expect(first).toMatchObject({ status: 202, body: { status: "success", leadId: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
-    const backdated = await as(key).post(`/partner/v1/test/listings/${made.listingId}/leads`, { name: "Ann Buyer", email: "ann@example.com", message: "Is it still available?", submittedAt: "2024-03-01T12:00:00Z" });
+    expect(first).toMatchObject({
+      status: 202,
+      body: { status: "success", leadId: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+    });
+    const backdated = await as(key).post(`/partner/v1/test/listings/${made.listingId}/leads`, {
+      name: "Ann Buyer",
+      email: "ann@example.com",
+      message: "Is it still available?",
+      submittedAt: "2024-03-01T12:00:00Z",
+    });
     expect(backdated.status).toBe(202);
-    const [row] = await api.sql`SELECT mode, delivery_state, buyer_name, created_at FROM leads WHERE id = ${backdated.body.leadId}`;
-    expect(row).toEqual({ mode: "test", delivery_state: "skipped", buyer_name: "Ann Buyer", created_at: new Date("2024-03-01T12:00:00Z") });
+    const [row] =
+      await api.sql`SELECT mode, delivery_state, buyer_name, created_at FROM leads WHERE id = ${backdated.body.leadId}`;
+    expect(row).toEqual({
+      mode: "test",
+      delivery_state: "skipped",
+      buyer_name: "Ann Buyer",
+      created_at: new Date("2024-03-01T12:00:00Z"),
+    });
     // The database itself refuses a test lead that could be sent.
-    expect(api.sql`UPDATE leads SET delivery_state = 'pending' WHERE id = ${backdated.body.leadId}`).rejects.toThrow(/leads_test_never_sent/);
+    expect(api.sql`UPDATE leads SET delivery_state = 'pending' WHERE id = ${backdated.body.leadId}`).rejects.toThrow(
+      /leads_test_never_sent/,
+    );
 
     expect((await countOffice(key)).body).toMatchObject({ officeId: p.officeId, totalLeads: 2 });
-    expect((await countOffice(key, "?startDate=2024-01-01T00:00:00Z&endDate=2024-06-01T00:00:00Z")).body.totalLeads).toBe(1);
+    expect(
+      (await countOffice(key, "?startDate=2024-01-01T00:00:00Z&endDate=2024-06-01T00:00:00Z")).body.totalLeads,
+    ).toBe(1);
     expect((await countOffice(key, "?startDate=2025-01-01T00:00:00Z")).body.totalLeads).toBe(1);
     const org = await as(key).get(`/partner/v1/organizations/${p.organizationId}/leads/count`);
     expect(org.body).toMatchObject({ totalLeads: 2, officeBreakdown: [{ officeId: p.officeId, totalLeads: 2 }] });
     // The live key never counts them.
     expect((await countOffice(p.apiKey)).body.totalLeads).toBe(0);
-    expect((await as(p.apiKey).get(`/partner/v1/organizations/${p.organizationId}/leads/count`)).body.totalLeads).toBe(0);
+    expect((await as(p.apiKey).get(`/partner/v1/organizations/${p.organizationId}/leads/count`)).body.totalLeads).toBe(
+      0,
+    );
   });
 
   test("leads arrive only while the listing's status is one buyers see; unknown listings and future dates are refused", async () => {
     const made = await brokerAndListing(testKey, { status: "DRAFT" });
     const draft = await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, {});
-    expect(draft).toMatchObject({ status: 409, body: { status: "error", error: expect.stringContaining("this listing is DRAFT") } });
-    expect((await as(testKey).post(`/partner/v1/test/listings/${uniqueName("none")}/leads`, {})).body).toEqual({ status: "error", error: "Listing not found" });
-    expect((await as(testKey).put(`/partner/v1/listings/${made.listingId}`, { status: "UNDER_CONTRACT" })).status).toBe(200);
-    const future = await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, { submittedAt: new Date(Date.now() + 86_400_000).toISOString() });
+    expect(draft).toMatchObject({
+      status: 409,
+      body: { status: "error", error: expect.stringContaining("this listing is DRAFT") },
+    });
+    expect((await as(testKey).post(`/partner/v1/test/listings/${uniqueName("none")}/leads`, {})).body).toEqual({
+      status: "error",
+      error: "Listing not found",
+    });
+    expect((await as(testKey).put(`/partner/v1/listings/${made.listingId}`, { status: "UNDER_CONTRACT" })).status).toBe(
+      200,
+    );
+    const future = await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, {
+      submittedAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     expect(future).toMatchObject({ status: 400, body: { error: "submittedAt: must not be in the future" } });
-    expect((await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, { unknown: 1 })).status).toBe(400);
-    expect((await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, { message: "Fine now" })).status).toBe(202);
+    expect((await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, { unknown: 1 })).status).toBe(
+      400,
+    );
+    expect(
+      (await as(testKey).post(`/partner/v1/test/listings/${made.listingId}/leads`, { message: "Fine now" })).status,
+    ).toBe(202);
     // A live listing with the same external ID is not the test one.
     const live = await brokerAndListing(partner.apiKey);
     expect((await as(testKey).post(`/partner/v1/test/listings/${live.listingId}/leads`, {})).status).toBe(404);
@@ -263,12 +354,18 @@ describe("purging test records", () => {
     const foreign = await brokerAndListing(other.test!.apiKey);
 
     const res = await as(key).del("/partner/v1/test-data");
-    expect(res).toMatchObject({ status: 200, body: { status: "success", deleted: { listings: 2, brokers: 2, leads: 1 } } });
+    expect(res).toMatchObject({
+      status: 200,
+      body: { status: "success", deleted: { listings: 2, brokers: 2, leads: 1 } },
+    });
     expect((await as(key).get(`/partner/v1/listings/${sameId}`)).status).toBe(404);
     expect((await as(key).get(`/partner/v1/listings/${second.listingId}`)).status).toBe(404);
     expect((await as(key).get(`/partner/v1/brokers/${brokerId}`)).status).toBe(404);
     expect((await as(key).get("/partner/v1/listings")).body.results).toEqual([]);
-    expect((await as(p.apiKey).get(`/partner/v1/listings/${sameId}`)).body.listing).toMatchObject({ mode: "live", status: "FOR_SALE" });
+    expect((await as(p.apiKey).get(`/partner/v1/listings/${sameId}`)).body.listing).toMatchObject({
+      mode: "live",
+      status: "FOR_SALE",
+    });
     expect((await as(p.apiKey).get(`/partner/v1/brokers/${brokerId}`)).status).toBe(200);
     expect((await as(other.test!.apiKey).get(`/partner/v1/listings/${foreign.listingId}`)).status).toBe(200);
     // Again: nothing left to delete; the external IDs can be used afresh.
@@ -286,7 +383,13 @@ describe("purging test records", () => {
     await api.sql`UPDATE brokers SET updated_at = ${longAgo} WHERE id IN (${oldTest.broker.serviceBrokerId}, ${oldLive.broker.serviceBrokerId})`;
     await api.sql`UPDATE listing_history SET changed_at = ${new Date(Date.now() - 200 * 86_400_000)} WHERE listing_id = ${oldLive.listing.serviceListingId}`;
 
-    const job = createRetentionJob({ sql: api.sql, logger: silentLogger, testDataRetentionDays: 30, historyRetentionDays: 180, intervalMs: 0 });
+    const job = createRetentionJob({
+      sql: api.sql,
+      logger: silentLogger,
+      testDataRetentionDays: 30,
+      historyRetentionDays: 180,
+      intervalMs: 0,
+    });
     // While another instance holds the job's lease, this one skips its round.
     const other = createLeaderLease({ sql: api.sql, name: RETENTION_LEASE, ttlMs: 60_000 });
     expect(await other.acquire()).toBe(true);
@@ -307,7 +410,11 @@ describe("purging test records", () => {
     expect((await as(testKey).get(`/partner/v1/listings/${recentTest.listingId}`)).status).toBe(200);
     expect((await as(partner.apiKey).get(`/partner/v1/listings/${oldLive.listingId}`)).status).toBe(200);
     expect((await as(partner.apiKey).get(`/partner/v1/brokers/${oldLive.brokerId}`)).status).toBe(200);
-    expect((await as(partner.apiKey).get(`/partner/v1/listings/${oldLive.listingId}/history`)).body.results).toEqual([]);
-    expect((await as(testKey).get(`/partner/v1/listings/${recentTest.listingId}/history`)).body.results).toHaveLength(1);
+    expect((await as(partner.apiKey).get(`/partner/v1/listings/${oldLive.listingId}/history`)).body.results).toEqual(
+      [],
+    );
+    expect((await as(testKey).get(`/partner/v1/listings/${recentTest.listingId}/history`)).body.results).toHaveLength(
+      1,
+    );
   });
 });

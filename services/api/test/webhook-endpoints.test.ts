@@ -19,11 +19,16 @@ afterAll(async () => {
   await api.stop();
 });
 
-const put = (p: Partner, id: string, body: unknown) => call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${encodeURIComponent(id)}`, { key: p.apiKey, body });
+const put = (p: Partner, id: string, body: unknown) =>
+  call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${encodeURIComponent(id)}`, { key: p.apiKey, body });
 const post = (p: Partner, path: string) => call(api.baseUrl, "POST", `/partner/v1${path}`, { key: p.apiKey });
 const get = (p: Partner, path: string) => call(api.baseUrl, "GET", `/partner/v1${path}`, { key: p.apiKey });
 const del = (p: Partner, path: string) => call(api.baseUrl, "DELETE", `/partner/v1${path}`, { key: p.apiKey });
-const endpointBody = (overrides: Record<string, unknown> = {}) => ({ url: "https://crm.example.com/hooks/pss", events: ["listing.published", "listing.unpublished"], ...overrides });
+const endpointBody = (overrides: Record<string, unknown> = {}) => ({
+  url: "https://crm.example.com/hooks/pss",
+  events: ["listing.published", "listing.unpublished"],
+  ...overrides,
+});
 
 describe("webhook endpoints: PUT semantics like listings", () => {
   test("a new endpointId creates the endpoint (201) and shows its whsec_ secret once; an identical repeat is 200 without it", async () => {
@@ -33,13 +38,25 @@ describe("webhook endpoints: PUT semantics like listings", () => {
     expect(created.body).toMatchObject({
       status: "success",
       message: "Webhook endpoint created",
-      endpoint: { endpointId: id, url: "https://crm.example.com/hooks/pss", events: ["listing.published", "listing.unpublished"], description: "Our CRM", enabled: true, disabledReason: null, version: 1 },
+      endpoint: {
+        endpointId: id,
+        url: "https://crm.example.com/hooks/pss",
+        events: ["listing.published", "listing.unpublished"],
+        description: "Our CRM",
+        enabled: true,
+        disabledReason: null,
+        version: 1,
+      },
     });
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.body.secret.slice(6), "base64")).toHaveLength(32);
 
     // Events in another order are the same subscription: nothing changes, no second secret.
-    const repeated = await put(partner, id, endpointBody({ description: "Our CRM", events: ["listing.unpublished", "listing.published"] }));
+    const repeated = await put(
+      partner,
+      id,
+      endpointBody({ description: "Our CRM", events: ["listing.unpublished", "listing.published"] }),
+    );
     expect(repeated.status).toBe(200);
     expect(repeated.body.message).toBe("Webhook endpoint updated");
     expect(repeated.body.secret).toBeUndefined();
@@ -52,13 +69,19 @@ describe("webhook endpoints: PUT semantics like listings", () => {
     await put(partner, id, endpointBody({ description: "to be cleared" }));
     const updated = await put(partner, id, { events: ["listing.media.processed"], description: null });
     expect(updated.status).toBe(200);
-    expect(updated.body.endpoint).toMatchObject({ url: "https://crm.example.com/hooks/pss", events: ["listing.media.processed"], description: null, version: 2 });
+    expect(updated.body.endpoint).toMatchObject({
+      url: "https://crm.example.com/hooks/pss",
+      events: ["listing.media.processed"],
+      description: null,
+      version: 2,
+    });
     const read = await get(partner, `/webhook-endpoints/${id}`);
     expect(read.status).toBe(200);
     expect(read.body.endpoint).toEqual(updated.body.endpoint);
     expect(JSON.stringify(read.body)).not.toContain("whsec_");
     // Stored encrypted: the database holds no secret in clear.
-    const [row] = await api.sql`SELECT secret_encrypted FROM webhook_endpoints WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
+    const [row] =
+      await api.sql`SELECT secret_encrypted FROM webhook_endpoints WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
     expect(row!.secret_encrypted).toStartWith("v1.");
     expect(testWebhookSecrets().decrypt(row!.secret_encrypted)).toStartWith("whsec_");
   });
@@ -70,7 +93,9 @@ describe("webhook endpoints: PUT semantics like listings", () => {
     expect(missing.body.details.map((d: { path: string }) => d.path)).toEqual(["url", "events"]);
     expect((await put(partner, id, endpointBody({ url: "ftp://crm.example.com/x" }))).body.error).toStartWith("url:");
     expect((await put(partner, id, endpointBody({ events: [] }))).status).toBe(400);
-    expect((await put(partner, id, endpointBody({ events: ["listing.published", "listing.published"] }))).status).toBe(400);
+    expect((await put(partner, id, endpointBody({ events: ["listing.published", "listing.published"] }))).status).toBe(
+      400,
+    );
     const unknown = await put(partner, id, endpointBody({ events: ["listing.sold"] }));
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain("listing.published");
@@ -90,7 +115,10 @@ describe("webhook endpoints: PUT semantics like listings", () => {
     expect((await del(leadTracker, `/webhook-endpoints/${id}`)).status).toBe(404);
     const deleted = await del(partner, `/webhook-endpoints/${id}`);
     expect(deleted).toMatchObject({ status: 200, body: { status: "success", message: "Webhook endpoint deleted" } });
-    expect((await get(partner, `/webhook-endpoints/${id}`)).body).toEqual({ status: "error", error: "Webhook endpoint not found" });
+    expect((await get(partner, `/webhook-endpoints/${id}`)).body).toEqual({
+      status: "error",
+      error: "Webhook endpoint not found",
+    });
     // A new PUT of the same ID creates a new endpoint with a new secret.
     expect((await put(partner, id, endpointBody())).status).toBe(201);
   });
@@ -98,31 +126,42 @@ describe("webhook endpoints: PUT semantics like listings", () => {
   test("the list pages through every endpoint once", async () => {
     const p = await api.createPartner();
     // The five endpoints' row IDs cross a power of ten (…98, …99, …100 …): paging must follow numbers, not text.
-    const [{ last }] = (await api.sql`SELECT last_value::text AS last FROM webhook_endpoints_id_seq`) as unknown as [{ last: string }];
+    const [{ last }] = (await api.sql`SELECT last_value::text AS last FROM webhook_endpoints_id_seq`) as unknown as [
+      { last: string },
+    ];
     await api.sql`SELECT setval('webhook_endpoints_id_seq', ${String(10 ** (last.length + 1) - 3)}::bigint)`;
     const ids = Array.from({ length: 5 }, (_, i) => `page-${i}`);
     for (const id of ids) expect((await put(p, id, endpointBody())).status).toBe(201);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: any } = await get(p, `/webhook-endpoints?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      const page: { status: number; body: any } = await get(
+        p,
+        `/webhook-endpoints?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(page.status).toBe(200);
       expect(page.body.results.length).toBeLessThanOrEqual(2);
       seen.push(...page.body.results.map((e: { endpointId: string }) => e.endpointId));
       cursor = page.body.nextCursor;
     } while (cursor);
     expect(seen).toEqual(ids);
-    expect((await get(p, "/webhook-endpoints?cursor=bogus")).body.error).toBe("cursor is not valid; pass nextCursor from the previous page unchanged");
+    expect((await get(p, "/webhook-endpoints?cursor=bogus")).body.error).toBe(
+      "cursor is not valid; pass nextCursor from the previous page unchanged",
+    );
     await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p.partnerId}`;
   });
 
   test(`a partner has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints (409), counted exactly under concurrent creates`, async () => {
     const p = await api.createPartner();
-    const results = await Promise.all(Array.from({ length: MAX_WEBHOOK_ENDPOINTS + 5 }, (_, i) => put(p, `many-${i}`, endpointBody())));
+    const results = await Promise.all(
+      Array.from({ length: MAX_WEBHOOK_ENDPOINTS + 5 }, (_, i) => put(p, `many-${i}`, endpointBody())),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(MAX_WEBHOOK_ENDPOINTS);
     const refused = results.filter((r) => r.status === 409);
     expect(refused).toHaveLength(5);
-    expect(refused[0]!.body.error).toBe(`A partner may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`);
+    expect(refused[0]!.body.error).toBe(
+      `A partner may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`,
+    );
     await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p.partnerId}`;
   });
 });
@@ -138,11 +177,14 @@ describe("secrets, pings and deliveries", () => {
     const overlapMs = Date.parse(rotated.body.previousSecretExpiresAt) - Date.now();
     expect(overlapMs).toBeGreaterThan(23.9 * 3600_000);
     expect(overlapMs).toBeLessThanOrEqual(24 * 3600_000);
-    const [row] = await api.sql`SELECT secret_encrypted, previous_secret_encrypted FROM webhook_endpoints WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
+    const [row] =
+      await api.sql`SELECT secret_encrypted, previous_secret_encrypted FROM webhook_endpoints WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
     const box = testWebhookSecrets();
     expect(box.decrypt(row!.secret_encrypted)).toBe(rotated.body.secret);
     expect(box.decrypt(row!.previous_secret_encrypted)).toBe(created.body.secret);
-    expect((await get(partner, `/webhook-endpoints/${id}`)).body.endpoint.previousSecretExpiresAt).toBe(rotated.body.previousSecretExpiresAt);
+    expect((await get(partner, `/webhook-endpoints/${id}`)).body.endpoint.previousSecretExpiresAt).toBe(
+      rotated.body.previousSecretExpiresAt,
+    );
     expect((await post(partner, `/webhook-endpoints/${uniqueName("nope")}/rotate-secret`)).status).toBe(404);
   });
 
@@ -177,12 +219,16 @@ describe("secrets, pings and deliveries", () => {
     const failed = await get(partner, `/webhook-deliveries?endpointId=${id}&status=failed`);
     expect(failed.body.results.map((d: { deliveryId: string }) => d.deliveryId)).toEqual([ids[0]]);
     expect(failed.body.results[0]).toMatchObject({ lastStatusCode: 500, lastError: "HTTP 500", nextAttemptAt: null });
-    expect((await get(partner, `/webhook-deliveries?endpointId=${id}&eventType=listing.published`)).body.results).toEqual([]);
+    expect(
+      (await get(partner, `/webhook-deliveries?endpointId=${id}&eventType=listing.published`)).body.results,
+    ).toEqual([]);
     // Filtering by lead.received is naming lead data: 401 for a key without lead tracking (webhook-lead-permission.test.ts).
     expect((await get(partner, `/webhook-deliveries?endpointId=${id}&eventType=lead.received`)).status).toBe(401);
     const first = await get(partner, `/webhook-deliveries?endpointId=${id}&limit=2`);
     const second = await get(partner, `/webhook-deliveries?endpointId=${id}&limit=2&cursor=${first.body.nextCursor}`);
-    expect([...first.body.results, ...second.body.results].map((d: { deliveryId: string }) => d.deliveryId)).toEqual([...ids].reverse());
+    expect([...first.body.results, ...second.body.results].map((d: { deliveryId: string }) => d.deliveryId)).toEqual(
+      [...ids].reverse(),
+    );
     expect(second.body.nextCursor).toBeNull();
     expect((await get(partner, "/webhook-deliveries?status=lost")).status).toBe(400);
     expect((await get(partner, "/webhook-deliveries?cursor=abc")).status).toBe(400);
@@ -200,7 +246,8 @@ describe("secrets, pings and deliveries", () => {
 
     const retried = await post(partner, `/webhook-deliveries/${ids[0]}/retry`);
     expect(retried).toMatchObject({ status: 202, body: { status: "success", deliveryId: ids[0] } });
-    const [row] = await api.sql`SELECT status, round_start, attempt_count FROM webhook_deliveries WHERE id = ${ids[0]!}::uuid`;
+    const [row] =
+      await api.sql`SELECT status, round_start, attempt_count FROM webhook_deliveries WHERE id = ${ids[0]!}::uuid`;
     expect(row).toMatchObject({ status: "pending", round_start: 10, attempt_count: 10 });
 
     const since = new Date(Date.now() - 3600_000).toISOString();
@@ -209,7 +256,9 @@ describe("secrets, pings and deliveries", () => {
     const statuses = await api.sql`SELECT status FROM webhook_deliveries WHERE id = ANY(${ids}::uuid[])`;
     expect(statuses.map((r) => r.status)).toEqual(["pending", "pending", "pending"]);
 
-    expect((await post(partner, `/webhook-deliveries/${crypto.randomUUID()}/retry`)).body.error).toBe("Webhook delivery not found");
+    expect((await post(partner, `/webhook-deliveries/${crypto.randomUUID()}/retry`)).body.error).toBe(
+      "Webhook delivery not found",
+    );
     expect((await post(partner, "/webhook-deliveries/not-a-uuid/retry")).status).toBe(400);
     expect((await post(leadTracker, `/webhook-deliveries/${ids[1]}/retry`)).status).toBe(404);
     expect((await post(partner, `/webhook-endpoints/${id}/recover`)).status).toBe(400);
@@ -221,18 +270,36 @@ describe("secrets, pings and deliveries", () => {
     await put(partner, id, endpointBody());
     const deliveryId = (await post(partner, `/webhook-endpoints/${id}/test`)).body.deliveryId;
     const disabled = await put(partner, id, { enabled: false });
-    expect(disabled.body.endpoint).toMatchObject({ enabled: false, disabledReason: 'disabled by the partner (a PUT with "enabled": false)' });
+    expect(disabled.body.endpoint).toMatchObject({
+      enabled: false,
+      disabledReason: 'disabled by the partner (a PUT with "enabled": false)',
+    });
     expect(disabled.body.endpoint.disabledAt).not.toBeNull();
     const [delivery] = (await get(partner, `/webhook-deliveries?endpointId=${id}`)).body.results;
-    expect(delivery).toMatchObject({ deliveryId, status: "failed", lastError: 'endpoint disabled: disabled by the partner (a PUT with "enabled": false)' });
+    expect(delivery).toMatchObject({
+      deliveryId,
+      status: "failed",
+      lastError: 'endpoint disabled: disabled by the partner (a PUT with "enabled": false)',
+    });
 
     const conflict = await post(partner, `/webhook-endpoints/${id}/test`);
-    expect(conflict).toMatchObject({ status: 409, body: { status: "error", error: 'Webhook endpoint is disabled; re-enable it with a PUT carrying "enabled": true first' } });
+    expect(conflict).toMatchObject({
+      status: 409,
+      body: {
+        status: "error",
+        error: 'Webhook endpoint is disabled; re-enable it with a PUT carrying "enabled": true first',
+      },
+    });
     expect((await post(partner, `/webhook-deliveries/${deliveryId}/retry`)).status).toBe(409);
     expect((await post(partner, `/webhook-endpoints/${id}/recover?since=2020-01-01T00:00:00Z`)).status).toBe(409);
 
     const enabled = await put(partner, id, { enabled: true });
-    expect(enabled.body.endpoint).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
+    expect(enabled.body.endpoint).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      failingSince: null,
+    });
     expect((await post(partner, `/webhook-endpoints/${id}/recover?since=2020-01-01T00:00:00Z`)).body.requeued).toBe(1);
   });
 
@@ -242,6 +309,12 @@ describe("secrets, pings and deliveries", () => {
     await api.sql`UPDATE webhook_endpoints SET failing_since = now() WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
     const moved = await put(partner, id, { enabled: true, url: "https://crm.example.com/hooks/new" });
     expect(moved.status).toBe(200);
-    expect(moved.body.endpoint).toMatchObject({ enabled: true, url: "https://crm.example.com/hooks/new", disabledReason: null, failingSince: null, version: 2 });
+    expect(moved.body.endpoint).toMatchObject({
+      enabled: true,
+      url: "https://crm.example.com/hooks/new",
+      disabledReason: null,
+      failingSince: null,
+      version: 2,
+    });
   });
 });

@@ -28,12 +28,16 @@ let leadDeliveryId: string;
 let listingDeliveryOfLeadEndpoint: string;
 let plainDeliveryId: string;
 
-const req = (key: string, method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key, body });
+const req = (key: string, method: string, path: string, body?: unknown) =>
+  call(api.baseUrl, method, `/partner/v1${path}`, { key, body });
 const getEndpoint = (key: string, id: string) => req(key, "GET", `/webhook-endpoints/${id}`);
 
 async function insertFailedDelivery(endpointId: string, type: "lead.received" | "listing.published"): Promise<string> {
   const id = crypto.randomUUID();
-  const data = type === "lead.received" ? { externalListingId: "L-1", officeId: partner.officeId, officeLeadCount: 12, version: 12 } : { externalListingId: "L-1", status: "active", version: 1 };
+  const data =
+    type === "lead.received"
+      ? { externalListingId: "L-1", officeId: partner.officeId, officeLeadCount: 12, version: 12 }
+      : { externalListingId: "L-1", status: "active", version: 1 };
   await api.sql`
     INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, status, attempt_count, last_error, created_at)
     SELECT ${id}::uuid, e.id, e.partner_id, ${crypto.randomUUID()}::uuid, ${type}, ${webhookBody(type, new Date().toISOString(), data)}, 'failed', 3, 'HTTP 500', now() - interval '1 minute'
@@ -41,7 +45,8 @@ async function insertFailedDelivery(endpointId: string, type: "lead.received" | 
   return id;
 }
 
-const deliveryStatus = async (id: string) => (await api.sql`SELECT status FROM webhook_deliveries WHERE id = ${id}::uuid`)[0]?.status;
+const deliveryStatus = async (id: string) =>
+  (await api.sql`SELECT status FROM webhook_deliveries WHERE id = ${id}::uuid`)[0]?.status;
 
 beforeAll(async () => {
   api = await startApi({ relay: false });
@@ -50,10 +55,25 @@ beforeAll(async () => {
   const admin = createPartnerAdmin({ sql: api.sql, redis: api.redis });
   keyB = (await admin.createKey({ partnerId: partner.partnerId, leadTracking: false })).apiKey;
 
-  expect((await req(keyA, "PUT", `/webhook-endpoints/${leadEndpoint}`, { url: CRM_URL, events: ["lead.received", "listing.published"] })).status).toBe(201);
-  expect((await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: CRM_URL, events: ["lead.received"] })).status).toBe(201);
-  expect((await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { events: ["listing.published"] })).status).toBe(200);
-  expect((await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { url: CRM_URL, events: ["listing.published"] })).status).toBe(201);
+  expect(
+    (
+      await req(keyA, "PUT", `/webhook-endpoints/${leadEndpoint}`, {
+        url: CRM_URL,
+        events: ["lead.received", "listing.published"],
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: CRM_URL, events: ["lead.received"] }))
+      .status,
+  ).toBe(201);
+  expect(
+    (await req(keyA, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { events: ["listing.published"] })).status,
+  ).toBe(200);
+  expect(
+    (await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { url: CRM_URL, events: ["listing.published"] }))
+      .status,
+  ).toBe(201);
   leadDeliveryId = await insertFailedDelivery(leadEndpoint, "lead.received");
   listingDeliveryOfLeadEndpoint = await insertFailedDelivery(leadEndpoint, "listing.published");
   plainDeliveryId = await insertFailedDelivery(plainEndpoint, "listing.published");
@@ -66,21 +86,41 @@ afterAll(async () => {
 describe("a key without lead tracking gets 401 on every route naming lead data, and changes nothing", () => {
   test("PUT of an endpoint subscribed to lead.received: no url, events or enabled change, even with a body that is otherwise invalid", async () => {
     const before = (await getEndpoint(keyA, leadEndpoint)).body.endpoint;
-    for (const body of [{ url: B_URL }, { events: ["listing.published"] }, { url: B_URL, events: ["listing.published"] }, { enabled: false }, { url: 5 }, {}]) {
+    for (const body of [
+      { url: B_URL },
+      { events: ["listing.published"] },
+      { url: B_URL, events: ["listing.published"] },
+      { enabled: false },
+      { url: 5 },
+      {},
+    ]) {
       const res = await req(keyB, "PUT", `/webhook-endpoints/${leadEndpoint}`, body);
       expect({ body, status: res.status, answer: res.body }).toEqual({ body, status: 401, answer: UNAUTHORIZED });
     }
     expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint).toEqual(before);
     // Nor the endpoint that used to be subscribed: its history holds lead deliveries.
-    expect(await req(keyB, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: B_URL })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: B_URL })).toMatchObject({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
     expect((await getEndpoint(keyA, formerLeadEndpoint)).body.endpoint.url).toBe(CRM_URL);
   });
 
   test("PUT that subscribes to lead.received, new or existing endpoint, before any other check", async () => {
     const fresh = uniqueName("b-lead");
-    expect(await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: B_URL, events: ["lead.received"] })).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: "not a url", events: ["lead.received"], unknown: 1 })).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { events: ["listing.published", "lead.received"] })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(
+      await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: B_URL, events: ["lead.received"] }),
+    ).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(
+      await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, {
+        url: "not a url",
+        events: ["lead.received"],
+        unknown: 1,
+      }),
+    ).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(
+      await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { events: ["listing.published", "lead.received"] }),
+    ).toMatchObject({ status: 401, body: UNAUTHORIZED });
     expect((await getEndpoint(keyB, fresh)).status).toBe(404);
     expect((await getEndpoint(keyB, plainEndpoint)).body.endpoint.events).toEqual(["listing.published"]);
   });
@@ -92,7 +132,10 @@ describe("a key without lead tracking gets 401 on every route naming lead data, 
   });
 
   test("DELETE of the endpoint", async () => {
-    expect(await req(keyB, "DELETE", `/webhook-endpoints/${leadEndpoint}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "DELETE", `/webhook-endpoints/${leadEndpoint}`)).toMatchObject({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
     expect((await getEndpoint(keyA, leadEndpoint)).status).toBe(200);
     expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
   });
@@ -105,39 +148,71 @@ describe("a key without lead tracking gets 401 on every route naming lead data, 
   });
 
   test("test (ping through the endpoint)", async () => {
-    const pings = async () => (await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ${leadEndpoint} AND d.event_type = 'ping'`)[0]!.n;
+    const pings = async () =>
+      (
+        await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ${leadEndpoint} AND d.event_type = 'ping'`
+      )[0]!.n;
     const before = await pings();
-    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).toMatchObject({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
     expect(await pings()).toBe(before);
   });
 
   test("recover: the failed lead deliveries stay failed", async () => {
     const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
-    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(await req(keyB, "POST", `/webhook-endpoints/${formerLeadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
+    expect(await req(keyB, "POST", `/webhook-endpoints/${formerLeadEndpoint}/recover?since=${since}`)).toMatchObject({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
     expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
   });
 
   test("replay (a feed or time range) to an endpoint carrying lead data: nothing queued, even with an invalid range", async () => {
-    const deliveries = async () => (await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ANY(${[leadEndpoint, formerLeadEndpoint]}::text[])`)[0]!.n;
+    const deliveries = async () =>
+      (
+        await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ANY(${[leadEndpoint, formerLeadEndpoint]}::text[])`
+      )[0]!.n;
     const before = await deliveries();
-    for (const [id, body] of [[leadEndpoint, { afterSequence: 0 }], [formerLeadEndpoint, { since: new Date(Date.now() - 3_600_000).toISOString() }], [leadEndpoint, { afterSequence: -1, bogus: true }]] as const) {
+    for (const [id, body] of [
+      [leadEndpoint, { afterSequence: 0 }],
+      [formerLeadEndpoint, { since: new Date(Date.now() - 3_600_000).toISOString() }],
+      [leadEndpoint, { afterSequence: -1, bogus: true }],
+    ] as const) {
       const res = await req(keyB, "POST", `/webhook-endpoints/${id}/replay`, body);
-      expect({ id, body, status: res.status, answer: res.body }).toEqual({ id, body, status: 401, answer: UNAUTHORIZED });
+      expect({ id, body, status: res.status, answer: res.body }).toEqual({
+        id,
+        body,
+        status: 401,
+        answer: UNAUTHORIZED,
+      });
     }
     expect(await deliveries()).toBe(before);
   });
 
   test("retry of a lead.received delivery, and of any delivery of an endpoint carrying lead data", async () => {
     for (const id of [leadDeliveryId, listingDeliveryOfLeadEndpoint, leadDeliveryId.toUpperCase()]) {
-      expect(await req(keyB, "POST", `/webhook-deliveries/${id}/retry`)).toMatchObject({ status: 401, body: UNAUTHORIZED });
+      expect(await req(keyB, "POST", `/webhook-deliveries/${id}/retry`)).toMatchObject({
+        status: 401,
+        body: UNAUTHORIZED,
+      });
     }
     expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
     expect(await deliveryStatus(listingDeliveryOfLeadEndpoint)).toBe("failed");
   });
 
   test("deliveries list filtered by eventType=lead.received or by an endpoint carrying lead data", async () => {
-    for (const q of ["eventType=lead.received", `endpointId=${leadEndpoint}`, `endpointId=${formerLeadEndpoint}`, "eventType=lead.received&status=failed&limit=1"]) {
+    for (const q of [
+      "eventType=lead.received",
+      `endpointId=${leadEndpoint}`,
+      `endpointId=${formerLeadEndpoint}`,
+      "eventType=lead.received&status=failed&limit=1",
+    ]) {
       const res = await req(keyB, "GET", `/webhook-deliveries?${q}`);
       expect({ q, status: res.status, body: res.body }).toEqual({ q, status: 401, body: UNAUTHORIZED });
     }
@@ -160,7 +235,9 @@ describe("lists of a key without lead tracking leave lead data out", () => {
     expect(listB.body.results.map((d: any) => d.deliveryId)).toEqual([plainDeliveryId]);
     expect(JSON.stringify(listB.body)).not.toContain("officeLeadCount");
     const listA = await req(keyA, "GET", "/webhook-deliveries?limit=500");
-    expect(listA.body.results.map((d: any) => d.deliveryId)).toEqual(expect.arrayContaining([plainDeliveryId, leadDeliveryId, listingDeliveryOfLeadEndpoint]));
+    expect(listA.body.results.map((d: any) => d.deliveryId)).toEqual(
+      expect.arrayContaining([plainDeliveryId, leadDeliveryId, listingDeliveryOfLeadEndpoint]),
+    );
   });
 });
 
@@ -171,24 +248,48 @@ describe("what stays as it was", () => {
     expect((await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { description: "B's" })).status).toBe(200);
     expect((await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/rotate-secret`)).status).toBe(200);
     expect((await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/test`)).status).toBe(202);
-    expect((await req(keyB, "GET", `/webhook-deliveries?endpointId=${plainEndpoint}&eventType=listing.published`)).body.results.map((d: any) => d.deliveryId)).toEqual([plainDeliveryId]);
-    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/recover?since=${since}`)).toMatchObject({ status: 202, body: { requeued: 1 } });
+    expect(
+      (
+        await req(keyB, "GET", `/webhook-deliveries?endpointId=${plainEndpoint}&eventType=listing.published`)
+      ).body.results.map((d: any) => d.deliveryId),
+    ).toEqual([plainDeliveryId]);
+    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/recover?since=${since}`)).toMatchObject({
+      status: 202,
+      body: { requeued: 1 },
+    });
     expect((await req(keyB, "POST", `/webhook-deliveries/${plainDeliveryId}/retry`)).status).toBe(202);
-    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({ status: 202, body: { status: "success" } });
+    expect(await req(keyB, "POST", `/webhook-endpoints/${plainEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({
+      status: 202,
+      body: { status: "success" },
+    });
     const scratch = uniqueName("b-scratch");
-    expect((await req(keyB, "PUT", `/webhook-endpoints/${scratch}`, { url: B_URL, events: ["listing.unpublished"] })).status).toBe(201);
+    expect(
+      (await req(keyB, "PUT", `/webhook-endpoints/${scratch}`, { url: B_URL, events: ["listing.unpublished"] })).status,
+    ).toBe(201);
     expect((await req(keyB, "DELETE", `/webhook-endpoints/${scratch}`)).status).toBe(200);
   });
 
   test("A (lead tracking) does everything on the lead endpoint", async () => {
     const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
     expect((await req(keyA, "PUT", `/webhook-endpoints/${leadEndpoint}`, { description: "A's" })).status).toBe(200);
-    expect((await req(keyA, "GET", `/webhook-deliveries?eventType=lead.received&endpointId=${leadEndpoint}`)).body.results.map((d: any) => d.deliveryId)).toEqual([leadDeliveryId]);
-    expect((await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/rotate-secret`)).body.secret).toMatch(/^whsec_/);
+    expect(
+      (
+        await req(keyA, "GET", `/webhook-deliveries?eventType=lead.received&endpointId=${leadEndpoint}`)
+      ).body.results.map((d: any) => d.deliveryId),
+    ).toEqual([leadDeliveryId]);
+    expect((await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/rotate-secret`)).body.secret).toMatch(
+      /^whsec_/,
+    );
     expect((await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).status).toBe(202);
-    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({ status: 202, body: { requeued: 2 } });
+    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({
+      status: 202,
+      body: { requeued: 2 },
+    });
     expect((await req(keyA, "POST", `/webhook-deliveries/${leadDeliveryId}/retry`)).status).toBe(202);
-    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({ status: 202, body: { status: "success" } });
+    expect(await req(keyA, "POST", `/webhook-endpoints/${leadEndpoint}/replay`, { afterSequence: 0 })).toMatchObject({
+      status: 202,
+      body: { status: "success" },
+    });
     expect((await req(keyA, "DELETE", `/webhook-endpoints/${formerLeadEndpoint}`)).status).toBe(200);
   });
 
@@ -212,6 +313,8 @@ test("every webhook route of the API is one this test exercises with both keys",
     "GET /partner/v1/webhook-deliveries",
     "POST /partner/v1/webhook-deliveries/:deliveryId/retry",
   ];
-  const routes = api.routes.filter((r) => r.path.startsWith("/partner/v1/webhook-") && r.method !== "HEAD").map((r) => `${r.method} ${r.path}`);
+  const routes = api.routes
+    .filter((r) => r.path.startsWith("/partner/v1/webhook-") && r.method !== "HEAD")
+    .map((r) => `${r.method} ${r.path}`);
   expect(routes.sort()).toEqual(exercised.sort());
 });

@@ -16,12 +16,17 @@ const listingIds = Array.from({ length: LISTINGS }, (_, i) => uniqueName(`conten
 beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
-  for (const id of Object.values(brokers)) expect((await partner.put(`/partner/v1/brokers/${id}`, sample.broker({ name: id }))).status).toBe(201);
-  for (const id of listingIds) expect((await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokers.a))).status).toBe(201);
+  for (const id of Object.values(brokers))
+    expect((await partner.put(`/partner/v1/brokers/${id}`, sample.broker({ name: id }))).status).toBe(201);
+  for (const id of listingIds)
+    expect((await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokers.a))).status).toBe(201);
 }, 60_000);
 afterAll(() => api?.stop());
 
-const inline = (externalBrokerId: string, round: number) => ({ externalBrokerId, ...sample.broker({ name: `${externalBrokerId} round ${round}` }) });
+const inline = (externalBrokerId: string, round: number) => ({
+  externalBrokerId,
+  ...sample.broker({ name: `${externalBrokerId} round ${round}` }),
+});
 
 describe("concurrent writes to listings and their brokers", () => {
   test(`${LISTINGS} listings × ${ROUNDS} rounds of inline brokers, reassignments and broker updates: no 5xx, consistent state`, async () => {
@@ -40,10 +45,23 @@ describe("concurrent writes to listings and their brokers", () => {
         // Two brokers swapping: half the listings go to one inline, the rest to the other by reference, and
         // every listing gets both kinds of write at once.
         const [viaInline, viaReference] = i % 2 ? [mine, other] : [other, mine];
-        requests.push(partner.put(`/partner/v1/listings/${id}`, { broker: inline(viaInline, round), title: `inline ${round}` }).then(track(`inline ${id}`)));
-        requests.push(partner.put(`/partner/v1/listings/${id}`, { brokerExternalId: viaReference, title: `reference ${round}` }).then(track(`reference ${id}`)));
+        requests.push(
+          partner
+            .put(`/partner/v1/listings/${id}`, { broker: inline(viaInline, round), title: `inline ${round}` })
+            .then(track(`inline ${id}`)),
+        );
+        requests.push(
+          partner
+            .put(`/partner/v1/listings/${id}`, { brokerExternalId: viaReference, title: `reference ${round}` })
+            .then(track(`reference ${id}`)),
+        );
       });
-      for (const id of [mine, other]) requests.push(partner.put(`/partner/v1/brokers/${id}`, sample.broker({ name: `${id} direct ${round}` })).then(track(`broker ${id}`)));
+      for (const id of [mine, other])
+        requests.push(
+          partner
+            .put(`/partner/v1/brokers/${id}`, sample.broker({ name: `${id} direct ${round}` }))
+            .then(track(`broker ${id}`)),
+        );
       await Promise.all(requests);
     }
 
@@ -53,10 +71,12 @@ describe("concurrent writes to listings and their brokers", () => {
 
     // Every listing: on one of the two brokers, read-back agrees with the row, and its events tell its history
     // without a gap (one event per version, the last one naming the current broker).
-    const brokerRows = await api.sql`SELECT id::text AS id, external_id, version FROM brokers WHERE partner_id = ${partner.partnerId}`;
+    const brokerRows =
+      await api.sql`SELECT id::text AS id, external_id, version FROM brokers WHERE partner_id = ${partner.partnerId}`;
     const brokerIdOf = new Map(brokerRows.map((b) => [b.external_id as string, b.id as string]));
     for (const id of listingIds) {
-      const [row] = await api.sql`SELECT id::text AS id, broker_id::text AS broker_id, version, title FROM listings WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
+      const [row] =
+        await api.sql`SELECT id::text AS id, broker_id::text AS broker_id, version, title FROM listings WHERE partner_id = ${partner.partnerId} AND external_id = ${id}`;
       expect([brokerIdOf.get(brokers.a), brokerIdOf.get(brokers.b)]).toContain(row!.broker_id);
       const readBack = (await partner.get(`/partner/v1/listings/${id}`)).body.listing;
       expect(readBack.serviceBrokerId).toBe(row!.broker_id);
@@ -68,7 +88,8 @@ describe("concurrent writes to listings and their brokers", () => {
       expect(events.at(-1)!.broker_id).toBe(row!.broker_id);
     }
     for (const b of brokerRows) {
-      const events = await api.sql`SELECT (payload->>'version')::int AS version FROM outbox WHERE topic = ${Topics.brokerEvents.name} AND message_key = ${b.id} ORDER BY id`;
+      const events =
+        await api.sql`SELECT (payload->>'version')::int AS version FROM outbox WHERE topic = ${Topics.brokerEvents.name} AND message_key = ${b.id} ORDER BY id`;
       expect(events.map((e) => e.version)).toEqual(Array.from({ length: b.version }, (_, k) => k + 1));
     }
   }, 120_000);

@@ -47,7 +47,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     searchAlias: readSearchAlias(r, DEFAULT_SEARCH_ALIAS),
     groupId: r.string("INDEXER_GROUP_ID", "pss-indexer"),
     llmRewriter: llmUrl
-      ? { url: llmUrl, model: r.string("REWRITER_LLM_MODEL"), apiKey: r.optionalString("REWRITER_LLM_API_KEY"), timeoutMs: r.int("REWRITER_LLM_TIMEOUT_MS", 5000, { min: 100, max: 120_000 }) }
+      ? {
+          url: llmUrl,
+          model: r.string("REWRITER_LLM_MODEL"),
+          apiKey: r.optionalString("REWRITER_LLM_API_KEY"),
+          timeoutMs: r.int("REWRITER_LLM_TIMEOUT_MS", 5000, { min: 100, max: 120_000 }),
+        }
       : null,
     reconcile: {
       intervalMs: r.int("RECONCILE_INTERVAL_MS", 30_000, { min: 0 }),

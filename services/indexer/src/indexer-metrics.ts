@@ -14,7 +14,10 @@ export function registerIndexingGauges(deps: { metrics: Metrics; sql: postgres.S
         FROM listings WHERE index_state = 'pending' OR indexed_version IS DISTINCT FROM version`;
       return { count: row!.n, oldestSeconds: Math.max(0, row!.oldest_seconds ?? 0) };
     },
-    { maxAgeMs: 5_000, onError: (err) => deps.logger.debug("indexing metrics unavailable", { err: (err as Error).message }) },
+    {
+      maxAgeMs: 5_000,
+      onError: (err) => deps.logger.debug("indexing metrics unavailable", { err: (err as Error).message }),
+    },
   );
   gaugeFromSource(deps.metrics, {
     name: "indexer_listings_pending",

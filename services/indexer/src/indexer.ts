@@ -1,7 +1,13 @@
 // The indexer as a factory over its clients: main.ts wires it for production, tests wire it to unique names.
 import type { Client } from "@opensearch-project/opensearch";
 import { Topics } from "@pss/contracts";
-import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger } from "@pss/service-kit";
+import {
+  createEventConsumer,
+  type ConsumerMetrics,
+  type ConsumerSettings,
+  type EventConsumer,
+  type Logger,
+} from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
@@ -34,7 +40,14 @@ export interface Indexer extends EventConsumer {
 
 export function createIndexer(deps: IndexerDeps): Indexer {
   const ensureIndex = createIndexEnsurer(deps.opensearch, deps.alias, deps.logger);
-  const handleBatch = createIndexingHandler({ sql: deps.sql, opensearch: deps.opensearch, alias: deps.alias, rewriter: deps.rewriter, logger: deps.logger, ensureIndex });
+  const handleBatch = createIndexingHandler({
+    sql: deps.sql,
+    opensearch: deps.opensearch,
+    alias: deps.alias,
+    rewriter: deps.rewriter,
+    logger: deps.logger,
+    ensureIndex,
+  });
   const consumer = createEventConsumer({
     kafka: deps.kafka,
     groupId: deps.groupId,
@@ -42,7 +55,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
     metrics: deps.metrics,
-    handleBatch: deps.onlyPartners ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId))) : handleBatch,
+    handleBatch: deps.onlyPartners
+      ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId)))
+      : handleBatch,
     // Partitions are independent (ordering is per aggregate): overlap their database and OpenSearch round trips.
     partitionsConsumedConcurrently: 6,
     session: deps.session,
@@ -55,7 +70,11 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     ensureIndex,
     async start() {
       // OpenSearch may be down at boot: the first batch tries again (and retries until it is back).
-      await ensureIndex().catch((err) => deps.logger.warn("search index not ready yet; will retry with the first batch", { err: (err as Error).message }));
+      await ensureIndex().catch((err) =>
+        deps.logger.warn("search index not ready yet; will retry with the first batch", {
+          err: (err as Error).message,
+        }),
+      );
       await consumer.start();
     },
     stop: () => consumer.stop(),

@@ -1,6 +1,14 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import { createConsumerMetrics, createKafka, createOpenSearch, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
+import {
+  createConsumerMetrics,
+  createKafka,
+  createOpenSearch,
+  createPostgres,
+  runService,
+  type ServiceKit,
+  type ServiceParts,
+} from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createIndexer } from "./indexer.ts";
 import { registerIndexingGauges } from "./indexer-metrics.ts";
@@ -14,12 +22,34 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
   const sql = createPostgres(config.postgres, { applicationName: "pss-indexer" });
   const opensearch = createOpenSearch(config.opensearch);
   const kafka = createKafka(config.kafka, logger);
-  const rewriter = config.llmRewriter ? createLlmRewriter({ ...config.llmRewriter, logger }) : createDeterministicRewriter();
+  const rewriter = config.llmRewriter
+    ? createLlmRewriter({ ...config.llmRewriter, logger })
+    : createDeterministicRewriter();
   registerIndexingGauges({ metrics, sql, logger });
-  const consumerMetrics = createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) });
-  const indexer = createIndexer({ kafka, sql, opensearch, alias: config.searchAlias, groupId: config.groupId, rewriter, logger, metrics: consumerMetrics, session: config.kafka.consumer });
+  const consumerMetrics = createConsumerMetrics(metrics, {
+    onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
+  });
+  const indexer = createIndexer({
+    kafka,
+    sql,
+    opensearch,
+    alias: config.searchAlias,
+    groupId: config.groupId,
+    rewriter,
+    logger,
+    metrics: consumerMetrics,
+    session: config.kafka.consumer,
+  });
   // One active across replicas (the lease "reconciler:<alias>" in leader_leases); the others stand by.
-  const reconciler = createReconciler({ sql, opensearch, alias: config.searchAlias, rewriter, logger, ...config.reconcile, metrics: createReconcilerMetrics(metrics) });
+  const reconciler = createReconciler({
+    sql,
+    opensearch,
+    alias: config.searchAlias,
+    rewriter,
+    logger,
+    ...config.reconcile,
+    metrics: createReconcilerMetrics(metrics),
+  });
   return {
     clients: { sql, kafka, opensearch },
     checks: {
@@ -29,7 +59,12 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
       },
     },
     topics: topicSpecs(config.kafka.topics),
-    start: { what: "start consuming", run: () => indexer.start(), check: "consumer", isRunning: () => indexer.isRunning() },
+    start: {
+      what: "start consuming",
+      run: () => indexer.start(),
+      check: "consumer",
+      isRunning: () => indexer.isRunning(),
+    },
     started() {
       logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
       reconciler.start();

@@ -4,7 +4,14 @@ import { NO_TRACE, silentLogger } from "@pss/service-kit";
 import { Partitioners } from "kafkajs";
 import { uniqueName } from "../../../test/support/env.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { deleteSearchIndex, indexedState, rawDocument, startIndexer, until, type IndexerHarness } from "./support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  rawDocument,
+  startIndexer,
+  until,
+  type IndexerHarness,
+} from "./support/indexer-harness.ts";
 
 let api: ApiHarness;
 let idx: IndexerHarness;
@@ -42,7 +49,8 @@ describe("the search index follows the spec's status table", () => {
   test("the index lives behind the alias in a versioned index with explicit mappings", async () => {
     const res = await idx.opensearch.indices.getAlias({ name: idx.alias });
     expect(Object.keys(res.body)).toEqual([`${idx.alias}-v1`]);
-    const mapping = (await idx.opensearch.indices.getMapping({ index: `${idx.alias}-v1` })).body[`${idx.alias}-v1`]!.mappings as any;
+    const mapping = (await idx.opensearch.indices.getMapping({ index: `${idx.alias}-v1` })).body[`${idx.alias}-v1`]!
+      .mappings as any;
     expect(mapping.dynamic).toBe("false");
     expect(mapping.properties.title).toEqual({ type: "text", analyzer: "english" });
     expect(mapping.properties.description).toEqual({ type: "text", analyzer: "english" });
@@ -90,25 +98,52 @@ describe("the search index follows the spec's status table", () => {
   }, 60_000);
 
   test("a listing created straight into a visible status is indexed; DRAFT, SOLD and ARCHIVED creations are not", async () => {
-    for (const [status, visible] of [["UNDER_CONTRACT", true], ["PENDING_CONTRACT", true], ["DRAFT", false], ["SOLD", false], ["ARCHIVED", false]] as const) {
+    for (const [status, visible] of [
+      ["UNDER_CONTRACT", true],
+      ["PENDING_CONTRACT", true],
+      ["DRAFT", false],
+      ["SOLD", false],
+      ["ARCHIVED", false],
+    ] as const) {
       const id = await putListing(uniqueName("listing"), sample.listing(brokerId, { status }));
-      expect({ status, state: (await indexedState(api.sql, id)).state }).toEqual({ status, state: visible ? "indexed" : "removed" });
-      expect({ status, present: (await rawDocument(idx.opensearch, idx.alias, id)) !== null }).toEqual({ status, present: visible });
+      expect({ status, state: (await indexedState(api.sql, id)).state }).toEqual({
+        status,
+        state: visible ? "indexed" : "removed",
+      });
+      expect({ status, present: (await rawDocument(idx.opensearch, idx.alias, id)) !== null }).toEqual({
+        status,
+        present: visible,
+      });
     }
   }, 60_000);
 });
 
 describe("only what a buyer may see reaches OpenSearch", () => {
-  const address = { streetAddress1: "77 Hidden Lane", city: "Secretville", state: "TX", postalCode: "78799", country: "US" };
+  const address = {
+    streetAddress1: "77 Hidden Lane",
+    city: "Secretville",
+    state: "TX",
+    postalCode: "78799",
+    country: "US",
+  };
 
   test("SHOW_FULL_ADDRESS indexes the whole address", async () => {
-    const id = await putListing(uniqueName("listing"), sample.listing(brokerId, { location: { ...address, visibility: "SHOW_FULL_ADDRESS" } }));
+    const id = await putListing(
+      uniqueName("listing"),
+      sample.listing(brokerId, { location: { ...address, visibility: "SHOW_FULL_ADDRESS" } }),
+    );
     await indexedState(api.sql, id);
-    expect((await rawDocument(idx.opensearch, idx.alias, id))!.location).toEqual({ ...address, visibility: "SHOW_FULL_ADDRESS" });
+    expect((await rawDocument(idx.opensearch, idx.alias, id))!.location).toEqual({
+      ...address,
+      visibility: "SHOW_FULL_ADDRESS",
+    });
   });
 
   test("SHOW_CITY_STATE drops street and postal code", async () => {
-    const id = await putListing(uniqueName("listing"), sample.listing(brokerId, { location: { ...address, visibility: "SHOW_CITY_STATE" } }));
+    const id = await putListing(
+      uniqueName("listing"),
+      sample.listing(brokerId, { location: { ...address, visibility: "SHOW_CITY_STATE" } }),
+    );
     await indexedState(api.sql, id);
     const doc = (await rawDocument(idx.opensearch, idx.alias, id))!;
     expect(doc.location).toEqual({ city: "Secretville", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" });
@@ -116,7 +151,10 @@ describe("only what a buyer may see reaches OpenSearch", () => {
   });
 
   test("SHOW_STATE_ONLY also drops the city", async () => {
-    const id = await putListing(uniqueName("listing"), sample.listing(brokerId, { location: { ...address, visibility: "SHOW_STATE_ONLY" } }));
+    const id = await putListing(
+      uniqueName("listing"),
+      sample.listing(brokerId, { location: { ...address, visibility: "SHOW_STATE_ONLY" } }),
+    );
     await indexedState(api.sql, id);
     const doc = (await rawDocument(idx.opensearch, idx.alias, id))!;
     expect(doc.location).toEqual({ state: "TX", country: "US", visibility: "SHOW_STATE_ONLY" });
@@ -125,11 +163,16 @@ describe("only what a buyer may see reaches OpenSearch", () => {
 
   test("narrowing the visibility later removes the hidden parts from the stored document", async () => {
     const externalId = uniqueName("listing");
-    const id = await putListing(externalId, sample.listing(brokerId, { location: { ...address, visibility: "SHOW_FULL_ADDRESS" } }));
+    const id = await putListing(
+      externalId,
+      sample.listing(brokerId, { location: { ...address, visibility: "SHOW_FULL_ADDRESS" } }),
+    );
     await indexedState(api.sql, id);
     await putListing(externalId, { location: { visibility: "SHOW_STATE_ONLY" } });
     await indexedState(api.sql, id);
-    expect(JSON.stringify(await rawDocument(idx.opensearch, idx.alias, id))).not.toMatch(/Hidden Lane|78799|Secretville/);
+    expect(JSON.stringify(await rawDocument(idx.opensearch, idx.alias, id))).not.toMatch(
+      /Hidden Lane|78799|Secretville/,
+    );
   });
 
   test("broker e-mail addresses and phone numbers are never indexed; the broker's name is", async () => {
@@ -152,7 +195,10 @@ describe("broker changes", () => {
     expect((await rawDocument(idx.opensearch, idx.alias, visibleId))!.broker.name).toBe("Old Name");
 
     await partner.put(`/partner/v1/brokers/${broker}`, sample.broker({ name: "New Name" }));
-    await until("the new broker name in the index", async () => (await rawDocument(idx.opensearch, idx.alias, visibleId))?.broker.name === "New Name");
+    await until(
+      "the new broker name in the index",
+      async () => (await rawDocument(idx.opensearch, idx.alias, visibleId))?.broker.name === "New Name",
+    );
     expect(await rawDocument(idx.opensearch, idx.alias, draftId)).toBeNull();
   });
 });
@@ -171,10 +217,16 @@ describe("ordering and duplicates", () => {
     const producer = idx.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     const [v3] = await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id DESC LIMIT 1`;
-    await producer.send({ topic: Topics.listingEvents.name, messages: [v1!.payload, v3!.payload].map((p) => ({ key: String(id), value: JSON.stringify(p) })) });
+    await producer.send({
+      topic: Topics.listingEvents.name,
+      messages: [v1!.payload, v3!.payload].map((p) => ({ key: String(id), value: JSON.stringify(p) })),
+    });
     await producer.disconnect();
     await putListing(externalId, { title: "Version four title" });
-    await until("version 4 in the index", async () => (await rawDocument(idx.opensearch, idx.alias, id))?.title === "Version four title");
+    await until(
+      "version 4 in the index",
+      async () => (await rawDocument(idx.opensearch, idx.alias, id))?.title === "Version four title",
+    );
 
     const doc = await idx.opensearch.get({ index: idx.alias, id: String(id) });
     expect(doc.body._version).toBe(4);
@@ -187,11 +239,16 @@ describe("ordering and duplicates", () => {
     await putListing(externalId, { status: "SOLD" });
     await putListing(externalId, { status: "FOR_SALE", title: "Newest title" });
     await indexedState(api.sql, id);
-    const events = (await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id`).map((r) => r.payload);
+    const events = (await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id`).map(
+      (r) => r.payload,
+    );
     expect(events.map((e: any) => e.version)).toEqual([1, 2, 3]);
 
     const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0", trace: NO_TRACE, log: silentLogger };
-    const failures = await idx.indexer.handleBatch([{ event: events[0], ctx }, { event: events[1], ctx }]);
+    const failures = await idx.indexer.handleBatch([
+      { event: events[0], ctx },
+      { event: events[1], ctx },
+    ]);
     expect(failures).toEqual([]);
     const doc = await idx.opensearch.get({ index: idx.alias, id: String(id) });
     expect(doc.body._version).toBe(3);
@@ -218,9 +275,22 @@ describe("ordering and duplicates", () => {
     await indexedState(api.sql, id);
     const [good] = await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id LIMIT 1`;
     const ctx = { topic: Topics.listingEvents.name, partition: 0, offset: "0", trace: NO_TRACE, log: silentLogger };
-    const broken = { ...good!.payload, eventId: crypto.randomUUID(), payload: { ...good!.payload.payload, status: "LIVE" } };
-    const unknown = { ...good!.payload, eventId: crypto.randomUUID(), aggregateId: "999999999999", payload: { ...good!.payload.payload, listingId: 999999999999 } };
-    const failures = await idx.indexer.handleBatch([{ event: broken, ctx }, { event: unknown, ctx }, { event: good!.payload, ctx }]);
+    const broken = {
+      ...good!.payload,
+      eventId: crypto.randomUUID(),
+      payload: { ...good!.payload.payload, status: "LIVE" },
+    };
+    const unknown = {
+      ...good!.payload,
+      eventId: crypto.randomUUID(),
+      aggregateId: "999999999999",
+      payload: { ...good!.payload.payload, listingId: 999999999999 },
+    };
+    const failures = await idx.indexer.handleBatch([
+      { event: broken, ctx },
+      { event: unknown, ctx },
+      { event: good!.payload, ctx },
+    ]);
     expect(failures.map((f) => [f.event, f.reason])).toEqual([
       [broken, expect.stringContaining("listing payload is not valid")],
       [unknown, "listing 999999999999 does not exist"],
@@ -231,7 +301,8 @@ describe("ordering and duplicates", () => {
 describe("description rewriting", () => {
   test("the index gets the optimized description; the original stays and both are in the read-back", async () => {
     const externalId = uniqueName("listing");
-    const original = "GREAT CAFE FOR SALE!!! Call 512-555-0199 or write owner@cafe-example.com. Visit www.cafe-example.com   today.";
+    const original =
+      "GREAT CAFE FOR SALE!!! Call 512-555-0199 or write owner@cafe-example.com. Visit www.cafe-example.com   today.";
     const id = await putListing(externalId, sample.listing(brokerId, { description: original }));
     await indexedState(api.sql, id);
     const { body } = await partner.get(`/partner/v1/listings/${externalId}`);
@@ -248,9 +319,13 @@ describe("description rewriting", () => {
     await indexedState(api.sql, id);
     await putListing(externalId, { description: "Second text, call +1 512 555 0123." });
     await indexedState(api.sql, id);
-    expect((await partner.get(`/partner/v1/listings/${externalId}`)).body.listing.descriptionOptimized).toBe("Second text.");
+    expect((await partner.get(`/partner/v1/listings/${externalId}`)).body.listing.descriptionOptimized).toBe(
+      "Second text.",
+    );
     await putListing(externalId, { title: "Only the title changes" });
     await indexedState(api.sql, id);
-    expect((await partner.get(`/partner/v1/listings/${externalId}`)).body.listing.descriptionOptimized).toBe("Second text.");
+    expect((await partner.get(`/partner/v1/listings/${externalId}`)).body.listing.descriptionOptimized).toBe(
+      "Second text.",
+    );
   });
 });

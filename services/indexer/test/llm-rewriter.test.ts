@@ -4,7 +4,13 @@ import { silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import { sample, startApi, type ApiHarness } from "../../api/test/support/harness.ts";
 import { createLlmRewriter } from "../src/rewriting/llm-rewriter.ts";
-import { deleteSearchIndex, indexedState, rawDocument, startIndexer, type IndexerHarness } from "./support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  rawDocument,
+  startIndexer,
+  type IndexerHarness,
+} from "./support/indexer-harness.ts";
 
 // A real HTTP server on loopback that answers like an OpenAI-compatible chat-completions endpoint.
 type Mode = "ok" | "slow" | "error" | "empty";
@@ -18,14 +24,20 @@ const server = Bun.serve({
     requests.push({ path: new URL(req.url).pathname, authorization: req.headers.get("authorization"), body });
     if (mode === "slow") await Bun.sleep(3000);
     if (mode === "error") return new Response("overloaded", { status: 503 });
-    const content = mode === "empty" ? "" : `Polished: ${body.messages[1].content.replace(/\s+/g, " ")} Call 512-555-0100.`;
-    return Response.json({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+    const content =
+      mode === "empty" ? "" : `Polished: ${body.messages[1].content.replace(/\s+/g, " ")} Call 512-555-0100.`;
+    return Response.json({
+      id: "x",
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    });
   },
 });
 const url = `http://127.0.0.1:${server.port}/v1`;
 afterAll(() => server.stop(true));
 
-const rewriter = (timeoutMs = 1000) => createLlmRewriter({ url, model: "tiny-editor", apiKey: "sk-test", timeoutMs, logger: silentLogger });
+const rewriter = (timeoutMs = 1000) =>
+  createLlmRewriter({ url, model: "tiny-editor", apiKey: "sk-test", timeoutMs, logger: silentLogger });
 
 describe("the LLM rewriter", () => {
   test("sends the description to /chat/completions with the model and key, and returns the answer without contact details", async () => {
@@ -37,7 +49,10 @@ describe("the LLM rewriter", () => {
     expect(requests[0]!.path).toBe("/v1/chat/completions");
     expect(requests[0]!.authorization).toBe("Bearer sk-test");
     expect(requests[0]!.body.model).toBe("tiny-editor");
-    expect(requests[0]!.body.messages[1]).toEqual({ role: "user", content: "Nice   bakery. Email me at baker@example.com" });
+    expect(requests[0]!.body.messages[1]).toEqual({
+      role: "user",
+      content: "Nice   bakery. Email me at baker@example.com",
+    });
   });
 
   test("the deterministic pass runs on the answer: no contact detail survives either way", async () => {
@@ -85,11 +100,16 @@ describe("the indexer with the LLM backend", () => {
     await partner.put(`/partner/v1/brokers/${broker}`, sample.broker());
     const externalId = uniqueName("listing");
     const original = "Family diner,  40 seats.";
-    const { body } = await partner.put(`/partner/v1/listings/${externalId}`, sample.listing(broker, { description: original }));
+    const { body } = await partner.put(
+      `/partner/v1/listings/${externalId}`,
+      sample.listing(broker, { description: original }),
+    );
     await indexedState(api.sql, body.serviceListingId);
     const readBack = (await partner.get(`/partner/v1/listings/${externalId}`)).body.listing;
     expect(readBack.description).toBe(original);
     expect(readBack.descriptionOptimized).toBe("Polished: Family diner, 40 seats.");
-    expect((await rawDocument(idx.opensearch, idx.alias, body.serviceListingId))!.description).toBe("Polished: Family diner, 40 seats.");
+    expect((await rawDocument(idx.opensearch, idx.alias, body.serviceListingId))!.description).toBe(
+      "Polished: Family diner, 40 seats.",
+    );
   });
 });

@@ -7,7 +7,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { moveGroupToEnd, waitUntil } from "../../api/test/faults/support/fault-harness.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { assignments, logLines, ownerOf, partitionOf, startInstances, waitForSplit, type ServiceProcess } from "../../../test/support/consumer-instances.ts";
+import {
+  assignments,
+  logLines,
+  ownerOf,
+  partitionOf,
+  startInstances,
+  waitForSplit,
+  type ServiceProcess,
+} from "../../../test/support/consumer-instances.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 import { deleteSearchIndex } from "./support/indexer-harness.ts";
 
@@ -27,7 +35,11 @@ beforeAll(async () => {
   brokerId = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   await moveGroupToEnd(api.kafka, group);
-  instances = await startInstances("indexer", 2, { OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: group, RECONCILE_INTERVAL_MS: "0" });
+  instances = await startInstances("indexer", 2, {
+    OPENSEARCH_INDEX_ALIAS: alias,
+    INDEXER_GROUP_ID: group,
+    RECONCILE_INTERVAL_MS: "0",
+  });
   await waitForSplit(instances, group, TOPIC, PARTITIONS);
 }, 150_000);
 
@@ -41,7 +53,11 @@ afterAll(async () => {
 /** One write of a listing (its title says which), under a request ID of its own. */
 async function write(externalId: string, title: string): Promise<{ id: number; requestId: string }> {
   const requestId = uniqueName("req");
-  const res = await call(api.baseUrl, "PUT", `/partner/v1/listings/${externalId}`, { key: partner.apiKey, headers: { "x-request-id": requestId }, body: sample.listing(brokerId, { title, photos: [] }) });
+  const res = await call(api.baseUrl, "PUT", `/partner/v1/listings/${externalId}`, {
+    key: partner.apiKey,
+    headers: { "x-request-id": requestId },
+    body: sample.listing(brokerId, { title, photos: [] }),
+  });
   expect([200, 201]).toContain(res.status);
   return { id: res.body.serviceListingId, requestId };
 }
@@ -49,21 +65,39 @@ async function write(externalId: string, title: string): Promise<{ id: number; r
 /** Every listing's index state is 'indexed' at its stored version, and its document holds that version's title. */
 async function expectIndexedAtLatest(ids: number[], lastTitle: Map<number, string>, timeoutMs: number): Promise<void> {
   const behind = async () => {
-    const rows = await api.sql<{ id: string; version: number; title: string; index_state: string; indexed_version: number | null }[]>`
+    const rows = await api.sql<
+      { id: string; version: number; title: string; index_state: string; indexed_version: number | null }[]
+    >`
       SELECT id::text AS id, version, title, index_state, indexed_version FROM listings WHERE id = ANY(${ids}::bigint[])`;
     const late: string[] = [];
     for (const r of rows) {
-      if (r.title !== lastTitle.get(Number(r.id))) late.push(`${r.id}: stored title '${r.title}' is not the last written`);
-      else if (r.index_state !== "indexed" || r.indexed_version !== r.version) late.push(`${r.id}: ${r.index_state} at ${r.indexed_version}, stored ${r.version}`);
+      if (r.title !== lastTitle.get(Number(r.id)))
+        late.push(`${r.id}: stored title '${r.title}' is not the last written`);
+      else if (r.index_state !== "indexed" || r.indexed_version !== r.version)
+        late.push(`${r.id}: ${r.index_state} at ${r.indexed_version}, stored ${r.version}`);
     }
     return late;
   };
-  await waitUntil("every listing indexed at its stored version", async () => (await behind()).length === 0, timeoutMs).catch(async (err) => {
+  await waitUntil(
+    "every listing indexed at its stored version",
+    async () => (await behind()).length === 0,
+    timeoutMs,
+  ).catch(async (err) => {
     throw new Error(`${(err as Error).message}:\n${(await behind()).slice(0, 10).join("\n")}`);
   });
-  const docs = (await opensearch.mget({ index: alias, body: { ids: ids.map(String) } } as never)).body as unknown as { docs: { _id: string; found: boolean; _version: number; _source: { title: string } }[] };
-  const versions = new Map((await api.sql<{ id: string; version: number }[]>`SELECT id::text AS id, version FROM listings WHERE id = ANY(${ids}::bigint[])`).map((r) => [Number(r.id), r.version]));
-  const wrong = docs.docs.filter((d) => !d.found || d._source.title !== lastTitle.get(Number(d._id)) || d._version !== versions.get(Number(d._id)));
+  const docs = (await opensearch.mget({ index: alias, body: { ids: ids.map(String) } } as never)).body as unknown as {
+    docs: { _id: string; found: boolean; _version: number; _source: { title: string } }[];
+  };
+  const versions = new Map(
+    (
+      await api.sql<
+        { id: string; version: number }[]
+      >`SELECT id::text AS id, version FROM listings WHERE id = ANY(${ids}::bigint[])`
+    ).map((r) => [Number(r.id), r.version]),
+  );
+  const wrong = docs.docs.filter(
+    (d) => !d.found || d._source.title !== lastTitle.get(Number(d._id)) || d._version !== versions.get(Number(d._id)),
+  );
   expect(wrong.map((d) => d._id)).toEqual([]);
 }
 
@@ -114,7 +148,12 @@ test("SIGKILL of one instance while writes stream in hands its partitions to the
   expect(await victim.kill()).not.toBe(0);
   const killedAt = Date.now();
   // Writes go on while the group notices (a session timeout) and after the survivor took over.
-  await waitUntil("the survivor to own every partition", async () => (await waitForSplit([survivor], group, TOPIC, PARTITIONS, { timeoutMs: 1_000 }).catch(() => null)) ?? false, 60_000);
+  await waitUntil(
+    "the survivor to own every partition",
+    async () =>
+      (await waitForSplit([survivor], group, TOPIC, PARTITIONS, { timeoutMs: 1_000 }).catch(() => null)) ?? false,
+    60_000,
+  );
   await Bun.sleep(Math.max(0, 2_000 - (Date.now() - killedAt)));
   running = false;
   await Promise.all(writers);
@@ -122,7 +161,11 @@ test("SIGKILL of one instance while writes stream in hands its partitions to the
   await expectIndexedAtLatest([...ids.values()], lastTitle, 90_000);
   // The listings on the victim's partitions were indexed by the survivor after the kill.
   const onVictim = [...ids.values()].filter((id) => ownerOf(split, partitionOf(String(id), PARTITIONS)) === victim);
-  const bySurvivor = new Set(logLines(survivor, "event handled").filter((l) => l.topic === TOPIC).map((l) => Number(l.aggregateId)));
+  const bySurvivor = new Set(
+    logLines(survivor, "event handled")
+      .filter((l) => l.topic === TOPIC)
+      .map((l) => Number(l.aggregateId)),
+  );
   expect(onVictim.filter((id) => !bySurvivor.has(id))).toEqual([]);
   expect(survivor.exitCode()).toBeNull();
 }, 240_000);

@@ -3,7 +3,15 @@ import { Topics } from "@pss/contracts";
 import { createLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { deleteSearchIndex, indexedState, newAlias, rawDocument, startIndexer, until, type IndexerHarness } from "./support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  newAlias,
+  rawDocument,
+  startIndexer,
+  until,
+  type IndexerHarness,
+} from "./support/indexer-harness.ts";
 
 let api: ApiHarness;
 let partner: Partner;
@@ -41,7 +49,9 @@ test("while OpenSearch is unreachable nothing is committed; once it is back the 
   const healthy = await startIndexer({ alias, groupId });
   running.push(healthy);
   const first = uniqueName("listing");
-  const firstId = (await partner.put(`/partner/v1/listings/${first}`, sample.listing(brokerId, { title: "Before the outage" }))).body.serviceListingId;
+  const firstId = (
+    await partner.put(`/partner/v1/listings/${first}`, sample.listing(brokerId, { title: "Before the outage" }))
+  ).body.serviceListingId;
   expect(await indexedState(api.sql, firstId)).toEqual({ state: "indexed", version: 1 });
   await healthy.stop();
   running.splice(running.indexOf(healthy), 1);
@@ -49,14 +59,28 @@ test("while OpenSearch is unreachable nothing is committed; once it is back the 
 
   // The same consumer group, but its OpenSearch is a closed port.
   const lines: string[] = [];
-  const broken = await startIndexer({ alias, groupId, startAtEnd: false, opensearchUrl: "http://127.0.0.1:9", logger: createLogger({ service: "indexer-test", level: "warn", write: (l) => lines.push(l) }) });
+  const broken = await startIndexer({
+    alias,
+    groupId,
+    startAtEnd: false,
+    opensearchUrl: "http://127.0.0.1:9",
+    logger: createLogger({ service: "indexer-test", level: "warn", write: (l) => lines.push(l) }),
+  });
   running.push(broken);
   await partner.put(`/partner/v1/listings/${first}`, { title: "Changed during the outage" });
   await partner.put(`/partner/v1/listings/${first}`, { status: "SOLD" });
   const second = uniqueName("listing");
-  const secondId = (await partner.put(`/partner/v1/listings/${second}`, sample.listing(brokerId, { title: "Created during the outage" }))).body.serviceListingId;
+  const secondId = (
+    await partner.put(
+      `/partner/v1/listings/${second}`,
+      sample.listing(brokerId, { title: "Created during the outage" }),
+    )
+  ).body.serviceListingId;
 
-  await until("the broken indexer to fail and retry", async () => lines.filter((l) => l.includes("handler failed; retrying")).length >= 3);
+  await until(
+    "the broken indexer to fail and retry",
+    async () => lines.filter((l) => l.includes("handler failed; retrying")).length >= 3,
+  );
   expect(await committedOffsets(broken)).toBe(committedBefore);
   expect((await partner.get(`/partner/v1/listings/${first}`)).body.listing.searchIndex).toEqual({ state: "pending" });
   expect((await partner.get(`/partner/v1/listings/${second}`)).body.listing.searchIndex).toEqual({ state: "pending" });
@@ -76,4 +100,3 @@ test("while OpenSearch is unreachable nothing is committed; once it is back the 
   expect((await rawDocument(recovered.opensearch, alias, secondId))!.title).toBe("Created during the outage");
   expect(await committedOffsets(recovered)).not.toBe(committedBefore);
 }, 90_000);
-

@@ -46,15 +46,19 @@ function reconcilerWithMetrics() {
 }
 
 async function listing(brokerId: string, overrides: Record<string, unknown> = {}): Promise<number> {
-  const { status, body } = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { photos: [], ...overrides }));
+  const { status, body } = await partner.put(
+    `/partner/v1/listings/${uniqueName("listing")}`,
+    sample.listing(brokerId, { photos: [], ...overrides }),
+  );
   expect(status).toBe(201);
   return body.serviceListingId;
 }
 
-const indexState = async (id: number) => (await api.sql`SELECT index_state, indexed_version, version FROM listings WHERE id = ${id}`)[0];
+const indexState = async (id: number) =>
+  (await api.sql`SELECT index_state, indexed_version, version FROM listings WHERE id = ${id}`)[0];
 const documentOf = async (id: number) => {
   const res = await opensearch.get({ index: alias, id: String(id) }, { ignore: [404] });
-  return (res.body as { found: boolean; _version?: number; _source?: { title?: string } });
+  return res.body as { found: boolean; _version?: number; _source?: { title?: string } };
 };
 
 test("listings whose events were lost are indexed again once overdue; of two reconcilers only one works", async () => {
@@ -91,11 +95,22 @@ test("listings whose events were lost are indexed again once overdue; of two rec
   expect(valueOf(standbySamples, "indexer_reconciler_active")).toBe(0);
 
   // A second run finds nothing left to do: repairs are not repeated.
-  expect((await active.reconciler.runOnce())!.repaired).toEqual({ pending_timeout: 0, version_mismatch: 0, missing_document: 0, stale_document: 0 });
+  expect((await active.reconciler.runOnce())!.repaired).toEqual({
+    pending_timeout: 0,
+    version_mismatch: 0,
+    missing_document: 0,
+    stale_document: 0,
+  });
 
   // A document lost from the index behind the indexer's back (here deleted at its own version, as a restored or
   // hand-edited index would lose it) is found by the audit and written again.
-  await opensearch.delete({ index: alias, id: String(visible), version: 1, version_type: "external_gte", refresh: true } as never);
+  await opensearch.delete({
+    index: alias,
+    id: String(visible),
+    version: 1,
+    version_type: "external_gte",
+    refresh: true,
+  } as never);
   expect((await active.reconciler.runOnce())!.repaired.missing_document).toBe(1);
   expect((await documentOf(visible)).found).toBe(true);
   expect(valueOf(await active.scrape(), "indexer_reconciler_repairs_total", { reason: "missing_document" })).toBe(1);
@@ -110,7 +125,10 @@ test("a test listing whose event was lost gets the index state a live one would,
   const brokerId = uniqueName("broker");
   expect((await partner.test!.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   const put = async (overrides: Record<string, unknown>) => {
-    const { status, body } = await partner.test!.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { photos: [], ...overrides }));
+    const { status, body } = await partner.test!.put(
+      `/partner/v1/listings/${uniqueName("listing")}`,
+      sample.listing(brokerId, { photos: [], ...overrides }),
+    );
     expect(status).toBe(201);
     return body.serviceListingId as number;
   };
@@ -128,7 +146,12 @@ test("a test listing whose event was lost gets the index state a live one would,
   expect(await indexState(draft)).toEqual({ index_state: "removed", indexed_version: 1, version: 1 });
   expect((await documentOf(forSale)).found).toBe(false);
   // The audit does not take "indexed without a document" for a lost document: nothing to repair, nothing written.
-  expect((await reconciler.runOnce())!.repaired).toEqual({ pending_timeout: 0, version_mismatch: 0, missing_document: 0, stale_document: 0 });
+  expect((await reconciler.runOnce())!.repaired).toEqual({
+    pending_timeout: 0,
+    version_mismatch: 0,
+    missing_document: 0,
+    stale_document: 0,
+  });
   expect((await documentOf(forSale)).found).toBe(false);
   await reconciler.stop();
 }, 60_000);

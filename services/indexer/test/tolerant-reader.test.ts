@@ -9,7 +9,15 @@ import { sample, startApi, type ApiHarness, type Partner } from "../../api/test/
 import { writeBulk } from "../src/search-index/bulk-writer.ts";
 import { ensureSearchIndex } from "../src/search-index/ensure-index.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS } from "../src/search-index/index-definition.ts";
-import { deleteSearchIndex, indexedState, newAlias, rawDocument, startIndexer, until, type IndexerHarness } from "./support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  newAlias,
+  rawDocument,
+  startIndexer,
+  until,
+  type IndexerHarness,
+} from "./support/indexer-harness.ts";
 
 let api: ApiHarness;
 let idx: IndexerHarness;
@@ -35,7 +43,8 @@ afterAll(async () => {
 async function deadLettersFor(key: string): Promise<string[]> {
   const reasons: string[] = [];
   await readTopicToEnd(idx.kafka, Topics.indexerDeadLetter.name, (message) => {
-    if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId) reasons.push(String(message.headers["x-dead-letter-reason"]));
+    if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId)
+      reasons.push(String(message.headers["x-dead-letter-reason"]));
   });
   return reasons;
 }
@@ -43,17 +52,22 @@ async function deadLettersFor(key: string): Promise<string[]> {
 describe("the indexer reads events tolerantly", () => {
   test("an event with an unknown envelope field and unknown payload fields, on the real topic, is indexed and not dead-lettered", async () => {
     const externalId = uniqueName("listing");
-    const created = await partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerId, { title: "Before the newer API" }));
+    const created = await partner.put(
+      `/partner/v1/listings/${externalId}`,
+      sample.listing(brokerId, { title: "Before the newer API" }),
+    );
     expect(created.status).toBe(201);
     const id: number = created.body.serviceListingId;
     await indexedState(api.sql, id);
 
     // What a newer API version would write: the change and its event in one transaction, the event carrying
     // fields this indexer has never heard of. The real relay publishes it to the real listing topic.
-    const [previous] = await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id DESC LIMIT 1`;
+    const [previous] =
+      await api.sql`SELECT payload FROM outbox WHERE message_key = ${String(id)} ORDER BY id DESC LIMIT 1`;
     const title = `Written by a newer API ${uniqueName("t")}`;
     await api.sql.begin(async (tx) => {
-      const [row] = await tx`UPDATE listings SET version = version + 1, title = ${title}, index_state = 'pending' WHERE id = ${id} RETURNING version`;
+      const [row] =
+        await tx`UPDATE listings SET version = version + 1, title = ${title}, index_state = 'pending' WHERE id = ${id} RETURNING version`;
       const envelope = {
         ...previous!.payload,
         eventId: crypto.randomUUID(),
@@ -87,20 +101,36 @@ describe("the indexer reads events tolerantly", () => {
     await producer.connect();
     await producer.send({
       topic: Topics.listingEvents.name,
-      messages: [{ key: String(id), value: JSON.stringify({ ...previous!.payload, eventId: crypto.randomUUID(), version: 2, payload: withoutBusinessType, schemaRevision: 2 }) }],
+      messages: [
+        {
+          key: String(id),
+          value: JSON.stringify({
+            ...previous!.payload,
+            eventId: crypto.randomUUID(),
+            version: 2,
+            payload: withoutBusinessType,
+            schemaRevision: 2,
+          }),
+        },
+      ],
     });
     await producer.disconnect();
-    const reasons = await until("the control event in the dead-letter topic", async () => {
-      const found = await deadLettersFor(String(id));
-      return found.length > 0 ? found : null;
-    }, 30_000);
+    const reasons = await until(
+      "the control event in the dead-letter topic",
+      async () => {
+        const found = await deadLettersFor(String(id));
+        return found.length > 0 ? found : null;
+      },
+      30_000,
+    );
     expect(reasons).toEqual([expect.stringContaining("businessType")]);
   }, 90_000);
 });
 
 describe("the index mapping tolerates new fields", () => {
   test("a new index keeps unknown fields in _source without indexing them", async () => {
-    const mapping = (await idx.opensearch.indices.getMapping({ index: `${idx.alias}-v1` })).body[`${idx.alias}-v1`]!.mappings as { dynamic?: string };
+    const mapping = (await idx.opensearch.indices.getMapping({ index: `${idx.alias}-v1` })).body[`${idx.alias}-v1`]!
+      .mappings as { dynamic?: string };
     expect(mapping.dynamic).toBe("false");
   });
 
@@ -110,7 +140,11 @@ describe("the index mapping tolerates new fields", () => {
     // As an indexer before this change created it.
     await idx.opensearch.indices.create({
       index: `${alias}-v1`,
-      body: { settings: INDEX_SETTINGS, mappings: { ...INDEX_MAPPINGS, dynamic: "strict" }, aliases: { [alias]: { is_write_index: true } } } as never,
+      body: {
+        settings: INDEX_SETTINGS,
+        mappings: { ...INDEX_MAPPINGS, dynamic: "strict" },
+        aliases: { [alias]: { is_write_index: true } },
+      } as never,
     });
     const document = {
       serviceListingId: 1,
@@ -127,15 +161,26 @@ describe("the index mapping tolerates new fields", () => {
       updatedAt: "2026-05-01T12:00:00.000Z",
       energyRating: "A",
     };
-    const refused = await writeBulk(idx.opensearch, alias, [{ kind: "index", id: 1, version: 1, versionType: "external", document: document as never }]);
-    expect(refused[0]).toMatchObject({ result: "rejected", reason: expect.stringContaining("strict_dynamic_mapping_exception") });
+    const refused = await writeBulk(idx.opensearch, alias, [
+      { kind: "index", id: 1, version: 1, versionType: "external", document: document as never },
+    ]);
+    expect(refused[0]).toMatchObject({
+      result: "rejected",
+      reason: expect.stringContaining("strict_dynamic_mapping_exception"),
+    });
 
     expect(await ensureSearchIndex(idx.opensearch, alias, silentLogger)).toBe(`${alias}-v1`);
-    const mapping = (await idx.opensearch.indices.getMapping({ index: `${alias}-v1` })).body[`${alias}-v1`]!.mappings as { dynamic?: string; properties: Record<string, unknown> };
+    const mapping = (await idx.opensearch.indices.getMapping({ index: `${alias}-v1` })).body[`${alias}-v1`]!
+      .mappings as { dynamic?: string; properties: Record<string, unknown> };
     expect(mapping.dynamic).toBe("false");
     expect(Object.keys(mapping.properties)).toEqual(Object.keys(INDEX_MAPPINGS.properties).sort());
 
-    const accepted = await writeBulk(idx.opensearch, alias, [{ kind: "index", id: 1, version: 1, versionType: "external", document: document as never }], { refresh: true });
+    const accepted = await writeBulk(
+      idx.opensearch,
+      alias,
+      [{ kind: "index", id: 1, version: 1, versionType: "external", document: document as never }],
+      { refresh: true },
+    );
     expect(accepted[0]!.result).toBe("applied");
     expect((await rawDocument(idx.opensearch, alias, 1))!.energyRating).toBe("A");
     // Kept, not indexed: searching the unknown field finds nothing.

@@ -25,8 +25,23 @@ describe("leads config", () => {
   });
 
   test("SMTP settings: port follows SMTP_SECURE, the Message-ID domain comes from the sender", () => {
-    const c = loadConfig({ ...base, SMTP_HOST: "smtp.example.com", SMTP_FROM: "Leads <leads@market.example>", SMTP_USER: "u", SMTP_PASSWORD: "p", PUBLIC_BASE_URL: "https://market.example/" });
-    expect(c.smtp).toEqual({ host: "smtp.example.com", port: 587, secure: false, user: "u", password: "p", from: "Leads <leads@market.example>", fromDomain: "market.example" });
+    const c = loadConfig({
+      ...base,
+      SMTP_HOST: "smtp.example.com",
+      SMTP_FROM: "Leads <leads@market.example>",
+      SMTP_USER: "u",
+      SMTP_PASSWORD: "p",
+      PUBLIC_BASE_URL: "https://market.example/",
+    });
+    expect(c.smtp).toEqual({
+      host: "smtp.example.com",
+      port: 587,
+      secure: false,
+      user: "u",
+      password: "p",
+      from: "Leads <leads@market.example>",
+      fromDomain: "market.example",
+    });
     expect(c.publicBaseUrl).toBe("https://market.example");
     expect(loadConfig({ ...base, SMTP_HOST: "h", SMTP_FROM: "a@b.example", SMTP_SECURE: "true" }).smtp!.port).toBe(465);
   });

@@ -1,6 +1,16 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
 import { isEmail } from "@pss/contracts";
-import { ConfigError, createEnvReader, readKafkaConfig, readLogLevel, readPostgresConfig, readPublicBaseUrl, type KafkaConfig, type LogLevel, type PostgresConfig } from "@pss/service-kit";
+import {
+  ConfigError,
+  createEnvReader,
+  readKafkaConfig,
+  readLogLevel,
+  readPostgresConfig,
+  readPublicBaseUrl,
+  type KafkaConfig,
+  type LogLevel,
+  type PostgresConfig,
+} from "@pss/service-kit";
 import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
 
 export interface LeadsConfig {
@@ -41,7 +51,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!from) problems.push("SMTP_FROM is required when SMTP_HOST is set (the sender of lead e-mails)");
     else if (!isEmail(address)) problems.push(`SMTP_FROM must be an address or "Name <address>", got '${from}'`);
     if (user && !password) problems.push("SMTP_PASSWORD is required when SMTP_USER is set");
-    smtp = { host: smtpHost, port: smtpPort, secure, user, password, from: from ?? "", fromDomain: address.slice(address.lastIndexOf("@") + 1) };
+    smtp = {
+      host: smtpHost,
+      port: smtpPort,
+      secure,
+      user,
+      password,
+      from: from ?? "",
+      fromDomain: address.slice(address.lastIndexOf("@") + 1),
+    };
   }
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),

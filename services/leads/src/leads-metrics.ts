@@ -23,15 +23,22 @@ export function createLeadsMetrics(deps: { metrics: Metrics; sql: postgres.Sql; 
   });
   const states = deps.metrics.source(
     "lead-deliveries",
-    () => deps.sql<{ state: string; n: number }[]>`SELECT delivery_state AS state, count(*)::int AS n FROM leads WHERE delivery_state <> 'sent' GROUP BY delivery_state`,
-    { maxAgeMs: 15_000, onError: (err) => deps.logger.debug("lead metrics unavailable", { err: (err as Error).message }) },
+    () =>
+      deps.sql<
+        { state: string; n: number }[]
+      >`SELECT delivery_state AS state, count(*)::int AS n FROM leads WHERE delivery_state <> 'sent' GROUP BY delivery_state`,
+    {
+      maxAgeMs: 15_000,
+      onError: (err) => deps.logger.debug("lead metrics unavailable", { err: (err as Error).message }),
+    },
   );
   gaugeFromSource(deps.metrics, {
     name: "leads_deliveries",
     help: "Leads whose e-mail delivery has not succeeded, by state: pending (waiting for an attempt or a retry), sending (an attempt in progress), failed (given up)",
     labelNames: ["state"],
     source: states,
-    samples: (rows) => UNSETTLED.map((state) => ({ labels: { state }, value: rows.find((r) => r.state === state)?.n ?? 0 })),
+    samples: (rows) =>
+      UNSETTLED.map((state) => ({ labels: { state }, value: rows.find((r) => r.state === state)?.n ?? 0 })),
   });
   return { attempt: (outcome) => attempts.inc({ outcome }) };
 }

@@ -5,7 +5,15 @@
 // Without a mail transport (SMTP not configured) only the counter runs; leads wait as 'pending' and are sent
 // by the sweeper once forwarding is configured.
 import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
-import { createEventConsumer, type ConsumerMetrics, type ConsumerSettings, type EventConsumer, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
+import {
+  createEventConsumer,
+  type ConsumerMetrics,
+  type ConsumerSettings,
+  type EventConsumer,
+  type Logger,
+  type OutageBackoff,
+  type OutageMetrics,
+} from "@pss/service-kit";
 import type { Kafka } from "kafkajs";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
@@ -52,7 +60,11 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     metrics: deps.metrics?.consumer,
   };
   const count = createLeadCounter({ sql: deps.sql, logger: deps.logger });
-  const counter = createEventConsumer({ ...common, groupId: `${deps.groupPrefix}-counter`, handleBatch: (items) => count(items.filter((i) => mine(i.event))) });
+  const counter = createEventConsumer({
+    ...common,
+    groupId: `${deps.groupPrefix}-counter`,
+    handleBatch: (items) => count(items.filter((i) => mine(i.event))),
+  });
 
   const consumers: EventConsumer[] = [counter];
   let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
@@ -90,7 +102,15 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
         },
       }),
     );
-    sweeper = createRetrySweeper({ sql: deps.sql, forwarder, logger: deps.logger, policy: deps.policy, intervalMs: deps.sweepIntervalMs, firstAttemptGraceMs: deps.firstAttemptGraceMs, partnerIds: deps.partnerIds });
+    sweeper = createRetrySweeper({
+      sql: deps.sql,
+      forwarder,
+      logger: deps.logger,
+      policy: deps.policy,
+      intervalMs: deps.sweepIntervalMs,
+      firstAttemptGraceMs: deps.firstAttemptGraceMs,
+      partnerIds: deps.partnerIds,
+    });
   }
 
   return {

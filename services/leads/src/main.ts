@@ -1,6 +1,14 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import { createConsumerMetrics, createKafka, createOutageMetrics, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
+import {
+  createConsumerMetrics,
+  createKafka,
+  createOutageMetrics,
+  createPostgres,
+  runService,
+  type ServiceKit,
+  type ServiceParts,
+} from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
 import { createLeadsMetrics } from "./leads-metrics.ts";
@@ -12,12 +20,17 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
   const sql = createPostgres(config.postgres, { applicationName: "pss-leads" });
   const kafka = createKafka(config.kafka, logger);
   const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
-  if (!config.smtp) logger.warn("SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured");
+  if (!config.smtp)
+    logger.warn(
+      "SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured",
+    );
   const workers = createLeadsWorkers({
     outageMetrics: createOutageMetrics(metrics, "leads"),
     metrics: {
       leads: createLeadsMetrics({ metrics, sql, logger }),
-      consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+      consumer: createConsumerMetrics(metrics, {
+        onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
+      }),
     },
     sql,
     kafka,
@@ -25,7 +38,8 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     groupPrefix: config.groupPrefix,
     session: config.kafka.consumer,
     publicBaseUrl: config.publicBaseUrl,
-    mail: transport && config.smtp ? { transport, from: config.smtp.from, messageIdDomain: config.smtp.fromDomain } : null,
+    mail:
+      transport && config.smtp ? { transport, from: config.smtp.from, messageIdDomain: config.smtp.fromDomain } : null,
     // Claims (LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS, 5 min) outlive the worst-case SMTP exchange by a wide margin.
     policy: config.delivery,
     sweepIntervalMs: 5_000,
@@ -35,7 +49,12 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     clients: { sql, kafka },
     checks: { smtp: transport ? createSmtpCheck(transport) : null },
     topics: topicSpecs(config.kafka.topics),
-    start: { what: "start consuming", run: () => workers.start(), check: "consumers", isRunning: () => workers.isRunning() },
+    start: {
+      what: "start consuming",
+      run: () => workers.start(),
+      check: "consumers",
+      isRunning: () => workers.isRunning(),
+    },
     started: () => logger.info("consuming lead events", { groupPrefix: config.groupPrefix }),
     stop: { "stop consumers and sweeper": () => workers.stop() },
     close: { "close smtp": () => transport?.close() },

@@ -18,7 +18,10 @@ const policy: DeliveryPolicy = { maxAttempts: 3, retryBaseMs: 50, claimTimeoutMs
 const messageId = (leadId: string) => `<lead-${leadId}@${DOMAIN}>`;
 
 /** Per recipient: the RCPT answers the test holds back, in order, and what each answers (null: accepted). */
-const held = new Map<string, { gates: PromiseWithResolvers<void>[]; replies: ({ code: number; text: string } | null)[]; seen: number }>();
+const held = new Map<
+  string,
+  { gates: PromiseWithResolvers<void>[]; replies: ({ code: number; text: string } | null)[]; seen: number }
+>();
 let sink: SmtpSink;
 let api: ApiHarness;
 let partner: Partner;
@@ -47,18 +50,39 @@ afterAll(async () => {
 
 /** One leads instance's forwarder: its own SMTP connection pool, logging into logLines. */
 function instance(name: string) {
-  const transport = createSmtpTransport({ host: "127.0.0.1", port: sink.port, secure: false, from: FROM, fromDomain: DOMAIN });
+  const transport = createSmtpTransport({
+    host: "127.0.0.1",
+    port: sink.port,
+    secure: false,
+    from: FROM,
+    fromDomain: DOMAIN,
+  });
   transports.push(transport);
   const logger = createLogger({ service: name, level: "debug", write: (line) => logLines.push(line) });
-  return createLeadForwarder({ sql: api.sql, transport, logger, from: FROM, messageIdDomain: DOMAIN, publicBaseUrl: "https://market.example.test", policy });
+  return createLeadForwarder({
+    sql: api.sql,
+    transport,
+    logger,
+    from: FROM,
+    messageIdDomain: DOMAIN,
+    publicBaseUrl: "https://market.example.test",
+    policy,
+  });
 }
 
 async function leadFor(recipient: string): Promise<string> {
   const brokerId = uniqueName("broker");
-  expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ forwardingEmail: recipient }))).status).toBe(201);
-  const listing = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { photos: [] }));
+  expect(
+    (await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ forwardingEmail: recipient }))).status,
+  ).toBe(201);
+  const listing = await partner.put(
+    `/partner/v1/listings/${uniqueName("listing")}`,
+    sample.listing(brokerId, { photos: [] }),
+  );
   expect(listing.status).toBe(201);
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, { body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" } });
+  const res = await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
+    body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" },
+  });
   expect(res.status).toBe(202);
   return res.body.leadId;
 }
@@ -72,7 +96,9 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 }
 
 const row = async (leadId: string) =>
-  (await api.sql`SELECT delivery_state AS state, delivered_to AS "deliveredTo", delivered_at AS "deliveredAt", delivery_claim_token AS token FROM leads WHERE id = ${leadId}`)[0]!;
+  (
+    await api.sql`SELECT delivery_state AS state, delivered_to AS "deliveredTo", delivered_at AS "deliveredAt", delivery_claim_token AS token FROM leads WHERE id = ${leadId}`
+  )[0]!;
 
 /** The first worker sends, the SMTP server holds its RCPT answer past the claim; a second worker takes the lead over. */
 async function stallFirstPastItsClaim(leadId: string, recipient: string) {
@@ -91,7 +117,11 @@ async function stallFirstPastItsClaim(leadId: string, recipient: string) {
 test("a send that outlives its claim: the first worker's late 4xx does not reset the lead, which is e-mailed once", async () => {
   const recipient = `${uniqueName("fenced")}@crm.example.com`;
   // The first exchange ends in 451 (greylisting) only once the second worker is mid-send; the second is accepted.
-  held.set(recipient, { gates: [Promise.withResolvers(), Promise.withResolvers()], replies: [{ code: 451, text: "4.7.1 Try again later" }, null], seen: 0 });
+  held.set(recipient, {
+    gates: [Promise.withResolvers(), Promise.withResolvers()],
+    replies: [{ code: 451, text: "4.7.1 Try again later" }, null],
+    seen: 0,
+  });
   const leadId = await leadFor(recipient);
   const { firstRun, secondRun, h } = await stallFirstPastItsClaim(leadId, recipient);
 
@@ -101,7 +131,15 @@ test("a send that outlives its claim: the first worker's late 4xx does not reset
   const secondOutcome = await secondRun;
 
   // The retry sweeper of any instance keeps looking for due leads: there is nothing left to send.
-  const sweeper = createRetrySweeper({ sql: api.sql, forwarder: instance("leads-c"), logger: createLogger({ service: "sweeper", level: "error", write: () => {} }), policy, intervalMs: 50, firstAttemptGraceMs: 60_000, partnerIds: () => [partner.partnerId] });
+  const sweeper = createRetrySweeper({
+    sql: api.sql,
+    forwarder: instance("leads-c"),
+    logger: createLogger({ service: "sweeper", level: "error", write: () => {} }),
+    policy,
+    intervalMs: 50,
+    firstAttemptGraceMs: 60_000,
+    partnerIds: () => [partner.partnerId],
+  });
   sweeper.start();
   await Bun.sleep(1500);
   await sweeper.stop();
@@ -110,7 +148,13 @@ test("a send that outlives its claim: the first worker's late 4xx does not reset
   expect(h.seen).toBe(2);
   expect(await row(leadId)).toMatchObject({ state: "sent", deliveredTo: recipient, token: 2 });
   expect([firstOutcome, secondOutcome]).toEqual(["superseded", "sent"]);
-  const notRecorded = logLines.map((l) => JSON.parse(l)).filter((l) => l.msg === "lead delivery outcome not recorded: the claim ran out and another worker took the lead" && l.leadId === leadId);
+  const notRecorded = logLines
+    .map((l) => JSON.parse(l))
+    .filter(
+      (l) =>
+        l.msg === "lead delivery outcome not recorded: the claim ran out and another worker took the lead" &&
+        l.leadId === leadId,
+    );
   expect(notRecorded.map((l) => l.outcome)).toEqual(["retry"]);
 }, 30_000);
 

@@ -8,7 +8,12 @@ import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { createLogger, silentLogger } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { createGatedProxy, endpointOfUrl, viaProxy, type GatedProxy } from "../../api/test/faults/support/gated-proxy.ts";
+import {
+  createGatedProxy,
+  endpointOfUrl,
+  viaProxy,
+  type GatedProxy,
+} from "../../api/test/faults/support/gated-proxy.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 import { createSmtpTransport } from "../src/forwarding/smtp-transport.ts";
@@ -54,9 +59,24 @@ beforeAll(async () => {
   await pgProxy.open();
   // The workers reach PostgreSQL through the proxy (the API and this test do not).
   // Reconnects as the services' client does (service-kit clients.ts), not after postgres.js's default of up to 20 s.
-  workerSql = postgres(viaProxy(testUrls().DATABASE_URL, pgProxy), { max: 4, onnotice: () => {}, connect_timeout: 2, backoff: () => 0.2 });
-  kafka = new Kafka({ clientId: uniqueName("leads-outage"), brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
-  transport = createSmtpTransport({ host: "127.0.0.1", port: relayPort, secure: false, from: FROM, fromDomain: "market.example.test" });
+  workerSql = postgres(viaProxy(testUrls().DATABASE_URL, pgProxy), {
+    max: 4,
+    onnotice: () => {},
+    connect_timeout: 2,
+    backoff: () => 0.2,
+  });
+  kafka = new Kafka({
+    clientId: uniqueName("leads-outage"),
+    brokers: testUrls().KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+  transport = createSmtpTransport({
+    host: "127.0.0.1",
+    port: relayPort,
+    secure: false,
+    from: FROM,
+    fromDomain: "market.example.test",
+  });
   workers = createLeadsWorkers({
     sql: workerSql,
     kafka,
@@ -89,21 +109,27 @@ async function newListing(recipient: string): Promise<{ partner: Partner; listin
   const partner = await api.createPartner({ leadTracking: true });
   partnerIds.push(partner.partnerId);
   const brokerId = uniqueName("broker");
-  expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ forwardingEmail: recipient }))).status).toBe(201);
+  expect(
+    (await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ forwardingEmail: recipient }))).status,
+  ).toBe(201);
   const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
   expect(res.status).toBe(201);
   return { partner, listingId: res.body.serviceListingId };
 }
 
 async function submitLead(listingId: number): Promise<string> {
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Still available?" } });
+  const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+    body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Still available?" },
+  });
   expect(res.status).toBe(202);
   return res.body.leadId;
 }
 
 const delivery = async (leadId: string) =>
-  (await api.sql<{ state: string; attempts: number; lastError: string | null }[]>`
-    SELECT delivery_state AS state, delivery_attempts AS attempts, delivery_last_error AS "lastError" FROM leads WHERE id = ${leadId}`)[0]!;
+  (
+    await api.sql<{ state: string; attempts: number; lastError: string | null }[]>`
+    SELECT delivery_state AS state, delivery_attempts AS attempts, delivery_last_error AS "lastError" FROM leads WHERE id = ${leadId}`
+  )[0]!;
 
 async function until<T>(what: string, check: () => Promise<T | null | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -118,10 +144,15 @@ async function until<T>(what: string, check: () => Promise<T | null | false>, ti
 test("with our SMTP relay down, leads are postponed without spending attempts and each is e-mailed exactly once when it is back", async () => {
   // The relay is down from the start: nothing listens on its port.
   const leads: string[] = [];
-  for (let i = 0; i < 3; i++) leads.push(await submitLead((await newListing(`${uniqueName("crm")}@crm.example.com`)).listingId));
+  for (let i = 0; i < 3; i++)
+    leads.push(await submitLead((await newListing(`${uniqueName("crm")}@crm.example.com`)).listingId));
 
   // Many refusals (more than the two attempts a lead has), and still no lead failed or spent an attempt.
-  await until("the relay to be tried again and again", async () => waits.filter((d) => d === "smtp").length >= 3 * leads.length, 20_000);
+  await until(
+    "the relay to be tried again and again",
+    async () => waits.filter((d) => d === "smtp").length >= 3 * leads.length,
+    20_000,
+  );
   for (const id of leads) {
     const d = await delivery(id);
     expect(["pending", "sending"]).toContain(d.state);
@@ -131,7 +162,9 @@ test("with our SMTP relay down, leads are postponed without spending attempts an
 
   await startRelay();
   for (const id of leads) {
-    const sent = await until(`lead ${id} sent`, async () => ((await delivery(id)).state === "sent" ? delivery(id) : null));
+    const sent = await until(`lead ${id} sent`, async () =>
+      (await delivery(id)).state === "sent" ? delivery(id) : null,
+    );
     expect(sent).toMatchObject({ state: "sent", attempts: 1, lastError: null });
   }
   await Bun.sleep(1000);
@@ -150,7 +183,11 @@ test("with our PostgreSQL unreachable right after a send, the 'sent' mark waits 
   await Bun.sleep(6_000);
   expect(waits).toContain("postgres");
   await pgProxy.open();
-  const sent = await until("the lead marked sent", async () => ((await delivery(leadId)).state === "sent" ? delivery(leadId) : null), 10_000);
+  const sent = await until(
+    "the lead marked sent",
+    async () => ((await delivery(leadId)).state === "sent" ? delivery(leadId) : null),
+    10_000,
+  );
   expect(sent).toMatchObject({ state: "sent", attempts: 1, lastError: null });
   await Bun.sleep(1000);
   expect(received(leadId)).toHaveLength(1);

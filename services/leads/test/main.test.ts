@@ -29,10 +29,18 @@ test("boots, reports ready, counts a lead from Kafka, and stops cleanly on SIGTE
   // The groups start at the topic's end: earlier tests leave events (a deliberately malformed one among them,
   // which would be dead-lettered with an error line) that are not this test's business.
   const groupPrefix = uniqueName("leads-main-test");
-  for (const group of ["counter", "mailer"]) await startGroupAtEnd(api.kafka, `${groupPrefix}-${group}`, [Topics.leadEvents.name]);
+  for (const group of ["counter", "mailer"])
+    await startGroupAtEnd(api.kafka, `${groupPrefix}-${group}`, [Topics.leadEvents.name]);
   const proc = Bun.spawn([process.execPath, "services/leads/src/main.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", DATABASE_URL: urls.DATABASE_URL, KAFKA_BROKERS: urls.KAFKA_BROKERS, HEALTH_PORT: String(port), LEADS_GROUP_PREFIX: groupPrefix, LOG_LEVEL: "info" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: urls.DATABASE_URL,
+      KAFKA_BROKERS: urls.KAFKA_BROKERS,
+      HEALTH_PORT: String(port),
+      LEADS_GROUP_PREFIX: groupPrefix,
+      LOG_LEVEL: "info",
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -43,13 +51,18 @@ test("boots, reports ready, counts a lead from Kafka, and stops cleanly on SIGTE
       ready = await call(`http://127.0.0.1:${port}`, "GET", "/readyz").catch(() => null);
       if (ready?.status !== 200) await Bun.sleep(100);
     }
-    expect([ready?.status, ready?.body]).toEqual([200, { status: "ready", service: "leads", checks: { postgres: "ok", kafka: "ok", consumers: "ok" } }]);
+    expect([ready?.status, ready?.body]).toEqual([
+      200,
+      { status: "ready", service: "leads", checks: { postgres: "ok", kafka: "ok", consumers: "ok" } },
+    ]);
 
     const p = await api.createPartner();
     const brokerId = uniqueName("broker");
     await p.put(`/partner/v1/brokers/${brokerId}`, sample.broker());
     const { body: listing } = await p.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
-    const { body: lead } = await call(api.baseUrl, "POST", `/v1/listings/${listing.serviceListingId}/leads`, { body: { name: "A", email: "a@example.com", message: "Hello" } });
+    const { body: lead } = await call(api.baseUrl, "POST", `/v1/listings/${listing.serviceListingId}/leads`, {
+      body: { name: "A", email: "a@example.com", message: "Hello" },
+    });
     let counted = 0;
     for (let i = 0; i < 300 && counted === 0; i++) {
       counted = (await api.sql`SELECT count(*)::int AS n FROM counted_leads WHERE lead_id = ${lead.leadId}`)[0]!.n;

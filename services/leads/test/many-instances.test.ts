@@ -7,7 +7,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { moveGroupToEnd, waitUntil } from "../../api/test/faults/support/fault-harness.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { assignments, logLines, ownerOf, partitionOf, startInstances, waitForSplit, type ServiceProcess } from "../../../test/support/consumer-instances.ts";
+import {
+  assignments,
+  logLines,
+  ownerOf,
+  partitionOf,
+  startInstances,
+  waitForSplit,
+  type ServiceProcess,
+} from "../../../test/support/consumer-instances.ts";
 import { uniqueName } from "../../../test/support/env.ts";
 import { startSmtpSink, type SmtpSink } from "./support/smtp-sink.ts";
 
@@ -39,7 +47,10 @@ beforeAll(async () => {
   });
   api = await startApi();
   partner = await api.createPartner({ leadTracking: true });
-  await Promise.all([moveGroupToEnd(api.kafka, groups.counter, [TOPIC]), moveGroupToEnd(api.kafka, groups.mailer, [TOPIC])]);
+  await Promise.all([
+    moveGroupToEnd(api.kafka, groups.counter, [TOPIC]),
+    moveGroupToEnd(api.kafka, groups.mailer, [TOPIC]),
+  ]);
   instances = await startInstances("leads", 2, {
     LEADS_GROUP_PREFIX: prefix,
     SMTP_HOST: "127.0.0.1",
@@ -50,7 +61,10 @@ beforeAll(async () => {
     // A lead abandoned mid-send by a dead instance is sent by another after 10 s (the sweeper looks every 5 s).
     LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS: "10",
   });
-  await Promise.all([waitForSplit(instances, groups.counter, TOPIC, PARTITIONS), waitForSplit(instances, groups.mailer, TOPIC, PARTITIONS)]);
+  await Promise.all([
+    waitForSplit(instances, groups.counter, TOPIC, PARTITIONS),
+    waitForSplit(instances, groups.mailer, TOPIC, PARTITIONS),
+  ]);
 }, 150_000);
 
 afterAll(async () => {
@@ -63,7 +77,10 @@ afterAll(async () => {
 async function listingOf(forwardingEmail: string): Promise<number> {
   const brokerId = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker({ forwardingEmail }))).status).toBe(201);
-  const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { photos: [] }));
+  const res = await partner.put(
+    `/partner/v1/listings/${uniqueName("listing")}`,
+    sample.listing(brokerId, { photos: [] }),
+  );
   expect(res.status).toBe(201);
   return res.body.serviceListingId;
 }
@@ -79,18 +96,38 @@ async function submitLead(listingId: number): Promise<{ leadId: string; requestI
 }
 
 const messageId = (leadId: string) => `<lead-${leadId}@${DOMAIN}>`;
-const states = async (leadIds: string[]) => (await api.sql<{ id: string; delivery_state: string }[]>`SELECT id, delivery_state FROM leads WHERE id = ANY(${leadIds}::uuid[])`).map((r) => r.delivery_state);
+const states = async (leadIds: string[]) =>
+  (
+    await api.sql<
+      { id: string; delivery_state: string }[]
+    >`SELECT id, delivery_state FROM leads WHERE id = ANY(${leadIds}::uuid[])`
+  ).map((r) => r.delivery_state);
 
 /** Waits until every lead was sent, then checks each is in the mail server once and counted once for the office. */
 async function expectSentAndCountedOnce(leadIds: string[], timeoutMs: number): Promise<void> {
-  await waitUntil(`${leadIds.length} leads to be sent`, async () => (await states(leadIds)).filter((s) => s === "sent").length === leadIds.length, timeoutMs);
+  await waitUntil(
+    `${leadIds.length} leads to be sent`,
+    async () => (await states(leadIds)).filter((s) => s === "sent").length === leadIds.length,
+    timeoutMs,
+  );
   expect(leadIds.map((id) => [id, sink.byMessageId(messageId(id)).length]).filter(([, n]) => n !== 1)).toEqual([]);
   // Counted: one counted row per lead, and the office's day bucket (what the lead-count API sums) holds them all.
-  await waitUntil("the leads to be counted", async () => (await api.sql`SELECT 1 FROM counted_leads WHERE lead_id = ANY(${leadIds}::uuid[])`).length === leadIds.length, timeoutMs);
+  await waitUntil(
+    "the leads to be counted",
+    async () =>
+      (await api.sql`SELECT 1 FROM counted_leads WHERE lead_id = ANY(${leadIds}::uuid[])`).length === leadIds.length,
+    timeoutMs,
+  );
 }
 
 const officeDayCount = async () =>
-  Number((await api.sql<{ n: string }[]>`SELECT coalesce(sum(lead_count), 0) AS n FROM lead_count_buckets WHERE office_id = ${partner.officeId} AND granularity = 'day'`)[0]!.n);
+  Number(
+    (
+      await api.sql<
+        { n: string }[]
+      >`SELECT coalesce(sum(lead_count), 0) AS n FROM lead_count_buckets WHERE office_id = ${partner.officeId} AND granularity = 'day'`
+    )[0]!.n,
+  );
 
 test("two instances share the lead partitions: each lead counted once and e-mailed once, a mail server slower than the session included", async () => {
   const joinsBefore = instances.map((p) => [assignments(p, groups.counter), assignments(p, groups.mailer)]);
@@ -110,7 +147,9 @@ test("two instances share the lead partitions: each lead counted once and e-mail
   // The slow lead's first attempt (by the mailer that owns its partition) lasted longer than the session
   // timeout, in one go; nobody had to join either group again meanwhile.
   expect(rcpts.get(slowAddress)).toBe(1);
-  const handled = instances.flatMap((p) => logLines(p, "event handled").filter((l) => l.requestId === slowLead.requestId && l.groupId === groups.mailer));
+  const handled = instances.flatMap((p) =>
+    logLines(p, "event handled").filter((l) => l.requestId === slowLead.requestId && l.groupId === groups.mailer),
+  );
   expect(handled).toHaveLength(1);
   expect(handled[0]!.durationMs).toBeGreaterThan(SESSION_MS);
   expect(instances.map((p) => [assignments(p, groups.counter), assignments(p, groups.mailer)])).toEqual(joinsBefore);
@@ -129,7 +168,11 @@ test("SIGKILL of an instance in the middle of an SMTP exchange: the other takes 
   const onVictim = leads.filter((id) => owner(id) === victim);
   // Both instances are mid-send: a lead of each is claimed ('sending') and two RCPTs are waiting.
   const first = [onVictim[0]!, leads.find((id) => owner(id) === survivor)!];
-  await waitUntil("a lead of each instance to be mid-send", async () => (await states(first)).every((s) => s === "sending") && (rcpts.get(stuckAddress) ?? 0) >= 2, 60_000);
+  await waitUntil(
+    "a lead of each instance to be mid-send",
+    async () => (await states(first)).every((s) => s === "sending") && (rcpts.get(stuckAddress) ?? 0) >= 2,
+    60_000,
+  );
   expect(await victim.kill()).not.toBe(0);
   stuck.resolve();
   // New leads after the kill, some on the dead instance's partitions.

@@ -34,7 +34,8 @@ export const Failures = {
   /** No longer recorded (a store outage is waited out, classifyJobError); kept for photos that failed with it before. */
   storage: transient("storing the processed image failed"),
   /** 4xx are the partner's to fix (408 and 429 are the host asking us to come back later); 5xx may pass. */
-  httpStatus: (status: number) => new MediaFailure(`HTTP ${status} from image host`, status >= 500 || status === 408 || status === 429),
+  httpStatus: (status: number) =>
+    new MediaFailure(`HTTP ${status} from image host`, status >= 500 || status === 408 || status === 429),
   network: (code: string) => new MediaFailure(`download failed (${code})`, true),
 };
 

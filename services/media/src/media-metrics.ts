@@ -23,7 +23,12 @@ interface UnsettledRow {
 
 export function createMediaMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger }): MediaMetrics {
   const registers = [deps.metrics.registry];
-  const jobs = new Counter({ name: "media_jobs_total", help: "Image jobs finished by this process, by kind and outcome (ready, failed, retry, discarded, postponed: given back unspent at a stop during an outage of ours)", labelNames: ["kind", "outcome"], registers });
+  const jobs = new Counter({
+    name: "media_jobs_total",
+    help: "Image jobs finished by this process, by kind and outcome (ready, failed, retry, discarded, postponed: given back unspent at a stop during an outage of ours)",
+    labelNames: ["kind", "outcome"],
+    registers,
+  });
   const failures = new Counter({
     name: "media_job_failures_total",
     help: "Image jobs that failed (for good or to be retried), by kind and failure reason",
@@ -45,7 +50,10 @@ export function createMediaMetrics(deps: { metrics: Metrics; sql: postgres.Sql; 
         SELECT 'photo' AS kind, state, failure_reason AS reason, count(*)::int AS n FROM listing_photos WHERE state <> 'ready' GROUP BY state, failure_reason
         UNION ALL
         SELECT 'avatar', avatar_state, avatar_failure_reason, count(*)::int FROM brokers WHERE avatar_state IN ('pending', 'failed') GROUP BY avatar_state, avatar_failure_reason`,
-    { maxAgeMs: 15_000, onError: (err) => deps.logger.debug("media metrics unavailable", { err: (err as Error).message }) },
+    {
+      maxAgeMs: 15_000,
+      onError: (err) => deps.logger.debug("media metrics unavailable", { err: (err as Error).message }),
+    },
   );
   gaugeFromSource(deps.metrics, {
     name: "media_images",
@@ -65,13 +73,17 @@ export function createMediaMetrics(deps: { metrics: Metrics; sql: postgres.Sql; 
     help: "Photos and avatars that failed for good, by kind and failure reason (admin: media retry)",
     labelNames: ["kind", "reason"],
     source: unsettled,
-    samples: (rows) => rows.filter((r) => r.state === "failed").map((r) => ({ labels: { kind: r.kind, reason: r.reason ?? "unknown" }, value: r.n })),
+    samples: (rows) =>
+      rows
+        .filter((r) => r.state === "failed")
+        .map((r) => ({ labels: { kind: r.kind, reason: r.reason ?? "unknown" }, value: r.n })),
   });
 
   return {
     job(kind, outcome, failureReason, seconds) {
       jobs.inc({ kind, outcome });
-      if (failureReason !== null && (outcome === "failed" || outcome === "retry")) failures.inc({ kind, reason: failureReason });
+      if (failureReason !== null && (outcome === "failed" || outcome === "retry"))
+        failures.inc({ kind, reason: failureReason });
       duration.observe({ kind }, seconds);
     },
   };

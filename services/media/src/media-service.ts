@@ -79,7 +79,12 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     logger,
     stats,
     downloader: createImageDownloader({
-      limits: { maxBytes: config.maxDownloadBytes, connectTimeoutMs: config.connectTimeoutMs, totalTimeoutMs: config.totalTimeoutMs, maxRedirects: 3 },
+      limits: {
+        maxBytes: config.maxDownloadBytes,
+        connectTimeoutMs: config.connectTimeoutMs,
+        totalTimeoutMs: config.totalTimeoutMs,
+        maxRedirects: 3,
+      },
       allowedHosts: config.allowedHosts,
       resolve: deps.resolve,
     }),
@@ -114,7 +119,14 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     partners: () => (deps.onlyPartners ? [...deps.onlyPartners] : null),
   });
   const claims = createClaimKeeper({ repository, working: jobs.working, leaseMs, logger });
-  const gc = createGarbageCollector({ sql: deps.sql, repository, storage, graceMs: config.gcGraceMs, intervalMs: config.gcIntervalMs, logger });
+  const gc = createGarbageCollector({
+    sql: deps.sql,
+    repository,
+    storage,
+    graceMs: config.gcGraceMs,
+    intervalMs: config.gcIntervalMs,
+    logger,
+  });
 
   return {
     async start() {

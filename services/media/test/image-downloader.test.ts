@@ -11,7 +11,11 @@ let echo: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
   images = await startImageServer();
-  echo = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (hostHeaders.push(req.headers.get("host") ?? ""), new Response(images.images["/avatar-tiny.jpg"])) });
+  echo = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req) => (hostHeaders.push(req.headers.get("host") ?? ""), new Response(images.images["/avatar-tiny.jpg"])),
+  });
 });
 afterAll(() => {
   images.stop();
@@ -31,7 +35,11 @@ function downloader(dns: Record<string, string[]>, allowedHosts: string[] = [], 
   return { lookups, d: createImageDownloader({ limits: { ...limits, ...over }, allowedHosts, resolve }) };
 }
 
-const failureOf = (p: Promise<unknown>) => p.then(() => "downloaded", (err) => (err instanceof MediaFailure ? [err.reason, err.transient] : String(err)));
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "downloaded",
+    (err) => (err instanceof MediaFailure ? [err.reason, err.transient] : String(err)),
+  );
 
 describe("address checks", () => {
   test("connects to the address it vetted, once resolved, keeping the name in the Host header", async () => {
@@ -57,7 +65,10 @@ describe("address checks", () => {
   test("IPv6 loopback and IPv4-mapped private literals are refused", async () => {
     const { d } = downloader({});
     expect(await failureOf(d.download(`http://[::1]:${echo.port}/a.jpg`))).toEqual(["address not allowed", false]);
-    expect(await failureOf(d.download(`http://[::ffff:127.0.0.1]:${echo.port}/a.jpg`))).toEqual(["address not allowed", false]);
+    expect(await failureOf(d.download(`http://[::ffff:127.0.0.1]:${echo.port}/a.jpg`))).toEqual([
+      "address not allowed",
+      false,
+    ]);
   });
 
   test("the allowlist entry's port matters", async () => {
@@ -81,8 +92,13 @@ describe("limits", () => {
   const allowed = () => downloader({}, [`127.0.0.1:${images.port}`]).d;
 
   test("follows up to three redirects and refuses the fourth", async () => {
-    expect((await allowed().download(images.url("/redirect/3/photo.jpg"))).equals(images.images["/photo.jpg"]!)).toBe(true);
-    expect(await failureOf(allowed().download(images.url("/redirect/4/photo.jpg")))).toEqual(["too many redirects", false]);
+    expect((await allowed().download(images.url("/redirect/3/photo.jpg"))).equals(images.images["/photo.jpg"]!)).toBe(
+      true,
+    );
+    expect(await failureOf(allowed().download(images.url("/redirect/4/photo.jpg")))).toEqual([
+      "too many redirects",
+      false,
+    ]);
   });
 
   test("a declared size over the limit is refused; so is a stream without a declared size once it passes the limit", async () => {
@@ -100,11 +116,19 @@ describe("limits", () => {
   });
 
   test("HTTP errors: 4xx are permanent, 5xx transient; a refused connection is transient", async () => {
-    expect(await failureOf(allowed().download(images.url("/missing.jpg?t=dl")))).toEqual(["HTTP 404 from image host", false]);
-    expect(await failureOf(allowed().download(images.url("/always-503.jpg?t=dl")))).toEqual(["HTTP 503 from image host", true]);
+    expect(await failureOf(allowed().download(images.url("/missing.jpg?t=dl")))).toEqual([
+      "HTTP 404 from image host",
+      false,
+    ]);
+    expect(await failureOf(allowed().download(images.url("/always-503.jpg?t=dl")))).toEqual([
+      "HTTP 503 from image host",
+      true,
+    ]);
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
     const port = closed.port;
     closed.stop(true);
-    expect(await failureOf(downloader({}, [`127.0.0.1:${port}`]).d.download(`http://127.0.0.1:${port}/a.jpg`))).toEqual(["connection refused", true]);
+    expect(await failureOf(downloader({}, [`127.0.0.1:${port}`]).d.download(`http://127.0.0.1:${port}/a.jpg`))).toEqual(
+      ["connection refused", true],
+    );
   });
 });

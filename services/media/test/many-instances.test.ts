@@ -7,7 +7,16 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { moveGroupToEnd, waitUntil } from "../../api/test/faults/support/fault-harness.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { assignedPartitions, assignments, logLines, ownerOf, partitionOf, startInstances, waitForSplit, type ServiceProcess } from "../../../test/support/consumer-instances.ts";
+import {
+  assignedPartitions,
+  assignments,
+  logLines,
+  ownerOf,
+  partitionOf,
+  startInstances,
+  waitForSplit,
+  type ServiceProcess,
+} from "../../../test/support/consumer-instances.ts";
 import { uniqueName } from "../../../test/support/env.ts";
 import { startImageServer, type ImageServer } from "./support/image-server.ts";
 import { createTestStorage, type TestStorage } from "./support/media-harness.ts";
@@ -53,7 +62,11 @@ afterAll(async () => {
 }, 60_000);
 
 /** PUTs a listing with these photo paths (on the image server) under a request ID of its own; returns its ID. */
-async function putListing(externalId: string, photoPaths: string[], requestId = uniqueName("req")): Promise<{ id: number; requestId: string }> {
+async function putListing(
+  externalId: string,
+  photoPaths: string[],
+  requestId = uniqueName("req"),
+): Promise<{ id: number; requestId: string }> {
   const res = await call(api.baseUrl, "PUT", `/partner/v1/listings/${externalId}`, {
     key: partner.apiKey,
     headers: { "x-request-id": requestId },
@@ -64,15 +77,27 @@ async function putListing(externalId: string, photoPaths: string[], requestId = 
 }
 
 const photoStates = async (listingIds: number[]) =>
-  (await api.sql<{ state: string; n: number }[]>`SELECT state, count(*)::int AS n FROM listing_photos WHERE listing_id = ANY(${listingIds}::bigint[]) GROUP BY state`).reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state]: r.n }), {});
+  (
+    await api.sql<
+      { state: string; n: number }[]
+    >`SELECT state, count(*)::int AS n FROM listing_photos WHERE listing_id = ANY(${listingIds}::bigint[]) GROUP BY state`
+  ).reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state]: r.n }), {});
 
 async function allReady(listingIds: number[], photos: number, timeoutMs: number): Promise<void> {
-  await waitUntil(`${photos} photos to be ready (${JSON.stringify(await photoStates(listingIds))})`, async () => (await photoStates(listingIds)).ready === photos, timeoutMs);
+  await waitUntil(
+    `${photos} photos to be ready (${JSON.stringify(await photoStates(listingIds))})`,
+    async () => (await photoStates(listingIds)).ready === photos,
+    timeoutMs,
+  );
 }
 
 /** The "event handled" lines of a request across the instances: which instance handled it, how long it took. */
 const handledBy = (requestId: string) =>
-  instances.flatMap((p) => logLines(p, "event handled").filter((l) => l.requestId === requestId && l.topic === TOPIC).map((l) => ({ p, durationMs: l.durationMs as number, outcome: l.outcome as string })));
+  instances.flatMap((p) =>
+    logLines(p, "event handled")
+      .filter((l) => l.requestId === requestId && l.topic === TOPIC)
+      .map((l) => ({ p, durationMs: l.durationMs as number, outcome: l.outcome as string })),
+  );
 
 test("two instances share the partitions and process every photo once, a 50-photo listing working longer than the session included", async () => {
   const joinsBefore = instances.map((p) => assignments(p, group));
@@ -85,7 +110,11 @@ test("two instances share the partitions and process every photo once, a 50-phot
   // Fifty photos; one is held by the image host for longer than the session timeout.
   const bigPaths = ["/hold/big", ...Array.from({ length: 49 }, (_, i) => `/small.png?big=${i}`)];
   const big = await putListing(uniqueName("big"), bigPaths);
-  await waitUntil("the held photo of the big listing to be requested", async () => images.hits("/hold/big") > 0, 60_000);
+  await waitUntil(
+    "the held photo of the big listing to be requested",
+    async () => images.hits("/hold/big") > 0,
+    60_000,
+  );
   await Bun.sleep(SESSION_MS + 2_000);
   images.release("big");
 
@@ -95,7 +124,13 @@ test("two instances share the partitions and process every photo once, a 50-phot
   const hits = [...small.flatMap((l) => l.paths), ...bigPaths].map((path) => [path, images.hits(path)] as const);
   expect(hits.filter(([, n]) => n !== 1)).toEqual([]);
   // Both instances did part of the work.
-  const owners = new Set(small.flatMap((l) => handledBy(l.requestId).filter((h) => h.outcome === "handled").map((h) => h.p)));
+  const owners = new Set(
+    small.flatMap((l) =>
+      handledBy(l.requestId)
+        .filter((h) => h.outcome === "handled")
+        .map((h) => h.p),
+    ),
+  );
   expect(owners.size).toBe(2);
   // The big listing's event was handled by one instance, in one go lasting longer than the session timeout, and
   // no instance had to join the group again meanwhile (no rebalance: its heartbeats went on while it worked).
@@ -104,7 +139,9 @@ test("two instances share the partitions and process every photo once, a 50-phot
   expect(bigHandled[0]!.durationMs).toBeGreaterThan(SESSION_MS);
   expect(instances.map((p) => assignments(p, group))).toEqual(joinsBefore);
   // One of the variants is really in the object store.
-  const [row] = await api.sql<{ variants: { key: string }[] }[]>`SELECT variants FROM listing_photos WHERE listing_id = ${big.id} AND state = 'ready' LIMIT 1`;
+  const [row] = await api.sql<
+    { variants: { key: string }[] }[]
+  >`SELECT variants FROM listing_photos WHERE listing_id = ${big.id} AND state = 'ready' LIMIT 1`;
   expect(await storage.storage.stat(row!.variants[0]!.key)).not.toBeNull();
 }, 240_000);
 
@@ -134,7 +171,11 @@ test("SIGKILL of one instance mid-download hands its partitions and its photos t
   const held = victims.map((id, i) => ({ id, hold: `kill-${i}` }));
   for (const { id, hold } of held) await putListing(externalIds.get(id)!, [`/hold/${hold}`, `/photo-2.jpg?kill=${id}`]);
   for (const id of others) await putListing(externalIds.get(id)!, [`/photo-2.jpg?other=${id}`]);
-  await waitUntil("the victim to be downloading every held photo", async () => held.every(({ hold }) => images.hits(`/hold/${hold}`) > 0), 60_000);
+  await waitUntil(
+    "the victim to be downloading every held photo",
+    async () => held.every(({ hold }) => images.hits(`/hold/${hold}`) > 0),
+    60_000,
+  );
   expect(await victim.kill()).not.toBe(0);
   for (const { hold } of held) images.release(hold);
 

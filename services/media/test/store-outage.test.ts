@@ -39,7 +39,12 @@ beforeAll(async () => {
   media = await startMedia({
     partners: [partner.partnerId],
     storage,
-    env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`, MEDIA_MAX_ATTEMPTS: "2", MEDIA_RETRY_BASE_MS: "100", MEDIA_RETRY_POLL_MS: "100" },
+    env: {
+      MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
+      MEDIA_MAX_ATTEMPTS: "2",
+      MEDIA_RETRY_BASE_MS: "100",
+      MEDIA_RETRY_POLL_MS: "100",
+    },
     // The production cap is 30 s; a shorter one keeps the test short without changing what is shown.
     outageBackoff: { baseMs: 200, maxMs: 2_000 },
     outageMetrics: {
@@ -65,7 +70,10 @@ async function putListings(n: number, tag: string): Promise<string[]> {
   const urls: string[] = [];
   for (let i = 0; i < n; i++) {
     const photos = [images.url(`/photo-3.jpg?t=${tag}-${i}-a`), images.url(`/small.png?t=${tag}-${i}-b`)];
-    const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { photos: photos.map((url, k) => ({ url, sortKey: k + 1 })) }));
+    const res = await partner.put(
+      `/partner/v1/listings/${uniqueName("listing")}`,
+      sample.listing(brokerId, { photos: photos.map((url, k) => ({ url, sortKey: k + 1 })) }),
+    );
     expect(res.status).toBe(201);
     urls.push(...photos);
   }
@@ -111,7 +119,13 @@ test.skipIf(unavailable !== null)(
     // Processed once: one download (and so one transform) per photo, none retried, failed or given back.
     for (const url of all) expect([url, images.hits(new URL(url).pathname + new URL(url).search)]).toEqual([url, 1]);
     const stats = media.service.stats();
-    expect(stats).toMatchObject({ downloads: all.length, ready: all.length, failed: 0, retriesScheduled: 0, postponed: 0 });
+    expect(stats).toMatchObject({
+      downloads: all.length,
+      ready: all.length,
+      failed: 0,
+      retriesScheduled: 0,
+      postponed: 0,
+    });
     expect(waits.length).toBeGreaterThan(0);
     expect(new Set(waits)).toEqual(new Set(["storage"]));
     expect(mostWaiting).toBeGreaterThan(0);

@@ -3,7 +3,11 @@ import { randomBytes } from "node:crypto";
 import { ConfigError } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 
-const base = { DATABASE_URL: "postgres://u@db/pss", KAFKA_BROKERS: "kafka:9092", WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64") };
+const base = {
+  DATABASE_URL: "postgres://u@db/pss",
+  KAFKA_BROKERS: "kafka:9092",
+  WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+};
 
 function problems(env: Record<string, string>): string {
   try {
@@ -26,7 +30,11 @@ test("webhooks: the defaults are the issue's: 10 s timeout, the ten-step schedul
 });
 
 test("webhooks: WEBHOOK_ALLOWED_HOSTS and a short schedule for tests are read", () => {
-  const config = loadConfig({ ...base, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1:4000, Receiver.Local", WEBHOOK_RETRY_SCHEDULE: "0,500ms,1s" });
+  const config = loadConfig({
+    ...base,
+    WEBHOOK_ALLOWED_HOSTS: "127.0.0.1:4000, Receiver.Local",
+    WEBHOOK_RETRY_SCHEDULE: "0,500ms,1s",
+  });
   expect(config.allowedHosts).toEqual(["127.0.0.1:4000", "receiver.local"]);
   expect(config.retryScheduleMs).toEqual([0, 500, 1000]);
 });
@@ -34,7 +42,12 @@ test("webhooks: WEBHOOK_ALLOWED_HOSTS and a short schedule for tests are read", 
 test("webhooks: a missing or malformed secret key and a bad schedule are all reported at boot", () => {
   const { WEBHOOK_SECRET_KEY: _, ...withoutKey } = base;
   expect(problems(withoutKey)).toContain("WEBHOOK_SECRET_KEY is required");
-  const message = problems({ ...base, WEBHOOK_SECRET_KEY: "not-a-key", WEBHOOK_RETRY_SCHEDULE: "0,soon", WEBHOOK_TIMEOUT_MS: "abc" });
+  const message = problems({
+    ...base,
+    WEBHOOK_SECRET_KEY: "not-a-key",
+    WEBHOOK_RETRY_SCHEDULE: "0,soon",
+    WEBHOOK_TIMEOUT_MS: "abc",
+  });
   expect(message).toContain("WEBHOOK_SECRET_KEY must be 32 bytes");
   expect(message).toContain("WEBHOOK_RETRY_SCHEDULE must be a comma-separated list");
   expect(message).toContain("WEBHOOK_TIMEOUT_MS must be an integer");

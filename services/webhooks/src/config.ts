@@ -47,7 +47,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const r = createEnvReader(env);
   const rawSchedule = r.optionalString("WEBHOOK_RETRY_SCHEDULE") ?? DEFAULT_RETRY_SCHEDULE;
   const schedule = parseSchedule(rawSchedule);
-  if (!schedule) r.problem(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 50 durations (e.g. ${DEFAULT_RETRY_SCHEDULE}), got '${rawSchedule}'`);
+  if (!schedule)
+    r.problem(
+      `WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 50 durations (e.g. ${DEFAULT_RETRY_SCHEDULE}), got '${rawSchedule}'`,
+    );
   const config: WebhooksConfig = {
     healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),

@@ -1,10 +1,19 @@
 // Endpoints by state, for metrics and tests: enabled and answering, enabled but failing, or disabled and why.
 import type postgres from "postgres";
 
-export const ENDPOINT_STATES = ["active", "failing", "disabled_by_partner", "disabled_gone", "disabled_failing"] as const;
+export const ENDPOINT_STATES = [
+  "active",
+  "failing",
+  "disabled_by_partner",
+  "disabled_gone",
+  "disabled_failing",
+] as const;
 export type EndpointState = (typeof ENDPOINT_STATES)[number];
 
-export async function readEndpointStates(sql: postgres.Sql, partnerIds?: readonly string[]): Promise<Record<EndpointState, number>> {
+export async function readEndpointStates(
+  sql: postgres.Sql,
+  partnerIds?: readonly string[],
+): Promise<Record<EndpointState, number>> {
   const rows = await sql<{ state: EndpointState; n: number }[]>`
     SELECT CASE WHEN enabled AND failing_since IS NULL THEN 'active' WHEN enabled THEN 'failing'
                 WHEN disabled_cause = 'partner' THEN 'disabled_by_partner' WHEN disabled_cause = 'gone' THEN 'disabled_gone'

@@ -1,6 +1,14 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import { createConsumerMetrics, createKafka, createOutageMetrics, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
+import {
+  createConsumerMetrics,
+  createKafka,
+  createOutageMetrics,
+  createPostgres,
+  runService,
+  type ServiceKit,
+  type ServiceParts,
+} from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createWebhooksMetrics } from "./webhooks-metrics.ts";
 import { createWebhooksService } from "./webhooks-service.ts";
@@ -19,14 +27,26 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     outageMetrics: createOutageMetrics(metrics, "webhooks"),
     metrics: {
       webhooks: createWebhooksMetrics({ metrics, sql, logger }),
-      consumer: createConsumerMetrics(metrics, { onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }) }),
+      consumer: createConsumerMetrics(metrics, {
+        onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
+      }),
     },
   });
   return {
     clients: { sql, kafka },
     topics: topicSpecs(config.kafka.topics),
-    start: { what: "start consuming", run: () => webhooks.start(), check: "consumer", isRunning: () => webhooks.isRunning() },
-    started: () => logger.info("delivering webhooks", { groupId: config.groupId, concurrency: config.concurrency, timeoutMs: config.timeoutMs }),
+    start: {
+      what: "start consuming",
+      run: () => webhooks.start(),
+      check: "consumer",
+      isRunning: () => webhooks.isRunning(),
+    },
+    started: () =>
+      logger.info("delivering webhooks", {
+        groupId: config.groupId,
+        concurrency: config.concurrency,
+        timeoutMs: config.timeoutMs,
+      }),
     stop: { "stop consuming and delivering": () => webhooks.stop() },
     // The consumer step waits for the deliveries in flight, each bounded by WEBHOOK_TIMEOUT_MS. An attempt cut
     // short by SIGKILL is not lost: its claim expires and it is sent again with the same webhook-id.

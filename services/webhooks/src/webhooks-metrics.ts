@@ -7,7 +7,14 @@
 //   disabled_failing), and webhook_deliveries_pending / webhook_deliveries_oldest_pending_age_seconds: deliveries
 //   waiting for an attempt or a retry, read from PostgreSQL when Prometheus scrapes (at most once per 15 s; left
 //   out while PostgreSQL does not answer).
-import { Counter, gaugeFromSource, Histogram, LATENCY_BUCKETS_SECONDS, type Logger, type Metrics } from "@pss/service-kit";
+import {
+  Counter,
+  gaugeFromSource,
+  Histogram,
+  LATENCY_BUCKETS_SECONDS,
+  type Logger,
+  type Metrics,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import type { AttemptOutcome } from "./delivery/outcome.ts";
 import { ENDPOINT_STATES, readEndpointStates } from "./endpoint-states.ts";
@@ -17,7 +24,12 @@ export interface WebhooksMetrics {
 }
 
 /** `maxAgeMs`: how long a gauge read from PostgreSQL is reused (default 15 s; tests read fresh values). */
-export function createWebhooksMetrics(deps: { metrics: Metrics; sql: postgres.Sql; logger: Logger; maxAgeMs?: number }): WebhooksMetrics {
+export function createWebhooksMetrics(deps: {
+  metrics: Metrics;
+  sql: postgres.Sql;
+  logger: Logger;
+  maxAgeMs?: number;
+}): WebhooksMetrics {
   const maxAgeMs = deps.maxAgeMs ?? 15_000;
   const registers = [deps.metrics.registry];
   const attempts = new Counter({

@@ -59,7 +59,15 @@ export interface WebhooksService {
 export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksService {
   const { config } = deps;
   const logger = deps.logger.child({ component: "webhooks" });
-  const outcomes: Record<AttemptOutcome, number> = { delivered: 0, retry_scheduled: 0, failed: 0, endpoint_gone: 0, endpoint_disabled: 0, discarded: 0, postponed: 0 };
+  const outcomes: Record<AttemptOutcome, number> = {
+    delivered: 0,
+    retry_scheduled: 0,
+    failed: 0,
+    endpoint_gone: 0,
+    endpoint_disabled: 0,
+    discarded: 0,
+    postponed: 0,
+  };
   const worker = createDeliveryWorker({
     repository: createDeliveryRepository(deps.sql, { disableAfterMs: config.disableAfterMs }),
     sender: createSender({ timeoutMs: config.timeoutMs, allowedHosts: config.allowedHosts, resolve: deps.resolve }),
@@ -86,7 +94,13 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
     session: deps.session,
     metrics: deps.metrics?.consumer,
-    handle: createFactHandler({ sql: deps.sql, logger, publicBaseUrl: config.publicBaseUrl, onDeliveriesCreated: () => worker.wake(), onlyPartners: deps.onlyPartners }),
+    handle: createFactHandler({
+      sql: deps.sql,
+      logger,
+      publicBaseUrl: config.publicBaseUrl,
+      onDeliveriesCreated: () => worker.wake(),
+      onlyPartners: deps.onlyPartners,
+    }),
   });
   // listing.report.changed: its own group, so a slow recompute never delays deliveries, and a dead letter of its
   // own kind never mixes with undeliverable facts (both go to the webhooks dead-letter topic, told apart by group).

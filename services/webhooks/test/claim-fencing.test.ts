@@ -37,7 +37,8 @@ afterAll(async () => {
   }
 });
 
-const request = (method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
+const request = (method: string, path: string, body?: unknown) =>
+  call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
 
 /**
  * One webhooks instance's delivery worker, its claims shorter than the receiver is slow: as when the worker is
@@ -45,7 +46,13 @@ const request = (method: string, path: string, body?: unknown) => call(api.baseU
  */
 function startWorker(name: string, outcomes: AttemptOutcome[]): DeliveryWorker {
   const urls = testUrls();
-  const config = loadConfig({ DATABASE_URL: urls.DATABASE_URL, KAFKA_BROKERS: urls.KAFKA_BROKERS, WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY, PUBLIC_BASE_URL: api.baseUrl, ...testWebhooksEnv([receiver.hostPort]) });
+  const config = loadConfig({
+    DATABASE_URL: urls.DATABASE_URL,
+    KAFKA_BROKERS: urls.KAFKA_BROKERS,
+    WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY,
+    PUBLIC_BASE_URL: api.baseUrl,
+    ...testWebhooksEnv([receiver.hostPort]),
+  });
   const worker = createDeliveryWorker({
     repository: createDeliveryRepository(api.sql, { disableAfterMs: config.disableAfterMs }),
     sender: createSender({ timeoutMs: 10_000, allowedHosts: config.allowedHosts }),
@@ -68,7 +75,10 @@ async function endpointAndPing(firstReply: number): Promise<{ id: string; path: 
   const path = `/hooks/${id}`;
   // The first request is answered late (after the first worker's claim ran out), the others at once.
   receiver.script(path, (nth) => (nth === 1 ? { status: firstReply, delayMs: SLOW_MS } : { status: 204 }));
-  expect((await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] })).status).toBe(201);
+  expect(
+    (await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] }))
+      .status,
+  ).toBe(201);
   const ping = await request("POST", `/webhook-endpoints/${id}/test`);
   expect(ping.status).toBe(202);
   return { id, path, deliveryId: ping.body.deliveryId };
@@ -106,7 +116,9 @@ test("a late 410 from an attempt whose claim was taken over neither disables the
   // The receiver got the delivery twice (same webhook-id): that cannot be prevented once a claim ran out mid-request.
   expect(receiver.requests(ep.path).map((r) => r.headers["webhook-id"])).toEqual([ep.deliveryId, ep.deliveryId]);
   expect(outcomes).toEqual(["delivered", "discarded"]);
-  expect(logLines.some((l) => l.includes("delivery attempt outlived its claim") && l.includes(ep.deliveryId))).toBe(true);
+  expect(logLines.some((l) => l.includes("delivery attempt outlived its claim") && l.includes(ep.deliveryId))).toBe(
+    true,
+  );
 }, 30_000);
 
 test("a late 2xx from an attempt whose claim was taken over is not a second success in the delivery's history", async () => {

@@ -30,13 +30,17 @@ afterAll(async () => {
   }
 });
 
-const request = (method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
+const request = (method: string, path: string, body?: unknown) =>
+  call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
 
 /** A new endpoint whose receiver path is its ID; returns its ID, path and signing secret. */
 async function newEndpoint(): Promise<{ id: string; path: string; secret: string }> {
   const id = uniqueName("crm");
   const path = `/hooks/${id}`;
-  const res = await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] });
+  const res = await request("PUT", `/webhook-endpoints/${id}`, {
+    url: receiver.url(path),
+    events: ["listing.published"],
+  });
   expect(res.status).toBe(201);
   return { id, path, secret: res.body.secret };
 }
@@ -71,8 +75,17 @@ describe("delivery", () => {
     expect(Math.abs(Number(req!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(300);
     const body = verified(req!, ep.secret);
     expect(body).toEqual({ type: "ping", timestamp: body.timestamp, data: { endpointId: ep.id, version: 1 } });
-    expect(d).toMatchObject({ status: "delivered", attemptCount: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null, payload: body });
-    expect(d.attempts).toEqual([{ attempt: 1, at: expect.any(String), statusCode: 204, latencyMs: expect.any(Number), error: null }]);
+    expect(d).toMatchObject({
+      status: "delivered",
+      attemptCount: 1,
+      lastStatusCode: 204,
+      lastError: null,
+      nextAttemptAt: null,
+      payload: body,
+    });
+    expect(d.attempts).toEqual([
+      { attempt: 1, at: expect.any(String), statusCode: 204, latencyMs: expect.any(Number), error: null },
+    ]);
     // Another partner's secret does not verify it.
     expect(() => verified(req!, `whsec_${randomBytes(32).toString("base64")}`)).toThrow();
   });
@@ -101,10 +114,12 @@ describe("delivery", () => {
     receiver.script(ep.path, (nth) => (nth === 1 ? { status: 204, delayMs: 5000 } : { status: 204 }));
     const deliveryId = await ping(ep.id);
     const d = await settled(ep.id, deliveryId, "delivered");
-    expect(d.attempts.map((a: { statusCode: number | null; error: string | null }) => [a.statusCode, a.error])).toEqual([
-      [null, "timed out after 2000 ms"],
-      [204, null],
-    ]);
+    expect(d.attempts.map((a: { statusCode: number | null; error: string | null }) => [a.statusCode, a.error])).toEqual(
+      [
+        [null, "timed out after 2000 ms"],
+        [204, null],
+      ],
+    );
     const requests = receiver.requests(ep.path);
     expect(requests.map((r) => r.headers["webhook-id"])).toEqual([deliveryId, deliveryId]);
     for (const r of requests) verified(r, ep.secret);
@@ -129,11 +144,22 @@ describe("delivery", () => {
     const failed = await settled(ep.id, deliveryId, "failed");
     expect(failed).toMatchObject({ attemptCount: 3, lastStatusCode: 500, nextAttemptAt: null });
     expect((await request("GET", `/webhook-endpoints/${ep.id}`)).body.endpoint.failingSince).not.toBeNull();
-    expect((await request("GET", `/webhook-deliveries?endpointId=${ep.id}&status=failed`)).body.results.map((d: { deliveryId: string }) => d.deliveryId)).toEqual([deliveryId]);
+    expect(
+      (await request("GET", `/webhook-deliveries?endpointId=${ep.id}&status=failed`)).body.results.map(
+        (d: { deliveryId: string }) => d.deliveryId,
+      ),
+    ).toEqual([deliveryId]);
 
     receiver.script(ep.path, () => ({ status: 204 }));
     // Nothing failed after `now`: nothing to recover.
-    expect((await request("POST", `/webhook-endpoints/${ep.id}/recover?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.requeued).toBe(0);
+    expect(
+      (
+        await request(
+          "POST",
+          `/webhook-endpoints/${ep.id}/recover?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+        )
+      ).body.requeued,
+    ).toBe(0);
     const recovered = await request("POST", `/webhook-endpoints/${ep.id}/recover?since=${encodeURIComponent(since)}`);
     expect(recovered.status).toBe(202);
     expect(recovered.body.requeued).toBe(1);
@@ -153,7 +179,12 @@ describe("delivery", () => {
     const retried = await request("POST", `/webhook-deliveries/${deliveryId}/retry`);
     expect(retried.status).toBe(202);
     await settled(ep.id, deliveryId, "delivered");
-    expect(receiver.requests(ep.path).map((r) => r.headers["webhook-id"])).toEqual([deliveryId, deliveryId, deliveryId, deliveryId]);
+    expect(receiver.requests(ep.path).map((r) => r.headers["webhook-id"])).toEqual([
+      deliveryId,
+      deliveryId,
+      deliveryId,
+      deliveryId,
+    ]);
   });
 });
 
@@ -175,7 +206,10 @@ describe("disabling", () => {
 
     expect((await request("POST", `/webhook-endpoints/${ep.id}/test`)).status).toBe(409);
     receiver.script(ep.path, () => ({ status: 204 }));
-    expect((await request("PUT", `/webhook-endpoints/${ep.id}`, { enabled: true })).body.endpoint).toMatchObject({ enabled: true, disabledReason: null });
+    expect((await request("PUT", `/webhook-endpoints/${ep.id}`, { enabled: true })).body.endpoint).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
     await settled(ep.id, await ping(ep.id), "delivered");
   });
 

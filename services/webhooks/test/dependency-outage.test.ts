@@ -6,7 +6,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { call, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { createGatedProxy, endpointOfUrl, viaProxy, type GatedProxy } from "../../api/test/faults/support/gated-proxy.ts";
+import {
+  createGatedProxy,
+  endpointOfUrl,
+  viaProxy,
+  type GatedProxy,
+} from "../../api/test/faults/support/gated-proxy.ts";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 import { startReceiver, verified, type Receiver } from "./support/receiver.ts";
 import { startWebhooks, until, type WebhooksHarness } from "./support/webhooks-harness.ts";
@@ -50,12 +55,16 @@ async function startWorker(env: Record<string, string> = {}): Promise<WebhooksHa
   return w;
 }
 
-const request = (method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
+const request = (method: string, path: string, body?: unknown) =>
+  call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
 
 async function newEndpoint(): Promise<{ id: string; path: string; secret: string }> {
   const id = uniqueName("crm");
   const path = `/hooks/${id}`;
-  const res = await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] });
+  const res = await request("PUT", `/webhook-endpoints/${id}`, {
+    url: receiver.url(path),
+    events: ["listing.published"],
+  });
   expect(res.status).toBe(201);
   return { id, path, secret: res.body.secret };
 }
@@ -69,7 +78,9 @@ async function ping(endpointId: string): Promise<string> {
 const rows = (ids: string[]) =>
   api.sql<{ id: string; status: string; attempt_count: number; last_error: string | null }[]>`
     SELECT id::text, status, attempt_count, last_error FROM webhook_deliveries WHERE id = ANY(${ids}::uuid[]) ORDER BY id`;
-const attemptRows = async (ids: string[]) => (await api.sql`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ANY(${ids}::uuid[])`)[0]!.n as number;
+const attemptRows = async (ids: string[]) =>
+  (await api.sql`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ANY(${ids}::uuid[])`)[0]!
+    .n as number;
 
 test("our PostgreSQL unreachable after the sends, for longer than a claim: each delivery is recorded once, arrives once, one attempt", async () => {
   const worker = await startWorker();
@@ -79,15 +90,23 @@ test("our PostgreSQL unreachable after the sends, for longer than a claim: each 
   const ids = [await ping(ep.id), await ping(ep.id), await ping(ep.id)];
   await until("the sends to be in flight", () => receiver.holding() === ids.length, 10_000);
   await pgProxy.close();
-  await until("the outcomes to wait for PostgreSQL", () => waits.filter((d) => d === "postgres").length >= ids.length, 10_000);
+  await until(
+    "the outcomes to wait for PostgreSQL",
+    () => waits.filter((d) => d === "postgres").length >= ids.length,
+    10_000,
+  );
   // Longer than a claim (3 s): before, the claims ran out and the deliveries were sent again with an attempt spent.
   await Bun.sleep(5_000);
   await pgProxy.open();
 
-  const done = await until("every delivery recorded as delivered", async () => {
-    const r = await rows(ids);
-    return r.length === ids.length && r.every((d) => d.status === "delivered") ? r : null;
-  }, 15_000);
+  const done = await until(
+    "every delivery recorded as delivered",
+    async () => {
+      const r = await rows(ids);
+      return r.length === ids.length && r.every((d) => d.status === "delivered") ? r : null;
+    },
+    15_000,
+  );
   expect(done.map((d) => d.attempt_count)).toEqual([1, 1, 1]);
   expect(await attemptRows(ids)).toBe(ids.length);
   await Bun.sleep(1_000);
@@ -105,7 +124,11 @@ test("a signing secret we cannot read (our configuration) spends no attempt and 
   const misconfigured = await startWorker({ WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64") });
   const id = await ping(ep.id);
   // More postponements than the schedule (0, 300 ms, 600 ms) has attempts, and still nothing spent.
-  await until("the delivery to be postponed again and again", () => misconfigured.service.outcomes().postponed >= 5, 15_000);
+  await until(
+    "the delivery to be postponed again and again",
+    () => misconfigured.service.outcomes().postponed >= 5,
+    15_000,
+  );
   await misconfigured.stop();
   running.splice(running.indexOf(misconfigured), 1);
   const [waiting] = await rows([id]);
@@ -113,12 +136,17 @@ test("a signing secret we cannot read (our configuration) spends no attempt and 
   expect(waiting!.last_error).toContain("configuration problem on our side");
   expect(await attemptRows([id])).toBe(0);
   expect(receiver.requests(ep.path)).toHaveLength(0);
-  const [endpoint] = await api.sql`SELECT enabled, failing_since FROM webhook_endpoints WHERE partner_id = ${partner.partnerId}::uuid AND external_id = ${ep.id}`;
+  const [endpoint] =
+    await api.sql`SELECT enabled, failing_since FROM webhook_endpoints WHERE partner_id = ${partner.partnerId}::uuid AND external_id = ${ep.id}`;
   expect(endpoint).toMatchObject({ enabled: true, failing_since: null });
 
   // A worker with the right key (the API's) sends it; the postponement waits at most the back-off's cap.
   const fixed = await startWorker();
-  await until("the delivery delivered", async () => ((await rows([id]))[0]!.status === "delivered" ? true : null), 10_000);
+  await until(
+    "the delivery delivered",
+    async () => ((await rows([id]))[0]!.status === "delivered" ? true : null),
+    10_000,
+  );
   expect((await rows([id]))[0]!.attempt_count).toBe(1);
   expect(receiver.requests(ep.path)).toHaveLength(1);
   verified(receiver.requests(ep.path)[0]!, ep.secret);

@@ -9,7 +9,12 @@ import { Value } from "@sinclair/typebox/value";
 import { Topics, WEBHOOK_EVENT_DATA, type DeliveredEventType } from "@pss/contracts";
 import { silentLogger } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { deleteSearchIndex, rawDocument, startIndexer, type IndexerHarness } from "../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  rawDocument,
+  startIndexer,
+  type IndexerHarness,
+} from "../../indexer/test/support/indexer-harness.ts";
 import { createLeadsWorkers } from "../../leads/src/leads-workers.ts";
 import { startImageServer, type ImageServer } from "../../media/test/support/image-server.ts";
 import { startMedia, type MediaHarness } from "../../media/test/support/media-harness.ts";
@@ -34,7 +39,9 @@ let secret = "";
 /** The number the change feed (GET /partner/v1/events) gives the event of this type and version: the webhook's data.sequence must be it. */
 async function feedNumber(type: string, data: Record<string, any>): Promise<number> {
   const page = await call(api.baseUrl, "GET", "/partner/v1/events?limit=1000", { key: partner.apiKey });
-  const found = (page.body.results as { sequence: number; type: string; version: number }[]).filter((e) => e.type === type && e.version === data.version);
+  const found = (page.body.results as { sequence: number; type: string; version: number }[]).filter(
+    (e) => e.type === type && e.version === data.version,
+  );
   expect(found).toHaveLength(1);
   return found[0]!.sequence;
 }
@@ -47,7 +54,11 @@ beforeAll(async () => {
   api = await startApi({ port: apiPort, publicBaseUrl: `http://127.0.0.1:${apiPort}` });
   partner = await api.createPartner({ leadTracking: true });
   partners.add(partner.partnerId);
-  const kafka = new Kafka({ clientId: uniqueName("webhooks-events-test"), brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: uniqueName("webhooks-events-test"),
+    brokers: testUrls().KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
   const leadsGroup = uniqueName("webhooks-events-leads");
   await startGroupAtEnd(kafka, `${leadsGroup}-counter`, [Topics.leadEvents.name]);
   [indexer, media, webhooks] = await Promise.all([
@@ -71,7 +82,13 @@ beforeAll(async () => {
   await leads.start();
   const res = await partner.put(`/partner/v1/webhook-endpoints/${endpointId}`, {
     url: receiver.url(path),
-    events: ["listing.published", "listing.unpublished", "listing.media.processed", "broker.avatar.processed", "lead.received"],
+    events: [
+      "listing.published",
+      "listing.unpublished",
+      "listing.media.processed",
+      "broker.avatar.processed",
+      "lead.received",
+    ],
   });
   expect(res.status).toBe(201);
   secret = res.body.secret;
@@ -99,48 +116,98 @@ async function freePort(): Promise<number> {
 const events = () => receiver.requests(path).map((request) => ({ request, body: verified(request, secret) }));
 
 /** Waits for an event of `type` that `match` accepts; returns it with its request. */
-function eventually(type: string, match: (data: Record<string, any>) => boolean = () => true, timeoutMs = 60_000): Promise<{ request: ReceivedRequest; body: ReturnType<typeof verified> }> {
-  return until(`${type} delivered`, () => events().find((e) => e.body.type === type && match(e.body.data)) ?? null, timeoutMs);
+function eventually(
+  type: string,
+  match: (data: Record<string, any>) => boolean = () => true,
+  timeoutMs = 60_000,
+): Promise<{ request: ReceivedRequest; body: ReturnType<typeof verified> }> {
+  return until(
+    `${type} delivered`,
+    () => events().find((e) => e.body.type === type && match(e.body.data)) ?? null,
+    timeoutMs,
+  );
 }
 
 /** The office's lead count as recorded now (a database other runs wrote to may hold counts for this office ID). */
 async function officeCount(officeId: number): Promise<number> {
-  const [row] = await api.sql`SELECT COALESCE(sum(lead_count), 0)::int AS n FROM lead_count_buckets WHERE office_id = ${officeId} AND granularity = 'month'`;
+  const [row] =
+    await api.sql`SELECT COALESCE(sum(lead_count), 0)::int AS n FROM lead_count_buckets WHERE office_id = ${officeId} AND granularity = 'month'`;
   return row!.n;
 }
 
-const buyer = { name: "Ann Buyer", email: "ann.buyer-webhooks@example.com", phone: "+1 512 555 0199", message: "Is the lease renewable? Cash buyer." };
+const buyer = {
+  name: "Ann Buyer",
+  email: "ann.buyer-webhooks@example.com",
+  phone: "+1 512 555 0199",
+  message: "Is the lease renewable? Cash buyer.",
+};
 
 test("a partner's broker, listing and lead produce every event, each signed, with IDs, URLs and the record's version and no buyer data", async () => {
   const brokerExternalId = uniqueName("broker");
-  const broker = await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker({ avatarUrl: images.url("/avatar.jpg") }));
+  const broker = await partner.put(
+    `/partner/v1/brokers/${brokerExternalId}`,
+    sample.broker({ avatarUrl: images.url("/avatar.jpg") }),
+  );
   expect(broker.status).toBe(201);
   const listingExternalId = uniqueName("listing");
   const listing = await partner.put(
     `/partner/v1/listings/${listingExternalId}`,
-    sample.listing(brokerExternalId, { photos: [{ url: images.url("/photo.jpg"), sortKey: 1 }, { url: images.url("/missing.jpg"), sortKey: 2 }] }),
+    sample.listing(brokerExternalId, {
+      photos: [
+        { url: images.url("/photo.jpg"), sortKey: 1 },
+        { url: images.url("/missing.jpg"), sortKey: 2 },
+      ],
+    }),
   );
   expect(listing.status).toBe(201);
   const serviceListingId: number = listing.body.serviceListingId;
   const serviceBrokerId = String(broker.body.serviceBrokerId);
   const listingUrl: string = listing.body.serviceListingUrl;
   // The URLs in events are the ones the API answers partners with.
-  const brokerIds = { externalBrokerId: brokerExternalId, serviceBrokerId, serviceProfileUrl: broker.body.serviceProfileUrl };
+  const brokerIds = {
+    externalBrokerId: brokerExternalId,
+    serviceBrokerId,
+    serviceProfileUrl: broker.body.serviceProfileUrl,
+  };
   const listingIds = { externalListingId: listingExternalId, serviceListingId, serviceListingUrl: listingUrl };
 
   // broker.avatar.processed: the avatar's outcome.
   const avatar = await eventually("broker.avatar.processed", (d) => d.externalBrokerId === brokerExternalId);
-  expect(avatar.body.data).toEqual({ ...brokerIds, version: expect.any(Number), sequence: await feedNumber("broker.avatar.processed", avatar.body.data), avatar: { url: images.url("/avatar.jpg"), state: "ready", failureReason: null, warning: null, width: 1000, height: 800 } });
+  expect(avatar.body.data).toEqual({
+    ...brokerIds,
+    version: expect.any(Number),
+    sequence: await feedNumber("broker.avatar.processed", avatar.body.data),
+    avatar: {
+      url: images.url("/avatar.jpg"),
+      state: "ready",
+      failureReason: null,
+      warning: null,
+      width: 1000,
+      height: 800,
+    },
+  });
 
   // listing.published: visible to buyers, indexed, and its URL answers.
   const published = await eventually("listing.published", (d) => d.externalListingId === listingExternalId);
-  expect(published.body.data).toEqual({ ...listingIds, ...brokerIds, status: "FOR_SALE", version: expect.any(Number), sequence: await feedNumber("listing.published", published.body.data) });
+  expect(published.body.data).toEqual({
+    ...listingIds,
+    ...brokerIds,
+    status: "FOR_SALE",
+    version: expect.any(Number),
+    sequence: await feedNumber("listing.published", published.body.data),
+  });
   expect((await fetch(listingUrl)).status).toBe(200);
   expect(await rawDocument(indexer.opensearch, indexer.alias, serviceListingId)).not.toBeNull();
 
   // listing.media.processed: every photo settled, with the reason of the one that failed.
   const processed = await eventually("listing.media.processed", (d) => d.externalListingId === listingExternalId);
-  expect(processed.body.data).toMatchObject({ ...listingIds, version: expect.any(Number), ready: 1, failed: 1, sequence: await feedNumber("listing.media.processed", processed.body.data) });
+  expect(processed.body.data).toMatchObject({
+    ...listingIds,
+    version: expect.any(Number),
+    ready: 1,
+    failed: 1,
+    sequence: await feedNumber("listing.media.processed", processed.body.data),
+  });
   expect(processed.body.data.photos.map((p: Record<string, unknown>) => [p.sortKey, p.state])).toEqual([
     [1, "ready"],
     [2, "failed"],
@@ -152,18 +219,34 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
   const lead = await call(api.baseUrl, "POST", `/v1/listings/${serviceListingId}/leads`, { body: buyer });
   expect(lead.status).toBe(202);
   const received = await eventually("lead.received", (d) => d.externalListingId === listingExternalId);
-  expect(received.body.data).toEqual({ ...listingIds, ...brokerIds, officeId: partner.officeId, officeLeadCount: countBefore + 1, version: countBefore + 1, sequence: await feedNumber("lead.received", received.body.data) });
-  for (const secretWord of [buyer.name, buyer.email, buyer.phone, buyer.message, lead.body.leadId]) expect(received.request.body).not.toContain(secretWord);
+  expect(received.body.data).toEqual({
+    ...listingIds,
+    ...brokerIds,
+    officeId: partner.officeId,
+    officeLeadCount: countBefore + 1,
+    version: countBefore + 1,
+    sequence: await feedNumber("lead.received", received.body.data),
+  });
+  for (const secretWord of [buyer.name, buyer.email, buyer.phone, buyer.message, lead.body.leadId])
+    expect(received.request.body).not.toContain(secretWord);
 
   // listing.unpublished: the status left the visible set; a higher version than the published one.
   const sold = await partner.put(`/partner/v1/listings/${listingExternalId}`, { status: "SOLD" });
   expect(sold.status).toBe(200);
   const unpublished = await eventually("listing.unpublished", (d) => d.externalListingId === listingExternalId);
-  expect(unpublished.body.data).toEqual({ ...listingIds, ...brokerIds, status: "SOLD", version: expect.any(Number), sequence: await feedNumber("listing.unpublished", unpublished.body.data) });
+  expect(unpublished.body.data).toEqual({
+    ...listingIds,
+    ...brokerIds,
+    status: "SOLD",
+    version: expect.any(Number),
+    sequence: await feedNumber("listing.unpublished", unpublished.body.data),
+  });
   expect(unpublished.body.data.version).toBeGreaterThan(published.body.data.version);
 
   // ping, whatever the subscription.
-  const pinged = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${endpointId}/test`, { key: partner.apiKey });
+  const pinged = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${endpointId}/test`, {
+    key: partner.apiKey,
+  });
   expect(pinged.status).toBe(202);
   const ping = await eventually("ping");
   expect(ping.request.headers["webhook-id"]).toBe(pinged.body.deliveryId);
@@ -175,14 +258,30 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
   const byId = new Map<string, string>();
   for (const e of all) {
     expect(Number.isNaN(Date.parse(e.body.timestamp))).toBe(false);
-    expect([e.body.type, [...Value.Errors(WEBHOOK_EVENT_DATA[e.body.type as DeliveredEventType].data, e.body.data)].map((err) => `${err.path}: ${err.message}`)]).toEqual([e.body.type, []]);
+    expect([
+      e.body.type,
+      [...Value.Errors(WEBHOOK_EVENT_DATA[e.body.type as DeliveredEventType].data, e.body.data)].map(
+        (err) => `${err.path}: ${err.message}`,
+      ),
+    ]).toEqual([e.body.type, []]);
     const id = e.request.headers["webhook-id"]!;
     if (byId.has(id)) expect(e.request.body).toBe(byId.get(id)!);
     byId.set(id, e.request.body);
   }
-  expect(new Set(all.map((e) => e.body.type))).toEqual(new Set(["broker.avatar.processed", "listing.published", "listing.media.processed", "lead.received", "listing.unpublished", "ping"]));
+  expect(new Set(all.map((e) => e.body.type))).toEqual(
+    new Set([
+      "broker.avatar.processed",
+      "listing.published",
+      "listing.media.processed",
+      "lead.received",
+      "listing.unpublished",
+      "ping",
+    ]),
+  );
   // The deliveries list agrees: every one delivered.
-  const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, { key: partner.apiKey });
+  const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, {
+    key: partner.apiKey,
+  });
   expect(list.body.results.map((d: { status: string }) => d.status)).toEqual(list.body.results.map(() => "delivered"));
   expect(new Set(list.body.results.map((d: { deliveryId: string }) => d.deliveryId))).toEqual(new Set(byId.keys()));
 }, 150_000);
@@ -190,14 +289,22 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
 test("replay: an endpoint created after the events gets them, with the bodies the first endpoint got", async () => {
   const late = uniqueName("late");
   const latePath = `/hooks/${late}`;
-  const created = await partner.put(`/partner/v1/webhook-endpoints/${late}`, { url: receiver.url(latePath), events: ["listing.published", "listing.unpublished", "lead.received"] });
+  const created = await partner.put(`/partner/v1/webhook-endpoints/${late}`, {
+    url: receiver.url(latePath),
+    events: ["listing.published", "listing.unpublished", "lead.received"],
+  });
   expect(created.status).toBe(201);
   const lateSecret = created.body.secret as string;
-  const originals = events().filter((e) => ["listing.published", "listing.unpublished", "lead.received"].includes(e.body.type));
+  const originals = events().filter((e) =>
+    ["listing.published", "listing.unpublished", "lead.received"].includes(e.body.type),
+  );
   expect(originals.length).toBeGreaterThanOrEqual(3);
   const throughSequence = Math.max(...originals.map((e) => e.body.data.sequence as number));
 
-  const replay = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 0, throughSequence } });
+  const replay = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, {
+    key: partner.apiKey,
+    body: { afterSequence: 0, throughSequence },
+  });
   expect(replay.status).toBe(202);
   expect(replay.body.queued).toBe(originals.length);
   const got = await until("replayed events", () => {
@@ -208,26 +315,65 @@ test("replay: an endpoint created after the events gets them, with the bodies th
   expect(new Set(got.map((e) => e.request.body))).toEqual(new Set(originals.map((e) => e.request.body)));
 
   // A time range, a disabled endpoint, an unknown one, an empty range.
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { since: new Date(Date.now() + 60_000).toISOString() } })).body).toEqual({ status: "success", queued: 0 });
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: {} })).status).toBe(400);
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 5, throughSequence: 5 } })).status).toBe(400);
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${uniqueName("none")}/replay`, { key: partner.apiKey, body: { afterSequence: 0 } })).status).toBe(404);
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, {
+        key: partner.apiKey,
+        body: { since: new Date(Date.now() + 60_000).toISOString() },
+      })
+    ).body,
+  ).toEqual({ status: "success", queued: 0 });
+  expect(
+    (await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: {} }))
+      .status,
+  ).toBe(400);
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, {
+        key: partner.apiKey,
+        body: { afterSequence: 5, throughSequence: 5 },
+      })
+    ).status,
+  ).toBe(400);
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${uniqueName("none")}/replay`, {
+        key: partner.apiKey,
+        body: { afterSequence: 0 },
+      })
+    ).status,
+  ).toBe(404);
   await partner.put(`/partner/v1/webhook-endpoints/${late}`, { enabled: false });
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: { afterSequence: 0 } })).status).toBe(409);
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, {
+        key: partner.apiKey,
+        body: { afterSequence: 0 },
+      })
+    ).status,
+  ).toBe(409);
 }, 120_000);
 
 test("an endpoint gets only the events it subscribed to", async () => {
   const onlyLeads = uniqueName("leads-only");
   const onlyLeadsPath = `/hooks/${onlyLeads}`;
-  const res = await partner.put(`/partner/v1/webhook-endpoints/${onlyLeads}`, { url: receiver.url(onlyLeadsPath), events: ["lead.received"] });
+  const res = await partner.put(`/partner/v1/webhook-endpoints/${onlyLeads}`, {
+    url: receiver.url(onlyLeadsPath),
+    events: ["lead.received"],
+  });
   expect(res.status).toBe(201);
   const brokerExternalId = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker())).status).toBe(201);
   const listingExternalId = uniqueName("listing");
-  const listing = await partner.put(`/partner/v1/listings/${listingExternalId}`, sample.listing(brokerExternalId, { photos: [] }));
+  const listing = await partner.put(
+    `/partner/v1/listings/${listingExternalId}`,
+    sample.listing(brokerExternalId, { photos: [] }),
+  );
   await eventually("listing.published", (d) => d.externalListingId === listingExternalId);
   const countBefore = await officeCount(partner.officeId);
-  expect((await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, { body: buyer })).status).toBe(202);
+  expect(
+    (await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, { body: buyer })).status,
+  ).toBe(202);
   await eventually("lead.received", (d) => d.externalListingId === listingExternalId);
   const got = await until("the lead on the leads-only endpoint", () => {
     const r = receiver.requests(onlyLeadsPath);
@@ -235,7 +381,9 @@ test("an endpoint gets only the events it subscribed to", async () => {
   });
   // The other endpoint got the publication and the lead; this one only the lead (the office's next count). A fact's
   // deliveries to all endpoints are created together, so the list is complete once the lead arrived there.
-  const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${onlyLeads}`, { key: partner.apiKey });
+  const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${onlyLeads}`, {
+    key: partner.apiKey,
+  });
   expect(list.body.results.map((d: { eventType: string }) => d.eventType)).toEqual(["lead.received"]);
   expect(receiver.requests(onlyLeadsPath).map((r) => verified(r, res.body.secret).type)).toEqual(["lead.received"]);
   expect(verified(got[0]!, res.body.secret).data.officeLeadCount).toBe(countBefore + 1);

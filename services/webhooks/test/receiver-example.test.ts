@@ -25,14 +25,28 @@ beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
   endpointId = uniqueName("example");
-  const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, { key: partner.apiKey, body: { url: "https://placeholder.example/hooks", events: ["listing.published"] } });
+  const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, {
+    key: partner.apiKey,
+    body: { url: "https://placeholder.example/hooks", events: ["listing.published"] },
+  });
   secret = res.body.secret;
   server = createWebhookReceiver({ secrets: [secret], onEvent: (event) => void handled.push(event) });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   receiverUrl = `http://127.0.0.1:${port}/pss-webhooks`;
-  expect((await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, { key: partner.apiKey, body: { url: receiverUrl } })).status).toBe(200);
-  webhooks = await startWebhooks({ allowedHosts: [`127.0.0.1:${port}`], publicBaseUrl: api.baseUrl, partners: [partner.partnerId] });
+  expect(
+    (
+      await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, {
+        key: partner.apiKey,
+        body: { url: receiverUrl },
+      })
+    ).status,
+  ).toBe(200);
+  webhooks = await startWebhooks({
+    allowedHosts: [`127.0.0.1:${port}`],
+    publicBaseUrl: api.baseUrl,
+    partners: [partner.partnerId],
+  });
 });
 afterAll(async () => {
   await webhooks?.stop();
@@ -47,9 +61,18 @@ afterAll(async () => {
 function signed(body: object, id = crypto.randomUUID(), key = secret) {
   const text = JSON.stringify(body);
   const now = new Date();
-  return { text, headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(Math.floor(now.getTime() / 1000)), "webhook-signature": new Webhook(key).sign(id, now, text) } };
+  return {
+    text,
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(key).sign(id, now, text),
+    },
+  };
 }
-const post = (request: { text: string; headers: Record<string, string> }) => fetch(receiverUrl, { method: "POST", headers: request.headers, body: request.text }).then((r) => r.status);
+const post = (request: { text: string; headers: Record<string, string> }) =>
+  fetch(receiverUrl, { method: "POST", headers: request.headers, body: request.text }).then((r) => r.status);
 
 test("docs/webhooks.md shows the example exactly as it is tested", () => {
   const doc = readFileSync(join(ROOT, "docs", "webhooks.md"), "utf8");
@@ -58,20 +81,36 @@ test("docs/webhooks.md shows the example exactly as it is tested", () => {
 });
 
 test("the example receives a real delivery once, verified, and the service records it delivered", async () => {
-  const ping = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${endpointId}/test`, { key: partner.apiKey });
+  const ping = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${endpointId}/test`, {
+    key: partner.apiKey,
+  });
   expect(ping.status).toBe(202);
   await until("the ping handled by the example", () => handled.some((e) => e.type === "ping"));
-  expect(handled.filter((e) => e.type === "ping")).toEqual([{ type: "ping", timestamp: expect.any(String), data: { endpointId, version: 2 } }]);
+  expect(handled.filter((e) => e.type === "ping")).toEqual([
+    { type: "ping", timestamp: expect.any(String), data: { endpointId, version: 2 } },
+  ]);
   await until("the delivery recorded as delivered", async () => {
-    const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, { key: partner.apiKey });
-    return list.body.results.find((d: { deliveryId: string; status: string }) => d.deliveryId === ping.body.deliveryId && d.status === "delivered");
+    const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, {
+      key: partner.apiKey,
+    });
+    return list.body.results.find(
+      (d: { deliveryId: string; status: string }) => d.deliveryId === ping.body.deliveryId && d.status === "delivered",
+    );
   });
 });
 
 test("the example refuses a forged or altered request, handles a repeat once, and ignores an older version", async () => {
-  const event = (version: number) => ({ type: "listing.published", timestamp: new Date().toISOString(), data: { serviceListingId: 987654, externalListingId: "L-1", status: "FOR_SALE", version } });
+  const event = (version: number) => ({
+    type: "listing.published",
+    timestamp: new Date().toISOString(),
+    data: { serviceListingId: 987654, externalListingId: "L-1", status: "FOR_SALE", version },
+  });
   const before = handled.length;
-  const forged = signed(event(9), crypto.randomUUID(), `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`);
+  const forged = signed(
+    event(9),
+    crypto.randomUUID(),
+    `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
+  );
   expect(await post(forged)).toBe(400);
   const genuine = signed(event(5));
   expect(await post({ ...genuine, text: genuine.text.replace("FOR_SALE", "SOLD") })).toBe(400);

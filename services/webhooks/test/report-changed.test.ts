@@ -26,8 +26,14 @@ beforeAll(async () => {
   api = await startApi();
   partner = await api.createPartner();
   partners.add(partner.partnerId);
-  [indexer, webhooks] = await Promise.all([startIndexer({ onlyPartners: partners }), startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.baseUrl, partners })]);
-  const res = await partner.put(`/partner/v1/webhook-endpoints/${endpointId}`, { url: receiver.url(path), events: ["listing.report.changed"] });
+  [indexer, webhooks] = await Promise.all([
+    startIndexer({ onlyPartners: partners }),
+    startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.baseUrl, partners }),
+  ]);
+  const res = await partner.put(`/partner/v1/webhook-endpoints/${endpointId}`, {
+    url: receiver.url(path),
+    events: ["listing.report.changed"],
+  });
   expect(res.status).toBe(201);
   secret = res.body.secret;
 }, 120_000);
@@ -51,7 +57,9 @@ const changes = (externalListingId: string) =>
     .sort((a, b) => a.version - b.version);
 
 const factCount = async (serviceListingId: number) =>
-  (await api.sql`SELECT count(*)::int AS n FROM outbox WHERE payload->>'type' = 'listing.report.changed' AND payload->>'aggregateId' = ${String(serviceListingId)}`)[0]!.n as number;
+  (
+    await api.sql`SELECT count(*)::int AS n FROM outbox WHERE payload->>'type' = 'listing.report.changed' AND payload->>'aggregateId' = ${String(serviceListingId)}`
+  )[0]!.n as number;
 
 test("each change of the overall state is delivered once, in version order, with the previous state and the reasons", async () => {
   const brokerId = uniqueName("broker");
@@ -62,7 +70,11 @@ test("each change of the overall state is delivered once, in version order, with
   const serviceListingId = put.body.serviceListingId as number;
 
   // Stored, then indexed by the real indexer: PROCESSING, then live with the sample's warnings.
-  const live = await until("LIVE_WITH_WARNINGS delivered", () => changes(id).find((c) => c.state === "LIVE_WITH_WARNINGS") ?? null, 60_000);
+  const live = await until(
+    "LIVE_WITH_WARNINGS delivered",
+    () => changes(id).find((c) => c.state === "LIVE_WITH_WARNINGS") ?? null,
+    60_000,
+  );
   expect(live).toEqual({
     externalListingId: id,
     serviceListingId,
@@ -83,10 +95,26 @@ test("each change of the overall state is delivered once, in version order, with
   // An update that leaves the state as it is announces nothing; a status buyers do not see does.
   expect((await partner.put(`/partner/v1/listings/${id}`, { title: "Renamed taqueria" })).status).toBe(200);
   expect((await partner.put(`/partner/v1/listings/${id}`, { status: "SOLD" })).status).toBe(200);
-  const sold = await until("NOT_VISIBLE delivered", () => changes(id).find((c) => c.state === "NOT_VISIBLE") ?? null, 60_000);
-  expect(sold).toMatchObject({ previousState: "LIVE_WITH_WARNINGS", version: 3, listingVersion: 3, reasons: [{ code: "STATUS_NOT_VISIBLE" }] });
+  const sold = await until(
+    "NOT_VISIBLE delivered",
+    () => changes(id).find((c) => c.state === "NOT_VISIBLE") ?? null,
+    60_000,
+  );
+  expect(sold).toMatchObject({
+    previousState: "LIVE_WITH_WARNINGS",
+    version: 3,
+    listingVersion: 3,
+    reasons: [{ code: "STATUS_NOT_VISIBLE" }],
+  });
   // The indexer's unpublication follows; it changes nothing more.
-  await until("the index removal recorded", async () => ((await api.sql`SELECT index_state FROM listings WHERE id = ${serviceListingId}`)[0]!.index_state === "removed" ? true : null), 60_000);
+  await until(
+    "the index removal recorded",
+    async () =>
+      (await api.sql`SELECT index_state FROM listings WHERE id = ${serviceListingId}`)[0]!.index_state === "removed"
+        ? true
+        : null,
+    60_000,
+  );
   await Bun.sleep(1500);
   expect(changes(id).map((c) => c.state)).toEqual(["PROCESSING", "LIVE_WITH_WARNINGS", "NOT_VISIBLE"]);
   // The feed numbers them in the order they happened, so a receiver can order them and see a gap.
@@ -102,7 +130,15 @@ test("concurrent recomputes of one change announce it once", async () => {
   const put = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId, { status: "DRAFT" }));
   const serviceListingId = String(put.body.serviceListingId);
   // Wait for the running tracker's own announcement, then change the state behind its back and race five recomputes.
-  await until("NOT_VISIBLE stored", async () => ((await api.sql`SELECT report_state FROM listings WHERE id = ${serviceListingId}`)[0]!.report_state === "NOT_VISIBLE" ? true : null), 60_000);
+  await until(
+    "NOT_VISIBLE stored",
+    async () =>
+      (await api.sql`SELECT report_state FROM listings WHERE id = ${serviceListingId}`)[0]!.report_state ===
+      "NOT_VISIBLE"
+        ? true
+        : null,
+    60_000,
+  );
   const tracker = createReportTracker({ sql: api.sql, logger: silentLogger });
   await api.sql`UPDATE listings SET report_state = 'PROCESSING' WHERE id = ${serviceListingId}`;
   const results = await Promise.all(Array.from({ length: 5 }, () => tracker.recompute(serviceListingId)));

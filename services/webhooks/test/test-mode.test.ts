@@ -23,7 +23,13 @@ let testKey = "";
 const partners = new Set<string>();
 // One endpointId, two endpoints: the live key's and the test key's.
 const endpointId = uniqueName("crm");
-const ALL = ["listing.published", "listing.unpublished", "listing.media.processed", "broker.avatar.processed", "lead.received"];
+const ALL = [
+  "listing.published",
+  "listing.unpublished",
+  "listing.media.processed",
+  "broker.avatar.processed",
+  "lead.received",
+];
 const secrets = { live: "", test: "" };
 
 beforeAll(async () => {
@@ -39,7 +45,10 @@ beforeAll(async () => {
     startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.baseUrl, partners }),
   ]);
   for (const mode of ["live", "test"] as const) {
-    const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, { key: mode === "live" ? partner.apiKey : testKey, body: { url: receiver.url(`/${mode}`), events: ALL } });
+    const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, {
+      key: mode === "live" ? partner.apiKey : testKey,
+      body: { url: receiver.url(`/${mode}`), events: ALL },
+    });
     expect([mode, res.status]).toEqual([mode, 201]);
     secrets[mode] = res.body.secret;
   }
@@ -58,7 +67,11 @@ afterAll(async () => {
 
 const received = (mode: "live" | "test") => receiver.requests(`/${mode}`).map((r) => verified(r, secrets[mode]));
 const eventually = (mode: "live" | "test", type: string, match: (d: Record<string, any>) => boolean) =>
-  until(`${type} at the ${mode} endpoint`, () => received(mode).find((e) => e.type === type && match(e.data)) ?? null, 60_000);
+  until(
+    `${type} at the ${mode} endpoint`,
+    () => received(mode).find((e) => e.type === type && match(e.data)) ?? null,
+    60_000,
+  );
 
 test("each key manages only its own mode's endpoint of the same ID", async () => {
   const live = await call(api.baseUrl, "GET", "/partner/v1/webhook-endpoints", { key: partner.apiKey });
@@ -70,29 +83,53 @@ test("each key manages only its own mode's endpoint of the same ID", async () =>
   await eventually("test", "ping", () => true);
   // The live key does not see the test key's delivery, nor could it retry it.
   const liveDeliveries = await call(api.baseUrl, "GET", "/partner/v1/webhook-deliveries", { key: partner.apiKey });
-  expect(liveDeliveries.body.results.map((d: { deliveryId: string }) => d.deliveryId)).not.toContain(pinged.body.deliveryId);
-  expect((await call(api.baseUrl, "POST", `/partner/v1/webhook-deliveries/${pinged.body.deliveryId}/retry`, { key: partner.apiKey })).status).toBe(404);
+  expect(liveDeliveries.body.results.map((d: { deliveryId: string }) => d.deliveryId)).not.toContain(
+    pinged.body.deliveryId,
+  );
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-deliveries/${pinged.body.deliveryId}/retry`, {
+        key: partner.apiKey,
+      })
+    ).status,
+  ).toBe(404);
   expect(received("live").filter((e) => e.type === "ping")).toEqual([]);
 });
 
 test("test records' events reach only the test key's endpoint, live records' only the live one", async () => {
   // Test mode: a broker with an avatar, a listing with a photo, a simulated lead, then sold.
   const testBroker = uniqueName("broker");
-  expect((await call(api.baseUrl, "PUT", `/partner/v1/brokers/${testBroker}`, { key: testKey, body: sample.broker({ avatarUrl: images.url("/avatar.jpg") }) })).status).toBe(201);
+  expect(
+    (
+      await call(api.baseUrl, "PUT", `/partner/v1/brokers/${testBroker}`, {
+        key: testKey,
+        body: sample.broker({ avatarUrl: images.url("/avatar.jpg") }),
+      })
+    ).status,
+  ).toBe(201);
   const testListing = uniqueName("listing");
-  const created = await call(api.baseUrl, "PUT", `/partner/v1/listings/${testListing}`, { key: testKey, body: sample.listing(testBroker, { photos: [{ url: images.url("/photo.jpg"), sortKey: 1 }] }) });
+  const created = await call(api.baseUrl, "PUT", `/partner/v1/listings/${testListing}`, {
+    key: testKey,
+    body: sample.listing(testBroker, { photos: [{ url: images.url("/photo.jpg"), sortKey: 1 }] }),
+  });
   expect(created.status).toBe(201);
   // Live mode: a listing of its own.
   const liveBroker = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${liveBroker}`, sample.broker())).status).toBe(201);
   const liveListing = uniqueName("listing");
-  expect((await partner.put(`/partner/v1/listings/${liveListing}`, sample.listing(liveBroker, { photos: [] }))).status).toBe(201);
+  expect(
+    (await partner.put(`/partner/v1/listings/${liveListing}`, sample.listing(liveBroker, { photos: [] }))).status,
+  ).toBe(201);
 
   const ofTest = (d: Record<string, any>) => d.externalListingId === testListing;
   await eventually("test", "broker.avatar.processed", (d) => d.externalBrokerId === testBroker);
   await eventually("test", "listing.media.processed", ofTest);
   const published = await eventually("test", "listing.published", ofTest);
-  expect(published.data).toMatchObject({ externalListingId: testListing, externalBrokerId: testBroker, status: "FOR_SALE" });
+  expect(published.data).toMatchObject({
+    externalListingId: testListing,
+    externalBrokerId: testBroker,
+    status: "FOR_SALE",
+  });
   // A test listing has no public page: its URL is its preview, which opens with the partner's test key.
   const previewUrl = `${api.baseUrl}/preview/listings/${created.body.serviceListingId}`;
   expect(published.data.serviceListingUrl).toBe(previewUrl);
@@ -100,22 +137,33 @@ test("test records' events reach only the test key's endpoint, live records' onl
   expect((await fetch(`${api.baseUrl}/listings/${created.body.serviceListingId}`)).status).toBe(404);
   await eventually("live", "listing.published", (d) => d.externalListingId === liveListing);
 
-  const lead = await call(api.baseUrl, "POST", `/partner/v1/test/listings/${testListing}/leads`, { key: testKey, body: {} });
+  const lead = await call(api.baseUrl, "POST", `/partner/v1/test/listings/${testListing}/leads`, {
+    key: testKey,
+    body: {},
+  });
   expect(lead.status).toBe(202);
   const leadReceived = await eventually("test", "lead.received", ofTest);
   // The office's test leads (only this one: a new partner's office); live counts never include it.
   expect(leadReceived.data).toMatchObject({ officeId: partner.officeId, officeLeadCount: 1, version: 1 });
 
-  expect((await call(api.baseUrl, "PUT", `/partner/v1/listings/${testListing}`, { key: testKey, body: { status: "SOLD" } })).status).toBe(200);
+  expect(
+    (await call(api.baseUrl, "PUT", `/partner/v1/listings/${testListing}`, { key: testKey, body: { status: "SOLD" } }))
+      .status,
+  ).toBe(200);
   await eventually("test", "listing.unpublished", ofTest);
 
   // Nothing crossed over: every delivery of each endpoint is about its own mode's records.
-  const named = (e: { data: Record<string, any> }) => e.data.externalListingId ?? e.data.externalBrokerId ?? e.data.endpointId;
+  const named = (e: { data: Record<string, any> }) =>
+    e.data.externalListingId ?? e.data.externalBrokerId ?? e.data.endpointId;
   expect(received("live").map(named)).not.toContain(testListing);
   expect(received("live").map(named)).not.toContain(testBroker);
   expect(received("test").map(named)).not.toContain(liveListing);
-  const liveList = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, { key: partner.apiKey });
-  const testList = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, { key: testKey });
+  const liveList = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, {
+    key: partner.apiKey,
+  });
+  const testList = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, {
+    key: testKey,
+  });
   const about = (d: { payload: { data: Record<string, any> } }) => named(d.payload);
   expect(liveList.body.results.map(about)).toEqual([liveListing]);
   expect(new Set(testList.body.results.map(about))).toEqual(new Set([testListing, testBroker, endpointId]));

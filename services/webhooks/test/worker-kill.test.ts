@@ -26,9 +26,17 @@ beforeAll(async () => {
   api = await startApi({ relay: false });
   receiver = startReceiver();
   partner = await api.createPartner();
-  const kafka = new Kafka({ clientId: groupId, brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: groupId,
+    brokers: testUrls().KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
-  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [
+    Topics.listingEvents.name,
+    Topics.brokerEvents.name,
+    Topics.partnerEvents.name,
+  ]);
 });
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
@@ -44,7 +52,11 @@ async function startWorker(): Promise<ServiceProcess> {
   const proc = await spawnService(
     "webhooks",
     {
-      ...testWebhooksEnv([receiver.hostPort], { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CLAIM_MARGIN_MS: "500", WEBHOOK_CONCURRENCY: "4" }),
+      ...testWebhooksEnv([receiver.hostPort], {
+        WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+        WEBHOOK_CLAIM_MARGIN_MS: "500",
+        WEBHOOK_CONCURRENCY: "4",
+      }),
       WEBHOOKS_CONSUMER_GROUP: groupId,
       REPORT_TRACKER_CONSUMER_GROUP: `${groupId}-reports`,
       // The killed member leaves the group after this (the broker's minimum) instead of 30 s: the next worker's
@@ -60,7 +72,8 @@ async function startWorker(): Promise<ServiceProcess> {
   return proc;
 }
 
-const request = (method: string, path: string, body?: unknown) => call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
+const request = (method: string, path: string, body?: unknown) =>
+  call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
 
 async function deliveries(endpointId: string): Promise<{ deliveryId: string; status: string; attemptCount: number }[]> {
   const res = await request("GET", `/webhook-deliveries?endpointId=${endpointId}&limit=500`);
@@ -71,7 +84,10 @@ async function deliveries(endpointId: string): Promise<{ deliveryId: string; sta
 test("SIGKILL mid-delivery: every delivery still arrives, repeats only with the same webhook-id; SIGTERM finishes the attempt in flight", async () => {
   const endpointId = uniqueName("crm");
   const path = `/hooks/${endpointId}`;
-  const created = await request("PUT", `/webhook-endpoints/${endpointId}`, { url: receiver.url(path), events: ["listing.published"] });
+  const created = await request("PUT", `/webhook-endpoints/${endpointId}`, {
+    url: receiver.url(path),
+    events: ["listing.published"],
+  });
   expect(created.status).toBe(201);
   const secret: string = created.body.secret;
   // The first requests hang past the sender's timeout: they are in flight when the worker dies.
@@ -79,7 +95,8 @@ test("SIGKILL mid-delivery: every delivery still arrives, repeats only with the 
 
   const first = await startWorker();
   const ids: string[] = [];
-  for (let i = 0; i < DELIVERIES; i++) ids.push((await request("POST", `/webhook-endpoints/${endpointId}/test`)).body.deliveryId);
+  for (let i = 0; i < DELIVERIES; i++)
+    ids.push((await request("POST", `/webhook-endpoints/${endpointId}/test`)).body.deliveryId);
   await until("deliveries in flight at the receiver", () => receiver.holding() >= 1);
   expect(await first.kill("SIGKILL")).toBe(137);
   const beforeRestart = receiver.requests(path).length;
@@ -114,10 +131,20 @@ test("SIGKILL mid-delivery: every delivery still arrives, repeats only with the 
   // A graceful stop waits for the attempt in flight and records it: delivered once, nothing left to resend.
   receiver.script(path, () => ({ status: 204, delayMs: 1000 }));
   const lastId: string = (await request("POST", `/webhook-endpoints/${endpointId}/test`)).body.deliveryId;
-  await until("the last delivery in flight", () => receiver.holding() >= 1 && receiver.requests(path).some((r) => r.headers["webhook-id"] === lastId));
+  await until(
+    "the last delivery in flight",
+    () => receiver.holding() >= 1 && receiver.requests(path).some((r) => r.headers["webhook-id"] === lastId),
+  );
   expect(await second.kill("SIGTERM")).toBe(0);
   // Every shutdown step finished in time, nothing escaped (kafkajs may log its own connection noise while leaving).
-  expect(second.lines.filter((l) => l.includes("shutdown step failed") || l.includes("uncaught exception") || l.includes("unhandled promise rejection"))).toEqual([]);
+  expect(
+    second.lines.filter(
+      (l) =>
+        l.includes("shutdown step failed") ||
+        l.includes("uncaught exception") ||
+        l.includes("unhandled promise rejection"),
+    ),
+  ).toEqual([]);
   const last = (await deliveries(endpointId)).find((d) => d.deliveryId === lastId)!;
   expect(last).toMatchObject({ status: "delivered", attemptCount: 1 });
   expect(receiver.requests(path).filter((r) => r.headers["webhook-id"] === lastId)).toHaveLength(1);

@@ -13,7 +13,8 @@ export const ROOT = join(import.meta.dir, "..", "..", "..");
 
 /** Why the container tests cannot run here, or null: they need an engine and the images (npm test sees to both). */
 export async function containerTestsUnavailable(): Promise<string | null> {
-  if (process.env.PSS_CONTAINER_TESTS !== "1") return "PSS_CONTAINER_TESTS is not 1 (npm test sets it once an engine answers and the images are built)";
+  if (process.env.PSS_CONTAINER_TESTS !== "1")
+    return "PSS_CONTAINER_TESTS is not 1 (npm test sets it once an engine answers and the images are built)";
   if (!(await engineAnswers())) return "no Docker engine answers";
   return null;
 }
@@ -25,15 +26,34 @@ export interface RunResult {
 }
 
 /** Runs a command to its end; `clean` replaces this process's environment (else it is inherited). */
-export async function run(cmd: string[], opts: { env?: Record<string, string>; timeoutMs?: number; clean?: Record<string, string> } = {}): Promise<RunResult> {
-  const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...(opts.clean ?? process.env), ...opts.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: opts.timeoutMs ?? 300_000, killSignal: "SIGKILL" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+export async function run(
+  cmd: string[],
+  opts: { env?: Record<string, string>; timeoutMs?: number; clean?: Record<string, string> } = {},
+): Promise<RunResult> {
+  const proc = Bun.spawn(cmd, {
+    cwd: ROOT,
+    env: { ...(opts.clean ?? process.env), ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: opts.timeoutMs ?? 300_000,
+    killSignal: "SIGKILL",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, out, err };
 }
 
-export async function must(cmd: string[], opts: { env?: Record<string, string>; timeoutMs?: number; clean?: Record<string, string> } = {}): Promise<string> {
+export async function must(
+  cmd: string[],
+  opts: { env?: Record<string, string>; timeoutMs?: number; clean?: Record<string, string> } = {},
+): Promise<string> {
   const r = await run(cmd, opts);
-  if (r.code !== 0) throw new Error(`${cmd.join(" ")} exited ${r.code}:\n${(r.err || r.out).trim().split("\n").slice(-25).join("\n")}`);
+  if (r.code !== 0)
+    throw new Error(`${cmd.join(" ")} exited ${r.code}:\n${(r.err || r.out).trim().split("\n").slice(-25).join("\n")}`);
   return r.out;
 }
 
@@ -51,7 +71,12 @@ export interface ComposeProject {
   down(): Promise<void>;
 }
 
-export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiPort: number; hostPorts: { photos: number; receiver: number } }): ComposeProject {
+export function composeProject(opts: {
+  prefix: string;
+  apiPorts: string;
+  smtpUiPort: number;
+  hostPorts: { photos: number; receiver: number };
+}): ComposeProject {
   const name = `${opts.prefix}-${crypto.randomUUID().slice(0, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   const override = join(dir, "compose.test.yml");
@@ -71,7 +96,9 @@ export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiP
       "",
     ].join("\n"),
   );
-  const images = Object.fromEntries(IMAGE_VARIABLES.flatMap((v) => (process.env[v.name] ? [[v.name, process.env[v.name]!]] : [])));
+  const images = Object.fromEntries(
+    IMAGE_VARIABLES.flatMap((v) => (process.env[v.name] ? [[v.name, process.env[v.name]!]] : [])),
+  );
   const env: Record<string, string> = {
     ...readComposeEnv(),
     ...images,
@@ -83,7 +110,11 @@ export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiP
   };
   // Compose substitutes variables from its own environment: the test runner's (S3_ENDPOINT, LOG_LEVEL, ... of the
   // shared servers) must not leak into the stack, so it gets only what a shell needs plus the settings above.
-  const shell = Object.fromEntries(["PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "TMPDIR"].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+  const shell = Object.fromEntries(
+    ["PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "TMPDIR"].flatMap((k) =>
+      process.env[k] ? [[k, process.env[k]!]] : [],
+    ),
+  );
   const base = ["docker", "compose", "-p", name, "-f", join(ROOT, "docker-compose.yml"), "-f", override];
   const compose = async (args: string[], timeoutMs?: number) => {
     try {
@@ -94,7 +125,9 @@ export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiP
       if (!unhealthy) throw err;
       const logs = await run(["docker", "logs", "--tail", "30", unhealthy]);
       const health = await run(["docker", "inspect", "--format", "{{json .State.Health}}", unhealthy]);
-      throw new Error(`${(err as Error).message}\n--- ${unhealthy} health: ${health.out.slice(-1500)}\n--- its last log lines:\n${logs.out}${logs.err}`);
+      throw new Error(
+        `${(err as Error).message}\n--- ${unhealthy} health: ${health.out.slice(-1500)}\n--- its last log lines:\n${logs.out}${logs.err}`,
+      );
     }
   };
   return {
@@ -103,8 +136,25 @@ export function composeProject(opts: { prefix: string; apiPorts: string; smtpUiP
     compose,
     run: (args, timeoutMs) => run([...base, ...args], { env, timeoutMs, clean: shell }),
     async sql(query) {
-      const out = await compose(["exec", "-T", "postgres", "psql", "-U", "pss", "-d", "pss", "-At", "-F", "\t", "-c", query]);
-      return out.split("\n").filter((l) => l !== "").map((l) => l.split("\t"));
+      const out = await compose([
+        "exec",
+        "-T",
+        "postgres",
+        "psql",
+        "-U",
+        "pss",
+        "-d",
+        "pss",
+        "-At",
+        "-F",
+        "\t",
+        "-c",
+        query,
+      ]);
+      return out
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => l.split("\t"));
     },
     async containers(service) {
       const out = await compose(["ps", "--status", "running", "--format", "{{.Name}}", service]);

@@ -37,7 +37,8 @@ export function tolerant<S extends TSchema>(schema: S): S {
     for (const key of Object.keys(source)) out[key] = copy(source[key]);
     // TypeBox keeps what a schema is (Object, Optional …) under symbols: carry them over.
     for (const symbol of Object.getOwnPropertySymbols(source)) out[symbol] = source[symbol];
-    if (out.type === "object" && source[Kind] !== undefined && out.additionalProperties === false) out.additionalProperties = true;
+    if (out.type === "object" && source[Kind] !== undefined && out.additionalProperties === false)
+      out.additionalProperties = true;
     return out;
   };
   return copy(schema) as S;
@@ -47,16 +48,36 @@ export function tolerant<S extends TSchema>(schema: S): S {
 export function readerOf<P extends TObject>(payload: P, optional: readonly (keyof P["properties"] & string)[] = []): P {
   const open = tolerant(payload);
   const properties: Record<string, TSchema> = { ...open.properties };
-  for (const key of optional) properties[key] = properties[key]![OptionalKind] ? properties[key]! : Type.Optional(properties[key]!);
+  for (const key of optional) {
+    const property = properties[key];
+    if (property) properties[key] = property[OptionalKind] ? property : Type.Optional(property);
+  }
   return Type.Object(properties, { additionalProperties: true }) as unknown as P;
 }
 
-export function defineEvent<T extends string, P extends TObject>(d: { type: T; version: number; topic: TopicSpec; aggregateType: EventAggregate; payload: P; optionalInReader?: readonly (keyof P["properties"] & string)[] }): EventDefinition<T, P> {
-  return { type: d.type, version: d.version, topic: d.topic, aggregateType: d.aggregateType, payload: d.payload, reader: readerOf(d.payload, d.optionalInReader) };
+export function defineEvent<T extends string, P extends TObject>(d: {
+  type: T;
+  version: number;
+  topic: TopicSpec;
+  aggregateType: EventAggregate;
+  payload: P;
+  optionalInReader?: readonly (keyof P["properties"] & string)[];
+}): EventDefinition<T, P> {
+  return {
+    type: d.type,
+    version: d.version,
+    topic: d.topic,
+    aggregateType: d.aggregateType,
+    payload: d.payload,
+    reader: readerOf(d.payload, d.optionalInReader),
+  };
 }
 
 /** The part of a reader a consumer relies on: the named fields of the event's reader form (still tolerant). */
-export function pickReader<P extends TObject, K extends (keyof P["properties"] & string)[]>(event: EventDefinition<string, P>, keys: [...K]) {
+export function pickReader<P extends TObject, K extends (keyof P["properties"] & string)[]>(
+  event: EventDefinition<string, P>,
+  keys: [...K],
+) {
   return Type.Pick(event.reader, keys, { additionalProperties: true });
 }
 
@@ -84,7 +105,11 @@ export interface EnvelopeFields {
 }
 
 /** A whole message value: the envelope of `event` around a payload built to its producer form. */
-export function buildEnvelope<E extends EventDefinition>(event: E, fields: EnvelopeFields, payload: Static<E["payload"]>) {
+export function buildEnvelope<E extends EventDefinition>(
+  event: E,
+  fields: EnvelopeFields,
+  payload: Static<E["payload"]>,
+) {
   return {
     eventId: fields.eventId ?? crypto.randomUUID(),
     type: event.type as E["type"],

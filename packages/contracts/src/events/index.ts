@@ -9,7 +9,12 @@ export * from "./record-events.ts";
 export * from "./lead-events.ts";
 export * from "./partner-facts.ts";
 
-export const EVENT_CATALOG: readonly EventDefinition[] = [ListingUpserted, BrokerUpserted, LeadSubmitted, ...Object.values(PARTNER_FACTS)];
+export const EVENT_CATALOG: readonly EventDefinition[] = [
+  ListingUpserted,
+  BrokerUpserted,
+  LeadSubmitted,
+  ...Object.values(PARTNER_FACTS),
+];
 
 /** The definition of an event type, or undefined for a type the catalog does not know (a newer producer's). */
 export function eventDefinition(type: string): EventDefinition | undefined {

@@ -19,13 +19,26 @@ export const LeadSubmittedProducerPayload = Type.Object(
   { additionalProperties: false },
 );
 
-export const LeadSubmitted = defineEvent({ type: LEAD_SUBMITTED, version: 1, topic: Topics.leadEvents, aggregateType: "lead", payload: LeadSubmittedProducerPayload });
+export const LeadSubmitted = defineEvent({
+  type: LEAD_SUBMITTED,
+  version: 1,
+  topic: Topics.leadEvents,
+  aggregateType: "lead",
+  payload: LeadSubmittedProducerPayload,
+});
 
 /** The reader form of lead.submitted's payload (a tolerant reader: fields a newer producer adds are ignored). */
 export const LeadSubmittedPayload = LeadSubmitted.reader as typeof LeadSubmittedProducerPayload;
 export type LeadSubmittedPayload = Static<typeof LeadSubmittedProducerPayload>;
 
-export function leadSubmittedPayload(a: { leadId: string; listingId: string | number; brokerId: string; officeId: number; organizationId: number; createdAt: Date }): LeadSubmittedPayload {
+export function leadSubmittedPayload(a: {
+  leadId: string;
+  listingId: string | number;
+  brokerId: string;
+  officeId: number;
+  organizationId: number;
+  createdAt: Date;
+}): LeadSubmittedPayload {
   return {
     leadId: a.leadId,
     serviceListingId: Number(a.listingId),

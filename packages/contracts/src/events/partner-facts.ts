@@ -15,10 +15,22 @@ const closed = { additionalProperties: false } as const;
 const listingIds = { externalListingId: Type.String(), serviceListingId: Type.Integer() };
 const brokerIds = { externalBrokerId: Type.String(), serviceBrokerId: Type.String() };
 
-const fact = <T extends WebhookEventType, P extends Parameters<typeof defineEvent>[0]["payload"]>(type: T, payload: P) =>
-  defineEvent({ type, version: 1, topic: Topics.partnerEvents, aggregateType: PARTNER_EVENT_AGGREGATES[type], payload });
+const fact = <T extends WebhookEventType, P extends Parameters<typeof defineEvent>[0]["payload"]>(
+  type: T,
+  payload: P,
+) =>
+  defineEvent({
+    type,
+    version: 1,
+    topic: Topics.partnerEvents,
+    aggregateType: PARTNER_EVENT_AGGREGATES[type],
+    payload,
+  });
 
-export const ListingVisibilityFactPayload = Type.Object({ ...listingIds, ...brokerIds, status: ListingStatusSchema, version: Type.Integer() }, closed);
+export const ListingVisibilityFactPayload = Type.Object(
+  { ...listingIds, ...brokerIds, status: ListingStatusSchema, version: Type.Integer() },
+  closed,
+);
 export type ListingVisibilityFactPayload = Static<typeof ListingVisibilityFactPayload>;
 export const ListingPublished = fact("listing.published", ListingVisibilityFactPayload);
 export const ListingUnpublished = fact("listing.unpublished", ListingVisibilityFactPayload);
@@ -33,18 +45,33 @@ const ProcessedImageFact = {
 };
 
 export const ListingMediaProcessedFactPayload = Type.Object(
-  { ...listingIds, version: Type.Integer(), ready: Type.Integer(), failed: Type.Integer(), photos: Type.Array(Type.Object({ ...ProcessedImageFact, sortKey: Type.Integer() }, closed)) },
+  {
+    ...listingIds,
+    version: Type.Integer(),
+    ready: Type.Integer(),
+    failed: Type.Integer(),
+    photos: Type.Array(Type.Object({ ...ProcessedImageFact, sortKey: Type.Integer() }, closed)),
+  },
   closed,
 );
 export type ListingMediaProcessedFactPayload = Static<typeof ListingMediaProcessedFactPayload>;
 export const ListingMediaProcessed = fact("listing.media.processed", ListingMediaProcessedFactPayload);
 
-export const BrokerAvatarProcessedFactPayload = Type.Object({ ...brokerIds, version: Type.Integer(), avatar: Type.Object(ProcessedImageFact, closed) }, closed);
+export const BrokerAvatarProcessedFactPayload = Type.Object(
+  { ...brokerIds, version: Type.Integer(), avatar: Type.Object(ProcessedImageFact, closed) },
+  closed,
+);
 export type BrokerAvatarProcessedFactPayload = Static<typeof BrokerAvatarProcessedFactPayload>;
 export const BrokerAvatarProcessed = fact("broker.avatar.processed", BrokerAvatarProcessedFactPayload);
 
 export const LeadReceivedFactPayload = Type.Object(
-  { ...listingIds, ...brokerIds, officeId: Type.Integer(), officeLeadCount: Type.Integer(), version: Type.Integer({ description: "Equal to officeLeadCount, which only grows" }) },
+  {
+    ...listingIds,
+    ...brokerIds,
+    officeId: Type.Integer(),
+    officeLeadCount: Type.Integer(),
+    version: Type.Integer({ description: "Equal to officeLeadCount, which only grows" }),
+  },
   closed,
 );
 export type LeadReceivedFactPayload = Static<typeof LeadReceivedFactPayload>;
@@ -85,11 +112,25 @@ export function partnerFactKey(type: WebhookEventType, aggregateId: string): str
 type ListingRow = { id: string | number; external_id: string };
 type BrokerRow = { id: string | number; external_id: string };
 
-export function listingVisibilityFact(l: ListingRow & { status: ListingVisibilityFactPayload["status"]; version: number }, b: BrokerRow): ListingVisibilityFactPayload {
-  return { externalListingId: l.external_id, serviceListingId: Number(l.id), externalBrokerId: b.external_id, serviceBrokerId: String(b.id), status: l.status, version: l.version };
+export function listingVisibilityFact(
+  l: ListingRow & { status: ListingVisibilityFactPayload["status"]; version: number },
+  b: BrokerRow,
+): ListingVisibilityFactPayload {
+  return {
+    externalListingId: l.external_id,
+    serviceListingId: Number(l.id),
+    externalBrokerId: b.external_id,
+    serviceBrokerId: String(b.id),
+    status: l.status,
+    version: l.version,
+  };
 }
 
-export function leadReceivedFact(l: ListingRow, b: BrokerRow, office: { officeId: number; officeLeadCount: number }): LeadReceivedFactPayload {
+export function leadReceivedFact(
+  l: ListingRow,
+  b: BrokerRow,
+  office: { officeId: number; officeLeadCount: number },
+): LeadReceivedFactPayload {
   return {
     externalListingId: l.external_id,
     serviceListingId: Number(l.id),
@@ -101,11 +142,28 @@ export function leadReceivedFact(l: ListingRow, b: BrokerRow, office: { officeId
   };
 }
 
-type ImageRow = { url: string; state: "ready" | "failed"; failure_reason: string | null; warning: string | null; width: number | null; height: number | null };
-const image = (p: ImageRow) => ({ url: p.url, state: p.state, failureReason: p.failure_reason, warning: p.warning, width: p.width, height: p.height });
+type ImageRow = {
+  url: string;
+  state: "ready" | "failed";
+  failure_reason: string | null;
+  warning: string | null;
+  width: number | null;
+  height: number | null;
+};
+const image = (p: ImageRow) => ({
+  url: p.url,
+  state: p.state,
+  failureReason: p.failure_reason,
+  warning: p.warning,
+  width: p.width,
+  height: p.height,
+});
 
 /** `photos` in the listing's order (sort key, then ID). */
-export function listingMediaProcessedFact(l: ListingRow & { version: number }, photos: (ImageRow & { sort_key: number })[]): ListingMediaProcessedFactPayload {
+export function listingMediaProcessedFact(
+  l: ListingRow & { version: number },
+  photos: (ImageRow & { sort_key: number })[],
+): ListingMediaProcessedFactPayload {
   return {
     externalListingId: l.external_id,
     serviceListingId: Number(l.id),
@@ -116,10 +174,16 @@ export function listingMediaProcessedFact(l: ListingRow & { version: number }, p
   };
 }
 
-export function brokerAvatarProcessedFact(b: BrokerRow & { version: number }, avatar: ImageRow): BrokerAvatarProcessedFactPayload {
+export function brokerAvatarProcessedFact(
+  b: BrokerRow & { version: number },
+  avatar: ImageRow,
+): BrokerAvatarProcessedFactPayload {
   return { externalBrokerId: b.external_id, serviceBrokerId: String(b.id), version: b.version, avatar: image(avatar) };
 }
 
-export function listingReportChangedFact(a: Omit<ListingReportChangedFactPayload, "version">, reportVersion: number): ListingReportChangedFactPayload {
+export function listingReportChangedFact(
+  a: Omit<ListingReportChangedFactPayload, "version">,
+  reportVersion: number,
+): ListingReportChangedFactPayload {
   return { ...a, version: reportVersion };
 }

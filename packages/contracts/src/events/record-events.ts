@@ -55,7 +55,17 @@ export const ListingUpserted = defineEvent({
 
 /** What the indexer reads of listing.upserted (the search document, services/indexer). */
 export const ListingUpsertedIndexerReader = pickReader(ListingUpserted, [
-  "listingId", "brokerId", "status", "businessType", "title", "description", "establishedAt", "location", "financials", "financing", "updatedAt",
+  "listingId",
+  "brokerId",
+  "status",
+  "businessType",
+  "title",
+  "description",
+  "establishedAt",
+  "location",
+  "financials",
+  "financing",
+  "updatedAt",
 ]);
 export type ListingUpsertedIndexerReader = Static<typeof ListingUpsertedIndexerReader>;
 
@@ -83,7 +93,13 @@ export const BrokerUpsertedPayload = Type.Object(
 );
 export type BrokerUpsertedPayload = Static<typeof BrokerUpsertedPayload>;
 
-export const BrokerUpserted = defineEvent({ type: "broker.upserted", version: 1, topic: Topics.brokerEvents, aggregateType: "broker", payload: BrokerUpsertedPayload });
+export const BrokerUpserted = defineEvent({
+  type: "broker.upserted",
+  version: 1,
+  topic: Topics.brokerEvents,
+  aggregateType: "broker",
+  payload: BrokerUpsertedPayload,
+});
 
 /** What the indexer and the media service read of broker.upserted: which broker to look at again. */
 export const BrokerUpsertedIdReader = pickReader(BrokerUpserted, ["brokerId"]);
@@ -136,7 +152,14 @@ export function brokerUpsertedPayload(a: {
   brokerId: string;
   externalId: string;
   officeId: number;
-  document: { name: string; phone?: string; avatarUrl?: string; profile?: object; licenses?: object[]; serviceAreas?: object[] };
+  document: {
+    name: string;
+    phone?: string;
+    avatarUrl?: string;
+    profile?: object;
+    licenses?: object[];
+    serviceAreas?: object[];
+  };
 }): BrokerUpsertedPayload {
   const d = a.document;
   return {

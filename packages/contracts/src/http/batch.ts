@@ -22,7 +22,11 @@ const ItemBody = (about: string) => Type.Unknown({ description: about });
  * fails that item with the PUT's 400). The pattern that matches every string keeps the document's text rule off
  * it: the text rules are the item's, not the batch's.
  */
-const ItemId = (about: string) => Type.String({ pattern: "^[\\s\\S]*$", description: `${about}; an ID breaking the external-ID rule fails its item with the PUT's 400` });
+const ItemId = (about: string) =>
+  Type.String({
+    pattern: "^[\\s\\S]*$",
+    description: `${about}; an ID breaking the external-ID rule fails its item with the PUT's 400`,
+  });
 
 const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string) =>
   Type.Object(
@@ -39,7 +43,9 @@ const batchOf = <T extends ReturnType<typeof Type.Object>>(item: T, what: string
 export const ListingBatchItem = Type.Object(
   {
     externalListingId: ItemId("The listing's external ID, as in PUT /partner/v1/listings/{externalListingId}"),
-    listing: ItemBody("The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
+    listing: ItemBody(
+      "The body of PUT /partner/v1/listings/{externalListingId} (ListingBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400",
+    ),
   },
   { additionalProperties: false },
 );
@@ -49,7 +55,9 @@ export type ListingBatchBody = Static<typeof ListingBatchBody>;
 export const BrokerBatchItem = Type.Object(
   {
     externalBrokerId: ItemId("The broker's external ID, as in PUT /partner/v1/brokers/{externalBrokerId}"),
-    broker: ItemBody("The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400"),
+    broker: ItemBody(
+      "The body of PUT /partner/v1/brokers/{externalBrokerId} (BrokerBody), checked item by item: a body that breaks that schema fails its item with the PUT's 400",
+    ),
   },
   { additionalProperties: false },
 );
@@ -60,7 +68,9 @@ const BatchCounts = Type.Object(
   {
     created: Type.Integer({ description: "Items answered 201 (with dryRun=true: wouldCreate)" }),
     updated: Type.Integer({ description: "Items that changed a record (with dryRun=true: wouldUpdate)" }),
-    unchanged: Type.Integer({ description: "Identical repeats: answered 200, nothing written or announced (with dryRun=true: noChange)" }),
+    unchanged: Type.Integer({
+      description: "Identical repeats: answered 200, nothing written or announced (with dryRun=true: noChange)",
+    }),
     failed: Type.Integer({ description: "Items answered with an error (4xx, 429, 503): nothing of them was written" }),
   },
   { additionalProperties: false },
@@ -70,9 +80,16 @@ const itemResult = <S extends TSchema>(idName: "externalListingId" | "externalBr
   Type.Object(
     {
       [idName]: Type.String(),
-      httpStatus: Type.Integer({ description: "The status the single PUT would have answered for this item: 201, 200, or its error status (400, 404, 429, 503)" }),
-      changed: Type.Boolean({ description: "false for an identical repeat (and for an error or a dry run): nothing was written or announced" }),
-      body: Type.Union([success, DryRunResponse, ErrorResponse], { description: "The body the single PUT would have answered" }),
+      httpStatus: Type.Integer({
+        description:
+          "The status the single PUT would have answered for this item: 201, 200, or its error status (400, 404, 429, 503)",
+      }),
+      changed: Type.Boolean({
+        description: "false for an identical repeat (and for an error or a dry run): nothing was written or announced",
+      }),
+      body: Type.Union([success, DryRunResponse, ErrorResponse], {
+        description: "The body the single PUT would have answered",
+      }),
     },
     { additionalProperties: false },
   );
@@ -85,7 +102,9 @@ export type BrokerBatchResult = Static<typeof BrokerBatchResult>;
 const batchResponse = <T extends ReturnType<typeof Type.Object>>(result: T) =>
   Type.Object(
     {
-      status: Type.Literal("success", { description: "The batch was taken: look at each result (any of them may be an error)" }),
+      status: Type.Literal("success", {
+        description: "The batch was taken: look at each result (any of them may be an error)",
+      }),
       dryRun: Type.Boolean(),
       counts: BatchCounts,
       results: Type.Array(result, { description: "One per item, in request order" }),

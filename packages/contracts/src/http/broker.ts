@@ -1,7 +1,18 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Text } from "./text.ts";
 import { QualityScore, Warnings } from "./quality.ts";
-import { Clearable, CountryCode, Email, ExternalId, HttpUrl, Limits, Nullable, Phone, RecordModeSchema, ShortText } from "./common.ts";
+import {
+  Clearable,
+  CountryCode,
+  Email,
+  ExternalId,
+  HttpUrl,
+  Limits,
+  Nullable,
+  Phone,
+  RecordModeSchema,
+  ShortText,
+} from "./common.ts";
 
 export const BrokerProfile = Type.Object(
   {
@@ -54,7 +65,10 @@ export const BrokerBody = Type.Object(brokerFields, { additionalProperties: fals
 export type BrokerBody = Static<typeof BrokerBody>;
 
 /** A broker carried inside a listing. */
-export const InlineBroker = Type.Object({ externalBrokerId: ExternalId, ...brokerFields }, { additionalProperties: false });
+export const InlineBroker = Type.Object(
+  { externalBrokerId: ExternalId, ...brokerFields },
+  { additionalProperties: false },
+);
 export type InlineBroker = Static<typeof InlineBroker>;
 
 export const BrokerPutResponse = Type.Object(
@@ -71,7 +85,10 @@ export const BrokerPutResponse = Type.Object(
 export type BrokerPutResponse = Static<typeof BrokerPutResponse>;
 
 export const MediaState = Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed")]);
-export const MediaVariant = Type.Object({ width: Type.Integer(), height: Type.Integer(), format: Type.String(), url: Type.String() }, { additionalProperties: true });
+export const MediaVariant = Type.Object(
+  { width: Type.Integer(), height: Type.Integer(), format: Type.String(), url: Type.String() },
+  { additionalProperties: true },
+);
 export const MediaStatus = Type.Object(
   {
     url: Type.String(),
@@ -90,7 +107,9 @@ export const BrokerRecord = Type.Object(
   {
     externalBrokerId: Type.String(),
     serviceBrokerId: Type.String(),
-    serviceProfileUrl: Type.String({ description: "The public profile; for a test record a signed, short-lived preview link" }),
+    serviceProfileUrl: Type.String({
+      description: "The public profile; for a test record a signed, short-lived preview link",
+    }),
     mode: RecordModeSchema,
     officeId: Type.Integer(),
     name: Type.String(),
@@ -98,7 +117,14 @@ export const BrokerRecord = Type.Object(
     phone: Nullable(Type.String()),
     avatarUrl: Nullable(Type.String()),
     forwardingEmail: Nullable(Type.String()),
-    profile: Type.Object({ bio: Type.Optional(Type.String()), website: Type.Optional(Type.String()), linkedInUrl: Type.Optional(Type.String()) }, { additionalProperties: true }),
+    profile: Type.Object(
+      {
+        bio: Type.Optional(Type.String()),
+        website: Type.Optional(Type.String()),
+        linkedInUrl: Type.Optional(Type.String()),
+      },
+      { additionalProperties: true },
+    ),
     licenses: Type.Array(License),
     serviceAreas: Type.Array(ServiceArea),
     avatar: Nullable(MediaStatus),

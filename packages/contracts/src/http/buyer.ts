@@ -5,7 +5,13 @@ import { MediaVariant } from "./broker.ts";
 import { License, ServiceArea } from "./broker.ts";
 import { DOCUMENTED_ONLY, Nullable, OpenRecord, PageCursor } from "./common.ts";
 import { TRIMMED } from "./patterns.ts";
-import { BUYER_VISIBLE_STATUSES, ListingStatusSchema, VisibilitySchema, type ListingStatus, type Visibility } from "./listing.ts";
+import {
+  BUYER_VISIBLE_STATUSES,
+  ListingStatusSchema,
+  VisibilitySchema,
+  type ListingStatus,
+  type Visibility,
+} from "./listing.ts";
 
 /** OpenSearch alias buyers' search reads and the indexer writes (OPENSEARCH_INDEX_ALIAS). */
 export const DEFAULT_SEARCH_ALIAS = "listings";
@@ -55,8 +61,13 @@ export function publicLocation(l: FullLocation): PublicLocation {
   return out;
 }
 
-export const PublicImage = Type.Object({ width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), variants: Type.Array(MediaVariant) }, { additionalProperties: true });
-export const PublicPhoto = Type.Composite([Type.Object({ sortKey: Type.Integer() }), PublicImage], { additionalProperties: true });
+export const PublicImage = Type.Object(
+  { width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), variants: Type.Array(MediaVariant) },
+  { additionalProperties: true },
+);
+export const PublicPhoto = Type.Composite([Type.Object({ sortKey: Type.Integer() }), PublicImage], {
+  additionalProperties: true,
+});
 
 export const PublicFinancials = Type.Object(
   {
@@ -69,7 +80,10 @@ export const PublicFinancials = Type.Object(
   { additionalProperties: true },
 );
 
-export const BrokerSummary = Type.Object({ serviceBrokerId: Type.String(), name: Type.String(), serviceProfileUrl: Type.String() }, { additionalProperties: true });
+export const BrokerSummary = Type.Object(
+  { serviceBrokerId: Type.String(), name: Type.String(), serviceProfileUrl: Type.String() },
+  { additionalProperties: true },
+);
 
 /** One search hit, or one entry of a broker's listings. */
 export const PublicListingSummary = Type.Object(
@@ -106,7 +120,9 @@ export const PublicListing = Type.Object(
     property: OpenRecord(),
     financing: OpenRecord(),
     photos: Type.Array(PublicPhoto),
-    broker: Type.Composite([BrokerSummary, Type.Object({ avatar: Nullable(PublicImage) })], { additionalProperties: true }),
+    broker: Type.Composite([BrokerSummary, Type.Object({ avatar: Nullable(PublicImage) })], {
+      additionalProperties: true,
+    }),
     listedAt: Type.String(),
     updatedAt: Type.String(),
   },
@@ -138,7 +154,11 @@ export const SEARCH_PAGE = { default: 20, max: 50 } as const;
 // The search route trims every value and treats an empty one as absent; the document shows exactly that.
 const trimmed = (core: string) => `^${TRIMMED}*(?:${core})?${TRIMMED}*$`;
 const PRICE = "0*(?:[0-9]{1,12}(?:\\.[0-9]{1,2})?|1000000000000(?:\\.0{1,2})?)";
-const searchText = (description: string) => Type.String({ description: `${description}; at most 200 characters after trimming`, [DOCUMENTED_ONLY]: { maxLength: 200 } });
+const searchText = (description: string) =>
+  Type.String({
+    description: `${description}; at most 200 characters after trimming`,
+    [DOCUMENTED_ONLY]: { maxLength: 200 },
+  });
 
 /**
  * Query of GET /v1/listings. Every value arrives as a string and the route parses it (with its own messages),
@@ -150,17 +170,71 @@ export const SearchQuery = Type.Object(
     businessType: Type.Optional(searchText("Exact business type, case-insensitive")),
     state: Type.Optional(searchText("Exact state, case-insensitive")),
     city: Type.Optional(searchText("Exact city, case-insensitive (listings that hide their city never match)")),
-    minPrice: Type.Optional(Type.String({ description: "Lowest asking price: a number from 0 to 1000000000000 with at most 2 decimals", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    maxPrice: Type.Optional(Type.String({ description: "Highest asking price, like minPrice; not below minPrice (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    minRevenue: Type.Optional(Type.String({ description: "Lowest yearly revenue, like minPrice (listings without the figure never match)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    maxRevenue: Type.Optional(Type.String({ description: "Highest yearly revenue, like minPrice; not below minRevenue (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    minSde: Type.Optional(Type.String({ description: "Lowest seller's discretionary earnings, like minPrice (listings without the figure never match)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    maxSde: Type.Optional(Type.String({ description: "Highest seller's discretionary earnings, like minPrice; not below minSde (400)", [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) } })),
-    financingAvailable: Type.Optional(Type.String({ description: "true: only listings offering seller financing; false: only listings that do not", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
-    underContract: Type.Optional(Type.String({ description: "true: only listings under contract; false: leave them out; omitted: both", [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") } })),
-    sort: Type.Optional(Type.String({ description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`, [DOCUMENTED_ONLY]: { pattern: trimmed(SEARCH_SORTS.join("|")) } })),
-    cursor: Type.Optional(PageCursor("Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else, an empty value included, is refused with 400)")),
-    limit: Type.Optional(Type.String({ description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`, [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) } })),
+    minPrice: Type.Optional(
+      Type.String({
+        description: "Lowest asking price: a number from 0 to 1000000000000 with at most 2 decimals",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    maxPrice: Type.Optional(
+      Type.String({
+        description: "Highest asking price, like minPrice; not below minPrice (400)",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    minRevenue: Type.Optional(
+      Type.String({
+        description: "Lowest yearly revenue, like minPrice (listings without the figure never match)",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    maxRevenue: Type.Optional(
+      Type.String({
+        description: "Highest yearly revenue, like minPrice; not below minRevenue (400)",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    minSde: Type.Optional(
+      Type.String({
+        description: "Lowest seller's discretionary earnings, like minPrice (listings without the figure never match)",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    maxSde: Type.Optional(
+      Type.String({
+        description: "Highest seller's discretionary earnings, like minPrice; not below minSde (400)",
+        [DOCUMENTED_ONLY]: { pattern: trimmed(PRICE) },
+      }),
+    ),
+    financingAvailable: Type.Optional(
+      Type.String({
+        description: "true: only listings offering seller financing; false: only listings that do not",
+        [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
+      }),
+    ),
+    underContract: Type.Optional(
+      Type.String({
+        description: "true: only listings under contract; false: leave them out; omitted: both",
+        [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
+      }),
+    ),
+    sort: Type.Optional(
+      Type.String({
+        description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed(SEARCH_SORTS.join("|")) },
+      }),
+    ),
+    cursor: Type.Optional(
+      PageCursor(
+        "Opaque; nextCursor of the previous page, with the same q, filters and sort (anything else, an empty value included, is refused with 400)",
+      ),
+    ),
+    limit: Type.Optional(
+      Type.String({
+        description: `1-${SEARCH_PAGE.max}, default ${SEARCH_PAGE.default}`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed(`0*(?:[1-9]|[1-4][0-9]|${SEARCH_PAGE.max})`) },
+      }),
+    ),
   },
   // Unknown parameters are refused with 400 naming them.
   { additionalProperties: false, description: "Unknown parameters are refused" },

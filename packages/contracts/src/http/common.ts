@@ -1,5 +1,11 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { compilePattern, EXTERNAL_ID_PATTERN, RECORD_ID_PATTERN, SERVICE_ID_PATTERN, UUID_PATTERN } from "./patterns.ts";
+import {
+  compilePattern,
+  EXTERNAL_ID_PATTERN,
+  RECORD_ID_PATTERN,
+  SERVICE_ID_PATTERN,
+  UUID_PATTERN,
+} from "./patterns.ts";
 import { Text } from "./text.ts";
 
 /** Limits the spec leaves open ("not shown"); see docs/partner-api.md. */
@@ -18,20 +24,27 @@ export const Limits = {
 } as const;
 
 /** A partner's own identifier: 1-128 characters, no control characters, no surrounding whitespace, not "." or "..". */
-export const EXTERNAL_ID_RULE = "must be 1-128 characters with no control characters and no leading or trailing whitespace";
+export const EXTERNAL_ID_RULE =
+  "must be 1-128 characters with no control characters and no leading or trailing whitespace";
 const externalIdRegex = compilePattern(EXTERNAL_ID_PATTERN);
 export function isValidExternalId(id: string): boolean {
   return externalIdRegex.test(id);
 }
 /** Registered as a format (formats.ts), so bodies and paths check IDs with the same function ("." and ".." too). */
-export const ExternalId = Type.String({ format: "external-id", description: `External ID: ${EXTERNAL_ID_RULE}, and not "." or ".."` });
+export const ExternalId = Type.String({
+  format: "external-id",
+  description: `External ID: ${EXTERNAL_ID_RULE}, and not "." or ".."`,
+});
 
 /** Path parameters, by name: the routes check them with the same patterns (the OpenAPI document shows these). */
 export const PathParameters: Record<string, TSchema> = {
   externalBrokerId: ExternalId,
   externalListingId: ExternalId,
   officeId: Type.String({ pattern: RECORD_ID_PATTERN, description: "Office ID: a positive integer up to 2147483647" }),
-  organizationId: Type.String({ pattern: RECORD_ID_PATTERN, description: "Organization ID: a positive integer up to 2147483647" }),
+  organizationId: Type.String({
+    pattern: RECORD_ID_PATTERN,
+    description: "Organization ID: a positive integer up to 2147483647",
+  }),
   serviceListingId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceListingId: a positive integer" }),
   serviceBrokerId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceBrokerId: a positive integer" }),
   endpointId: ExternalId,
@@ -49,10 +62,24 @@ export const DOCUMENTED_ONLY = "x-documented-only";
 /** Lengths of free text count characters (code points), as the OpenAPI document says: see text.ts. */
 export const ShortText = (description?: string) => Text({ minLength: 1, maxLength: Limits.shortText, description });
 // The formats check the length in characters (code points), as the document's maxLength means it.
-export const Email = Type.String({ format: "email", description: "E-mail address, at most 254 characters", [DOCUMENTED_ONLY]: { maxLength: 254 } });
-export const HttpUrl = Type.String({ format: "http-url", description: `Absolute http(s) URL, at most ${Limits.url} characters`, [DOCUMENTED_ONLY]: { maxLength: Limits.url } });
-export const CountryCode = Type.String({ format: "country-code", description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" });
-export const DateTime = Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset)" });
+export const Email = Type.String({
+  format: "email",
+  description: "E-mail address, at most 254 characters",
+  [DOCUMENTED_ONLY]: { maxLength: 254 },
+});
+export const HttpUrl = Type.String({
+  format: "http-url",
+  description: `Absolute http(s) URL, at most ${Limits.url} characters`,
+  [DOCUMENTED_ONLY]: { maxLength: Limits.url },
+});
+export const CountryCode = Type.String({
+  format: "country-code",
+  description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)",
+});
+export const DateTime = Type.String({
+  format: "date-time",
+  description: "ISO 8601 date-time with a time zone (Z or an offset)",
+});
 /**
  * A date-time the API stores: written with a year from 1000 to 9998. PostgreSQL prints years below 100 in a form
  * JavaScript dates misread (0018 is invalid, 0001 becomes 2001), and an offset can push 9999 past PostgreSQL's
@@ -64,7 +91,10 @@ export const RecordDateTime = Type.String({
   description: "ISO 8601 date-time with a time zone (Z or an offset), years 1000-9998",
 });
 export const Money = Type.Number({ minimum: 0, maximum: Limits.money, description: "Non-negative amount" });
-export const Phone = Type.String({ pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$", description: "Phone number; include the country code, e.g. +1 512 555 0100" });
+export const Phone = Type.String({
+  pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$",
+  description: "Phone number; include the country code, e.g. +1 512 555 0100",
+});
 
 /** What every cursor the API hands out looks like: base64url without padding, never empty. */
 export const PAGE_CURSOR_PATTERN = "^[A-Za-z0-9_-]+$";
@@ -74,8 +104,9 @@ export const isPageCursorText = (value: string): boolean => new RegExp(PAGE_CURS
  * nextCursor the API returned (for the same query) is valid is a rule of state, stated in the description. The
  * routes' cursor decoders check both (isPageCursorText), so every bad cursor gets the same message.
  */
-export const PageCursor = (description = "Opaque; nextCursor of the previous page, unchanged (anything else, an empty value included, is refused with 400)") =>
-  Type.String({ description, [DOCUMENTED_ONLY]: { minLength: 1, pattern: PAGE_CURSOR_PATTERN } });
+export const PageCursor = (
+  description = "Opaque; nextCursor of the previous page, unchanged (anything else, an empty value included, is refused with 400)",
+) => Type.String({ description, [DOCUMENTED_ONLY]: { minLength: 1, pattern: PAGE_CURSOR_PATTERN } });
 
 /** JSON Merge Patch: an optional field may be sent as null to clear it. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -101,7 +132,8 @@ export const HealthResponse = Type.Object(
     status: Type.Literal("success"),
     timestamp: DateTime,
     partnerId: Type.String({
-      description: "The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md)",
+      description:
+        "The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md)",
     }),
   },
   { additionalProperties: false },
@@ -112,7 +144,8 @@ export type HealthResponse = Static<typeof HealthResponse>;
 export const RECORD_MODES = ["live", "test"] as const;
 export type RecordMode = (typeof RECORD_MODES)[number];
 export const RecordModeSchema = Type.Union([Type.Literal("live"), Type.Literal("test")], {
-  description: "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
+  description:
+    "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
 });
 
 /** Error messages the API answers with, word for word (spec section 7 and our decisions). */
@@ -129,6 +162,8 @@ export const ErrorMessages = {
   malformedJson: "Request body is not valid JSON",
   rateLimited: "Too many requests",
   internal: "Internal server error",
-  testModeOnly: "This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it",
-  previewUnavailable: "This preview link is not valid or has expired; read the record through the API with your test key for a fresh link",
+  testModeOnly:
+    "This endpoint works in test mode only: call it with a test key (pss_test_...); live records are never touched by it",
+  previewUnavailable:
+    "This preview link is not valid or has expired; read the record through the API with your test key for a fresh link",
 } as const;

@@ -24,19 +24,36 @@ export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
 export const FeedQuery = Type.Object(
   {
-    after: Type.Optional(Type.String({ pattern: "^(0|[1-9][0-9]{0,17})$", description: "The sequence number of the last event already read (nextCursor of the previous page); 0 or absent: from the oldest event kept" })),
-    limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]{0,2}|1000)$", description: `Events per page, 1-${FEED_MAX_LIMIT} (default 100)` })),
+    after: Type.Optional(
+      Type.String({
+        pattern: "^(0|[1-9][0-9]{0,17})$",
+        description:
+          "The sequence number of the last event already read (nextCursor of the previous page); 0 or absent: from the oldest event kept",
+      }),
+    ),
+    limit: Type.Optional(
+      Type.String({
+        pattern: "^0*(?:[1-9][0-9]{0,2}|1000)$",
+        description: `Events per page, 1-${FEED_MAX_LIMIT} (default 100)`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const FeedEvent = Type.Object(
   {
-    sequence: Type.Integer({ description: "This event's number in the key's partner-and-mode sequence: consecutive, never reused" }),
+    sequence: Type.Integer({
+      description: "This event's number in the key's partner-and-mode sequence: consecutive, never reused",
+    }),
     type: Type.String({ description: `One of ${FEED_EVENT_TYPES.join(", ")}` }),
     occurredAt: Type.String({ description: "When the change was written (ISO 8601, UTC)" }),
     recordType: Type.String({ description: "listing or broker (lead.received: listing)" }),
-    version: Nullable(Type.Integer({ description: "The record's version this event belongs to (lead.received: the office's lead count)" })),
+    version: Nullable(
+      Type.Integer({
+        description: "The record's version this event belongs to (lead.received: the office's lead count)",
+      }),
+    ),
     data: Type.Record(Type.String(), Type.Unknown(), {
       additionalProperties: true,
       description:
@@ -51,7 +68,9 @@ export const FeedPage = Type.Object(
   {
     status: Type.Literal("success"),
     results: Type.Array(FeedEvent),
-    nextCursor: Type.String({ description: "Pass as after= to read on; the same cursor again when nothing new has been sequenced yet (poll it)" }),
+    nextCursor: Type.String({
+      description: "Pass as after= to read on; the same cursor again when nothing new has been sequenced yet (poll it)",
+    }),
   },
   { additionalProperties: false },
 );

@@ -2,12 +2,38 @@ import { Type, type Static } from "@sinclair/typebox";
 import { InlineBroker, MediaStatus } from "./broker.ts";
 import { QualityScore, Warnings } from "./quality.ts";
 import { Text } from "./text.ts";
-import { Clearable, CountryCode, ExternalId, Limits, Money, Nullable, HttpUrl, OpenRecord, RecordDateTime, RecordModeSchema, PageCursor, ShortText } from "./common.ts";
+import {
+  Clearable,
+  CountryCode,
+  ExternalId,
+  Limits,
+  Money,
+  Nullable,
+  HttpUrl,
+  OpenRecord,
+  RecordDateTime,
+  RecordModeSchema,
+  PageCursor,
+  ShortText,
+} from "./common.ts";
 
-export const LISTING_STATUSES = ["DRAFT", "FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT", "SOLD", "ARCHIVED"] as const;
+export const LISTING_STATUSES = [
+  "DRAFT",
+  "FOR_SALE",
+  "REVIEWING_OFFERS",
+  "PENDING_CONTRACT",
+  "UNDER_CONTRACT",
+  "SOLD",
+  "ARCHIVED",
+] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
 /** Spec section 3: visible to buyers and in search. */
-export const BUYER_VISIBLE_STATUSES: readonly ListingStatus[] = ["FOR_SALE", "REVIEWING_OFFERS", "PENDING_CONTRACT", "UNDER_CONTRACT"];
+export const BUYER_VISIBLE_STATUSES: readonly ListingStatus[] = [
+  "FOR_SALE",
+  "REVIEWING_OFFERS",
+  "PENDING_CONTRACT",
+  "UNDER_CONTRACT",
+];
 
 export const VISIBILITIES = ["SHOW_FULL_ADDRESS", "SHOW_CITY_STATE", "SHOW_STATE_ONLY"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
@@ -16,7 +42,10 @@ export const PROPERTY_KINDS = ["OWNED", "RENTED", "NEGOTIABLE"] as const;
 export const RENT_FREQUENCIES = ["WEEKLY", "MONTHLY", "QUARTERLY", "ANNUALLY"] as const;
 
 const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Union(values.map((v) => Type.Literal(v as T[number])), { description: `${description}: one of ${values.join(", ")}` });
+  Type.Union(
+    values.map((v) => Type.Literal(v as T[number])),
+    { description: `${description}: one of ${values.join(", ")}` },
+  );
 
 export const ListingStatusSchema = literalUnion(LISTING_STATUSES, "Listing status");
 export const VisibilitySchema = literalUnion(VISIBILITIES, "Address visibility");
@@ -27,7 +56,12 @@ export const Location = Type.Object(
     city: Type.Optional(ShortText()),
     state: Type.Optional(ShortText()),
     postalCode: Clearable(
-      Type.String({ minLength: 1, maxLength: 20, pattern: "^[A-Za-z0-9][A-Za-z0-9 -]*$", description: "Postal code: letters, digits, spaces and hyphens, e.g. 78701 or SW1A 1AA" }),
+      Type.String({
+        minLength: 1,
+        maxLength: 20,
+        pattern: "^[A-Za-z0-9][A-Za-z0-9 -]*$",
+        description: "Postal code: letters, digits, spaces and hyphens, e.g. 78701 or SW1A 1AA",
+      }),
     ),
     country: Type.Optional(CountryCode),
     visibility: Type.Optional(VisibilitySchema),
@@ -126,7 +160,9 @@ export const ListingRecord = Type.Object(
   {
     externalListingId: Type.String(),
     serviceListingId: Type.Integer(),
-    serviceListingUrl: Type.String({ description: "The public page; for a test record a signed, short-lived preview link" }),
+    serviceListingUrl: Type.String({
+      description: "The public page; for a test record a signed, short-lived preview link",
+    }),
     mode: RecordModeSchema,
     brokerExternalId: Type.String(),
     serviceBrokerId: Type.String(),
@@ -150,8 +186,15 @@ export const ListingRecord = Type.Object(
     financials: OpenRecord(),
     property: OpenRecord(),
     financing: OpenRecord(),
-    photos: Type.Array(Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus], { additionalProperties: true })),
-    statusHistory: Type.Array(Type.Object({ from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() }, { additionalProperties: true })),
+    photos: Type.Array(
+      Type.Composite([Type.Object({ sortKey: Type.Integer() }), MediaStatus], { additionalProperties: true }),
+    ),
+    statusHistory: Type.Array(
+      Type.Object(
+        { from: Nullable(Type.String()), to: Type.String(), changedAt: Type.String() },
+        { additionalProperties: true },
+      ),
+    ),
     searchIndex: Type.Object({ state: IndexState }, { additionalProperties: true }),
     warnings: Warnings,
     qualityScore: QualityScore,
@@ -165,9 +208,19 @@ export type ListingRecord = Static<typeof ListingRecord>;
 /** Query of the partner's list endpoints. Validated by the route schema, so these patterns are the rule itself. */
 export const PageQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
+    limit: Type.Optional(
+      Type.String({
+        pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$",
+        description: "an integer from 1 to 500 (default 100)",
+      }),
+    ),
     cursor: Type.Optional(PageCursor()),
-    updatedSince: Type.Optional(Type.String({ format: "date-time", description: "ISO 8601 date-time with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z" })),
+    updatedSince: Type.Optional(
+      Type.String({
+        format: "date-time",
+        description: "ISO 8601 date-time with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

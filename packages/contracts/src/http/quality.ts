@@ -17,10 +17,20 @@ export const LISTING_WARNING_CODES = [
   "BROKER_PHONE_MISSING",
 ] as const;
 
-export const BROKER_WARNING_CODES = ["BROKER_PHONE_MISSING", "AVATAR_MISSING", "AVATAR_TOO_SMALL", "AVATAR_FAILED", "BIO_MISSING", "BIO_TOO_SHORT", "LICENSE_MISSING"] as const;
+export const BROKER_WARNING_CODES = [
+  "BROKER_PHONE_MISSING",
+  "AVATAR_MISSING",
+  "AVATAR_TOO_SMALL",
+  "AVATAR_FAILED",
+  "BIO_MISSING",
+  "BIO_TOO_SHORT",
+  "LICENSE_MISSING",
+] as const;
 
 /** Every code either record may carry, in one closed list (BROKER_PHONE_MISSING is shared). */
-export const WARNING_CODES = [...new Set([...LISTING_WARNING_CODES, ...BROKER_WARNING_CODES])] as readonly WarningCode[];
+export const WARNING_CODES = [
+  ...new Set([...LISTING_WARNING_CODES, ...BROKER_WARNING_CODES]),
+] as readonly WarningCode[];
 export type ListingWarningCode = (typeof LISTING_WARNING_CODES)[number];
 export type BrokerWarningCode = (typeof BROKER_WARNING_CODES)[number];
 export type WarningCode = ListingWarningCode | BrokerWarningCode;
@@ -34,16 +44,28 @@ export const WarningCodeSchema = Type.Unsafe<WarningCode>(
 
 export const QualityWarning = Type.Object(
   {
-    path: Type.String({ description: "The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone)" }),
+    path: Type.String({
+      description:
+        "The field a buyer misses or that needs attention, as in error details (photos[2], description, broker.phone)",
+    }),
     code: WarningCodeSchema,
     message: Type.String({ description: "What is wrong and what to do, in English" }),
   },
-  { additionalProperties: false, description: "Never blocking: the record was (or would be) written; a buyer would miss this" },
+  {
+    additionalProperties: false,
+    description: "Never blocking: the record was (or would be) written; a buyer would miss this",
+  },
 );
 export type QualityWarning = Static<typeof QualityWarning>;
 
-export const Warnings = Type.Array(QualityWarning, { description: "Quality warnings of the record as it stands (after this write); empty when nothing is missing" });
-export const QualityScore = Type.Integer({ minimum: 0, maximum: 100, description: "0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md)" });
+export const Warnings = Type.Array(QualityWarning, {
+  description: "Quality warnings of the record as it stands (after this write); empty when nothing is missing",
+});
+export const QualityScore = Type.Integer({
+  minimum: 0,
+  maximum: 100,
+  description: "0-100: 100 minus the points each warning costs (rubric in docs/partner-api.md)",
+});
 
 export interface Quality {
   warnings: QualityWarning[];

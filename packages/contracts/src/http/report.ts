@@ -18,11 +18,23 @@ export const ReportStateSchema = Type.Unsafe<ReportState>(
 );
 
 /** Why a listing is not LIVE: a closed list. */
-export const REPORT_REASON_CODES = ["STATUS_NOT_VISIBLE", "TEST_MODE", "AWAITING_INDEX", "PHOTOS_PENDING", "ALL_PHOTOS_FAILED", "HAS_WARNINGS"] as const;
+export const REPORT_REASON_CODES = [
+  "STATUS_NOT_VISIBLE",
+  "TEST_MODE",
+  "AWAITING_INDEX",
+  "PHOTOS_PENDING",
+  "ALL_PHOTOS_FAILED",
+  "HAS_WARNINGS",
+] as const;
 export type ReportReasonCode = (typeof REPORT_REASON_CODES)[number];
 export const ReportReason = Type.Object(
   {
-    code: Type.Unsafe<ReportReasonCode>(Type.Union(REPORT_REASON_CODES.map((c) => Type.Literal(c)), { description: `One of ${REPORT_REASON_CODES.join(", ")}` })),
+    code: Type.Unsafe<ReportReasonCode>(
+      Type.Union(
+        REPORT_REASON_CODES.map((c) => Type.Literal(c)),
+        { description: `One of ${REPORT_REASON_CODES.join(", ")}` },
+      ),
+    ),
     message: Type.String(),
   },
   { additionalProperties: false },
@@ -36,14 +48,29 @@ export type ReportStepOutcome = (typeof REPORT_STEP_OUTCOMES)[number];
 
 export const ReportStep = Type.Object(
   {
-    step: Type.Unsafe<ReportStepName>(Type.Union(REPORT_STEP_NAMES.map((s) => Type.Literal(s)), { description: `One of ${REPORT_STEP_NAMES.join(", ")}; one photo step per photo` })),
-    outcome: Type.Unsafe<ReportStepOutcome>(
-      Type.Union(REPORT_STEP_OUTCOMES.map((s) => Type.Literal(s)), { description: "done; pending (still running); failed (message says what to do); skipped (does not apply, message says why)" }),
+    step: Type.Unsafe<ReportStepName>(
+      Type.Union(
+        REPORT_STEP_NAMES.map((s) => Type.Literal(s)),
+        { description: `One of ${REPORT_STEP_NAMES.join(", ")}; one photo step per photo` },
+      ),
     ),
-    at: Nullable(Type.String({ description: "When the step finished (ISO 8601, UTC); null while pending or when skipped" })),
+    outcome: Type.Unsafe<ReportStepOutcome>(
+      Type.Union(
+        REPORT_STEP_OUTCOMES.map((s) => Type.Literal(s)),
+        {
+          description:
+            "done; pending (still running); failed (message says what to do); skipped (does not apply, message says why)",
+        },
+      ),
+    ),
+    at: Nullable(
+      Type.String({ description: "When the step finished (ISO 8601, UTC); null while pending or when skipped" }),
+    ),
     message: Type.String(),
     path: Type.Optional(Type.String({ description: "photo steps: the photo's path, photos[i]" })),
-    url: Type.Optional(Type.String({ description: "photo steps: the partner's image URL; visible and sitemap: the public page" })),
+    url: Type.Optional(
+      Type.String({ description: "photo steps: the partner's image URL; visible and sitemap: the public page" }),
+    ),
     width: Type.Optional(Nullable(Type.Integer())),
     height: Type.Optional(Nullable(Type.Integer())),
   },
@@ -67,4 +94,7 @@ export const ListingReport = Type.Object(
 );
 export type ListingReport = Static<typeof ListingReport>;
 
-export const ListingReportResponse = Type.Object({ status: Type.Literal("success"), report: ListingReport }, { additionalProperties: false });
+export const ListingReportResponse = Type.Object(
+  { status: Type.Literal("success"), report: ListingReport },
+  { additionalProperties: false },
+);

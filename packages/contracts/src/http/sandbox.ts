@@ -13,7 +13,8 @@ export const PutQuery = Type.Object(
   {
     dryRun: Type.Optional(
       Type.String({
-        description: "true: validate and compare with the stored record only; nothing is written or announced, the answer is a DryRunResponse. false (the default): a normal PUT",
+        description:
+          "true: validate and compare with the stored record only; nothing is written or announced, the answer is a DryRunResponse. false (the default): a normal PUT",
         [DOCUMENTED_ONLY]: { enum: ["true", "false"] },
       }),
     ),
@@ -30,10 +31,12 @@ export const DryRunResponse = Type.Object(
     status: Type.Literal("success"),
     dryRun: Type.Literal(true),
     outcome: Type.Union([Type.Literal("wouldCreate"), Type.Literal("wouldUpdate"), Type.Literal("noChange")], {
-      description: "wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat",
+      description:
+        "wouldCreate: the external ID is new (the PUT would answer 201); wouldUpdate: the PUT would change the record; noChange: an identical repeat",
     }),
     changedPaths: Type.Array(Type.String(), {
-      description: "Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone)",
+      description:
+        "Field paths the PUT would change, sorted: nested fields dotted (financials.askingPrice), lists whole (photos); an inline broker's under broker. (broker.phone)",
     }),
     warnings: Warnings,
     qualityScore: QualityScore,
@@ -50,7 +53,11 @@ export const FieldChange = Type.Object(
     path: Type.String({ description: "Dotted field path (location.city); a list is one path (photos)" }),
     from: Type.Unknown({ description: "The value before; null when it was not set" }),
     to: Type.Unknown({ description: "The value after; null when it was removed" }),
-    truncated: Type.Optional(Type.Literal(true, { description: `Present when a text in from or to was longer than ${HISTORY_TEXT_LIMIT} characters and was cut` })),
+    truncated: Type.Optional(
+      Type.Literal(true, {
+        description: `Present when a text in from or to was longer than ${HISTORY_TEXT_LIMIT} characters and was cut`,
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -68,7 +75,10 @@ const historyEntryFields = {
 // Nested in the history answers: open to new fields, like the read models.
 export const BrokerHistoryEntry = Type.Object(historyEntryFields, { additionalProperties: true });
 export type BrokerHistoryEntry = Static<typeof BrokerHistoryEntry>;
-export const StatusChange = Type.Object({ from: Nullable(Type.String()), to: Type.String() }, { additionalProperties: true });
+export const StatusChange = Type.Object(
+  { from: Nullable(Type.String()), to: Type.String() },
+  { additionalProperties: true },
+);
 export const ListingHistoryEntry = Type.Object(
   {
     ...historyEntryFields,
@@ -81,7 +91,12 @@ export type ListingHistoryEntry = Static<typeof ListingHistoryEntry>;
 /** Query of the history routes: the partner list pages' limit and cursor conventions. */
 export const HistoryQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$", description: "an integer from 1 to 500 (default 100)" })),
+    limit: Type.Optional(
+      Type.String({
+        pattern: "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$",
+        description: "an integer from 1 to 500 (default 100)",
+      }),
+    ),
     cursor: Type.Optional(PageCursor()),
   },
   { additionalProperties: false },
@@ -102,10 +117,14 @@ export const BrokerHistoryResponse = Type.Object(
  */
 export const SimulatedLeadBody = Type.Object(
   {
-    name: Type.Optional(Text({ minLength: 1, maxLength: Limits.shortText, description: "Buyer's name (default: Test Buyer)" })),
+    name: Type.Optional(
+      Text({ minLength: 1, maxLength: Limits.shortText, description: "Buyer's name (default: Test Buyer)" }),
+    ),
     email: Type.Optional(Email),
     phone: Type.Optional(Phone),
-    message: Type.Optional(Text({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The inquiry (default: a fixed test message)" })),
+    message: Type.Optional(
+      Text({ minLength: 1, maxLength: LEAD_MESSAGE_MAX, description: "The inquiry (default: a fixed test message)" }),
+    ),
     submittedAt: Type.Optional(RecordDateTime),
   },
   { additionalProperties: false },
@@ -115,7 +134,10 @@ export type SimulatedLeadBody = Static<typeof SimulatedLeadBody>;
 export const TestDataDeleted = Type.Object(
   {
     status: Type.Literal("success"),
-    deleted: Type.Object({ listings: Type.Integer(), brokers: Type.Integer(), leads: Type.Integer() }, { additionalProperties: true }),
+    deleted: Type.Object(
+      { listings: Type.Integer(), brokers: Type.Integer(), leads: Type.Integer() },
+      { additionalProperties: true },
+    ),
   },
   { additionalProperties: false },
 );

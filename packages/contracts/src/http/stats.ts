@@ -5,8 +5,16 @@ export const ListingStatsDay = Type.Object(
   {
     date: Type.String({ description: "The UTC day, YYYY-MM-DD" }),
     views: Type.Integer({ minimum: 0, description: "Page views: one per visitor per day, known bots excluded" }),
-    impressions: Type.Integer({ minimum: 0, description: "Times the listing was shown in buyers' search results (bots excluded)" }),
-    inquiries: Type.Optional(Type.Integer({ minimum: 0, description: "Leads received that day; only for keys with lead tracking (counts only, never lead details)" })),
+    impressions: Type.Integer({
+      minimum: 0,
+      description: "Times the listing was shown in buyers' search results (bots excluded)",
+    }),
+    inquiries: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Leads received that day; only for keys with lead tracking (counts only, never lead details)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -18,7 +26,9 @@ export const ListingStatsResponse = Type.Object(
     serviceListingId: Type.Integer(),
     startDate: Type.String({ description: "First day of the answer (UTC, YYYY-MM-DD)" }),
     endDate: Type.String({ description: "Last day of the answer (UTC, YYYY-MM-DD), inclusive" }),
-    days: Type.Array(ListingStatsDay, { description: "One bucket per UTC day the range touches, oldest first, zeros included" }),
+    days: Type.Array(ListingStatsDay, {
+      description: "One bucket per UTC day the range touches, oldest first, zeros included",
+    }),
     totals: Type.Object(
       { views: Type.Integer(), impressions: Type.Integer(), inquiries: Type.Optional(Type.Integer()) },
       { additionalProperties: false },

@@ -11,7 +11,10 @@ const title = Text({ minLength: 1, maxLength: 5 });
 test("lengths count characters (code points), not UTF-16 code units", () => {
   expect(codePointLength("a\u{1F600}b")).toBe(3);
   expect(codePointLength("\ud800x")).toBe(2); // a lone surrogate counts as one (the HTTP edge refuses it anyway)
-  for (const check of [(v: unknown) => Value.Check(title, v), TypeCompiler.Compile(title).Check.bind(TypeCompiler.Compile(title))]) {
+  for (const check of [
+    (v: unknown) => Value.Check(title, v),
+    TypeCompiler.Compile(title).Check.bind(TypeCompiler.Compile(title)),
+  ]) {
     expect(check("\u{1F600}".repeat(5))).toBe(true); // 10 code units, 5 characters
     expect(check("\u{1F600}".repeat(6))).toBe(false);
     expect(check("abcde")).toBe(true);

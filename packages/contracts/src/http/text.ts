@@ -11,7 +11,8 @@ export interface TextOptions extends SchemaOptions {
 }
 
 /** A string of minLength..maxLength characters (code points). */
-export const Text = (options: TextOptions = {}): TUnsafe<string> => Type.Unsafe<string>({ ...options, [Kind]: TEXT_KIND, type: "string" });
+export const Text = (options: TextOptions = {}): TUnsafe<string> =>
+  Type.Unsafe<string>({ ...options, [Kind]: TEXT_KIND, type: "string" });
 
 export function codePointLength(value: string): number {
   let n = 0;
@@ -32,11 +33,18 @@ export function textLengthProblem(schema: TextOptions, value: unknown): "type" |
   if (typeof value !== "string") return "type";
   // Only strings near a limit need counting: code points never exceed code units.
   if (schema.minLength !== undefined && value.length < schema.minLength) return "minLength";
-  if (schema.maxLength !== undefined && value.length > schema.maxLength && codePointLength(value) > schema.maxLength) return "maxLength";
-  if (schema.minLength !== undefined && value.length < 2 * schema.minLength && codePointLength(value) < schema.minLength) return "minLength";
+  if (schema.maxLength !== undefined && value.length > schema.maxLength && codePointLength(value) > schema.maxLength)
+    return "maxLength";
+  if (
+    schema.minLength !== undefined &&
+    value.length < 2 * schema.minLength &&
+    codePointLength(value) < schema.minLength
+  )
+    return "minLength";
   return null;
 }
 
 export function registerTextKind(): void {
-  if (!TypeRegistry.Has(TEXT_KIND)) TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textLengthProblem(schema, value) === null);
+  if (!TypeRegistry.Has(TEXT_KIND))
+    TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textLengthProblem(schema, value) === null);
 }

@@ -3,7 +3,13 @@ import { screenLines } from "../../test/support/doc-examples.ts";
 import { createProgress } from "./progress.ts";
 import type { ProgressEvent } from "../sync/run-sync.ts";
 
-const event = (phase: ProgressEvent["phase"], done: number): ProgressEvent => ({ phase, done, total: 2, counts: { created: 0, updated: 0, unchanged: 0, skipped: done, failed: 0 }, requests: 1 });
+const event = (phase: ProgressEvent["phase"], done: number): ProgressEvent => ({
+  phase,
+  done,
+  total: 2,
+  counts: { created: 0, updated: 0, unchanged: 0, skipped: done, failed: 0 },
+  requests: 1,
+});
 
 test("a message during the run stands on its own line, and the bar is drawn again below it", () => {
   let written = "";
@@ -32,7 +38,18 @@ test("the summary ends with how many listings and brokers carry each warning, mo
   let written = "";
   const progress = createProgress("bar", { write: (t: string) => (written += t), columns: 200 }, () => 0);
   const summary = {
-    created: 3, updated: 0, unchanged: 0, skipped: 0, failed: 0, total: 3, archived: 0, archiveSkipped: null, durationMs: 100, requests: 4, dryRun: false, interrupted: false,
+    created: 3,
+    updated: 0,
+    unchanged: 0,
+    skipped: 0,
+    failed: 0,
+    total: 3,
+    archived: 0,
+    archiveSkipped: null,
+    durationMs: 100,
+    requests: 4,
+    dryRun: false,
+    interrupted: false,
     warnings: { listings: { PHOTOS_TOO_FEW: 2, ASKING_PRICE_MISSING: 1 }, brokers: { AVATAR_MISSING: 1 } },
   };
   progress.summary(summary, []);

@@ -21,7 +21,11 @@ interface Writable {
 
 const rate = (n: number, ms: number) => (ms > 0 ? Math.round((n * 1000) / ms) : 0);
 
-export function createProgress(mode: ProgressMode, out: Writable = process.stderr, now: () => number = () => performance.now()): ProgressOutput {
+export function createProgress(
+  mode: ProgressMode,
+  out: Writable = process.stderr,
+  now: () => number = () => performance.now(),
+): ProgressOutput {
   const started = now();
   let lastDraw = -Infinity;
   let lastPhase = "";
@@ -33,7 +37,8 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
     const filled = Math.round(fraction * width);
     const elapsed = now() - started;
     const perSecond = rate(e.requests, elapsed);
-    const remaining = e.done > 0 && e.done < e.total ? Math.round(((elapsed / e.done) * (e.total - e.done)) / 1000) : null;
+    const remaining =
+      e.done > 0 && e.done < e.total ? Math.round(((elapsed / e.done) * (e.total - e.done)) / 1000) : null;
     const c = e.counts;
     const text = `${e.phase.padEnd(10)} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${e.done}/${e.total} ${Math.floor(fraction * 100)}%  created ${c.created} updated ${c.updated} unchanged ${c.unchanged} skipped ${c.skipped} failed ${c.failed}  ${perSecond} req/s${remaining !== null ? `  ETA ${remaining}s` : ""}`;
     out.write(`\r\x1b[2K${text.slice(0, Math.max(20, (out.columns ?? 200) - 1))}`);
@@ -56,7 +61,10 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
       lastDraw = t;
       lastPhase = e.phase;
       if (mode === "bar") bar(e);
-      else out.write(`${JSON.stringify({ type: "progress", phase: e.phase, done: e.done, total: e.total, ...e.counts, requests: e.requests, elapsedMs: Math.round(t - started) })}\n`);
+      else
+        out.write(
+          `${JSON.stringify({ type: "progress", phase: e.phase, done: e.done, total: e.total, ...e.counts, requests: e.requests, elapsedMs: Math.round(t - started) })}\n`,
+        );
     },
     interrupt,
     message(text) {
@@ -64,7 +72,9 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
       out.write(`${text}\n`);
     },
     summary(s, failures) {
-      const shown = failures.slice(0, 10).map((f) => ({ kind: f.kind, id: f.id, httpStatus: f.httpStatus, error: f.error }));
+      const shown = failures
+        .slice(0, 10)
+        .map((f) => ({ kind: f.kind, id: f.id, httpStatus: f.httpStatus, error: f.error }));
       if (mode === "ndjson") {
         out.write(`${JSON.stringify({ type: "summary", ...s, firstFailures: shown })}\n`);
         return;
@@ -77,8 +87,16 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
           `${s.archived ? `; ${s.archived} missing listings ${s.dryRun ? "would be " : ""}archived` : ""}\n`,
       );
       const tallies = [
-        ...Object.entries(s.warnings?.listings ?? {}).map(([code, n]) => ({ code, n, what: n === 1 ? "listing" : "listings" })),
-        ...Object.entries(s.warnings?.brokers ?? {}).map(([code, n]) => ({ code, n, what: n === 1 ? "broker" : "brokers" })),
+        ...Object.entries(s.warnings?.listings ?? {}).map(([code, n]) => ({
+          code,
+          n,
+          what: n === 1 ? "listing" : "listings",
+        })),
+        ...Object.entries(s.warnings?.brokers ?? {}).map(([code, n]) => ({
+          code,
+          n,
+          what: n === 1 ? "broker" : "brokers",
+        })),
       ].sort((a, b) => b.n - a.n || a.code.localeCompare(b.code));
       if (tallies.length) {
         out.write(`pss-sync: quality warnings (nothing was refused for them; --report <file> lists each record's):\n`);
@@ -86,8 +104,12 @@ export function createProgress(mode: ProgressMode, out: Writable = process.stder
       }
       if (s.archiveSkipped) out.write(`pss-sync: --archive-missing archived nothing: ${s.archiveSkipped}\n`);
       if (s.interrupted) out.write("pss-sync: interrupted; run again with --resume to continue\n");
-      for (const f of shown) out.write(`  failed ${f.kind ?? "record"} ${f.id ?? ""}: ${f.error}${f.httpStatus ? ` [HTTP ${f.httpStatus}]` : ""}\n`);
-      if (failures.length > shown.length) out.write(`  … and ${failures.length - shown.length} more failures (--report <file> lists every record)\n`);
+      for (const f of shown)
+        out.write(
+          `  failed ${f.kind ?? "record"} ${f.id ?? ""}: ${f.error}${f.httpStatus ? ` [HTTP ${f.httpStatus}]` : ""}\n`,
+        );
+      if (failures.length > shown.length)
+        out.write(`  … and ${failures.length - shown.length} more failures (--report <file> lists every record)\n`);
     },
   };
 }

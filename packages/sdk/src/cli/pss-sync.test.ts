@@ -20,7 +20,9 @@ function feedFile(lines: unknown[]) {
 const listing = (id: string) => ({ kind: "listing", id, body: { status: "SOLD" } });
 
 /** A stand-in API: health, the OpenAPI document (with or without dryRun) and PUTs, with an optional hook. */
-function fakeApi(opts: { key?: string; dryRun?: boolean; batches?: boolean; onPut?: (url: string, n: number) => Response | null } = {}) {
+function fakeApi(
+  opts: { key?: string; dryRun?: boolean; batches?: boolean; onPut?: (url: string, n: number) => Response | null } = {},
+) {
   const puts: { url: string; at: number; dryRun: boolean }[] = [];
   const fetch = async (request: Request) => {
     const url = new URL(request.url);
@@ -30,23 +32,40 @@ function fakeApi(opts: { key?: string; dryRun?: boolean; batches?: boolean; onPu
         paths: {
           "/partner/v1/brokers/{externalBrokerId}": { put: { parameters: params } },
           "/partner/v1/listings/{externalListingId}": { put: { parameters: params } },
-          ...(opts.batches === false ? {} : { "/partner/v1/brokers/batch": { post: {} }, "/partner/v1/listings/batch": { post: {} } }),
+          ...(opts.batches === false
+            ? {}
+            : { "/partner/v1/brokers/batch": { post: {} }, "/partner/v1/listings/batch": { post: {} } }),
         },
       });
     }
-    if (request.headers.get("authorization") !== `Bearer ${opts.key ?? "pss_live_k"}`) return Response.json({ status: "error", error: "Unauthorized" }, { status: 401 });
-    if (url.pathname === "/partner/v1/health") return Response.json({ status: "success", timestamp: new Date().toISOString() });
+    if (request.headers.get("authorization") !== `Bearer ${opts.key ?? "pss_live_k"}`)
+      return Response.json({ status: "error", error: "Unauthorized" }, { status: 401 });
+    if (url.pathname === "/partner/v1/health")
+      return Response.json({ status: "success", timestamp: new Date().toISOString() });
     puts.push({ url: url.pathname, at: Date.now(), dryRun: url.searchParams.get("dryRun") === "true" });
     const hooked = opts.onPut?.(url.pathname, puts.length);
     if (hooked) return hooked;
-    if (url.searchParams.get("dryRun") === "true") return Response.json({ status: "success", dryRun: true, outcome: "wouldCreate", changedPaths: [] });
+    if (url.searchParams.get("dryRun") === "true")
+      return Response.json({ status: "success", dryRun: true, outcome: "wouldCreate", changedPaths: [] });
     const id = puts.length;
-    return Response.json({ status: "success", message: "Listing created", serviceListingId: id, serviceListingUrl: `https://m/listings/${id}` }, { status: 201 });
+    return Response.json(
+      {
+        status: "success",
+        message: "Listing created",
+        serviceListingId: id,
+        serviceListingUrl: `https://m/listings/${id}`,
+      },
+      { status: 201 },
+    );
   };
   return { fetch, puts };
 }
 
-function run(argv: string[], api: ReturnType<typeof fakeApi>, extra: { stdinIsTTY?: boolean; ask?: (q: string) => Promise<string> } = {}) {
+function run(
+  argv: string[],
+  api: ReturnType<typeof fakeApi>,
+  extra: { stdinIsTTY?: boolean; ask?: (q: string) => Promise<string> } = {},
+) {
   let err = "";
   const code = main({
     // One PUT per record unless the test says otherwise (the stand-in answers PUTs); batches: the last test.
@@ -64,9 +83,15 @@ test("flags are checked before anything is sent: exit 2 with a sentence", async 
   const api = fakeApi();
   const { path } = feedFile([listing("L-1")]);
   expect(await run([], api)).toMatchObject({ code: 2, err: expect.stringContaining("give exactly one feed file") });
-  expect(await run([path, "--concurrency", "0"], api)).toMatchObject({ code: 2, err: expect.stringContaining("--concurrency must be an integer of at least 1") });
+  expect(await run([path, "--concurrency", "0"], api)).toMatchObject({
+    code: 2,
+    err: expect.stringContaining("--concurrency must be an integer of at least 1"),
+  });
   expect(await run([path, "--bogus"], api)).toMatchObject({ code: 2, err: expect.stringContaining("--bogus") });
-  expect(await run([path, "--yes"], api)).toMatchObject({ code: 2, err: expect.stringContaining("--yes only confirms --archive-missing") });
+  expect(await run([path, "--yes"], api)).toMatchObject({
+    code: 2,
+    err: expect.stringContaining("--yes only confirms --archive-missing"),
+  });
   expect(await run([`${path}.missing`], api)).toMatchObject({ code: 2, err: expect.stringContaining("no such file") });
   expect(api.puts).toEqual([]);
   expect(await run(["--help"], api)).toEqual({ code: 0, err: USAGE });
@@ -85,7 +110,10 @@ test("a refused key stops the run before the feed is read (exit 2), and the key 
 test("--dry-run against an API without dry-run sends nothing; with it, every PUT carries dryRun=true", async () => {
   const { path } = feedFile([listing("L-1"), listing("L-2")]);
   const without = fakeApi({ dryRun: false });
-  expect(await run([path, "--dry-run"], without)).toMatchObject({ code: 2, err: expect.stringContaining("does not offer dry-run") });
+  expect(await run([path, "--dry-run"], without)).toMatchObject({
+    code: 2,
+    err: expect.stringContaining("does not offer dry-run"),
+  });
   expect(without.puts).toEqual([]);
   const withDryRun = fakeApi({ dryRun: true });
   const { code, err } = await run([path, "--dry-run", "--rpm", "0"], withDryRun);
@@ -101,7 +129,10 @@ test("a 429 with Retry-After holds every worker, not only the one that got it", 
     onPut: (_, n) => {
       if (n !== 3) return null;
       limitedAt = Date.now();
-      return Response.json({ status: "error", error: "Too many requests" }, { status: 429, headers: { "retry-after": "1" } });
+      return Response.json(
+        { status: "error", error: "Too many requests" },
+        { status: 429, headers: { "retry-after": "1" } },
+      );
     },
   });
   const report = join(dir, "report.ndjson");
@@ -111,7 +142,10 @@ test("a 429 with Retry-After holds every worker, not only the one that got it", 
   const after = api.puts.slice(3).filter((p) => p.at >= limitedAt);
   expect(after.length).toBeGreaterThan(0);
   for (const p of after.slice(3)) expect(p.at - limitedAt).toBeGreaterThanOrEqual(950);
-  const lines = readFileSync(report, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const lines = readFileSync(report, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(lines.filter((l) => l.outcome === "created")).toHaveLength(12);
 });
 
@@ -127,7 +161,10 @@ test("--archive-missing without a terminal needs --yes: nothing is archived and 
   expect(refused.err).toContain("pass --yes");
   expect(api.puts.length - before).toBe(1);
   const asked: string[] = [];
-  const confirmed = await run([path, "--rpm", "0", "--checkpoint", checkpoint, "--archive-missing"], api, { stdinIsTTY: true, ask: async (q) => (asked.push(q), "yes") });
+  const confirmed = await run([path, "--rpm", "0", "--checkpoint", checkpoint, "--archive-missing"], api, {
+    stdinIsTTY: true,
+    ask: async (q) => (asked.push(q), "yes"),
+  });
   expect(confirmed.code).toBe(0);
   expect(asked[0]).toContain("Archive 1 listing(s) that are not in the feed (L-2)");
   expect(api.puts.at(-1)!.url).toBe("/partner/v1/listings/L-2");
@@ -138,7 +175,11 @@ test("a failed record makes the exit code 1 and is named in the summary", async 
   const { code, err } = await run([path, "--rpm", "0"], fakeApi());
   expect(code).toBe(1);
   const summary = JSON.parse(err.trim().split("\n").at(-1)!);
-  expect(summary).toMatchObject({ created: 1, failed: 1, firstFailures: [{ kind: "listing", id: "L-2", error: expect.stringContaining("status: must be one of") }] });
+  expect(summary).toMatchObject({
+    created: 1,
+    failed: 1,
+    firstFailures: [{ kind: "listing", id: "L-2", error: expect.stringContaining("status: must be one of") }],
+  });
 });
 
 test("batches (the default): records go in POST …/batch requests, and --rpm counts their items as the API does", async () => {
@@ -150,17 +191,35 @@ test("batches (the default): records go in POST …/batch requests, and --rpm co
         status: "success",
         dryRun: false,
         counts: { created: 5, updated: 0, unchanged: 0, failed: 0 },
-        results: Array.from({ length: 5 }, (_, i) => ({ externalListingId: `x${i}`, httpStatus: 201, changed: true, body: { status: "success", message: "Listing created", serviceListingId: i + 1, serviceListingUrl: `https://m/listings/${i + 1}` } })),
+        results: Array.from({ length: 5 }, (_, i) => ({
+          externalListingId: `x${i}`,
+          httpStatus: 201,
+          changed: true,
+          body: {
+            status: "success",
+            message: "Listing created",
+            serviceListingId: i + 1,
+            serviceListingUrl: `https://m/listings/${i + 1}`,
+          },
+        })),
       });
     },
   });
   const report = join(dir, "report.ndjson");
   // 600 records a minute: 100 ms per record, so the second batch of 5 waits half a second after the first.
-  const { code } = await run([path, "--batch-size", "5", "--concurrency", "1", "--rpm", "600", "--report", report], api);
+  const { code } = await run(
+    [path, "--batch-size", "5", "--concurrency", "1", "--rpm", "600", "--report", report],
+    api,
+  );
   expect(code).toBe(0);
   expect(api.puts.map((p) => p.url)).toEqual(["/partner/v1/listings/batch", "/partner/v1/listings/batch"]);
   expect(api.puts[1]!.at - api.puts[0]!.at).toBeGreaterThanOrEqual(450);
-  expect(readFileSync(report, "utf8").trim().split("\n").map((l) => JSON.parse(l).outcome)).toEqual(Array(10).fill("created"));
+  expect(
+    readFileSync(report, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).outcome),
+  ).toEqual(Array(10).fill("created"));
   expect((await run([path, "--batch-size", "501"], api)).err).toContain("--batch-size must be at most 500");
   // An API without the batch routes (an older version): one PUT per record.
   const older = fakeApi({ batches: false });
@@ -169,8 +228,12 @@ test("batches (the default): records go in POST …/batch requests, and --rpm co
 });
 
 test("the checkpoint's partner is the one the API names; an API that names none binds it to the key (a fingerprint, never the key)", () => {
-  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a")).toBe("partner:2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11");
-  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_b")).toBe(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a"));
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a")).toBe(
+    "partner:2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11",
+  );
+  expect(partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_b")).toBe(
+    partnerIdentity({ partnerId: "2b9c7d3e-61a4-4f2e-9a55-0c2f1f0f6a11" }, "pss_live_a"),
+  );
   const byKey = partnerIdentity({}, "pss_live_secret-key");
   expect(byKey).toMatch(/^key:[0-9a-f]{16}$/);
   expect(byKey).not.toContain("secret");

@@ -65,7 +65,8 @@ class UsageError extends Error {}
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new UsageError(`--${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
@@ -108,31 +109,38 @@ export async function main(io: CliIo): Promise<number> {
     return 2;
   }
   const { values: v, positionals } = args;
-  if (v.help) return io.stderr.write(USAGE), 0;
-  if (v.version) return io.stderr.write(`${SDK_VERSION}\n`), 0;
+  if (v.help) return (io.stderr.write(USAGE), 0);
+  if (v.version) return (io.stderr.write(`${SDK_VERSION}\n`), 0);
 
   try {
-    if (positionals.length !== 1) throw new UsageError(`give exactly one feed file${positionals.length ? ` (got ${positionals.length})` : ""}`);
+    if (positionals.length !== 1)
+      throw new UsageError(`give exactly one feed file${positionals.length ? ` (got ${positionals.length})` : ""}`);
     const reportCommand = positionals[0] === "report";
     const feedPath = positionals[0]!;
-    if (!reportCommand && (v.warnings || v.json)) throw new UsageError("--warnings and --json belong to pss-sync report");
+    if (!reportCommand && (v.warnings || v.json))
+      throw new UsageError("--warnings and --json belong to pss-sync report");
     if (reportCommand) {
-      const misplaced = (["format", "dry-run", "resume", "checkpoint", "archive-missing", "yes", "report"] as const).filter((f) => v[f] !== undefined);
+      const misplaced = (
+        ["format", "dry-run", "resume", "checkpoint", "archive-missing", "yes", "report"] as const
+      ).filter((f) => v[f] !== undefined);
       if (misplaced.length) throw new UsageError(`pss-sync report takes no --${misplaced[0]}`);
     }
     const apiUrl = v["api-url"] ?? io.env.PSS_API_URL;
     const apiKey = v["api-key"] ?? io.env.PSS_API_KEY;
     if (!apiUrl) throw new UsageError("the API URL is missing: pass --api-url or set PSS_API_URL");
     if (!apiKey) throw new UsageError("the API key is missing: set PSS_API_KEY (or pass --api-key)");
-    if (!/^https?:\/\/[^/]/i.test(apiUrl)) throw new UsageError(`--api-url must be an http(s) URL, not ${JSON.stringify(apiUrl)}`);
+    if (!/^https?:\/\/[^/]/i.test(apiUrl))
+      throw new UsageError(`--api-url must be an http(s) URL, not ${JSON.stringify(apiUrl)}`);
     const format = formatOf(feedPath, v.format);
     const concurrency = positiveInt("concurrency", v.concurrency, 8);
     const batchSize = positiveInt("batch-size", v["batch-size"], DEFAULT_BATCH_SIZE);
-    if (batchSize > MAX_BATCH_ITEMS) throw new UsageError(`--batch-size must be at most ${MAX_BATCH_ITEMS}, not ${batchSize}`);
+    if (batchSize > MAX_BATCH_ITEMS)
+      throw new UsageError(`--batch-size must be at most ${MAX_BATCH_ITEMS}, not ${batchSize}`);
     const rpm = positiveInt("rpm", v.rpm, 1000, 0);
     const maxAttempts = positiveInt("max-attempts", v["max-attempts"], 10);
     const progressMode = (v.progress ?? (io.stderr.isTTY ? "bar" : "ndjson")) as ProgressMode;
-    if (!["bar", "ndjson", "none"].includes(progressMode)) throw new UsageError(`--progress must be bar, ndjson or none, not ${JSON.stringify(v.progress)}`);
+    if (!["bar", "ndjson", "none"].includes(progressMode))
+      throw new UsageError(`--progress must be bar, ndjson or none, not ${JSON.stringify(v.progress)}`);
     if (v.yes && !v["archive-missing"]) throw new UsageError("--yes only confirms --archive-missing");
     if (!reportCommand && !existsSync(feedPath)) throw new UsageError(`${feedPath}: no such file`);
 
@@ -159,11 +167,19 @@ export async function main(io: CliIo): Promise<number> {
     try {
       partner = partnerIdentity(await client.health({ signal: io.signal }), apiKey);
     } catch (err) {
-      if (err instanceof PssApiError && err.status === 401) throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
+      if (err instanceof PssApiError && err.status === 401)
+        throw new UsageError(`the API at ${apiUrl} refused the key (401 Unauthorized)`);
       throw new UsageError(`cannot reach the API at ${apiUrl}: ${(err as Error).message}`);
     }
     if (reportCommand) {
-      await runReportCommand({ client, concurrency, includeWarnings: v.warnings ?? false, json: v.json ?? false, out: { write: (t: string) => (io.stdout ?? process.stdout).write(t) }, signal: io.signal });
+      await runReportCommand({
+        client,
+        concurrency,
+        includeWarnings: v.warnings ?? false,
+        json: v.json ?? false,
+        out: { write: (t: string) => (io.stdout ?? process.stdout).write(t) },
+        signal: io.signal,
+      });
       return 0;
     }
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
@@ -199,12 +215,16 @@ export async function main(io: CliIo): Promise<number> {
                 if (v.yes) return true;
                 if (!io.stdinIsTTY || !io.ask) {
                   declinedNonInteractively = true;
-                  progress.message(`pss-sync: --archive-missing would archive ${ids.length} listing(s); there is no terminal to confirm on, so pass --yes`);
+                  progress.message(
+                    `pss-sync: --archive-missing would archive ${ids.length} listing(s); there is no terminal to confirm on, so pass --yes`,
+                  );
                   return false;
                 }
                 const sample = ids.slice(0, 5).join(", ") + (ids.length > 5 ? ", …" : "");
                 progress.interrupt();
-                const answer = await io.ask(`Archive ${ids.length} listing(s) that are not in the feed (${sample})? Type "yes" to confirm: `);
+                const answer = await io.ask(
+                  `Archive ${ids.length} listing(s) that are not in the feed (${sample})? Type "yes" to confirm: `,
+                );
                 return answer.trim().toLowerCase() === "yes";
               },
             }
@@ -236,14 +256,21 @@ export async function main(io: CliIo): Promise<number> {
 /** Whether the API's own document offers the batch upserts (an older API answers them 404). */
 async function offersBatches(apiUrl: string, transport: (request: Request) => Promise<Response>): Promise<boolean> {
   const res = await transport(new Request(`${apiUrl.replace(/\/+$/, "")}/partner/v1/openapi.json`)).catch(() => null);
-  const served = res?.ok ? ((await res.json().catch(() => null)) as { paths?: Record<string, { post?: unknown }> } | null) : null;
-  return Boolean(served?.paths?.["/partner/v1/listings/batch"]?.post && served.paths["/partner/v1/brokers/batch"]?.post);
+  const served = res?.ok
+    ? ((await res.json().catch(() => null)) as { paths?: Record<string, { post?: unknown }> } | null)
+    : null;
+  return Boolean(
+    served?.paths?.["/partner/v1/listings/batch"]?.post && served.paths["/partner/v1/brokers/batch"]?.post,
+  );
 }
 
 /** What a request costs of the key's rate limit: the API counts every item of a batch. */
 async function rateUnits(request: Request): Promise<number> {
   if (request.method !== "POST" || !/\/batch(\?|$)/.test(request.url)) return 1;
-  const body = (await request.clone().json().catch(() => null)) as { items?: unknown[] } | null;
+  const body = (await request
+    .clone()
+    .json()
+    .catch(() => null)) as { items?: unknown[] } | null;
   return Math.max(1, body?.items?.length ?? 1);
 }
 
@@ -259,10 +286,19 @@ export function partnerIdentity(health: { partnerId?: unknown }, apiKey: string)
 /** A dry-run against an API without it would store every record: read the API's own document first. */
 async function requireDryRun(apiUrl: string, transport: (request: Request) => Promise<Response>): Promise<void> {
   const res = await transport(new Request(`${apiUrl.replace(/\/+$/, "")}/partner/v1/openapi.json`));
-  const served = (await res.json().catch(() => null)) as { paths?: Record<string, { put?: { parameters?: { name: string; in: string }[] } }> } | null;
-  const supports = (path: string) => served?.paths?.[path]?.put?.parameters?.some((p) => p.name === "dryRun" && p.in === "query") ?? false;
-  if (!res.ok || !supports("/partner/v1/brokers/{externalBrokerId}") || !supports("/partner/v1/listings/{externalListingId}")) {
-    throw new UsageError(`the API at ${apiUrl} does not offer dry-run (its OpenAPI document has no dryRun parameter on the PUTs); nothing was sent`);
+  const served = (await res.json().catch(() => null)) as {
+    paths?: Record<string, { put?: { parameters?: { name: string; in: string }[] } }>;
+  } | null;
+  const supports = (path: string) =>
+    served?.paths?.[path]?.put?.parameters?.some((p) => p.name === "dryRun" && p.in === "query") ?? false;
+  if (
+    !res.ok ||
+    !supports("/partner/v1/brokers/{externalBrokerId}") ||
+    !supports("/partner/v1/listings/{externalListingId}")
+  ) {
+    throw new UsageError(
+      `the API at ${apiUrl} does not offer dry-run (its OpenAPI document has no dryRun parameter on the PUTs); nothing was sent`,
+    );
   }
 }
 
@@ -274,7 +310,9 @@ export async function runCli(): Promise<void> {
     process.on(signal, () => {
       stops += 1;
       if (stops > 1) process.exit(130);
-      process.stderr.write(`\npss-sync: ${signal}: stopping; the checkpoint keeps what was synced (Ctrl-C again to quit at once)\n`);
+      process.stderr.write(
+        `\npss-sync: ${signal}: stopping; the checkpoint keeps what was synced (Ctrl-C again to quit at once)\n`,
+      );
       controller.abort(new Error(`stopped by ${signal}`));
     });
   }

@@ -30,21 +30,36 @@ export async function runReportCommand(opts: ReportCommandOptions): Promise<{ to
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, opts.concurrency), ids.length) }, worker));
-  const shown = reports.filter((r) => r && (!LIVE.has(r.state) || (opts.includeWarnings && r.state === "LIVE_WITH_WARNINGS")));
+  const shown = reports.filter(
+    (r) => r && (!LIVE.has(r.state) || (opts.includeWarnings && r.state === "LIVE_WITH_WARNINGS")),
+  );
   shown.sort((a, b) => a.state.localeCompare(b.state) || a.externalListingId.localeCompare(b.externalListingId));
 
   if (opts.json) {
     for (const r of shown) {
-      const line = { externalListingId: r.externalListingId, serviceListingId: r.serviceListingId, url: r.serviceListingUrl, state: r.state, reasons: r.reasons, warnings: r.warnings.map((w) => w.code), qualityScore: r.qualityScore };
+      const line = {
+        externalListingId: r.externalListingId,
+        serviceListingId: r.serviceListingId,
+        url: r.serviceListingUrl,
+        state: r.state,
+        reasons: r.reasons,
+        warnings: r.warnings.map((w) => w.code),
+        qualityScore: r.qualityScore,
+      };
       opts.out.write(`${JSON.stringify(line)}\n`);
     }
     return { total: ids.length, listed: shown.length };
   }
   const notLive = shown.filter((r) => !LIVE.has(r.state)).length;
-  opts.out.write(`pss-sync report: ${notLive} of ${ids.length} listing${ids.length === 1 ? " is" : "s are"} not live${opts.includeWarnings ? `; ${shown.length - notLive} live with warnings` : ""}\n`);
+  opts.out.write(
+    `pss-sync report: ${notLive} of ${ids.length} listing${ids.length === 1 ? " is" : "s are"} not live${opts.includeWarnings ? `; ${shown.length - notLive} live with warnings` : ""}\n`,
+  );
   const width = Math.max(0, ...shown.map((r) => r.externalListingId.length));
   for (const r of shown) {
-    const why = r.state === "LIVE_WITH_WARNINGS" ? `warnings: ${[...new Set(r.warnings.map((w) => w.code))].join(", ")}` : r.reasons.map((x) => x.message).join("; ");
+    const why =
+      r.state === "LIVE_WITH_WARNINGS"
+        ? `warnings: ${[...new Set(r.warnings.map((w) => w.code))].join(", ")}`
+        : r.reasons.map((x) => x.message).join("; ");
     opts.out.write(`  ${r.externalListingId.padEnd(width)}  ${r.state.padEnd(18)}  ${why}\n`);
   }
   return { total: ids.length, listed: shown.length };

@@ -16,7 +16,10 @@ test("an API error carries status, the API's sentence, every detail and the requ
   const err = PssApiError.from(response, {
     status: "error",
     error: "location.city: must be a string",
-    details: [{ path: "location.city", message: "must be a string" }, { path: "title", message: "must be at most 200 characters" }],
+    details: [
+      { path: "location.city", message: "must be a string" },
+      { path: "title", message: "must be at most 200 characters" },
+    ],
   });
   expect([err.status, err.error, err.requestId]).toEqual([400, "location.city: must be a string", "req-1"]);
   expect(err.details).toHaveLength(2);
@@ -24,9 +27,21 @@ test("an API error carries status, the API's sentence, every detail and the requ
 });
 
 test("a body's requestId wins over the header; an answer that is not the error shape still gives a sentence", () => {
-  const withBodyId = PssApiError.from(new Response(null, { status: 500, headers: { "x-request-id": "h" } }), { status: "error", error: "Internal server error", requestId: "b" });
+  const withBodyId = PssApiError.from(new Response(null, { status: 500, headers: { "x-request-id": "h" } }), {
+    status: "error",
+    error: "Internal server error",
+    requestId: "b",
+  });
   expect(withBodyId.requestId).toBe("b");
-  const proxy = PssApiError.from(new Response(null, { status: 502, headers: { "retry-after": "5" } }), "<html>Bad gateway</html>");
-  expect([proxy.error, proxy.details, proxy.requestId, proxy.retryAfterSeconds]).toEqual(["<html>Bad gateway</html>", [], null, 5]);
+  const proxy = PssApiError.from(
+    new Response(null, { status: 502, headers: { "retry-after": "5" } }),
+    "<html>Bad gateway</html>",
+  );
+  expect([proxy.error, proxy.details, proxy.requestId, proxy.retryAfterSeconds]).toEqual([
+    "<html>Bad gateway</html>",
+    [],
+    null,
+    5,
+  ]);
   expect(PssApiError.from(new Response(null, { status: 503 }), undefined).error).toBe("HTTP 503");
 });

@@ -30,12 +30,26 @@ export class PssApiError extends PssError {
   /** Built from an error response and its already-parsed body (whatever shape it has). */
   static from(response: Response, body: unknown): PssApiError {
     const b = body && typeof body === "object" ? (body as Record<string, unknown>) : {};
-    const error = typeof b.error === "string" ? b.error : typeof body === "string" && body ? body.slice(0, 500) : `HTTP ${response.status}`;
+    const error =
+      typeof b.error === "string"
+        ? b.error
+        : typeof body === "string" && body
+          ? body.slice(0, 500)
+          : `HTTP ${response.status}`;
     const details = Array.isArray(b.details)
-      ? b.details.filter((d): d is ErrorDetail => !!d && typeof d === "object" && typeof d.path === "string" && typeof d.message === "string")
+      ? b.details.filter(
+          (d): d is ErrorDetail =>
+            !!d && typeof d === "object" && typeof d.path === "string" && typeof d.message === "string",
+        )
       : [];
     const requestId = typeof b.requestId === "string" ? b.requestId : response.headers.get("x-request-id");
-    return new PssApiError(response.status, error, details, requestId, parseRetryAfter(response.headers.get("retry-after")));
+    return new PssApiError(
+      response.status,
+      error,
+      details,
+      requestId,
+      parseRetryAfter(response.headers.get("retry-after")),
+    );
   }
 }
 

@@ -53,7 +53,11 @@ export interface PutOptions extends CallOptions {
 
 /** A stored PUT: `created` tells a 201 from a 200 (updated, or an identical repeat the API stored as a no-op). */
 export type BrokerPutResult = BrokerPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
-export type ListingPutResult = ListingPutResponse & { httpStatus: 200 | 201; created: boolean; requestId: string | null };
+export type ListingPutResult = ListingPutResponse & {
+  httpStatus: 200 | 201;
+  created: boolean;
+  requestId: string | null;
+};
 export type DryRunPutResult = DryRunResult & { httpStatus: 200; requestId: string | null };
 
 export interface BatchOptions extends CallOptions {
@@ -104,9 +108,14 @@ const dryRunQuery = (o: PutOptions | undefined) => (o?.dryRun ? { dryRun: "true"
 const serializerFor = (o: PutOptions | undefined) => (o?.json === undefined ? undefined : () => o.json);
 
 /** A dry-run must be answered as one: an older API without dry-run support would have stored the record. */
-function putResult<T extends { httpStatus: number }>(result: T, opts: PutOptions | undefined): T & { created: boolean } {
+function putResult<T extends { httpStatus: number }>(
+  result: T,
+  opts: PutOptions | undefined,
+): T & { created: boolean } {
   if (opts?.dryRun && (result as { dryRun?: unknown }).dryRun !== true) {
-    throw new PssError(`the API does not support dry-run: it answered ${result.httpStatus} as for a real PUT, so the record was stored`);
+    throw new PssError(
+      `the API does not support dry-run: it answered ${result.httpStatus} as for a real PUT, so the record was stored`,
+    );
   }
   return { ...result, created: result.httpStatus === 201 };
 }
@@ -117,12 +126,24 @@ export function createPartnerClient(options: PartnerClientOptions) {
   const api: Client<paths> = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     fetch: fetchWithRetries,
-    headers: { authorization: `Bearer ${options.apiKey}`, "user-agent": `pss-partner-sdk/${SDK_VERSION}`, ...options.headers },
+    headers: {
+      authorization: `Bearer ${options.apiKey}`,
+      "user-agent": `pss-partner-sdk/${SDK_VERSION}`,
+      ...options.headers,
+    },
   });
 
-  async function putBroker(externalBrokerId: string, body: BrokerBody, opts: PutOptions & { dryRun: true }): Promise<DryRunPutResult>;
+  async function putBroker(
+    externalBrokerId: string,
+    body: BrokerBody,
+    opts: PutOptions & { dryRun: true },
+  ): Promise<DryRunPutResult>;
   async function putBroker(externalBrokerId: string, body: BrokerBody, opts?: PutOptions): Promise<BrokerPutResult>;
-  async function putBroker(externalBrokerId: string, body: BrokerBody, opts?: PutOptions): Promise<BrokerPutResult | DryRunPutResult> {
+  async function putBroker(
+    externalBrokerId: string,
+    body: BrokerBody,
+    opts?: PutOptions,
+  ): Promise<BrokerPutResult | DryRunPutResult> {
     const answer = await api.PUT("/partner/v1/brokers/{externalBrokerId}", {
       params: { path: { externalBrokerId }, query: dryRunQuery(opts) },
       body,
@@ -133,9 +154,17 @@ export function createPartnerClient(options: PartnerClientOptions) {
     return putResult(unwrap<BrokerPutResponse>(answer), opts) as BrokerPutResult | DryRunPutResult;
   }
 
-  async function putListing(externalListingId: string, body: ListingBody, opts: PutOptions & { dryRun: true }): Promise<DryRunPutResult>;
+  async function putListing(
+    externalListingId: string,
+    body: ListingBody,
+    opts: PutOptions & { dryRun: true },
+  ): Promise<DryRunPutResult>;
   async function putListing(externalListingId: string, body: ListingBody, opts?: PutOptions): Promise<ListingPutResult>;
-  async function putListing(externalListingId: string, body: ListingBody, opts?: PutOptions): Promise<ListingPutResult | DryRunPutResult> {
+  async function putListing(
+    externalListingId: string,
+    body: ListingBody,
+    opts?: PutOptions,
+  ): Promise<ListingPutResult | DryRunPutResult> {
     const answer = await api.PUT("/partner/v1/listings/{externalListingId}", {
       params: { path: { externalListingId }, query: dryRunQuery(opts) },
       body,
@@ -147,8 +176,14 @@ export function createPartnerClient(options: PartnerClientOptions) {
   }
 
   /** A batch must be answered as a dry run when asked for one, like a single PUT (see putResult). */
-  function batchResult<T extends { dryRun: boolean; httpStatus: number }>(result: T, opts: BatchOptions | undefined): T {
-    if (opts?.dryRun && result.dryRun !== true) throw new PssError(`the API did not answer the batch as a dry run (${result.httpStatus}), so its items were stored`);
+  function batchResult<T extends { dryRun: boolean; httpStatus: number }>(
+    result: T,
+    opts: BatchOptions | undefined,
+  ): T {
+    if (opts?.dryRun && result.dryRun !== true)
+      throw new PssError(
+        `the API did not answer the batch as a dry run (${result.httpStatus}), so its items were stored`,
+      );
     return result;
   }
 
@@ -159,18 +194,31 @@ export function createPartnerClient(options: PartnerClientOptions) {
    * was stored); an item's error is in its result.
    */
   async function upsertListings(items: ListingBatchItem[], opts?: BatchOptions): Promise<ListingBatchAnswer> {
-    const answer = await api.POST("/partner/v1/listings/batch", { params: { query: dryRunQuery(opts) }, body: { items }, headers: headersOf(opts), signal: opts?.signal });
+    const answer = await api.POST("/partner/v1/listings/batch", {
+      params: { query: dryRunQuery(opts) },
+      body: { items },
+      headers: headersOf(opts),
+      signal: opts?.signal,
+    });
     return batchResult(unwrap<ListingBatchResponse>(answer), opts);
   }
 
   /** Creates or updates up to 500 brokers in one request (POST /partner/v1/brokers/batch); as upsertListings. */
   async function upsertBrokers(items: BrokerBatchItem[], opts?: BatchOptions): Promise<BrokerBatchAnswer> {
-    const answer = await api.POST("/partner/v1/brokers/batch", { params: { query: dryRunQuery(opts) }, body: { items }, headers: headersOf(opts), signal: opts?.signal });
+    const answer = await api.POST("/partner/v1/brokers/batch", {
+      params: { query: dryRunQuery(opts) },
+      body: { items },
+      headers: headersOf(opts),
+      signal: opts?.signal,
+    });
     return batchResult(unwrap<BrokerBatchResponse>(answer), opts);
   }
 
   /** Every record, page after page (the API's commit-safe paging: an empty page with a cursor means "wait and follow"). */
-  async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<Answer>, signal?: AbortSignal): AsyncGenerator<T> {
+  async function* pages<T>(
+    fetchPage: (cursor: string | undefined) => Promise<Answer>,
+    signal?: AbortSignal,
+  ): AsyncGenerator<T> {
     let cursor: string | undefined;
     for (;;) {
       const page = unwrap<{ results: T[]; nextCursor: string | null }>(await fetchPage(cursor));
@@ -193,7 +241,9 @@ export function createPartnerClient(options: PartnerClientOptions) {
     api,
     /** Checks the URL and the key (GET /partner/v1/health). */
     async health(opts?: CallOptions): Promise<HealthResponse> {
-      return unwrap<HealthResponse>(await api.GET("/partner/v1/health", { headers: headersOf(opts), signal: opts?.signal }));
+      return unwrap<HealthResponse>(
+        await api.GET("/partner/v1/health", { headers: headersOf(opts), signal: opts?.signal }),
+      );
     },
     putBroker,
     putListing,
@@ -205,7 +255,12 @@ export function createPartnerClient(options: PartnerClientOptions) {
     events: {
       async page(opts?: EventsOptions) {
         const answer = await api.GET("/partner/v1/events", {
-          params: { query: { after: opts?.after === undefined ? undefined : String(opts.after), limit: opts?.limit === undefined ? undefined : String(opts.limit) } },
+          params: {
+            query: {
+              after: opts?.after === undefined ? undefined : String(opts.after),
+              limit: opts?.limit === undefined ? undefined : String(opts.limit),
+            },
+          },
           headers: headersOf(opts),
           signal: opts?.signal,
         });
@@ -214,30 +269,61 @@ export function createPartnerClient(options: PartnerClientOptions) {
     },
     brokers: { upsertMany: upsertBrokers },
     async getBroker(externalBrokerId: string, opts?: CallOptions): Promise<BrokerRecord> {
-      const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", { params: { path: { externalBrokerId } }, headers: headersOf(opts), signal: opts?.signal });
+      const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", {
+        params: { path: { externalBrokerId } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
       return unwrap<{ broker: BrokerRecord }>(answer).broker;
     },
     async getListing(externalListingId: string, opts?: CallOptions): Promise<ListingRecord> {
-      const answer = await api.GET("/partner/v1/listings/{externalListingId}", { params: { path: { externalListingId } }, headers: headersOf(opts), signal: opts?.signal });
+      const answer = await api.GET("/partner/v1/listings/{externalListingId}", {
+        params: { path: { externalListingId } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
       return unwrap<{ listing: ListingRecord }>(answer).listing;
     },
     /** All of the partner's brokers (reconciliation), following nextCursor to the end. */
     listBrokers(opts?: ListOptions): AsyncGenerator<BrokerRecord> {
-      return pages<BrokerRecord>((cursor) => api.GET("/partner/v1/brokers", { params: { query: pageQuery(opts, cursor) }, headers: headersOf(opts), signal: opts?.signal }), opts?.signal);
+      return pages<BrokerRecord>(
+        (cursor) =>
+          api.GET("/partner/v1/brokers", {
+            params: { query: pageQuery(opts, cursor) },
+            headers: headersOf(opts),
+            signal: opts?.signal,
+          }),
+        opts?.signal,
+      );
     },
     /** All of the partner's listings (reconciliation), following nextCursor to the end. */
     listListings(opts?: ListOptions): AsyncGenerator<ListingRecord> {
-      return pages<ListingRecord>((cursor) => api.GET("/partner/v1/listings", { params: { query: pageQuery(opts, cursor) }, headers: headersOf(opts), signal: opts?.signal }), opts?.signal);
+      return pages<ListingRecord>(
+        (cursor) =>
+          api.GET("/partner/v1/listings", {
+            params: { query: pageQuery(opts, cursor) },
+            headers: headersOf(opts),
+            signal: opts?.signal,
+          }),
+        opts?.signal,
+      );
     },
     /** The listing's processing report: each step with its time and outcome, and the overall state with reasons. */
     async getListingReport(externalListingId: string, opts?: CallOptions): Promise<ListingReport> {
-      const answer = await api.GET("/partner/v1/listings/{externalListingId}/report", { params: { path: { externalListingId } }, headers: headersOf(opts), signal: opts?.signal });
+      const answer = await api.GET("/partner/v1/listings/{externalListingId}/report", {
+        params: { path: { externalListingId } },
+        headers: headersOf(opts),
+        signal: opts?.signal,
+      });
       return unwrap<{ report: ListingReport }>(answer).report;
     },
     /** The listing's buyer statistics per UTC day (startDate inclusive, endDate exclusive, as for lead counts). */
     async getListingStats(externalListingId: string, opts?: LeadCountOptions): Promise<ListingStats> {
       const answer = await api.GET("/partner/v1/listings/{externalListingId}/stats", {
-        params: { path: { externalListingId }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        params: {
+          path: { externalListingId },
+          query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) },
+        },
         headers: headersOf(opts),
         signal: opts?.signal,
       });
@@ -245,7 +331,10 @@ export function createPartnerClient(options: PartnerClientOptions) {
     },
     async officeLeadCount(officeId: number, opts?: LeadCountOptions): Promise<OfficeLeadCount> {
       const answer = await api.GET("/partner/v1/offices/{officeId}/leads/count", {
-        params: { path: { officeId: String(officeId) }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        params: {
+          path: { officeId: String(officeId) },
+          query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) },
+        },
         headers: headersOf(opts),
         signal: opts?.signal,
       });
@@ -253,7 +342,10 @@ export function createPartnerClient(options: PartnerClientOptions) {
     },
     async organizationLeadCount(organizationId: number, opts?: LeadCountOptions): Promise<OrganizationLeadCount> {
       const answer = await api.GET("/partner/v1/organizations/{organizationId}/leads/count", {
-        params: { path: { organizationId: String(organizationId) }, query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) } },
+        params: {
+          path: { organizationId: String(organizationId) },
+          query: { startDate: iso(opts?.startDate), endDate: iso(opts?.endDate) },
+        },
         headers: headersOf(opts),
         signal: opts?.signal,
       });

@@ -10,7 +10,10 @@ function scripted(answers: ({ status: number; headers?: Record<string, string> }
     const next = answers.shift();
     if (!next) throw new Error("no more answers scripted");
     if (next instanceof Error) throw next;
-    return new Response(JSON.stringify({ status: next.status < 400 ? "success" : "error" }), { status: next.status, headers: next.headers });
+    return new Response(JSON.stringify({ status: next.status < 400 ? "success" : "error" }), {
+      status: next.status,
+      headers: next.headers,
+    });
   };
   return { inner, seen };
 }
@@ -18,10 +21,20 @@ function scripted(answers: ({ status: number; headers?: Record<string, string> }
 function recorder() {
   const waits: number[] = [];
   const retries: RetryInfo[] = [];
-  return { waits, retries, sleep: async (ms: number) => void waits.push(ms), onRetry: (i: RetryInfo) => void retries.push(i) };
+  return {
+    waits,
+    retries,
+    sleep: async (ms: number) => void waits.push(ms),
+    onRetry: (i: RetryInfo) => void retries.push(i),
+  };
 }
 
-const put = () => new Request("http://api.test/partner/v1/listings/a", { method: "PUT", body: JSON.stringify({ status: "FOR_SALE" }), headers: { "content-type": "application/json" } });
+const put = () =>
+  new Request("http://api.test/partner/v1/listings/a", {
+    method: "PUT",
+    body: JSON.stringify({ status: "FOR_SALE" }),
+    headers: { "content-type": "application/json" },
+  });
 
 describe("backoff", () => {
   test("full jitter: attempt n waits uniformly below min(cap, base * 2^(n-1))", () => {
@@ -42,12 +55,20 @@ describe("retrying fetch", () => {
   test("a PUT answered 503 then 201 is sent again with the same body, and the 201 is returned", async () => {
     const { inner, seen } = scripted([{ status: 503 }, { status: 502 }, { status: 201 }]);
     const r = recorder();
-    const fetchWithRetries = createRetryingFetch(inner, { sleep: r.sleep, onRetry: r.onRetry, random: () => 0.5, baseDelayMs: 100 });
+    const fetchWithRetries = createRetryingFetch(inner, {
+      sleep: r.sleep,
+      onRetry: r.onRetry,
+      random: () => 0.5,
+      baseDelayMs: 100,
+    });
     const res = await fetchWithRetries(put());
     expect(res.status).toBe(201);
     expect(seen.map((s) => s.body)).toEqual(Array(3).fill('{"status":"FOR_SALE"}'));
     expect(r.waits).toEqual([50, 100]);
-    expect(r.retries.map((i) => [i.attempt, i.status])).toEqual([[1, 503], [2, 502]]);
+    expect(r.retries.map((i) => [i.attempt, i.status])).toEqual([
+      [1, 503],
+      [2, 502],
+    ]);
   });
 
   test("a 429 waits at least Retry-After seconds before the next attempt", async () => {
@@ -94,7 +115,9 @@ describe("retrying fetch", () => {
     expect((await createRetryingFetch(a.inner, { sleep: async () => {} })(post())).status).toBe(500);
     expect(a.seen).toHaveLength(1);
     const b = scripted([new Error("socket hang up")]);
-    expect(await createRetryingFetch(b.inner, { sleep: async () => {} })(post()).catch((e) => e)).toBeInstanceOf(PssNetworkError);
+    expect(await createRetryingFetch(b.inner, { sleep: async () => {} })(post()).catch((e) => e)).toBeInstanceOf(
+      PssNetworkError,
+    );
     expect(b.seen).toHaveLength(1);
     const c = scripted([{ status: 429, headers: { "retry-after": "1" } }, { status: 202 }]);
     expect((await createRetryingFetch(c.inner, { sleep: async () => {} })(post())).status).toBe(202);
@@ -112,7 +135,9 @@ describe("retrying fetch", () => {
     const inner = (request: Request) => {
       calls += 1;
       if (calls === 2) return Promise.resolve(new Response("{}", { status: 200 }));
-      return new Promise<Response>((_, reject) => request.signal.addEventListener("abort", () => reject(request.signal.reason)));
+      return new Promise<Response>((_, reject) =>
+        request.signal.addEventListener("abort", () => reject(request.signal.reason)),
+      );
     };
     const res = await createRetryingFetch(inner, { attemptTimeoutMs: 50, sleep: async () => {} })(put());
     expect(res.status).toBe(200);

@@ -46,7 +46,11 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** Full jitter (AWS architecture blog, "Exponential Backoff and Jitter"): uniform in [0, min(cap, base * 2^(attempt-1))). */
-export function backoffDelay(attempt: number, opts: { baseDelayMs: number; maxDelayMs: number }, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  opts: { baseDelayMs: number; maxDelayMs: number },
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** (attempt - 1));
   return Math.floor(random() * ceiling);
 }
@@ -84,17 +88,34 @@ export function createRetryingFetch(inner: FetchLike, options: RetryOptions = {}
       const last = attempt >= maxAttempts;
       // One attempt's time limit, and the caller's abort, end this attempt.
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new Error(`no answer within ${attemptTimeoutMs} ms`)), attemptTimeoutMs);
+      const timer = setTimeout(
+        () => controller.abort(new Error(`no answer within ${attemptTimeoutMs} ms`)),
+        attemptTimeoutMs,
+      );
       const forwardAbort = () => controller.abort(request.signal.reason);
       request.signal.addEventListener("abort", forwardAbort, { once: true });
       let response: Response;
       try {
-        response = await inner(new Request(request.url, { method, headers: request.headers, body, signal: controller.signal, redirect: request.redirect }));
+        response = await inner(
+          new Request(request.url, {
+            method,
+            headers: request.headers,
+            body,
+            signal: controller.signal,
+            redirect: request.redirect,
+          }),
+        );
       } catch (error) {
         // The caller's own abort ends everything at once.
         if (request.signal.aborted) throw request.signal.reason;
-        const reason = controller.signal.aborted ? `no answer within ${attemptTimeoutMs} ms` : describeNetworkError(error);
-        if (last || !idempotent) throw new PssNetworkError(`${method} ${request.url}: ${reason}${attempt > 1 ? ` (after ${attempt} attempts)` : ""}`, { cause: error });
+        const reason = controller.signal.aborted
+          ? `no answer within ${attemptTimeoutMs} ms`
+          : describeNetworkError(error);
+        if (last || !idempotent)
+          throw new PssNetworkError(
+            `${method} ${request.url}: ${reason}${attempt > 1 ? ` (after ${attempt} attempts)` : ""}`,
+            { cause: error },
+          );
         const delayMs = backoffDelay(attempt, delays, random);
         options.onRetry?.({ attempt, delayMs, method, url: request.url, status: null, retryAfterMs: null, error });
         await sleep(delayMs, request.signal);

@@ -59,13 +59,26 @@ test("an intent is in the file when intend() returns; a record whose last line i
   a.record({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" });
   a.intend("listing", "L-1", "h2");
   // Written with the acknowledgement before it, in order, without waiting for the flush timer.
-  expect(readFileSync(path, "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l))).toEqual([
+  expect(
+    readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l)),
+  ).toEqual([
     { kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1" },
     { kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1", sending: "h2" },
   ]);
   // Killed here (nothing closed): the reopened checkpoint knows L-1 is in doubt, and skipping h1 is not allowed.
   const b = openCheckpoint(path, owner);
-  expect(b.get("listing", "L-1")).toEqual({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u1", sending: "h2" });
+  expect(b.get("listing", "L-1")).toEqual({
+    kind: "listing",
+    id: "L-1",
+    hash: "h1",
+    serviceId: 1,
+    url: "u1",
+    sending: "h2",
+  });
   expect(acknowledged(b.get("listing", "L-1"), "h1")).toBe(false);
   // Compaction keeps the doubt.
   b.compact();
@@ -99,7 +112,10 @@ test("a checkpoint of another partner is refused, whatever the key; one without 
   // Another key of the same partner (rotated) is fine.
   expect(() => openCheckpoint(path, { ...owner, apiKey: "pss_live_rotated" }).close()).not.toThrow();
   const old = fresh();
-  writeFileSync(old, `${JSON.stringify({ type: "pss-sync-checkpoint", version: 1, apiUrl: "https://api.example.com", keyMode: "pss_live" })}\n${JSON.stringify({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u" })}\n`);
+  writeFileSync(
+    old,
+    `${JSON.stringify({ type: "pss-sync-checkpoint", version: 1, apiUrl: "https://api.example.com", keyMode: "pss_live" })}\n${JSON.stringify({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u" })}\n`,
+  );
   const adopted = openCheckpoint(old, owner);
   expect(adopted.get("listing", "L-1")?.hash).toBe("h1");
   adopted.close();
@@ -109,9 +125,17 @@ test("a checkpoint of another partner is refused, whatever the key; one without 
 test("a checkpoint of another API URL or key mode is refused, not silently mixed", () => {
   const path = fresh();
   openCheckpoint(path, owner).close();
-  expect(() => openCheckpoint(path, { ...owner, apiUrl: "https://other.example.com" })).toThrow(CheckpointMismatchError);
+  expect(() => openCheckpoint(path, { ...owner, apiUrl: "https://other.example.com" })).toThrow(
+    CheckpointMismatchError,
+  );
   expect(() => openCheckpoint(path, { ...owner, apiKey: "pss_test_abc" })).toThrow("with a pss_live key");
   // Another key of the same mode (a rotated key) is fine, and a trailing slash does not matter.
-  expect(() => openCheckpoint(path, { apiUrl: "https://api.example.com", apiKey: "pss_live_other", partner: owner.partner }).close()).not.toThrow();
+  expect(() =>
+    openCheckpoint(path, {
+      apiUrl: "https://api.example.com",
+      apiKey: "pss_live_other",
+      partner: owner.partner,
+    }).close(),
+  ).not.toThrow();
   expect(keyModeOf("pss_test_xyz")).toBe("pss_test");
 });

@@ -17,7 +17,16 @@
 //
 // The header names the API URL, the key mode and the partner (GET /partner/v1/health's partnerId): another
 // partner's key sees other records, so a checkpoint of one partner must never make another partner's run skip.
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 
 export interface CheckpointEntry {
   kind: "broker" | "listing";
@@ -48,7 +57,8 @@ const keyOf = (kind: string, id: string) => `${kind}\u0000${id}`;
 export const keyModeOf = (apiKey: string) => /^(pss_[a-z]+)_/.exec(apiKey)?.[1] ?? "unknown";
 
 /** Whether the API's copy of a record is known to be exactly `hash` (so --resume may skip it). */
-export const acknowledged = (entry: CheckpointEntry | undefined, hash: string) => entry !== undefined && entry.sending === undefined && entry.hash === hash;
+export const acknowledged = (entry: CheckpointEntry | undefined, hash: string) =>
+  entry !== undefined && entry.sending === undefined && entry.hash === hash;
 
 export interface CheckpointOwner {
   apiUrl: string;
@@ -88,7 +98,13 @@ function describeOwner(h: Pick<Header, "apiUrl" | "keyMode">) {
  * checkpoint of version 1 (no partner recorded) is taken over by this run's partner.
  */
 export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flushEveryMs?: number } = {}): Checkpoint {
-  const header: Header = { type: "pss-sync-checkpoint", version: 2, apiUrl: owner.apiUrl.replace(/\/+$/, ""), keyMode: keyModeOf(owner.apiKey), partner: owner.partner };
+  const header: Header = {
+    type: "pss-sync-checkpoint",
+    version: 2,
+    apiUrl: owner.apiUrl.replace(/\/+$/, ""),
+    keyMode: keyModeOf(owner.apiKey),
+    partner: owner.partner,
+  };
   const entries = new Map<string, CheckpointEntry>();
   let tornTail = false;
   let adopt = false;
@@ -108,10 +124,12 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       else if ((parsed.kind === "broker" || parsed.kind === "listing") && typeof parsed.id === "string") {
         const key = keyOf(parsed.kind, parsed.id);
         if (parsed.forget === true) entries.delete(key);
-        else if (typeof parsed.hash === "string" || parsed.hash === null) entries.set(key, parsed as unknown as CheckpointEntry);
+        else if (typeof parsed.hash === "string" || parsed.hash === null)
+          entries.set(key, parsed as unknown as CheckpointEntry);
       }
     }
-    if (!found) throw new CheckpointMismatchError(`${path} is not a pss-sync checkpoint; name another file with --checkpoint`);
+    if (!found)
+      throw new CheckpointMismatchError(`${path} is not a pss-sync checkpoint; name another file with --checkpoint`);
     if (found.apiUrl !== header.apiUrl || found.keyMode !== header.keyMode) {
       throw new CheckpointMismatchError(
         `${path} belongs to ${describeOwner(found)}, not ${describeOwner(header)}; name another file with --checkpoint (or delete it: the next run then sends every record again)`,
@@ -154,7 +172,15 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       const key = keyOf(kind, id);
       const previous = entries.get(key);
       if (!beforeIntent.has(key)) beforeIntent.set(key, previous ? { ...previous } : null);
-      put({ kind, id, hash: previous?.hash ?? null, serviceId: previous?.serviceId ?? null, url: previous?.url ?? null, ...(previous?.archived ? { archived: true } : {}), sending: hash });
+      put({
+        kind,
+        id,
+        hash: previous?.hash ?? null,
+        serviceId: previous?.serviceId ?? null,
+        url: previous?.url ?? null,
+        ...(previous?.archived ? { archived: true } : {}),
+        sending: hash,
+      });
       checkpoint.flush();
     },
     record(entry) {
@@ -189,7 +215,10 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       checkpoint.flush();
       const tmp = `${path}.tmp-${process.pid}`;
       const tmpFd = openSync(tmp, "w");
-      writeSync(tmpFd, [JSON.stringify(header), ...[...entries.values()].map((e) => JSON.stringify(e))].join("\n") + "\n");
+      writeSync(
+        tmpFd,
+        [JSON.stringify(header), ...[...entries.values()].map((e) => JSON.stringify(e))].join("\n") + "\n",
+      );
       // Synced before the rename replaces the journal: the rename must never expose a file that is not on disk.
       fdatasyncSync(tmpFd);
       closeSync(tmpFd);

@@ -71,7 +71,9 @@ export function cellValue(raw: string, type: string | null, column: string): unk
       try {
         return JSON.parse(raw);
       } catch {
-        throw new CsvCellError(`${column}: the cell is not valid JSON (arrays and objects are written as JSON in one cell)`);
+        throw new CsvCellError(
+          `${column}: the cell is not valid JSON (arrays and objects are written as JSON in one cell)`,
+        );
       }
     default:
       return raw;
@@ -86,7 +88,10 @@ export interface CsvRecord {
 }
 
 /** Turns rows (the first is the header) into records; a record that cannot be built is returned as a problem. */
-export function csvRecords(text: string, typeOf: FieldTypeLookup): { records: CsvRecord[]; problems: { line: number; kind: string | null; id: string | null; error: string }[] } {
+export function csvRecords(
+  text: string,
+  typeOf: FieldTypeLookup,
+): { records: CsvRecord[]; problems: { line: number; kind: string | null; id: string | null; error: string }[] } {
   const { rows, lines } = parseCsv(text);
   const header = rows[0];
   if (!header) return { records: [], problems: [] };
@@ -103,7 +108,12 @@ export function csvRecords(text: string, typeOf: FieldTypeLookup): { records: Cs
     const kind = cells[kindAt] ?? "";
     const id = cells[idAt] ?? "";
     if (cells.length !== columns.length) {
-      problems.push({ line, kind: kind || null, id: id || null, error: `line ${line}: ${cells.length} cells where the header has ${columns.length}` });
+      problems.push({
+        line,
+        kind: kind || null,
+        id: id || null,
+        error: `line ${line}: ${cells.length} cells where the header has ${columns.length}`,
+      });
       return;
     }
     try {

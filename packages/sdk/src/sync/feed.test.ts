@@ -13,7 +13,10 @@ test("NDJSON: one record a line; unreadable lines become problems with their lin
     JSON.stringify({ kind: "listing", id: "L-3", body: { status: "SOLD" } }),
   ].join("\n");
   const feed = parseNdjson(text);
-  expect(feed.records.map((r) => [r.line, r.kind, r.id])).toEqual([[1, "broker", "B-1"], [8, "listing", "L-3"]]);
+  expect(feed.records.map((r) => [r.line, r.kind, r.id])).toEqual([
+    [1, "broker", "B-1"],
+    [8, "listing", "L-3"],
+  ]);
   expect(feed.problems.map((p) => p.error)).toEqual([
     "line 3: not valid JSON",
     'line 4: kind must be "broker" or "listing"',

@@ -39,8 +39,10 @@ function checkRecord(line: number, kind: unknown, id: unknown, body: unknown): F
   const k = typeof kind === "string" ? kind : null;
   const i = typeof id === "string" ? id : null;
   if (!k || !KINDS.has(k)) return { line, kind: k, id: i, error: `line ${line}: kind must be "broker" or "listing"` };
-  if (i === null || i === "") return { line, kind: k, id: null, error: `line ${line}: id must be a non-empty string (the external ID)` };
-  if (!body || typeof body !== "object" || Array.isArray(body)) return { line, kind: k, id: i, error: `line ${line}: body must be a JSON object (the PUT body)` };
+  if (i === null || i === "")
+    return { line, kind: k, id: null, error: `line ${line}: id must be a non-empty string (the external ID)` };
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    return { line, kind: k, id: i, error: `line ${line}: body must be a JSON object (the PUT body)` };
   return { line, kind: k as FeedRecord["kind"], id: i, body: body as Record<string, unknown> };
 }
 
@@ -59,14 +61,25 @@ export function parseNdjson(text: string): Feed {
       return;
     }
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-      feed.problems.push({ line, kind: null, id: null, error: `line ${line}: must be a JSON object {"kind","id","body"}` });
+      feed.problems.push({
+        line,
+        kind: null,
+        id: null,
+        error: `line ${line}: must be a JSON object {"kind","id","body"}`,
+      });
       return;
     }
     const { kind, id, body, ...rest } = parsed as Record<string, unknown>;
     const extra = Object.keys(rest);
     const checked = checkRecord(line, kind, id, body);
     if ("error" in checked) feed.problems.push(checked);
-    else if (extra.length) feed.problems.push({ line, kind: checked.kind, id: checked.id, error: `line ${line}: unknown member ${extra.join(", ")} (a record has kind, id and body)` });
+    else if (extra.length)
+      feed.problems.push({
+        line,
+        kind: checked.kind,
+        id: checked.id,
+        error: `line ${line}: unknown member ${extra.join(", ")} (a record has kind, id and body)`,
+      });
     else feed.records.push(checked);
   });
   return feed;

@@ -7,7 +7,11 @@ export interface Pacer {
   pauseFor(ms: number): void;
 }
 
-export function createPacer(opts: { requestsPerMinute: number; now?: () => number; sleep?: (ms: number) => Promise<void> }): Pacer {
+export function createPacer(opts: {
+  requestsPerMinute: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}): Pacer {
   const interval = opts.requestsPerMinute > 0 ? 60_000 / opts.requestsPerMinute : 0;
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

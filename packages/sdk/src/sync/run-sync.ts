@@ -109,11 +109,17 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
 
   const warnings: WarningSummary = { listings: {}, brokers: {} };
   /** The answer's warnings on the report line, counted once per code and record. */
-  const quality = (kind: "broker" | "listing", answer: { warnings?: { path: string; code: string; message: string }[]; qualityScore?: number }) => {
+  const quality = (
+    kind: "broker" | "listing",
+    answer: { warnings?: { path: string; code: string; message: string }[]; qualityScore?: number },
+  ) => {
     const list = answer.warnings ?? [];
     const tally = kind === "listing" ? warnings.listings : warnings.brokers;
     for (const code of new Set(list.map((w) => w.code))) tally[code] = (tally[code] ?? 0) + 1;
-    return { ...(list.length ? { warnings: list } : {}), ...(answer.qualityScore !== undefined ? { qualityScore: answer.qualityScore } : {}) };
+    return {
+      ...(list.length ? { warnings: list } : {}),
+      ...(answer.qualityScore !== undefined ? { qualityScore: answer.qualityScore } : {}),
+    };
   };
   const finish = (line: ReportLine) => {
     counts[line.outcome] += 1;
@@ -121,11 +127,17 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     opts.report.write(line);
     progress();
   };
-  const failed = (kind: ReportLine["kind"], id: string | null, error: string, httpStatus: number | null = null): ReportLine => ({ kind, id, outcome: "failed", httpStatus, serviceId: null, url: null, error });
+  const failed = (
+    kind: ReportLine["kind"],
+    id: string | null,
+    error: string,
+    httpStatus: number | null = null,
+  ): ReportLine => ({ kind, id, outcome: "failed", httpStatus, serviceId: null, url: null, error });
 
   // Unreadable lines first: they are failures whatever happens next.
   progress();
-  for (const p of feed.problems) finish(failed(p.kind === "broker" || p.kind === "listing" ? p.kind : null, p.id, p.error));
+  for (const p of feed.problems)
+    finish(failed(p.kind === "broker" || p.kind === "listing" ? p.kind : null, p.id, p.error));
 
   // An ID given twice is refused the second time (which body would win is anyone's guess).
   const seen = new Map<string, number>();
@@ -133,7 +145,14 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   for (const record of feed.records) {
     const key = `${record.kind}\u0000${record.id}`;
     const first = seen.get(key);
-    if (first !== undefined) finish(failed(record.kind, record.id, `line ${record.line}: ${record.kind} ${record.id} is already given on line ${first}; each record may appear once`));
+    if (first !== undefined)
+      finish(
+        failed(
+          record.kind,
+          record.id,
+          `line ${record.line}: ${record.kind} ${record.id} is already given on line ${first}; each record may appear once`,
+        ),
+      );
     else {
       seen.set(key, record.line);
       unique.push(record);
@@ -182,20 +201,30 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   };
 
   /** What the API answered for one record: its PUT's status and body, or why it failed. */
-  type Answer = { httpStatus: number; body: UntypedJson; changed?: boolean } | { failure: string; httpStatus: number | null };
+  type Answer =
+    | { httpStatus: number; body: UntypedJson; changed?: boolean }
+    | { failure: string; httpStatus: number | null };
 
   /**
    * The record's report line (and checkpoint entry) from its answer: one rule for single PUTs and batch items.
    * `known`: its checkpoint entry as it was before this send's intent; `intended`: the record was journalled as
    * sent (not in a dry run).
    */
-  const settle = (record: Prepared, answer: Answer, archive: boolean, inlined: boolean, known: CheckpointEntry | undefined, intended: boolean) => {
+  const settle = (
+    record: Prepared,
+    answer: Answer,
+    archive: boolean,
+    inlined: boolean,
+    known: CheckpointEntry | undefined,
+    intended: boolean,
+  ) => {
     const extra = archive ? { archive: true as const } : {};
     if ("failure" in answer) {
       // The API refused the content itself: nothing was stored, the API still has what it had. Any other failure
       // (no answer, 5xx, a 408/429 or refused key on the last attempt after an attempt whose answer never came)
       // leaves the record in doubt.
-      if (intended && answer.httpStatus !== null && refusesContent(answer.httpStatus)) opts.checkpoint.refused(record.kind, record.id);
+      if (intended && answer.httpStatus !== null && refusesContent(answer.httpStatus))
+        opts.checkpoint.refused(record.kind, record.id);
       return finish({ ...failed(record.kind, record.id, answer.failure, answer.httpStatus), ...extra });
     }
     const hash = contentHash(record.json);
@@ -203,10 +232,28 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     const warned = archive ? {} : quality(record.kind, r);
     if (opts.dryRun) {
       if (record.kind === "broker" && r.outcome === "wouldCreate") brokersToCreate.set(record.id, record.body);
-      const changedPaths: string[] = inlined ? r.changedPaths.filter((p: string) => !p.startsWith("broker.")) : r.changedPaths;
+      const changedPaths: string[] = inlined
+        ? r.changedPaths.filter((p: string) => !p.startsWith("broker."))
+        : r.changedPaths;
       // With the broker inline, a listing changed only through its broker's fields is unchanged itself.
-      const outcome: Outcome = r.outcome === "wouldCreate" ? "created" : r.outcome === "wouldUpdate" && changedPaths.length > 0 ? "updated" : "unchanged";
-      return finish({ kind: record.kind, id: record.id, outcome, httpStatus: answer.httpStatus, serviceId: known?.serviceId ?? null, url: known?.url ?? null, error: null, changedPaths, ...extra, ...warned });
+      const outcome: Outcome =
+        r.outcome === "wouldCreate"
+          ? "created"
+          : r.outcome === "wouldUpdate" && changedPaths.length > 0
+            ? "updated"
+            : "unchanged";
+      return finish({
+        kind: record.kind,
+        id: record.id,
+        outcome,
+        httpStatus: answer.httpStatus,
+        serviceId: known?.serviceId ?? null,
+        url: known?.url ?? null,
+        error: null,
+        changedPaths,
+        ...extra,
+        ...warned,
+      });
     }
     const serviceId = record.kind === "broker" ? r.serviceBrokerId : r.serviceListingId;
     const url = record.kind === "broker" ? r.serviceProfileUrl : r.serviceListingUrl;
@@ -215,8 +262,25 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     // (checkpoint) is an identical repeat: unchanged.
     const unchanged = answer.changed === undefined ? acknowledged(known, hash) : !answer.changed;
     const outcome: Outcome = answer.httpStatus === 201 ? "created" : unchanged ? "unchanged" : "updated";
-    opts.checkpoint.record({ kind: record.kind, id: record.id, hash, serviceId, url, ...(archive ? { archived: true } : {}) });
-    finish({ kind: record.kind, id: record.id, outcome, httpStatus: answer.httpStatus, serviceId, url, error: null, ...extra, ...warned });
+    opts.checkpoint.record({
+      kind: record.kind,
+      id: record.id,
+      hash,
+      serviceId,
+      url,
+      ...(archive ? { archived: true } : {}),
+    });
+    finish({
+      kind: record.kind,
+      id: record.id,
+      outcome,
+      httpStatus: answer.httpStatus,
+      serviceId,
+      url,
+      error: null,
+      ...extra,
+      ...warned,
+    });
   };
 
   const failureOf = (err: unknown): Answer => {
@@ -232,7 +296,15 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     if (!opts.resume || archive) return false;
     const known = opts.checkpoint.get(record.kind, record.id);
     if (!acknowledged(known, contentHash(record.json))) return false;
-    finish({ kind: record.kind, id: record.id, outcome: "skipped", httpStatus: null, serviceId: known!.serviceId, url: known!.url, error: null });
+    finish({
+      kind: record.kind,
+      id: record.id,
+      outcome: "skipped",
+      httpStatus: null,
+      serviceId: known!.serviceId,
+      url: known!.url,
+      error: null,
+    });
     return true;
   };
 
@@ -248,7 +320,10 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
 
   const send = async (record: Prepared, archive = false): Promise<void> => {
     if (skippedByResume(record, archive)) return;
-    const { json, inlined } = opts.dryRun && record.kind === "listing" && !archive ? asTheRealSyncSeesIt(record) : { json: record.json, inlined: false };
+    const { json, inlined } =
+      opts.dryRun && record.kind === "listing" && !archive
+        ? asTheRealSyncSeesIt(record)
+        : { json: record.json, inlined: false };
     let answer: Answer;
     const known = opts.checkpoint.get(record.kind, record.id);
     let intended = false;
@@ -256,7 +331,10 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       const callOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal, json };
       intended = intend(record);
       if (opts.signal?.aborted) throw opts.signal.reason;
-      const r = record.kind === "broker" ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts) : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
+      const r =
+        record.kind === "broker"
+          ? await opts.client.putBroker(record.id, record.body as BrokerBody, callOpts)
+          : await opts.client.putListing(record.id, record.body as ListingBody, callOpts);
       answer = { httpStatus: r.httpStatus, body: r as UntypedJson };
     } catch (err) {
       if (opts.signal?.aborted) {
@@ -278,8 +356,14 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
     for (let attempt = 1; pending.length > 0; attempt++) {
       const kind = pending[0]!.kind;
       const shaped = pending.map((r) => {
-        const seen = opts.dryRun && kind === "listing" && !archive ? asTheRealSyncSeesIt(r) : { json: r.json, inlined: false };
-        return { record: r, body: seen.inlined ? JSON.parse(seen.json) : r.body, inlined: seen.inlined, known: opts.checkpoint.get(r.kind, r.id) };
+        const seen =
+          opts.dryRun && kind === "listing" && !archive ? asTheRealSyncSeesIt(r) : { json: r.json, inlined: false };
+        return {
+          record: r,
+          body: seen.inlined ? JSON.parse(seen.json) : r.body,
+          inlined: seen.inlined,
+          known: opts.checkpoint.get(r.kind, r.id),
+        };
       });
       let intended = false;
       let results: { httpStatus: number; changed: boolean; body: UntypedJson }[];
@@ -290,8 +374,14 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
         const batchOpts = { dryRun: opts.dryRun ?? false, signal: opts.signal };
         const answer =
           kind === "broker"
-            ? await opts.client.brokers.upsertMany(shaped.map((s) => ({ externalBrokerId: s.record.id, broker: s.body as BrokerBody })), batchOpts)
-            : await opts.client.listings.upsertMany(shaped.map((s) => ({ externalListingId: s.record.id, listing: s.body as ListingBody })), batchOpts);
+            ? await opts.client.brokers.upsertMany(
+                shaped.map((s) => ({ externalBrokerId: s.record.id, broker: s.body as BrokerBody })),
+                batchOpts,
+              )
+            : await opts.client.listings.upsertMany(
+                shaped.map((s) => ({ externalListingId: s.record.id, listing: s.body as ListingBody })),
+                batchOpts,
+              );
         results = answer.results as typeof results;
         requestId = answer.requestId;
       } catch (err) {
@@ -307,13 +397,28 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       const again: Prepared[] = [];
       shaped.forEach((s, i) => {
         const r = results[i]!;
-        if ((r.httpStatus === 429 || r.httpStatus === 503) && attempt < BATCH_ITEM_ATTEMPTS) return void again.push(s.record);
+        if ((r.httpStatus === 429 || r.httpStatus === 503) && attempt < BATCH_ITEM_ATTEMPTS)
+          return void again.push(s.record);
         if (r.httpStatus >= 300) {
           const details: { path: string; message: string }[] = r.body.details ?? [];
           const sentence = details.length > 1 ? problemsSentence(details) : String(r.body.error);
-          return settle(s.record, { failure: `${sentence}${requestId ? ` (request ${requestId})` : ""}`, httpStatus: r.httpStatus }, archive, false, s.known, intended);
+          return settle(
+            s.record,
+            { failure: `${sentence}${requestId ? ` (request ${requestId})` : ""}`, httpStatus: r.httpStatus },
+            archive,
+            false,
+            s.known,
+            intended,
+          );
         }
-        settle(s.record, { httpStatus: r.httpStatus, body: r.body, changed: opts.dryRun ? undefined : r.changed }, archive, s.inlined, s.known, intended);
+        settle(
+          s.record,
+          { httpStatus: r.httpStatus, body: r.body, changed: opts.dryRun ? undefined : r.changed },
+          archive,
+          s.inlined,
+          s.known,
+          intended,
+        );
       });
       pending = again;
       if (pending.length) await pause(Math.min(30_000, 1000 * 2 ** (attempt - 1)), opts.signal);
@@ -360,13 +465,16 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
   let archiveSkipped: string | null = null;
   if (opts.archiveMissing && !interrupted) {
     const present = new Set(feed.records.filter((r) => r.kind === "listing").map((r) => r.id));
-    const candidates = [...opts.checkpoint.entries()].filter((e) => e.kind === "listing" && !e.archived && !present.has(e.id));
+    const candidates = [...opts.checkpoint.entries()].filter(
+      (e) => e.kind === "listing" && !e.archived && !present.has(e.id),
+    );
     const missing: string[] = [];
     for (const e of candidates) {
       if (e.hash === null && !opts.dryRun && !(await existsInApi(e.id))) opts.checkpoint.forget("listing", e.id);
       else missing.push(e.id);
     }
-    if (feed.problems.length) archiveSkipped = `${feed.problems.length} feed line(s) could not be read, so which listings are missing is not known`;
+    if (feed.problems.length)
+      archiveSkipped = `${feed.problems.length} feed line(s) could not be read, so which listings are missing is not known`;
     else if (missing.length === 0) archiveSkipped = null;
     else if (!opts.dryRun && !(await opts.archiveMissing.confirm(missing))) archiveSkipped = "not confirmed";
     else {
@@ -374,12 +482,30 @@ export async function runSync(feed: Feed, opts: SyncOptions): Promise<SyncSummar
       total += missing.length;
       progress();
       const before = counts.failed;
-      await pool(missing.map((id) => ({ kind: "listing" as const, id, body: { ...ARCHIVE_BODY }, json: JSON.stringify(ARCHIVE_BODY) })), true);
+      await pool(
+        missing.map((id) => ({
+          kind: "listing" as const,
+          id,
+          body: { ...ARCHIVE_BODY },
+          json: JSON.stringify(ARCHIVE_BODY),
+        })),
+        true,
+      );
       archived = missing.length - (counts.failed - before);
     }
   }
 
   phase = "done";
   progress();
-  return { ...counts, total, warnings, archived, archiveSkipped, durationMs: Math.round(performance.now() - started), requests: requests(), dryRun: opts.dryRun ?? false, interrupted };
+  return {
+    ...counts,
+    total,
+    warnings,
+    archived,
+    archiveSkipped,
+    durationMs: Math.round(performance.now() - started),
+    requests: requests(),
+    dryRun: opts.dryRun ?? false,
+    interrupted,
+  };
 }

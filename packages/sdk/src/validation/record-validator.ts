@@ -32,7 +32,11 @@ type PutOperation = {
   requestBody: { content: { "application/json": { schema: Schema } } };
   responses: Record<string, { description?: string }>;
 };
-const doc = document as unknown as { paths: Record<string, { put: PutOperation }>; components: Schema; info: { description: string } };
+const doc = document as unknown as {
+  paths: Record<string, { put: PutOperation }>;
+  components: Schema;
+  info: { description: string };
+};
 
 /** Limits the document states in words (info.description, the 413 answer). */
 function documentedLimits() {
@@ -61,7 +65,11 @@ function describe(error: ErrorObject): string {
     case "additionalProperties":
       return "is not a known field";
     case "type":
-      return p.type === "integer" ? "must be an integer" : p.type === "boolean" ? "must be true or false" : `must be ${p.type === "array" || p.type === "object" ? "an" : "a"} ${p.type}`;
+      return p.type === "integer"
+        ? "must be an integer"
+        : p.type === "boolean"
+          ? "must be true or false"
+          : `must be ${p.type === "array" || p.type === "object" ? "an" : "a"} ${p.type}`;
     case "minLength":
       return schema.minLength === 1 ? "must not be empty" : `must be at least ${schema.minLength} characters`;
     case "maxLength":
@@ -77,15 +85,24 @@ function describe(error: ErrorObject): string {
     case "enum": {
       const values = (p.allowedValues as unknown[]).map(String);
       // Country codes: 249 values say less than the schema's description ("ISO 3166-1 alpha-2 country code, …").
-      if (values.length > 20) return typeof schema.description === "string" && schema.description.startsWith("ISO") ? `must be an ${schema.description}` : `must be one of the ${values.length} allowed values`;
+      if (values.length > 20)
+        return typeof schema.description === "string" && schema.description.startsWith("ISO")
+          ? `must be an ${schema.description}`
+          : `must be one of the ${values.length} allowed values`;
       return `must be one of ${values.join(", ")}`;
     }
     case "const":
       return `must be ${String(p.allowedValue)}`;
     case "format":
-      return p.format === "date-time" ? "must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T12:00:00Z" : `must match the ${p.format} format`;
+      return p.format === "date-time"
+        ? "must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T12:00:00Z"
+        : `must match the ${p.format} format`;
     case "pattern":
-      return describePattern(String(schema.pattern), typeof schema.description === "string" ? schema.description : null, error.data);
+      return describePattern(
+        String(schema.pattern),
+        typeof schema.description === "string" ? schema.description : null,
+        error.data,
+      );
     default:
       return error.message ?? "has an invalid value";
   }
@@ -113,7 +130,8 @@ function describePattern(pattern: string, description: string | null, value: unk
  */
 export function describeErrors(errors: ErrorObject[]): FieldProblem[] {
   const isNullBranch = (e: ErrorObject) => e.keyword === "type" && (e.params as { type?: unknown }).type === "null";
-  const branchOf = (union: ErrorObject, e: ErrorObject) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`);
+  const branchOf = (union: ErrorObject, e: ErrorObject) =>
+    e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`);
   const dropped = new Set<ErrorObject>();
   for (const union of errors.filter((e) => e.keyword === "anyOf")) {
     const branches = errors.filter((e) => branchOf(union, e));
@@ -131,17 +149,28 @@ export function describeErrors(errors: ErrorObject[]): FieldProblem[] {
   for (const error of errors) {
     if (dropped.has(error)) continue;
     const params = error.params as { missingProperty?: string; additionalProperty?: string };
-    const pointer = error.keyword === "required" ? `${error.instancePath}/${params.missingProperty}` : error.keyword === "additionalProperties" ? `${error.instancePath}/${params.additionalProperty}` : error.instancePath;
+    const pointer =
+      error.keyword === "required"
+        ? `${error.instancePath}/${params.missingProperty}`
+        : error.keyword === "additionalProperties"
+          ? `${error.instancePath}/${params.additionalProperty}`
+          : error.instancePath;
     const path = fieldPath(pointer);
     if (byPath.has(path)) continue;
-    byPath.set(path, { path, message: error.keyword === "anyOf" ? describeUnion(error) : isNullBranch(error) ? "cannot be null" : describe(error) });
+    byPath.set(path, {
+      path,
+      message:
+        error.keyword === "anyOf" ? describeUnion(error) : isNullBranch(error) ? "cannot be null" : describe(error),
+    });
   }
   return [...byPath.values()];
 }
 
 /** The allowed values of an enum written as anyOf of consts (null excluded), or null for another union. */
 function constsOf(error: ErrorObject): string[] | null {
-  const options = (((error.parentSchema as Schema | undefined)?.anyOf ?? []) as Schema[]).filter((o) => o.type !== "null");
+  const options = (((error.parentSchema as Schema | undefined)?.anyOf ?? []) as Schema[]).filter(
+    (o) => o.type !== "null",
+  );
   if (options.length === 0 || !options.every((o) => o.const !== undefined)) return null;
   return options.map((o) => String(o.const));
 }
@@ -150,9 +179,11 @@ function describeUnion(error: ErrorObject): string {
   const options = ((error.parentSchema as Schema | undefined)?.anyOf ?? []) as Schema[];
   const nullable = options.some((o) => o.type === "null");
   const values = constsOf(error);
-  if (values) return `${error.data === null ? "cannot be null; it " : ""}must be one of ${values.join(", ")}${nullable ? ", or null to clear it" : ""}`;
+  if (values)
+    return `${error.data === null ? "cannot be null; it " : ""}must be one of ${values.join(", ")}${nullable ? ", or null to clear it" : ""}`;
   const inner = options.find((o) => o.type !== "null");
-  if (inner && nullable && options.length === 2) return `must be ${inner.type === "array" || inner.type === "object" ? "an" : "a"} ${String(inner.type)}, or null to clear it`;
+  if (inner && nullable && options.length === 2)
+    return `must be ${inner.type === "array" || inner.type === "object" ? "an" : "a"} ${String(inner.type)}, or null to clear it`;
   const description = (error.parentSchema as Schema | undefined)?.description;
   return typeof description === "string" ? `is not valid: ${description}` : "has an invalid value";
 }
@@ -195,27 +226,41 @@ function utf8Length(text: string): number {
 function statedRules(kind: RecordKind, body: UntypedJson): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const list = (value: unknown) => (Array.isArray(value) ? value : []);
-  const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    !!value && typeof value === "object" && !Array.isArray(value);
   const brokerRules = (broker: UntypedJson, root: string) => {
     // An empty license ({}) breaks the schema's minProperties, which says so itself.
     list(broker.licenses).forEach((l, i) => {
-      if (isObject(l) && Object.keys(l).length > 0 && !l.licenseNumber && !l.state && !l.country) problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
+      if (isObject(l) && Object.keys(l).length > 0 && !l.licenseNumber && !l.state && !l.country)
+        problems.push({ path: `${root}licenses[${i}]`, message: "must give a licenseNumber, a state or a country" });
     });
     list(broker.serviceAreas).forEach((a, i) => {
-      if (isObject(a) && !a.city && !a.county && !a.state) problems.push({ path: `${root}serviceAreas[${i}]`, message: "must name a city, a county or a state" });
+      if (isObject(a) && !a.city && !a.county && !a.state)
+        problems.push({ path: `${root}serviceAreas[${i}]`, message: "must name a city, a county or a state" });
     });
   };
   if (kind === "broker") brokerRules(body, "");
   else {
     if (isObject(body.broker)) brokerRules(body.broker, "broker.");
-    if (body.brokerExternalId !== undefined && isObject(body.broker) && body.broker.externalBrokerId !== body.brokerExternalId) {
-      problems.push({ path: "brokerExternalId", message: "differs from broker.externalBrokerId; send one of them, or the same ID in both" });
+    if (
+      body.brokerExternalId !== undefined &&
+      isObject(body.broker) &&
+      body.broker.externalBrokerId !== body.brokerExternalId
+    ) {
+      problems.push({
+        path: "brokerExternalId",
+        message: "differs from broker.externalBrokerId; send one of them, or the same ID in both",
+      });
     }
     const seen = new Map<string, number>();
     list(body.photos).forEach((photo, i) => {
       if (!isObject(photo) || typeof photo.url !== "string") return;
       const first = seen.get(photo.url);
-      if (first !== undefined) problems.push({ path: `photos[${i}].url`, message: `repeats photos[${first}].url; each photo URL may appear once` });
+      if (first !== undefined)
+        problems.push({
+          path: `photos[${i}].url`,
+          message: `repeats photos[${first}].url; each photo URL may appear once`,
+        });
       else seen.set(photo.url, i);
     });
   }
@@ -246,8 +291,12 @@ export function createRecordValidator(): RecordValidator {
   };
   const fast = addFormats(new Ajv2020(ajvOptions));
   let detailed: AjvInstance | null = null;
-  const bodySchema = (kind: RecordKind) => ({ ...doc.paths[OPERATIONS[kind].path]!.put.requestBody.content["application/json"].schema, components: doc.components });
-  const idSchema = (kind: RecordKind) => doc.paths[OPERATIONS[kind].path]!.put.parameters.find((p) => p.name === OPERATIONS[kind].idParameter)!.schema;
+  const bodySchema = (kind: RecordKind) => ({
+    ...doc.paths[OPERATIONS[kind].path]!.put.requestBody.content["application/json"].schema,
+    components: doc.components,
+  });
+  const idSchema = (kind: RecordKind) =>
+    doc.paths[OPERATIONS[kind].path]!.put.parameters.find((p) => p.name === OPERATIONS[kind].idParameter)!.schema;
   const bodies = {} as Record<RecordKind, ValidateFunction>;
   const ids = {} as Record<RecordKind, ValidateFunction>;
   const explainers = {} as Partial<Record<RecordKind, ValidateFunction>>;
@@ -264,16 +313,27 @@ export function createRecordValidator(): RecordValidator {
 
   return {
     validateBody(kind, body, json) {
-      if (!body || typeof body !== "object" || Array.isArray(body)) return [{ path: "", message: "the body must be a JSON object" }];
+      if (!body || typeof body !== "object" || Array.isArray(body))
+        return [{ path: "", message: "the body must be a JSON object" }];
       const problems: FieldProblem[] = [];
-      if (scan(body, "", problems) > LIMITS.maxDepth) problems.push({ path: "", message: `is nested too deeply: at most ${LIMITS.maxDepth} levels of objects and arrays` });
+      if (scan(body, "", problems) > LIMITS.maxDepth)
+        problems.push({
+          path: "",
+          message: `is nested too deeply: at most ${LIMITS.maxDepth} levels of objects and arrays`,
+        });
       const bytes = utf8Length(json ?? JSON.stringify(body));
-      if (bytes > LIMITS.maxBodyBytes) problems.push({ path: "", message: `is too large: ${bytes} bytes, the limit is ${LIMITS.maxBodyBytes}` });
+      if (bytes > LIMITS.maxBodyBytes)
+        problems.push({ path: "", message: `is too large: ${bytes} bytes, the limit is ${LIMITS.maxBodyBytes}` });
       const schemaProblems = bodies[kind](body) ? [] : explain(kind, body);
       // A rule stated in words names its field with the API's own sentence; it replaces the schema's wording.
       const stated = statedRules(kind, body as UntypedJson);
       const statedPaths = new Set(stated.map((p) => p.path));
-      problems.push(...schemaProblems.filter((p) => !statedPaths.has(p.path) && ![...statedPaths].some((s) => p.path.startsWith(`${s}.`))), ...stated);
+      problems.push(
+        ...schemaProblems.filter(
+          (p) => !statedPaths.has(p.path) && ![...statedPaths].some((s) => p.path.startsWith(`${s}.`)),
+        ),
+        ...stated,
+      );
       return problems;
     },
     validateId(kind, id) {
@@ -282,7 +342,13 @@ export function createRecordValidator(): RecordValidator {
       if (!id.isWellFormed()) return { path: name, message: "contains an unpaired UTF-16 surrogate" };
       if (ids[kind](id)) return null;
       const schema = idSchema(kind);
-      return { path: name, message: typeof schema.description === "string" ? describePattern(String(schema.pattern), schema.description, id) : "is not valid" };
+      return {
+        path: name,
+        message:
+          typeof schema.description === "string"
+            ? describePattern(String(schema.pattern), schema.description, id)
+            : "is not valid",
+      };
     },
   };
 }

@@ -28,7 +28,9 @@ describe("verifyWebhook", () => {
     // The reference checks the timestamp against the real clock: sign with now.
     const now = Math.floor(Date.now() / 1000);
     const fresh = signWebhook(SECRET, "msg_1", now, BODY);
-    expect(wh.verify(BODY, { "webhook-id": "msg_1", "webhook-timestamp": String(now), "webhook-signature": fresh })).toEqual(JSON.parse(BODY));
+    expect(
+      wh.verify(BODY, { "webhook-id": "msg_1", "webhook-timestamp": String(now), "webhook-signature": fresh }),
+    ).toEqual(JSON.parse(BODY));
     expect(signature).toBe(new Webhook(SECRET).sign("msg_1", NOW, BODY));
   });
 
@@ -37,12 +39,16 @@ describe("verifyWebhook", () => {
     expect(verifyWebhook(SECRET, delivery(both), BODY, { now: NOW }).id).toBe("msg_1");
     expect(verifyWebhook(OLD_SECRET, delivery(both), BODY, { now: NOW }).id).toBe("msg_1");
     // A receiver rotating its own configuration may hold both secrets.
-    expect(verifyWebhook([OLD_SECRET, SECRET], delivery(signWebhook(SECRET, "msg_1", TS, BODY)), BODY, { now: NOW }).id).toBe("msg_1");
+    expect(
+      verifyWebhook([OLD_SECRET, SECRET], delivery(signWebhook(SECRET, "msg_1", TS, BODY)), BODY, { now: NOW }).id,
+    ).toBe("msg_1");
   });
 
   test("the raw bytes verify the same as the text", () => {
     const signature = signWebhook(SECRET, "msg_1", TS, BODY);
-    expect(verifyWebhook(SECRET, new Headers(delivery(signature)), new TextEncoder().encode(BODY), { now: NOW }).payload).toEqual(JSON.parse(BODY));
+    expect(
+      verifyWebhook(SECRET, new Headers(delivery(signature)), new TextEncoder().encode(BODY), { now: NOW }).payload,
+    ).toEqual(JSON.parse(BODY));
   });
 
   test("a changed body, another id, another timestamp or the wrong secret fail", () => {
@@ -58,23 +64,50 @@ describe("verifyWebhook", () => {
       expect(err).toBeInstanceOf(WebhookVerificationError);
       expect((err as Error).message).toContain(message);
     };
-    fails(() => verifyWebhook(SECRET, delivery(signature), BODY.replace("42", "43"), { now: NOW }), "no webhook-signature matches");
-    fails(() => verifyWebhook(SECRET, delivery(signature, { "webhook-id": "msg_2" }), BODY, { now: NOW }), "no webhook-signature matches");
-    fails(() => verifyWebhook(SECRET, delivery(signature, { "webhook-timestamp": String(TS + 1) }), BODY, { now: NOW }), "no webhook-signature matches");
+    fails(
+      () => verifyWebhook(SECRET, delivery(signature), BODY.replace("42", "43"), { now: NOW }),
+      "no webhook-signature matches",
+    );
+    fails(
+      () => verifyWebhook(SECRET, delivery(signature, { "webhook-id": "msg_2" }), BODY, { now: NOW }),
+      "no webhook-signature matches",
+    );
+    fails(
+      () => verifyWebhook(SECRET, delivery(signature, { "webhook-timestamp": String(TS + 1) }), BODY, { now: NOW }),
+      "no webhook-signature matches",
+    );
     fails(() => verifyWebhook(OLD_SECRET, delivery(signature), BODY, { now: NOW }), "no webhook-signature matches");
-    fails(() => verifyWebhook(SECRET, delivery(`v2,${signature.slice(3)}`), BODY, { now: NOW }), "no webhook-signature matches");
+    fails(
+      () => verifyWebhook(SECRET, delivery(`v2,${signature.slice(3)}`), BODY, { now: NOW }),
+      "no webhook-signature matches",
+    );
   });
 
   test("timestamps outside the tolerance fail (replays), either way", () => {
     const signature = signWebhook(SECRET, "msg_1", TS, BODY);
-    expect(() => verifyWebhook(SECRET, delivery(signature), BODY, { now: new Date(NOW.getTime() + 301_000) })).toThrow("more than 300 s old");
-    expect(() => verifyWebhook(SECRET, delivery(signature), BODY, { now: new Date(NOW.getTime() - 301_000) })).toThrow("in the future");
-    expect(verifyWebhook(SECRET, delivery(signature), BODY, { now: new Date(NOW.getTime() + 3_600_000), toleranceSeconds: 7200 }).id).toBe("msg_1");
+    expect(() => verifyWebhook(SECRET, delivery(signature), BODY, { now: new Date(NOW.getTime() + 301_000) })).toThrow(
+      "more than 300 s old",
+    );
+    expect(() => verifyWebhook(SECRET, delivery(signature), BODY, { now: new Date(NOW.getTime() - 301_000) })).toThrow(
+      "in the future",
+    );
+    expect(
+      verifyWebhook(SECRET, delivery(signature), BODY, {
+        now: new Date(NOW.getTime() + 3_600_000),
+        toleranceSeconds: 7200,
+      }).id,
+    ).toBe("msg_1");
   });
 
   test("missing or malformed headers are named", () => {
     expect(() => verifyWebhook(SECRET, {}, BODY, { now: NOW })).toThrow("missing webhook-id header");
-    expect(() => verifyWebhook(SECRET, { "Webhook-Id": "m", "webhook-timestamp": "x", "webhook-signature": "v1,a" }, BODY, { now: NOW })).toThrow("not a number of seconds");
-    expect(() => verifyWebhook(SECRET, { "webhook-id": "m", "webhook-signature": "v1,a" }, BODY, { now: NOW })).toThrow("missing webhook-timestamp");
+    expect(() =>
+      verifyWebhook(SECRET, { "Webhook-Id": "m", "webhook-timestamp": "x", "webhook-signature": "v1,a" }, BODY, {
+        now: NOW,
+      }),
+    ).toThrow("not a number of seconds");
+    expect(() => verifyWebhook(SECRET, { "webhook-id": "m", "webhook-signature": "v1,a" }, BODY, { now: NOW })).toThrow(
+      "missing webhook-timestamp",
+    );
   });
 });

@@ -30,7 +30,8 @@ const PREFIX = "whsec_";
 function secretKey(secret: string): Buffer {
   const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
   const key = Buffer.from(encoded, "base64");
-  if (key.length === 0) throw new WebhookVerificationError("the webhook secret is empty or not base64 (expected whsec_<base64>)");
+  if (key.length === 0)
+    throw new WebhookVerificationError("the webhook secret is empty or not base64 (expected whsec_<base64>)");
   return key;
 }
 
@@ -50,7 +51,10 @@ function bodyBytes(body: string | Uint8Array | ArrayBuffer): Buffer {
 /** The v1 signature of a delivery: what the service sends in webhook-signature ("v1,<base64>"). */
 export function signWebhook(secret: string, id: string, timestamp: number | Date, body: string | Uint8Array): string {
   const seconds = timestamp instanceof Date ? Math.floor(timestamp.getTime() / 1000) : timestamp;
-  const mac = createHmac("sha256", secretKey(secret)).update(`${id}.${seconds}.`).update(bodyBytes(body)).digest("base64");
+  const mac = createHmac("sha256", secretKey(secret))
+    .update(`${id}.${seconds}.`)
+    .update(bodyBytes(body))
+    .digest("base64");
   return `v1,${mac}`;
 }
 
@@ -59,20 +63,31 @@ export function signWebhook(secret: string, id: string, timestamp: number | Date
  * received (the raw text or bytes, before any JSON parsing: re-serialised JSON does not verify).
  * `secrets`: one secret, or several during your own rotation (any one verifying is enough).
  */
-export function verifyWebhook<T = unknown>(secrets: string | string[], headers: WebhookHeaders, body: string | Uint8Array | ArrayBuffer, options: VerifyOptions = {}): VerifiedWebhook<T> {
+export function verifyWebhook<T = unknown>(
+  secrets: string | string[],
+  headers: WebhookHeaders,
+  body: string | Uint8Array | ArrayBuffer,
+  options: VerifyOptions = {},
+): VerifiedWebhook<T> {
   const id = header(headers, "webhook-id");
   const timestampText = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
   if (!id) throw new WebhookVerificationError("missing webhook-id header");
   if (!timestampText) throw new WebhookVerificationError("missing webhook-timestamp header");
   if (!signatures) throw new WebhookVerificationError("missing webhook-signature header");
-  if (!/^\d{1,15}$/.test(timestampText.trim())) throw new WebhookVerificationError("webhook-timestamp is not a number of seconds");
+  if (!/^\d{1,15}$/.test(timestampText.trim()))
+    throw new WebhookVerificationError("webhook-timestamp is not a number of seconds");
 
   const timestamp = Number(timestampText.trim());
-  const now = Math.floor((options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime()) / 1000);
+  const now = Math.floor(
+    (options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime()) /
+      1000,
+  );
   const tolerance = options.toleranceSeconds ?? 300;
-  if (timestamp < now - tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s old`);
-  if (timestamp > now + tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s in the future`);
+  if (timestamp < now - tolerance)
+    throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s old`);
+  if (timestamp > now + tolerance)
+    throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s in the future`);
 
   const raw = bodyBytes(body);
   const offered = signatures
@@ -85,7 +100,8 @@ export function verifyWebhook<T = unknown>(secrets: string | string[], headers: 
     const expected = createHmac("sha256", key).update(`${id}.${timestamp}.`).update(raw).digest();
     return offered.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
   });
-  if (!verified) throw new WebhookVerificationError("no webhook-signature matches: wrong secret, or the body was changed");
+  if (!verified)
+    throw new WebhookVerificationError("no webhook-signature matches: wrong secret, or the body was changed");
 
   let payload: T;
   try {

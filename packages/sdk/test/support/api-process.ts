@@ -17,7 +17,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls until the condition holds; fails with `what` after the deadline. */
-export async function waitFor(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
@@ -61,13 +65,28 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     proc = Bun.spawn([process.execPath, join(ROOT, "services/api/src/main.ts")], {
       cwd: ROOT,
       // Info level: one "request" line per request, read back by requests().
-      env: { ...process.env, ...testUrls(), API_PORT: String(port), API_HEALTH_PORT: String(healthPort), API_WORKERS: "1", LOG_LEVEL: "info", OUTBOX_RELAY_ENABLED: "false", MEDIA_DIR: ".data/media-test", ...env },
+      env: {
+        ...process.env,
+        ...testUrls(),
+        API_PORT: String(port),
+        API_HEALTH_PORT: String(healthPort),
+        API_WORKERS: "1",
+        LOG_LEVEL: "info",
+        OUTBOX_RELAY_ENABLED: "false",
+        MEDIA_DIR: ".data/media-test",
+        ...env,
+      },
       stdout: "pipe",
       stderr: "inherit",
     });
     void readLog(proc.stdout as ReadableStream<Uint8Array>);
     // Readiness answers on the API's health port, not on the public one.
-    await waitFor(`the API on ${url}`, () => fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false));
+    await waitFor(`the API on ${url}`, () =>
+      fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    );
   };
   await start();
   return {
@@ -105,7 +124,10 @@ export async function partnerFixture() {
   return {
     sql,
     async createPartner(opts: { leadTracking?: boolean } = {}): Promise<TestPartner> {
-      const p = await admin.createPartner({ name: uniqueName("sdk-partner"), leadTracking: opts.leadTracking ?? false });
+      const p = await admin.createPartner({
+        name: uniqueName("sdk-partner"),
+        leadTracking: opts.leadTracking ?? false,
+      });
       return { partnerId: p.partnerId, apiKey: p.apiKey, organizationId: p.organizationId, officeId: p.officeId };
     },
     async close() {

@@ -15,13 +15,16 @@ export interface CliRun {
 
 /** pss-sync as a user runs it: its own process, key and URL from the environment, NDJSON progress on stderr. */
 export function spawnCli(args: string[], env: { PSS_API_URL: string; PSS_API_KEY: string }): CliRun {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "packages/sdk/src/cli/main.ts"), ...args, "--progress", "ndjson"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [process.execPath, join(ROOT, "packages/sdk/src/cli/main.ts"), ...args, "--progress", "ndjson"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   const lines: string[] = [];
   const reading = (async () => {
     const decoder = new TextDecoder();
@@ -40,11 +43,16 @@ export function spawnCli(args: string[], env: { PSS_API_URL: string; PSS_API_KEY
     lines,
     async progress(predicate, timeoutMs = 60_000) {
       let found: Record<string, any> | undefined;
-      await waitFor("a progress line", () => {
-        found = parsed().find((e) => e.type === "progress" && predicate(e));
-        if (!found && proc.exitCode !== null) throw new Error(`pss-sync exited (${proc.exitCode}) first:\n${lines.join("\n")}`);
-        return found !== undefined;
-      }, timeoutMs);
+      await waitFor(
+        "a progress line",
+        () => {
+          found = parsed().find((e) => e.type === "progress" && predicate(e));
+          if (!found && proc.exitCode !== null)
+            throw new Error(`pss-sync exited (${proc.exitCode}) first:\n${lines.join("\n")}`);
+          return found !== undefined;
+        },
+        timeoutMs,
+      );
       return found!;
     },
     async finished() {
@@ -57,5 +65,9 @@ export function spawnCli(args: string[], env: { PSS_API_URL: string; PSS_API_KEY
 
 /** Reads an NDJSON file (a report). */
 export function readNdjson(path: string): Record<string, any>[] {
-  return readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l: string) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l: string) => JSON.parse(l));
 }

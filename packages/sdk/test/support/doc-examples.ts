@@ -33,7 +33,8 @@ export function codeBlocks(markdown: string): CodeBlock[] {
     }
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && lines[j]!.trim() !== fence; j++) body.push(lines[j]!.startsWith(indent!) ? lines[j]!.slice(indent!.length) : lines[j]!);
+    for (; j < lines.length && lines[j]!.trim() !== fence; j++)
+      body.push(lines[j]!.startsWith(indent!) ? lines[j]!.slice(indent!.length) : lines[j]!);
     if (j === lines.length) throw new Error(`line ${i + 1}: code block never closed`);
     blocks.push({ lang: words[0] ?? "", attrs, code: body.join("\n"), line: i + 1 });
     i = j;
@@ -74,7 +75,10 @@ export function screenLines(raw: string): string[] {
 const ANY_LINES = "…";
 
 function linePattern(expected: string): RegExp {
-  const parts = expected.trimEnd().split("…").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const parts = expected
+    .trimEnd()
+    .split("…")
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return new RegExp(`^${parts.join(".*?")}$`, "s");
 }
 

@@ -10,8 +10,16 @@ export interface FeedLine {
 
 /** `brokers` brokers, then `listings` listings spread over them (the feed lists listings first: the CLI orders). */
 export function feedLines(prefix: string, counts: { brokers: number; listings: number }): FeedLine[] {
-  const brokers = Array.from({ length: counts.brokers }, (_, i) => ({ kind: "broker" as const, id: `${prefix}-b${i}`, body: brokerBody(i) }));
-  const listings = Array.from({ length: counts.listings }, (_, i) => ({ kind: "listing" as const, id: `${prefix}-l${i}`, body: listingBody(`${prefix}-b${i % counts.brokers}`, i) }));
+  const brokers = Array.from({ length: counts.brokers }, (_, i) => ({
+    kind: "broker" as const,
+    id: `${prefix}-b${i}`,
+    body: brokerBody(i),
+  }));
+  const listings = Array.from({ length: counts.listings }, (_, i) => ({
+    kind: "listing" as const,
+    id: `${prefix}-l${i}`,
+    body: listingBody(`${prefix}-b${i % counts.brokers}`, i),
+  }));
   return [...listings, ...brokers];
 }
 

@@ -108,7 +108,8 @@ export function keyMode(prefix: string): "live" | "test" {
 
 function requireLimit(value: number | undefined, fallback = 1000): number {
   const limit = value ?? fallback;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new AdminError("invalid_argument", `limit must be between 1 and ${MAX_LIST}, got '${value}'`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST)
+    throw new AdminError("invalid_argument", `limit must be between 1 and ${MAX_LIST}, got '${value}'`);
   return limit;
 }
 
@@ -119,7 +120,12 @@ function requireName(value: string, what: string): string {
 }
 
 export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
-  async function insertKey(tx: postgres.Sql | postgres.TransactionSql, partnerId: string, leadTracking: boolean, mode: RecordMode = "live") {
+  async function insertKey(
+    tx: postgres.Sql | postgres.TransactionSql,
+    partnerId: string,
+    leadTracking: boolean,
+    mode: RecordMode = "live",
+  ) {
     // The mode is not stored separately: api_keys.mode is derived from the prefix.
     const apiKey = generateApiKey(mode);
     // INSERT ... SELECT: no row comes back when the partner does not exist, so existence and insert are one statement.
@@ -143,7 +149,12 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
       // Bump the generation first (same transaction): a lookup that read the key before the revocation and
       // writes its entry after this point is refused by the authenticator's conditional write.
       const generationKey = authGenerationKey(hash);
-      const results = await redis.multi().incr(generationKey).expire(generationKey, REVOCATION_GENERATION_TTL_SECONDS).del(authCacheKey(hash)).exec();
+      const results = await redis
+        .multi()
+        .incr(generationKey)
+        .expire(generationKey, REVOCATION_GENERATION_TTL_SECONDS)
+        .del(authCacheKey(hash))
+        .exec();
       const failed = results?.find(([err]) => err)?.[0];
       if (!results || failed) throw failed ?? new Error("Redis transaction aborted");
       return undefined;
@@ -155,12 +166,18 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     }
   }
 
-  async function revoke(input: { keyId?: string; apiKey?: string; partnerId?: string }): Promise<RevokeResult & { keyId: string }> {
+  async function revoke(input: {
+    keyId?: string;
+    apiKey?: string;
+    partnerId?: string;
+  }): Promise<RevokeResult & { keyId: string }> {
     const partnerId = input.partnerId === undefined ? undefined : requireUuid(input.partnerId, "partner id");
-    if ((input.keyId === undefined) === (input.apiKey === undefined)) throw new AdminError("invalid_argument", "name the key by its id or give the key itself, not both");
+    if ((input.keyId === undefined) === (input.apiKey === undefined))
+      throw new AdminError("invalid_argument", "name the key by its id or give the key itself, not both");
     let match: postgres.Fragment;
     if (input.keyId !== undefined) {
-      if (!/^[1-9][0-9]{0,17}$/.test(input.keyId)) throw new AdminError("invalid_argument", `key id must be a positive integer, got '${input.keyId}'`);
+      if (!/^[1-9][0-9]{0,17}$/.test(input.keyId))
+        throw new AdminError("invalid_argument", `key id must be a positive integer, got '${input.keyId}'`);
       match = sql`id = ${input.keyId}::bigint`;
     } else {
       match = sql`key_hash = ${hashApiKey(input.apiKey!.trim())}`;
@@ -169,7 +186,8 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
       UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
       WHERE ${match} ${partnerId ? sql`AND partner_id = ${partnerId}` : sql``}
       RETURNING id::text AS id, key_hash`;
-    if (rows.length === 0) throw new AdminError("not_found", partnerId ? "key not found for this partner" : "key not found");
+    if (rows.length === 0)
+      throw new AdminError("not_found", partnerId ? "key not found for this partner" : "key not found");
     // Only once the UPDATE has committed: deleting earlier would let a concurrent lookup re-cache the still-valid row.
     const cacheWarning = await dropAuthCacheEntry(rows[0]!.key_hash);
     const keyId = rows[0]!.id;
@@ -207,7 +225,11 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     },
 
     /** A live key, or with `test` a test key (pss_test_…) whose records never reach buyers (docs/sandbox.md). */
-    async createKey(input: { partnerId: string; leadTracking?: boolean; test?: boolean }): Promise<{ apiKey: string; keyId: string }> {
+    async createKey(input: {
+      partnerId: string;
+      leadTracking?: boolean;
+      test?: boolean;
+    }): Promise<{ apiKey: string; keyId: string }> {
       const partnerId = requireUuid(input.partnerId, "partner id");
       return insertKey(sql, partnerId, input.leadTracking ?? false, input.test ? "test" : "live");
     },
@@ -250,9 +272,12 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
     revokeKeyNamingIt: revoke,
 
     /** Offices of one partner or organization (or all), with how many brokers each holds. */
-    async listOffices(input: { partnerId?: string; organizationId?: number; limit?: number } = {}): Promise<OfficeSummary[]> {
+    async listOffices(
+      input: { partnerId?: string; organizationId?: number; limit?: number } = {},
+    ): Promise<OfficeSummary[]> {
       const partnerId = input.partnerId === undefined ? undefined : requireUuid(input.partnerId, "partner id");
-      const organizationId = input.organizationId === undefined ? undefined : requireId(input.organizationId, "organization id");
+      const organizationId =
+        input.organizationId === undefined ? undefined : requireId(input.organizationId, "organization id");
       const rows = await sql`
         SELECT o.id, o.organization_id, g.partner_id::text AS partner_id, o.name, o.is_default, o.created_at,
                (SELECT count(*)::int FROM brokers b WHERE b.office_id = o.id) AS brokers
@@ -285,26 +310,33 @@ export function createPartnerAdmin({ sql, redis }: PartnerAdminDeps) {
      * Moves a broker to another office of the same partner; leads read office_id when they are created. The live
      * broker with that external ID, or with `test` the test-mode one.
      */
-    async assignBrokerOffice(input: { partnerId: string; externalBrokerId: string; officeId: number; test?: boolean }): Promise<{ ok: true }> {
+    async assignBrokerOffice(input: {
+      partnerId: string;
+      externalBrokerId: string;
+      officeId: number;
+      test?: boolean;
+    }): Promise<{ ok: true }> {
       const partnerId = requireUuid(input.partnerId, "partner id");
       const officeId = requireId(input.officeId, "office id");
       const externalId = input.externalBrokerId;
       if (externalId.trim() === "") throw new AdminError("invalid_argument", "external broker id must not be empty");
-      return retryTransaction(() => sql.begin(async (tx) => {
-        const [partner] = await tx`SELECT 1 FROM partners WHERE id = ${partnerId}`;
-        if (!partner) throw new AdminError("not_found", `partner ${partnerId} not found`);
-        // A broker must never point at another partner's office: that would leak its leads across partners.
-        const [office] = await tx`
+      return retryTransaction(() =>
+        sql.begin(async (tx) => {
+          const [partner] = await tx`SELECT 1 FROM partners WHERE id = ${partnerId}`;
+          if (!partner) throw new AdminError("not_found", `partner ${partnerId} not found`);
+          // A broker must never point at another partner's office: that would leak its leads across partners.
+          const [office] = await tx`
           SELECT 1 FROM offices o JOIN organizations g ON g.id = o.organization_id
           WHERE o.id = ${officeId} AND g.partner_id = ${partnerId}`;
-        if (!office) throw new AdminError("not_found", `office ${officeId} not found for this partner`);
-        const updated = await tx`
+          if (!office) throw new AdminError("not_found", `office ${officeId} not found for this partner`);
+          const updated = await tx`
           UPDATE brokers SET office_id = ${officeId}, updated_at = now()
           WHERE partner_id = ${partnerId} AND mode = ${input.test ? "test" : "live"} AND external_id = ${externalId}
           RETURNING id`;
-        if (updated.length === 0) throw new AdminError("not_found", "broker not found");
-        return { ok: true as const };
-      }));
+          if (updated.length === 0) throw new AdminError("not_found", "broker not found");
+          return { ok: true as const };
+        }),
+      );
     },
   };
 }

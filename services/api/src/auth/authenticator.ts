@@ -39,7 +39,14 @@ export interface Authenticator {
   authenticate(key: string): Promise<Principal | null>;
 }
 
-export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; logger: Logger; localTtlMs?: number; lastUsedIntervalMs?: number; recordLastUse?: boolean }): Authenticator {
+export function createAuthenticator(deps: {
+  sql: postgres.Sql;
+  redis: Redis;
+  logger: Logger;
+  localTtlMs?: number;
+  lastUsedIntervalMs?: number;
+  recordLastUse?: boolean;
+}): Authenticator {
   const localTtl = deps.localTtlMs ?? LOCAL_TTL_MS;
   const lastUsedInterval = deps.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS;
   const local = new Map<string, { principal: Principal | null; expiresAt: number }>();
@@ -65,7 +72,10 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
   };
 
   /** The cached answer (undefined: not cached or Redis unusable) and the key's revocation generation read with it. */
-  const fromCache = async (cacheKey: string, generationKey: string): Promise<{ principal: Principal | null | undefined; generation: string | undefined }> => {
+  const fromCache = async (
+    cacheKey: string,
+    generationKey: string,
+  ): Promise<{ principal: Principal | null | undefined; generation: string | undefined }> => {
     if (deps.redis.status !== "ready") return { principal: undefined, generation: undefined };
     try {
       const [cached, generation] = await deps.redis.mget(cacheKey, generationKey);
@@ -78,7 +88,12 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
   };
 
   /** Writes the entry only if no revocation happened since `generation` was read ("" = never revoked). */
-  const toCache = (cacheKey: string, generationKey: string, generation: string | undefined, principal: Principal | null) => {
+  const toCache = (
+    cacheKey: string,
+    generationKey: string,
+    generation: string | undefined,
+    principal: Principal | null,
+  ) => {
     if (generation === undefined || deps.redis.status !== "ready") return;
     const value = principal ? JSON.stringify(principal) : "unknown";
     const ttl = principal ? AUTH_CACHE_TTL_SECONDS : UNKNOWN_KEY_TTL_SECONDS;
@@ -102,8 +117,16 @@ export function createAuthenticator(deps: { sql: postgres.Sql; redis: Redis; log
       // Entries cached before test mode existed carry no mode: the key's prefix says it (they are all live).
       if (principal && principal.mode === undefined) principal = { ...principal, mode: keyModeOf(key) };
       if (principal === undefined) {
-        const [row] = await deps.sql`SELECT id::text AS id, partner_id, lead_tracking, mode FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-        principal = row ? { partnerId: row.partner_id as string, keyId: row.id as string, leadTracking: row.lead_tracking as boolean, mode: row.mode as RecordMode } : null;
+        const [row] =
+          await deps.sql`SELECT id::text AS id, partner_id, lead_tracking, mode FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+        principal = row
+          ? {
+              partnerId: row.partner_id as string,
+              keyId: row.id as string,
+              leadTracking: row.lead_tracking as boolean,
+              mode: row.mode as RecordMode,
+            }
+          : null;
         toCache(cacheKey, generationKey, cached.generation, principal);
       }
       if (localTtl > 0) {

@@ -27,7 +27,11 @@ export function refuseDuplicateIds(ids: string[], idName: string): void {
   ids.forEach((id, i) => {
     const seen = first.get(id);
     if (seen === undefined) first.set(id, i);
-    else details.push({ path: `items[${i}].${idName}`, message: `repeats items[${seen}].${idName} (${JSON.stringify(id).slice(0, 140)}); each ${idName} may appear once per batch` });
+    else
+      details.push({
+        path: `items[${i}].${idName}`,
+        message: `repeats items[${seen}].${idName} (${JSON.stringify(id).slice(0, 140)}); each ${idName} may appear once per batch`,
+      });
   });
   if (details.length) throw validationError(details);
 }
@@ -93,7 +97,11 @@ export function countAnswers(answers: ItemAnswer[], dryRun: boolean) {
 }
 
 /** Runs `work` over `items` with at most `limit` in flight, results in item order. */
-export async function mapBounded<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -6,7 +6,11 @@ import type { PartnerContext } from "../partner/partner-context.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import { plannedBrokerQuality, type BrokerPlan, type BrokerUpsertResult } from "./broker-service.ts";
 
-export async function brokerPutAnswer(ctx: PartnerContext, scope: RecordScope, result: BrokerUpsertResult): Promise<ItemAnswer<BrokerPutResponse>> {
+export async function brokerPutAnswer(
+  ctx: PartnerContext,
+  scope: RecordScope,
+  result: BrokerUpsertResult,
+): Promise<ItemAnswer<BrokerPutResponse>> {
   return {
     httpStatus: result.created ? 201 : 200,
     changed: result.changed,
@@ -22,5 +26,11 @@ export async function brokerPutAnswer(ctx: PartnerContext, scope: RecordScope, r
 
 export function brokerDryRunAnswer(plan: BrokerPlan): DryRunResponse {
   const outcome = plan.kind === "create" ? "wouldCreate" : plan.kind === "update" ? "wouldUpdate" : "noChange";
-  return { status: "success", dryRun: true, outcome, changedPaths: plan.changes.map((c) => c.path), ...plannedBrokerQuality(plan) };
+  return {
+    status: "success",
+    dryRun: true,
+    outcome,
+    changedPaths: plan.changes.map((c) => c.path),
+    ...plannedBrokerQuality(plan),
+  };
 }

@@ -18,7 +18,12 @@ export interface BrokerBatchItem {
   body: BrokerBody;
 }
 
-export async function upsertBrokerBatch(sql: postgres.Sql, scope: RecordScope, items: BrokerBatchItem[], source: WriteSource): Promise<ItemOutcome<BrokerUpsertResult>[]> {
+export async function upsertBrokerBatch(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  items: BrokerBatchItem[],
+  source: WriteSource,
+): Promise<ItemOutcome<BrokerUpsertResult>[]> {
   const out = new Array<ItemOutcome<BrokerUpsertResult> | undefined>(items.length);
   const writes: number[] = [];
   items.forEach((item, i) => {
@@ -26,7 +31,8 @@ export async function upsertBrokerBatch(sql: postgres.Sql, scope: RecordScope, i
     if (problems.length) out[i] = { error: validationError(problems) };
     else writes.push(i);
   });
-  const one = (tx: postgres.TransactionSql, i: number) => upsertBroker(tx, scope, items[i]!.externalId, items[i]!.body, source);
+  const one = (tx: postgres.TransactionSql, i: number) =>
+    upsertBroker(tx, scope, items[i]!.externalId, items[i]!.body, source);
 
   let written: BrokerUpsertResult[] | null = null;
   if (writes.length) {

@@ -18,7 +18,14 @@ export interface StoredBroker {
   version: number;
   contentHash: Buffer;
   document: BrokerDocument;
-  avatar: { state: string | null; failureReason: string | null; warning: string | null; width: number | null; height: number | null; variants: unknown[] | null };
+  avatar: {
+    state: string | null;
+    failureReason: string | null;
+    warning: string | null;
+    width: number | null;
+    height: number | null;
+    variants: unknown[] | null;
+  };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -64,7 +71,8 @@ function toStored(row: postgres.Row): StoredBroker {
 }
 
 export async function findBroker(tx: Tx, scope: RecordScope, externalId: string): Promise<StoredBroker | null> {
-  const rows = await tx`${SELECT(tx)} WHERE b.partner_id = ${scope.partnerId} AND b.mode = ${scope.mode} AND b.external_id = ${externalId}`;
+  const rows =
+    await tx`${SELECT(tx)} WHERE b.partner_id = ${scope.partnerId} AND b.mode = ${scope.mode} AND b.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -73,8 +81,13 @@ export async function findBrokerById(tx: Tx, id: string): Promise<StoredBroker |
   return rows[0] ? toStored(rows[0]) : null;
 }
 
-export async function findBrokerIdByExternalId(tx: Tx, scope: RecordScope, externalId: string): Promise<{ id: string; externalId: string } | null> {
-  const [row] = await tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ${externalId}`;
+export async function findBrokerIdByExternalId(
+  tx: Tx,
+  scope: RecordScope,
+  externalId: string,
+): Promise<{ id: string; externalId: string } | null> {
+  const [row] =
+    await tx`SELECT id::text AS id, external_id FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ${externalId}`;
   return row ? { id: row.id, externalId: row.external_id } : null;
 }
 
@@ -98,12 +111,15 @@ function columns(doc: BrokerDocument) {
 }
 
 /** Inserts unless another request created the same external ID first; returns null then. */
-export async function insertBroker(tx: postgres.TransactionSql, args: { scope: RecordScope; externalId: string; officeId: number; document: BrokerDocument; hash: Buffer }): Promise<{ id: string } | null> {
+export async function insertBroker(
+  tx: postgres.TransactionSql,
+  args: { scope: RecordScope; externalId: string; officeId: number; document: BrokerDocument; hash: Buffer },
+): Promise<{ id: string } | null> {
   const c = columns(args.document);
   const [row] = await tx`
     INSERT INTO brokers (partner_id, mode, external_id, office_id, name, email, phone, avatar_url, forwarding_email, profile, avatar_state, content_hash)
     VALUES (${args.scope.partnerId}, ${args.scope.mode}, ${args.externalId}, ${args.officeId}, ${c.name}, ${c.email}, ${c.phone}, ${c.avatar_url}, ${c.forwarding_email},
-            ${sqlJson(tx, (args.document.profile ?? {}))}, ${c.avatar_url ? "pending" : null}, ${args.hash})
+            ${sqlJson(tx, args.document.profile ?? {})}, ${c.avatar_url ? "pending" : null}, ${args.hash})
     ON CONFLICT (partner_id, mode, external_id) DO NOTHING
     RETURNING id::text AS id`;
   return row ? { id: row.id } : null;
@@ -114,40 +130,66 @@ export async function insertBroker(tx: postgres.TransactionSql, args: { scope: R
  * there first, and the caller reads again. Only the columns change, never a key, so the row lock this UPDATE
  * takes (FOR NO KEY UPDATE) does not block listings that reference the broker (their FK check takes KEY SHARE).
  */
-export async function updateBroker(tx: postgres.TransactionSql, current: StoredBroker, document: BrokerDocument, hash: Buffer): Promise<{ version: number; officeId: number } | null> {
+export async function updateBroker(
+  tx: postgres.TransactionSql,
+  current: StoredBroker,
+  document: BrokerDocument,
+  hash: Buffer,
+): Promise<{ version: number; officeId: number } | null> {
   const c = columns(document);
   const avatarChanged = (current.document.avatarUrl ?? null) !== c.avatar_url;
   const [row] = avatarChanged
     ? await tx`
       UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, avatar_url = ${c.avatar_url}, forwarding_email = ${c.forwarding_email},
-        profile = ${sqlJson(tx, (document.profile ?? {}))}, content_hash = ${hash}, version = version + 1, updated_at = now(),
+        profile = ${sqlJson(tx, document.profile ?? {})}, content_hash = ${hash}, version = version + 1, updated_at = now(),
         avatar_state = ${c.avatar_url ? "pending" : null}, avatar_failure_reason = NULL, avatar_warning = NULL,
         avatar_width = NULL, avatar_height = NULL, avatar_variants = NULL
       WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`
     : await tx`
       UPDATE brokers SET name = ${c.name}, email = ${c.email}, phone = ${c.phone}, forwarding_email = ${c.forwarding_email},
-        profile = ${sqlJson(tx, (document.profile ?? {}))}, content_hash = ${hash}, version = version + 1, updated_at = now()
+        profile = ${sqlJson(tx, document.profile ?? {})}, content_hash = ${hash}, version = version + 1, updated_at = now()
       WHERE id = ${current.id} AND version = ${current.version} RETURNING version, office_id`;
   // office_id as it is now (the admin CLI moves brokers between offices without a version bump).
   return row ? { version: row.version, officeId: row.office_id } : null;
 }
 
-export async function replaceBrokerLists(tx: postgres.TransactionSql, brokerId: string, document: BrokerDocument, previous: BrokerDocument | null): Promise<void> {
+export async function replaceBrokerLists(
+  tx: postgres.TransactionSql,
+  brokerId: string,
+  document: BrokerDocument,
+  previous: BrokerDocument | null,
+): Promise<void> {
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
   if (!previous || !same(previous.licenses, document.licenses)) {
     await tx`DELETE FROM broker_licenses WHERE broker_id = ${brokerId}`;
-    const rows = (document.licenses ?? []).map((l, position) => ({ broker_id: brokerId, position, license_number: l.licenseNumber ?? null, state: l.state ?? null, country: l.country ?? null }));
+    const rows = (document.licenses ?? []).map((l, position) => ({
+      broker_id: brokerId,
+      position,
+      license_number: l.licenseNumber ?? null,
+      state: l.state ?? null,
+      country: l.country ?? null,
+    }));
     if (rows.length) await tx`INSERT INTO broker_licenses ${tx(rows)}`;
   }
   if (!previous || !same(previous.serviceAreas, document.serviceAreas)) {
     await tx`DELETE FROM broker_service_areas WHERE broker_id = ${brokerId}`;
-    const rows = (document.serviceAreas ?? []).map((a, position) => ({ broker_id: brokerId, position, city: a.city ?? null, county: a.county ?? null, state: a.state ?? null, country: a.country ?? null }));
+    const rows = (document.serviceAreas ?? []).map((a, position) => ({
+      broker_id: brokerId,
+      position,
+      city: a.city ?? null,
+      county: a.county ?? null,
+      state: a.state ?? null,
+      country: a.country ?? null,
+    }));
     if (rows.length) await tx`INSERT INTO broker_service_areas ${tx(rows)}`;
   }
 }
 
 /** The change history row of a version this request wrote, in the caller's transaction. */
-export async function insertBrokerHistory(tx: postgres.TransactionSql, args: { brokerId: string; version: number; origin: WriteOrigin; changes: FieldChange[] }): Promise<void> {
+export async function insertBrokerHistory(
+  tx: postgres.TransactionSql,
+  args: { brokerId: string; version: number; origin: WriteOrigin; changes: FieldChange[] },
+): Promise<void> {
   await tx`
     INSERT INTO broker_history (broker_id, version, key_id, request_id, changes)
     VALUES (${args.brokerId}::bigint, ${args.version}, ${args.origin.keyId}::bigint, ${args.origin.requestId}::text, ${sqlJson(tx, args.changes)}::jsonb)`;
@@ -156,7 +198,10 @@ export async function insertBrokerHistory(tx: postgres.TransactionSql, args: { b
 export type PageArgs = PageRequest & { scope: RecordScope };
 
 /** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
-export async function pageBrokers(tx: Tx, args: PageArgs): Promise<{ rows: StoredBroker[]; nextCursor: string | null }> {
+export async function pageBrokers(
+  tx: Tx,
+  args: PageArgs,
+): Promise<{ rows: StoredBroker[]; nextCursor: string | null }> {
   const { scope, ...page } = args;
   return readCommitSafePage(tx, {
     table: "brokers",

@@ -1,6 +1,17 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { BrokerBody, BrokerHistoryResponse, BrokerPutResponse, BrokerRecord, DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, PageQuery, PutQuery } from "@pss/contracts";
+import {
+  BrokerBody,
+  BrokerHistoryResponse,
+  BrokerPutResponse,
+  BrokerRecord,
+  DryRunResponse,
+  ErrorMessages,
+  ErrorResponse,
+  HistoryQuery,
+  PageQuery,
+  PutQuery,
+} from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
@@ -51,7 +62,8 @@ export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: stri
 
 export function createBrokerRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "broker-routes" }).use(ctx.auth)
+  return new Elysia({ name: "broker-routes" })
+    .use(ctx.auth)
     .use(createBrokerBatchRoutes(ctx))
     .put(
       "/brokers/:externalBrokerId",
@@ -59,7 +71,9 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         const externalId = ctx.externalId(params.externalBrokerId, "externalBrokerId");
         if (ctx.dryRun(request)) return brokerDryRunAnswer(await dryRunBroker(sql, partner, externalId, body));
         const origin = ctx.originOf(partner, request);
-        const result = await retryTransaction(() => sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })));
+        const result = await retryTransaction(() =>
+          sql.begin((tx) => upsertBroker(tx, partner, externalId, body, { origin, trace: ctx.traceOf(request) })),
+        );
         const answer = await brokerPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
         return answer.body;
@@ -67,7 +81,12 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         body: BrokerBody,
         query: PutQuery,
-        response: { 200: Type.Union([BrokerPutResponse, DryRunResponse]), 201: BrokerPutResponse, 400: ErrorResponse, 401: ErrorResponse },
+        response: {
+          200: Type.Union([BrokerPutResponse, DryRunResponse]),
+          201: BrokerPutResponse,
+          400: ErrorResponse,
+          401: ErrorResponse,
+        },
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description: BROKER_DOCS["PUT /brokers/:externalBrokerId"],
@@ -79,13 +98,19 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       async ({ params, partner }) => {
         const broker = await findBroker(sql, partner, ctx.externalId(params.externalBrokerId, "externalBrokerId"));
         if (!broker) throw new NotFoundError(ErrorMessages.brokerNotFound);
-        return { status: "success" as const, broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl) };
+        return {
+          status: "success" as const,
+          broker: toBrokerRecord(broker, await ctx.brokerUrl(partner, broker.id), ctx.deps.publicBaseUrl),
+        };
       },
       {
         detail: {
           summary: "Read a broker back as stored, with the state of its avatar processing",
           responses: documented({
-            200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: BrokerRecord }) },
+            200: {
+              description: "The broker",
+              schema: Type.Object({ status: Type.Literal("success"), broker: BrokerRecord }),
+            },
             404: ErrorMessages.brokerNotFound,
           }),
         },
@@ -128,7 +153,14 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Page through all of the partner's brokers (reconciliation)",
           responses: documented({
-            200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(BrokerRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+            200: {
+              description: "One page; nextCursor is null on the last",
+              schema: Type.Object({
+                status: Type.Literal("success"),
+                results: Type.Array(BrokerRecord),
+                nextCursor: Type.Union([Type.String(), Type.Null()]),
+              }),
+            },
           }),
         },
       },

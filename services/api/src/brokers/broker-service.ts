@@ -12,7 +12,15 @@ import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import { applyBrokerBody, brokerBodyProblems, type BrokerDocument } from "./broker-document.ts";
 import { brokerDocumentQuality, storedBrokerQuality } from "../quality/record-quality.ts";
 import type { Quality } from "@pss/contracts";
-import { defaultOfficeId, findBroker, insertBroker, insertBrokerHistory, replaceBrokerLists, updateBroker, type StoredBroker } from "./broker-repository.ts";
+import {
+  defaultOfficeId,
+  findBroker,
+  insertBroker,
+  insertBrokerHistory,
+  replaceBrokerLists,
+  updateBroker,
+  type StoredBroker,
+} from "./broker-repository.ts";
 
 export interface BrokerUpsertResult {
   brokerId: string;
@@ -28,9 +36,13 @@ export interface BrokerUpsertResult {
 export function plannedBrokerQuality(plan: BrokerPlan): Quality {
   if (plan.kind === "noChange") return storedBrokerQuality(plan.current);
   if (plan.kind === "create") return brokerDocumentQuality(plan.document, null);
-  return brokerDocumentQuality(plan.document, plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null);
+  return brokerDocumentQuality(
+    plan.document,
+    plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null,
+  );
 }
-const plannedPhone = (plan: BrokerPlan) => (plan.kind === "noChange" ? plan.current.document.phone : plan.document.phone) ?? null;
+const plannedPhone = (plan: BrokerPlan) =>
+  (plan.kind === "noChange" ? plan.current.document.phone : plan.document.phone) ?? null;
 
 export function brokerEventPayload(id: string, externalId: string, officeId: number, doc: BrokerDocument) {
   return brokerUpsertedPayload({ brokerId: id, externalId, officeId, document: doc });
@@ -72,7 +84,14 @@ export async function upsertBroker(
 
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const plan = planBroker(await findBroker(tx, scope, externalId), body);
-    if (plan.kind === "noChange") return { brokerId: plan.current.id, created: false, changed: false, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
+    if (plan.kind === "noChange")
+      return {
+        brokerId: plan.current.id,
+        created: false,
+        changed: false,
+        phone: plannedPhone(plan),
+        quality: plannedBrokerQuality(plan),
+      };
 
     if (plan.kind === "create") {
       const { document, hash } = plan;
@@ -82,8 +101,20 @@ export async function upsertBroker(
       if (!inserted) continue;
       await replaceBrokerLists(tx, inserted.id, document, null);
       await insertBrokerHistory(tx, { brokerId: inserted.id, version: 1, origin, changes: forHistory(plan.changes) });
-      await appendEvent(tx, BrokerUpserted, { aggregateId: inserted.id, version: 1, partnerId, mode }, brokerEventPayload(inserted.id, externalId, officeId, document), opts.trace);
-      return { brokerId: inserted.id, created: true, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
+      await appendEvent(
+        tx,
+        BrokerUpserted,
+        { aggregateId: inserted.id, version: 1, partnerId, mode },
+        brokerEventPayload(inserted.id, externalId, officeId, document),
+        opts.trace,
+      );
+      return {
+        brokerId: inserted.id,
+        created: true,
+        changed: true,
+        phone: plannedPhone(plan),
+        quality: plannedBrokerQuality(plan),
+      };
     }
 
     const { current, document, hash } = plan;
@@ -91,9 +122,26 @@ export async function upsertBroker(
     if (!updated) continue;
     // The UPDATE holds the row until commit: the lists below are replaced by one writer at a time.
     await replaceBrokerLists(tx, current.id, document, current.document);
-    await insertBrokerHistory(tx, { brokerId: current.id, version: updated.version, origin, changes: forHistory(plan.changes) });
-    await appendEvent(tx, BrokerUpserted, { aggregateId: current.id, version: updated.version, partnerId, mode }, brokerEventPayload(current.id, externalId, updated.officeId, document), opts.trace);
-    return { brokerId: current.id, created: false, changed: true, phone: plannedPhone(plan), quality: plannedBrokerQuality(plan) };
+    await insertBrokerHistory(tx, {
+      brokerId: current.id,
+      version: updated.version,
+      origin,
+      changes: forHistory(plan.changes),
+    });
+    await appendEvent(
+      tx,
+      BrokerUpserted,
+      { aggregateId: current.id, version: updated.version, partnerId, mode },
+      brokerEventPayload(current.id, externalId, updated.officeId, document),
+      opts.trace,
+    );
+    return {
+      brokerId: current.id,
+      created: false,
+      changed: true,
+      phone: plannedPhone(plan),
+      quality: plannedBrokerQuality(plan),
+    };
   }
   throw new ContendedWriteError();
 }
@@ -102,7 +150,13 @@ export async function upsertBroker(
  * What a broker PUT would do now, without writing or announcing anything: the same checks (the same 400s) and
  * the same merge and compare as upsertBroker. `pathRoot` prefixes problem paths of an inline broker ("broker.").
  */
-export async function dryRunBroker(db: postgres.Sql | postgres.TransactionSql, scope: RecordScope, externalId: string, body: BrokerBody, pathRoot = ""): Promise<BrokerPlan> {
+export async function dryRunBroker(
+  db: postgres.Sql | postgres.TransactionSql,
+  scope: RecordScope,
+  externalId: string,
+  body: BrokerBody,
+  pathRoot = "",
+): Promise<BrokerPlan> {
   const problems = brokerBodyProblems(body, pathRoot);
   if (problems.length) throw validationError(problems);
   return planBroker(await findBroker(db, scope, externalId), body);

@@ -19,7 +19,16 @@ export interface BuyerPluginDeps extends BuyerDeps {
 
 export function createBuyerPlugin(deps: BuyerPluginDeps) {
   const buyers = createBuyerService(deps);
-  return new Elysia({ name: "buyers" })
-    .use(createBuyerRoutes(buyers, deps.stats))
-    .use(createPageRoutes({ buyers, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, logger: deps.logger, leads: deps.leads, maxBodyBytes: deps.maxBodyBytes, sitemapPageSize: deps.sitemapPageSize, stats: deps.stats }));
+  return new Elysia({ name: "buyers" }).use(createBuyerRoutes(buyers, deps.stats)).use(
+    createPageRoutes({
+      buyers,
+      sql: deps.sql,
+      publicBaseUrl: deps.publicBaseUrl,
+      logger: deps.logger,
+      leads: deps.leads,
+      maxBodyBytes: deps.maxBodyBytes,
+      sitemapPageSize: deps.sitemapPageSize,
+      stats: deps.stats,
+    }),
+  );
 }

@@ -13,18 +13,28 @@ import { BUYER_DOCS } from "./buyer-docs.ts";
 /** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
 export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
   return new Elysia({ name: "buyer-routes" })
-    .get("/v1/listings", async ({ request }) => {
-      const result = await buyers.search(parseSearchQuery(rawQuery(request)));
-      stats?.shown(result.results.map((r) => r.serviceListingId), request);
-      return result;
-    }, {
-      query: SearchQuery,
-      detail: {
-        summary: "Search buyer-visible listings",
-        description: BUYER_DOCS["GET /v1/listings"],
-        responses: documented({ 200: { description: "One page of hits", schema: SearchResponse }, 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it." }),
+    .get(
+      "/v1/listings",
+      async ({ request }) => {
+        const result = await buyers.search(parseSearchQuery(rawQuery(request)));
+        stats?.shown(
+          result.results.map((r) => r.serviceListingId),
+          request,
+        );
+        return result;
       },
-    })
+      {
+        query: SearchQuery,
+        detail: {
+          summary: "Search buyer-visible listings",
+          description: BUYER_DOCS["GET /v1/listings"],
+          responses: documented({
+            200: { description: "One page of hits", schema: SearchResponse },
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
+          }),
+        },
+      },
+    )
     .get(
       "/v1/listings/:serviceListingId",
       async ({ params, request, server }) => {
@@ -37,7 +47,10 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
         detail: {
           summary: "A buyer-visible listing: public fields, ready photos, broker summary",
           responses: documented({
-            200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: PublicListing }) },
+            200: {
+              description: "The listing",
+              schema: Type.Object({ status: Type.Literal("success"), listing: PublicListing }),
+            },
             404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
           }),
         },
@@ -54,7 +67,10 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
         detail: {
           summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)",
           responses: documented({
-            200: { description: "The broker", schema: Type.Object({ status: Type.Literal("success"), broker: PublicBroker }) },
+            200: {
+              description: "The broker",
+              schema: Type.Object({ status: Type.Literal("success"), broker: PublicBroker }),
+            },
             404: `${ErrorMessages.brokerNotFound}: no broker with this ID`,
           }),
         },

@@ -3,8 +3,22 @@
 import type { Client } from "@opensearch-project/opensearch";
 import type { PublicBroker, PublicListing, PublicListingSummary } from "@pss/contracts";
 import type postgres from "postgres";
-import { createListingSearch, createSearchFacets, SearchUnavailableError, type ListingSearch, type SearchFacetsReader } from "./listing-search.ts";
-import { findGoneListing, findPublicBroker, findVisibleListing, isServiceId, similarVisibleListings, visibleListingsOfBroker, type GoneListing } from "./public-repository.ts";
+import {
+  createListingSearch,
+  createSearchFacets,
+  SearchUnavailableError,
+  type ListingSearch,
+  type SearchFacetsReader,
+} from "./listing-search.ts";
+import {
+  findGoneListing,
+  findPublicBroker,
+  findVisibleListing,
+  isServiceId,
+  similarVisibleListings,
+  visibleListingsOfBroker,
+  type GoneListing,
+} from "./public-repository.ts";
 import { summaryFromRow, toPublicBroker, toPublicListing } from "./public-views.ts";
 
 export interface BuyerDeps {
@@ -33,8 +47,17 @@ export function createBuyerService(deps: BuyerDeps): BuyerService {
     throw new SearchUnavailableError();
   };
   return {
-    search: deps.opensearch ? createListingSearch({ opensearch: deps.opensearch, alias: deps.searchAlias, sql: deps.sql, publicBaseUrl: deps.publicBaseUrl }) : unavailable,
-    facets: deps.opensearch ? createSearchFacets({ opensearch: deps.opensearch, alias: deps.searchAlias }) : unavailable,
+    search: deps.opensearch
+      ? createListingSearch({
+          opensearch: deps.opensearch,
+          alias: deps.searchAlias,
+          sql: deps.sql,
+          publicBaseUrl: deps.publicBaseUrl,
+        })
+      : unavailable,
+    facets: deps.opensearch
+      ? createSearchFacets({ opensearch: deps.opensearch, alias: deps.searchAlias })
+      : unavailable,
     async listing(id) {
       if (!isServiceId(id)) return null;
       const row = await findVisibleListing(deps.sql, id);
@@ -50,7 +73,9 @@ export function createBuyerService(deps: BuyerDeps): BuyerService {
       return isServiceId(id) ? findGoneListing(deps.sql, id) : null;
     },
     async similarListings(like, limit) {
-      return (await similarVisibleListings(deps.sql, like, limit)).map((row) => summaryFromRow(row, deps.publicBaseUrl));
+      return (await similarVisibleListings(deps.sql, like, limit)).map((row) =>
+        summaryFromRow(row, deps.publicBaseUrl),
+      );
     },
   };
 }

@@ -44,13 +44,19 @@ export function buildSearchBody(r: SearchRequest) {
   if (r.businessType) filter.push({ term: { businessType: r.businessType } });
   if (r.state) filter.push({ term: { "location.state": r.state } });
   if (r.city) filter.push({ term: { "location.city": r.city } });
-  filter.push(...range("financials.askingPrice", r.minPrice, r.maxPrice), ...range("financials.revenue", r.minRevenue, r.maxRevenue), ...range("financials.sde", r.minSde, r.maxSde));
+  filter.push(
+    ...range("financials.askingPrice", r.minPrice, r.maxPrice),
+    ...range("financials.revenue", r.minRevenue, r.maxRevenue),
+    ...range("financials.sde", r.minSde, r.maxSde),
+  );
   // "Not offered" includes documents indexed before the field existed (they lack it).
   if (r.financingAvailable === true) filter.push({ term: { financingAvailable: true } });
   if (r.financingAvailable === false) mustNot.push({ term: { financingAvailable: true } });
   if (r.underContract !== null) filter.push({ term: { underContract: r.underContract } });
   // cross_fields: every word must appear, in the title or the description.
-  const must = r.q ? [{ multi_match: { query: r.q, fields: ["title^2", "description"], type: "cross_fields", operator: "and" } }] : [];
+  const must = r.q
+    ? [{ multi_match: { query: r.q, fields: ["title^2", "description"], type: "cross_fields", operator: "and" } }]
+    : [];
   return {
     size: r.limit + 1,
     track_total_hits: true,
@@ -72,15 +78,23 @@ export function createListingSearch(deps: ListingSearchDeps) {
       total = body.hits.total.value;
     } catch (err) {
       // Before the indexer's first start there is no index: nothing is searchable yet.
-      if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { status: "success", total: 0, results: [], nextCursor: null };
+      if (
+        (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type ===
+        "index_not_found_exception"
+      )
+        return { status: "success", total: 0, results: [], nextCursor: null };
       const status = (err as { meta?: { statusCode?: number } }).meta?.statusCode;
       // Sort values OpenSearch cannot use: only a hand-made cursor gets here (its fingerprint matched).
-      if (status === 400 && request.after) throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
+      if (status === 400 && request.after)
+        throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
       if (status !== undefined && status >= 400 && status < 500 && status !== 429) throw err;
       throw new SearchUnavailableError();
     }
     const page = hits.slice(0, request.limit);
-    const current = await currentHitStates(deps.sql, page.map((h) => h._source.serviceListingId));
+    const current = await currentHitStates(
+      deps.sql,
+      page.map((h) => h._source.serviceListingId),
+    );
     const last = page.at(-1);
     return {
       status: "success",
@@ -118,7 +132,10 @@ export interface SearchFacets {
 const FACET_SIZE = 200;
 
 /** Distinct values of a normalized (lower-cased) keyword, each with one listing's own spelling of it. */
-const facet = (field: string) => ({ terms: { field, size: FACET_SIZE, order: { _key: "asc" } }, aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } } });
+const facet = (field: string) => ({
+  terms: { field, size: FACET_SIZE, order: { _key: "asc" } },
+  aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } },
+});
 
 type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: UntypedJson }[] } } }[] };
 
@@ -128,16 +145,29 @@ export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | 
     try {
       const res = await deps.opensearch.search({
         index: deps.alias,
-        body: openSearchBody({ size: 0, query: { bool: { filter: buyerSearchFilter() } }, aggs: { businessTypes: facet("businessType"), states: facet("location.state") } }),
+        body: openSearchBody({
+          size: 0,
+          query: { bool: { filter: buyerSearchFilter() } },
+          aggs: { businessTypes: facet("businessType"), states: facet("location.state") },
+        }),
       });
       aggs = (res.body as unknown as { aggregations: typeof aggs }).aggregations;
     } catch (err) {
-      if ((err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type === "index_not_found_exception") return { businessTypes: [], states: [] };
+      if (
+        (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type ===
+        "index_not_found_exception"
+      )
+        return { businessTypes: [], states: [] };
       throw new SearchUnavailableError();
     }
     const spellings = (agg: FacetBuckets, read: (source: UntypedJson) => unknown) =>
-      agg.buckets.map((b) => read(b.spelling.hits.hits[0]?._source ?? {})).filter((v): v is string => typeof v === "string");
-    return { businessTypes: spellings(aggs.businessTypes, (s) => s.businessType), states: spellings(aggs.states, (s) => s.location?.state) };
+      agg.buckets
+        .map((b) => read(b.spelling.hits.hits[0]?._source ?? {}))
+        .filter((v): v is string => typeof v === "string");
+    return {
+      businessTypes: spellings(aggs.businessTypes, (s) => s.businessType),
+      states: spellings(aggs.states, (s) => s.location?.state),
+    };
   };
 }
 

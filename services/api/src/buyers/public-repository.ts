@@ -4,7 +4,12 @@
 import { listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
 import type { Visibility } from "@pss/contracts";
 import type postgres from "postgres";
-import { brokerVisibleToBuyers, listingGoneForBuyers, listingInVisibleStatus, listingVisibleToBuyers } from "./buyer-visibility.ts";
+import {
+  brokerVisibleToBuyers,
+  listingGoneForBuyers,
+  listingInVisibleStatus,
+  listingVisibleToBuyers,
+} from "./buyer-visibility.ts";
 
 type Sql = postgres.Sql;
 
@@ -23,7 +28,14 @@ export interface PublicListingRow {
   description: string | null;
   descriptionOptimized: string | null;
   establishedAt: Date | null;
-  location: { streetAddress1: string | null; city: string; state: string; postalCode: string | null; country: string; visibility: Visibility };
+  location: {
+    streetAddress1: string | null;
+    city: string;
+    state: string;
+    postalCode: string | null;
+    country: string;
+    visibility: Visibility;
+  };
   financials: Record<string, unknown> | null;
   property: Record<string, unknown> | null;
   financing: Record<string, unknown> | null;
@@ -64,7 +76,14 @@ function toListingRow(r: postgres.Row): PublicListingRow {
     description: r.description,
     descriptionOptimized: r.description_optimized,
     establishedAt: r.established_at,
-    location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+    location: {
+      streetAddress1: r.street_address1,
+      city: r.city,
+      state: r.state,
+      postalCode: r.postal_code,
+      country: r.country,
+      visibility: r.visibility,
+    },
     financials: r.financials,
     property: r.property,
     financing: r.financing,
@@ -90,7 +109,8 @@ export interface GoneListing {
 }
 
 export async function findGoneListing(sql: Sql, id: string): Promise<GoneListing | null> {
-  const [r] = await sql`SELECT l.business_type, l.state FROM listings l WHERE l.id = ${id} AND ${listingGoneForBuyers(sql, "l")}`;
+  const [r] =
+    await sql`SELECT l.business_type, l.state FROM listings l WHERE l.id = ${id} AND ${listingGoneForBuyers(sql, "l")}`;
   return r ? { businessType: r.business_type, state: r.state } : null;
 }
 
@@ -110,7 +130,8 @@ export async function similarVisibleListings(sql: Sql, like: GoneListing, limit:
 
 /** A broker's buyer-visible listings, newest first. */
 export async function visibleListingsOfBroker(sql: Sql, brokerId: string, limit: number): Promise<PublicListingRow[]> {
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${listingVisibleToBuyers(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows =
+    await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${brokerId} AND ${listingVisibleToBuyers(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return rows.map(toListingRow);
 }
 
@@ -118,7 +139,11 @@ export async function findPublicBroker(sql: Sql, id: string): Promise<PublicBrok
   return brokerRow(sql, id, brokerVisibleToBuyers(sql, "b"));
 }
 
-async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | postgres.PendingQuery<postgres.Row[]>): Promise<PublicBrokerRow | null> {
+async function brokerRow(
+  sql: Sql,
+  id: string,
+  condition: postgres.Fragment | postgres.PendingQuery<postgres.Row[]>,
+): Promise<PublicBrokerRow | null> {
   const [r] = await sql`
     SELECT b.id::text AS id, b.name, b.profile,
            CASE WHEN b.avatar_state = 'ready' THEN json_build_object('width', b.avatar_width, 'height', b.avatar_height, 'variants', COALESCE(b.avatar_variants, '[]'::jsonb)) END AS avatar,
@@ -128,7 +153,14 @@ async function brokerRow(sql: Sql, id: string, condition: postgres.Fragment | po
                      FROM broker_service_areas a WHERE a.broker_id = b.id), '[]') AS service_areas
     FROM brokers b WHERE b.id = ${id} AND ${condition}`;
   if (!r) return null;
-  return { id: r.id, name: r.name, profile: r.profile ?? {}, avatar: r.avatar, licenses: r.licenses, serviceAreas: r.service_areas };
+  return {
+    id: r.id,
+    name: r.name,
+    profile: r.profile ?? {},
+    avatar: r.avatar,
+    licenses: r.licenses,
+    serviceAreas: r.service_areas,
+  };
 }
 
 /** What a search hit must be checked against: the listing as PostgreSQL has it now. */
@@ -163,7 +195,14 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
       {
         visible: r.visible === true,
         status: r.status,
-        location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+        location: {
+          streetAddress1: r.street_address1,
+          city: r.city,
+          state: r.state,
+          postalCode: r.postal_code,
+          country: r.country,
+          visibility: r.visibility,
+        },
         broker: { id: r.broker_id, name: r.broker_name },
         photo: r.photo ?? null,
       },
@@ -175,17 +214,26 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
 // in any status. Never used by a buyer-facing route.
 
 /** A test listing's public view as it would look live, with its partner (who may open the preview). */
-export async function findTestListingForPreview(sql: Sql, id: string): Promise<(PublicListingRow & { partnerId: string }) | null> {
-  const rows = await sql`SELECT x.*, t.partner_id::text AS preview_partner_id FROM (${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.mode = 'test') x JOIN listings t ON t.id = x.id`;
+export async function findTestListingForPreview(
+  sql: Sql,
+  id: string,
+): Promise<(PublicListingRow & { partnerId: string }) | null> {
+  const rows =
+    await sql`SELECT x.*, t.partner_id::text AS preview_partner_id FROM (${LISTING_SELECT(sql)} WHERE l.id = ${id} AND l.mode = 'test') x JOIN listings t ON t.id = x.id`;
   return rows[0] ? { ...toListingRow(rows[0]), partnerId: rows[0].preview_partner_id } : null;
 }
 
 /** A test broker's public profile as it would look live, with the test listings a live profile would list. */
-export async function findTestBrokerForPreview(sql: Sql, id: string, limit: number): Promise<{ broker: PublicBrokerRow; partnerId: string; listings: PublicListingRow[] } | null> {
+export async function findTestBrokerForPreview(
+  sql: Sql,
+  id: string,
+  limit: number,
+): Promise<{ broker: PublicBrokerRow; partnerId: string; listings: PublicListingRow[] } | null> {
   const [owner] = await sql`SELECT partner_id::text AS partner_id FROM brokers WHERE id = ${id} AND mode = 'test'`;
   if (!owner) return null;
   const broker = await brokerRow(sql, id, sql`b.mode = 'test'`);
   if (!broker) return null;
-  const rows = await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND ${listingInVisibleStatus(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
+  const rows =
+    await sql`${LISTING_SELECT(sql)} WHERE l.broker_id = ${id} AND l.mode = 'test' AND ${listingInVisibleStatus(sql, "l")} ORDER BY listed_at DESC, l.id DESC LIMIT ${limit}`;
   return { broker, partnerId: owner.partner_id, listings: rows.map(toListingRow) };
 }

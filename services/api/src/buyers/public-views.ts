@@ -18,7 +18,10 @@ export const listingUrl = (base: string, id: number | string) => `${base}/listin
 export const brokerUrl = (base: string, id: string) => `${base}/brokers/${id}`;
 
 /** What buyers read: the stored rewrite, or (until the indexer has made it) the same deterministic rewrite. */
-export function buyerDescription(row: { description: string | null; descriptionOptimized: string | null }): string | null {
+export function buyerDescription(row: {
+  description: string | null;
+  descriptionOptimized: string | null;
+}): string | null {
   if (row.description === null) return null;
   return (row.descriptionOptimized ?? rewriteDescription(row.description)) || null;
 }
@@ -31,8 +34,15 @@ export function excerpt(text: string | null, max = 240): string | null {
   return `${cut.slice(0, cut.lastIndexOf(" ") > max / 2 ? cut.lastIndexOf(" ") : max).replace(/[\s,.;:!?-]+$/, "")}…`;
 }
 
-const image = (i: PublicImageRow, base: string) => ({ width: i.width, height: i.height, variants: variantsWithUrls(i.variants, base) });
-const photo = (base: string) => (p: PublicImageRow & { sortKey: number }) => ({ sortKey: p.sortKey, ...image(p, base) });
+const image = (i: PublicImageRow, base: string) => ({
+  width: i.width,
+  height: i.height,
+  variants: variantsWithUrls(i.variants, base),
+});
+const photo = (base: string) => (p: PublicImageRow & { sortKey: number }) => ({
+  sortKey: p.sortKey,
+  ...image(p, base),
+});
 
 /** Sub-objects as given, minus nothing: property and financing carry no contact or address data. */
 const plain = (o: Record<string, unknown> | null) => (o && typeof o === "object" ? o : {});
@@ -52,7 +62,12 @@ export function toPublicListing(row: PublicListingRow, base: string): PublicList
     property: plain(row.property),
     financing: plain(row.financing),
     photos: row.photos.map(photo(base)),
-    broker: { serviceBrokerId: row.broker.id, name: row.broker.name, serviceProfileUrl: brokerUrl(base, row.broker.id), avatar: row.broker.avatar ? image(row.broker.avatar, base) : null },
+    broker: {
+      serviceBrokerId: row.broker.id,
+      name: row.broker.name,
+      serviceProfileUrl: brokerUrl(base, row.broker.id),
+      avatar: row.broker.avatar ? image(row.broker.avatar, base) : null,
+    },
     listedAt: row.listedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -71,7 +86,11 @@ export function summaryFromRow(row: PublicListingRow, base: string): PublicListi
     financials: full.financials,
     excerpt: excerpt(full.description),
     photo: full.photos[0] ?? null,
-    broker: { serviceBrokerId: full.broker.serviceBrokerId, name: full.broker.name, serviceProfileUrl: full.broker.serviceProfileUrl },
+    broker: {
+      serviceBrokerId: full.broker.serviceBrokerId,
+      name: full.broker.name,
+      serviceProfileUrl: full.broker.serviceProfileUrl,
+    },
     listedAt: full.listedAt,
   };
 }
@@ -80,7 +99,11 @@ export function summaryFromRow(row: PublicListingRow, base: string): PublicListi
  * A search hit as buyers may see it now: status, address, broker and photo come from PostgreSQL (`current`),
  * because the index lags; title, excerpt and figures from the index document.
  */
-export function summaryFromDocument(doc: ListingSearchDocument, current: CurrentHitState, base: string): PublicListingSummary {
+export function summaryFromDocument(
+  doc: ListingSearchDocument,
+  current: CurrentHitState,
+  base: string,
+): PublicListingSummary {
   const status = current.status as ListingStatus;
   return {
     serviceListingId: doc.serviceListingId,
@@ -93,7 +116,11 @@ export function summaryFromDocument(doc: ListingSearchDocument, current: Current
     financials: publicFinancials(doc.financials),
     excerpt: excerpt(doc.description),
     photo: current.photo ? photo(base)(current.photo) : null,
-    broker: { serviceBrokerId: current.broker.id, name: current.broker.name, serviceProfileUrl: brokerUrl(base, current.broker.id) },
+    broker: {
+      serviceBrokerId: current.broker.id,
+      name: current.broker.name,
+      serviceProfileUrl: brokerUrl(base, current.broker.id),
+    },
     listedAt: doc.listedAt,
   };
 }

@@ -85,7 +85,8 @@ class Reader {
     if (typeof raw !== "string") return this.fail(name, `${name} may be given once`, "Give this only once.");
     const value = raw.trim();
     // Characters (code points), as the OpenAPI document counts them.
-    if (value.length > MAX_TEXT && codePointLength(value) > MAX_TEXT) return this.fail(name, `${name} must be at most ${MAX_TEXT} characters`, `Use at most ${MAX_TEXT} characters.`);
+    if (value.length > MAX_TEXT && codePointLength(value) > MAX_TEXT)
+      return this.fail(name, `${name} must be at most ${MAX_TEXT} characters`, `Use at most ${MAX_TEXT} characters.`);
     return value === "" ? null : value;
   }
 
@@ -94,7 +95,11 @@ class Reader {
     if (raw === null) return null;
     if (this.opts.lenientAmounts) raw = raw.replace(/^\$/, "").replace(/[,\s_]/g, "");
     if (!/^\d+(\.\d{1,2})?$/.test(raw) || Number(raw) > MAX_AMOUNT) {
-      return this.fail(name, `${name} must be a non-negative number up to ${MAX_AMOUNT}, e.g. 250000`, "Enter an amount in dollars, e.g. 250000.");
+      return this.fail(
+        name,
+        `${name} must be a non-negative number up to ${MAX_AMOUNT}, e.g. 250000`,
+        "Enter an amount in dollars, e.g. 250000.",
+      );
     }
     return Number(raw);
   }
@@ -102,7 +107,8 @@ class Reader {
   flag(name: string): boolean | null {
     const raw = this.text(name);
     if (raw === null) return null;
-    if (raw !== "true" && raw !== "false") return this.fail(name, `${name} must be true or false`, "Choose one of the options.");
+    if (raw !== "true" && raw !== "false")
+      return this.fail(name, `${name} must be true or false`, "Choose one of the options.");
     return raw === "true";
   }
 }
@@ -113,7 +119,8 @@ function readFilters(query: Record<string, unknown>, opts: ReadOptions): { reque
   const sortRaw = r.text("sort");
   let sort: SearchSort = q === null ? "newest" : "relevance";
   if (sortRaw !== null) {
-    if (!(SEARCH_SORTS as readonly string[]).includes(sortRaw)) r.fail("sort", `sort must be one of ${SEARCH_SORTS.join(", ")}`, "Choose one of the orders.");
+    if (!(SEARCH_SORTS as readonly string[]).includes(sortRaw))
+      r.fail("sort", `sort must be one of ${SEARCH_SORTS.join(", ")}`, "Choose one of the orders.");
     // Without words to rank by, "relevance" has nothing to rank: newest first.
     else sort = sortRaw === "relevance" && q === null ? "newest" : (sortRaw as SearchSort);
   }
@@ -122,7 +129,12 @@ function readFilters(query: Record<string, unknown>, opts: ReadOptions): { reque
   const limitRaw = r.text("limit");
   if (limitRaw !== null) {
     const n = Number(limitRaw);
-    if (!/^\d+$/.test(limitRaw) || n < 1 || n > SEARCH_PAGE.max) r.fail("limit", `limit must be an integer from 1 to ${SEARCH_PAGE.max}`, `Choose 1 to ${SEARCH_PAGE.max} results per page.`);
+    if (!/^\d+$/.test(limitRaw) || n < 1 || n > SEARCH_PAGE.max)
+      r.fail(
+        "limit",
+        `limit must be an integer from 1 to ${SEARCH_PAGE.max}`,
+        `Choose 1 to ${SEARCH_PAGE.max} results per page.`,
+      );
     else limit = n;
   }
 
@@ -157,7 +169,15 @@ function readFilters(query: Record<string, unknown>, opts: ReadOptions): { reque
 
 /** Identifies what a cursor may continue: the same query, filters and sort. */
 function fingerprint(r: SearchRequest): string {
-  const key = [r.q?.toLowerCase() ?? null, r.businessType?.toLowerCase() ?? null, r.state?.toLowerCase() ?? null, r.city?.toLowerCase() ?? null, r.minPrice, r.maxPrice, r.sort] as unknown[];
+  const key = [
+    r.q?.toLowerCase() ?? null,
+    r.businessType?.toLowerCase() ?? null,
+    r.state?.toLowerCase() ?? null,
+    r.city?.toLowerCase() ?? null,
+    r.minPrice,
+    r.maxPrice,
+    r.sort,
+  ] as unknown[];
   // Filters added later extend the key only when used, so cursors handed out before them stay valid.
   const later = [r.minRevenue, r.maxRevenue, r.minSde, r.maxSde, r.financingAvailable, r.underContract];
   if (later.some((v) => v !== null)) key.push(later);
@@ -176,29 +196,42 @@ function decodeCursor(cursor: string, request: SearchRequest): unknown[] {
   } catch {
     throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
   }
-  const valuesOk = Array.isArray(decoded?.a) && decoded.a.length >= 1 && decoded.a.length <= 3 && decoded.a.every((v) => typeof v === "number" || typeof v === "string");
+  const valuesOk =
+    Array.isArray(decoded?.a) &&
+    decoded.a.length >= 1 &&
+    decoded.a.length <= 3 &&
+    decoded.a.every((v) => typeof v === "number" || typeof v === "string");
   if (!valuesOk) throw new BadRequestError("cursor is not valid; pass nextCursor from the previous page unchanged");
-  if (decoded.f !== fingerprint(request)) throw new BadRequestError("cursor belongs to a different search; keep q, filters and sort unchanged while paging");
+  if (decoded.f !== fingerprint(request))
+    throw new BadRequestError("cursor belongs to a different search; keep q, filters and sort unchanged while paging");
   return decoded.a as unknown[];
 }
 
 /** GET /v1/listings: unknown parameters and the first problem are a 400. */
 export function parseSearchQuery(query: Record<string, unknown>): SearchRequest {
   const unknown = Object.keys(query).filter((k) => !(SEARCH_PARAMETERS as readonly string[]).includes(k));
-  if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: ${SEARCH_PARAMETERS.join(", ")}`);
+  if (unknown.length)
+    throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: ${SEARCH_PARAMETERS.join(", ")}`);
   const { request, reader } = readFilters(query, { lenientAmounts: false });
   reader.text("cursor");
   const [problem] = reader.problems;
   // The first problem is the message; details name every one (a rule across two fields, e.g. minPrice above
   // maxPrice, is stated in the operation's description, which no schema can carry).
-  if (problem) throw new BadRequestError(problem.message, reader.problems.map((p) => ({ path: p.field, message: p.message })));
+  if (problem)
+    throw new BadRequestError(
+      problem.message,
+      reader.problems.map((p) => ({ path: p.field, message: p.message })),
+    );
   // Exactly as handed out, not trimmed: an empty or blank cursor is refused like any other the API never gave.
   if (typeof query.cursor === "string") request.after = decodeCursor(query.cursor, request);
   return request;
 }
 
 /** The search page: the same filters, numbered pages, other parameters (e.g. utm_source) ignored. */
-export function parseSearchPage(query: Record<string, unknown>, pageSize: number): { request: SearchRequest; page: number; problems: SearchProblem[] } {
+export function parseSearchPage(
+  query: Record<string, unknown>,
+  pageSize: number,
+): { request: SearchRequest; page: number; problems: SearchProblem[] } {
   const { request, reader } = readFilters({ ...query, limit: undefined, cursor: undefined }, { lenientAmounts: true });
   request.limit = pageSize;
   const lastPage = Math.floor(MAX_SEARCH_WINDOW / pageSize);
@@ -206,8 +239,14 @@ export function parseSearchPage(query: Record<string, unknown>, pageSize: number
   const pageRaw = reader.text("page");
   if (pageRaw !== null) {
     const n = Number(pageRaw);
-    if (!/^\d+$/.test(pageRaw) || n < 1) reader.fail("page", "page must be a positive integer", "This page does not exist.");
-    else if (n > lastPage) reader.fail("page", `page must be at most ${lastPage}`, `Only the first ${lastPage} pages can be shown; narrow the search to see the rest.`);
+    if (!/^\d+$/.test(pageRaw) || n < 1)
+      reader.fail("page", "page must be a positive integer", "This page does not exist.");
+    else if (n > lastPage)
+      reader.fail(
+        "page",
+        `page must be at most ${lastPage}`,
+        `Only the first ${lastPage} pages can be shown; narrow the search to see the rest.`,
+      );
     else page = n;
   }
   request.from = (page - 1) * pageSize;

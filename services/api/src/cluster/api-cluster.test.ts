@@ -4,7 +4,6 @@ import { freePort } from "../../../../test/support/ports.ts";
 
 const FIXTURE = join(import.meta.dir, "cluster-fixture.ts");
 
-
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -16,7 +15,11 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 }
 
 function startPrimary(port: number, count: number) {
-  const proc = Bun.spawn([process.execPath, FIXTURE, "primary", String(port), String(count)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, FIXTURE, "primary", String(port), String(count)], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const lines: string[] = [];
   void (async () => {
     let buffered = "";
@@ -39,7 +42,11 @@ function startPrimary(port: number, count: number) {
 const pidsAnswering = async (port: number, requests = 60) => {
   const pids = new Set<number>();
   // Fresh connections each time, so the kernel picks a listener per request.
-  await Promise.all(Array.from({ length: requests }, async () => pids.add(Number(await (await fetch(`http://127.0.0.1:${port}/`, { keepalive: false })).text()))));
+  await Promise.all(
+    Array.from({ length: requests }, async () =>
+      pids.add(Number(await (await fetch(`http://127.0.0.1:${port}/`, { keepalive: false })).text())),
+    ),
+  );
   return pids;
 };
 
@@ -95,6 +102,13 @@ describe("API cluster (API_WORKERS > 1)", () => {
     });
     primary.proc.kill("SIGKILL");
     await until("orphaned workers to exit", async () => workers.every((pid) => !alive(pid)), 10_000);
-    await until("the port to be free", async () => (await fetch(`http://127.0.0.1:${port}/`).then(() => false, () => true)) || undefined);
+    await until(
+      "the port to be free",
+      async () =>
+        (await fetch(`http://127.0.0.1:${port}/`).then(
+          () => false,
+          () => true,
+        )) || undefined,
+    );
   });
 });

@@ -45,7 +45,12 @@ interface Slot {
 export function createApiCluster(deps: ApiClusterDeps): ApiCluster {
   const log = deps.logger.child({ component: "api-cluster" });
   const initialDelay = deps.restartDelayMs ?? 500;
-  const slots: Slot[] = Array.from({ length: deps.count }, (_, index) => ({ index, proc: null, startedAt: 0, delayMs: initialDelay }));
+  const slots: Slot[] = Array.from({ length: deps.count }, (_, index) => ({
+    index,
+    proc: null,
+    startedAt: 0,
+    delayMs: initialDelay,
+  }));
   const pending = new Map<number, { replies: unknown[]; remaining: number; done: () => void }>();
   let nextId = 1;
   let stopping = false;
@@ -70,7 +75,12 @@ export function createApiCluster(deps: ApiClusterDeps): ApiCluster {
       if (stopping) return;
       // A worker that lived a while restarts at once; one that keeps dying at boot backs off.
       slot.delayMs = Date.now() - slot.startedAt > 30_000 ? initialDelay : Math.min(slot.delayMs * 2, 30_000);
-      log.error("api worker exited; restarting", { worker: slot.index, code, signal: proc.signalCode, restartInMs: slot.delayMs });
+      log.error("api worker exited; restarting", {
+        worker: slot.index,
+        code,
+        signal: proc.signalCode,
+        restartInMs: slot.delayMs,
+      });
       setTimeout(() => launch(slot), slot.delayMs);
     });
   }

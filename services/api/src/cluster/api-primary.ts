@@ -1,7 +1,14 @@
 // The primary of API_WORKERS > 1: starts the workers, serves the health port for all of them (ready when every
 // live worker is ready; /metrics combined from theirs) and stops them on SIGTERM. It opens no connections.
 import type { Subprocess } from "bun";
-import { aggregateMetrics, createShutdown, startHealthServer, type Logger, type MetricsSnapshot, type ReadinessReport } from "@pss/service-kit";
+import {
+  aggregateMetrics,
+  createShutdown,
+  startHealthServer,
+  type Logger,
+  type MetricsSnapshot,
+  type ReadinessReport,
+} from "@pss/service-kit";
 import { createApiCluster } from "./api-cluster.ts";
 
 /** Worker shutdown is bounded by service-kit's 25 s; the primary waits that long, plus a little. */
@@ -35,7 +42,8 @@ export function startApiPrimary(deps: {
       },
     },
     metrics: aggregateMetrics(async () => (await cluster.ask("metrics", 2000)) as MetricsSnapshot[]),
-    onCheckFailure: (name, err) => logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+    onCheckFailure: (name, err) =>
+      logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
   });
   logger.info("api primary started", { workers: deps.workers, healthPort: health.port });
 

@@ -7,7 +7,12 @@ const [mode, portText, countText] = process.argv.slice(2);
 const port = Number(portText);
 
 if (mode === "worker") {
-  const server = Bun.serve({ port, hostname: "127.0.0.1", reusePort: true, fetch: () => new Response(String(process.pid)) });
+  const server = Bun.serve({
+    port,
+    hostname: "127.0.0.1",
+    reusePort: true,
+    fetch: () => new Response(String(process.pid)),
+  });
   attachWorkerLink({
     answer: async (kind) => (kind === "pid" ? process.pid : Promise.reject(new Error(`unknown ${kind}`))),
     onPrimaryGone: () => {
@@ -25,7 +30,12 @@ if (mode === "worker") {
     count: Number(countText),
     logger: createLogger({ service: "cluster-fixture", write: () => {} }),
     restartDelayMs: 50,
-    spawn: (_index, ipc) => Bun.spawn([process.execPath, import.meta.path, "worker", portText!], { ipc, stdout: "inherit", stderr: "inherit" }),
+    spawn: (_index, ipc) =>
+      Bun.spawn([process.execPath, import.meta.path, "worker", portText!], {
+        ipc,
+        stdout: "inherit",
+        stderr: "inherit",
+      }),
   });
   cluster.start();
   // The test talks to the primary over stdin: "ask" prints the workers' pids.

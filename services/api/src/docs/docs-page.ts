@@ -34,7 +34,10 @@ export function renderDocsPage(doc: UntypedJson): string {
     Object.entries<UntypedJson>(methods).map(([method, op]) => {
       const body = op.requestBody?.content?.["application/json"]?.schema;
       const responses = Object.entries<UntypedJson>(op.responses)
-        .map(([status, r]) => `<li><strong>${escape(status)}</strong> ${escape(r.description)}${schemaTable(r.content?.["application/json"]?.schema)}</li>`)
+        .map(
+          ([status, r]) =>
+            `<li><strong>${escape(status)}</strong> ${escape(r.description)}${schemaTable(r.content?.["application/json"]?.schema)}</li>`,
+        )
         .join("");
       return `<section><h2><span class="m">${escape(method.toUpperCase())}</span> <code>${escape(path)}</code></h2>
 <p>${escape(op.summary)}</p>${op.description ? `<p>${escape(op.description)}</p>` : ""}

@@ -84,7 +84,11 @@ function portableFormat(schema: Record<string, unknown>): void {
 }
 
 /** Walks a schema; `visit` sees every sub-schema with the property name it sits under (if any). */
-function walk(schema: unknown, visit: (s: Record<string, unknown>, property: string | null) => void, property: string | null = null): void {
+function walk(
+  schema: unknown,
+  visit: (s: Record<string, unknown>, property: string | null) => void,
+  property: string | null = null,
+): void {
   if (Array.isArray(schema)) return schema.forEach((s) => walk(s, visit, property));
   if (!schema || typeof schema !== "object") return;
   const s = schema as Record<string, unknown>;
@@ -92,7 +96,14 @@ function walk(schema: unknown, visit: (s: Record<string, unknown>, property: str
   for (const [key, value] of Object.entries(s)) {
     if (key === "properties" && value && typeof value === "object") {
       for (const [name, sub] of Object.entries(value)) walk(sub, visit, name);
-    } else if (key === "items" || key === "anyOf" || key === "oneOf" || key === "allOf" || key === "not" || key === "additionalProperties") {
+    } else if (
+      key === "items" ||
+      key === "anyOf" ||
+      key === "oneOf" ||
+      key === "allOf" ||
+      key === "not" ||
+      key === "additionalProperties"
+    ) {
       walk(value, visit, property);
     } else if (key === "patternProperties" && value && typeof value === "object") {
       for (const sub of Object.values(value)) walk(sub, visit, property);
@@ -134,11 +145,24 @@ function withTextRules(schema: Record<string, unknown>): Record<string, unknown>
 const COMPONENTS = {
   schemas: {
     ErrorResponse: documentSchema(ErrorResponse),
-    CountryCode: { type: "string", enum: [...COUNTRY_CODES], description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)" },
+    CountryCode: {
+      type: "string",
+      enum: [...COUNTRY_CODES],
+      description: "ISO 3166-1 alpha-2 country code, upper case (e.g. US)",
+    },
   },
   headers: {
-    RequestId: { description: "The request's ID (the client's X-Request-Id if it was well-formed); quote it when reporting a problem", required: true, schema: { type: "string" } },
-    RetryAfter: { description: "Seconds to wait before trying again", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+    RequestId: {
+      description:
+        "The request's ID (the client's X-Request-Id if it was well-formed); quote it when reporting a problem",
+      required: true,
+      schema: { type: "string" },
+    },
+    RetryAfter: {
+      description: "Seconds to wait before trying again",
+      required: true,
+      schema: { type: "string", pattern: "^[0-9]+$" },
+    },
   },
 };
 const REQUEST_ID = { $ref: "#/components/headers/RequestId" };
@@ -153,13 +177,23 @@ function errorResponse(description: string, extraHeaders: Record<string, unknown
 }
 
 /** Answers the HTTP edge gives whatever the route, with the conditions that make each possible. */
-function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDependencies: boolean }): Record<string, unknown> {
+function edgeResponses(route: {
+  hasBody: boolean;
+  isPartner: boolean;
+  needsDependencies: boolean;
+}): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    "400": errorResponse(`A parameter, header or the body breaks a rule; "error" names the field and the rule${route.hasBody ? ` (bodies: valid UTF-8 JSON, at most ${MAX_JSON_DEPTH} levels deep, no control characters or lone surrogates in any string)` : ""}`),
+    "400": errorResponse(
+      `A parameter, header or the body breaks a rule; "error" names the field and the rule${route.hasBody ? ` (bodies: valid UTF-8 JSON, at most ${MAX_JSON_DEPTH} levels deep, no control characters or lone surrogates in any string)` : ""}`,
+    ),
   };
   if (route.isPartner) {
-    out["401"] = errorResponse("Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission)");
-    out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", { "Retry-After": RETRY_AFTER });
+    out["401"] = errorResponse(
+      "Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission)",
+    );
+    out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", {
+      "Retry-After": RETRY_AFTER,
+    });
   }
   if (route.hasBody) {
     out["413"] = errorResponse(`Body larger than ${Limits.maxBodyBytes} bytes`);
@@ -169,13 +203,20 @@ function edgeResponses(route: { hasBody: boolean; isPartner: boolean; needsDepen
   out["431"] = errorResponse("Request headers too large");
   out["500"] = errorResponse("Unexpected failure; the body carries a requestId to report");
   if (route.needsDependencies) {
-    out["503"] = errorResponse("A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds", { "Retry-After": RETRY_AFTER });
+    out["503"] = errorResponse(
+      "A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds",
+      { "Retry-After": RETRY_AFTER },
+    );
   }
   return out;
 }
 
 function successResponse(schema: unknown, description = "Success") {
-  return { description, headers: { "X-Request-Id": REQUEST_ID }, content: { "application/json": { schema: documentSchema(schema) } } };
+  return {
+    description,
+    headers: { "X-Request-Id": REQUEST_ID },
+    content: { "application/json": { schema: documentSchema(schema) } },
+  };
 }
 
 export type OpenApiDocument = ReturnType<typeof buildOpenApiDocument>;
@@ -183,7 +224,12 @@ export type OpenApiDocument = ReturnType<typeof buildOpenApiDocument>;
 export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    if (!opts.documentedPrefixes.some((p) => route.path.startsWith(p)) || route.method === "HEAD" || route.hooks?.detail?.hide) continue;
+    if (
+      !opts.documentedPrefixes.some((p) => route.path.startsWith(p)) ||
+      route.method === "HEAD" ||
+      route.hooks?.detail?.hide
+    )
+      continue;
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
     const params: Record<string, unknown>[] = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
       name: m[1],
@@ -193,21 +239,34 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     }));
     const query = route.hooks?.query as { properties?: Record<string, unknown>; required?: string[] } | undefined;
     for (const [name, schema] of Object.entries(query?.properties ?? {})) {
-      params.push({ name, in: "query", required: query?.required?.includes(name) ?? false, schema: documentSchema(schema) });
+      params.push({
+        name,
+        in: "query",
+        required: query?.required?.includes(name) ?? false,
+        schema: documentSchema(schema),
+      });
     }
 
     const isPublic = opts.publicPaths.includes(route.path) || !route.path.startsWith("/partner/");
     const hasBody = route.hooks?.body !== undefined;
-    const responses: Record<string, unknown> = edgeResponses({ hasBody, isPartner: !isPublic, needsDependencies: !(opts.dependencyFreePaths ?? []).includes(route.path) });
+    const responses: Record<string, unknown> = edgeResponses({
+      hasBody,
+      isPartner: !isPublic,
+      needsDependencies: !(opts.dependencyFreePaths ?? []).includes(route.path),
+    });
     const validated = (route.hooks?.response ?? {}) as Record<string, unknown>;
     for (const [status, schema] of Object.entries(validated)) {
-      responses[status] = status.startsWith("2") ? successResponse(schema) : errorResponse((responses[status] as { description?: string } | undefined)?.description ?? "Error");
+      responses[status] = status.startsWith("2")
+        ? successResponse(schema)
+        : errorResponse((responses[status] as { description?: string } | undefined)?.description ?? "Error");
     }
     const documented = (route.hooks?.detail?.responses ?? {}) as DocumentedResponses;
     for (const [status, about] of Object.entries(documented)) {
       // A route's 400 adds to the edge's (which says what every request must obey) rather than replacing it.
-      if (typeof about === "string" && status === "400") responses[status] = errorResponse(`${(responses[status] as { description: string }).description}. ${about}`);
-      else if (typeof about === "string") responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
+      if (typeof about === "string" && status === "400")
+        responses[status] = errorResponse(`${(responses[status] as { description: string }).description}. ${about}`);
+      else if (typeof about === "string")
+        responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
       else responses[status] = successResponse(about.schema, about.description);
     }
     if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse({ type: "object" });
@@ -216,7 +275,12 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
       summary: route.hooks?.detail?.summary,
       description: route.hooks?.detail?.description,
       parameters: params.length ? params : undefined,
-      requestBody: hasBody ? { required: true, content: { "application/json": { schema: withTextRules(documentSchema(route.hooks!.body)) } } } : undefined,
+      requestBody: hasBody
+        ? {
+            required: true,
+            content: { "application/json": { schema: withTextRules(documentSchema(route.hooks!.body)) } },
+          }
+        : undefined,
       responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
       security: isPublic ? [] : undefined,
     };
@@ -230,7 +294,12 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     },
     servers: [{ url: opts.serverUrl }],
     security: [{ bearerAuth: [] }],
-    components: { ...plain(COMPONENTS), securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API_KEY>" } } },
+    components: {
+      ...plain(COMPONENTS),
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API_KEY>" },
+      },
+    },
     paths,
     // What the service sends to partners' webhook endpoints (register them under /partner/v1/webhook-endpoints).
     webhooks: webhookEventDocs(documentSchema),

@@ -5,7 +5,9 @@ import { getResponseSchemaValidator, getSchemaValidator } from "elysia";
 import { Kind, Type, type TSchema } from "@sinclair/typebox";
 import * as contracts from "@pss/contracts";
 
-const schemas = Object.entries(contracts).filter((e): e is [string, TSchema] => !!e[1] && typeof e[1] === "object" && Kind in e[1]);
+const schemas = Object.entries(contracts).filter(
+  (e): e is [string, TSchema] => !!e[1] && typeof e[1] === "object" && Kind in e[1],
+);
 // The options createApp's routes use (normalize off); `modules` is only needed for named models, which we do not use.
 const options = (o: { dynamic: boolean; coerce?: boolean }) => ({ normalize: false, ...o }) as never;
 const snapshot = () => JSON.parse(JSON.stringify(Object.fromEntries(schemas)));
@@ -26,10 +28,13 @@ test("validators built from every contract schema, in every role a route gives o
       getSchemaValidator(schema, options({ dynamic: true })),
       getSchemaValidator(schema, options({ dynamic: true, coerce: true })),
       getSchemaValidator(schema, options({ dynamic: false, coerce: true })),
-      ...Object.values(getResponseSchemaValidator({ 200: schema, 400: contracts.ErrorResponse }, options({ dynamic: true })) ?? {}),
+      ...Object.values(
+        getResponseSchemaValidator({ 200: schema, 400: contracts.ErrorResponse }, options({ dynamic: true })) ?? {},
+      ),
       ...Object.values(getResponseSchemaValidator({ 200: schema }, options({ dynamic: false })) ?? {}),
     ];
-    for (const validator of validators) for (const value of [{}, { unexpected: 1 }, null, "text"]) validator?.Check(value);
+    for (const validator of validators)
+      for (const value of [{}, { unexpected: 1 }, null, "text"]) validator?.Check(value);
   }
   expect(snapshot()).toEqual(before);
 });

@@ -24,7 +24,8 @@ export function createFeedRoutes(ctx: PartnerContext) {
     async ({ query, set, partner }) => {
       const after = Number(query.after ?? "0");
       const limit = Number(query.limit ?? "100");
-      const [head] = await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;
+      const [head] =
+        await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;
       const prunedThrough = Number(head?.pruned_through ?? 0);
       if (query.after !== undefined && after < prunedThrough) throw new FeedGoneError(prunedThrough);
       // Each event's JSON is built by PostgreSQL and passed through as text: a page of 500 is never parsed into
@@ -47,7 +48,10 @@ export function createFeedRoutes(ctx: PartnerContext) {
         summary: "The change feed: every change to this key's records, in commit order, numbered without gaps",
         description: FEED_DOCS["GET /events"],
         responses: documented({
-          200: { description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)", schema: FeedPage },
+          200: {
+            description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)",
+            schema: FeedPage,
+          },
           410: "The cursor is older than the retention: reconcile, then follow from the sequence named",
         }),
       },

@@ -13,7 +13,12 @@ export interface HistoryPage<T> {
 }
 
 /** null when the listing does not exist in this scope. */
-export async function listingHistory(sql: postgres.Sql, scope: RecordScope, externalId: string, page: HistoryPageRequest): Promise<HistoryPage<ListingHistoryEntry> | null> {
+export async function listingHistory(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  externalId: string,
+  page: HistoryPageRequest,
+): Promise<HistoryPage<ListingHistoryEntry> | null> {
   const rows = await sql`
     SELECT x.id AS listing_id, h.id::text AS history_id, h.version, ${isoTimestamp(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
            h.request_id, h.changes, h.status_from, h.status_to
@@ -31,7 +36,12 @@ export async function listingHistory(sql: postgres.Sql, scope: RecordScope, exte
 }
 
 /** null when the broker does not exist in this scope. */
-export async function brokerHistory(sql: postgres.Sql, scope: RecordScope, externalId: string, page: HistoryPageRequest): Promise<HistoryPage<BrokerHistoryEntry> | null> {
+export async function brokerHistory(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  externalId: string,
+  page: HistoryPageRequest,
+): Promise<HistoryPage<BrokerHistoryEntry> | null> {
   const rows = await sql`
     SELECT x.id AS broker_id, h.id::text AS history_id, h.version, ${isoTimestamp(sql, "h.changed_at")} AS changed_at, h.key_id::text AS key_id,
            h.request_id, h.changes
@@ -49,10 +59,20 @@ export async function brokerHistory(sql: postgres.Sql, scope: RecordScope, exter
 }
 
 function common(r: postgres.Row): BrokerHistoryEntry {
-  return { version: r.version, changedAt: r.changed_at, keyId: r.key_id, requestId: r.request_id, created: r.version === 1, changes: r.changes };
+  return {
+    version: r.version,
+    changedAt: r.changed_at,
+    keyId: r.key_id,
+    requestId: r.request_id,
+    created: r.version === 1,
+    changes: r.changes,
+  };
 }
 
 function toPage<T>(rows: postgres.Row[], limit: number, map: (r: postgres.Row) => T): HistoryPage<T> {
   const page = rows.slice(0, limit);
-  return { results: page.map(map), nextCursor: rows.length > limit ? encodeHistoryCursor(page.at(-1)!.history_id) : null };
+  return {
+    results: page.map(map),
+    nextCursor: rows.length > limit ? encodeHistoryCursor(page.at(-1)!.history_id) : null,
+  };
 }

@@ -2,7 +2,13 @@
 // implements, and request targets without a host. The runtime is started with a larger header limit
 // (BUN_OPTIONS=--max-http-header-size, see docs/partner-api.md) so these answers are ours, in JSON.
 import { ErrorMessages } from "@pss/contracts";
-import { HeadersTooLargeError, NotImplementedError, PayloadTooLargeError, UriTooLongError, type ApiError } from "./errors.ts";
+import {
+  HeadersTooLargeError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  UriTooLongError,
+  type ApiError,
+} from "./errors.ts";
 
 export const EDGE_LIMITS = {
   /** Path plus query string, in bytes. */
@@ -16,7 +22,18 @@ export const RUNTIME_HEADER_LIMIT_BYTES = 1_048_576;
 export const RUNTIME_BUN_OPTIONS = `--max-http-header-size=${RUNTIME_HEADER_LIMIT_BYTES}`;
 
 /** RFC 9110's methods, PATCH and QUERY (the IETF safe method with a body): routed, so a known path answers 405 with Allow. Anything else is 501. */
-const STANDARD_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"]);
+const STANDARD_METHODS = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+  "CONNECT",
+  "QUERY",
+]);
 
 /** Offset of the path in a request URL: absolute ("http://h/p") or origin-form ("/p", sent without Host). */
 function pathStart(url: string): number {

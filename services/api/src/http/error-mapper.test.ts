@@ -16,6 +16,11 @@ test("a PostgreSQL connection failure becomes 503 'temporarily unavailable' with
 });
 
 test("a query error that is not about reaching the database stays a 500", () => {
-  const mapped = mapError({ code: "UNKNOWN", error: Object.assign(new Error("boom"), { code: "42P01" }), requestId: "r2", logger: silentLogger });
+  const mapped = mapError({
+    code: "UNKNOWN",
+    error: Object.assign(new Error("boom"), { code: "42P01" }),
+    requestId: "r2",
+    logger: silentLogger,
+  });
   expect(mapped.status).toBe(500);
 });

@@ -11,7 +11,12 @@ export interface MappedError {
   headers?: Record<string, string>;
 }
 
-export function mapError(args: { code: string | number; error: unknown; requestId: string; logger: Logger }): MappedError {
+export function mapError(args: {
+  code: string | number;
+  error: unknown;
+  requestId: string;
+  logger: Logger;
+}): MappedError {
   const { code, error, requestId, logger } = args;
   // Elysia wraps what a parse hook throws in its own ParseError; our typed error is the cause.
   const cause = (error as { cause?: unknown } | null)?.cause;
@@ -20,14 +25,21 @@ export function mapError(args: { code: string | number; error: unknown; requestI
   if (!mapped && code === "VALIDATION") {
     const v = error as { type?: string; all?: Iterable<ValueError> };
     const details = describeValidationErrors(v.all ?? []);
-    if (v.type === "query") mapped = new BadRequestError(`Invalid query parameters: ${details.map((d) => `${d.path || "query"} ${d.message}`).join("; ")}`, details);
+    if (v.type === "query")
+      mapped = new BadRequestError(
+        `Invalid query parameters: ${details.map((d) => `${d.path || "query"} ${d.message}`).join("; ")}`,
+        details,
+      );
     else if (details.length) mapped = validationError(details);
     else mapped = new BadRequestError("Request is not valid");
   }
   if (!mapped && code === "PARSE") mapped = new BadRequestError(ErrorMessages.malformedJson);
   // PostgreSQL unreachable (down, restarting, out of connections), also during authentication: 503, retry later.
   if (!mapped && isDependencyUnavailable(error)) {
-    logger.warn("dependency unavailable", { requestId, err: { code: (error as { code?: unknown }).code, message: (error as Error).message } });
+    logger.warn("dependency unavailable", {
+      requestId,
+      err: { code: (error as { code?: unknown }).code, message: (error as Error).message },
+    });
     mapped = new ServiceUnavailableError();
   }
 

@@ -29,7 +29,10 @@ export function validationError(details: ErrorDetail[]): BadRequestError {
   const [first] = details;
   const rest = details.length - 1;
   const sentence = `${first!.path ? `${first!.path}: ` : ""}${first!.message}`;
-  return new BadRequestError(rest > 0 ? `${sentence} (and ${rest} more problem${rest > 1 ? "s" : ""}, see details)` : sentence, details);
+  return new BadRequestError(
+    rest > 0 ? `${sentence} (and ${rest} more problem${rest > 1 ? "s" : ""}, see details)` : sentence,
+    details,
+  );
 }
 
 export class UnauthorizedError extends ApiError {
@@ -104,7 +107,10 @@ export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
 
 /** A dependency the request needs (PostgreSQL) cannot be reached: retry later, nothing was stored. */
 export class ServiceUnavailableError extends ApiError {
-  constructor(message = "The service is temporarily unavailable; please retry shortly", retryAfterSeconds = DEPENDENCY_RETRY_AFTER_SECONDS) {
+  constructor(
+    message = "The service is temporarily unavailable; please retry shortly",
+    retryAfterSeconds = DEPENDENCY_RETRY_AFTER_SECONDS,
+  ) {
     super(503, message, undefined, { "Retry-After": String(retryAfterSeconds) });
   }
 }

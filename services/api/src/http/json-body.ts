@@ -2,7 +2,12 @@
 // reading (chunked bodies too), strict UTF-8, bounded nesting, and text without control characters or lone
 // surrogates. Each failure is a typed error the one error mapper turns into a clear 4xx.
 import { ErrorMessages, MAX_JSON_DEPTH, findTextProblem, jsonDepthExceeds } from "@pss/contracts";
-import { BadRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from "./errors.ts";
+import {
+  BadRequestError,
+  PayloadTooLargeError,
+  UnsupportedContentEncodingError,
+  UnsupportedMediaTypeError,
+} from "./errors.ts";
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -45,7 +50,11 @@ export async function readCappedBody(request: Request, maxBytes: number): Promis
  * Validates a body's headers, then reads, decodes and parses it. `textRules: false` leaves the text rules to the
  * route (a batch checks each item's body on its own, so one bad item does not refuse the others).
  */
-export async function parseJsonRequest(request: Request, maxBytes: number, opts: { textRules?: boolean } = {}): Promise<unknown> {
+export async function parseJsonRequest(
+  request: Request,
+  maxBytes: number,
+  opts: { textRules?: boolean } = {},
+): Promise<unknown> {
   const encoding = request.headers.get("content-encoding");
   if (encoding && encoding.trim().toLowerCase() !== "identity") throw new UnsupportedContentEncodingError(encoding);
   if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
@@ -55,7 +64,9 @@ export async function parseJsonRequest(request: Request, maxBytes: number, opts:
 /** The text rules' 400 for a parsed value, or null: what parseJsonBytes answers for a whole body. */
 export function textRuleError(value: unknown): BadRequestError | null {
   const problem = findTextProblem(value);
-  return problem ? new BadRequestError(`${problem.path ? `${problem.path}: ` : ""}${problem.message}`, [problem]) : null;
+  return problem
+    ? new BadRequestError(`${problem.path ? `${problem.path}: ` : ""}${problem.message}`, [problem])
+    : null;
 }
 
 export function parseJsonBytes(bytes: Uint8Array, opts: { textRules?: boolean } = {}): unknown {
@@ -65,7 +76,10 @@ export function parseJsonBytes(bytes: Uint8Array, opts: { textRules?: boolean } 
   } catch {
     throw new BadRequestError("Request body is not valid UTF-8");
   }
-  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new BadRequestError(`Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+    throw new BadRequestError(
+      `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`,
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);

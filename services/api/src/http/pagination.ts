@@ -24,10 +24,13 @@ const MAX_XID8 = 2n ** 64n - 1n;
 
 /** The cursor carries the pass's updatedSince, so later pages filter the same way with or without it repeated. */
 export function encodeCursor(position: PagePosition, updatedSince: Date | null): string {
-  return Buffer.from(JSON.stringify([CURSOR_VERSION, position.xid, position.id, updatedSince?.toISOString() ?? null])).toString("base64url");
+  return Buffer.from(
+    JSON.stringify([CURSOR_VERSION, position.xid, position.id, updatedSince?.toISOString() ?? null]),
+  ).toString("base64url");
 }
 
-const validDate = (value: unknown): value is string => typeof value === "string" && new Date(value).getUTCFullYear() >= 1;
+const validDate = (value: unknown): value is string =>
+  typeof value === "string" && new Date(value).getUTCFullYear() >= 1;
 
 function decodeCursor(cursor: string): { after: PagePosition | null; updatedSince: Date | null } {
   let parsed: unknown;
@@ -40,7 +43,13 @@ function decodeCursor(cursor: string): { after: PagePosition | null; updatedSinc
   if (!Array.isArray(parsed)) throw new BadRequestError(BAD_CURSOR);
   if (parsed.length === 4 && parsed[0] === CURSOR_VERSION) {
     const [, xid, id, since] = parsed;
-    const ok = typeof xid === "string" && /^\d{1,20}$/.test(xid) && BigInt(xid) <= MAX_XID8 && typeof id === "string" && /^\d{1,18}$/.test(id) && (since === null || validDate(since));
+    const ok =
+      typeof xid === "string" &&
+      /^\d{1,20}$/.test(xid) &&
+      BigInt(xid) <= MAX_XID8 &&
+      typeof id === "string" &&
+      /^\d{1,18}$/.test(id) &&
+      (since === null || validDate(since));
     if (!ok) throw new BadRequestError(BAD_CURSOR);
     return { after: { xid, id }, updatedSince: since === null ? null : new Date(since) };
   }
@@ -55,17 +64,22 @@ function decodeCursor(cursor: string): { after: PagePosition | null; updatedSinc
 function parseLimit(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PAGE_SIZE;
   const limit = Number(raw);
-  if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_PAGE_SIZE) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_PAGE_SIZE)
+    throw new BadRequestError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   return limit;
 }
 
 export function parsePageQuery(query: Record<string, string | undefined>): PageRequest {
   const unknown = Object.keys(query).filter((k) => !["limit", "cursor", "updatedSince"].includes(k));
-  if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: limit, cursor, updatedSince`);
+  if (unknown.length)
+    throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: limit, cursor, updatedSince`);
   const limit = parseLimit(query.limit);
   let updatedSince: Date | null = null;
   if (query.updatedSince !== undefined) {
-    if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1) throw new BadRequestError("updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z");
+    if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1)
+      throw new BadRequestError(
+        "updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z",
+      );
     updatedSince = new Date(query.updatedSince);
   }
   if (query.cursor === undefined) return { limit, after: null, updatedSince };
@@ -99,7 +113,13 @@ export function parseHistoryQuery(query: Record<string, string | undefined>): Hi
   } catch {
     throw new BadRequestError(BAD_CURSOR);
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== HISTORY_CURSOR_VERSION || typeof parsed[1] !== "string" || !/^[1-9][0-9]{0,17}$/.test(parsed[1])) {
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    parsed[0] !== HISTORY_CURSOR_VERSION ||
+    typeof parsed[1] !== "string" ||
+    !/^[1-9][0-9]{0,17}$/.test(parsed[1])
+  ) {
     throw new BadRequestError(BAD_CURSOR);
   }
   return { limit, beforeId: parsed[1] };

@@ -12,19 +12,33 @@ export interface RateLimiter {
   take?(bucket: string, count: number): Promise<{ granted: number; retryAfter: number | null }>;
 }
 
-export function createRateLimiter(deps: { redis: Redis; logger: Logger; limit: number; windowSeconds: number; name: string }): RateLimiter {
+export function createRateLimiter(deps: {
+  redis: Redis;
+  logger: Logger;
+  limit: number;
+  windowSeconds: number;
+  name: string;
+}): RateLimiter {
   async function take(bucket: string, units: number): Promise<{ granted: number; retryAfter: number | null }> {
-    if (deps.limit <= 0 || deps.redis.status !== "ready" || units <= 0) return { granted: Math.max(0, units), retryAfter: null };
+    if (deps.limit <= 0 || deps.redis.status !== "ready" || units <= 0)
+      return { granted: Math.max(0, units), retryAfter: null };
     const nowSeconds = Math.floor(Date.now() / 1000);
     const window = Math.floor(nowSeconds / deps.windowSeconds);
     const key = `pss:rl:${deps.name}:${bucket}:${window}`;
     try {
-      const [[, count]] = (await deps.redis.multi().incrby(key, units).expire(key, deps.windowSeconds * 2).exec()) as [[unknown, number]];
+      const [[, count]] = (await deps.redis
+        .multi()
+        .incrby(key, units)
+        .expire(key, deps.windowSeconds * 2)
+        .exec()) as [[unknown, number]];
       // Units counted before ours, then as many of ours as still fit: what the same requests one by one would get.
       const granted = Math.max(0, Math.min(units, deps.limit - (count - units)));
       return { granted, retryAfter: granted === units ? null : (window + 1) * deps.windowSeconds - nowSeconds || 1 };
     } catch (err) {
-      deps.logger.warn("rate limiter unavailable; allowing request", { limiter: deps.name, err: (err as Error).message });
+      deps.logger.warn("rate limiter unavailable; allowing request", {
+        limiter: deps.name,
+        err: (err as Error).message,
+      });
       return { granted: units, retryAfter: null };
     }
   }

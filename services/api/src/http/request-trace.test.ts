@@ -15,7 +15,11 @@ describe("a request's trace", () => {
   });
 
   test("makes a request ID and a new trace when the client sent none, or values that break the rules", () => {
-    for (const headers of [new Headers(), new Headers({ "x-request-id": "has space", traceparent: INCOMING.toUpperCase() }), new Headers({ "x-request-id": "x".repeat(65), traceparent: "00-garbage" })]) {
+    for (const headers of [
+      new Headers(),
+      new Headers({ "x-request-id": "has space", traceparent: INCOMING.toUpperCase() }),
+      new Headers({ "x-request-id": "x".repeat(65), traceparent: "00-garbage" }),
+    ]) {
       const trace = traceForRequest(headers);
       expect(trace.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(parseTraceparent(trace.traceparent)).not.toBeNull();
@@ -32,6 +36,11 @@ describe("a request's trace", () => {
     expect(traces.of(new Request("http://localhost/x")).requestId).not.toBe(trace.requestId);
     expect(traceResponseHeaders(trace)).toEqual({ "x-request-id": trace.requestId, traceparent: trace.traceparent });
     traces.logger(request).info("lead accepted", { leadId: "l-1" });
-    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "lead accepted", requestId: trace.requestId, traceparent: trace.traceparent, leadId: "l-1" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      msg: "lead accepted",
+      requestId: trace.requestId,
+      traceparent: trace.traceparent,
+      leadId: "l-1",
+    });
   });
 });

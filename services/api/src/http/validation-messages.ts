@@ -91,9 +91,11 @@ function describe(error: ValueError): string {
 
 function describeType(schema: TSchema): string {
   if (schema.format && FORMAT_MESSAGES[schema.format]) return FORMAT_MESSAGES[schema.format]!;
-  if (schema.type === "number" && schema.minimum === 0) return `must be a number from 0 to ${schema.maximum ?? Limits.money}`;
+  if (schema.type === "number" && schema.minimum === 0)
+    return `must be a number from 0 to ${schema.maximum ?? Limits.money}`;
   if (schema.type === "integer") return "must be an integer";
-  if (schema.type === "array") return `must be an array${schema.maxItems ? ` of at most ${schema.maxItems} items` : ""}`;
+  if (schema.type === "array")
+    return `must be an array${schema.maxItems ? ` of at most ${schema.maxItems} items` : ""}`;
   if (schema.type === "object") return "must be an object";
   if (schema.type === "boolean") return "must be true or false";
   if (schema.type === "string") return "must be a non-empty string";
@@ -125,8 +127,19 @@ export function describeValidationErrors(errors: Iterable<ValueError>, root = ""
     const deeper = all.some((e) => e !== error && e.path.startsWith(error.path + "/"));
     if (error.type === ValueErrorType.Union && deeper) continue;
     // A nested object sent as null where null is not allowed gives both "object" and "union" errors: keep one.
-    if (error.value === null && error.type !== ValueErrorType.Union && all.some((e) => e.path === error.path && e.type === ValueErrorType.Union)) continue;
-    byPath.set(path, { path, message: error.value === null && error.type !== ValueErrorType.Union ? `cannot be null (${describe(error)})` : describe(error) });
+    if (
+      error.value === null &&
+      error.type !== ValueErrorType.Union &&
+      all.some((e) => e.path === error.path && e.type === ValueErrorType.Union)
+    )
+      continue;
+    byPath.set(path, {
+      path,
+      message:
+        error.value === null && error.type !== ValueErrorType.Union
+          ? `cannot be null (${describe(error)})`
+          : describe(error),
+    });
   }
   return [...byPath.values()];
 }

@@ -61,9 +61,15 @@ describe("planSegments", () => {
   });
 
   test("a range inside one hour reads only raw rows; aligned bounds need no raw rows at all", () => {
-    expect(brief(planSegments(at("2024-05-10T10:05:00Z"), at("2024-05-10T10:55:00Z")))).toEqual([["raw", "2024-05-10T10:05:00.000Z", "2024-05-10T10:55:00.000Z"]]);
-    expect(brief(planSegments(at("2024-05-10T10:00:00Z"), at("2024-05-10T12:00:00Z")))).toEqual([["hour", "2024-05-10T10:00:00.000Z", "2024-05-10T12:00:00.000Z"]]);
-    expect(brief(planSegments(at("2024-01-01T00:00:00Z"), at("2025-01-01T00:00:00Z")))).toEqual([["month", "2024-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000Z"]]);
+    expect(brief(planSegments(at("2024-05-10T10:05:00Z"), at("2024-05-10T10:55:00Z")))).toEqual([
+      ["raw", "2024-05-10T10:05:00.000Z", "2024-05-10T10:55:00.000Z"],
+    ]);
+    expect(brief(planSegments(at("2024-05-10T10:00:00Z"), at("2024-05-10T12:00:00Z")))).toEqual([
+      ["hour", "2024-05-10T10:00:00.000Z", "2024-05-10T12:00:00.000Z"],
+    ]);
+    expect(brief(planSegments(at("2024-01-01T00:00:00Z"), at("2025-01-01T00:00:00Z")))).toEqual([
+      ["month", "2024-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000Z"],
+    ]);
   });
 
   test("an empty range has no segments", () => {
@@ -72,7 +78,7 @@ describe("planSegments", () => {
 
   test("random ranges are always partitioned exactly, with few bucket rows and at most two raw edges", () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const base = Date.parse("2020-01-01T00:00:00Z");
     const span = 6 * 365 * 24 * 3600 * 1000;
     for (let i = 0; i < 2000; i++) {
@@ -84,12 +90,18 @@ describe("planSegments", () => {
       expectExactPartition(segments, start, end);
       expect(segments.filter((s) => s.source === "raw").length).toBeLessThanOrEqual(2);
       const rows = (s: Segment, ms: number) => (s.from ? (s.to.getTime() - s.from.getTime()) / ms : 0);
-      expect(segments.filter((s) => s.source === "hour").reduce((n, s) => n + rows(s, 3600e3), 0)).toBeLessThanOrEqual(46);
-      expect(segments.filter((s) => s.source === "day").reduce((n, s) => n + rows(s, 86400e3), 0)).toBeLessThanOrEqual(60);
+      expect(segments.filter((s) => s.source === "hour").reduce((n, s) => n + rows(s, 3600e3), 0)).toBeLessThanOrEqual(
+        46,
+      );
+      expect(segments.filter((s) => s.source === "day").reduce((n, s) => n + rows(s, 86400e3), 0)).toBeLessThanOrEqual(
+        60,
+      );
       // Every plan fits the fixed slot layout, and the slots cover the same instants.
       const slots = toSlots(segments, new Date(0));
       const used = slots.filter((x) => x.from < x.to);
-      expect(used.map((x) => [x.from.getTime(), x.to.getTime()])).toEqual(segments.map((x) => [(x.from ?? new Date(0)).getTime(), x.to.getTime()]));
+      expect(used.map((x) => [x.from.getTime(), x.to.getTime()])).toEqual(
+        segments.map((x) => [(x.from ?? new Date(0)).getTime(), x.to.getTime()]),
+      );
     }
   });
 });
@@ -108,6 +120,9 @@ describe("toSlots", () => {
       ["2024-05-12T00:00:00.000Z", "2024-05-12T10:00:00.000Z"],
       ["2024-05-12T10:00:00.000Z", "2024-05-12T10:55:00.000Z"],
     ]);
-    expect(toSlots(planSegments(null, at("2024-05-01T00:00:00Z")), beginning)[3]).toEqual({ from: beginning, to: at("2024-05-01T00:00:00Z") });
+    expect(toSlots(planSegments(null, at("2024-05-01T00:00:00Z")), beginning)[3]).toEqual({
+      from: beginning,
+      to: at("2024-05-01T00:00:00Z"),
+    });
   });
 });

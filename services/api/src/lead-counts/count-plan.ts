@@ -66,6 +66,7 @@ export function toSlots(segments: Segment[], beginning: Date): { from: Date; to:
     }
     return { from: beginning, to: beginning };
   });
-  if (next !== segments.length) throw new Error(`segments do not fit the slot order: ${segments.map((s) => s.source).join(",")}`);
+  if (next !== segments.length)
+    throw new Error(`segments do not fit the slot order: ${segments.map((s) => s.source).join(",")}`);
   return slots;
 }

@@ -21,7 +21,9 @@ describe("parseDateRange", () => {
     const r = parseDateRange({ startDate: "2024-05-01T02:00:00+02:00", endDate: "2024-05-02T00:00:00Z" });
     expect(r.start!.toISOString()).toBe("2024-05-01T00:00:00.000Z");
     expect(r.end!.toISOString()).toBe("2024-05-02T00:00:00.000Z");
-    expect(parseDateRange({ startDate: "2024-05-01T02:00:00+0200" }).start!.toISOString()).toBe("2024-05-01T00:00:00.000Z");
+    expect(parseDateRange({ startDate: "2024-05-01T02:00:00+0200" }).start!.toISOString()).toBe(
+      "2024-05-01T00:00:00.000Z",
+    );
   });
 
   test("equal bounds are an empty range, not an error", () => {
@@ -29,7 +31,13 @@ describe("parseDateRange", () => {
   });
 
   test("a date without a time zone, a date only, or nonsense is a 400 naming the parameter and the ISO 8601 rule", () => {
-    for (const [name, value] of [["startDate", "2024-05-01T00:00:00"], ["endDate", "2024-05-01"], ["startDate", "yesterday"], ["endDate", "2024-02-30T00:00:00Z"], ["startDate", ""]] as const) {
+    for (const [name, value] of [
+      ["startDate", "2024-05-01T00:00:00"],
+      ["endDate", "2024-05-01"],
+      ["startDate", "yesterday"],
+      ["endDate", "2024-02-30T00:00:00Z"],
+      ["startDate", ""],
+    ] as const) {
       const m = message({ [name]: value });
       expect(m).toStartWith("Invalid query parameters: dates must be ISO 8601");
       expect(m).toContain(name);
@@ -40,16 +48,23 @@ describe("parseDateRange", () => {
     const m = message({ startDate: "2024-06-01T00:00:00Z", endDate: "2024-05-01T00:00:00Z" });
     expect(m).toStartWith("Invalid query parameters: dates must be ISO 8601");
     expect(m).toContain("startDate (2024-06-01T00:00:00Z) is after endDate (2024-05-01T00:00:00Z)");
-    expect(message({ startDate: "1950-06-01T00:00:00Z", endDate: "1940-05-01T00:00:00Z" })).toContain("is after endDate");
+    expect(message({ startDate: "1950-06-01T00:00:00Z", endDate: "1940-05-01T00:00:00Z" })).toContain(
+      "is after endDate",
+    );
   });
 
   test("unknown or repeated parameters are a 400", () => {
     expect(message({ from: "2024-05-01T00:00:00Z" })).toContain("unknown parameter 'from'");
-    expect(message({ startDate: ["2024-05-01T00:00:00Z", "2024-05-02T00:00:00Z"] })).toContain("startDate is given more than once");
+    expect(message({ startDate: ["2024-05-01T00:00:00Z", "2024-05-02T00:00:00Z"] })).toContain(
+      "startDate is given more than once",
+    );
   });
 
   test("bounds before 1970 mean from the beginning (no lead is older)", () => {
-    expect(parseDateRange({ startDate: "0001-01-01T00:00:00Z", endDate: "1900-01-01T00:00:00Z" })).toEqual({ start: null, end: new Date(0) });
+    expect(parseDateRange({ startDate: "0001-01-01T00:00:00Z", endDate: "1900-01-01T00:00:00Z" })).toEqual({
+      start: null,
+      end: new Date(0),
+    });
   });
 });
 

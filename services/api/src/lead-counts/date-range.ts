@@ -9,7 +9,8 @@ export interface DateRange {
   end: Date | null;
 }
 
-export const DATE_RULE = "dates must be ISO 8601 date-times with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z";
+export const DATE_RULE =
+  "dates must be ISO 8601 date-times with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z";
 const ALLOWED = ["startDate", "endDate"];
 // No lead predates the service: earlier bounds are clamped here, which keeps every value inside PostgreSQL's range.
 const EPOCH = 0;
@@ -37,13 +38,21 @@ function instant(query: Record<string, unknown>, name: string): number | null {
 
 export function parseDateRange(query: Record<string, unknown>): DateRange {
   const unknown = Object.keys(query).filter((k) => !ALLOWED.includes(k));
-  if (unknown.length) throw new BadRequestError(`Invalid query parameters: unknown parameter '${shown(unknown[0]!)}'; allowed: startDate, endDate (${DATE_RULE})`);
+  if (unknown.length)
+    throw new BadRequestError(
+      `Invalid query parameters: unknown parameter '${shown(unknown[0]!)}'; allowed: startDate, endDate (${DATE_RULE})`,
+    );
   const start = instant(query, "startDate");
   const end = instant(query, "endDate");
   // A rule across two parameters (no schema carries it): stated in the operations' descriptions, and named in details.
   if (start !== null && end !== null && start > end) {
     const problem = `startDate (${query.startDate}) is after endDate (${query.endDate})`;
-    throw new BadRequestError(`Invalid query parameters: ${DATE_RULE}; ${problem}`, [{ path: "startDate", message: `must not be after endDate; ${problem}` }]);
+    throw new BadRequestError(`Invalid query parameters: ${DATE_RULE}; ${problem}`, [
+      { path: "startDate", message: `must not be after endDate; ${problem}` },
+    ]);
   }
-  return { start: start === null || start <= EPOCH ? null : new Date(start), end: end === null ? null : new Date(Math.max(end, EPOCH)) };
+  return {
+    start: start === null || start <= EPOCH ? null : new Date(start),
+    end: end === null ? null : new Date(Math.max(end, EPOCH)),
+  };
 }

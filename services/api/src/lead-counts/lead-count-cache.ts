@@ -24,7 +24,9 @@ export function createLeadCountCache(deps: { redis: Redis; logger: Logger; ttlSe
     },
     async set(key, value) {
       if (!usable()) return;
-      await deps.redis.set(prefix + key, JSON.stringify(value), "EX", deps.ttlSeconds).catch((err: Error) => deps.logger.warn("lead count cache write failed", { err: err.message }));
+      await deps.redis
+        .set(prefix + key, JSON.stringify(value), "EX", deps.ttlSeconds)
+        .catch((err: Error) => deps.logger.warn("lead count cache write failed", { err: err.message }));
     },
   };
 }

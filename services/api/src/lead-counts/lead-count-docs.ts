@@ -7,11 +7,10 @@ export const LEAD_COUNTS_ABOUT =
   "simulated leads of test listings (POST /partner/v1/test/listings/{externalListingId}/leads); a live " +
   "key never counts them. Rule beyond the schema (it spans two parameters): when both are given, " +
   "startDate must not be after endDate (the same instant is an empty range, 0); otherwise 400 with " +
-  "details [{path: \"startDate\", …}].";
+  'details [{path: "startDate", …}].';
 
 /** Route descriptions, by method and path. */
 export const LEAD_COUNT_DOCS = {
   "GET /offices/:officeId/leads/count": `${LEAD_COUNTS_ABOUT} 404 "Office not found" for an office that is not the partner's.`,
-  "GET /organizations/:organizationId/leads/count":
-    `${LEAD_COUNTS_ABOUT} 404 "Organization not found" for an organization that is not the partner's.`,
+  "GET /organizations/:organizationId/leads/count": `${LEAD_COUNTS_ABOUT} 404 "Organization not found" for an organization that is not the partner's.`,
 } as const;

@@ -15,7 +15,11 @@ export async function findOffice(sql: postgres.Sql, partnerId: string, officeId:
   return row ?? null;
 }
 
-export async function findOrganization(sql: postgres.Sql, partnerId: string, organizationId: number): Promise<{ id: number; name: string; offices: OfficeRow[] } | null> {
+export async function findOrganization(
+  sql: postgres.Sql,
+  partnerId: string,
+  organizationId: number,
+): Promise<{ id: number; name: string; offices: OfficeRow[] } | null> {
   const rows = await sql<{ id: number; name: string; office_id: number | null; office_name: string | null }[]>`
     SELECT g.id, g.name, o.id AS office_id, o.name AS office_name
     FROM organizations g LEFT JOIN offices o ON o.organization_id = g.id
@@ -37,11 +41,18 @@ const BEGINNING = new Date(0);
  * day, hour, raw; unused slots are empty ranges), so each connection prepares it once and reuses the plan.
  * Bucket rows are read from the covering primary key (index-only), raw edges from (office_id, created_at).
  */
-export async function countLeadsByOffice(sql: postgres.Sql, scope: CountScope, segments: Segment[]): Promise<Map<number, number>> {
+export async function countLeadsByOffice(
+  sql: postgres.Sql,
+  scope: CountScope,
+  segments: Segment[],
+): Promise<Map<number, number>> {
   const totals = new Map<number, number>();
   if (segments.length === 0) return totals;
   const [r1, h1, d1, m, d2, h2, r2] = toSlots(segments, BEGINNING) as [Slot, Slot, Slot, Slot, Slot, Slot, Slot];
-  const ids = () => ("officeId" in scope ? sql`ARRAY[${scope.officeId}::int]` : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`);
+  const ids = () =>
+    "officeId" in scope
+      ? sql`ARRAY[${scope.officeId}::int]`
+      : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`;
   const raw = (s: Slot) => sql`
     SELECT office_id, count(*) AS n FROM counted_leads
     WHERE office_id = ANY(${ids()}) AND created_at >= ${s.from} AND created_at < ${s.to} GROUP BY office_id`;
@@ -64,8 +75,16 @@ type Slot = { from: Date; to: Date };
  * counted from the leads table through its partial index. They are few: no buckets needed. The office scope is
  * the same as live (test brokers sit in the partner's real offices); only the partner's own test leads exist there.
  */
-export async function countTestLeadsByOffice(sql: postgres.Sql, scope: CountScope, start: Date | null, end: Date): Promise<Map<number, number>> {
-  const ids = "officeId" in scope ? sql`ARRAY[${scope.officeId}::int]` : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`;
+export async function countTestLeadsByOffice(
+  sql: postgres.Sql,
+  scope: CountScope,
+  start: Date | null,
+  end: Date,
+): Promise<Map<number, number>> {
+  const ids =
+    "officeId" in scope
+      ? sql`ARRAY[${scope.officeId}::int]`
+      : sql`ARRAY(SELECT id FROM offices WHERE organization_id = ${scope.organizationId})`;
   const rows = await sql<{ office_id: number; total: string }[]>`
     SELECT office_id, count(*)::text AS total FROM leads
     WHERE mode = 'test' AND office_id = ANY(${ids}) AND created_at < ${end} ${start ? sql`AND created_at >= ${start}` : sql``}

@@ -1,6 +1,13 @@
 // GET /partner/v1/offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count.
 import { Elysia } from "elysia";
-import { ErrorMessages, ErrorResponse, isRecordId, LeadCountQuery, OfficeLeadCount, OrganizationLeadCount } from "@pss/contracts";
+import {
+  ErrorMessages,
+  ErrorResponse,
+  isRecordId,
+  LeadCountQuery,
+  OfficeLeadCount,
+  OrganizationLeadCount,
+} from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
@@ -25,13 +32,21 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
   const service = createLeadCountService({ sql: ctx.deps.sql, cache: opts.countCache });
   // Runs before schema validation, so a key without permission gets 401 whatever else is wrong, and every
   // query problem gets the same "dates must be ISO 8601" message.
-  const check = ({ partner, params, query }: { partner: Principal; params: Record<string, string>; query: Record<string, unknown> }, idName: string) => {
+  const check = (
+    { partner, params, query }: { partner: Principal; params: Record<string, string>; query: Record<string, unknown> },
+    idName: string,
+  ) => {
     if (!partner.leadTracking) throw new UnauthorizedError();
-    return { scope: { partnerId: partner.partnerId, mode: partner.mode }, id: parseId(params[idName]!, idName), range: parseDateRange(query) };
+    return {
+      scope: { partnerId: partner.partnerId, mode: partner.mode },
+      id: parseId(params[idName]!, idName),
+      range: parseDateRange(query),
+    };
   };
   const responses = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse };
 
-  return new Elysia({ name: "lead-count-routes" }).use(ctx.auth)
+  return new Elysia({ name: "lead-count-routes" })
+    .use(ctx.auth)
     .get(
       "/offices/:officeId/leads/count",
       (c) => {
@@ -45,7 +60,10 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of one office",
           description: LEAD_COUNT_DOCS["GET /offices/:officeId/leads/count"],
-          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.officeNotFound}: no such office of this partner` }),
+          responses: documented({
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
+            404: `${ErrorMessages.officeNotFound}: no such office of this partner`,
+          }),
         },
       },
     )
@@ -62,7 +80,10 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
           description: LEAD_COUNT_DOCS["GET /organizations/:organizationId/leads/count"],
-          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: `${ErrorMessages.organizationNotFound}: no such organization of this partner` }),
+          responses: documented({
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
+            404: `${ErrorMessages.organizationNotFound}: no such organization of this partner`,
+          }),
         },
       },
     );

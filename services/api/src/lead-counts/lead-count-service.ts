@@ -4,7 +4,13 @@ import type postgres from "postgres";
 import { NotFoundError } from "../http/errors.ts";
 import { planSegments } from "./count-plan.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
-import { countLeadsByOffice, countTestLeadsByOffice, findOffice, findOrganization, type CountScope } from "./lead-count-repository.ts";
+import {
+  countLeadsByOffice,
+  countTestLeadsByOffice,
+  findOffice,
+  findOrganization,
+  type CountScope,
+} from "./lead-count-repository.ts";
 import type { DateRange } from "./date-range.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 
@@ -30,23 +36,40 @@ export function createLeadCountService(deps: { sql: postgres.Sql; cache?: LeadCo
   // Live: the pre-aggregated counts (counted_leads never holds a test lead). Test: the few simulated leads, read directly.
   const count = (scope: RecordScope, whose: CountScope, range: DateRange) => {
     const end = range.end ?? new Date();
-    return scope.mode === "test" ? countTestLeadsByOffice(sql, whose, range.start, end) : countLeadsByOffice(sql, whose, planSegments(range.start, end));
+    return scope.mode === "test"
+      ? countTestLeadsByOffice(sql, whose, range.start, end)
+      : countLeadsByOffice(sql, whose, planSegments(range.start, end));
   };
 
   return {
     office: ({ partnerId, mode }, officeId, range) =>
       cached(`${partnerId}:${mode}:office:${officeId}:${rangeKey(range)}`, async () => {
         // Independent reads: run them together; a 404 discards the count.
-        const [office, counts] = await Promise.all([findOffice(sql, partnerId, officeId), count({ partnerId, mode }, { officeId }, range)]);
+        const [office, counts] = await Promise.all([
+          findOffice(sql, partnerId, officeId),
+          count({ partnerId, mode }, { officeId }, range),
+        ]);
         if (!office) throw new NotFoundError(ErrorMessages.officeNotFound);
-        return { status: "success" as const, officeId: office.id, officeName: office.name, totalLeads: counts.get(officeId) ?? 0 };
+        return {
+          status: "success" as const,
+          officeId: office.id,
+          officeName: office.name,
+          totalLeads: counts.get(officeId) ?? 0,
+        };
       }),
 
     organization: ({ partnerId, mode }, organizationId, range) =>
       cached(`${partnerId}:${mode}:organization:${organizationId}:${rangeKey(range)}`, async () => {
-        const [organization, counts] = await Promise.all([findOrganization(sql, partnerId, organizationId), count({ partnerId, mode }, { organizationId }, range)]);
+        const [organization, counts] = await Promise.all([
+          findOrganization(sql, partnerId, organizationId),
+          count({ partnerId, mode }, { organizationId }, range),
+        ]);
         if (!organization) throw new NotFoundError(ErrorMessages.organizationNotFound);
-        const officeBreakdown = organization.offices.map((o) => ({ officeId: o.id, officeName: o.name, totalLeads: counts.get(o.id) ?? 0 }));
+        const officeBreakdown = organization.offices.map((o) => ({
+          officeId: o.id,
+          officeName: o.name,
+          totalLeads: counts.get(o.id) ?? 0,
+        }));
         return {
           status: "success" as const,
           organizationId: organization.id,

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { addressBucket, clientAddress } from "./client-address.ts";
 
-const server = (address: string | null) => ({ requestIP: () => (address ? { address, family: "IPv4" as const, port: 1234 } : null) });
+const server = (address: string | null) => ({
+  requestIP: () => (address ? { address, family: "IPv4" as const, port: 1234 } : null),
+});
 const request = (xff?: string) => new Request("http://localhost/", { headers: xff ? { "x-forwarded-for": xff } : {} });
 
 describe("clientAddress", () => {

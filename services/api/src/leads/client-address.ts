@@ -6,9 +6,17 @@ import type { Server } from "bun";
  * right-most X-Forwarded-For entry is used: the one our own (single, trusted) proxy appended. Entries to its
  * left come from the client and are never trusted. Without trustProxy the header is ignored entirely.
  */
-export function clientAddress(request: Request, server: Pick<Server<unknown>, "requestIP"> | null, trustProxy: boolean): string | null {
+export function clientAddress(
+  request: Request,
+  server: Pick<Server<unknown>, "requestIP"> | null,
+  trustProxy: boolean,
+): string | null {
   if (trustProxy) {
-    const hops = request.headers.get("x-forwarded-for")?.split(",").map((s) => s.trim()).filter(Boolean);
+    const hops = request.headers
+      .get("x-forwarded-for")
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const last = hops?.at(-1);
     if (last) return last;
   }
@@ -21,7 +29,10 @@ export function clientAddress(request: Request, server: Pick<Server<unknown>, "r
  */
 export function addressBucket(address: string | null): string {
   if (!address) return "unknown";
-  const plain = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
+  const plain = address
+    .replace(/^\[|\]$/g, "")
+    .replace(/%.*$/, "")
+    .toLowerCase();
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(plain);
   if (mapped) return mapped[1]!;
   if (!plain.includes(":")) return plain;

@@ -5,7 +5,13 @@ import { findTextProblem, LeadBody, registerFormats } from "@pss/contracts";
 import { Value } from "@sinclair/typebox/value";
 import type { Server } from "bun";
 import type { EventTrace, Logger } from "@pss/service-kit";
-import { type ApiError, BadRequestError, NotFoundError, RateLimitedError, UnsupportedMediaTypeError } from "../http/errors.ts";
+import {
+  type ApiError,
+  BadRequestError,
+  NotFoundError,
+  RateLimitedError,
+  UnsupportedMediaTypeError,
+} from "../http/errors.ts";
 import { readCappedBody } from "../http/json-body.ts";
 import { describeValidationErrors } from "../http/validation-messages.ts";
 import { clientAddress } from "./client-address.ts";
@@ -27,7 +33,13 @@ const FORM_CONTENT_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
 /** What people see beside a field, from the API's sentence for it (e.g. "must be a valid e-mail address"). */
 function buyerWording(field: LeadFormField, apiMessage: string): string {
-  if (/empty|blank|required/.test(apiMessage)) return { name: "Enter your name.", email: "Enter your e-mail address.", phone: "Enter a phone number.", message: "Write a message for the broker." }[field];
+  if (/empty|blank|required/.test(apiMessage))
+    return {
+      name: "Enter your name.",
+      email: "Enter your e-mail address.",
+      phone: "Enter a phone number.",
+      message: "Write a message for the broker.",
+    }[field];
   const tooLong = /at most (\d+) characters/.exec(apiMessage);
   if (tooLong) return `Use at most ${Number(tooLong[1]).toLocaleString("en-US")} characters.`;
   if (field === "email") return "Enter an e-mail address like name@example.com.";
@@ -38,7 +50,12 @@ function buyerWording(field: LeadFormField, apiMessage: string): string {
 /** The form's fields as the JSON body the API takes: empty optional fields left out, line breaks as \n. */
 export function leadBodyFromForm(form: URLSearchParams): { body: Record<string, string>; values: LeadFormValues } {
   const get = (name: string) => form.get(name) ?? "";
-  const values: LeadFormValues = { name: get("name"), email: get("email").trim(), phone: get("phone").trim(), message: get("message").replace(/\r\n?/g, "\n") };
+  const values: LeadFormValues = {
+    name: get("name"),
+    email: get("email").trim(),
+    phone: get("phone").trim(),
+    message: get("message").replace(/\r\n?/g, "\n"),
+  };
   const body: Record<string, string> = { name: values.name!, email: values.email!, message: values.message! };
   if (values.phone) body.phone = values.phone;
   const website = get("website");
@@ -52,7 +69,8 @@ export function leadFormProblems(body: Record<string, string>): Partial<Record<L
   const errors: Partial<Record<LeadFormField, string>> = {};
   const add = (path: string, message: string) => {
     const field = path as LeadFormField;
-    if ((LEAD_FORM_FIELDS as readonly string[]).includes(field) && !errors[field]) errors[field] = buyerWording(field, message);
+    if ((LEAD_FORM_FIELDS as readonly string[]).includes(field) && !errors[field])
+      errors[field] = buyerWording(field, message);
   };
   const text = findTextProblem(body);
   if (text) add(text.path, text.message);
@@ -63,7 +81,14 @@ export function leadFormProblems(body: Record<string, string>): Partial<Record<L
 
 export async function submitLeadForm(
   deps: LeadIntakeDeps & { trustProxy?: boolean },
-  args: { listingId: string; request: Request; server: Pick<Server<unknown>, "requestIP"> | null; maxBodyBytes: number; trace?: EventTrace; log?: Logger },
+  args: {
+    listingId: string;
+    request: Request;
+    server: Pick<Server<unknown>, "requestIP"> | null;
+    maxBodyBytes: number;
+    trace?: EventTrace;
+    log?: Logger;
+  },
 ): Promise<LeadFormOutcome> {
   if (!FORM_CONTENT_TYPE.test(args.request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
   const bytes = await readCappedBody(args.request, args.maxBodyBytes);
@@ -71,15 +96,27 @@ export async function submitLeadForm(
   const errors = leadFormProblems(body);
   if (Object.keys(errors).length) return { kind: "invalid", values, errors };
   try {
-    const { leadId } = await submitLead(deps, { listingId: args.listingId, body: body as unknown as LeadBody, clientAddress: clientAddress(args.request, args.server, deps.trustProxy ?? false), trace: args.trace, log: args.log });
+    const { leadId } = await submitLead(deps, {
+      listingId: args.listingId,
+      body: body as unknown as LeadBody,
+      clientAddress: clientAddress(args.request, args.server, deps.trustProxy ?? false),
+      trace: args.trace,
+      log: args.log,
+    });
     return { kind: "accepted", leadId };
   } catch (err) {
-    if (err instanceof RateLimitedError) return { kind: "rate-limited", values, retryAfterSeconds: Number((err as ApiError).headers?.["Retry-After"] ?? 60) };
+    if (err instanceof RateLimitedError)
+      return {
+        kind: "rate-limited",
+        values,
+        retryAfterSeconds: Number((err as ApiError).headers?.["Retry-After"] ?? 60),
+      };
     if (err instanceof NotFoundError) return { kind: "not-found" };
     // submitLead's own checks ("name: must not be blank") belong beside their field too.
     if (err instanceof BadRequestError) {
       const [, path, message] = /^(\w+): (.*)$/.exec(err.message) ?? [];
-      if (path && message && (LEAD_FORM_FIELDS as readonly string[]).includes(path)) return { kind: "invalid", values, errors: { [path]: buyerWording(path as LeadFormField, message) } };
+      if (path && message && (LEAD_FORM_FIELDS as readonly string[]).includes(path))
+        return { kind: "invalid", values, errors: { [path]: buyerWording(path as LeadFormField, message) } };
     }
     throw err;
   }

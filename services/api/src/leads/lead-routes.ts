@@ -17,7 +17,8 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions 
   return new Elysia({ name: "lead-intake-routes" }).post(
     "/v1/listings/:serviceListingId/leads",
     async ({ params, body, request, server, set }) => {
-      if (!isServiceId(params.serviceListingId)) throw new BadRequestError("serviceListingId must be a positive integer");
+      if (!isServiceId(params.serviceListingId))
+        throw new BadRequestError("serviceListingId must be a positive integer");
       const address = clientAddress(request, server, deps.trustProxy ?? false);
       const { leadId } = await submitLead(deps, {
         listingId: params.serviceListingId,

@@ -26,7 +26,12 @@ export interface LeadSubmission {
   log?: Logger;
 }
 
-async function enforce(limiter: RateLimiter | undefined, bucket: string, logger: Logger, fields: Record<string, unknown>): Promise<void> {
+async function enforce(
+  limiter: RateLimiter | undefined,
+  bucket: string,
+  logger: Logger,
+  fields: Record<string, unknown>,
+): Promise<void> {
   const retryAfter = limiter ? await limiter.check(bucket) : null;
   if (retryAfter === null) return;
   logger.warn("lead refused: rate limit", fields);
@@ -34,8 +39,12 @@ async function enforce(limiter: RateLimiter | undefined, bucket: string, logger:
 }
 
 /** What the schema cannot say: name and message must hold more than spaces. */
-export function blankLeadFields(body: Pick<LeadBody, "name" | "message">): { path: "name" | "message"; message: string }[] {
-  return (["name", "message"] as const).filter((f) => typeof body[f] === "string" && body[f].trim() === "").map((path) => ({ path, message: "must not be blank" }));
+export function blankLeadFields(
+  body: Pick<LeadBody, "name" | "message">,
+): { path: "name" | "message"; message: string }[] {
+  return (["name", "message"] as const)
+    .filter((f) => typeof body[f] === "string" && body[f].trim() === "")
+    .map((path) => ({ path, message: "must not be blank" }));
 }
 
 export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): Promise<{ leadId: string }> {
@@ -55,7 +64,11 @@ export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): P
   }
   await enforce(deps.listingLimiter, listingId, log, { listingId, limit: "listing" });
 
-  const stored = await insertLead(deps.sql, { id: leadId, listingId, name, email: body.email, phone: body.phone?.trim() || null, message }, input.trace);
+  const stored = await insertLead(
+    deps.sql,
+    { id: leadId, listingId, name, email: body.email, phone: body.phone?.trim() || null, message },
+    input.trace,
+  );
   if (!stored) throw new NotFoundError(ErrorMessages.listingNotFound);
   log.info("lead accepted", { leadId, listingId, officeId: stored.officeId });
   return { leadId };

@@ -7,9 +7,24 @@ import { LeadReceived, leadReceivedFact, type RecordMode } from "@pss/contracts"
 import { insertOutboxFacts, OFFICE_LEAD_COUNT_LOCK, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
-export async function announceTestLeadReceived(tx: postgres.TransactionSql, leadId: string, officeId: number): Promise<void> {
+export async function announceTestLeadReceived(
+  tx: postgres.TransactionSql,
+  leadId: string,
+  officeId: number,
+): Promise<void> {
   await tx`SELECT pg_advisory_xact_lock(${OFFICE_LEAD_COUNT_LOCK}, ${officeId})`;
-  const [lead] = await tx<{ partner_id: string; mode: RecordMode; office_id: number; listing_id: string; listing_external_id: string; broker_id: string; broker_external_id: string; n: number }[]>`
+  const [lead] = await tx<
+    {
+      partner_id: string;
+      mode: RecordMode;
+      office_id: number;
+      listing_id: string;
+      listing_external_id: string;
+      broker_id: string;
+      broker_external_id: string;
+      n: number;
+    }[]
+  >`
     SELECT ld.partner_id, ld.mode, ld.office_id, l.id::text AS listing_id, l.external_id AS listing_external_id, b.id::text AS broker_id, b.external_id AS broker_external_id, c.n
     FROM leads ld JOIN listings l ON l.id = ld.listing_id JOIN brokers b ON b.id = ld.broker_id,
       LATERAL (SELECT count(*)::int AS n FROM leads t WHERE t.office_id = ld.office_id AND t.mode = 'test') c
@@ -18,7 +33,11 @@ export async function announceTestLeadReceived(tx: postgres.TransactionSql, lead
   const fact = partnerFactRow(
     LeadReceived,
     { aggregateId: leadId, version: 1, partnerId: lead.partner_id, mode: lead.mode },
-    leadReceivedFact({ id: lead.listing_id, external_id: lead.listing_external_id }, { id: lead.broker_id, external_id: lead.broker_external_id }, { officeId: lead.office_id, officeLeadCount: lead.n }),
+    leadReceivedFact(
+      { id: lead.listing_id, external_id: lead.listing_external_id },
+      { id: lead.broker_id, external_id: lead.broker_external_id },
+      { officeId: lead.office_id, officeLeadCount: lead.n },
+    ),
   );
   await insertOutboxFacts(tx, [fact]);
 }

@@ -6,7 +6,11 @@ import type { PartnerContext } from "../partner/partner-context.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { ListingUpsertResult } from "./listing-service.ts";
 
-export async function listingPutAnswer(ctx: PartnerContext, scope: RecordScope, result: ListingUpsertResult): Promise<ItemAnswer<ListingPutResponse>> {
+export async function listingPutAnswer(
+  ctx: PartnerContext,
+  scope: RecordScope,
+  result: ListingUpsertResult,
+): Promise<ItemAnswer<ListingPutResponse>> {
   return {
     httpStatus: result.created ? 201 : 200,
     changed: result.changed,

@@ -22,7 +22,16 @@ import type { RecordScope } from "../records/record-scope.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { listingBodyProblems } from "./listing-document.ts";
 import { loadManyForWrite } from "./listing-repository.ts";
-import { planListing, plannedListingQuality, upsertListing, writeListingPlan, type ListingPlan, type ListingUpsertResult, type Loaded, type WriteSource } from "./listing-service.ts";
+import {
+  planListing,
+  plannedListingQuality,
+  upsertListing,
+  writeListingPlan,
+  type ListingPlan,
+  type ListingUpsertResult,
+  type Loaded,
+  type WriteSource,
+} from "./listing-service.ts";
 
 export interface ListingBatchItem {
   externalId: string;
@@ -40,7 +49,12 @@ const settle = async <T>(work: () => Promise<T>): Promise<ItemOutcome<T>> => {
   }
 };
 
-export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, items: ListingBatchItem[], source: WriteSource): Promise<ItemOutcome<ListingUpsertResult>[]> {
+export async function upsertListingBatch(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  items: ListingBatchItem[],
+  source: WriteSource,
+): Promise<ItemOutcome<ListingUpsertResult>[]> {
   const out = new Array<ItemOutcome<ListingUpsertResult> | undefined>(items.length);
   const inline: number[] = [];
   const plain: number[] = [];
@@ -53,17 +67,30 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
   const named = (i: number) => items[i]!.body.brokerExternalId;
   const namedIds = [...new Set(plain.map(named).filter((id): id is string => id !== undefined))];
   // Which named brokers existed before any inline broker of this batch was written, and which item first writes one.
-  const existedBefore = inline.length && namedIds.length ? (await loadManyForWrite(sql, scope, [], namedIds)).brokers : null;
+  const existedBefore =
+    inline.length && namedIds.length ? (await loadManyForWrite(sql, scope, [], namedIds)).brokers : null;
   const firstInline = new Map<string, number>();
-  for (const i of inline) if (!firstInline.has(items[i]!.body.broker!.externalBrokerId)) firstInline.set(items[i]!.body.broker!.externalBrokerId, i);
-  for (const i of inline) out[i] = await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
+  for (const i of inline)
+    if (!firstInline.has(items[i]!.body.broker!.externalBrokerId))
+      firstInline.set(items[i]!.body.broker!.externalBrokerId, i);
+  for (const i of inline)
+    out[i] = await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
 
-  const loaded = await loadManyForWrite(sql, scope, plain.map((i) => items[i]!.externalId), namedIds);
+  const loaded = await loadManyForWrite(
+    sql,
+    scope,
+    plain.map((i) => items[i]!.externalId),
+    namedIds,
+  );
   const writes: { i: number; plan: ListingPlan; load: Loaded }[] = [];
   for (const i of plain) {
     const ref = named(i);
     // The single PUT's load (loadForWrite), from the shared read: the listing, the named broker and its phone.
-    const load: Loaded = { listing: loaded.listings.get(items[i]!.externalId) ?? null, named: undefined, namedPhone: null };
+    const load: Loaded = {
+      listing: loaded.listings.get(items[i]!.externalId) ?? null,
+      named: undefined,
+      namedPhone: null,
+    };
     if (ref !== undefined) {
       const broker = loaded.brokers.get(ref);
       const visible = existedBefore === null || existedBefore.has(ref) || (firstInline.get(ref) ?? Infinity) < i;
@@ -72,7 +99,15 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
     }
     try {
       const plan = planListing(load.listing, load.named, items[i]!.body);
-      if (plan.kind === "noChange") out[i] = { ok: { listingId: plan.current.id, created: false, changed: false, quality: plannedListingQuality(plan, load) } };
+      if (plan.kind === "noChange")
+        out[i] = {
+          ok: {
+            listingId: plan.current.id,
+            created: false,
+            changed: false,
+            quality: plannedListingQuality(plan, load),
+          },
+        };
       else writes.push({ i, plan, load });
     } catch (error) {
       out[i] = { error };
@@ -83,7 +118,22 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
   if (writes.length > 0) {
     try {
       // Sent together on one connection (pipelined), committed once.
-      written = await retryTransaction(() => sql.begin((tx) => Promise.all(writes.map((w) => writeListingPlan(tx, scope, items[w.i]!.externalId, w.plan, source, plannedListingQuality(w.plan, w.load))))));
+      written = await retryTransaction(() =>
+        sql.begin((tx) =>
+          Promise.all(
+            writes.map((w) =>
+              writeListingPlan(
+                tx,
+                scope,
+                items[w.i]!.externalId,
+                w.plan,
+                source,
+                plannedListingQuality(w.plan, w.load),
+              ),
+            ),
+          ),
+        ),
+      );
     } catch {
       written = null; // rolled back whole: each item is run alone below
     }
@@ -91,7 +141,9 @@ export async function upsertListingBatch(sql: postgres.Sql, scope: RecordScope, 
   for (let k = 0; k < writes.length; k++) {
     const { i } = writes[k]!;
     const result = written?.[k];
-    out[i] = result ? { ok: result } : await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
+    out[i] = result
+      ? { ok: result }
+      : await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
   }
   return out as ItemOutcome<ListingUpsertResult>[];
 }

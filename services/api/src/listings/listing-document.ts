@@ -6,7 +6,14 @@ import { mergePatch, pruneEmpty, type Json, type JsonObject } from "../records/m
 export interface ListingDocument {
   status: ListingStatus;
   businessType: string;
-  location: { streetAddress1?: string; city: string; state: string; postalCode?: string; country: string; visibility: Visibility };
+  location: {
+    streetAddress1?: string;
+    city: string;
+    state: string;
+    postalCode?: string;
+    country: string;
+    visibility: Visibility;
+  };
   title?: string;
   description?: string;
   establishedAt?: string;
@@ -35,19 +42,31 @@ function patchOf(body: ListingBody): JsonObject {
 
 /** Applies a PUT body to the stored document (or to nothing, on create). May lack required fields: see missingOnCreate. */
 export function applyListingBody(current: ListingDocument | null, body: ListingBody): ListingDocument {
-  return (pruneEmpty(mergePatch((current ?? {}) as unknown as Json, patchOf(body)) as Json) ?? {}) as unknown as ListingDocument;
+  return (pruneEmpty(mergePatch((current ?? {}) as unknown as Json, patchOf(body)) as Json) ??
+    {}) as unknown as ListingDocument;
 }
 
 /** Rules the schema cannot express. */
 export function listingBodyProblems(body: ListingBody): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  if (body.brokerExternalId !== undefined && body.broker !== undefined && body.broker.externalBrokerId !== body.brokerExternalId) {
-    problems.push({ path: "brokerExternalId", message: "differs from broker.externalBrokerId; send one of them, or the same ID in both" });
+  if (
+    body.brokerExternalId !== undefined &&
+    body.broker !== undefined &&
+    body.broker.externalBrokerId !== body.brokerExternalId
+  ) {
+    problems.push({
+      path: "brokerExternalId",
+      message: "differs from broker.externalBrokerId; send one of them, or the same ID in both",
+    });
   }
   const seen = new Map<string, number>();
   body.photos?.forEach((photo, i) => {
     const first = seen.get(photo.url);
-    if (first !== undefined) problems.push({ path: `photos[${i}].url`, message: `repeats photos[${first}].url; each photo URL may appear once` });
+    if (first !== undefined)
+      problems.push({
+        path: `photos[${i}].url`,
+        message: `repeats photos[${first}].url; each photo URL may appear once`,
+      });
     else seen.set(photo.url, i);
   });
   return problems;
@@ -56,13 +75,18 @@ export function listingBodyProblems(body: ListingBody): ErrorDetail[] {
 /** On create the spec requires status, businessType, location (city, state, country, visibility) and a broker. */
 export function missingOnCreate(doc: Partial<ListingDocument>, hasBroker: boolean): ErrorDetail[] {
   const missing: ErrorDetail[] = [];
-  if (!hasBroker) missing.push({ path: "brokerExternalId", message: "is required when creating a listing (or send an inline broker)" });
+  if (!hasBroker)
+    missing.push({
+      path: "brokerExternalId",
+      message: "is required when creating a listing (or send an inline broker)",
+    });
   if (!doc.status) missing.push({ path: "status", message: "is required when creating a listing" });
   if (!doc.businessType) missing.push({ path: "businessType", message: "is required when creating a listing" });
   if (!doc.location) missing.push({ path: "location", message: "is required when creating a listing" });
   else {
     for (const field of ["city", "state", "country", "visibility"] as const) {
-      if (!doc.location[field]) missing.push({ path: `location.${field}`, message: "is required when creating a listing" });
+      if (!doc.location[field])
+        missing.push({ path: `location.${field}`, message: "is required when creating a listing" });
     }
   }
   return missing;

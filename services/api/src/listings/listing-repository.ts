@@ -49,7 +49,12 @@ const SELECT = (tx: Tx) => tx`
   FROM listings l JOIN brokers b ON b.id = l.broker_id`;
 
 function toStored(row: postgres.Row): StoredListing {
-  const location: ListingDocument["location"] = { city: row.city, state: row.state, country: row.country, visibility: row.visibility };
+  const location: ListingDocument["location"] = {
+    city: row.city,
+    state: row.state,
+    country: row.country,
+    visibility: row.visibility,
+  };
   if (row.street_address1 !== null) location.streetAddress1 = row.street_address1;
   if (row.postal_code !== null) location.postalCode = row.postal_code;
   const document: ListingDocument = { status: row.status, businessType: row.business_type, location };
@@ -92,7 +97,12 @@ export async function loadForWrite(
   externalId: string,
   brokerExternalId: string | undefined,
   opts: { allocateId?: boolean } = {},
-): Promise<{ listing: StoredListing | null; namedBrokerId: string | null | undefined; namedBrokerPhone: string | null; newListingId?: number }> {
+): Promise<{
+  listing: StoredListing | null;
+  namedBrokerId: string | null | undefined;
+  namedBrokerPhone: string | null;
+  newListingId?: number;
+}> {
   const rows = await tx`
     SELECT nb.id::text AS named_broker_id, nb.phone AS named_broker_phone,
       CASE WHEN x.id IS NULL AND ${opts.allocateId === true} THEN nextval('listings_id_seq') END AS new_listing_id, x.*
@@ -120,19 +130,24 @@ export async function loadManyForWrite(
   brokerExternalIds: string[],
 ): Promise<{ listings: Map<string, StoredListing>; brokers: Map<string, { id: string; phone: string | null }> }> {
   const [rows, brokers] = await Promise.all([
-    externalIds.length ? tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ANY(${externalIds}::text[])` : Promise.resolve([]),
+    externalIds.length
+      ? tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ANY(${externalIds}::text[])`
+      : Promise.resolve([]),
     brokerExternalIds.length
       ? tx`SELECT id::text AS id, external_id, phone FROM brokers WHERE partner_id = ${scope.partnerId} AND mode = ${scope.mode} AND external_id = ANY(${brokerExternalIds}::text[])`
       : Promise.resolve([]),
   ]);
   return {
     listings: new Map(rows.map((r) => [r.external_id as string, toStored(r)])),
-    brokers: new Map(brokers.map((r) => [r.external_id as string, { id: r.id as string, phone: (r.phone as string | null) ?? null }])),
+    brokers: new Map(
+      brokers.map((r) => [r.external_id as string, { id: r.id as string, phone: (r.phone as string | null) ?? null }]),
+    ),
   };
 }
 
 export async function findListing(tx: Tx, scope: RecordScope, externalId: string): Promise<StoredListing | null> {
-  const rows = await tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}`;
+  const rows =
+    await tx`${SELECT(tx)} WHERE l.partner_id = ${scope.partnerId} AND l.mode = ${scope.mode} AND l.external_id = ${externalId}`;
   return rows[0] ? toStored(rows[0]) : null;
 }
 
@@ -141,15 +156,22 @@ export type StatusChange = { from: string | null; to: string; changedAt: string 
 export async function statusHistories(tx: Tx, listingIds: number[]): Promise<Map<number, StatusChange[]>> {
   const out = new Map<number, StatusChange[]>(listingIds.map((id) => [id, []]));
   if (listingIds.length === 0) return out;
-  const rows = await tx`SELECT listing_id, from_status, to_status, changed_at FROM listing_status_history WHERE listing_id = ANY(${listingIds}) ORDER BY id`;
-  for (const r of rows) out.get(Number(r.listing_id))!.push({ from: r.from_status, to: r.to_status, changedAt: r.changed_at.toISOString() });
+  const rows =
+    await tx`SELECT listing_id, from_status, to_status, changed_at FROM listing_status_history WHERE listing_id = ANY(${listingIds}) ORDER BY id`;
+  for (const r of rows)
+    out
+      .get(Number(r.listing_id))!
+      .push({ from: r.from_status, to: r.to_status, changedAt: r.changed_at.toISOString() });
   return out;
 }
 
 export type PageArgs = PageRequest & { scope: RecordScope };
 
 /** One page of the commit-safe reconciliation order (records/commit-safe-page.ts). */
-export async function pageListings(tx: Tx, args: PageArgs): Promise<{ rows: StoredListing[]; nextCursor: string | null }> {
+export async function pageListings(
+  tx: Tx,
+  args: PageArgs,
+): Promise<{ rows: StoredListing[]; nextCursor: string | null }> {
   const { scope, ...page } = args;
   return readCommitSafePage(tx, {
     table: "listings",

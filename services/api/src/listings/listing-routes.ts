@@ -1,13 +1,30 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { DryRunResponse, ErrorMessages, ErrorResponse, HistoryQuery, ListingBody, ListingHistoryResponse, ListingPutResponse, ListingRecord, PageQuery, PutQuery } from "@pss/contracts";
+import {
+  DryRunResponse,
+  ErrorMessages,
+  ErrorResponse,
+  HistoryQuery,
+  ListingBody,
+  ListingHistoryResponse,
+  ListingPutResponse,
+  ListingRecord,
+  PageQuery,
+  PutQuery,
+} from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { listingHistory } from "../history/history-repository.ts";
-import { findListing, pageListings, statusHistories, type StatusChange, type StoredListing } from "./listing-repository.ts";
+import {
+  findListing,
+  pageListings,
+  statusHistories,
+  type StatusChange,
+  type StoredListing,
+} from "./listing-repository.ts";
 import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
@@ -15,7 +32,12 @@ import { storedListingQuality } from "../quality/record-quality.ts";
 import { LISTING_DOCS } from "./listing-docs.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
-export function toListingRecord(l: StoredListing, history: StatusChange[], url: string, publicBaseUrl: string): ListingRecord {
+export function toListingRecord(
+  l: StoredListing,
+  history: StatusChange[],
+  url: string,
+  publicBaseUrl: string,
+): ListingRecord {
   const d = l.document;
   return {
     externalListingId: l.externalId,
@@ -50,17 +72,20 @@ export function toListingRecord(l: StoredListing, history: StatusChange[], url: 
   };
 }
 
-
 export function createListingRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "listing-routes" }).use(ctx.auth)
+  return new Elysia({ name: "listing-routes" })
+    .use(ctx.auth)
     .use(createListingBatchRoutes(ctx))
     .put(
       "/listings/:externalListingId",
       async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await upsertListing(sql, partner, externalId, body, { origin: ctx.originOf(partner, request), trace: ctx.traceOf(request) });
+        const result = await upsertListing(sql, partner, externalId, body, {
+          origin: ctx.originOf(partner, request),
+          trace: ctx.traceOf(request),
+        });
         const answer = await listingPutAnswer(ctx, partner, result);
         set.status = answer.httpStatus;
         return answer.body;
@@ -68,11 +93,20 @@ export function createListingRoutes(ctx: PartnerContext) {
       {
         body: ListingBody,
         query: PutQuery,
-        response: { 200: Type.Union([ListingPutResponse, DryRunResponse]), 201: ListingPutResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: {
+          200: Type.Union([ListingPutResponse, DryRunResponse]),
+          201: ListingPutResponse,
+          400: ErrorResponse,
+          401: ErrorResponse,
+          404: ErrorResponse,
+        },
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
           description: LISTING_DOCS["PUT /listings/:externalListingId"],
-          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", 404: "Broker not found: brokerExternalId names no broker of this partner" }),
+          responses: documented({
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
+            404: "Broker not found: brokerExternalId names no broker of this partner",
+          }),
         },
       },
     )
@@ -82,13 +116,24 @@ export function createListingRoutes(ctx: PartnerContext) {
         const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
         if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
         const history = await statusHistories(sql, [listing.id]);
-        return { status: "success" as const, listing: toListingRecord(listing, history.get(listing.id)!, await ctx.listingUrl(partner, listing.id), ctx.deps.publicBaseUrl) };
+        return {
+          status: "success" as const,
+          listing: toListingRecord(
+            listing,
+            history.get(listing.id)!,
+            await ctx.listingUrl(partner, listing.id),
+            ctx.deps.publicBaseUrl,
+          ),
+        };
       },
       {
         detail: {
           summary: "Read a listing back as stored, with its photo processing, search-index state and status history",
           responses: documented({
-            200: { description: "The listing", schema: Type.Object({ status: Type.Literal("success"), listing: ListingRecord }) },
+            200: {
+              description: "The listing",
+              schema: Type.Object({ status: Type.Literal("success"), listing: ListingRecord }),
+            },
             404: ErrorMessages.listingNotFound,
           }),
         },
@@ -119,7 +164,10 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ query, partner }) => {
         const page = parsePageQuery(query);
         const { rows, nextCursor } = await pageListings(sql, { scope: partner, ...page });
-        const history = await statusHistories(sql, rows.map((r) => r.id));
+        const history = await statusHistories(
+          sql,
+          rows.map((r) => r.id),
+        );
         const urls = await Promise.all(rows.map((l) => ctx.listingUrl(partner, l.id)));
         return {
           status: "success" as const,
@@ -132,7 +180,14 @@ export function createListingRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Page through all of the partner's listings (reconciliation)",
           responses: documented({
-            200: { description: "One page; nextCursor is null on the last", schema: Type.Object({ status: Type.Literal("success"), results: Type.Array(ListingRecord), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+            200: {
+              description: "One page; nextCursor is null on the last",
+              schema: Type.Object({
+                status: Type.Literal("success"),
+                results: Type.Array(ListingRecord),
+                nextCursor: Type.Union([Type.String(), Type.Null()]),
+              }),
+            },
           }),
         },
       },

@@ -38,17 +38,35 @@ export type NamedBroker = { id: string; externalId: string } | null | undefined;
  * `namedPhone`: the phone of the broker the body names, for the dry run's warnings. `newListingId`: an ID the read
  * allocated for the listing if it is created (the event is built in JS and needs it; listing-writes.ts).
  */
-export type Loaded = { listing: StoredListing | null; named: NamedBroker; namedPhone?: string | null; newListingId?: number };
+export type Loaded = {
+  listing: StoredListing | null;
+  named: NamedBroker;
+  namedPhone?: string | null;
+  newListingId?: number;
+};
 
 /** What a listing PUT body does to the stored listing (or to nothing). */
 export type ListingPlan =
   | { kind: "create"; document: ListingDocument; brokerId: string; hash: Buffer; changes: FieldChange[] }
-  | { kind: "update"; current: StoredListing; document: ListingDocument; brokerId: string; hash: Buffer; changes: FieldChange[] }
+  | {
+      kind: "update";
+      current: StoredListing;
+      document: ListingDocument;
+      brokerId: string;
+      hash: Buffer;
+      changes: FieldChange[];
+    }
   | { kind: "noChange"; current: StoredListing; changes: [] };
 
 /** Field paths include brokerExternalId, the reference a partner sees (the internal broker ID is part of the hash). */
-function listingChanges(before: { brokerExternalId: string; document: ListingDocument } | null, after: { brokerExternalId: string; document: ListingDocument }): FieldChange[] {
-  return diffDocuments(before ? { brokerExternalId: before.brokerExternalId, ...before.document } : undefined, { brokerExternalId: after.brokerExternalId, ...after.document });
+function listingChanges(
+  before: { brokerExternalId: string; document: ListingDocument } | null,
+  after: { brokerExternalId: string; document: ListingDocument },
+): FieldChange[] {
+  return diffDocuments(before ? { brokerExternalId: before.brokerExternalId, ...before.document } : undefined, {
+    brokerExternalId: after.brokerExternalId,
+    ...after.document,
+  });
 }
 
 /** The merge and compare of a listing PUT; throws its 404 (unknown broker) and its 400 (create without required parts). */
@@ -59,13 +77,22 @@ export function planListing(current: StoredListing | null, named: NamedBroker, b
     const missing = missingOnCreate(document, named !== undefined);
     if (missing.length) throw validationError(missing);
     const brokerId = named!.id;
-    return { kind: "create", document, brokerId, hash: hashOf(document, brokerId), changes: listingChanges(null, { brokerExternalId: named!.externalId, document }) };
+    return {
+      kind: "create",
+      document,
+      brokerId,
+      hash: hashOf(document, brokerId),
+      changes: listingChanges(null, { brokerExternalId: named!.externalId, document }),
+    };
   }
   const brokerId = named?.id ?? current.brokerId;
   const document = applyListingBody(current.document, body);
   const hash = hashOf(document, brokerId);
   if (hash.equals(current.contentHash)) return { kind: "noChange", current, changes: [] };
-  const changes = listingChanges(current, { brokerExternalId: named?.externalId ?? current.brokerExternalId, document });
+  const changes = listingChanges(current, {
+    brokerExternalId: named?.externalId ?? current.brokerExternalId,
+    document,
+  });
   return { kind: "update", current, document, brokerId, hash, changes };
 }
 
@@ -75,28 +102,60 @@ export interface WriteSource {
   trace?: EventTrace;
 }
 
-export async function upsertListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
+export async function upsertListing(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  externalId: string,
+  body: ListingBody,
+  source: WriteSource,
+): Promise<ListingUpsertResult> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
   return retryTransaction(() => upsertListingOnce(sql, scope, externalId, body, source));
 }
 
-const namedBy = (id: string | null | undefined, externalId: string | undefined): NamedBroker => (id === undefined ? undefined : id === null ? null : { id, externalId: externalId! });
+const namedBy = (id: string | null | undefined, externalId: string | undefined): NamedBroker =>
+  id === undefined ? undefined : id === null ? null : { id, externalId: externalId! };
 
-async function upsertListingOnce(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody, source: WriteSource): Promise<ListingUpsertResult> {
+async function upsertListingOnce(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  externalId: string,
+  body: ListingBody,
+  source: WriteSource,
+): Promise<ListingUpsertResult> {
   if (!body.broker) {
     return writeListing(sql, scope, externalId, body, source, async () => {
       const loaded = await loadForWrite(sql, scope, externalId, body.brokerExternalId, { allocateId: true });
-      return { listing: loaded.listing, named: namedBy(loaded.namedBrokerId, body.brokerExternalId), namedPhone: loaded.namedBrokerPhone, newListingId: loaded.newListingId };
+      return {
+        listing: loaded.listing,
+        named: namedBy(loaded.namedBrokerId, body.brokerExternalId),
+        namedPhone: loaded.namedBrokerPhone,
+        newListingId: loaded.newListingId,
+      };
     });
   }
 
   const { externalBrokerId, ...brokerBody } = body.broker;
   return sql.begin(async (tx) => {
     // If the listing is refused, the broker written here rolls back with it.
-    const { brokerId, phone } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, { ...source, pathRoot: "broker." });
+    const { brokerId, phone } = await upsertBroker(tx, scope, externalBrokerId, brokerBody, {
+      ...source,
+      pathRoot: "broker.",
+    });
     // Read without a lock: the version-guarded write below detects a concurrent change and reads again.
-    return writeListing(tx, scope, externalId, body, source, async (): Promise<Loaded> => ({ listing: await findListing(tx, scope, externalId), named: { id: brokerId, externalId: externalBrokerId }, namedPhone: phone }));
+    return writeListing(
+      tx,
+      scope,
+      externalId,
+      body,
+      source,
+      async (): Promise<Loaded> => ({
+        listing: await findListing(tx, scope, externalId),
+        named: { id: brokerId, externalId: externalBrokerId },
+        namedPhone: phone,
+      }),
+    );
   });
 }
 
@@ -115,7 +174,15 @@ async function writeListing(
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const loaded = await load();
     const plan = planListing(loaded.listing, loaded.named, body);
-    const written = await writeListingPlan(db, scope, externalId, plan, source, plannedListingQuality(plan, loaded), loaded.newListingId);
+    const written = await writeListingPlan(
+      db,
+      scope,
+      externalId,
+      plan,
+      source,
+      plannedListingQuality(plan, loaded),
+      loaded.newListingId,
+    );
     if (written) return written;
   }
   // Lost the race every time: say so with a 503 to retry, not a 500.
@@ -141,11 +208,31 @@ export async function writeListingPlan(
   const history = { origin: source.origin, changes: forHistory(plan.changes) };
   const { trace } = source;
   if (plan.kind === "create") {
-    const created = await createListingAtomically(db, { id: newListingId, scope, externalId, brokerId, document, hash, history, trace });
+    const created = await createListingAtomically(db, {
+      id: newListingId,
+      scope,
+      externalId,
+      brokerId,
+      document,
+      hash,
+      history,
+      trace,
+    });
     return created ? { listingId: created.id, created: true, changed: true, quality } : null;
   }
   const { current: stored } = plan;
-  const written = await updateListingAtomically(db, { id: stored.id, expectedVersion: stored.version, scope, externalId, brokerId, previous: stored, document, hash, history, trace });
+  const written = await updateListingAtomically(db, {
+    id: stored.id,
+    expectedVersion: stored.version,
+    scope,
+    externalId,
+    brokerId,
+    previous: stored,
+    document,
+    hash,
+    history,
+    trace,
+  });
   return written ? { listingId: stored.id, created: false, changed: true, quality } : null;
 }
 
@@ -157,7 +244,12 @@ const NEW_BROKER_ID = "new";
  * 400s and 404), the inline broker's merge and compare, then the listing's. Paths of the inline broker's changes
  * are prefixed "broker.".
  */
-export async function dryRunListing(sql: postgres.Sql, scope: RecordScope, externalId: string, body: ListingBody): Promise<DryRunResponse> {
+export async function dryRunListing(
+  sql: postgres.Sql,
+  scope: RecordScope,
+  externalId: string,
+  body: ListingBody,
+): Promise<DryRunResponse> {
   const problems = listingBodyProblems(body);
   if (problems.length) throw validationError(problems);
 
@@ -169,14 +261,27 @@ export async function dryRunListing(sql: postgres.Sql, scope: RecordScope, exter
     brokerPaths = broker.changes.map((c) => `broker.${c.path}`);
     const id = broker.kind === "create" ? NEW_BROKER_ID : broker.current.id;
     const brokerDocument = broker.kind === "noChange" ? broker.current.document : broker.document;
-    loaded = { listing: await findListing(sql, scope, externalId), named: { id, externalId: externalBrokerId }, namedPhone: brokerDocument.phone ?? null };
+    loaded = {
+      listing: await findListing(sql, scope, externalId),
+      named: { id, externalId: externalBrokerId },
+      namedPhone: brokerDocument.phone ?? null,
+    };
   } else {
     const read = await loadForWrite(sql, scope, externalId, body.brokerExternalId);
-    loaded = { listing: read.listing, named: namedBy(read.namedBrokerId, body.brokerExternalId), namedPhone: read.namedBrokerPhone };
+    loaded = {
+      listing: read.listing,
+      named: namedBy(read.namedBrokerId, body.brokerExternalId),
+      namedPhone: read.namedBrokerPhone,
+    };
   }
   const plan = planListing(loaded.listing, loaded.named, body);
   const changedPaths = [...plan.changes.map((c) => c.path), ...brokerPaths].sort();
-  const outcome = plan.kind === "create" ? "wouldCreate" : plan.kind === "update" || brokerPaths.length > 0 ? "wouldUpdate" : "noChange";
+  const outcome =
+    plan.kind === "create"
+      ? "wouldCreate"
+      : plan.kind === "update" || brokerPaths.length > 0
+        ? "wouldUpdate"
+        : "noChange";
   return { status: "success", dryRun: true, outcome, changedPaths, ...plannedListingQuality(plan, loaded) };
 }
 

@@ -47,7 +47,16 @@ function columns(sql: Sql, doc: ListingDocument) {
 
 export async function createListingAtomically(
   sql: Sql,
-  args: { id?: number; scope: RecordScope; externalId: string; brokerId: string; document: ListingDocument; hash: Buffer; history: HistoryRecord; trace?: EventTrace },
+  args: {
+    id?: number;
+    scope: RecordScope;
+    externalId: string;
+    brokerId: string;
+    document: ListingDocument;
+    hash: Buffer;
+    history: HistoryRecord;
+    trace?: EventTrace;
+  },
 ): Promise<{ id: number } | null> {
   const id = args.id ?? (await allocateListingId(sql));
   const at = new Date();
@@ -57,10 +66,27 @@ export async function createListingAtomically(
   const event = outboxRow(
     ListingUpserted,
     { aggregateId: String(id), version: 1, partnerId, mode },
-    listingUpsertedPayload({ listingId: id, externalId: args.externalId, brokerId: args.brokerId, document: args.document, createdAt: at, updatedAt: at }),
+    listingUpsertedPayload({
+      listingId: id,
+      externalId: args.externalId,
+      brokerId: args.brokerId,
+      document: args.document,
+      createdAt: at,
+      updatedAt: at,
+    }),
     args.trace,
   );
-  const row = { id, partner_id: partnerId, mode, external_id: args.externalId, broker_id: args.brokerId, content_hash: args.hash, ...columns(sql, args.document), created_at: at, updated_at: at };
+  const row = {
+    id,
+    partner_id: partnerId,
+    mode,
+    external_id: args.externalId,
+    broker_id: args.brokerId,
+    content_hash: args.hash,
+    ...columns(sql, args.document),
+    created_at: at,
+    updated_at: at,
+  };
   const [created] = await sql`
     WITH l AS (
       INSERT INTO listings ${sqlValues(sql, row)}
@@ -112,7 +138,14 @@ export async function updateListingAtomically(
   const event = outboxRow(
     ListingUpserted,
     { aggregateId: String(args.id), version: args.expectedVersion + 1, partnerId, mode },
-    listingUpsertedPayload({ listingId: args.id, externalId: args.externalId, brokerId: args.brokerId, document: args.document, createdAt: args.previous.createdAt, updatedAt: at }),
+    listingUpsertedPayload({
+      listingId: args.id,
+      externalId: args.externalId,
+      brokerId: args.brokerId,
+      document: args.document,
+      createdAt: args.previous.createdAt,
+      updatedAt: at,
+    }),
     args.trace,
   );
 
@@ -136,7 +169,10 @@ export async function updateListingAtomically(
       FROM u
     )`,
   ];
-  if (gone.length) parts.push(sql`d AS (DELETE FROM listing_photos WHERE listing_id IN (SELECT id FROM u) AND url = ANY(${gone}::text[]))`);
+  if (gone.length)
+    parts.push(
+      sql`d AS (DELETE FROM listing_photos WHERE listing_id IN (SELECT id FROM u) AND url = ANY(${gone}::text[]))`,
+    );
   if (moved.length) {
     parts.push(sql`m AS (
       UPDATE listing_photos p SET sort_key = x.sort_key

@@ -44,7 +44,11 @@ export function createMediaRoutes(deps: MediaRoutesDeps) {
         const location = storage.presign(name, presignSeconds);
         // The redirect may be reused while the URL it names is valid, with a margin for the client's own fetch.
         const maxAge = Math.max(0, Math.floor(presignSeconds / 2));
-        if (location) return new Response(null, { status: 302, headers: { location, "cache-control": `public, max-age=${maxAge}`, "x-content-type-options": "nosniff" } });
+        if (location)
+          return new Response(null, {
+            status: 302,
+            headers: { location, "cache-control": `public, max-age=${maxAge}`, "x-content-type-options": "nosniff" },
+          });
       }
       let stored: Awaited<ReturnType<typeof storage.read>>;
       try {

@@ -8,5 +8,7 @@ export interface PhotoState {
 }
 
 export function publicPhotos<P extends PhotoState>(photos: readonly P[]): P[] {
-  return photos.filter((p) => p.state === "ready" && (p.variants?.length ?? 0) > 0).sort((a, b) => a.sortKey - b.sortKey);
+  return photos
+    .filter((p) => p.state === "ready" && (p.variants?.length ?? 0) > 0)
+    .sort((a, b) => a.sortKey - b.sortKey);
 }

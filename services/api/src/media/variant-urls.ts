@@ -22,7 +22,12 @@ interface StoredVariant {
 export function variantsWithUrls(stored: readonly unknown[] | null | undefined, publicBaseUrl: string): VariantView[] {
   return (stored ?? []).flatMap((raw) => {
     const v = raw as StoredVariant;
-    const url = typeof v.key === "string" && isMediaName(v.key) ? mediaUrl(publicBaseUrl, v.key) : typeof v.url === "string" ? v.url : null;
+    const url =
+      typeof v.key === "string" && isMediaName(v.key)
+        ? mediaUrl(publicBaseUrl, v.key)
+        : typeof v.url === "string"
+          ? v.url
+          : null;
     return url === null ? [] : [{ width: v.width, height: v.height, format: v.format, url }];
   });
 }

@@ -1,11 +1,27 @@
 import { describe, expect, test } from "bun:test";
 import { KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from "kafkajs";
 import { createRequire } from "node:module";
-import { permanentKafkaFailure, planBatch, publishIsolatingRefusals, RECORD_OVERHEAD_BYTES, traceHeaderBytes, type OutboxRow } from "./outbox-batching.ts";
+import {
+  permanentKafkaFailure,
+  planBatch,
+  publishIsolatingRefusals,
+  RECORD_OVERHEAD_BYTES,
+  traceHeaderBytes,
+  type OutboxRow,
+} from "./outbox-batching.ts";
 
 // What kafkajs' retriers throw: new KafkaJSNonRetriableError(e, { cause: e.cause || e }) (its types omit the options).
-const nonRetriable = (e: Error, cause: Error = e) => new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(e, { cause });
-const row = (id: number, bytes: number): OutboxRow => ({ id: String(id), topic: "t", message_key: "k", payload: "", request_id: null, traceparent: null, bytes });
+const nonRetriable = (e: Error, cause: Error = e) =>
+  new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(e, { cause });
+const row = (id: number, bytes: number): OutboxRow => ({
+  id: String(id),
+  topic: "t",
+  message_key: "k",
+  payload: "",
+  request_id: null,
+  traceparent: null,
+  bytes,
+});
 const ids = (rows: OutboxRow[]) => rows.map((r) => Number(r.id));
 
 describe("planBatch bounds a request by bytes as well as rows", () => {
@@ -44,13 +60,17 @@ describe("planBatch bounds a request by bytes as well as rows", () => {
 });
 
 describe("permanentKafkaFailure tells refusals no retry can fix from transient errors", () => {
-  const protocol = (type: string, retriable: boolean) => new KafkaJSProtocolError({ type, message: `broker says ${type}`, retriable } as never);
+  const protocol = (type: string, retriable: boolean) =>
+    new KafkaJSProtocolError({ type, message: `broker says ${type}`, retriable } as never);
 
   test("a message too large, wrapped the way the producer throws it, is permanent for the rows sent", () => {
     // Both of kafkajs' retriers wrap it: new KafkaJSNonRetriableError(e, { cause: e.cause || e }).
     const refused = protocol("MESSAGE_TOO_LARGE", false);
     const err = nonRetriable(nonRetriable(refused), refused);
-    expect(permanentKafkaFailure(err)).toEqual({ reason: "MESSAGE_TOO_LARGE: broker says MESSAGE_TOO_LARGE", scope: "rows" });
+    expect(permanentKafkaFailure(err)).toEqual({
+      reason: "MESSAGE_TOO_LARGE: broker says MESSAGE_TOO_LARGE",
+      scope: "rows",
+    });
     expect(permanentKafkaFailure(protocol("INVALID_RECORD", false))?.scope).toBe("rows");
   });
 
@@ -61,14 +81,22 @@ describe("permanentKafkaFailure tells refusals no retry can fix from transient e
   test("connection loss, a missing topic, exhausted retries and unknown errors are transient", () => {
     expect(permanentKafkaFailure(new KafkaJSError("Connection error: ECONNREFUSED"))).toBeNull();
     expect(permanentKafkaFailure(protocol("UNKNOWN_TOPIC_OR_PARTITION", true))).toBeNull();
-    expect(permanentKafkaFailure(new KafkaJSNumberOfRetriesExceeded(protocol("NOT_LEADER_FOR_PARTITION", true), { retryCount: 5, retryTime: 100 } as never))).toBeNull();
+    expect(
+      permanentKafkaFailure(
+        new KafkaJSNumberOfRetriesExceeded(protocol("NOT_LEADER_FOR_PARTITION", true), {
+          retryCount: 5,
+          retryTime: 100,
+        } as never),
+      ),
+    ).toBeNull();
     expect(permanentKafkaFailure(new Error("boom"))).toBeNull();
     expect(permanentKafkaFailure(null)).toBeNull();
   });
 });
 
 describe("publishIsolatingRefusals finds the rows Kafka refuses and publishes the rest in order", () => {
-  const refused = (type: string) => nonRetriable(new KafkaJSProtocolError({ type, message: type, retriable: false } as never));
+  const refused = (type: string) =>
+    nonRetriable(new KafkaJSProtocolError({ type, message: type, retriable: false } as never));
   const onTopic = (id: number, topic: string): OutboxRow => ({ ...row(id, 10), topic });
 
   /** A fake producer: refuses a request that contains any row `refuses` says no to (as Kafka refuses a batch). */
@@ -132,7 +160,11 @@ describe("a row's bytes count its trace headers as Kafka frames them", () => {
     headers?: Record<string, Buffer>;
   }) => { buffer: Buffer };
   const sizeOf = (key: string, value: string, headers?: Record<string, string>) =>
-    encodeRecord({ key: Buffer.from(key), value: Buffer.from(value), headers: headers && Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])) }).buffer.length;
+    encodeRecord({
+      key: Buffer.from(key),
+      value: Buffer.from(value),
+      headers: headers && Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])),
+    }).buffer.length;
 
   test("the headers' share is an upper bound of what they add to the encoded record, and 0 without them", () => {
     const key = "123456";
@@ -146,7 +178,9 @@ describe("a row's bytes count its trace headers as Kafka frames them", () => {
       expect(counted).toBeGreaterThanOrEqual(withHeaders - without);
       // Close to it, so the byte limit is not needlessly conservative.
       expect(counted - (withHeaders - without)).toBeLessThanOrEqual(20);
-      expect(Buffer.byteLength(key) + Buffer.byteLength(value) + RECORD_OVERHEAD_BYTES + counted).toBeGreaterThanOrEqual(withHeaders);
+      expect(
+        Buffer.byteLength(key) + Buffer.byteLength(value) + RECORD_OVERHEAD_BYTES + counted,
+      ).toBeGreaterThanOrEqual(withHeaders);
     }
   });
 });

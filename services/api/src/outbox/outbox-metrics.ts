@@ -41,9 +41,21 @@ export interface RelayMetrics {
 
 export function createRelayMetrics(metrics: Metrics): RelayMetrics {
   const registers = [metrics.registry];
-  const published = new Counter({ name: "outbox_published_total", help: "Outbox rows this relay published to Kafka (rate: the publish rate)", registers });
-  const setAside = new Counter({ name: "outbox_set_aside_total", help: "Outbox rows this relay set aside because Kafka can never accept them", registers });
-  const active = new Gauge({ name: "outbox_relay_active", help: "1 while this process is the active outbox relay (holds the relay lock), else 0", registers });
+  const published = new Counter({
+    name: "outbox_published_total",
+    help: "Outbox rows this relay published to Kafka (rate: the publish rate)",
+    registers,
+  });
+  const setAside = new Counter({
+    name: "outbox_set_aside_total",
+    help: "Outbox rows this relay set aside because Kafka can never accept them",
+    registers,
+  });
+  const active = new Gauge({
+    name: "outbox_relay_active",
+    help: "1 while this process is the active outbox relay (holds the relay lock), else 0",
+    registers,
+  });
   return {
     published: (rows) => published.inc(rows),
     setAside: (rows) => setAside.inc(rows),

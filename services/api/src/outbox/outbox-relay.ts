@@ -82,7 +82,10 @@ export async function readPendingRows(
   return rows.map((r) => ({ ...r, considered: Number(r.considered) }));
 }
 
-export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics }, opts: OutboxRelayOptions = {}): OutboxRelay {
+export function createOutboxRelay(
+  deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics },
+  opts: OutboxRelayOptions = {},
+): OutboxRelay {
   const batchSize = opts.batchSize ?? 500;
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
@@ -102,7 +105,15 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     deps.metrics?.setAside(rows.length);
     for (const row of rows) {
       // The payload stays in the table (it may be large); the key and size identify the event.
-      log.error("outbox row set aside: Kafka can never accept it", { requestId: row.request_id, traceparent: row.traceparent, outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes, reason });
+      log.error("outbox row set aside: Kafka can never accept it", {
+        requestId: row.request_id,
+        traceparent: row.traceparent,
+        outboxId: row.id,
+        topic: row.topic,
+        key: row.message_key,
+        bytes: row.bytes,
+        reason,
+      });
     }
   }
 
@@ -110,17 +121,32 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
     for (const row of rows) {
       const list = byTopic.get(row.topic) ?? [];
-      list.push({ key: row.message_key, value: row.payload, headers: traceHeaders({ requestId: row.request_id, traceparent: row.traceparent }) });
+      list.push({
+        key: row.message_key,
+        value: row.payload,
+        headers: traceHeaders({ requestId: row.request_id, traceparent: row.traceparent }),
+      });
       byTopic.set(row.topic, list);
     }
-    await deps.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    await deps.producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+    });
   }
 
   /** One line per published event: the relay's step of the write's journey through the logs. */
   function logPublished(rows: (OutboxRow & { event_id?: string | null })[]): void {
     if (!log.enabled("info")) return;
     for (const row of rows) {
-      log.info("event published", { requestId: row.request_id, traceparent: row.traceparent, eventId: row.event_id ?? null, outboxId: row.id, topic: row.topic, key: row.message_key, bytes: row.bytes });
+      log.info("event published", {
+        requestId: row.request_id,
+        traceparent: row.traceparent,
+        eventId: row.event_id ?? null,
+        outboxId: row.id,
+        topic: row.topic,
+        key: row.message_key,
+        bytes: row.bytes,
+      });
     }
   }
 
@@ -131,7 +157,10 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     const considered = rows[0]!.considered;
     const plan = planBatch(rows, limits);
     for (const row of plan.tooLarge) {
-      await setAside([row], `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`);
+      await setAside(
+        [row],
+        `MESSAGE_TOO_LARGE: ${row.bytes} bytes is more than the relay sends in one message (OUTBOX_MAX_MESSAGE_BYTES = ${maxMessageBytes})`,
+      );
     }
     if (plan.send.length > 0) {
       if (!producerConnected) {
@@ -181,7 +210,13 @@ export function createOutboxRelay(deps: { sql: postgres.Sql; producer: Producer;
     intervalMs: idlePollMs,
     backoff: { initialMs: 200, maxMs: maxBackoffMs },
     failureMessage: "outbox relay failed; retrying",
-    lease: createHeldLease({ lease, logger: log, name: "outbox relay", fields: () => ({ maxBatchBytes, maxMessageBytes, batchSize, leaseMs }), onActive: (on) => deps.metrics?.active(on) }),
+    lease: createHeldLease({
+      lease,
+      logger: log,
+      name: "outbox relay",
+      fields: () => ({ maxBatchBytes, maxMessageBytes, batchSize, leaseMs }),
+      onActive: (on) => deps.metrics?.active(on),
+    }),
     standbyMs: standbyPollMs,
     dropLeaseOnFailure: true,
   });

@@ -49,7 +49,19 @@ export function createOutboxStatus(deps: { sql: postgres.Sql }): OutboxStatus {
       return { pending: row!.pending, oldestPendingAgeMs: Math.max(0, row!.oldest_ms ?? 0), setAside: row!.set_aside };
     },
     async listSetAside(limit = 100) {
-      const rows = await sql<{ id: string; topic: string; message_key: string; type: string | null; version: number | null; bytes: number; created_at: Date; set_aside_at: Date; set_aside_reason: string | null }[]>`
+      const rows = await sql<
+        {
+          id: string;
+          topic: string;
+          message_key: string;
+          type: string | null;
+          version: number | null;
+          bytes: number;
+          created_at: Date;
+          set_aside_at: Date;
+          set_aside_reason: string | null;
+        }[]
+      >`
         SELECT id::text AS id, topic, message_key, payload->>'type' AS type,
                CASE WHEN jsonb_typeof(payload->'version') = 'number' THEN (payload->>'version')::float8 END AS version,
                octet_length(payload::text) AS bytes, created_at, set_aside_at, set_aside_reason

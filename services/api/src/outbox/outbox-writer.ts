@@ -14,12 +14,23 @@ export function traceColumns(trace: EventTrace = NO_TRACE): { request_id: string
  * The outbox row of one event: topic, key (the aggregate ID: one partition per aggregate keeps its events in
  * order) and the envelope, with the request's trace.
  */
-export function outboxRow<E extends EventDefinition>(event: E, fields: EnvelopeFields, payload: Static<E["payload"]>, trace?: EventTrace) {
+export function outboxRow<E extends EventDefinition>(
+  event: E,
+  fields: EnvelopeFields,
+  payload: Static<E["payload"]>,
+  trace?: EventTrace,
+) {
   const envelope = buildEnvelope(event, fields, payload);
   return { topic: event.topic.name, message_key: fields.aggregateId, envelope, ...traceColumns(trace) };
 }
 
-export async function appendEvent<E extends EventDefinition>(tx: postgres.TransactionSql, event: E, fields: EnvelopeFields, payload: Static<E["payload"]>, trace?: EventTrace): Promise<void> {
+export async function appendEvent<E extends EventDefinition>(
+  tx: postgres.TransactionSql,
+  event: E,
+  fields: EnvelopeFields,
+  payload: Static<E["payload"]>,
+  trace?: EventTrace,
+): Promise<void> {
   const row = outboxRow(event, fields, payload, trace);
   await tx`
     INSERT INTO outbox (topic, message_key, payload, request_id, traceparent)

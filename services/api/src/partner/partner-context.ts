@@ -82,7 +82,11 @@ export interface PartnerContext {
   chargeItems(partner: Principal, items: number): Promise<{ granted: number; retryAfter: number | null }>;
 }
 
-export function createPartnerContext(deps: PartnerDeps, auth: PartnerAuth, traces: Pick<RequestTraces, "of" | "logger">): PartnerContext {
+export function createPartnerContext(
+  deps: PartnerDeps,
+  auth: PartnerAuth,
+  traces: Pick<RequestTraces, "of" | "logger">,
+): PartnerContext {
   return {
     deps,
     auth,
@@ -93,7 +97,8 @@ export function createPartnerContext(deps: PartnerDeps, auth: PartnerAuth, trace
     externalId(raw, name) {
       // The router gives null for a broken percent-escape (older versions: U+FFFD); accepting that would merge
       // different IDs into one.
-      if (typeof raw !== "string" || raw.includes("\uFFFD")) throw new BadRequestError(`${name} is not valid percent-encoded UTF-8`);
+      if (typeof raw !== "string" || raw.includes("\uFFFD"))
+        throw new BadRequestError(`${name} is not valid percent-encoded UTF-8`);
       // HTTP clients remove "." and ".." path segments, so such an ID could never be addressed.
       if (raw === "." || raw === "..") throw new BadRequestError(`${name} must not be "." or ".."`);
       if (!isValidExternalId(raw)) throw new BadRequestError(`${name} ${EXTERNAL_ID_RULE}`);

@@ -7,7 +7,14 @@ const noDatabase = (() => {
   throw new Error("the database must not be used with a configured secret");
 }) as unknown as postgres.Sql;
 const SECRET = "x".repeat(40);
-const links = (now: number, secret = SECRET) => createPreviewLinks({ sql: noDatabase, publicBaseUrl: "https://market.example", secret, ttlSeconds: 3600, now: () => now });
+const links = (now: number, secret = SECRET) =>
+  createPreviewLinks({
+    sql: noDatabase,
+    publicBaseUrl: "https://market.example",
+    secret,
+    ttlSeconds: 3600,
+    now: () => now,
+  });
 const parts = (url: string) => {
   const u = new URL(url);
   return { path: u.pathname, expires: u.searchParams.get("expires"), signature: u.searchParams.get("signature") };
@@ -35,6 +42,12 @@ describe("preview links", () => {
     expect(await links(now).verify("listing", "42", String(Number(expires) + 300), signature)).toBe("invalid");
     expect(await links(now, "y".repeat(40)).verify("listing", "42", expires, signature)).toBe("invalid");
     expect(await links(now + 2 * 3600_000).verify("listing", "42", expires, signature)).toBe("expired");
-    for (const [e, s] of [[null, signature], [expires, null], ["1e9", signature], [expires, "short"]] as const) expect(await links(now).verify("listing", "42", e, s)).toBe("invalid");
+    for (const [e, s] of [
+      [null, signature],
+      [expires, null],
+      ["1e9", signature],
+      [expires, "short"],
+    ] as const)
+      expect(await links(now).verify("listing", "42", e, s)).toBe("invalid");
   });
 });

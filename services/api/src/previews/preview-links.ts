@@ -11,7 +11,12 @@ export interface PreviewLinks {
   listingUrl(serviceListingId: number | string): Promise<string>;
   brokerUrl(serviceBrokerId: string): Promise<string>;
   /** Whether a link's expires and signature are valid for this record now. */
-  verify(kind: PreviewKind, id: string, expires: string | null, signature: string | null): Promise<"valid" | "invalid" | "expired">;
+  verify(
+    kind: PreviewKind,
+    id: string,
+    expires: string | null,
+    signature: string | null,
+  ): Promise<"valid" | "invalid" | "expired">;
 }
 
 export interface PreviewLinkOptions {
@@ -64,7 +69,8 @@ export function createPreviewLinks(opts: PreviewLinkOptions): PreviewLinks {
     listingUrl: (id) => url("listing", String(id)),
     brokerUrl: (id) => url("broker", id),
     async verify(kind, id, expires, signature) {
-      if (!expires || !signature || !/^[0-9]{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return "invalid";
+      if (!expires || !signature || !/^[0-9]{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature))
+        return "invalid";
       const expected = sign(await key(), kind, id, expires);
       const given = Buffer.from(signature, "base64url");
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return "invalid";

@@ -89,7 +89,13 @@ export function createPreviewRoutes(deps: PreviewRouteDeps) {
   const base = deps.publicBaseUrl;
 
   /** The owning partner's test key, or a valid signed link. */
-  async function access(request: Request, query: Record<string, string | undefined>, kind: PreviewKind, id: string, owner: string): Promise<"valid" | "invalid" | "expired"> {
+  async function access(
+    request: Request,
+    query: Record<string, string | undefined>,
+    kind: PreviewKind,
+    id: string,
+    owner: string,
+  ): Promise<"valid" | "invalid" | "expired"> {
     const header = request.headers.get("authorization");
     if (header?.startsWith("Bearer ")) {
       const principal = await deps.authenticator.authenticate(header.slice(7));
@@ -123,8 +129,17 @@ export function createPreviewRoutes(deps: PreviewRouteDeps) {
         if (!found) return notFound("Broker", here);
         const granted = await access(request, query, "broker", id, found.partnerId);
         if (granted !== "valid") return refused(granted, here);
-        const links = new Map(await Promise.all(found.listings.map(async (l) => [listingUrl(base, l.id), await deps.previews.listingUrl(l.id)] as [string, string])));
-        return asPreview(renderBrokerPage(toPublicBroker(found.broker, found.listings, base)), { banner: banner("broker", null), links });
+        const links = new Map(
+          await Promise.all(
+            found.listings.map(
+              async (l) => [listingUrl(base, l.id), await deps.previews.listingUrl(l.id)] as [string, string],
+            ),
+          ),
+        );
+        return asPreview(renderBrokerPage(toPublicBroker(found.broker, found.listings, base)), {
+          banner: banner("broker", null),
+          links,
+        });
       },
       { detail: { hide: true } },
     );

@@ -8,9 +8,15 @@ import type { ListingDocument } from "../listings/listing-document.ts";
 import type { StoredListing, StoredPhoto } from "../listings/listing-repository.ts";
 
 /** A listing's document with its photos' processing (matched by URL; an unseen URL is pending) and its broker's phone. */
-export function listingDocumentQuality(document: ListingDocument, processed: readonly StoredPhoto[], brokerPhone: string | null | undefined): Quality {
+export function listingDocumentQuality(
+  document: ListingDocument,
+  processed: readonly StoredPhoto[],
+  brokerPhone: string | null | undefined,
+): Quality {
   const byUrl = new Map(processed.map((p) => [p.url, p]));
-  const photos: PhotoQualityInput[] = (document.photos ?? []).map((p) => byUrl.get(p.url) ?? { url: p.url, state: "pending" });
+  const photos: PhotoQualityInput[] = (document.photos ?? []).map(
+    (p) => byUrl.get(p.url) ?? { url: p.url, state: "pending" },
+  );
   return listingQuality({
     status: document.status,
     title: document.title,

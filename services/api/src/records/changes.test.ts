@@ -4,8 +4,18 @@ import { diffDocuments, forHistory } from "./changes.ts";
 
 describe("diffDocuments", () => {
   test("nested objects are compared field by field, lists and values whole; paths sorted", () => {
-    const before = { status: "DRAFT", location: { city: "Austin", state: "TX" }, financials: { askingPrice: 1, sde: 2 }, photos: [{ url: "a", sortKey: 1 }] };
-    const after = { status: "FOR_SALE", location: { city: "Austin", state: "TX" }, financials: { askingPrice: 3, sde: 2 }, photos: [{ url: "b", sortKey: 1 }] };
+    const before = {
+      status: "DRAFT",
+      location: { city: "Austin", state: "TX" },
+      financials: { askingPrice: 1, sde: 2 },
+      photos: [{ url: "a", sortKey: 1 }],
+    };
+    const after = {
+      status: "FOR_SALE",
+      location: { city: "Austin", state: "TX" },
+      financials: { askingPrice: 3, sde: 2 },
+      photos: [{ url: "b", sortKey: 1 }],
+    };
     expect(diffDocuments(before, after)).toEqual([
       { path: "financials.askingPrice", from: 1, to: 3 },
       { path: "photos", from: [{ url: "a", sortKey: 1 }], to: [{ url: "b", sortKey: 1 }] },
@@ -14,7 +24,9 @@ describe("diffDocuments", () => {
   });
 
   test("a field or a whole nested object appearing or disappearing gives its leaf paths, with null on the absent side", () => {
-    expect(diffDocuments({ title: "x", property: { rentData: { amount: 5 } } }, { financing: { sbaPrequalified: false } })).toEqual([
+    expect(
+      diffDocuments({ title: "x", property: { rentData: { amount: 5 } } }, { financing: { sbaPrequalified: false } }),
+    ).toEqual([
       { path: "financing.sbaPrequalified", from: null, to: false },
       { path: "property.rentData.amount", from: 5, to: null },
       { path: "title", from: "x", to: null },
@@ -34,8 +46,12 @@ describe("forHistory", () => {
   test("texts over the limit (in code points) are cut with an ellipsis and the entry is marked truncated", () => {
     const long = "🍕".repeat(HISTORY_TEXT_LIMIT + 1);
     const exact = "🍕".repeat(HISTORY_TEXT_LIMIT);
-    expect(forHistory([{ path: "description", from: exact, to: long }])).toEqual([{ path: "description", from: exact, to: `${exact}…`, truncated: true }]);
-    expect(forHistory([{ path: "title", from: null, to: "short" }])).toEqual([{ path: "title", from: null, to: "short" }]);
+    expect(forHistory([{ path: "description", from: exact, to: long }])).toEqual([
+      { path: "description", from: exact, to: `${exact}…`, truncated: true },
+    ]);
+    expect(forHistory([{ path: "title", from: null, to: "short" }])).toEqual([
+      { path: "title", from: null, to: "short" },
+    ]);
   });
 
   test("the cut counts code points exactly as Array.from does, whatever mix of pairs, lone surrogates and plain text", () => {

@@ -23,7 +23,8 @@ function walk(a: unknown, b: unknown, path: string, out: FieldChange[]): void {
   if ((isObject(a) || isObject(b)) && aNested && bNested) {
     const left = (a ?? {}) as Obj;
     const right = (b ?? {}) as Obj;
-    for (const key of new Set([...Object.keys(left), ...Object.keys(right)])) walk(left[key], right[key], path ? `${path}.${key}` : key, out);
+    for (const key of new Set([...Object.keys(left), ...Object.keys(right)]))
+      walk(left[key], right[key], path ? `${path}.${key}` : key, out);
     return;
   }
   const from = (a ?? null) as Json;
@@ -40,7 +41,8 @@ function cut(text: string): { text: string; cut: boolean } {
   let end = 0;
   for (let points = 0; points < HISTORY_TEXT_LIMIT && end < text.length; points++) {
     const c = text.charCodeAt(end);
-    end += c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+    end +=
+      c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
   }
   if (end >= text.length) return { text, cut: false };
   return { text: `${text.slice(0, end)}…`, cut: true };

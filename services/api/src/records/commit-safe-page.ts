@@ -35,7 +35,10 @@ const WAIT_STEP_MS = 50;
 const DEFAULT_MAX_WAIT_MS = 1_000;
 
 /** The horizon, and for a first page with updatedSince the first position the pass has to cover. */
-async function window(sql: Sql, args: { table: string; scope: RecordScope; since: Date | null }): Promise<{ horizon: bigint; first: bigint | null }> {
+async function window(
+  sql: Sql,
+  args: { table: string; scope: RecordScope; since: Date | null },
+): Promise<{ horizon: bigint; first: bigint | null }> {
   const [row] = args.since
     ? await sql`
         SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,
@@ -45,14 +48,21 @@ async function window(sql: Sql, args: { table: string; scope: RecordScope; since
   return { horizon: BigInt(row!.horizon), first: row!.first === null ? null : BigInt(row!.first) };
 }
 
-export async function readCommitSafePage<T>(sql: Sql, args: CommitSafePageArgs<T>): Promise<{ rows: T[]; nextCursor: string | null }> {
+export async function readCommitSafePage<T>(
+  sql: Sql,
+  args: CommitSafePageArgs<T>,
+): Promise<{ rows: T[]; nextCursor: string | null }> {
   const { page } = args;
   const maxWait = args.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const sleep = args.sleep ?? ((ms: number) => Bun.sleep(ms));
   let start: PagePosition | null = page.after;
   const deadline = Date.now() + maxWait;
   for (;;) {
-    const { horizon, first } = await window(sql, { table: args.table, scope: args.scope, since: start ? null : page.updatedSince });
+    const { horizon, first } = await window(sql, {
+      table: args.table,
+      scope: args.scope,
+      since: start ? null : page.updatedSince,
+    });
     if (!start) {
       // A first page with updatedSince starts at the lowest position among matching records, or at the horizon
       // if that is lower: a transaction still running may commit a matching record there.

@@ -9,15 +9,24 @@ describe("mergePatch (RFC 7396)", () => {
   });
 
   test("nested objects merge field by field", () => {
-    expect(mergePatch(stored, { financials: { revenue: 75 } })).toEqual({ ...stored, financials: { askingPrice: 100, revenue: 75 } });
+    expect(mergePatch(stored, { financials: { revenue: 75 } })).toEqual({
+      ...stored,
+      financials: { askingPrice: 100, revenue: 75 },
+    });
   });
 
   test("arrays replace the whole list", () => {
-    expect(mergePatch(stored, { photos: [{ url: "b", sortKey: 2 }] })).toEqual({ ...stored, photos: [{ url: "b", sortKey: 2 }] });
+    expect(mergePatch(stored, { photos: [{ url: "b", sortKey: 2 }] })).toEqual({
+      ...stored,
+      photos: [{ url: "b", sortKey: 2 }],
+    });
   });
 
   test("null removes a field, nested or top-level", () => {
-    expect(mergePatch(stored, { financials: { askingPrice: null }, title: null })).toEqual({ financials: { revenue: 50 }, photos: stored.photos });
+    expect(mergePatch(stored, { financials: { askingPrice: null }, title: null })).toEqual({
+      financials: { revenue: 50 },
+      photos: stored.photos,
+    });
     expect(mergePatch(stored, { financials: null })).toEqual({ title: "Cafe", photos: stored.photos });
   });
 
@@ -45,13 +54,27 @@ describe("canonical form", () => {
       if (value === undefined) return "null";
       if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
       if (typeof value === "object" && value !== null) {
-        return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${reference(value[k])}`).join(",")}}`;
+        return `{${Object.keys(value)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${reference(value[k])}`)
+          .join(",")}}`;
       }
       return JSON.stringify(value);
     };
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const texts = ["", "a", "Zürich", "line\nbreak\t\"quoted\" \\ back", "emoji 🏪", "\u2028\u0000\u001f", "10", "9", "__proto__", "é".repeat(40)];
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const texts = [
+      "",
+      "a",
+      "Zürich",
+      'line\nbreak\t"quoted" \\ back',
+      "emoji 🏪",
+      "\u2028\u0000\u001f",
+      "10",
+      "9",
+      "__proto__",
+      "é".repeat(40),
+    ];
     const numbers = [0, -0, 1, -1.5, 0.1, 1e21, 1e-7, 123456789012, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2];
     const generate = (depth: number): Json => {
       const kind = Math.floor(random() * (depth > 3 ? 4 : 6));
@@ -61,7 +84,8 @@ describe("canonical form", () => {
       if (kind === 3) return null;
       if (kind === 4) return Array.from({ length: Math.floor(random() * 4) }, () => generate(depth + 1));
       const out: JsonObject = {};
-      for (let i = Math.floor(random() * 5); i > 0; i--) out[texts[Math.floor(random() * texts.length)]! + (random() < 0.3 ? String(i) : "")] = generate(depth + 1);
+      for (let i = Math.floor(random() * 5); i > 0; i--)
+        out[texts[Math.floor(random() * texts.length)]! + (random() < 0.3 ? String(i) : "")] = generate(depth + 1);
       return out;
     };
     for (let i = 0; i < 2000; i++) {

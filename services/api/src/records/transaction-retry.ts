@@ -13,7 +13,12 @@ export function isRetryableConflict(err: unknown): boolean {
 /** A write that kept colliding with concurrent writes: retry shortly (503 with Retry-After, never a 500). */
 export class ContendedWriteError extends ApiError {
   constructor() {
-    super(503, "The record is being changed by other requests right now and the change could not be applied; it was not stored, please retry shortly", undefined, { "Retry-After": "1" });
+    super(
+      503,
+      "The record is being changed by other requests right now and the change could not be applied; it was not stored, please retry shortly",
+      undefined,
+      { "Retry-After": "1" },
+    );
   }
 }
 

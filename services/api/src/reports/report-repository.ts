@@ -18,7 +18,14 @@ export async function reportTimes(tx: Tx, listingId: number): Promise<ReportTime
            (SELECT h.changed_at FROM listing_status_history h WHERE h.listing_id = l.id ORDER BY h.id DESC LIMIT 1) AS status_since,
            COALESCE((SELECT json_agg(json_build_object('url', p.url, 'at', p.updated_at)) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
     FROM listings l WHERE l.id = ${listingId}`;
-  if (!row) return { publishedAt: null, indexStateAt: null, descriptionOptimizedAt: null, statusSince: null, photoTimes: new Map() };
+  if (!row)
+    return {
+      publishedAt: null,
+      indexStateAt: null,
+      descriptionOptimizedAt: null,
+      statusSince: null,
+      photoTimes: new Map(),
+    };
   return {
     publishedAt: row.published_at,
     indexStateAt: row.index_state_at,

@@ -19,7 +19,10 @@ export function createReportRoutes(ctx: PartnerContext) {
     async ({ params, partner }) => {
       const listing = await findListing(sql, partner, ctx.externalId(params.externalListingId, "externalListingId"));
       if (!listing) throw new NotFoundError(ErrorMessages.listingNotFound);
-      const [times, listingUrl] = await Promise.all([reportTimes(sql, listing.id), ctx.listingUrl(partner, listing.id)]);
+      const [times, listingUrl] = await Promise.all([
+        reportTimes(sql, listing.id),
+        ctx.listingUrl(partner, listing.id),
+      ]);
       const quality = storedListingQuality(listing);
       const d = listing.document;
       const report = listingReport({
@@ -34,7 +37,14 @@ export function createReportRoutes(ctx: PartnerContext) {
         indexStateAt: iso(times.indexStateAt),
         publishedAt: iso(times.publishedAt),
         visibleSince: iso(times.statusSince ?? listing.createdAt),
-        photos: listing.photos.map((p) => ({ url: p.url, state: p.state, width: p.width, height: p.height, failureReason: p.failureReason, updatedAt: iso(times.photoTimes.get(p.url)) })),
+        photos: listing.photos.map((p) => ({
+          url: p.url,
+          state: p.state,
+          width: p.width,
+          height: p.height,
+          failureReason: p.failureReason,
+          updatedAt: iso(times.photoTimes.get(p.url)),
+        })),
         quality,
         listingUrl,
         sitemapUrl: `${ctx.deps.publicBaseUrl.replace(/\/+$/, "")}/sitemap.xml`,
@@ -51,7 +61,8 @@ export function createReportRoutes(ctx: PartnerContext) {
     },
     {
       detail: {
-        summary: "The listing's processing report: every step from the write to the buyer's page, and one overall state",
+        summary:
+          "The listing's processing report: every step from the write to the buyer's page, and one overall state",
         description: REPORT_DOCS["GET /listings/:externalListingId/report"],
         responses: documented({
           200: { description: "The report", schema: ListingReportResponse },

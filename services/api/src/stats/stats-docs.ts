@@ -11,5 +11,5 @@ export const STATS_DOCS = {
     "written asynchronously and may lag the pages by a few seconds. inquiries (counts only) appear only " +
     "for keys with lead tracking. Read-only; a key reads only its own partner's listings of its mode. " +
     "Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after " +
-    "endDate; otherwise 400 with details [{path: \"startDate\", …}].",
+    'endDate; otherwise 400 with details [{path: "startDate", …}].',
 } as const;

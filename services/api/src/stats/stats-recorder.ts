@@ -187,7 +187,9 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
 
   function flush(): Promise<void> {
     // One flush at a time; a caller during one waits for it and then runs its own.
-    const run = (flushing ?? Promise.resolve()).then(flushOnce).catch((err) => log.warn("buyer stats flush failed", { err: (err as Error).message }));
+    const run = (flushing ?? Promise.resolve())
+      .then(flushOnce)
+      .catch((err) => log.warn("buyer stats flush failed", { err: (err as Error).message }));
     flushing = run.finally(() => {
       if (flushing === run) flushing = null;
     });

@@ -18,14 +18,18 @@ const DAY_MS = 24 * 3600 * 1000;
 /** The UTC days from `first` to `last`, inclusive. */
 function daysBetween(first: string, last: string): string[] {
   const out: string[] = [];
-  for (let t = Date.parse(`${first}T00:00:00Z`); t <= Date.parse(`${last}T00:00:00Z`); t += DAY_MS) out.push(new Date(t).toISOString().slice(0, 10));
+  for (let t = Date.parse(`${first}T00:00:00Z`); t <= Date.parse(`${last}T00:00:00Z`); t += DAY_MS)
+    out.push(new Date(t).toISOString().slice(0, 10));
   return out;
 }
 
 export function createStatsRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
   // Before schema validation, as on the lead-count routes: every query problem gets the same message.
-  const check = ({ partner, query }: { partner: Principal; query: Record<string, unknown> }) => ({ partner, range: parseDateRange(query) });
+  const check = ({ partner, query }: { partner: Principal; query: Record<string, unknown> }) => ({
+    partner,
+    range: parseDateRange(query),
+  });
   return new Elysia({ name: "stats-routes" }).use(ctx.auth).get(
     "/listings/:externalListingId/stats",
     async (c) => {
@@ -40,14 +44,18 @@ export function createStatsRoutes(ctx: PartnerContext) {
       const last = utcDay(endAt);
       const days = last < first ? [] : daysBetween(first, last);
       const inquiries = partner.leadTracking;
-      const stored = days.length ? await readDailyStats(sql, { listingId: listing.id, mode: listing.mode, first, last, inquiries }) : new Map();
+      const stored = days.length
+        ? await readDailyStats(sql, { listingId: listing.id, mode: listing.mode, first, last, inquiries })
+        : new Map();
       const totals = { views: 0, impressions: 0, inquiries: 0 };
       const buckets = days.map((date) => {
         const d = stored.get(date) ?? { views: 0, impressions: 0, inquiries: 0 };
         totals.views += d.views;
         totals.impressions += d.impressions;
         totals.inquiries += d.inquiries;
-        return inquiries ? { date, views: d.views, impressions: d.impressions, inquiries: d.inquiries } : { date, views: d.views, impressions: d.impressions };
+        return inquiries
+          ? { date, views: d.views, impressions: d.impressions, inquiries: d.inquiries }
+          : { date, views: d.views, impressions: d.impressions };
       });
       return {
         status: "success" as const,
@@ -64,10 +72,14 @@ export function createStatsRoutes(ctx: PartnerContext) {
       query: LeadCountQuery,
       response: { 200: ListingStatsResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
       detail: {
-        summary: "A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries",
+        summary:
+          "A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries",
         description: STATS_DOCS["GET /listings/:externalListingId/stats"],
 
-        responses: documented({ 400: "startDate after endDate is refused with details [{path: \"startDate\", …}].", 404: ErrorMessages.listingNotFound }),
+        responses: documented({
+          400: 'startDate after endDate is refused with details [{path: "startDate", …}].',
+          404: ErrorMessages.listingNotFound,
+        }),
       },
     },
   );

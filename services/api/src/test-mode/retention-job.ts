@@ -34,9 +34,12 @@ export function createRetentionJob(opts: RetentionJobOptions) {
   /** One round, if no other instance holds the lease. */
   async function runOnce(): Promise<RetentionRound> {
     const round = await whileLeading(lease, log, async () => {
-      const testData = await purgeTestData(opts.sql, { olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS) });
+      const testData = await purgeTestData(opts.sql, {
+        olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS),
+      });
       const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
-      if (testData.listings + testData.brokers + testData.leads + historyEntries > 0) log.info("retention: old test records and history deleted", { ...testData, historyEntries });
+      if (testData.listings + testData.brokers + testData.leads + historyEntries > 0)
+        log.info("retention: old test records and history deleted", { ...testData, historyEntries });
       return { ran: true as const, testData, historyEntries };
     });
     return round ?? { ran: false };

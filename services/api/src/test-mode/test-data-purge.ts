@@ -19,7 +19,9 @@ const FK_VIOLATION = "23503";
 
 function condition(sql: postgres.Sql, alias: "l" | "b", target: PurgeTarget) {
   const a = sql.unsafe(alias);
-  return "partnerId" in target ? sql`${a}.partner_id = ${target.partnerId}` : sql`${a}.updated_at < ${target.olderThan}`;
+  return "partnerId" in target
+    ? sql`${a}.partner_id = ${target.partnerId}`
+    : sql`${a}.updated_at < ${target.olderThan}`;
 }
 
 export async function purgeTestData(sql: postgres.Sql, target: PurgeTarget): Promise<PurgeCounts> {

@@ -13,7 +13,10 @@ import { TEST_MODE_DOCS } from "./test-mode-docs.ts";
 /** A simulated lead on a listing in a status buyers would not see: a real lead could not arrive either. */
 export class ListingNotVisibleError extends ApiError {
   constructor(status: string) {
-    super(409, `Leads arrive only for listings in a status buyers see (FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT); this listing is ${status}`);
+    super(
+      409,
+      `Leads arrive only for listings in a status buyers see (FOR_SALE, REVIEWING_OFFERS, PENDING_CONTRACT, UNDER_CONTRACT); this listing is ${status}`,
+    );
   }
 }
 
@@ -21,23 +24,31 @@ const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
 
 export function createTestModeRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "test-mode-routes" }).use(ctx.auth)
+  return new Elysia({ name: "test-mode-routes" })
+    .use(ctx.auth)
     .post(
       "/test/listings/:externalListingId/leads",
       async ({ params, body, request, set, partner }) => {
         ctx.testPrincipalOf(partner);
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         const submittedAt = body.submittedAt === undefined ? null : new Date(body.submittedAt);
-        if (submittedAt && submittedAt.getTime() > Date.now()) throw new BadRequestError("submittedAt: must not be in the future");
+        if (submittedAt && submittedAt.getTime() > Date.now())
+          throw new BadRequestError("submittedAt: must not be in the future");
         const leadId = Bun.randomUUIDv7();
-        const outcome = await insertSimulatedLead(sql, partner, externalId, {
-          id: leadId,
-          name: body.name?.trim() || "Test Buyer",
-          email: body.email ?? "test.buyer@example.com",
-          phone: body.phone?.trim() || null,
-          message: body.message?.trim() || "A simulated lead made with a test key.",
-          submittedAt,
-        }, ctx.traceOf(request));
+        const outcome = await insertSimulatedLead(
+          sql,
+          partner,
+          externalId,
+          {
+            id: leadId,
+            name: body.name?.trim() || "Test Buyer",
+            email: body.email ?? "test.buyer@example.com",
+            phone: body.phone?.trim() || null,
+            message: body.message?.trim() || "A simulated lead made with a test key.",
+            submittedAt,
+          },
+          ctx.traceOf(request),
+        );
         if (outcome.kind === "notFound") throw new NotFoundError(ErrorMessages.listingNotFound);
         if (outcome.kind === "notVisible") throw new ListingNotVisibleError(outcome.status);
         set.status = 202;

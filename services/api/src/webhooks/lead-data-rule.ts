@@ -40,7 +40,10 @@ const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefine
 
 /** Whether the request names lead.received as an event type (a subscription or a filter). */
 function namesLeadEvent(req: GuardedRequest): boolean {
-  const events = req.body !== null && typeof req.body === "object" && !Array.isArray(req.body) ? (req.body as Record<string, unknown>).events : undefined;
+  const events =
+    req.body !== null && typeof req.body === "object" && !Array.isArray(req.body)
+      ? (req.body as Record<string, unknown>).events
+      : undefined;
   return asList(events).includes(LEAD_EVENT) || asList(req.query?.eventType).includes(LEAD_EVENT);
 }
 
@@ -69,10 +72,13 @@ export function createLeadDataGuard(ctx: PartnerContext) {
     const principal = req.partner;
     if (principal.leadTracking) return;
     if (namesLeadEvent(req)) throw new UnauthorizedError();
-    const endpointIds = [...asList(req.params?.endpointId), ...asList(req.query?.endpointId)].filter((v): v is string => typeof v === "string");
+    const endpointIds = [...asList(req.params?.endpointId), ...asList(req.query?.endpointId)].filter(
+      (v): v is string => typeof v === "string",
+    );
     if (await leadEndpointNamed(principal, endpointIds)) throw new UnauthorizedError();
     const deliveryId = req.params?.deliveryId;
-    if (typeof deliveryId === "string" && isUuid(deliveryId) && (await leadDeliveryNamed(principal, deliveryId))) throw new UnauthorizedError();
+    if (typeof deliveryId === "string" && isUuid(deliveryId) && (await leadDeliveryNamed(principal, deliveryId)))
+      throw new UnauthorizedError();
   };
 }
 

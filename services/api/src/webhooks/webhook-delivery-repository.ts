@@ -1,6 +1,12 @@
 // The partner's view of webhook deliveries and the actions on them. The API only queues: the webhooks service
 // sends whatever is pending and due (within its poll interval).
-import { isPageCursorText, webhookBody, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type DeliveredEventType } from "@pss/contracts";
+import {
+  isPageCursorText,
+  webhookBody,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryStatus,
+  type DeliveredEventType,
+} from "@pss/contracts";
 import type postgres from "postgres";
 import { BadRequestError } from "../http/errors.ts";
 import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
@@ -31,7 +37,13 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
     if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
-    if (Array.isArray(parsed) && parsed.length === 3 && parsed[0] === CURSOR_VERSION && typeof parsed[1] === "string" && typeof parsed[2] === "string") {
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 3 &&
+      parsed[0] === CURSOR_VERSION &&
+      typeof parsed[1] === "string" &&
+      typeof parsed[2] === "string"
+    ) {
       const createdAt = new Date(parsed[1]);
       if (!Number.isNaN(createdAt.getTime()) && /^[0-9a-f-]{36}$/.test(parsed[2])) return { createdAt, id: parsed[2] };
     }
@@ -41,7 +53,10 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ results: WebhookDeliveryRecord[]; nextCursor: string | null }> {
+export async function listDeliveries(
+  sql: Sql,
+  f: DeliveryFilter,
+): Promise<{ results: WebhookDeliveryRecord[]; nextCursor: string | null }> {
   const after = f.cursor !== undefined ? decodeCursor(f.cursor) : null;
   const rows = await sql`
     SELECT d.id::text, e.external_id, d.event_type, d.status, d.created_at, d.delivered_at, d.next_attempt_at, d.attempt_count,
@@ -71,7 +86,15 @@ export async function listDeliveries(sql: Sql, f: DeliveryFilter): Promise<{ res
       attemptCount: r.attempt_count,
       lastStatusCode: r.last_status_code,
       lastError: r.last_error,
-      attempts: (r.attempts as { attempt: number; at: string; statusCode: number | null; latencyMs: number; error: string | null }[]).map((a) => ({
+      attempts: (
+        r.attempts as {
+          attempt: number;
+          at: string;
+          statusCode: number | null;
+          latencyMs: number;
+          error: string | null;
+        }[]
+      ).map((a) => ({
         ...a,
         at: new Date(a.at).toISOString(),
       })),
@@ -85,7 +108,8 @@ export type ActionOutcome<T> = { ok: T } | { notFound: true } | { endpointDisabl
 
 /** Queues a ping to the endpoint, sent like any delivery (signed, retried). */
 export async function queuePing(sql: Sql, scope: WebhookScope, externalId: string): Promise<ActionOutcome<string>> {
-  const [endpoint] = await sql`SELECT id::text, enabled, version FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+  const [endpoint] =
+    await sql`SELECT id::text, enabled, version FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const deliveryId = crypto.randomUUID();
@@ -110,8 +134,14 @@ export async function retryDelivery(sql: Sql, scope: WebhookScope, deliveryId: s
 }
 
 /** Queues again every failed delivery of the endpoint created at or after `since`; how many. */
-export async function recoverDeliveries(sql: Sql, scope: WebhookScope, externalId: string, since: Date): Promise<ActionOutcome<number>> {
-  const [endpoint] = await sql`SELECT id::text, enabled FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+export async function recoverDeliveries(
+  sql: Sql,
+  scope: WebhookScope,
+  externalId: string,
+  since: Date,
+): Promise<ActionOutcome<number>> {
+  const [endpoint] =
+    await sql`SELECT id::text, enabled FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const rows = await sql`

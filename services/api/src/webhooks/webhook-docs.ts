@@ -8,7 +8,7 @@ export const WEBHOOK_DOCS = {
     "201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise " +
     "(JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat " +
     "changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have " +
-    "yet), url and events are required (400 with details [{path: \"url\"}, {path: \"events\"}] naming " +
+    'yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming ' +
     "what is missing; an update may send any subset); subscribing to lead.received, or changing an " +
     "endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, " +
     "before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to " +

@@ -16,7 +16,10 @@ export function canonicalEvents(events: readonly WebhookEventType[]): WebhookEve
 }
 
 /** The document after the body; on create `url`/`events` may still be missing (see missingOnCreate). */
-export function applyEndpointBody(current: EndpointDocument | null, body: WebhookEndpointBody): Partial<EndpointDocument> & { enabled: boolean; description: string | null } {
+export function applyEndpointBody(
+  current: EndpointDocument | null,
+  body: WebhookEndpointBody,
+): Partial<EndpointDocument> & { enabled: boolean; description: string | null } {
   return {
     url: body.url ?? current?.url,
     events: body.events ? canonicalEvents(body.events) : current?.events,
@@ -28,10 +31,16 @@ export function applyEndpointBody(current: EndpointDocument | null, body: Webhoo
 export function missingOnCreate(doc: Partial<EndpointDocument>): ErrorDetail[] {
   const missing: ErrorDetail[] = [];
   if (doc.url === undefined) missing.push({ path: "url", message: "is required when creating a webhook endpoint" });
-  if (doc.events === undefined) missing.push({ path: "events", message: "is required when creating a webhook endpoint" });
+  if (doc.events === undefined)
+    missing.push({ path: "events", message: "is required when creating a webhook endpoint" });
   return missing;
 }
 
 export function sameDocument(a: EndpointDocument, b: EndpointDocument): boolean {
-  return a.url === b.url && a.description === b.description && a.enabled === b.enabled && a.events.join(",") === b.events.join(",");
+  return (
+    a.url === b.url &&
+    a.description === b.description &&
+    a.enabled === b.enabled &&
+    a.events.join(",") === b.events.join(",")
+  );
 }

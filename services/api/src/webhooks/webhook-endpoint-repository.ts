@@ -4,7 +4,12 @@
 // it created, which receive only test records' events; a live key likewise. The limit counts per mode.
 // The scope also carries the lead-data rule (lead-data-rule.ts): for a key without lead tracking, endpoints that
 // carry lead data are not in its scope, so no statement here reads, changes or re-sends them for such a key.
-import { MAX_WEBHOOK_ENDPOINTS, SECRET_ROTATION_OVERLAP_MS, type WebhookEndpointRecord, type WebhookEventType } from "@pss/contracts";
+import {
+  MAX_WEBHOOK_ENDPOINTS,
+  SECRET_ROTATION_OVERLAP_MS,
+  type WebhookEndpointRecord,
+  type WebhookEventType,
+} from "@pss/contracts";
 import type postgres from "postgres";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { EndpointDocument } from "./webhook-endpoint-document.ts";
@@ -83,16 +88,24 @@ const inPartnerMode = (sql: Sql, scope: RecordScope, alias = "") => {
 /** The scope's condition on webhook_endpoints (alias `e` or none): the partner's and mode's endpoints the key may touch. */
 export const inScope = (sql: Sql, scope: WebhookScope, alias = "") => {
   const p = alias ? `${alias}.` : "";
-  return scope.leadData ? inPartnerMode(sql, scope, alias) : sql`${inPartnerMode(sql, scope, alias)} AND NOT ${sql.unsafe(`${p}carries_lead_data`)}`;
+  return scope.leadData
+    ? inPartnerMode(sql, scope, alias)
+    : sql`${inPartnerMode(sql, scope, alias)} AND NOT ${sql.unsafe(`${p}carries_lead_data`)}`;
 };
 
 export async function findEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<StoredEndpoint | null> {
-  const [row] = await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+  const [row] =
+    await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   return row ? toStored(row) : null;
 }
 
 // ORDER BY names the table's column: a bare `id` is the text output column (`id::text`), which sorts "10" before "9".
-export async function pageEndpoints(sql: Sql, scope: WebhookScope, afterId: string | null, limit: number): Promise<StoredEndpoint[]> {
+export async function pageEndpoints(
+  sql: Sql,
+  scope: WebhookScope,
+  afterId: string | null,
+  limit: number,
+): Promise<StoredEndpoint[]> {
   const rows = await sql`
     SELECT ${COLUMNS(sql)} FROM webhook_endpoints
     WHERE ${inScope(sql, scope)} ${afterId ? sql`AND id > ${afterId}::bigint` : sql``}
@@ -103,12 +116,18 @@ export async function pageEndpoints(sql: Sql, scope: WebhookScope, afterId: stri
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
 
 /** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
-export async function createEndpoint(sql: postgres.Sql, args: { scope: WebhookScope; externalId: string; document: EndpointDocument; secretEncrypted: string }): Promise<CreateOutcome> {
+export async function createEndpoint(
+  sql: postgres.Sql,
+  args: { scope: WebhookScope; externalId: string; document: EndpointDocument; secretEncrypted: string },
+): Promise<CreateOutcome> {
   const { scope } = args;
   return sql.begin(async (tx): Promise<CreateOutcome> => {
     // One creation per partner and mode at a time, so the count below is exact.
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
-    const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inPartnerMode(tx, scope)}`) as unknown as [{ n: number }];
+    const [{ n }] =
+      (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inPartnerMode(tx, scope)}`) as unknown as [
+        { n: number },
+      ];
     if (n >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
     const d = args.document;
     const [row] = await tx`
@@ -127,7 +146,11 @@ export async function createEndpoint(sql: postgres.Sql, args: { scope: WebhookSc
  * clears why it was disabled and its failure streak; disabling fails its pending deliveries (recover sends them
  * again once it is enabled); a new URL starts a new failure streak.
  */
-export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document: EndpointDocument): Promise<StoredEndpoint | null> {
+export async function updateEndpoint(
+  sql: Sql,
+  current: StoredEndpoint,
+  document: EndpointDocument,
+): Promise<StoredEndpoint | null> {
   const enabling = document.enabled && !current.document.enabled;
   const disabling = !document.enabled && current.document.enabled;
   // Re-enabling, or a new URL, starts a new failure streak (one assignment: both may come in one PUT).
@@ -152,12 +175,18 @@ export async function updateEndpoint(sql: Sql, current: StoredEndpoint, document
 }
 
 export async function deleteEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<boolean> {
-  const rows = await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
+  const rows =
+    await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
   return rows.length > 0;
 }
 
 /** The new secret replaces the current one, which keeps signing for the overlap. Null when there is no such endpoint. */
-export async function rotateSecret(sql: Sql, scope: WebhookScope, externalId: string, secretEncrypted: string): Promise<{ previousSecretExpiresAt: Date } | null> {
+export async function rotateSecret(
+  sql: Sql,
+  scope: WebhookScope,
+  externalId: string,
+  secretEncrypted: string,
+): Promise<{ previousSecretExpiresAt: Date } | null> {
   const [row] = await sql`
     UPDATE webhook_endpoints SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
       previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_MS}::bigint * interval '1 millisecond', version = version + 1, updated_at = now()

@@ -7,9 +7,20 @@ import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
 import { ConflictError, UnauthorizedError, validationError } from "../http/errors.ts";
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
-import { applyEndpointBody, missingOnCreate, sameDocument, type EndpointDocument } from "./webhook-endpoint-document.ts";
+import {
+  applyEndpointBody,
+  missingOnCreate,
+  sameDocument,
+  type EndpointDocument,
+} from "./webhook-endpoint-document.ts";
 import { webhookScopeOf } from "./lead-data-rule.ts";
-import { createEndpoint, findEndpoint, updateEndpoint, type StoredEndpoint, type WebhookScope } from "./webhook-endpoint-repository.ts";
+import {
+  createEndpoint,
+  findEndpoint,
+  updateEndpoint,
+  type StoredEndpoint,
+  type WebhookScope,
+} from "./webhook-endpoint-repository.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
 
 export interface EndpointUpsertResult {
@@ -21,14 +32,26 @@ export interface EndpointUpsertResult {
 
 const MAX_WRITE_ATTEMPTS = 8;
 
-export async function upsertEndpoint(sql: postgres.Sql, secrets: SecretBox, principal: Principal, externalId: string, body: WebhookEndpointBody): Promise<EndpointUpsertResult> {
+export async function upsertEndpoint(
+  sql: postgres.Sql,
+  secrets: SecretBox,
+  principal: Principal,
+  externalId: string,
+  body: WebhookEndpointBody,
+): Promise<EndpointUpsertResult> {
   // Who may subscribe to lead.received or change an endpoint that carries lead data is the router's guard's
   // (lead-data-rule.ts). The key's mode is the endpoint's: it hears only of records of that mode (docs/webhooks.md,
   // "Test mode"); an endpoint carrying lead data is outside the scope of a key without lead tracking.
   return retryTransaction(() => upsertOnce(sql, secrets, webhookScopeOf(principal), externalId, body));
 }
 
-async function upsertOnce(sql: postgres.Sql, secrets: SecretBox, scope: WebhookScope, externalId: string, body: WebhookEndpointBody): Promise<EndpointUpsertResult> {
+async function upsertOnce(
+  sql: postgres.Sql,
+  secrets: SecretBox,
+  scope: WebhookScope,
+  externalId: string,
+  body: WebhookEndpointBody,
+): Promise<EndpointUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const current = await findEndpoint(sql, scope, externalId);
     const next = applyEndpointBody(current?.document ?? null, body);
@@ -36,11 +59,17 @@ async function upsertOnce(sql: postgres.Sql, secrets: SecretBox, scope: WebhookS
       const missing = missingOnCreate(next);
       if (missing.length) throw validationError(missing);
       const secret = generateWebhookSecret();
-      const outcome = await createEndpoint(sql, { scope, externalId, document: next as EndpointDocument, secretEncrypted: secrets.encrypt(secret) });
+      const outcome = await createEndpoint(sql, {
+        scope,
+        externalId,
+        document: next as EndpointDocument,
+        secretEncrypted: secrets.encrypt(secret),
+      });
       if ("created" in outcome) return { created: true, endpoint: outcome.created, secret };
       if ("limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
       // Taken meanwhile. By an endpoint outside this key's scope (one that carries lead data)? Then as the guard would.
-      if (!scope.leadData && (await findEndpoint(sql, { ...scope, leadData: true }, externalId))?.carriesLeadData) throw new UnauthorizedError();
+      if (!scope.leadData && (await findEndpoint(sql, { ...scope, leadData: true }, externalId))?.carriesLeadData)
+        throw new UnauthorizedError();
       continue;
     }
     const document = next as EndpointDocument;

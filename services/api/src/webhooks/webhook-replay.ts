@@ -4,7 +4,13 @@
 // already is sent again as that same delivery (same webhook-id, a fresh retry schedule); any other is a new
 // delivery. The lead-data rule (lead-data-rule.ts): the route's guard answers 401 for a lead-data endpoint named by
 // a key without lead tracking, and the scope below leaves such endpoints and lead.received out for such a key.
-import { MAX_REPLAY_EVENTS, WEBHOOK_EVENT_TYPES, webhookBody, withPublicUrls, type WebhookReplayBody } from "@pss/contracts";
+import {
+  MAX_REPLAY_EVENTS,
+  WEBHOOK_EVENT_TYPES,
+  webhookBody,
+  withPublicUrls,
+  type WebhookReplayBody,
+} from "@pss/contracts";
 import type postgres from "postgres";
 import { BadRequestError, validationError } from "../http/errors.ts";
 import type { ActionOutcome } from "./webhook-delivery-repository.ts";
@@ -17,14 +23,22 @@ export async function replayEvents(
   range: WebhookReplayBody,
   publicBaseUrl: string,
 ): Promise<ActionOutcome<number>> {
-  if (range.afterSequence !== undefined && range.throughSequence !== undefined && range.throughSequence <= range.afterSequence) {
+  if (
+    range.afterSequence !== undefined &&
+    range.throughSequence !== undefined &&
+    range.throughSequence <= range.afterSequence
+  ) {
     throw validationError([{ path: "throughSequence", message: "must be greater than afterSequence" }]);
   }
-  if (range.since && range.until && new Date(range.until) <= new Date(range.since)) throw validationError([{ path: "until", message: "must be later than since" }]);
-  const [endpoint] = await sql`SELECT id::text, enabled, events FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+  if (range.since && range.until && new Date(range.until) <= new Date(range.since))
+    throw validationError([{ path: "until", message: "must be later than since" }]);
+  const [endpoint] =
+    await sql`SELECT id::text, enabled, events FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
-  const types = (endpoint.events as string[]).filter((t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData));
+  const types = (endpoint.events as string[]).filter(
+    (t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData),
+  );
   const events = await sql`
     SELECT seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
     WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[])
@@ -33,10 +47,17 @@ export async function replayEvents(
       ${range.since ? sql`AND occurred_at >= ${new Date(range.since)}` : sql``}
       ${range.until ? sql`AND occurred_at < ${new Date(range.until)}` : sql``}
     ORDER BY seq LIMIT ${MAX_REPLAY_EVENTS + 1}`;
-  if (events.length > MAX_REPLAY_EVENTS) throw new BadRequestError(`The range holds more than ${MAX_REPLAY_EVENTS} events: narrow it (afterSequence and throughSequence), or replay it in parts`);
+  if (events.length > MAX_REPLAY_EVENTS)
+    throw new BadRequestError(
+      `The range holds more than ${MAX_REPLAY_EVENTS} events: narrow it (afterSequence and throughSequence), or replay it in parts`,
+    );
   if (events.length === 0) return { ok: 0 };
   const bodies = events.map((e) =>
-    webhookBody(e.type, (e.occurred_at as Date).toISOString(), withPublicUrls({ ...(e.data as Record<string, unknown>), sequence: Number(e.seq) }, publicBaseUrl, scope.mode)),
+    webhookBody(
+      e.type,
+      (e.occurred_at as Date).toISOString(),
+      withPublicUrls({ ...(e.data as Record<string, unknown>), sequence: Number(e.seq) }, publicBaseUrl, scope.mode),
+    ),
   );
   const queued = await sql`
     INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)

@@ -28,9 +28,21 @@ import { documented, type DocumentedResponses } from "../docs/openapi.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
-import { listDeliveries, queuePing, recoverDeliveries, retryDelivery, type ActionOutcome } from "./webhook-delivery-repository.ts";
+import {
+  listDeliveries,
+  queuePing,
+  recoverDeliveries,
+  retryDelivery,
+  type ActionOutcome,
+} from "./webhook-delivery-repository.ts";
 import { replayEvents } from "./webhook-replay.ts";
-import { deleteEndpoint, findEndpoint, pageEndpoints, rotateSecret, toEndpointRecord } from "./webhook-endpoint-repository.ts";
+import {
+  deleteEndpoint,
+  findEndpoint,
+  pageEndpoints,
+  rotateSecret,
+  toEndpointRecord,
+} from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
 import { WEBHOOK_DOCS } from "./webhook-docs.ts";
@@ -48,7 +60,14 @@ function endpointCursor(cursor: string | undefined): string | null {
   try {
     if (!isPageCursorText(cursor)) throw new Error("not base64url");
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
-    if (Array.isArray(parsed) && parsed.length === 2 && parsed[0] === "e1" && typeof parsed[1] === "string" && /^[1-9][0-9]{0,18}$/.test(parsed[1])) return parsed[1];
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      parsed[0] === "e1" &&
+      typeof parsed[1] === "string" &&
+      /^[1-9][0-9]{0,18}$/.test(parsed[1])
+    )
+      return parsed[1];
   } catch {}
   throw new BadRequestError(BAD_CURSOR);
 }
@@ -72,7 +91,8 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
 
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
   // tracking that names lead data gets 401 whatever else is wrong, as on the lead-count routes.
-  return new Elysia({ name: "webhook-routes" }).use(ctx.auth)
+  return new Elysia({ name: "webhook-routes" })
+    .use(ctx.auth)
     .onTransform(createLeadDataGuard(ctx))
     .put(
       "/webhook-endpoints/:endpointId",
@@ -88,11 +108,21 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       },
       {
         body: WebhookEndpointBody,
-        response: { 200: WebhookEndpointPutResponse, 201: WebhookEndpointPutResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse },
+        response: {
+          200: WebhookEndpointPutResponse,
+          201: WebhookEndpointPutResponse,
+          400: ErrorResponse,
+          401: ErrorResponse,
+          409: ErrorResponse,
+        },
         detail: {
           summary: "Create or update a webhook endpoint",
           description: WEBHOOK_DOCS["PUT /webhook-endpoints/:endpointId"],
-          responses: documented({ 400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.", ...unauthorized, 409: WebhookErrorMessages.tooManyEndpoints }),
+          responses: documented({
+            400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
+            ...unauthorized,
+            409: WebhookErrorMessages.tooManyEndpoints,
+          }),
         },
       },
     )
@@ -107,7 +137,10 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookEndpointResponse },
         detail: {
           summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
-          responses: documented({ 200: { description: "The endpoint", schema: WebhookEndpointResponse }, ...endpointNotFound }),
+          responses: documented({
+            200: { description: "The endpoint", schema: WebhookEndpointResponse },
+            ...endpointNotFound,
+          }),
         },
       },
     )
@@ -117,7 +150,10 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         const limit = pageLimit(query.limit);
         const rows = await pageEndpoints(sql, scopeOf(partner), endpointCursor(query.cursor), limit + 1);
         const page = rows.slice(0, limit);
-        const nextCursor = rows.length > limit ? Buffer.from(JSON.stringify(["e1", page[page.length - 1]!.id])).toString("base64url") : null;
+        const nextCursor =
+          rows.length > limit
+            ? Buffer.from(JSON.stringify(["e1", page[page.length - 1]!.id])).toString("base64url")
+            : null;
         return { status: "success" as const, results: page.map(toEndpointRecord), nextCursor };
       },
       {
@@ -125,21 +161,28 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookEndpointPage },
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
-          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage }, ...unauthorized }),
+          responses: documented({
+            200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage },
+            ...unauthorized,
+          }),
         },
       },
     )
     .delete(
       "/webhook-endpoints/:endpointId",
       async ({ params, partner }) => {
-        if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId)))) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+        if (!(await deleteEndpoint(sql, scopeOf(partner), endpointIdOf(params.endpointId))))
+          throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
         return { status: "success" as const, message: "Webhook endpoint deleted" as const };
       },
       {
         response: { 200: WebhookEndpointDeleted },
         detail: {
           summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
-          responses: documented({ 200: { description: "Deleted", schema: WebhookEndpointDeleted }, ...endpointNotFound }),
+          responses: documented({
+            200: { description: "Deleted", schema: WebhookEndpointDeleted },
+            ...endpointNotFound,
+          }),
         },
       },
     )
@@ -147,30 +190,47 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId/rotate-secret",
       async ({ params, partner }) => {
         const secret = generateWebhookSecret();
-        const rotated = await rotateSecret(sql, scopeOf(partner), endpointIdOf(params.endpointId), deps.secrets.encrypt(secret));
+        const rotated = await rotateSecret(
+          sql,
+          scopeOf(partner),
+          endpointIdOf(params.endpointId),
+          deps.secrets.encrypt(secret),
+        );
         if (!rotated) throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
-        return { status: "success" as const, secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+        return {
+          status: "success" as const,
+          secret,
+          previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString(),
+        };
       },
       {
         response: { 200: WebhookSecretRotated },
         detail: {
-          summary: "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
+          summary:
+            "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
           description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/rotate-secret"],
-          responses: documented({ 200: { description: "The new secret", schema: WebhookSecretRotated }, ...endpointNotFound }),
+          responses: documented({
+            200: { description: "The new secret", schema: WebhookSecretRotated },
+            ...endpointNotFound,
+          }),
         },
       },
     )
     .post(
       "/webhook-endpoints/:endpointId/test",
       async ({ params, set, partner }) => {
-        const deliveryId = unwrap(await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)), WebhookErrorMessages.endpointNotFound);
+        const deliveryId = unwrap(
+          await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)),
+          WebhookErrorMessages.endpointNotFound,
+        );
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },
       {
         response: { 202: WebhookDeliveryQueued },
         detail: {
-          summary: "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
+          summary:
+            "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
           responses: documented({
             202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
             ...endpointNotFound,
@@ -182,7 +242,10 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     .post(
       "/webhook-endpoints/:endpointId/recover",
       async ({ params, query, set, partner }) => {
-        const requeued = unwrap(await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)), WebhookErrorMessages.endpointNotFound);
+        const requeued = unwrap(
+          await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)),
+          WebhookErrorMessages.endpointNotFound,
+        );
         set.status = 202;
         return { status: "success" as const, requeued };
       },
@@ -203,7 +266,13 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     .post(
       "/webhook-endpoints/:endpointId/replay",
       async ({ params, body, set, partner }) => {
-        const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, ctx.deps.publicBaseUrl);
+        const outcome = await replayEvents(
+          sql,
+          scopeOf(partner),
+          endpointIdOf(params.endpointId),
+          body,
+          ctx.deps.publicBaseUrl,
+        );
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, queued };
@@ -243,15 +312,22 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
         response: { 200: WebhookDeliveryPage },
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
-          responses: documented({ 200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage }, ...unauthorized }),
+          responses: documented({
+            200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage },
+            ...unauthorized,
+          }),
         },
       },
     )
     .post(
       "/webhook-deliveries/:deliveryId/retry",
       async ({ params, set, partner }) => {
-        if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId)) throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
-        const deliveryId = unwrap(await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()), WebhookErrorMessages.deliveryNotFound);
+        if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId))
+          throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
+        const deliveryId = unwrap(
+          await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()),
+          WebhookErrorMessages.deliveryNotFound,
+        );
         set.status = 202;
         return { status: "success" as const, deliveryId };
       },

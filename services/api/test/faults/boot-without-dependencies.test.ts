@@ -10,7 +10,14 @@ import { Kafka, logLevel } from "kafkajs";
 import postgres from "postgres";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
-import { freePort, guardLines, moveGroupToEnd, spawnService, waitUntil, type ServiceProcess } from "./support/fault-harness.ts";
+import {
+  freePort,
+  guardLines,
+  moveGroupToEnd,
+  spawnService,
+  waitUntil,
+  type ServiceProcess,
+} from "./support/fault-harness.ts";
 import { createGatedProxy, endpointOfUrl, viaProxy, type GatedProxy } from "./support/gated-proxy.ts";
 
 const urls = testUrls();
@@ -31,7 +38,12 @@ afterAll(async () => {
 async function timed(url: string, init: RequestInit = {}) {
   const began = performance.now();
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  return { status: res.status, ms: performance.now() - began, retryAfter: res.headers.get("retry-after"), body: await res.text() };
+  return {
+    status: res.status,
+    ms: performance.now() - began,
+    retryAfter: res.headers.get("retry-after"),
+    body: await res.text(),
+  };
 }
 
 test("with every dependency down, the services boot and answer 503 fast; once the dependencies answer they work without a restart", async () => {
@@ -43,24 +55,69 @@ test("with every dependency down, the services boot and answer 503 fast; once th
     env[name] = viaProxy(urls[name], proxy);
   }
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-  const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("boot-partner"), leadTracking: false });
+  const partner = await createPartnerAdmin({ sql, redis }).createPartner({
+    name: uniqueName("boot-partner"),
+    leadTracking: false,
+  });
   redis.disconnect();
-  const kafka = new Kafka({ clientId: uniqueName("boot-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
-  const groups = { indexer: uniqueName("boot-indexer"), media: uniqueName("boot-media"), leads: uniqueName("boot-leads") };
+  const kafka = new Kafka({
+    clientId: uniqueName("boot-test"),
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+  const groups = {
+    indexer: uniqueName("boot-indexer"),
+    media: uniqueName("boot-media"),
+    leads: uniqueName("boot-leads"),
+  };
   // Media and leads are stopped before Kafka answers, so only the indexer's group consumes anything.
   await moveGroupToEnd(kafka, groups.indexer);
 
-  const ports = { api: await freePort(), apiHealth: await freePort(), indexer: await freePort(), relay: await freePort(), media: await freePort(), leads: await freePort() };
+  const ports = {
+    api: await freePort(),
+    apiHealth: await freePort(),
+    indexer: await freePort(),
+    relay: await freePort(),
+    media: await freePort(),
+    leads: await freePort(),
+  };
   const spawnStarted = Date.now();
-  const api = await spawnService("api", { ...env, API_PORT: String(ports.api), API_HEALTH_PORT: String(ports.apiHealth), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias }, ports.apiHealth);
+  const api = await spawnService(
+    "api",
+    {
+      ...env,
+      API_PORT: String(ports.api),
+      API_HEALTH_PORT: String(ports.apiHealth),
+      OUTBOX_RELAY_ENABLED: "true",
+      OPENSEARCH_INDEX_ALIAS: alias,
+    },
+    ports.apiHealth,
+  );
   started.push(api);
-  const indexer = await spawnService("indexer", { ...env, HEALTH_PORT: String(ports.indexer), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer }, ports.indexer);
+  const indexer = await spawnService(
+    "indexer",
+    { ...env, HEALTH_PORT: String(ports.indexer), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer },
+    ports.indexer,
+  );
   started.push(indexer);
-  const relay = await spawnService("outbox-relay", { ...env, HEALTH_PORT: String(ports.relay) }, ports.relay, join("services", "api", "src", "relay-main.ts"));
+  const relay = await spawnService(
+    "outbox-relay",
+    { ...env, HEALTH_PORT: String(ports.relay) },
+    ports.relay,
+    join("services", "api", "src", "relay-main.ts"),
+  );
   started.push(relay);
-  const media = await spawnService("media", { ...env, HEALTH_PORT: String(ports.media), MEDIA_CONSUMER_GROUP: groups.media, MEDIA_DIR: ".data/media-test" }, ports.media);
+  const media = await spawnService(
+    "media",
+    { ...env, HEALTH_PORT: String(ports.media), MEDIA_CONSUMER_GROUP: groups.media, MEDIA_DIR: ".data/media-test" },
+    ports.media,
+  );
   started.push(media);
-  const leads = await spawnService("leads", { ...env, HEALTH_PORT: String(ports.leads), LEADS_GROUP_PREFIX: groups.leads }, ports.leads);
+  const leads = await spawnService(
+    "leads",
+    { ...env, HEALTH_PORT: String(ports.leads), LEADS_GROUP_PREFIX: groups.leads },
+    ports.leads,
+  );
   started.push(leads);
   if (process.env.FAULT_DEBUG) console.error(`spawned in ${Date.now() - spawnStarted} ms`);
 
@@ -70,13 +127,25 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   const health = `http://127.0.0.1:${ports.apiHealth}`;
   const auth = { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" };
   const listingBody = (brokerExternalId: string) =>
-    JSON.stringify({ brokerExternalId, status: "FOR_SALE", businessType: "Bakery", title: "Booted during an outage", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" } });
+    JSON.stringify({
+      brokerExternalId,
+      status: "FOR_SALE",
+      businessType: "Bakery",
+      title: "Booted during an outage",
+      location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+    });
 
   // All down: writes, the partner health check (its key is in no cache) and readiness answer 503 at once.
   await Bun.sleep(1500);
   const answers = [];
   for (let i = 0; i < 5; i++) {
-    answers.push(await timed(`${base}/partner/v1/brokers/${uniqueName("b")}`, { method: "PUT", headers: auth, body: JSON.stringify({ name: "B", email: "b@example.com" }) }));
+    answers.push(
+      await timed(`${base}/partner/v1/brokers/${uniqueName("b")}`, {
+        method: "PUT",
+        headers: auth,
+        body: JSON.stringify({ name: "B", email: "b@example.com" }),
+      }),
+    );
     answers.push(await timed(`${base}/partner/v1/health`, { headers: auth }));
   }
   for (const a of answers) {
@@ -88,7 +157,12 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   const readyz = await timed(`${health}/readyz`);
   expect(readyz.status).toBe(503);
   expect(readyz.ms).toBeLessThan(2000);
-  expect(JSON.parse(readyz.body)).toEqual({ status: "not ready", service: "api", checks: expect.objectContaining({ postgres: "failing", redis: "failing" }), degraded: expect.arrayContaining(["redis"]) });
+  expect(JSON.parse(readyz.body)).toEqual({
+    status: "not ready",
+    service: "api",
+    checks: expect.objectContaining({ postgres: "failing", redis: "failing" }),
+    degraded: expect.arrayContaining(["redis"]),
+  });
   expect(readyz.body).not.toMatch(/ECONN|refused|127\.0\.0\.1/i);
   for (const p of [api, indexer, relay, media, leads]) {
     expect((await timed(`http://127.0.0.1:${p.port}/healthz`)).status).toBe(200);
@@ -108,8 +182,20 @@ test("with every dependency down, the services boot and answer 503 fast; once th
   for (const p of proxies) await p.open();
   await waitUntil("the API to be ready", async () => (await fetch(`${health}/readyz`)).ok, 15_000);
   const brokerId = uniqueName("boot-broker");
-  expect((await timed(`${base}/partner/v1/brokers/${brokerId}`, { method: "PUT", headers: auth, body: JSON.stringify({ name: "Boot Broker", email: "boot@example.com" }) })).status).toBe(201);
-  const created = await timed(`${base}/partner/v1/listings/${uniqueName("boot-listing")}`, { method: "PUT", headers: auth, body: listingBody(brokerId) });
+  expect(
+    (
+      await timed(`${base}/partner/v1/brokers/${brokerId}`, {
+        method: "PUT",
+        headers: auth,
+        body: JSON.stringify({ name: "Boot Broker", email: "boot@example.com" }),
+      })
+    ).status,
+  ).toBe(201);
+  const created = await timed(`${base}/partner/v1/listings/${uniqueName("boot-listing")}`, {
+    method: "PUT",
+    headers: auth,
+    body: listingBody(brokerId),
+  });
   expect(created.status).toBe(201);
   const listingId = JSON.parse(created.body).serviceListingId as number;
   // Published by a relay (the API's or the relay process's) and indexed by the indexer that booted without Kafka.
@@ -123,7 +209,8 @@ test("with every dependency down, the services boot and answer 503 fast; once th
     },
     60_000,
   );
-  for (const p of [indexer, relay]) await waitUntil(`${p.name} to be ready`, async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok, 30_000);
+  for (const p of [indexer, relay])
+    await waitUntil(`${p.name} to be ready`, async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok, 30_000);
   if (process.env.FAULT_DEBUG) console.error(`working ${Date.now() - openedAt} ms after the dependencies came back`);
 
   for (const p of [api, indexer, relay]) {
@@ -144,7 +231,16 @@ test("an API with its relay off never contacts Kafka: it creates no topics, and 
   try {
     const port = await freePort();
     const healthPort = await freePort();
-    const api = await spawnService("api", { API_PORT: String(port), API_HEALTH_PORT: String(healthPort), OUTBOX_RELAY_ENABLED: "false", KAFKA_BROKERS: `127.0.0.1:${(kafkaTrap.address() as { port: number }).port}` }, healthPort);
+    const api = await spawnService(
+      "api",
+      {
+        API_PORT: String(port),
+        API_HEALTH_PORT: String(healthPort),
+        OUTBOX_RELAY_ENABLED: "false",
+        KAFKA_BROKERS: `127.0.0.1:${(kafkaTrap.address() as { port: number }).port}`,
+      },
+      healthPort,
+    );
     started.push(api);
     const base = `http://127.0.0.1:${port}`;
     // Polled: just after boot the Redis client may still be connecting (reported as degraded, still ready).
@@ -156,9 +252,15 @@ test("an API with its relay off never contacts Kafka: it creates no topics, and 
       },
       10_000,
     );
-    expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok", storage: "ok" } }]);
+    expect([ready.status, JSON.parse(ready.body)]).toEqual([
+      200,
+      { status: "ready", service: "api", checks: { postgres: "ok", redis: "ok", storage: "ok" } },
+    ]);
     const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
-    const partner = await createPartnerAdmin({ sql, redis }).createPartner({ name: uniqueName("relay-off-partner"), leadTracking: false });
+    const partner = await createPartnerAdmin({ sql, redis }).createPartner({
+      name: uniqueName("relay-off-partner"),
+      leadTracking: false,
+    });
     redis.disconnect();
     const put = await timed(`${base}/partner/v1/brokers/${uniqueName("b")}`, {
       method: "PUT",

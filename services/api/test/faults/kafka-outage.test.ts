@@ -1,7 +1,17 @@
 // Kafka stopped for ~10 s under ~16 PUT/s against a real API process (relay on), a real indexer, and the media
 // and leads workers (their consumers must rejoin by themselves).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { guardLines, inServiceProblems, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, waitUntil, type Stack } from "./support/fault-harness.ts";
+import {
+  guardLines,
+  inServiceProblems,
+  localComponent,
+  nonDatabaseOutageProblems,
+  runOutage,
+  startStack,
+  verifyWrites,
+  waitUntil,
+  type Stack,
+} from "./support/fault-harness.ts";
 
 const part = await localComponent("kafka");
 let stack: Stack;
@@ -31,7 +41,11 @@ test.skipIf(!part)(
     // Events waited in the outbox while Kafka was down and reached the indexer after: checked by verifyWrites.
     const { acknowledged } = await verifyWrites(stack, result.answers, { indexed: true, timeoutMs: 90_000 });
     for (const p of [stack.indexer!, ...stack.workers]) {
-      await waitUntil(`${p.name} to be ready again`, async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok, 30_000);
+      await waitUntil(
+        `${p.name} to be ready again`,
+        async () => (await fetch(`http://127.0.0.1:${p.port}/readyz`)).ok,
+        30_000,
+      );
     }
     expect(acknowledged).toBe(result.answers.length);
   },

@@ -1,6 +1,15 @@
 // OpenSearch stopped for ~10 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { guardLines, inServiceProblems, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
+import {
+  guardLines,
+  inServiceProblems,
+  localComponent,
+  nonDatabaseOutageProblems,
+  runOutage,
+  startStack,
+  verifyWrites,
+  type Stack,
+} from "./support/fault-harness.ts";
 
 const part = await localComponent("opensearch");
 let stack: Stack;

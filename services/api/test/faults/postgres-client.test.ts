@@ -22,8 +22,17 @@ test("a query on a reserved connection whose backend died rejects with CONNECTIO
     await sql.end(); await admin.end();
     console.log(JSON.stringify(out));
   `;
-  const proc = Bun.spawn([process.execPath, "-e", script], { cwd: import.meta.dir, env: { ...process.env, DATABASE_URL: testUrls().DATABASE_URL }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([process.execPath, "-e", script], {
+    cwd: import.meta.dir,
+    env: { ...process.env, DATABASE_URL: testUrls().DATABASE_URL },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect(err).not.toContain("socket.write");
   expect(code).toBe(0);
   expect(JSON.parse(out.trim())).toEqual({ reserved: "CONNECTION_CLOSED", pool: [0, 1, 2, 3] });

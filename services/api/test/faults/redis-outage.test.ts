@@ -1,6 +1,15 @@
 // Redis stopped for ~10 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { guardLines, inServiceProblems, localComponent, nonDatabaseOutageProblems, runOutage, startStack, verifyWrites, type Stack } from "./support/fault-harness.ts";
+import {
+  guardLines,
+  inServiceProblems,
+  localComponent,
+  nonDatabaseOutageProblems,
+  runOutage,
+  startStack,
+  verifyWrites,
+  type Stack,
+} from "./support/fault-harness.ts";
 
 const part = await localComponent("redis");
 let stack: Stack;
@@ -28,7 +37,11 @@ test.skipIf(!part)(
     expect(inServiceProblems(result)).toEqual([]);
     // Reported as degraded, without failing readiness.
     const ready = result.probes.filter((p) => p.path === "/readyz");
-    expect(ready.some((p) => JSON.parse(p.body).checks.redis === "failing" && JSON.parse(p.body).degraded?.includes("redis"))).toBe(true);
+    expect(
+      ready.some(
+        (p) => JSON.parse(p.body).checks.redis === "failing" && JSON.parse(p.body).degraded?.includes("redis"),
+      ),
+    ).toBe(true);
 
     // Without Redis the API authenticates from PostgreSQL and keeps counting nothing it cannot.
     const { acknowledged } = await verifyWrites(stack, result.answers, { indexed: true, timeoutMs: 90_000 });

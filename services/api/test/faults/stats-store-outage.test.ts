@@ -28,7 +28,10 @@ afterAll(async () => {
   await redisProxy?.close();
 });
 
-const views = async (listingId: number) => ((await api.sql`SELECT views FROM listing_stats_daily WHERE listing_id = ${listingId}`)[0]?.views as number | undefined) ?? 0;
+const views = async (listingId: number) =>
+  ((await api.sql`SELECT views FROM listing_stats_daily WHERE listing_id = ${listingId}`)[0]?.views as
+    | number
+    | undefined) ?? 0;
 
 test("Redis unreachable: the page answers at once, the views wait, and are counted once when Redis is back", async () => {
   const put = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
@@ -61,11 +64,17 @@ test("PostgreSQL unreachable: the batch waits and is written once, with the same
   const id = put.body.serviceListingId as number;
   const pgProxy = await createGatedProxy(endpointOfUrl(testUrls().DATABASE_URL));
   const sql = postgres(viaProxy(testUrls().DATABASE_URL, pgProxy), { max: 1, connect_timeout: 2, onnotice: () => {} });
-  const redis = new Redis(testUrls().REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+  const redis = new Redis(testUrls().REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+  });
   await redis.connect();
   const recorder = createStatsRecorder({ sql, redis, logger: silentLogger });
   try {
-    const request = new Request(`http://x/listings/${id}`, { headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.23" } });
+    const request = new Request(`http://x/listings/${id}`, {
+      headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.23" },
+    });
     recorder.viewed(id, request, null);
     recorder.shown([id, id], request);
     await recorder.flush();

@@ -6,7 +6,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { captureLogs } from "../../../../test/support/captured-logs.ts";
 import { uniqueName } from "../../../../test/support/env.ts";
-import { deleteSearchIndex, indexedState, newAlias, startIndexer, until, type IndexerHarness } from "../../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  newAlias,
+  startIndexer,
+  until,
+  type IndexerHarness,
+} from "../../../indexer/test/support/indexer-harness.ts";
 import { admin, json } from "../support/admin-cli.ts";
 import { waitForOutboxDrained } from "../support/events.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../support/harness.ts";
@@ -31,12 +38,18 @@ afterAll(async () => {
   await deleteSearchIndex(alias);
 });
 
-const indexerLines = (requestId: string, msg: string) => logs.lines("indexer").filter((l) => l.requestId === requestId && l.msg === msg);
+const indexerLines = (requestId: string, msg: string) =>
+  logs.lines("indexer").filter((l) => l.requestId === requestId && l.msg === msg);
 
 /** OpenSearch's record of the document: a write (even of the same version) moves _seq_no. */
 async function stored(id: number) {
   const res = await indexer!.opensearch.get({ index: alias, id: String(id) });
-  const body = res.body as unknown as { _version: number; _seq_no: number; _primary_term: number; _source: { title: string } };
+  const body = res.body as unknown as {
+    _version: number;
+    _seq_no: number;
+    _primary_term: number;
+    _source: { title: string };
+  };
   return { version: body._version, seqNo: body._seq_no, primaryTerm: body._primary_term, title: body._source.title };
 }
 
@@ -64,7 +77,11 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
   await api.sql`DELETE FROM listings WHERE id = ${id}`;
 
   indexer = await startIndexer({ alias, groupId, startAtEnd: false, logger: logs.logger("indexer") });
-  const dead = await until("the event to be dead-lettered", async () => indexerLines(requestId, "message sent to dead-letter topic")[0], 30_000);
+  const dead = await until(
+    "the event to be dead-lettered",
+    async () => indexerLines(requestId, "message sent to dead-letter topic")[0],
+    30_000,
+  );
   const offset = String(dead.deadLetterOffset);
 
   // dlq list: the newest dead letters of the indexer, here of this test's consumer group.
@@ -88,8 +105,18 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
 
   // dlq show: the headers and the message itself.
   const shown = json(await admin(["dlq", "show", "--consumer", "indexer", "--offset", offset]), "dlq show");
-  expect(shown.headers).toMatchObject({ "x-request-id": requestId, traceparent, "x-dead-letter-reason": `listing ${id} does not exist`, "x-consumer-group": groupId });
-  expect(shown.value).toMatchObject({ type: "listing.upserted", aggregateId: String(id), version: 1, payload: { listingId: id, title: "Restored bakery" } });
+  expect(shown.headers).toMatchObject({
+    "x-request-id": requestId,
+    traceparent,
+    "x-dead-letter-reason": `listing ${id} does not exist`,
+    "x-consumer-group": groupId,
+  });
+  expect(shown.value).toMatchObject({
+    type: "listing.upserted",
+    aggregateId: String(id),
+    version: 1,
+    payload: { listingId: id, title: "Restored bakery" },
+  });
 
   // Fix the cause, then replay.
   await api.sql`INSERT INTO listings SELECT * FROM ${api.sql(backup)}`;
@@ -99,11 +126,22 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
     consumer: "indexer",
     topic: Topics.indexerDeadLetter.name,
     replayed: 1,
-    messages: [{ offset, sourceTopic: Topics.listingEvents.name, sourcePartition: entry.sourcePartition, key: String(id), eventType: "listing.upserted", version: 1 }],
+    messages: [
+      {
+        offset,
+        sourceTopic: Topics.listingEvents.name,
+        sourcePartition: entry.sourcePartition,
+        key: String(id),
+        eventType: "listing.upserted",
+        version: 1,
+      },
+    ],
   });
   expect(await indexedState(api.sql, id, 30_000)).toEqual({ state: "indexed", version: 1 });
   const replayedFrom = `${Topics.indexerDeadLetter.name}:0:${offset}`;
-  const handled = await until("the replayed event's line", async () => indexerLines(requestId, "event handled").find((l) => l.replayedFrom === replayedFrom));
+  const handled = await until("the replayed event's line", async () =>
+    indexerLines(requestId, "event handled").find((l) => l.replayedFrom === replayedFrom),
+  );
   // The replayed event is the write's: same request ID and traceparent, and it says where it came from.
   expect(handled).toMatchObject({ outcome: "handled", traceparent, aggregateId: String(id), version: 1 });
   expect(indexerLines(requestId, "listing indexed").map((l) => l.result)).toEqual(["applied"]);
@@ -112,7 +150,11 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
 
   // Replaying again is harmless: handled, but the document is not written again.
   json(await admin(["dlq", "replay", "--consumer", "indexer", "--offset", offset]), "second dlq replay");
-  await until("the second replay's line", async () => indexerLines(requestId, "event handled").filter((l) => l.replayedFrom === replayedFrom).length === 2, 30_000);
+  await until(
+    "the second replay's line",
+    async () => indexerLines(requestId, "event handled").filter((l) => l.replayedFrom === replayedFrom).length === 2,
+    30_000,
+  );
   expect(indexerLines(requestId, "listing indexed").map((l) => l.result)).toEqual(["applied", "superseded"]);
   expect(await stored(id)).toEqual(first);
   expect(await indexedState(api.sql, id)).toEqual({ state: "indexed", version: 1 });

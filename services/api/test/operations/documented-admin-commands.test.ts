@@ -40,7 +40,8 @@ function documented(file: string): Documented[] {
       const line = (hash === -1 ? rest : rest.slice(0, hash)).trim();
       let comment = hash === -1 ? "" : rest.slice(hash).trim().replace(/^#\s*/, "");
       // An example output may also sit on the next line, as a comment of its own.
-      if (!comment && !inSpan && lines[i + 1]?.trim().startsWith("#")) comment = lines[i + 1]!.trim().replace(/^#\s*/, "");
+      if (!comment && !inSpan && lines[i + 1]?.trim().startsWith("#"))
+        comment = lines[i + 1]!.trim().replace(/^#\s*/, "");
       const command = line.slice(PREFIX.length);
       if (command.startsWith("<")) continue; // the general form, `admin -- <command>`
       found.push({ file, line, command, example: exampleOf(comment) });
@@ -70,7 +71,17 @@ const commandOf = (d: Documented) => {
 };
 
 // Run for real, without URLs, in this order (each may need what an earlier one printed).
-const RUN_ORDER = ["help", "partners create", "keys create", "keys list", "offices create", "brokers assign-office", "keys revoke", "outbox status", "dlq list"];
+const RUN_ORDER = [
+  "help",
+  "partners create",
+  "keys create",
+  "keys list",
+  "offices create",
+  "brokers assign-office",
+  "keys revoke",
+  "outbox status",
+  "dlq list",
+];
 // Changing shared state (Kafka topics every consumer reads, the index `npm start` serves, other partners' rows):
 // parsed here, run against this test run's own database in the named tests.
 const RUN_ELSEWHERE: Record<string, string> = {
@@ -81,7 +92,13 @@ const RUN_ELSEWHERE: Record<string, string> = {
   "outbox retry": "../admin-cli.test.ts",
 };
 
-const noUrls = adminEnv({ DATABASE_URL: undefined, REDIS_URL: undefined, KAFKA_BROKERS: undefined, OPENSEARCH_URL: undefined, OPENSEARCH_INDEX_ALIAS: undefined });
+const noUrls = adminEnv({
+  DATABASE_URL: undefined,
+  REDIS_URL: undefined,
+  KAFKA_BROKERS: undefined,
+  OPENSEARCH_URL: undefined,
+  OPENSEARCH_INDEX_ALIAS: undefined,
+});
 const suffix = uniqueName("docs");
 const values: Record<string, string> = { name: uniqueName("Docs-office") };
 /** Every key this test made, revoked at the end; and those of the partner made last. */
@@ -103,7 +120,11 @@ function fill(line: string, placeholders: Record<string, string>): string {
 // What `npm start` leaves running: the local runner's servers on their default ports. Where the test servers
 // come from elsewhere (testcontainers, other URLs) and nothing answers there, there is nothing to run against.
 const infra = await findLocalInfra();
-const localUp = infra !== null && (await Promise.all(["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].map((v) => answers(infra.urls[v]!)))).every(Boolean);
+const localUp =
+  infra !== null &&
+  (await Promise.all(["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].map((v) => answers(infra.urls[v]!)))).every(
+    Boolean,
+  );
 
 let local: postgres.Sql | null = null;
 afterAll(async () => {
@@ -117,72 +138,104 @@ describe("the documented admin commands", () => {
     expect(all.length).toBeGreaterThan(10);
     for (const d of all) {
       const command = commandOf(d);
-      expect({ line: d.line, known: RUN_ORDER.includes(command) || command in RUN_ELSEWHERE }).toEqual({ line: d.line, known: true });
+      expect({ line: d.line, known: RUN_ORDER.includes(command) || command in RUN_ELSEWHERE }).toEqual({
+        line: d.line,
+        known: true,
+      });
     }
     // README's own two.
-    expect(all.filter((d) => d.file === "README.md").map((d) => d.line)).toEqual([`${PREFIX}partners create --name "Acme Brokers" --lead-tracking`, `${PREFIX}help`]);
+    expect(all.filter((d) => d.file === "README.md").map((d) => d.line)).toEqual([
+      `${PREFIX}partners create --name "Acme Brokers" --lead-tracking`,
+      `${PREFIX}help`,
+    ]);
   });
 
   test("lines that change shared state parse as written (their behaviour is tested against this run's own database)", () => {
-    const dummy = { offset: "0", consumerGroup: "pss-indexer", serviceListingId: "1", partnerId: crypto.randomUUID(), outboxId: "1" };
+    const dummy = {
+      offset: "0",
+      consumerGroup: "pss-indexer",
+      serviceListingId: "1",
+      partnerId: crypto.randomUUID(),
+      outboxId: "1",
+    };
     const elsewhere = all.filter((d) => commandOf(d) in RUN_ELSEWHERE);
     expect(new Set(elsewhere.map(commandOf))).toEqual(new Set(Object.keys(RUN_ELSEWHERE)));
     for (const d of elsewhere) expect(() => parseArgs(words(fill(d.command, dummy)))).not.toThrow();
   });
 
-  test.skipIf(!localUp)("run as written with no URLs set, each works against the local servers and prints what the document shows", async () => {
-    local = postgres(infra!.urls.DATABASE_URL!, { max: 1, onnotice: () => {} });
-    const toRun = all.filter((d) => RUN_ORDER.includes(commandOf(d))).sort((a, b) => RUN_ORDER.indexOf(commandOf(a)) - RUN_ORDER.indexOf(commandOf(b)));
-    expect(new Set(toRun.map(commandOf))).toEqual(new Set(RUN_ORDER));
+  test.skipIf(!localUp)(
+    "run as written with no URLs set, each works against the local servers and prints what the document shows",
+    async () => {
+      local = postgres(infra!.urls.DATABASE_URL!, { max: 1, onnotice: () => {} });
+      const toRun = all
+        .filter((d) => RUN_ORDER.includes(commandOf(d)))
+        .sort((a, b) => RUN_ORDER.indexOf(commandOf(a)) - RUN_ORDER.indexOf(commandOf(b)));
+      expect(new Set(toRun.map(commandOf))).toEqual(new Set(RUN_ORDER));
 
-    for (const d of toRun) {
-      const command = commandOf(d);
-      if (command === "brokers assign-office" && !values.id) {
-        // A broker as the partner API would have created it in that database.
-        values.id = uniqueName("docs-broker");
-        await local`
+      for (const d of toRun) {
+        const command = commandOf(d);
+        if (command === "brokers assign-office" && !values.id) {
+          // A broker as the partner API would have created it in that database.
+          values.id = uniqueName("docs-broker");
+          await local`
           INSERT INTO brokers (partner_id, external_id, office_id, name, email, content_hash)
           VALUES (${values.partnerId!}, ${values.id}, ${Number(values.defaultOfficeId)}, 'Docs Broker', 'docs.broker@example.com', '\\x00'::bytea)`;
-      }
-      const line = fill(d.line, values);
-      const r = await shell(line, noUrls);
-      expect({ line, code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ line, code: 0, stderr: "" });
-      if (command === "help") {
-        expect(r.stdout).toBe("");
-        for (const usage of ["partners create", "keys revoke --key-id", "dlq replay", "reindex", "media retry", "outbox status"]) expect(r.stderr).toContain(usage);
-        continue;
-      }
-      const out = JSON.parse(r.stdout) as Record<string, any>;
-      expect(r.stdout.trimEnd()).not.toContain("\n");
-      if (d.example) expect({ line, keys: Object.keys(out).sort() }).toEqual({ line, keys: Object.keys(d.example).sort() });
+        }
+        const line = fill(d.line, values);
+        const r = await shell(line, noUrls);
+        expect({ line, code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ line, code: 0, stderr: "" });
+        if (command === "help") {
+          expect(r.stdout).toBe("");
+          for (const usage of [
+            "partners create",
+            "keys revoke --key-id",
+            "dlq replay",
+            "reindex",
+            "media retry",
+            "outbox status",
+          ])
+            expect(r.stderr).toContain(usage);
+          continue;
+        }
+        const out = JSON.parse(r.stdout) as Record<string, any>;
+        expect(r.stdout.trimEnd()).not.toContain("\n");
+        if (d.example)
+          expect({ line, keys: Object.keys(out).sort() }).toEqual({ line, keys: Object.keys(d.example).sort() });
 
-      if (command === "partners create") {
-        expect(out.apiKey).toMatch(/^pss_live_/);
-        Object.assign(values, { partnerId: out.partnerId, organizationId: String(out.organizationId), defaultOfficeId: String(out.officeId) });
-        keyIds.push(out.keyId);
-        partnerKeyIds = [out.keyId];
-        const [partner] = await local`SELECT name FROM partners WHERE id = ${out.partnerId}`;
-        expect(partner?.name).toBe(`Acme Brokers ${suffix}`);
-      } else if (command === "keys create") {
-        values.keyId = out.keyId;
-        values.apiKey = out.apiKey;
-        keyIds.push(out.keyId);
-        partnerKeyIds.push(out.keyId);
-      } else if (command === "keys list") {
-        expect(out.keys.map((k: any) => k.keyId).sort()).toEqual([...partnerKeyIds].sort());
-        expect(r.stdout).not.toContain(values.apiKey!);
-      } else if (command === "offices create") {
-        values.officeId = String(out.officeId);
-        const [office] = await local`SELECT name, is_default FROM offices WHERE id = ${out.officeId}`;
-        expect(office).toEqual({ name: values.name, is_default: false });
-      } else if (command === "brokers assign-office") {
-        const [broker] = await local`SELECT office_id FROM brokers WHERE partner_id = ${values.partnerId!} AND external_id = ${values.id!}`;
-        expect(String(broker!.office_id)).toBe(values.officeId!);
-      } else if (command === "keys revoke") {
-        expect(out).toEqual({ revoked: true, keyId: values.keyId });
-        const [key] = await local`SELECT revoked_at FROM api_keys WHERE id = ${values.keyId!}`;
-        expect(key!.revoked_at).toBeInstanceOf(Date);
+        if (command === "partners create") {
+          expect(out.apiKey).toMatch(/^pss_live_/);
+          Object.assign(values, {
+            partnerId: out.partnerId,
+            organizationId: String(out.organizationId),
+            defaultOfficeId: String(out.officeId),
+          });
+          keyIds.push(out.keyId);
+          partnerKeyIds = [out.keyId];
+          const [partner] = await local`SELECT name FROM partners WHERE id = ${out.partnerId}`;
+          expect(partner?.name).toBe(`Acme Brokers ${suffix}`);
+        } else if (command === "keys create") {
+          values.keyId = out.keyId;
+          values.apiKey = out.apiKey;
+          keyIds.push(out.keyId);
+          partnerKeyIds.push(out.keyId);
+        } else if (command === "keys list") {
+          expect(out.keys.map((k: any) => k.keyId).sort()).toEqual([...partnerKeyIds].sort());
+          expect(r.stdout).not.toContain(values.apiKey!);
+        } else if (command === "offices create") {
+          values.officeId = String(out.officeId);
+          const [office] = await local`SELECT name, is_default FROM offices WHERE id = ${out.officeId}`;
+          expect(office).toEqual({ name: values.name, is_default: false });
+        } else if (command === "brokers assign-office") {
+          const [broker] =
+            await local`SELECT office_id FROM brokers WHERE partner_id = ${values.partnerId!} AND external_id = ${values.id!}`;
+          expect(String(broker!.office_id)).toBe(values.officeId!);
+        } else if (command === "keys revoke") {
+          expect(out).toEqual({ revoked: true, keyId: values.keyId });
+          const [key] = await local`SELECT revoked_at FROM api_keys WHERE id = ${values.keyId!}`;
+          expect(key!.revoked_at).toBeInstanceOf(Date);
+        }
       }
-    }
-  }, 180_000);
+    },
+    180_000,
+  );
 });

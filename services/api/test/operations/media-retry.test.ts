@@ -24,7 +24,9 @@ function startHost(port: number) {
     hostname: "127.0.0.1",
     fetch(req) {
       const image = images.images[new URL(req.url).pathname];
-      return image ? new Response(image, { headers: { "content-type": "image/jpeg" } }) : new Response("not found", { status: 404 });
+      return image
+        ? new Response(image, { headers: { "content-type": "image/jpeg" } })
+        : new Response("not found", { status: 404 });
     },
   });
   hostPort = host.port!;
@@ -66,8 +68,13 @@ async function photos(p: Partner, externalId: string): Promise<Photo[]> {
   expect(res.status).toBe(200);
   return res.body.listing.photos;
 }
-const states = async (p: Partner, externalId: string) => (await photos(p, externalId)).map((ph) => [ph.state, ph.failureReason]);
-const avatarOf = async (p: Partner, brokerId: string) => (await p.get(`/partner/v1/brokers/${brokerId}`)).body.broker.avatar as { state: string; failureReason: string | null };
+const states = async (p: Partner, externalId: string) =>
+  (await photos(p, externalId)).map((ph) => [ph.state, ph.failureReason]);
+const avatarOf = async (p: Partner, brokerId: string) =>
+  (await p.get(`/partner/v1/brokers/${brokerId}`)).body.broker.avatar as {
+    state: string;
+    failureReason: string | null;
+  };
 
 async function settled(p: Partner, externalId: string): Promise<Photo[]> {
   return until(`photos of ${externalId} to settle`, async () => {
@@ -78,14 +85,19 @@ async function settled(p: Partner, externalId: string): Promise<Photo[]> {
 
 async function listing(p: Partner, brokerId: string, photoUrls: string[]): Promise<{ externalId: string; id: number }> {
   const externalId = uniqueName("listing");
-  const res = await p.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerId, { photos: photoUrls.map((url, i) => ({ url, sortKey: i + 1 })) }));
+  const res = await p.put(
+    `/partner/v1/listings/${externalId}`,
+    sample.listing(brokerId, { photos: photoUrls.map((url, i) => ({ url, sortKey: i + 1 })) }),
+  );
   expect(res.status).toBe(201);
   return { externalId, id: res.body.serviceListingId };
 }
 
 test("media retry by listing, by partner and for every transient failure re-processes failed photos once the host answers again", async () => {
   const brokerA = uniqueName("broker");
-  expect((await partnerA.put(`/partner/v1/brokers/${brokerA}`, sample.broker({ avatarUrl: onHost("/avatar.jpg") }))).status).toBe(201);
+  expect(
+    (await partnerA.put(`/partner/v1/brokers/${brokerA}`, sample.broker({ avatarUrl: onHost("/avatar.jpg") }))).status,
+  ).toBe(201);
   const brokerB = uniqueName("broker");
   expect((await partnerB.put(`/partner/v1/brokers/${brokerB}`, sample.broker())).status).toBe(201);
   const one = await listing(partnerA, brokerA, [onHost("/photo.jpg"), onHost("/photo-2.jpg")]);
@@ -95,7 +107,12 @@ test("media retry by listing, by partner and for every transient failure re-proc
 
   const refused = ["failed", "connection refused"];
   const notFound = ["failed", "HTTP 404 from image host"];
-  for (const [p, l] of [[partnerA, one], [partnerA, two], [partnerB, three]] as const) await settled(p, l.externalId);
+  for (const [p, l] of [
+    [partnerA, one],
+    [partnerA, two],
+    [partnerB, three],
+  ] as const)
+    await settled(p, l.externalId);
   expect(await states(partnerA, one.externalId)).toEqual([refused, refused]);
   expect(await states(partnerA, two.externalId)).toEqual([refused, notFound]);
   expect(await states(partnerB, three.externalId)).toEqual([refused]);
@@ -119,14 +136,19 @@ test("media retry by listing, by partner and for every transient failure re-proc
   // One partner: every failed photo and avatar of it, whatever the reason.
   const byPartner = json(await admin(["media", "retry", "--partner", partnerA.partnerId]), "media retry --partner");
   expect(byPartner).toMatchObject({ photos: 2, avatars: 1 });
-  expect((await settled(partnerA, two.externalId)).map((ph) => [ph.state, ph.failureReason])).toEqual([["ready", null], notFound]);
+  expect((await settled(partnerA, two.externalId)).map((ph) => [ph.state, ph.failureReason])).toEqual([
+    ["ready", null],
+    notFound,
+  ]);
   await until("the avatar to be ready", async () => (await avatarOf(partnerA, brokerA)).state === "ready");
   expect(await states(partnerB, three.externalId)).toEqual([refused]);
 
   // Every transient failure (any partner); the permanent one is left alone.
   const transient = json(await admin(["media", "retry", "--all-transient"]), "media retry --all-transient");
   const mine = transient.reset.filter((r: any) => [one.id, two.id, three.id].map(String).includes(r.listingId));
-  expect(mine.map((r: any) => [r.listingId, r.url, r.reason])).toEqual([[String(three.id), onHost("/small.png"), "connection refused"]]);
+  expect(mine.map((r: any) => [r.listingId, r.url, r.reason])).toEqual([
+    [String(three.id), onHost("/small.png"), "connection refused"],
+  ]);
   expect((await settled(partnerB, three.externalId)).map((ph) => ph.state)).toEqual(["ready"]);
   expect(await states(partnerA, two.externalId)).toEqual([["ready", null], notFound]);
 }, 150_000);

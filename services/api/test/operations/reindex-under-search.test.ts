@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Client } from "@opensearch-project/opensearch";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
-import { deleteSearchIndex, indexedState, newAlias, startIndexer, type IndexerHarness } from "../../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  newAlias,
+  startIndexer,
+  type IndexerHarness,
+} from "../../../indexer/test/support/indexer-harness.ts";
 import { listingVisibleToBuyers } from "../../src/buyers/buyer-visibility.ts";
 import { admin, adminEnv, json } from "../support/admin-cli.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../support/harness.ts";
@@ -39,7 +45,13 @@ async function aliasTargets(): Promise<string[]> {
 /** Every document of an index: id -> external version (the listing's version). */
 async function documents(index: string): Promise<Map<number, number>> {
   const out = new Map<number, number>();
-  let res = await opensearch.search({ index, scroll: "30s", size: 1000, version: true, body: { query: { match_all: {} }, _source: false } } as never);
+  let res = await opensearch.search({
+    index,
+    scroll: "30s",
+    size: 1000,
+    version: true,
+    body: { query: { match_all: {} }, _source: false },
+  } as never);
   for (;;) {
     const body = res.body as unknown as { _scroll_id: string; hits: { hits: { _id: string; _version: number }[] } };
     if (body.hits.hits.length === 0) {
@@ -58,13 +70,22 @@ test("reindex under concurrent buyer searches: no search fails, the alias moves 
   expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   const ids: number[] = [];
   for (let i = 0; i < 12; i++) {
-    const res = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, { businessType: kind, title: `Bakery number ${i}` }));
+    const res = await partner.put(
+      `/partner/v1/listings/${uniqueName("listing")}`,
+      sample.listing(brokerId, { businessType: kind, title: `Bakery number ${i}` }),
+    );
     expect(res.status).toBe(201);
     ids.push(res.body.serviceListingId);
   }
   // One at version 2, one hidden: the new index must show versions and visibility as PostgreSQL holds them.
-  const externalIds = (await api.sql`SELECT id, external_id FROM listings WHERE id = ANY(${ids})`).reduce((m, r) => m.set(Number(r.id), r.external_id), new Map<number, string>());
-  expect((await partner.put(`/partner/v1/listings/${externalIds.get(ids[0]!)}`, { title: "Bakery number 0, renamed" })).status).toBe(200);
+  const externalIds = (await api.sql`SELECT id, external_id FROM listings WHERE id = ANY(${ids})`).reduce(
+    (m, r) => m.set(Number(r.id), r.external_id),
+    new Map<number, string>(),
+  );
+  expect(
+    (await partner.put(`/partner/v1/listings/${externalIds.get(ids[0]!)}`, { title: "Bakery number 0, renamed" }))
+      .status,
+  ).toBe(200);
   expect((await partner.put(`/partner/v1/listings/${externalIds.get(ids[1]!)}`, { status: "SOLD" })).status).toBe(200);
   for (const id of ids) await indexedState(api.sql, id, 30_000);
   await indexer.stop();
@@ -106,7 +127,9 @@ test("reindex under concurrent buyer searches: no search fails, the alias moves 
   // Exactly what the buyer-visibility rule selects in PostgreSQL (test-mode records never), at the versions it
   // holds (the whole database: reindex takes all).
   const expected = new Map(
-    (await api.sql`SELECT id, version FROM listings l WHERE ${listingVisibleToBuyers(api.sql)}`).map((r) => [Number(r.id), r.version as number] as const),
+    (await api.sql`SELECT id, version FROM listings l WHERE ${listingVisibleToBuyers(api.sql)}`).map(
+      (r) => [Number(r.id), r.version as number] as const,
+    ),
   );
   expect(result.documents).toBeGreaterThanOrEqual(visible);
   const actual = await documents(result.index);

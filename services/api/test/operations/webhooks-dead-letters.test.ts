@@ -18,14 +18,20 @@ let partner: Partner;
 beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
-  webhooks = await startWebhooks({ allowedHosts: ["127.0.0.1"], publicBaseUrl: "https://market.example.test", partners: [partner.partnerId], logger: logs.logger("webhooks") });
+  webhooks = await startWebhooks({
+    allowedHosts: ["127.0.0.1"],
+    publicBaseUrl: "https://market.example.test",
+    partners: [partner.partnerId],
+    logger: logs.logger("webhooks"),
+  });
 });
 afterAll(async () => {
   await webhooks?.stop();
   await api?.stop();
 });
 
-const deadLetterLines = (requestId: string) => logs.lines("webhooks").filter((l) => l.requestId === requestId && l.msg === "message sent to dead-letter topic");
+const deadLetterLines = (requestId: string) =>
+  logs.lines("webhooks").filter((l) => l.requestId === requestId && l.msg === "message sent to dead-letter topic");
 
 test("a fact the webhooks consumer cannot use is listed, shown and replayed with dlq --consumer webhooks", async () => {
   const requestId = uniqueName("poison-fact");
@@ -43,7 +49,10 @@ test("a fact the webhooks consumer cannot use is listed, shown and replayed with
   };
   const producer = api.kafka.producer();
   await producer.connect();
-  await producer.send({ topic: Topics.partnerEvents.name, messages: [{ key, value: JSON.stringify(envelope), headers: { "x-request-id": requestId } }] });
+  await producer.send({
+    topic: Topics.partnerEvents.name,
+    messages: [{ key, value: JSON.stringify(envelope), headers: { "x-request-id": requestId } }],
+  });
   await producer.disconnect();
 
   const dead = await until("the fact to be dead-lettered", async () => deadLetterLines(requestId)[0], 30_000);
@@ -66,14 +75,25 @@ test("a fact the webhooks consumer cannot use is listed, shown and replayed with
   });
 
   const shown = json(await admin(["dlq", "show", "--consumer", "webhooks", "--offset", offset]), "dlq show");
-  expect(shown.headers).toMatchObject({ "x-request-id": requestId, "x-dead-letter-reason": "listing.published payload is not an object", "x-consumer-group": groupId });
+  expect(shown.headers).toMatchObject({
+    "x-request-id": requestId,
+    "x-dead-letter-reason": "listing.published payload is not an object",
+    "x-consumer-group": groupId,
+  });
   expect(shown.value).toMatchObject({ eventId: envelope.eventId, type: "listing.published", payload: "not an object" });
 
   const replayed = json(await admin(["dlq", "replay", "--consumer", "webhooks", "--offset", offset]), "dlq replay");
   expect(replayed).toMatchObject({ consumer: "webhooks", topic: Topics.webhooksDeadLetter.name, replayed: 1 });
-  expect(replayed.messages).toEqual([expect.objectContaining({ offset, sourceTopic: Topics.partnerEvents.name, key, eventType: "listing.published" })]);
+  expect(replayed.messages).toEqual([
+    expect.objectContaining({ offset, sourceTopic: Topics.partnerEvents.name, key, eventType: "listing.published" }),
+  ]);
   // The webhooks consumer received the replayed fact (it says where from) and, the cause being in the message, refused it again.
-  const again = await until("the replayed fact's dead letter", async () => deadLetterLines(requestId).find((l) => l.replayedFrom === `${Topics.webhooksDeadLetter.name}:0:${offset}`), 30_000);
+  const again = await until(
+    "the replayed fact's dead letter",
+    async () =>
+      deadLetterLines(requestId).find((l) => l.replayedFrom === `${Topics.webhooksDeadLetter.name}:0:${offset}`),
+    30_000,
+  );
   expect(again.reason).toBe("listing.published payload is not an object");
   // Nothing was delivered for it.
   expect(await api.sql`SELECT 1 FROM webhook_deliveries WHERE event_id = ${envelope.eventId}::uuid`).toHaveLength(0);

@@ -8,12 +8,23 @@ import { aptInstall } from "../../../../infra/src/system-packages.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export async function ensureChromium(): Promise<string> {
   if (existsSync(CHROMIUM)) return CHROMIUM;
   if (process.getuid?.() !== 0) {
-    throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it with 'sudo apt-get install -y chromium' (not root, so the tests cannot install it)`);
+    throw new Error(
+      `the browser tests need Chromium at ${CHROMIUM}: install it with 'sudo apt-get install -y chromium' (not root, so the tests cannot install it)`,
+    );
   }
   // Another process may hold the dpkg lock (a colleague's test run installing the same package): retry a little.
   for (let attempt = 1; ; attempt++) {
@@ -40,7 +51,13 @@ export interface Browser {
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = await ensureChromium();
   const userDataDir = mkdtempSync(join(tmpdir(), "pss-chromium-"));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, offline: false, javaScriptEnabled: true });
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    args: ARGS,
+    offline: false,
+    javaScriptEnabled: true,
+  });
   return {
     context,
     async close() {
@@ -52,7 +69,10 @@ export async function launchBrowser(): Promise<Browser> {
 
 /** Chromium with separate contexts (e.g. one without JavaScript), closed together. */
 export interface ChromiumSession {
-  newContext(opts?: { javaScriptEnabled?: boolean; viewport?: { width: number; height: number } }): Promise<BrowserContext>;
+  newContext(opts?: {
+    javaScriptEnabled?: boolean;
+    viewport?: { width: number; height: number };
+  }): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -62,10 +82,20 @@ export interface ChromiumSession {
  */
 export async function launchChromium(opts: { hosts?: Record<string, string> } = {}): Promise<ChromiumSession> {
   const executablePath = await ensureChromium();
-  const rules = [...Object.entries(opts.hosts ?? {}).map(([name, ip]) => `MAP ${name} ${ip}`), "MAP * ~NOTFOUND"].join(", ");
-  const browser = await chromium.launch({ executablePath, headless: true, args: [...ARGS, `--host-resolver-rules=${rules}`] });
+  const rules = [...Object.entries(opts.hosts ?? {}).map(([name, ip]) => `MAP ${name} ${ip}`), "MAP * ~NOTFOUND"].join(
+    ", ",
+  );
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [...ARGS, `--host-resolver-rules=${rules}`],
+  });
   return {
-    newContext: (opts = {}) => browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true, viewport: opts.viewport ?? { width: 1280, height: 900 } }),
+    newContext: (opts = {}) =>
+      browser.newContext({
+        javaScriptEnabled: opts.javaScriptEnabled ?? true,
+        viewport: opts.viewport ?? { width: 1280, height: 900 },
+      }),
     close: () => browser.close().catch(() => {}),
   };
 }
@@ -86,8 +116,15 @@ let axeSource: string | null = null;
 export async function axeViolations(page: import("playwright-core").Page): Promise<AxeViolation[]> {
   axeSource ??= await Bun.file(require.resolve("axe-core/axe.min.js")).text();
   if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(`${axeSource}\n;true`);
-  const result = (await page.evaluate(`axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] }, resultTypes: ["violations"] })`)) as {
+  const result = (await page.evaluate(
+    `axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] }, resultTypes: ["violations"] })`,
+  )) as {
     violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
   };
-  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")) }));
+  return result.violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    targets: v.nodes.map((n) => n.target.join(" ")),
+  }));
 }

@@ -18,7 +18,8 @@ export interface Envelope {
 export async function waitForOutboxDrained(sql: postgres.Sql, aggregateId: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const [row] = await sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${aggregateId} AND published_at IS NULL`;
+    const [row] =
+      await sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${aggregateId} AND published_at IS NULL`;
     if (row!.n === 0) return;
     await Bun.sleep(50);
   }
@@ -29,12 +30,19 @@ export async function waitForOutboxDrained(sql: postgres.Sql, aggregateId: strin
  * Consumes a topic from its beginning up to the end it has now, handing every message to `onMessage` (a fresh
  * group, nothing committed). Throws when the end is not reached within `timeoutMs`.
  */
-export async function readTopicToEnd(kafka: Kafka, topic: string, onMessage: (message: KafkaMessage) => void, timeoutMs = 30_000): Promise<void> {
+export async function readTopicToEnd(
+  kafka: Kafka,
+  topic: string,
+  onMessage: (message: KafkaMessage) => void,
+  timeoutMs = 30_000,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topic);
   await admin.disconnect();
-  const remaining = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
+  const remaining = new Map(
+    ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]),
+  );
   if (remaining.size === 0) return;
 
   const consumer = kafka.consumer({ groupId: uniqueName("topic-reader") });
@@ -62,8 +70,18 @@ export async function readTopicToEnd(kafka: Kafka, topic: string, onMessage: (me
  * is in `sql`'s outbox count: another database on the same Kafka (a developer's shared servers) can publish for
  * the same aggregate ID.
  */
-export async function eventsOnTopic(kafka: Kafka, sql: postgres.Sql, topic: string, aggregateId: string, timeoutMs = 30_000): Promise<Envelope[]> {
-  const ours = new Set((await sql`SELECT payload->>'eventId' AS id FROM outbox WHERE message_key = ${aggregateId}`).map((r) => r.id as string));
+export async function eventsOnTopic(
+  kafka: Kafka,
+  sql: postgres.Sql,
+  topic: string,
+  aggregateId: string,
+  timeoutMs = 30_000,
+): Promise<Envelope[]> {
+  const ours = new Set(
+    (await sql`SELECT payload->>'eventId' AS id FROM outbox WHERE message_key = ${aggregateId}`).map(
+      (r) => r.id as string,
+    ),
+  );
   const found: Envelope[] = [];
   await readTopicToEnd(
     kafka,
@@ -85,10 +103,19 @@ export interface RawMessage {
 }
 
 /** The message at one position of a topic, with its headers as text. */
-export async function messageAt(kafka: Kafka, topic: string, partition: number, offset: string, timeoutMs = 30_000): Promise<RawMessage> {
+export async function messageAt(
+  kafka: Kafka,
+  topic: string,
+  partition: number,
+  offset: string,
+  timeoutMs = 30_000,
+): Promise<RawMessage> {
   const consumer = kafka.consumer({ groupId: uniqueName("message-reader") });
   const { promise: found, resolve, reject } = Promise.withResolvers<RawMessage>();
-  const timer = setTimeout(() => reject(new Error(`no message at ${topic}/${partition}@${offset} within ${timeoutMs} ms`)), timeoutMs);
+  const timer = setTimeout(
+    () => reject(new Error(`no message at ${topic}/${partition}@${offset} within ${timeoutMs} ms`)),
+    timeoutMs,
+  );
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -97,7 +124,8 @@ export async function messageAt(kafka: Kafka, topic: string, partition: number, 
       eachMessage: async ({ partition: p, message }) => {
         if (p !== partition || message.offset !== offset) return;
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(message.headers ?? {})) if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
+        for (const [name, value] of Object.entries(message.headers ?? {}))
+          if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
         resolve({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? null, headers });
       },
     });

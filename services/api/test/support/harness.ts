@@ -5,7 +5,14 @@ import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
-import { createLocalMediaStorage, createLogger, ensureTopics, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createLocalMediaStorage,
+  createLogger,
+  ensureTopics,
+  silentLogger,
+  type Logger,
+  type MediaStorage,
+} from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
@@ -35,7 +42,12 @@ export interface Partner {
   apiKey: string;
   keyId: string;
   /** Calls with the partner's test key (createPartner({ test: true })). */
-  test?: { apiKey: string; keyId: string; put(path: string, body: unknown): Promise<TestResponse>; get(path: string): Promise<TestResponse> };
+  test?: {
+    apiKey: string;
+    keyId: string;
+    put(path: string, body: unknown): Promise<TestResponse>;
+    get(path: string): Promise<TestResponse>;
+  };
   organizationId: number;
   officeId: number;
   put(path: string, body: unknown, init?: RequestInit): Promise<TestResponse>;
@@ -48,7 +60,12 @@ export interface TestResponse {
   body: any;
 }
 
-export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<TestResponse> {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   let body: string | undefined;
@@ -88,12 +105,26 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
-  const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => 1000 });
+  const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    retryStrategy: () => 1000,
+  });
   redis.on("error", () => {});
   await redis.connect().catch(() => {});
-  const kafka = new Kafka({ clientId: uniqueName("api-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 200 } });
+  const kafka = new Kafka({
+    clientId: uniqueName("api-test"),
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 3, initialRetryTime: 200 },
+  });
   await ensureTopics(kafka, ALL_TOPICS);
-  const producer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 2 } });
+  const producer = kafka.producer({
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: 2 },
+  });
   const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000 });
   const stats = createStatsRecorder({ sql, redis, logger, flushIntervalMs: opts.statsFlushMs ?? 200 });
   stats.start();
@@ -101,17 +132,46 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     sql,
     logger,
     authenticator: createAuthenticator({ sql, redis, logger }),
-    partnerRateLimiter: createRateLimiter({ redis, logger, limit: opts.rateLimitPerMinute ?? 0, windowSeconds: 60, name: uniqueName("partner") }),
+    partnerRateLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: opts.rateLimitPerMinute ?? 0,
+      windowSeconds: 60,
+      name: uniqueName("partner"),
+    }),
     publicBaseUrl: opts.publicBaseUrl ?? "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
-    media: { storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }), delivery: opts.mediaDelivery },
+    media: {
+      storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }),
+      delivery: opts.mediaDelivery,
+    },
     // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
-    opensearch: new OpenSearchClient({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 }),
+    opensearch: new OpenSearchClient({
+      node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
+      requestTimeout: 5000,
+      maxRetries: 0,
+    }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
     leads: opts.leadLimits && {
       // Unique limiter names: counters of other runs sharing this Redis never interfere.
-      addressLimiter: opts.leadLimits.perAddress ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perAddress, windowSeconds: 3600, name: uniqueName("lead-address") }) : undefined,
-      listingLimiter: opts.leadLimits.perListing ? createRateLimiter({ redis, logger, limit: opts.leadLimits.perListing, windowSeconds: 3600, name: uniqueName("lead-listing") }) : undefined,
+      addressLimiter: opts.leadLimits.perAddress
+        ? createRateLimiter({
+            redis,
+            logger,
+            limit: opts.leadLimits.perAddress,
+            windowSeconds: 3600,
+            name: uniqueName("lead-address"),
+          })
+        : undefined,
+      listingLimiter: opts.leadLimits.perListing
+        ? createRateLimiter({
+            redis,
+            logger,
+            limit: opts.leadLimits.perListing,
+            windowSeconds: 3600,
+            name: uniqueName("lead-listing"),
+          })
+        : undefined,
     },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
@@ -129,7 +189,11 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     stats,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
-      const created = await admin.createPartner({ name: uniqueName("partner"), leadTracking: o.leadTracking ?? false, test: o.test ?? false });
+      const created = await admin.createPartner({
+        name: uniqueName("partner"),
+        leadTracking: o.leadTracking ?? false,
+        test: o.test ?? false,
+      });
       const testKey = created.testApiKey;
       return {
         ...created,
@@ -173,9 +237,20 @@ export const sample = {
     businessType: "Restaurant",
     title: "Profitable taqueria downtown",
     description: "Established restaurant with loyal customers.",
-    location: { streetAddress1: "1 Congress Ave", city: "Austin", state: "TX", postalCode: "78701", country: "US", visibility: "SHOW_CITY_STATE" },
+    location: {
+      streetAddress1: "1 Congress Ave",
+      city: "Austin",
+      state: "TX",
+      postalCode: "78701",
+      country: "US",
+      visibility: "SHOW_CITY_STATE",
+    },
     financials: { askingPrice: 450000, revenue: 900000, sde: 180000 },
-    property: { propertyKind: "RENTED", areaSqft: 2400, rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true } },
+    property: {
+      propertyKind: "RENTED",
+      areaSqft: 2400,
+      rentData: { amount: 6500, frequency: "MONTHLY", leaseRenewable: true },
+    },
     financing: { financingAvailable: true, sbaPrequalified: false },
     photos: [
       { url: "https://images.example.com/front.jpg", sortKey: 1 },

@@ -21,7 +21,8 @@ export function startLeadApp(clients: { sql: postgres.Sql; redis: Redis }, opts:
   const { sql, redis } = clients;
   const logger = opts.logger ?? silentLogger;
   // Unique limiter names: counters of other runs sharing this Redis never interfere.
-  const limiter = (limit: number | undefined, name: string) => (limit ? createRateLimiter({ redis, logger, limit, windowSeconds: 3600, name: uniqueName(name) }) : undefined);
+  const limiter = (limit: number | undefined, name: string) =>
+    limit ? createRateLimiter({ redis, logger, limit, windowSeconds: 3600, name: uniqueName(name) }) : undefined;
   const app = createApp({
     sql,
     logger,
@@ -34,7 +35,9 @@ export function startLeadApp(clients: { sql: postgres.Sql; redis: Redis }, opts:
       addressLimiter: limiter(opts.perAddress, "lead-address"),
       listingLimiter: limiter(opts.perListing, "lead-listing"),
       trustProxy: opts.trustProxy,
-      countCache: opts.countCacheSeconds ? createLeadCountCache({ redis, logger, ttlSeconds: opts.countCacheSeconds }) : undefined,
+      countCache: opts.countCacheSeconds
+        ? createLeadCountCache({ redis, logger, ttlSeconds: opts.countCacheSeconds })
+        : undefined,
     },
   }).listen({ port: 0, hostname: "127.0.0.1" });
   return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: () => app.stop() };

@@ -6,7 +6,14 @@
 import { Kafka, logLevel } from "kafkajs";
 import { silentLogger } from "@pss/service-kit";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
-import { deleteSearchIndex, indexedState, newAlias, startIndexer, until, type IndexerHarness } from "../../../indexer/test/support/indexer-harness.ts";
+import {
+  deleteSearchIndex,
+  indexedState,
+  newAlias,
+  startIndexer,
+  until,
+  type IndexerHarness,
+} from "../../../indexer/test/support/indexer-harness.ts";
 import { makePicture } from "../../../media/test/support/image-server.ts";
 import { startMedia, type MediaHarness } from "../../../media/test/support/media-harness.ts";
 import { createSmtpTransport } from "../../../leads/src/forwarding/smtp-transport.ts";
@@ -76,7 +83,12 @@ export async function startMarketplace(): Promise<Marketplace> {
   probe.stop(true);
   const base = `http://${PUBLIC_HOST}:${port}`;
   const alias = newAlias();
-  const api = await startApi({ port, publicBaseUrl: base, searchAlias: alias, leadLimits: { perAddress: LEADS_PER_ADDRESS } });
+  const api = await startApi({
+    port,
+    publicBaseUrl: base,
+    searchAlias: alias,
+    leadLimits: { perAddress: LEADS_PER_ADDRESS },
+  });
   // The topics carry every test's events (other databases' too): this index takes this run's partners only.
   const indexedPartners = new Set<string>();
   const idx = await startIndexer({ alias, onlyPartners: indexedPartners });
@@ -85,11 +97,26 @@ export async function startMarketplace(): Promise<Marketplace> {
   indexedPartners.add(partner.partnerId).add(fillerPartner.partnerId);
   const media: MediaHarness = await startMedia({
     partners: [partner.partnerId],
-    env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`, MEDIA_RETRY_BASE_MS: "100", MEDIA_RETRY_POLL_MS: "50", PUBLIC_BASE_URL: base },
+    env: {
+      MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
+      MEDIA_RETRY_BASE_MS: "100",
+      MEDIA_RETRY_POLL_MS: "50",
+      PUBLIC_BASE_URL: base,
+    },
   });
   const sink = await startSmtpSink();
-  const kafka = new Kafka({ clientId: uniqueName("buyer-pages"), brokers: testUrls().KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
-  const transport = createSmtpTransport({ host: "127.0.0.1", port: sink.port, secure: false, from: FROM, fromDomain: "market.example.test" });
+  const kafka = new Kafka({
+    clientId: uniqueName("buyer-pages"),
+    brokers: testUrls().KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+  const transport = createSmtpTransport({
+    host: "127.0.0.1",
+    port: sink.port,
+    secure: false,
+    from: FROM,
+    fromDomain: "market.example.test",
+  });
   const workers = createLeadsWorkers({
     sql: api.sql,
     kafka,
@@ -115,19 +142,34 @@ export async function startMarketplace(): Promise<Marketplace> {
       email: `${uniqueName("maria")}@brokerage.example.com`,
       forwardingEmail,
       avatarUrl: images.url("/maria.jpg"),
-      profile: { bio: "Fifteen years helping owners across Oregon and Washington sell bakeries, cafés and restaurants.\n\nCall me at 503-555-0142.", website: "https://maria.example.com" },
+      profile: {
+        bio: "Fifteen years helping owners across Oregon and Washington sell bakeries, cafés and restaurants.\n\nCall me at 503-555-0142.",
+        website: "https://maria.example.com",
+      },
       licenses: [{ licenseNumber: "OR-201544", state: "OR", country: "US" }],
-      serviceAreas: [{ city: "Portland", state: "OR", country: "US" }, { county: "Multnomah", state: "OR", country: "US" }, { state: "WA", country: "US" }],
+      serviceAreas: [
+        { city: "Portland", state: "OR", country: "US" },
+        { county: "Multnomah", state: "OR", country: "US" },
+        { state: "WA", country: "US" },
+      ],
     }),
   );
-  if (brokerPut.status !== 201) throw new Error(`broker PUT answered ${brokerPut.status}: ${JSON.stringify(brokerPut.body)}`);
+  if (brokerPut.status !== 201)
+    throw new Error(`broker PUT answered ${brokerPut.status}: ${JSON.stringify(brokerPut.body)}`);
 
   const put = async (p: Partner, brokerId: string, body: Record<string, unknown>): Promise<MarketListing> => {
     const res = await p.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId, body));
     if (res.status !== 201) throw new Error(`listing PUT answered ${res.status}: ${JSON.stringify(res.body)}`);
     return { id: res.body.serviceListingId, url: res.body.serviceListingUrl, title: body.title as string };
   };
-  const portland = (visibility: string) => ({ streetAddress1: "412 SE Division St", city: "Portland", state: "OR", postalCode: "97202", country: "US", visibility });
+  const portland = (visibility: string) => ({
+    streetAddress1: "412 SE Division St",
+    city: "Portland",
+    state: "OR",
+    postalCode: "97202",
+    country: "US",
+    visibility,
+  });
 
   const bakery = await put(partner, brokerExternalId, {
     title: "Neighborhood bakery & café",
@@ -136,7 +178,11 @@ export async function startMarketplace(): Promise<Marketplace> {
     establishedAt: "2011-04-01T00:00:00Z",
     location: portland("SHOW_CITY_STATE"),
     financials: { askingPrice: 385000, revenue: 720000, sde: 165000, inventory: 18000, ffande: 95000 },
-    property: { propertyKind: "RENTED", areaSqft: 1800, rentData: { amount: 5200, frequency: "MONTHLY", leaseRenewable: true, leaseExpiration: "2029-06-30T00:00:00Z" } },
+    property: {
+      propertyKind: "RENTED",
+      areaSqft: 1800,
+      rentData: { amount: 5200, frequency: "MONTHLY", leaseRenewable: true, leaseExpiration: "2029-06-30T00:00:00Z" },
+    },
     financing: { financingAvailable: true, sbaPrequalified: true, minimumDownPayment: 120000 },
     photos: [
       { url: images.url("/front.jpg"), sortKey: 1 },
@@ -159,7 +205,14 @@ export async function startMarketplace(): Promise<Marketplace> {
     businessType: "Bakery",
     status: "PENDING_CONTRACT",
     description: "Donuts and coffee at a drive-through on a commuter route.",
-    location: { streetAddress1: "9 Lancaster Dr NE", city: "Salem", state: "OR", postalCode: "97301", country: "US", visibility: "SHOW_STATE_ONLY" },
+    location: {
+      streetAddress1: "9 Lancaster Dr NE",
+      city: "Salem",
+      state: "OR",
+      postalCode: "97301",
+      country: "US",
+      visibility: "SHOW_STATE_ONLY",
+    },
     financials: { askingPrice: 210000, revenue: 480000, sde: 98000 },
     financing: { financingAvailable: false },
     photos: [],
@@ -167,13 +220,23 @@ export async function startMarketplace(): Promise<Marketplace> {
 
   const hiddenMarker = `hx${token}`;
   const hidden = (status: string) =>
-    put(partner, brokerExternalId, { title: `Hidden bakery ${hiddenMarker} ${status.toLowerCase()}`, businessType: "Bakery", status: status === "SOLD" ? "FOR_SALE" : status, description: `Secret ${hiddenMarker} recipe.`, location: portland("SHOW_CITY_STATE"), photos: [] });
+    put(partner, brokerExternalId, {
+      title: `Hidden bakery ${hiddenMarker} ${status.toLowerCase()}`,
+      businessType: "Bakery",
+      status: status === "SOLD" ? "FOR_SALE" : status,
+      description: `Secret ${hiddenMarker} recipe.`,
+      location: portland("SHOW_CITY_STATE"),
+      photos: [],
+    });
   const sold = await hidden("SOLD");
   const archived = await hidden("ARCHIVED");
   const draft = await hidden("DRAFT");
 
   const fillerBroker = uniqueName("broker");
-  await fillerPartner.put(`/partner/v1/brokers/${fillerBroker}`, sample.broker({ name: "Sam Okafor", email: `${uniqueName("sam")}@example.com` }));
+  await fillerPartner.put(
+    `/partner/v1/brokers/${fillerBroker}`,
+    sample.broker({ name: "Sam Okafor", email: `${uniqueName("sam")}@example.com` }),
+  );
   const fillers: MarketListing[] = [];
   for (const [i, [title, businessType, city, state, askingPrice]] of FILLERS.entries()) {
     fillers.push(
@@ -191,27 +254,36 @@ export async function startMarketplace(): Promise<Marketplace> {
 
   // Visible once, then sold: the indexer must remove it.
   await indexedState(api.sql, sold.id, 60_000);
-  await partner.put(`/partner/v1/listings/${(await api.sql`SELECT external_id FROM listings WHERE id = ${sold.id}`)[0]!.external_id}`, { status: "SOLD" });
+  await partner.put(
+    `/partner/v1/listings/${(await api.sql`SELECT external_id FROM listings WHERE id = ${sold.id}`)[0]!.external_id}`,
+    { status: "SOLD" },
+  );
 
   const live = [bakery, roastery, salem, ...fillers];
   for (const l of [...live, sold, archived, draft]) await indexedState(api.sql, l.id, 60_000);
-  await until("photos and avatar processed", async () => {
-    const [row] = await api.sql`
+  await until(
+    "photos and avatar processed",
+    async () => {
+      const [row] = await api.sql`
       SELECT (SELECT count(*)::int FROM listing_photos WHERE listing_id = ANY(${[bakery.id, roastery.id]}::bigint[]) AND state <> 'ready') AS photos,
              (SELECT avatar_state FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = ${brokerExternalId}) AS avatar`;
-    if (row!.photos === 0 && row!.avatar === "failed") throw new Error("the avatar failed to process");
-    return row!.photos === 0 && row!.avatar === "ready";
-  }, 90_000);
+      if (row!.photos === 0 && row!.avatar === "failed") throw new Error("the avatar failed to process");
+      return row!.photos === 0 && row!.avatar === "ready";
+    },
+    90_000,
+  );
   // The other partner's photos are not downloaded (its records are not the media service's here): they get the
   // bakery's processed variants, as if processed, so every card has a picture.
-  const processed = await api.sql`SELECT width, height, variants FROM listing_photos WHERE listing_id = ${bakery.id} ORDER BY sort_key`;
+  const processed =
+    await api.sql`SELECT width, height, variants FROM listing_photos WHERE listing_id = ${bakery.id} ORDER BY sort_key`;
   for (const [i, f] of fillers.entries()) {
     const p = processed[i % processed.length]!;
     await api.sql`UPDATE listing_photos SET state = 'ready', width = ${p.width}, height = ${p.height}, variants = ${api.sql.json(p.variants)} WHERE listing_id = ${f.id}`;
   }
   await idx.opensearch.indices.refresh({ index: idx.alias });
 
-  const [brokerRow] = await api.sql`SELECT id::text AS id FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = ${brokerExternalId}`;
+  const [brokerRow] =
+    await api.sql`SELECT id::text AS id FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = ${brokerExternalId}`;
   return {
     base,
     api,
@@ -256,8 +328,14 @@ async function startPictureHost() {
     hostname: "127.0.0.1",
     fetch: (req) => {
       const picture = pictures[new URL(req.url).pathname];
-      return picture ? new Response(picture, { headers: { "content-type": "image/jpeg" } }) : new Response("not found", { status: 404 });
+      return picture
+        ? new Response(picture, { headers: { "content-type": "image/jpeg" } })
+        : new Response("not found", { status: 404 });
     },
   });
-  return { port: server.port!, url: (path: string) => `http://127.0.0.1:${server.port}${path}`, stop: () => server.stop(true) };
+  return {
+    port: server.port!,
+    url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
+    stop: () => server.stop(true),
+  };
 }

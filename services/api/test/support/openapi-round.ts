@@ -32,7 +32,13 @@ for (const route of first.routes) {
   if (route.method === "ALL" || route.path.includes("*")) continue;
   const path = route.path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(ids[name] ?? "1"));
   const body = route.method === "POST" || route.method === "PUT" ? { unexpected: true } : undefined;
-  await send(route.method, path, route.path.includes("/leads") && route.method === "POST" ? { name: "Sam", email: "sam@example.com", message: "Hello" } : body);
+  await send(
+    route.method,
+    path,
+    route.path.includes("/leads") && route.method === "POST"
+      ? { name: "Sam", email: "sam@example.com", message: "Hello" }
+      : body,
+  );
   await send(route.method, `${path}?unexpected=1`, body);
 }
 await send("GET", "/partner/v1/health", undefined, "pss_live_wrong");

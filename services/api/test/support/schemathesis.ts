@@ -13,7 +13,11 @@ function cacheDir(): string {
 
 async function run(cmd: string[]): Promise<void> {
   const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${cmd.join(" ")} failed (${code}):\n${(out + err).slice(-3000)}`);
 }
 
@@ -30,7 +34,15 @@ export async function ensureSchemathesis(): Promise<string> {
   mkdirSync(cacheDir(), { recursive: true });
   rmSync(venv, { recursive: true, force: true });
   await run(["python3", "-m", "venv", venv]);
-  await run([join(venv, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  await run([
+    join(venv, "bin", "python"),
+    "-m",
+    "pip",
+    "install",
+    "--disable-pip-version-check",
+    "--quiet",
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+  ]);
   writeFileSync(marker, `${SCHEMATHESIS_VERSION}\n`);
   return st;
 }

@@ -11,7 +11,8 @@ export async function topicEnds(kafka: Kafka, topics: string[]): Promise<TopicEn
   await admin.connect();
   try {
     const out: TopicEnds = new Map();
-    for (const topic of topics) out.set(topic, new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)])));
+    for (const topic of topics)
+      out.set(topic, new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)])));
     return out;
   } finally {
     await admin.disconnect();
@@ -19,7 +20,12 @@ export async function topicEnds(kafka: Kafka, topics: string[]): Promise<TopicEn
 }
 
 /** Every message written to the topics between `from` and `to` (end offsets), parsed. */
-export async function messagesBetween(kafka: Kafka, from: TopicEnds, to: TopicEnds, timeoutMs = 60_000): Promise<(Envelope & { mode?: string; topic: string })[]> {
+export async function messagesBetween(
+  kafka: Kafka,
+  from: TopicEnds,
+  to: TopicEnds,
+  timeoutMs = 60_000,
+): Promise<(Envelope & { mode?: string; topic: string })[]> {
   const wanted = new Map<string, { partition: number; start: number; end: number }>();
   for (const [topic, ends] of to) {
     for (const [partition, end] of ends) {
@@ -45,7 +51,12 @@ export async function messagesBetween(kafka: Kafka, from: TopicEnds, to: TopicEn
     },
   });
   // Start each wanted partition at its first offset instead of reading the topic from the beginning.
-  for (const [key, range] of wanted) consumer.seek({ topic: key.slice(0, key.lastIndexOf("/")), partition: range.partition, offset: String(range.start) });
+  for (const [key, range] of wanted)
+    consumer.seek({
+      topic: key.slice(0, key.lastIndexOf("/")),
+      partition: range.partition,
+      offset: String(range.start),
+    });
   const timer = setTimeout(resolve, timeoutMs);
   await done;
   clearTimeout(timer);

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { BrokerUpserted, brokerUpsertedPayload, buildEnvelope, ListingUpserted, listingUpsertedPayload, type AnyEventEnvelope } from "@pss/contracts";
+import {
+  BrokerUpserted,
+  brokerUpsertedPayload,
+  buildEnvelope,
+  ListingUpserted,
+  listingUpsertedPayload,
+  type AnyEventEnvelope,
+} from "@pss/contracts";
 import { brokerEventProblem, listingEventProblem } from "./event-payloads.ts";
 
 const listingPayload = {
@@ -27,7 +34,12 @@ const event = (aggregateType: "listing" | "broker", aggregateId: string, payload
 
 describe("the indexer checks only the payload fields it uses", () => {
   test("fields added by a newer API version, at any depth, are no problem", () => {
-    const newer = { ...listingPayload, energyRating: "A", location: { ...listingPayload.location, geo: { lat: 30.2, lon: -97.7 } }, financials: { askingPrice: 1, ebitda: 5 } };
+    const newer = {
+      ...listingPayload,
+      energyRating: "A",
+      location: { ...listingPayload.location, geo: { lat: 30.2, lon: -97.7 } },
+      financials: { askingPrice: 1, ebitda: 5 },
+    };
     expect(listingEventProblem(event("listing", "12", newer))).toBeNull();
     expect(brokerEventProblem(event("broker", "5", { brokerId: "5", pronouns: "she/her" }))).toBeNull();
   });
@@ -35,7 +47,11 @@ describe("the indexer checks only the payload fields it uses", () => {
   test("a used field missing or of the wrong type is still a problem", () => {
     const { businessType: _, ...withoutType } = listingPayload;
     expect(listingEventProblem(event("listing", "12", withoutType))).toContain("businessType");
-    expect(listingEventProblem(event("listing", "12", { ...listingPayload, location: { ...listingPayload.location, city: 5 } }))).toContain("/location/city");
+    expect(
+      listingEventProblem(
+        event("listing", "12", { ...listingPayload, location: { ...listingPayload.location, city: 5 } }),
+      ),
+    ).toContain("/location/city");
   });
 });
 
@@ -46,15 +62,24 @@ describe("what the API writes is what the indexer reads", () => {
       listingId: 12,
       externalId: "L-1",
       brokerId: "5",
-      document: { status: "FOR_SALE", businessType: "Bakery", location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" }, financing: { sellerFinancing: true } },
+      document: {
+        status: "FOR_SALE",
+        businessType: "Bakery",
+        location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+        financing: { sellerFinancing: true },
+      },
       createdAt: at,
       updatedAt: at,
     });
     const broker = brokerUpsertedPayload({ brokerId: "5", externalId: "B-1", officeId: 1, document: { name: "Ann" } });
     const received = (e: typeof ListingUpserted | typeof BrokerUpserted, id: string, p: unknown) =>
-      JSON.parse(JSON.stringify(buildEnvelope(e, { aggregateId: id, version: 1, partnerId: "p", mode: "live" }, p as never))) as AnyEventEnvelope;
+      JSON.parse(
+        JSON.stringify(buildEnvelope(e, { aggregateId: id, version: 1, partnerId: "p", mode: "live" }, p as never)),
+      ) as AnyEventEnvelope;
     expect(listingEventProblem(received(ListingUpserted, "12", listing))).toBeNull();
-    expect(listingEventProblem(received(ListingUpserted, "13", listing))).toBe("payload listingId differs from aggregateId");
+    expect(listingEventProblem(received(ListingUpserted, "13", listing))).toBe(
+      "payload listingId differs from aggregateId",
+    );
     expect(brokerEventProblem(received(BrokerUpserted, "5", broker))).toBeNull();
   });
 });

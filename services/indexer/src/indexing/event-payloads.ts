@@ -1,6 +1,13 @@
 // The indexer's reading of listing and broker events: the catalog's reader forms (packages/contracts/src/events),
 // narrowed to the fields the indexer uses. Anything that fails these checks is a poison message.
-import { BrokerUpserted, BrokerUpsertedIdReader, decodePayload, ListingUpserted, ListingUpsertedIndexerReader, type AnyEventEnvelope } from "@pss/contracts";
+import {
+  BrokerUpserted,
+  BrokerUpsertedIdReader,
+  decodePayload,
+  ListingUpserted,
+  ListingUpsertedIndexerReader,
+  type AnyEventEnvelope,
+} from "@pss/contracts";
 
 export type ListingEventPayload = ListingUpsertedIndexerReader;
 
@@ -18,6 +25,7 @@ export function listingEventProblem(event: AnyEventEnvelope): string | null {
 export function brokerEventProblem(event: AnyEventEnvelope): string | null {
   const decoded = decodePayload(BrokerUpsertedIdReader, event.payload, BROKER_UPSERTED);
   if (!decoded.ok) return "broker payload has no brokerId";
-  if (decoded.value.brokerId !== event.aggregateId || !/^\d{1,18}$/.test(event.aggregateId)) return "broker aggregateId is not a broker ID";
+  if (decoded.value.brokerId !== event.aggregateId || !/^\d{1,18}$/.test(event.aggregateId))
+    return "broker aggregateId is not a broker ID";
   return null;
 }

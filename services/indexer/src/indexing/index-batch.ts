@@ -14,7 +14,13 @@ import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { writeBulk, type IndexOperation, type OperationOutcome } from "../search-index/bulk-writer.ts";
 import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
-import { BROKER_UPSERTED, brokerEventProblem, LISTING_UPSERTED, listingEventProblem, type ListingEventPayload } from "./event-payloads.ts";
+import {
+  BROKER_UPSERTED,
+  brokerEventProblem,
+  LISTING_UPSERTED,
+  listingEventProblem,
+  type ListingEventPayload,
+} from "./event-payloads.ts";
 import {
   loadBrokerVersions,
   loadListingStates,
@@ -78,15 +84,29 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
   }
 
   /** Index operations for live listings; for test listings only the state a live one would get (`tracked`). */
-  async function planListings(events: AnyEventEnvelope[], failures: Failure[], tracked: IndexState[], logOf: (event: AnyEventEnvelope) => Logger): Promise<Planned[]> {
-    const states = await loadListingStates(deps.sql, events.map((e) => Number(e.aggregateId)));
+  async function planListings(
+    events: AnyEventEnvelope[],
+    failures: Failure[],
+    tracked: IndexState[],
+    logOf: (event: AnyEventEnvelope) => Logger,
+  ): Promise<Planned[]> {
+    const states = await loadListingStates(
+      deps.sql,
+      events.map((e) => Number(e.aggregateId)),
+    );
     const current: { event: AnyEventEnvelope; source: ListingSource; state: StoredListingState }[] = [];
     for (const event of events) {
       const state = states.get(Number(event.aggregateId));
       if (!state) failures.push({ event, reason: `listing ${event.aggregateId} does not exist` });
-      else if (event.version > state.version) failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${state.version}` });
-      else if (event.version < state.version) logOf(event).debug("stale listing event skipped", { current: state.version });
-      else current.push({ event, source: sourceFromPayload(event.payload as ListingEventPayload, event.version), state });
+      else if (event.version > state.version)
+        failures.push({
+          event,
+          reason: `event version ${event.version} is ahead of the stored version ${state.version}`,
+        });
+      else if (event.version < state.version)
+        logOf(event).debug("stale listing event skipped", { current: state.version });
+      else
+        current.push({ event, source: sourceFromPayload(event.payload as ListingEventPayload, event.version), state });
     }
     // Hidden and test listings are rewritten too: the partner sees the rewrite in the read-back before going live.
     const texts = await descriptions(current);
@@ -94,42 +114,72 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     for (const { event, source, state } of current) {
       const action = publicIndexAction({ status: source.status, mode: state.mode }, eventMode(event));
       if (action.kind === "track") tracked.push({ id: source.id, version: source.version, state: action.state });
-      else if (action.kind === "index") planned.push({ event, op: { kind: "index", id: source.id, version: source.version, versionType: "external", document: toSearchDocument(source, state, texts.get(source.id) ?? null) } });
+      else if (action.kind === "index")
+        planned.push({
+          event,
+          op: {
+            kind: "index",
+            id: source.id,
+            version: source.version,
+            versionType: "external",
+            document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+          },
+        });
       else planned.push({ event, op: { kind: "delete", id: source.id, version: source.version } });
     }
     return planned;
   }
 
   async function planBrokers(events: AnyEventEnvelope[], failures: Failure[]): Promise<Planned[]> {
-    const versions = await loadBrokerVersions(deps.sql, events.map((e) => e.aggregateId));
+    const versions = await loadBrokerVersions(
+      deps.sql,
+      events.map((e) => e.aggregateId),
+    );
     const due = new Map<string, AnyEventEnvelope>();
     for (const event of events) {
       const version = versions.get(event.aggregateId);
       if (version === undefined) failures.push({ event, reason: `broker ${event.aggregateId} does not exist` });
-      else if (event.version > version) failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${version}` });
+      else if (event.version > version)
+        failures.push({ event, reason: `event version ${event.version} is ahead of the stored version ${version}` });
       else if (event.version === version) due.set(event.aggregateId, event);
       // Older: the broker's newest event re-indexes with the newest data.
     }
     // A broker's test listings stay out of the index (their broker is a test broker too).
-    const listings = (await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()])).filter(({ source, state }) => publicIndexAction({ status: source.status, mode: state.mode }).kind === "index");
+    const listings = (await loadVisibleListingsOfBrokers(deps.sql, [...due.keys()])).filter(
+      ({ source, state }) => publicIndexAction({ status: source.status, mode: state.mode }).kind === "index",
+    );
     const texts = await descriptions(listings);
     // The listing's own version with external_gte: same-version rewrites (new broker name) are accepted,
     // an older listing version still never replaces a newer one.
     return listings.map(({ source, state }) => ({
       event: due.get(state.brokerId)!,
-      op: { kind: "index", id: source.id, version: source.version, versionType: "external_gte", document: toSearchDocument(source, state, texts.get(source.id) ?? null) },
+      op: {
+        kind: "index",
+        id: source.id,
+        version: source.version,
+        versionType: "external_gte",
+        document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+      },
     }));
   }
 
   /** A line per listing event's write; one per broker event (it may re-index many listings). */
-  function logWritten(planned: Planned[], outcomes: OperationOutcome[], logOf: (event: AnyEventEnvelope) => Logger): void {
+  function logWritten(
+    planned: Planned[],
+    outcomes: OperationOutcome[],
+    logOf: (event: AnyEventEnvelope) => Logger,
+  ): void {
     if (!log.enabled("info")) return;
     const perBroker = new Map<AnyEventEnvelope, number>();
     outcomes.forEach(({ op, result }, i) => {
       const { event } = planned[i]!;
       if (result === "rejected") return;
       if (event.aggregateType === "broker") perBroker.set(event, (perBroker.get(event) ?? 0) + 1);
-      else logOf(event).info(op.kind === "index" ? "listing indexed" : "listing removed from the index", { listingId: op.id, result });
+      else
+        logOf(event).info(op.kind === "index" ? "listing indexed" : "listing removed from the index", {
+          listingId: op.id,
+          result,
+        });
     });
     for (const [event, listings] of perBroker) logOf(event).info("broker's listings re-indexed", { listings });
   }
@@ -155,13 +205,20 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
       // Other event types on these topics are not the indexer's business.
     }
     const tracked: IndexState[] = [];
-    const planned = [...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf)), ...(await planBrokers(latestPerAggregate(brokerEvents), failures))];
+    const planned = [
+      ...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf)),
+      ...(await planBrokers(latestPerAggregate(brokerEvents), failures)),
+    ];
     if (planned.length === 0) {
       await recordIndexStates(deps.sql, tracked);
       return failures;
     }
 
-    const outcomes = await writeBulk(deps.opensearch, deps.alias, planned.map((p) => p.op));
+    const outcomes = await writeBulk(
+      deps.opensearch,
+      deps.alias,
+      planned.map((p) => p.op),
+    );
     const states: IndexState[] = [...tracked];
     const rejected = new Map<AnyEventEnvelope, string>();
     outcomes.forEach(({ op, result, reason }, i) => {
@@ -172,7 +229,12 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     logWritten(planned, outcomes, logOf);
     for (const [event, reason] of rejected) failures.push({ event, reason });
     const oldest = Math.min(...items.map(({ event }) => Date.parse(event.occurredAt)));
-    log.debug("batch indexed", { events: items.length, operations: planned.length, failed: failures.length, lagMs: Date.now() - oldest });
+    log.debug("batch indexed", {
+      events: items.length,
+      operations: planned.length,
+      failed: failures.length,
+      lagMs: Date.now() - oldest,
+    });
     return failures;
   };
 }

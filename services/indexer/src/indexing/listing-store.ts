@@ -1,6 +1,13 @@
 // PostgreSQL reads and guarded writes of the indexer. Writes never move a listing backwards: index state only
 // for the listing's current version, the optimized description only for the description it was made from.
-import { BUYER_VISIBLE_STATUSES, ListingPublished, ListingUnpublished, listingVisibilityFact, type ListingStatus, type RecordMode } from "@pss/contracts";
+import {
+  BUYER_VISIBLE_STATUSES,
+  ListingPublished,
+  ListingUnpublished,
+  listingVisibilityFact,
+  type ListingStatus,
+  type RecordMode,
+} from "@pss/contracts";
 import { isoTimestamp, listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
 import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
@@ -65,7 +72,14 @@ function toSourceAndState(r: postgres.Row): { source: ListingSource; state: Stor
       title: r.title,
       description: r.description,
       establishedAt: r.established_at,
-      location: { streetAddress1: r.street_address1, city: r.city, state: r.state, postalCode: r.postal_code, country: r.country, visibility: r.visibility },
+      location: {
+        streetAddress1: r.street_address1,
+        city: r.city,
+        state: r.state,
+        postalCode: r.postal_code,
+        country: r.country,
+        visibility: r.visibility,
+      },
       financials: r.financials,
       financing: r.financing,
       updatedAt: r.updated_at,
@@ -77,7 +91,10 @@ function toSourceAndState(r: postgres.Row): { source: ListingSource; state: Stor
 // the index is decided by publicIndexAction (public-index-rule.ts), which keeps test listings out.
 
 /** The listings of some brokers in a buyer-visible status, as stored now (for re-indexing after a broker change). */
-export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds: string[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+export async function loadVisibleListingsOfBrokers(
+  sql: postgres.Sql,
+  brokerIds: string[],
+): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   if (brokerIds.length === 0) return [];
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
@@ -87,7 +104,11 @@ export async function loadVisibleListingsOfBrokers(sql: postgres.Sql, brokerIds:
 }
 
 /** One page of every listing in a buyer-visible status in id order, after `afterId` (a full re-index reads them all). */
-export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number, limit: number): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+export async function loadVisibleListingsPage(
+  sql: postgres.Sql,
+  afterId: number,
+  limit: number,
+): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
     FROM ${listingWithBroker(sql)}
@@ -97,7 +118,10 @@ export async function loadVisibleListingsPage(sql: postgres.Sql, afterId: number
 }
 
 /** Listings (any status) as stored now, by id (the reconciler repairs these). */
-export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+export async function loadListingsByIds(
+  sql: postgres.Sql,
+  ids: number[],
+): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   if (ids.length === 0) return [];
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
@@ -111,7 +135,10 @@ export async function loadListingsByIds(sql: postgres.Sql, ids: number[]): Promi
  * Listings (any status) that a transaction with an ID at or above `xmin` wrote, or whose broker it wrote: what may
  * have changed since a snapshot whose horizon was `xmin` (write_xid, migration 0006).
  */
-export async function loadListingsWrittenSince(sql: postgres.Sql, xmin: string): Promise<{ source: ListingSource; state: StoredListingState }[]> {
+export async function loadListingsWrittenSince(
+  sql: postgres.Sql,
+  xmin: string,
+): Promise<{ source: ListingSource; state: StoredListingState }[]> {
   const rows = await sql`
     SELECT ${LISTING_COLUMNS(sql)}
     FROM ${listingWithBroker(sql)}
@@ -121,7 +148,10 @@ export async function loadListingsWrittenSince(sql: postgres.Sql, xmin: string):
 }
 
 /** Stores rewrites, each only while the listing still has the description it was made from. */
-export async function storeOptimizedDescriptions(sql: postgres.Sql, rewrites: { id: number; original: string; optimized: string }[]): Promise<void> {
+export async function storeOptimizedDescriptions(
+  sql: postgres.Sql,
+  rewrites: { id: number; original: string; optimized: string }[],
+): Promise<void> {
   if (rewrites.length === 0) return;
   await sql`
     UPDATE listings l SET description_optimized = u.optimized
@@ -136,7 +166,10 @@ export async function storeOptimizedDescriptions(sql: postgres.Sql, rewrites: { 
  * In the same transaction: `published_at` (indexed and so visible to buyers, or not), and when that changed, the
  * listing.published / listing.unpublished fact for webhooks (packages/service-kit/src/partner-events.ts).
  */
-export async function recordIndexStates(sql: postgres.Sql, states: { id: number; version: number; state: "indexed" | "removed" }[]): Promise<void> {
+export async function recordIndexStates(
+  sql: postgres.Sql,
+  states: { id: number; version: number; state: "indexed" | "removed" }[],
+): Promise<void> {
   if (states.length === 0) return;
   // One transaction, two statements: the facts are built in JS from the rows the UPDATE changed, and commit with it.
   await sql.begin(async (tx) => {
@@ -159,10 +192,25 @@ export async function recordIndexStates(sql: postgres.Sql, states: { id: number;
   });
 }
 
-type RecordedState = { id: string; partner_id: string; mode: RecordMode; external_id: string; broker_id: string; status: ListingStatus; version: number; state: "indexed" | "removed"; published: boolean; broker_external_id: string };
+type RecordedState = {
+  id: string;
+  partner_id: string;
+  mode: RecordMode;
+  external_id: string;
+  broker_id: string;
+  status: ListingStatus;
+  version: number;
+  state: "indexed" | "removed";
+  published: boolean;
+  broker_external_id: string;
+};
 
 /** listing.published (now indexed, was not published) or listing.unpublished (now removed, was published). */
 function visibilityFact(r: RecordedState) {
   const fact = r.state === "indexed" ? ListingPublished : ListingUnpublished;
-  return partnerFactRow(fact, { aggregateId: String(r.id), version: r.version, partnerId: r.partner_id, mode: r.mode }, listingVisibilityFact(r, { id: r.broker_id, external_id: r.broker_external_id }));
+  return partnerFactRow(
+    fact,
+    { aggregateId: String(r.id), version: r.version, partnerId: r.partner_id, mode: r.mode },
+    listingVisibilityFact(r, { id: r.broker_id, external_id: r.broker_external_id }),
+  );
 }

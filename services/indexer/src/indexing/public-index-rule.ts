@@ -18,7 +18,11 @@ export type IndexAction =
  * `mode`: the stored listing's; `eventMode`, when deciding on an event, the envelope's (eventMode()): a record
  * either side calls test never reaches the index.
  */
-export function publicIndexAction(listing: { status: string; mode: RecordMode }, eventMode: RecordMode = "live"): IndexAction {
-  if (listing.mode !== "live" || eventMode !== "live") return { kind: "track", state: isBuyerVisible(listing.status) ? "indexed" : "removed" };
+export function publicIndexAction(
+  listing: { status: string; mode: RecordMode },
+  eventMode: RecordMode = "live",
+): IndexAction {
+  if (listing.mode !== "live" || eventMode !== "live")
+    return { kind: "track", state: isBuyerVisible(listing.status) ? "indexed" : "removed" };
   return isVisibleToBuyers(listing) ? { kind: "index" } : { kind: "delete" };
 }

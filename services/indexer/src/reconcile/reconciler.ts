@@ -14,7 +14,15 @@
 // by and take over when it stops (at once) or dies (within the lease's 30 s). Repairs are counted in
 // indexer_reconciler_repairs_total{reason}.
 import type { Client } from "@opensearch-project/opensearch";
-import { Counter, createHeldLease, createLeaderLease, createPeriodicJob, Gauge, type Logger, type Metrics } from "@pss/service-kit";
+import {
+  Counter,
+  createHeldLease,
+  createLeaderLease,
+  createPeriodicJob,
+  Gauge,
+  type Logger,
+  type Metrics,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadListingsByIds, recordIndexStates, type StoredListingState } from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
@@ -45,9 +53,18 @@ export function createReconcilerMetrics(metrics: Metrics): ReconcilerMetrics {
     registers,
   });
   for (const reason of REPAIR_REASONS) repairs.inc({ reason }, 0);
-  const runs = new Counter({ name: "indexer_reconciler_runs_total", help: "Reconciler runs by outcome (completed, failed)", labelNames: ["outcome"], registers });
+  const runs = new Counter({
+    name: "indexer_reconciler_runs_total",
+    help: "Reconciler runs by outcome (completed, failed)",
+    labelNames: ["outcome"],
+    registers,
+  });
   for (const outcome of ["completed", "failed"]) runs.inc({ outcome }, 0);
-  const active = new Gauge({ name: "indexer_reconciler_active", help: "1 while this process is the active reconciler (holds its lock), else 0", registers });
+  const active = new Gauge({
+    name: "indexer_reconciler_active",
+    help: "1 while this process is the active reconciler (holds its lock), else 0",
+    registers,
+  });
   return {
     repaired: (reason, n) => repairs.inc({ reason }, n),
     run: (outcome) => runs.inc({ outcome }),
@@ -87,7 +104,8 @@ export interface Reconciler {
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const { sql, logger } = deps;
   const log = logger.child({ component: "reconciler", alias: deps.alias });
-  const scoped = (column: postgres.PendingQuery<postgres.Row[]>) => (deps.partnerIds ? sql`AND ${column} = ANY(${deps.partnerIds}::uuid[])` : sql``);
+  const scoped = (column: postgres.PendingQuery<postgres.Row[]>) =>
+    deps.partnerIds ? sql`AND ${column} = ANY(${deps.partnerIds}::uuid[])` : sql``;
   const lease = createLeaderLease({ sql, name: `reconciler:${deps.alias}`, ttlMs: LEASE_MS });
   /** Where the audit of indexed listings goes on next run. */
   let auditAfterId = 0;
@@ -140,16 +158,29 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   }
 
   async function repair(found: { id: number; reason: RepairReason }[]): Promise<ReconcileResult> {
-    const result: ReconcileResult = { repaired: { pending_timeout: 0, version_mismatch: 0, missing_document: 0, stale_document: 0 }, rejected: 0 };
+    const result: ReconcileResult = {
+      repaired: { pending_timeout: 0, version_mismatch: 0, missing_document: 0, stale_document: 0 },
+      rejected: 0,
+    };
     if (found.length === 0) return result;
     const reasons = new Map(found.map((f) => [f.id, f.reason]));
     const entries = await loadListingsByIds(sql, [...reasons.keys()]);
-    const decided = entries.map((e) => ({ ...e, action: publicIndexAction({ status: e.source.status, mode: e.state.mode }) }));
+    const decided = entries.map((e) => ({
+      ...e,
+      action: publicIndexAction({ status: e.source.status, mode: e.state.mode }),
+    }));
     const texts = await descriptions(decided.filter((e) => e.action.kind === "index"));
     const ops: IndexOperation[] = [];
     const states: { id: number; version: number; state: "indexed" | "removed" }[] = [];
     for (const { source, state, action } of decided) {
-      if (action.kind === "index") ops.push({ kind: "index", id: source.id, version: source.version, versionType: "external_gte", document: toSearchDocument(source, state, texts.get(source.id) ?? null) });
+      if (action.kind === "index")
+        ops.push({
+          kind: "index",
+          id: source.id,
+          version: source.version,
+          versionType: "external_gte",
+          document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+        });
       else if (action.kind === "delete") ops.push({ kind: "delete", id: source.id, version: source.version });
       else {
         // A test listing: its state is settled without touching the index.
@@ -168,8 +199,13 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if (outcome === "applied") result.repaired[reasons.get(op.id)!]++;
     }
     await recordIndexStates(sql, states);
-    for (const reason of REPAIR_REASONS) if (result.repaired[reason] > 0) deps.metrics?.repaired(reason, result.repaired[reason]);
-    if (states.length > 0) log.warn("reconciler repaired listings", { ...result.repaired, listingIds: states.slice(0, 20).map((s) => s.id) });
+    for (const reason of REPAIR_REASONS)
+      if (result.repaired[reason] > 0) deps.metrics?.repaired(reason, result.repaired[reason]);
+    if (states.length > 0)
+      log.warn("reconciler repaired listings", {
+        ...result.repaired,
+        listingIds: states.slice(0, 20).map((s) => s.id),
+      });
     return result;
   }
 

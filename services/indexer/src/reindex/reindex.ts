@@ -11,7 +11,11 @@
 import type { Client } from "@opensearch-project/opensearch";
 import { createLeaderLease, openSearchBody, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { loadListingsWrittenSince, loadVisibleListingsPage, type StoredListingState } from "../indexing/listing-store.ts";
+import {
+  loadListingsWrittenSince,
+  loadVisibleListingsPage,
+  type StoredListingState,
+} from "../indexing/listing-store.ts";
 import { publicIndexAction } from "../indexing/public-index-rule.ts";
 import { createDeterministicRewriter, type DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
@@ -57,7 +61,10 @@ export class ReindexError extends Error {
 const LEASE_MS = 60_000;
 
 function timestamp(now: Date): string {
-  return now.toISOString().replace(/[-:.TZ]/g, "").slice(0, 17);
+  return now
+    .toISOString()
+    .replace(/[-:.TZ]/g, "")
+    .slice(0, 17);
 }
 
 export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
@@ -82,13 +89,29 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   }
 
   /** Writes the entries' operations; answers how many documents it wrote. */
-  async function write(index: string, entries: { source: ListingSource; state: StoredListingState }[], versionType: "external" | "external_gte", rejected: ReindexResult["rejected"]): Promise<number> {
+  async function write(
+    index: string,
+    entries: { source: ListingSource; state: StoredListingState }[],
+    versionType: "external" | "external_gte",
+    rejected: ReindexResult["rejected"],
+  ): Promise<number> {
     // Test listings are never in the public index (docs/sandbox.md): no operation at all for them.
-    const decided = entries.map((e) => ({ ...e, action: publicIndexAction({ status: e.source.status, mode: e.state.mode }) }));
+    const decided = entries.map((e) => ({
+      ...e,
+      action: publicIndexAction({ status: e.source.status, mode: e.state.mode }),
+    }));
     const texts = await descriptions(decided.filter((e) => e.action.kind === "index"));
     const ops: IndexOperation[] = decided.flatMap(({ source, state, action }): IndexOperation[] =>
       action.kind === "index"
-        ? [{ kind: "index", id: source.id, version: source.version, versionType, document: toSearchDocument(source, state, texts.get(source.id) ?? null) }]
+        ? [
+            {
+              kind: "index",
+              id: source.id,
+              version: source.version,
+              versionType,
+              document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+            },
+          ]
         : action.kind === "delete"
           ? [{ kind: "delete", id: source.id, version: source.version }]
           : [],
@@ -103,9 +126,14 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
     const previous = await aliasTargets(client, alias);
     const index = `${versionedIndexName(alias)}-${timestamp(new Date())}`;
     // Transactions at or above this ID may commit after (or during) the reads below: caught up after the swap.
-    const [{ xmin }] = (await sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`) as unknown as [{ xmin: string }];
+    const [{ xmin }] = (await sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`) as unknown as [
+      { xmin: string },
+    ];
     // Refreshed once at the end instead of every half second while filling.
-    await client.indices.create({ index, body: openSearchBody({ settings: { ...INDEX_SETTINGS, refresh_interval: "-1" }, mappings: INDEX_MAPPINGS }) });
+    await client.indices.create({
+      index,
+      body: openSearchBody({ settings: { ...INDEX_SETTINGS, refresh_interval: "-1" }, mappings: INDEX_MAPPINGS }),
+    });
     log.info("reindex: new index created", { index, previous });
     const rejected: ReindexResult["rejected"] = [];
     let documents = 0;
@@ -118,7 +146,10 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
         afterId = page[page.length - 1]!.source.id;
         deps.onProgress?.(documents);
       }
-      await client.indices.putSettings({ index, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval } } });
+      await client.indices.putSettings({
+        index,
+        body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval } },
+      });
       await client.indices.refresh({ index });
 
       const actions: unknown[] = previous.map((old) => ({ remove: { index: old, alias } }));
@@ -134,7 +165,8 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
 
     // Same-version writes are accepted (external_gte): a broker's new name keeps the listing's version.
     const changed = await loadListingsWrittenSince(sql, xmin);
-    for (let i = 0; i < changed.length; i += pageSize) await write(index, changed.slice(i, i + pageSize), "external_gte", rejected);
+    for (let i = 0; i < changed.length; i += pageSize)
+      await write(index, changed.slice(i, i + pageSize), "external_gte", rejected);
     await client.indices.refresh({ index });
 
     if (previous.length > 0) {

@@ -27,7 +27,8 @@ export async function buyerDescriptions(
   await mapLimit(entries, deps.concurrency ?? 1, async ({ source, state }) => {
     const original = source.description;
     if (original === null) return void out.set(source.id, null);
-    if (state.description === original && state.descriptionOptimized !== null) return void out.set(source.id, state.descriptionOptimized);
+    if (state.description === original && state.descriptionOptimized !== null)
+      return void out.set(source.id, state.descriptionOptimized);
     const optimized = await (state.mode === "live" ? deps.rewriter : local).rewrite(original);
     out.set(source.id, optimized);
     fresh.push({ id: source.id, original, optimized });

@@ -28,7 +28,10 @@ export function createLlmRewriter(opts: LlmRewriterOptions): DescriptionRewriter
   async function ask(text: string): Promise<string> {
     const res = await fetch(endpoint, {
       method: "POST",
-      headers: { "content-type": "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
+      headers: {
+        "content-type": "application/json",
+        ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+      },
       body: JSON.stringify({
         model: opts.model,
         temperature: 0,
@@ -55,7 +58,10 @@ export function createLlmRewriter(opts: LlmRewriterOptions): DescriptionRewriter
       try {
         return rewriteDescription(await ask(text));
       } catch (err) {
-        log.warn("LLM rewrite failed; using the deterministic rewrite", { err: (err as Error).message, timeoutMs: opts.timeoutMs });
+        log.warn("LLM rewrite failed; using the deterministic rewrite", {
+          err: (err as Error).message,
+          timeoutMs: opts.timeoutMs,
+        });
         return rewriteDescription(text);
       }
     },

@@ -11,12 +11,20 @@ export async function ensureSearchIndex(client: Client, alias: string, logger: L
   const current = await aliasTargets(client, alias);
   if (current.length > 0) {
     // `reindex` builds `<alias>-v<N>-<timestamp>`: the same version under another name.
-    if (!current.some((index) => index === expected || index.startsWith(`${expected}-`))) logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
+    if (!current.some((index) => index === expected || index.startsWith(`${expected}-`)))
+      logger.warn("search alias points at another index version; re-index to move it", { alias, current, expected });
     await tolerateNewFields(client, current, logger);
     return current[0]!;
   }
   try {
-    await client.indices.create({ index: expected, body: openSearchBody({ settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS, aliases: { [alias]: { is_write_index: true } } }) });
+    await client.indices.create({
+      index: expected,
+      body: openSearchBody({
+        settings: INDEX_SETTINGS,
+        mappings: INDEX_MAPPINGS,
+        aliases: { [alias]: { is_write_index: true } },
+      }),
+    });
     logger.info("search index created", { alias, index: expected });
   } catch (err) {
     const type = (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
@@ -38,13 +46,20 @@ export async function ensureSearchIndex(client: Client, alias: string, logger: L
  */
 async function tolerateNewFields(client: Client, indexes: string[], logger: Logger): Promise<void> {
   const res = await client.indices.getMapping({ index: indexes.join(",") });
-  for (const [index, entry] of Object.entries(res.body as Record<string, { mappings?: { dynamic?: unknown; properties?: Record<string, unknown> } }>)) {
+  for (const [index, entry] of Object.entries(
+    res.body as Record<string, { mappings?: { dynamic?: unknown; properties?: Record<string, unknown> } }>,
+  )) {
     if (String(entry.mappings?.dynamic) === "strict") {
       await client.indices.putMapping({ index, body: openSearchBody({ dynamic: INDEX_DYNAMIC }) });
-      logger.info("search index mapping relaxed: unknown fields are kept, not refused", { index, dynamic: INDEX_DYNAMIC });
+      logger.info("search index mapping relaxed: unknown fields are kept, not refused", {
+        index,
+        dynamic: INDEX_DYNAMIC,
+      });
     }
     const existing = entry.mappings?.properties ?? {};
-    const missing = Object.fromEntries(Object.entries(INDEX_MAPPINGS.properties).filter(([field]) => !(field in existing)));
+    const missing = Object.fromEntries(
+      Object.entries(INDEX_MAPPINGS.properties).filter(([field]) => !(field in existing)),
+    );
     if (Object.keys(missing).length === 0) continue;
     await client.indices.putMapping({ index, body: { properties: missing } });
     logger.info("search index mapping extended with new fields", { index, fields: Object.keys(missing) });

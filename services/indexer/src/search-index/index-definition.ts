@@ -52,7 +52,12 @@ export const INDEX_MAPPINGS = {
     // Added after version 1 was created: ensure-index.ts adds it to existing indexes in place.
     financingAvailable: { type: "boolean" },
     establishedAt: { type: "date" },
-    broker: { properties: { serviceBrokerId: { type: "keyword" }, name: { type: "text", fields: { exact: { type: "keyword" } } } } },
+    broker: {
+      properties: {
+        serviceBrokerId: { type: "keyword" },
+        name: { type: "text", fields: { exact: { type: "keyword" } } },
+      },
+    },
     listedAt: { type: "date" },
     updatedAt: { type: "date" },
   },

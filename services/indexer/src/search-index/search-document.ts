@@ -1,7 +1,13 @@
 // Builds the only thing the index ever receives: public fields of a buyer-visible listing. Street address and
 // postal code are dropped here unless SHOW_FULL_ADDRESS, the city unless SHOW_CITY_STATE or more; broker
 // e-mail addresses are never part of the input.
-import { publicFinancials, publicLocation, type FullLocation, type ListingSearchDocument, type ListingStatus } from "@pss/contracts";
+import {
+  publicFinancials,
+  publicLocation,
+  type FullLocation,
+  type ListingSearchDocument,
+  type ListingStatus,
+} from "@pss/contracts";
 
 /** A listing at one version, from an event payload or from PostgreSQL. */
 export interface ListingSource {
@@ -24,7 +30,11 @@ export interface ListingContext {
   listedAt: string;
 }
 
-export function toSearchDocument(source: ListingSource, context: ListingContext, optimizedDescription: string | null): ListingSearchDocument {
+export function toSearchDocument(
+  source: ListingSource,
+  context: ListingContext,
+  optimizedDescription: string | null,
+): ListingSearchDocument {
   return {
     serviceListingId: source.id,
     title: source.title,

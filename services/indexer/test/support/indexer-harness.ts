@@ -37,17 +37,26 @@ export interface IndexerOptions {
 
 export const newAlias = () => uniqueName("test-listings");
 
-
 export async function startIndexer(opts: IndexerOptions = {}): Promise<IndexerHarness> {
   const urls = testUrls();
   const alias = opts.alias ?? newAlias();
   const groupId = opts.groupId ?? uniqueName("indexer-test");
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "indexer-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
-  const kafka = new Kafka({ clientId: uniqueName("indexer-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
-  const indexerClient = new Client({ node: opts.opensearchUrl ?? urls.OPENSEARCH_URL, requestTimeout: 5000, maxRetries: 0 });
+  const kafka = new Kafka({
+    clientId: uniqueName("indexer-test"),
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5, initialRetryTime: 200 },
+  });
+  const indexerClient = new Client({
+    node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
+    requestTimeout: 5000,
+    maxRetries: 0,
+  });
   const opensearch = new Client({ node: urls.OPENSEARCH_URL });
-  if (opts.startAtEnd !== false) await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
+  if (opts.startAtEnd !== false)
+    await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
   const indexer = createIndexer({
     kafka,
     sql,
@@ -84,7 +93,11 @@ export async function deleteSearchIndex(alias: string): Promise<void> {
   await client.close();
 }
 
-export async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -106,9 +119,19 @@ export async function rawDocument(client: Client, alias: string, id: number): Pr
 }
 
 /** Waits until the indexer has applied the listing's current version; returns its recorded state. */
-export async function indexedState(sql: postgres.Sql, id: number, timeoutMs = 20_000): Promise<{ state: string; version: number }> {
-  return until(`listing ${id} to be indexed at its current version`, async () => {
-    const [row] = await sql`SELECT index_state, indexed_version, version FROM listings WHERE id = ${id}`;
-    return row && row.index_state !== "pending" && row.indexed_version === row.version ? { state: row.index_state as string, version: row.version as number } : null;
-  }, timeoutMs);
+export async function indexedState(
+  sql: postgres.Sql,
+  id: number,
+  timeoutMs = 20_000,
+): Promise<{ state: string; version: number }> {
+  return until(
+    `listing ${id} to be indexed at its current version`,
+    async () => {
+      const [row] = await sql`SELECT index_state, indexed_version, version FROM listings WHERE id = ${id}`;
+      return row && row.index_state !== "pending" && row.indexed_version === row.version
+        ? { state: row.index_state as string, version: row.version as number }
+        : null;
+    },
+    timeoutMs,
+  );
 }

@@ -7,7 +7,10 @@ import { LeadReceived, leadReceivedFact, type LeadSubmittedPayload, type RecordM
 import { insertOutboxFacts, OFFICE_LEAD_COUNT_LOCK, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 
-export type CountedLead = Pick<LeadSubmittedPayload, "leadId" | "serviceListingId" | "serviceBrokerId" | "officeId" | "organizationId" | "createdAt">;
+export type CountedLead = Pick<
+  LeadSubmittedPayload,
+  "leadId" | "serviceListingId" | "serviceBrokerId" | "officeId" | "organizationId" | "createdAt"
+>;
 
 interface Recorded {
   lead_id: string;
@@ -59,14 +62,26 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
     tx<{ office_id: number; total: string }[]>`
       SELECT office_id, sum(lead_count)::text AS total FROM lead_count_buckets
       WHERE granularity = 'month' AND office_id = ANY(${offices}::int[]) GROUP BY office_id`,
-    tx<{ lead_id: string; partner_id: string; mode: RecordMode; listing_id: string; listing_external_id: string; broker_id: string; broker_external_id: string }[]>`
+    tx<
+      {
+        lead_id: string;
+        partner_id: string;
+        mode: RecordMode;
+        listing_id: string;
+        listing_external_id: string;
+        broker_id: string;
+        broker_external_id: string;
+      }[]
+    >`
       SELECT x.lead_id::text, l.partner_id, l.mode, l.id::text AS listing_id, l.external_id AS listing_external_id, b.id::text AS broker_id, b.external_id AS broker_external_id
       FROM unnest(${recorded.map((r) => r.lead_id)}::uuid[], ${recorded.map((r) => r.listing_id)}::bigint[], ${recorded.map((r) => r.broker_id)}::bigint[]) AS x(lead_id, listing_id, broker_id)
       JOIN listings l ON l.id = x.listing_id
       JOIN brokers b ON b.id = x.broker_id`,
   ]);
   const totals = new Map(totalRows.map((r) => [r.office_id, Number(r.total)]));
-  const ordered = [...recorded].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.lead_id.localeCompare(b.lead_id));
+  const ordered = [...recorded].sort(
+    (a, b) => a.created_at.getTime() - b.created_at.getTime() || a.lead_id.localeCompare(b.lead_id),
+  );
   const later = new Map<number, number>();
   const counts = new Map<string, number>();
   for (const r of ordered.reverse()) {
@@ -81,11 +96,17 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
     if (!on) return [];
     const officeLeadCount = counts.get(r.lead_id)!;
     // Only live leads are counted here (a test key's simulated leads: services/api lead-repository.ts).
-    return [partnerFactRow(LeadReceived, { aggregateId: r.lead_id, version: 1, partnerId: on.partner_id, mode: on.mode }, leadReceivedFact(
-      { id: on.listing_id, external_id: on.listing_external_id },
-      { id: on.broker_id, external_id: on.broker_external_id },
-      { officeId: r.office_id, officeLeadCount },
-    ))];
+    return [
+      partnerFactRow(
+        LeadReceived,
+        { aggregateId: r.lead_id, version: 1, partnerId: on.partner_id, mode: on.mode },
+        leadReceivedFact(
+          { id: on.listing_id, external_id: on.listing_external_id },
+          { id: on.broker_id, external_id: on.broker_external_id },
+          { officeId: r.office_id, officeLeadCount },
+        ),
+      ),
+    ];
   });
   await insertOutboxFacts(tx, facts);
 }

@@ -20,7 +20,8 @@ export function createLeadCounter(deps: { sql: postgres.Sql; logger: Logger }) {
       else if (parsed.ok === false) failed.push({ event, reason: parsed.reason });
     }
     const recorded = await recordLeads(deps.sql, leads);
-    if (leads.length > 0) deps.logger.debug("leads counted", { received: leads.length, recorded, repeats: leads.length - recorded });
+    if (leads.length > 0)
+      deps.logger.debug("leads counted", { received: leads.length, recorded, repeats: leads.length - recorded });
     return failed;
   };
 }

@@ -21,7 +21,11 @@ const seconds = (ms: number) => ms / 1000;
  * Takes the lead for sending when it is due: pending with its next attempt time reached, or left in
  * 'sending' longer than claimTimeoutMs by a worker that died mid-send.
  */
-export async function claimLead(sql: postgres.Sql, leadId: string, claimTimeoutMs: number): Promise<ClaimedLead | null> {
+export async function claimLead(
+  sql: postgres.Sql,
+  leadId: string,
+  claimTimeoutMs: number,
+): Promise<ClaimedLead | null> {
   const [row] = await sql<ClaimedLead[]>`
     WITH claimed AS (
       UPDATE leads SET delivery_state = 'sending', delivery_claimed_at = now(), delivery_attempts = delivery_attempts + 1,
@@ -71,7 +75,12 @@ export async function markFailed(sql: postgres.Sql, claim: LeadClaim, error: str
  * Our relay was unavailable: the lead goes back to pending, due after delayMs, and the attempt its claim counted
  * is taken back (not the lead's fault). The last error says why it waits. Fenced like every late write.
  */
-export async function markPostponed(sql: postgres.Sql, claim: LeadClaim, error: string, delayMs: number): Promise<boolean> {
+export async function markPostponed(
+  sql: postgres.Sql,
+  claim: LeadClaim,
+  error: string,
+  delayMs: number,
+): Promise<boolean> {
   const rows = await sql`
     UPDATE leads SET delivery_state = 'pending', delivery_last_error = ${error}, delivery_attempts = delivery_attempts - 1,
       delivery_next_attempt_at = now() + make_interval(secs => ${seconds(delayMs)})

@@ -19,7 +19,9 @@ describe("composeLeadEmail", () => {
     expect(mail.to).toBe("leads@crm.example.com");
     expect(mail.replyTo).toEqual({ name: 'Ann "Buyer" O\'Neil', address: "ann@example.com" });
     expect(mail.messageId).toBe("<lead-0190a6f2-3b4c-7d5e-8f60-123456789abc@market.example>");
-    expect(composeLeadEmail(lead, { publicBaseUrl: "x", messageIdDomain: "market.example" }).messageId).toBe(mail.messageId);
+    expect(composeLeadEmail(lead, { publicBaseUrl: "x", messageIdDomain: "market.example" }).messageId).toBe(
+      mail.messageId,
+    );
   });
 
   test("the text part carries the listing title, public URL, contact details and the message as written", () => {
@@ -38,10 +40,18 @@ describe("composeLeadEmail", () => {
   });
 
   test("a title with line breaks cannot inject headers; a missing title falls back to the listing ID; no phone, no phone line", () => {
-    const m = composeLeadEmail({ ...lead, listingTitle: "Nice\r\nBcc: victim@example.com", buyerPhone: null }, { publicBaseUrl: "https://m.example", messageIdDomain: "m.example" });
+    const m = composeLeadEmail(
+      { ...lead, listingTitle: "Nice\r\nBcc: victim@example.com", buyerPhone: null },
+      { publicBaseUrl: "https://m.example", messageIdDomain: "m.example" },
+    );
     expect(m.subject).toBe("New inquiry: Nice Bcc: victim@example.com");
     expect(m.text).not.toContain("Phone:");
-    expect(composeLeadEmail({ ...lead, listingTitle: null }, { publicBaseUrl: "https://m.example", messageIdDomain: "m.example" }).subject).toBe("New inquiry: Listing 42");
+    expect(
+      composeLeadEmail(
+        { ...lead, listingTitle: null },
+        { publicBaseUrl: "https://m.example", messageIdDomain: "m.example" },
+      ).subject,
+    ).toBe("New inquiry: Listing 42");
   });
 
   test("escapeHtml covers the five special characters", () => {

@@ -23,13 +23,21 @@ export interface LeadEmail {
 }
 
 export function escapeHtml(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 /** One line, no control characters: a partner's title must not be able to break the header. */
 function headerText(value: string, max = 150): string {
   // eslint-disable-next-line no-control-regex
-  const flat = value.replace(/[\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+  const flat = value
+    .replace(/[\u0000-\u001f\u007f]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -37,7 +45,10 @@ export function leadMessageId(leadId: string, domain: string): string {
   return `<lead-${leadId}@${domain}>`;
 }
 
-export function composeLeadEmail(lead: LeadForEmail, opts: { publicBaseUrl: string; messageIdDomain: string }): LeadEmail {
+export function composeLeadEmail(
+  lead: LeadForEmail,
+  opts: { publicBaseUrl: string; messageIdDomain: string },
+): LeadEmail {
   const url = `${opts.publicBaseUrl}/listings/${lead.listingId}`;
   const title = lead.listingTitle?.trim() || `Listing ${lead.listingId}`;
   const contact: [string, string][] = [

@@ -1,7 +1,15 @@
 // Forwards one lead to its broker by e-mail, at most once: claim, send, record the outcome. Used by the
 // event consumer (first attempt) and by the retry sweeper (later attempts).
 // Our relay or PostgreSQL being down never spends the lead's attempts (smtp-errors.ts decides whose failure it is).
-import { countOutageWaits, maskEmail, outageDelayMs, waitOutOutage, type Logger, type OutageBackoff, type OutageMetrics } from "@pss/service-kit";
+import {
+  countOutageWaits,
+  maskEmail,
+  outageDelayMs,
+  waitOutOutage,
+  type Logger,
+  type OutageBackoff,
+  type OutageMetrics,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import { claimLead, markFailed, markPostponed, markRetry, markSent } from "./delivery-repository.ts";
 import { composeLeadEmail, type LeadEmail } from "./lead-email.ts";
@@ -60,7 +68,14 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
    */
   const { metrics: outageMetrics, waiting: waitingForDatabase } = countOutageWaits("postgres", deps.outageMetrics);
   const recorded = <T>(what: string, log: Logger, write: () => Promise<T>) =>
-    waitOutOutage(write, { dependency: "postgres", what, isOutage: isDatabaseOutage, logger: log, metrics: outageMetrics, backoff: deps.outageBackoff });
+    waitOutOutage(write, {
+      dependency: "postgres",
+      what,
+      isOutage: isDatabaseOutage,
+      logger: log,
+      metrics: outageMetrics,
+      backoff: deps.outageBackoff,
+    });
 
   return {
     /** Whether an outcome is waiting for PostgreSQL: the sweeper claims nothing meanwhile (its claim may run out). */
@@ -76,39 +91,67 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
       // Every write below carries this claim's fencing token: a send that outlived its claim records nothing.
       const claim = { leadId, claimToken: lead.claimToken };
       const superseded = (what: string): ForwardOutcome => {
-        log.warn("lead delivery outcome not recorded: the claim ran out and another worker took the lead", { ...fields, outcome: what });
+        log.warn("lead delivery outcome not recorded: the claim ran out and another worker took the lead", {
+          ...fields,
+          outcome: what,
+        });
         return "superseded";
       };
-      const mail = composeLeadEmail({ ...lead, recipient }, { publicBaseUrl: deps.publicBaseUrl, messageIdDomain: deps.messageIdDomain });
+      const mail = composeLeadEmail(
+        { ...lead, recipient },
+        { publicBaseUrl: deps.publicBaseUrl, messageIdDomain: deps.messageIdDomain },
+      );
       try {
         await deps.transport.sendMail({ from: deps.from, ...mail });
       } catch (err) {
         const kind = classifySmtpError(err);
         const reason = describeSmtpError(err);
-        const smtp = { kind, code: (err as { code?: string }).code, responseCode: (err as { responseCode?: number }).responseCode };
+        const smtp = {
+          kind,
+          code: (err as { code?: string }).code,
+          responseCode: (err as { responseCode?: number }).responseCode,
+        };
         if (kind === "unavailable") {
           // Our relay, not the lead: no attempt spent, tried again after a bounded back-off (at most 30 s by default).
           relayFailures++;
           const delayMs = outageDelayMs(relayFailures, deps.outageBackoff);
           deps.outageMetrics?.waited("smtp");
-          await recorded("postponing a lead", log, () => markPostponed(deps.sql, claim, `our mail relay is unavailable: ${reason}`, delayMs));
-          log.warn("smtp unavailable; lead postponed without spending an attempt", { ...fields, ...smtp, dependency: "smtp", retryInMs: delayMs });
+          await recorded("postponing a lead", log, () =>
+            markPostponed(deps.sql, claim, `our mail relay is unavailable: ${reason}`, delayMs),
+          );
+          log.warn("smtp unavailable; lead postponed without spending an attempt", {
+            ...fields,
+            ...smtp,
+            dependency: "smtp",
+            retryInMs: delayMs,
+          });
           return "postponed";
         }
         relayFailures = 0;
         if (kind === "permanent" || (kind === "transient" && lead.attempts >= policy.maxAttempts)) {
-          if (!(await recorded("recording a failed lead", log, () => markFailed(deps.sql, claim, kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`)))) return superseded("failed");
+          if (
+            !(await recorded("recording a failed lead", log, () =>
+              markFailed(
+                deps.sql,
+                claim,
+                kind === "permanent" ? reason : `gave up after ${lead.attempts} attempts: ${reason}`,
+              ),
+            ))
+          )
+            return superseded("failed");
           log.error("lead forwarding failed", { ...fields, ...smtp });
           return "failed";
         }
         const delayMs = retryDelayMs(lead.attempts, policy.retryBaseMs);
-        if (!(await recorded("recording a deferred lead", log, () => markRetry(deps.sql, claim, reason, delayMs)))) return superseded("retry");
+        if (!(await recorded("recording a deferred lead", log, () => markRetry(deps.sql, claim, reason, delayMs))))
+          return superseded("retry");
         log.warn("lead forwarding deferred", { ...fields, ...smtp, retryInMs: delayMs });
         return "retry";
       }
       relayFailures = 0;
       // Sent, but another worker holds the lead now (and may have sent it too): its outcome stands, not ours.
-      if (!(await recorded("recording a sent lead", log, () => markSent(deps.sql, claim, recipient)))) return superseded("sent");
+      if (!(await recorded("recording a sent lead", log, () => markSent(deps.sql, claim, recipient))))
+        return superseded("sent");
       log.info("lead forwarded", fields);
       return "sent";
     },

@@ -33,13 +33,21 @@ export function createRetrySweeper(deps: RetrySweeperDeps) {
     });
     for (const id of ids) {
       if (ctx.isStopping()) break;
-      await deps.forwarder.forward(id).catch((err) => log.warn("retry failed", { leadId: id, err: (err as Error).message }));
+      await deps.forwarder
+        .forward(id)
+        .catch((err) => log.warn("retry failed", { leadId: id, err: (err as Error).message }));
     }
     return ids.length;
   }
 
   // A full batch means more are waiting: go on at once.
-  const job = createPeriodicJob({ name: "retry sweeper", logger: log, intervalMs: deps.intervalMs, failureMessage: "sweep failed", tick: async (ctx) => (await round(ctx)) >= batchSize });
+  const job = createPeriodicJob({
+    name: "retry sweeper",
+    logger: log,
+    intervalMs: deps.intervalMs,
+    failureMessage: "sweep failed",
+    tick: async (ctx) => (await round(ctx)) >= batchSize,
+  });
 
   return {
     start: () => job.start(),

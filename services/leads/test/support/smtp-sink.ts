@@ -28,7 +28,9 @@ export type RecipientReply = (address: string, attempt: number) => { code: numbe
 export type RecipientWait = (address: string, attempt: number) => Promise<unknown> | undefined;
 
 /** `port`: listen there (a sink started again where a stopped one was: our relay back after an outage). */
-export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: RecipientWait; port?: number } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(
+  opts: { reply?: RecipientReply; wait?: RecipientWait; port?: number } = {},
+): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
   const server = new SMTPServer({
@@ -56,7 +58,12 @@ export async function startSmtpSink(opts: { reply?: RecipientReply; wait?: Recip
       stream.on("end", () => {
         const raw = Buffer.concat(chunks).toString("utf8");
         const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-        received.push({ envelopeFrom, envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, ...parseMessage(raw) });
+        received.push({
+          envelopeFrom,
+          envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          ...parseMessage(raw),
+        });
         callback();
       });
     },
@@ -89,7 +96,9 @@ interface Parsed {
 
 function decodeWords(value: string): string {
   return value.replace(/=\?([^?]+)\?([QB])\?([^?]*)\?=\s*/gi, (_, _charset: string, enc: string, data: string) =>
-    enc.toUpperCase() === "B" ? Buffer.from(data, "base64").toString("utf8") : decodeQuotedPrintable(data.replace(/_/g, " ")),
+    enc.toUpperCase() === "B"
+      ? Buffer.from(data, "base64").toString("utf8")
+      : decodeQuotedPrintable(data.replace(/_/g, " ")),
   );
 }
 
@@ -129,7 +138,16 @@ function parseMessage(raw: string): Parsed {
     return { headers, text, html };
   }
   const encoding = (headers["content-transfer-encoding"] ?? "7bit").toLowerCase();
-  const content = encoding === "base64" ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8") : encoding === "quoted-printable" ? decodeQuotedPrintable(body) : body;
+  const content =
+    encoding === "base64"
+      ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
+      : encoding === "quoted-printable"
+        ? decodeQuotedPrintable(body)
+        : body;
   const trimmed = content.replace(/\r\n/g, "\n").replace(/\n$/, "");
-  return { headers, text: /^text\/plain/i.test(type) ? trimmed : null, html: /^text\/html/i.test(type) ? trimmed : null };
+  return {
+    headers,
+    text: /^text\/plain/i.test(type) ? trimmed : null,
+    html: /^text\/html/i.test(type) ? trimmed : null,
+  };
 }

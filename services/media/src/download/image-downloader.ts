@@ -4,7 +4,15 @@
 import type { LookupAddress } from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { DestinationRefused, hostOf, pinnedLookup, portOf, systemResolver, vetDestination, type Resolver } from "@pss/service-kit";
+import {
+  DestinationRefused,
+  hostOf,
+  pinnedLookup,
+  portOf,
+  systemResolver,
+  vetDestination,
+  type Resolver,
+} from "@pss/service-kit";
 import { Failures, MediaFailure } from "../failures.ts";
 import { parseImageUrl } from "./image-url.ts";
 
@@ -25,14 +33,16 @@ const USER_AGENT = "pss-media/1.0 (+image fetcher for partner listings)";
 
 function networkFailure(err: unknown): MediaFailure {
   if (err instanceof MediaFailure) return err;
-  if (err instanceof DestinationRefused) return err.reason === "host not found" ? Failures.hostNotFound() : Failures.addressNotAllowed();
+  if (err instanceof DestinationRefused)
+    return err.reason === "host not found" ? Failures.hostNotFound() : Failures.addressNotAllowed();
   const code = String((err as { code?: unknown })?.code ?? "");
   if (code === "ENOTFOUND" || code === "ENODATA") return Failures.hostNotFound();
   if (code === "EAI_AGAIN") return Failures.dnsFailed();
   if (code === "ECONNREFUSED") return Failures.connectionRefused();
   if (code === "ECONNRESET" || code === "EPIPE") return Failures.connectionReset();
   if (code === "ETIMEDOUT") return Failures.timedOut();
-  if (/CERT|SSL|TLS|ALTNAME|SELF_SIGNED/i.test(code) || /certificate|altnames/i.test(String((err as Error)?.message))) return Failures.tls();
+  if (/CERT|SSL|TLS|ALTNAME|SELF_SIGNED/i.test(code) || /certificate|altnames/i.test(String((err as Error)?.message)))
+    return Failures.tls();
   return Failures.network(code || "network error");
 }
 
@@ -51,13 +61,19 @@ async function before<T>(deadline: number, promise: Promise<T>): Promise<T> {
 
 type Hop = { kind: "body"; bytes: Buffer } | { kind: "redirect"; location: string };
 
-export function createImageDownloader(opts: { limits: DownloadLimits; allowedHosts: readonly string[]; resolve?: Resolver }): ImageDownloader {
+export function createImageDownloader(opts: {
+  limits: DownloadLimits;
+  allowedHosts: readonly string[];
+  resolve?: Resolver;
+}): ImageDownloader {
   const { limits, allowedHosts } = opts;
   const resolveHost = opts.resolve ?? systemResolver;
 
   /** The one address this hop will connect to (the shared SSRF policy, packages/service-kit/src/outbound-destination.ts). */
   async function vet(url: URL, deadline: number): Promise<LookupAddress> {
-    return vetDestination(url, { allowedHosts, resolve: (host) => before(deadline, resolveHost(host)) }).catch((err) => Promise.reject(networkFailure(err)));
+    return vetDestination(url, { allowedHosts, resolve: (host) => before(deadline, resolveHost(host)) }).catch((err) =>
+      Promise.reject(networkFailure(err)),
+    );
   }
 
   function fetchHop(url: URL, target: LookupAddress, deadline: number): Promise<Hop> {
@@ -88,7 +104,12 @@ export function createImageDownloader(opts: { limits: DownloadLimits; allowedHos
         },
         (res: IncomingMessage) => readResponse(res),
       );
-      timers.push(setTimeout(() => finish({ error: Failures.timedOut() }), Math.max(0, Math.min(limits.connectTimeoutMs, deadline - Date.now()))));
+      timers.push(
+        setTimeout(
+          () => finish({ error: Failures.timedOut() }),
+          Math.max(0, Math.min(limits.connectTimeoutMs, deadline - Date.now())),
+        ),
+      );
       timers.push(setTimeout(() => finish({ error: Failures.timedOut() }), Math.max(0, deadline - Date.now())));
       req.on("socket", (socket) => socket.once("connect", () => clearTimeout(timers[0])));
       req.on("error", (err) => finish({ error: networkFailure(err) }));

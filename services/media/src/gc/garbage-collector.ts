@@ -29,7 +29,14 @@ export interface GarbageCollector {
   stop(): Promise<void>;
 }
 
-export function createGarbageCollector(deps: { sql: postgres.Sql; repository: MediaRepository; storage: MediaStorage; graceMs: number; intervalMs: number; logger: Logger }): GarbageCollector {
+export function createGarbageCollector(deps: {
+  sql: postgres.Sql;
+  repository: MediaRepository;
+  storage: MediaStorage;
+  graceMs: number;
+  intervalMs: number;
+  logger: Logger;
+}): GarbageCollector {
   const log = deps.logger.child({ component: "media-gc" });
   const lease = createLeaderLease({ sql: deps.sql, name: GC_LEASE, ttlMs: GC_LEASE_MS });
 

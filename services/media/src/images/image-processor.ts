@@ -54,7 +54,9 @@ export function avatarSizes(width: number, height: number): number[] {
 }
 
 export function photoWarning(width: number): string | null {
-  return width < RECOMMENDED_PHOTO_WIDTH ? `image is ${width} px wide; at least ${RECOMMENDED_PHOTO_WIDTH} px is recommended` : null;
+  return width < RECOMMENDED_PHOTO_WIDTH
+    ? `image is ${width} px wide; at least ${RECOMMENDED_PHOTO_WIDTH} px is recommended`
+    : null;
 }
 
 export function avatarWarning(width: number, height: number): string | null {
@@ -72,7 +74,8 @@ function decodeFailure(err: unknown): MediaFailure {
 }
 
 export function createImageProcessor(opts: { maxInputPixels: number }): ImageProcessor {
-  const input = (bytes: Buffer) => sharp(bytes, { limitInputPixels: opts.maxInputPixels, pages: 1, animated: false, failOn: "error" });
+  const input = (bytes: Buffer) =>
+    sharp(bytes, { limitInputPixels: opts.maxInputPixels, pages: 1, animated: false, failOn: "error" });
 
   /** Reads only the header: refuses non-images and pixel bombs before anything is decoded. */
   async function probe(bytes: Buffer): Promise<{ width: number; height: number }> {
@@ -91,11 +94,17 @@ export function createImageProcessor(opts: { maxInputPixels: number }): ImagePro
 
   /** Decodes and resizes once per size, then encodes both formats from the same pixels. */
   async function encode(pipeline: Sharp): Promise<ProcessedVariant[]> {
-    const { data, info } = await pipeline.toColourspace("srgb").raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await pipeline
+      .toColourspace("srgb")
+      .raw({ depth: "uchar" })
+      .toBuffer({ resolveWithObject: true });
     const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
     const webp = await sharp(data, raw).webp({ quality: 80 }).toBuffer();
     // JPEG has no alpha: transparent areas become white rather than black.
-    const jpeg = await sharp(data, raw).flatten({ background: "#ffffff" }).jpeg({ quality: 82, progressive: true }).toBuffer();
+    const jpeg = await sharp(data, raw)
+      .flatten({ background: "#ffffff" })
+      .jpeg({ quality: 82, progressive: true })
+      .toBuffer();
     return [
       { width: info.width, height: info.height, format: "webp", bytes: webp },
       { width: info.width, height: info.height, format: "jpeg", bytes: jpeg },
@@ -116,13 +125,17 @@ export function createImageProcessor(opts: { maxInputPixels: number }): ImagePro
   return {
     async photo(bytes) {
       const size = await probe(bytes);
-      const variants = await encodeAll(photoWidths(size.width), (width) => input(bytes).rotate().resize({ width, withoutEnlargement: true }));
+      const variants = await encodeAll(photoWidths(size.width), (width) =>
+        input(bytes).rotate().resize({ width, withoutEnlargement: true }),
+      );
       return { ...size, warning: photoWarning(size.width), variants };
     },
     async avatar(bytes) {
       const size = await probe(bytes);
       const variants = await encodeAll(avatarSizes(size.width, size.height), (side) =>
-        input(bytes).rotate().resize(side, side, { fit: "cover", position: sharp.strategy.attention, withoutEnlargement: true }),
+        input(bytes)
+          .rotate()
+          .resize(side, side, { fit: "cover", position: sharp.strategy.attention, withoutEnlargement: true }),
       );
       return { ...size, warning: avatarWarning(size.width, size.height), variants };
     },

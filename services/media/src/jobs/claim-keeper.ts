@@ -13,7 +13,12 @@ export interface ClaimKeeper {
   renewOnce(): Promise<number>;
 }
 
-export function createClaimKeeper(deps: { repository: MediaRepository; working: () => MediaJob[]; leaseMs: number; logger: Logger }): ClaimKeeper {
+export function createClaimKeeper(deps: {
+  repository: MediaRepository;
+  working: () => MediaJob[];
+  leaseMs: number;
+  logger: Logger;
+}): ClaimKeeper {
   const everyMs = Math.max(100, Math.floor(deps.leaseMs / 3));
 
   async function renewOnce(): Promise<number> {

@@ -1,6 +1,11 @@
 // Listing and broker events only say "look at this record again": the current rows decide the work, so a
 // redelivered or stale event is harmless. A malformed event is a PermanentError (the consumer dead-letters it).
-import { BrokerUpsertedIdReader, decodePayload, ListingUpsertedMediaReader, type AnyEventEnvelope } from "@pss/contracts";
+import {
+  BrokerUpsertedIdReader,
+  decodePayload,
+  ListingUpsertedMediaReader,
+  type AnyEventEnvelope,
+} from "@pss/contracts";
 import { PermanentError, type HandleOutcome, type Logger, type MessageContext } from "@pss/service-kit";
 import type { MediaJobs, MediaStats } from "./media-jobs.ts";
 import type { MediaJob, MediaRepository } from "./media-repository.ts";

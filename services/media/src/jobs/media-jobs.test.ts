@@ -27,9 +27,21 @@ function fakeRun(opts: { storeFailures: number; dbFailures?: number }) {
   };
   const stats = emptyStats();
   const jobs = createMediaJobs({
-    repository: { markReady: recordCall("markReady"), markFailed: recordCall("markFailed"), retryLater: recordCall("retryLater"), postpone: recordCall("postpone") } as unknown as MediaRepository,
+    repository: {
+      markReady: recordCall("markReady"),
+      markFailed: recordCall("markFailed"),
+      retryLater: recordCall("retryLater"),
+      postpone: recordCall("postpone"),
+    } as unknown as MediaRepository,
     downloader: { download: async () => (calls.push("download"), Buffer.from("x")) } as unknown as ImageDownloader,
-    processor: { photo: async () => ({ width: 10, height: 10, warning: null, variants: [{ width: 10, height: 10, format: "webp", bytes: new Uint8Array([1]) }] }) } as unknown as ImageProcessor,
+    processor: {
+      photo: async () => ({
+        width: 10,
+        height: 10,
+        warning: null,
+        variants: [{ width: 10, height: 10, format: "webp", bytes: new Uint8Array([1]) }],
+      }),
+    } as unknown as ImageProcessor,
     storage: {
       put: async () => {
         if (++puts <= opts.storeFailures) throw new Error("object storage answered 503");
@@ -43,7 +55,14 @@ function fakeRun(opts: { storeFailures: number; dbFailures?: number }) {
     retryBaseMs: 1,
     outageBackoff: { baseMs: 1, maxMs: 5 },
   });
-  const job: MediaJob = { kind: "photo", photoId: "1", listingId: "1", url: "http://img/1.jpg", attempts: 1, claimToken: 1 };
+  const job: MediaJob = {
+    kind: "photo",
+    photoId: "1",
+    listingId: "1",
+    url: "http://img/1.jpg",
+    attempts: 1,
+    claimToken: 1,
+  };
   return { jobs, job, calls, stats, puts: () => puts };
 }
 

@@ -34,7 +34,16 @@ export interface MediaStats {
   postponed: number;
 }
 
-export const emptyStats = (): MediaStats => ({ eventsHandled: 0, staleEvents: 0, downloads: 0, ready: 0, failed: 0, retriesScheduled: 0, discarded: 0, postponed: 0 });
+export const emptyStats = (): MediaStats => ({
+  eventsHandled: 0,
+  staleEvents: 0,
+  downloads: 0,
+  ready: 0,
+  failed: 0,
+  retriesScheduled: 0,
+  discarded: 0,
+  postponed: 0,
+});
 
 export interface MediaJobsDeps {
   repository: MediaRepository;
@@ -82,15 +91,22 @@ export function createMediaJobs(deps: MediaJobsDeps) {
     sleep,
   });
   /** A PostgreSQL write of the job's outcome, waited through an outage of PostgreSQL. */
-  const record = <T>(what: string, log: Logger, write: () => Promise<T>) => waitOutOutage(write, outage("postgres", what, log));
+  const record = <T>(what: string, log: Logger, write: () => Promise<T>) =>
+    waitOutOutage(write, outage("postgres", what, log));
 
-  async function store(processed: ProcessedImage, log: Logger): Promise<{ variants: VariantRecord[]; names: string[]; confirmStored: () => Promise<void> }> {
+  async function store(
+    processed: ProcessedImage,
+    log: Logger,
+  ): Promise<{ variants: VariantRecord[]; names: string[]; confirmStored: () => Promise<void> }> {
     const variants: VariantRecord[] = [];
     const names: string[] = [];
     // Whatever the store answers, it is ours, not the image's: wait until it takes the variant.
     const put = (name: string, v: ProcessedImage["variants"][number]) =>
       waitOutOutage(
-        () => deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg").catch((err) => Promise.reject(new StorageUnavailable(err))),
+        () =>
+          deps.storage
+            .put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg")
+            .catch((err) => Promise.reject(new StorageUnavailable(err))),
         outage("storage", "storing a variant", log),
       );
     for (const v of processed.variants) {
@@ -110,7 +126,9 @@ export function createMediaJobs(deps: MediaJobsDeps) {
             outage("storage", "checking a stored variant", log),
           );
           if (!there) {
-            log.warn("a stored variant was garbage-collected before its reference committed; storing it again", { name });
+            log.warn("a stored variant was garbage-collected before its reference committed; storing it again", {
+              name,
+            });
             await put(name, v);
           }
         }),
@@ -122,14 +140,18 @@ export function createMediaJobs(deps: MediaJobsDeps) {
   async function produce(job: MediaJob, log: Logger) {
     stats.downloads++;
     const bytes = await deps.downloadPool.run(() => deps.downloader.download(job.url));
-    const processed = await deps.cpuPool.run(() => (job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes)));
+    const processed = await deps.cpuPool.run(() =>
+      job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes),
+    );
     return { processed, ...(await store(processed, log)) };
   }
 
   return {
     /** `logger`: the event's (its lines carry the request ID) when an event started the job; default the service's. */
     async run(job: MediaJob, logger: Logger = deps.logger): Promise<JobOutcome> {
-      const log = logger.child(job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId });
+      const log = logger.child(
+        job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId },
+      );
       const started = performance.now();
       let outcome: JobOutcome;
       let failureReason: string | null = null;
@@ -139,15 +161,24 @@ export function createMediaJobs(deps: MediaJobsDeps) {
         // store or PostgreSQL can last longer than a claim.
         const { processed, variants, names, confirmStored } = await produce(job, log);
         const written = await record("recording a ready image", log, () =>
-          repository.markReady(job, { width: processed.width, height: processed.height, warning: processed.warning, variants, names }, confirmStored),
+          repository.markReady(
+            job,
+            { width: processed.width, height: processed.height, warning: processed.warning, variants, names },
+            confirmStored,
+          ),
         );
         outcome = written ? "ready" : "discarded";
       } catch (err) {
         if (err instanceof OutageWaitAbandoned) {
           // Stopping while our dependency is down: give the claim back, attempt unspent (if PostgreSQL answers).
           const delay = outageDelayMs(1, deps.outageBackoff);
-          outcome = (await repository.postpone(job, `waiting for ${err.dependency}`, delay)) ? "postponed" : "discarded";
-          log.warn("stopping while a dependency is down; image given back without spending an attempt", { dependency: err.dependency, attempt: job.attempts });
+          outcome = (await repository.postpone(job, `waiting for ${err.dependency}`, delay))
+            ? "postponed"
+            : "discarded";
+          log.warn("stopping while a dependency is down; image given back without spending an attempt", {
+            dependency: err.dependency,
+            attempt: job.attempts,
+          });
         } else {
           const kind = classifyJobError(err);
           // An outage that reached here was not waited for (a defect): the caller sees it; the claim runs out.
@@ -158,10 +189,14 @@ export function createMediaJobs(deps: MediaJobsDeps) {
           failureReason = failure.reason;
           if (failure.transient && job.attempts < deps.maxAttempts) {
             const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
-            outcome = (await record("recording a retry", log, () => repository.retryLater(job, failure.reason, delay))) ? "retry" : "discarded";
+            outcome = (await record("recording a retry", log, () => repository.retryLater(job, failure.reason, delay)))
+              ? "retry"
+              : "discarded";
             log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
           } else {
-            outcome = (await record("recording a failed image", log, () => repository.markFailed(job, failure.reason))) ? "failed" : "discarded";
+            outcome = (await record("recording a failed image", log, () => repository.markFailed(job, failure.reason)))
+              ? "failed"
+              : "discarded";
             log.info("image failed", { reason: failure.reason, attempt: job.attempts });
           }
         }
@@ -175,7 +210,11 @@ export function createMediaJobs(deps: MediaJobsDeps) {
       else stats.discarded++;
       if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
       // Removed or replaced meanwhile, or this claim ran out and another instance took the image (fencing token).
-      else if (outcome === "discarded") log.info("image result not recorded: the image was replaced, or its claim was taken over", { attempt: job.attempts, reason: failureReason });
+      else if (outcome === "discarded")
+        log.info("image result not recorded: the image was replaced, or its claim was taken over", {
+          attempt: job.attempts,
+          reason: failureReason,
+        });
       deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
       return outcome;
     },

@@ -2,7 +2,13 @@
 // and every result is written with a guard, so a late write for a URL removed or replaced meanwhile changes nothing.
 // Every claim also takes a new fencing token (claim_token / avatar_claim_token + 1, migration 0019) and every later
 // write carries it: a worker whose claim ran out and was taken by another instance changes nothing when it ends.
-import { BrokerAvatarProcessed, brokerAvatarProcessedFact, ListingMediaProcessed, listingMediaProcessedFact, type RecordMode } from "@pss/contracts";
+import {
+  BrokerAvatarProcessed,
+  brokerAvatarProcessedFact,
+  ListingMediaProcessed,
+  listingMediaProcessedFact,
+  type RecordMode,
+} from "@pss/contracts";
 import { insertOutboxFacts, partnerFactRow, sqlJson } from "@pss/service-kit";
 import type postgres from "postgres";
 
@@ -34,17 +40,32 @@ export interface ReadyResult {
 export type PartnerScope = readonly string[] | null;
 
 const lease = (sql: Sql, ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
-const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) => (partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``);
+const scoped = (sql: Sql, column: postgres.Fragment, partners: PartnerScope) =>
+  partners ? sql`AND ${column} = ANY(${partners as string[]}::uuid[])` : sql``;
 
-const toPhoto = (r: postgres.Row): MediaJob => ({ kind: "photo", photoId: r.id, listingId: r.listing_id, url: r.url, attempts: r.attempts, claimToken: r.claim_token });
-const toAvatar = (r: postgres.Row): MediaJob => ({ kind: "avatar", brokerId: r.id, url: r.avatar_url, attempts: r.avatar_attempts, claimToken: r.avatar_claim_token });
+const toPhoto = (r: postgres.Row): MediaJob => ({
+  kind: "photo",
+  photoId: r.id,
+  listingId: r.listing_id,
+  url: r.url,
+  attempts: r.attempts,
+  claimToken: r.claim_token,
+});
+const toAvatar = (r: postgres.Row): MediaJob => ({
+  kind: "avatar",
+  brokerId: r.id,
+  url: r.avatar_url,
+  attempts: r.avatar_attempts,
+  claimToken: r.avatar_claim_token,
+});
 
 /**
  * The lock of one stored name (garbage-collector.ts): writers hold it shared from checking their files are
  * stored until their reference commits; the collector holds it exclusively from its last reference check until
  * the file is deleted. So a file is never deleted between a writer's check and its commit.
  */
-const nameLock = (q: Sql | postgres.TransactionSql, name: postgres.Fragment | string) => q`hashtextextended('pss.media-name:' || ${name}, 0)`;
+const nameLock = (q: Sql | postgres.TransactionSql, name: postgres.Fragment | string) =>
+  q`hashtextextended('pss.media-name:' || ${name}, 0)`;
 
 /** Shared locks on the names (they never wait for each other; only for a collector deleting one of them). */
 async function lockNamesShared(tx: postgres.TransactionSql, names: string[]): Promise<void> {
@@ -68,7 +89,11 @@ async function unreferencedIn(q: Sql | postgres.TransactionSql, names: string[])
  * with every photo's outcome. Photos of one listing finish one transaction at a time (an advisory lock on the
  * listing), so exactly one of two photos finishing together sees "none pending" and announces it.
  */
-async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>, write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>): Promise<boolean> {
+async function finishPhotoIn(
+  sql: Sql,
+  job: Extract<MediaJob, { kind: "photo" }>,
+  write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>,
+): Promise<boolean> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.listing-photos:${job.listingId}`}, 0))`;
     const written = await write(tx);
@@ -85,8 +110,16 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
     if (listing) {
       const fact = partnerFactRow(
         ListingMediaProcessed,
-        { aggregateId: String(listing.id), version: listing.version, partnerId: listing.partner_id, mode: listing.mode },
-        listingMediaProcessedFact({ id: listing.id, external_id: listing.external_id, version: listing.version }, photos),
+        {
+          aggregateId: String(listing.id),
+          version: listing.version,
+          partnerId: listing.partner_id,
+          mode: listing.mode,
+        },
+        listingMediaProcessedFact(
+          { id: listing.id, external_id: listing.external_id, version: listing.version },
+          photos,
+        ),
       );
       await insertOutboxFacts(tx, [fact]);
     }
@@ -94,7 +127,15 @@ async function finishPhotoIn(sql: Sql, job: Extract<MediaJob, { kind: "photo" }>
   });
 }
 
-type PhotoOutcomeRow = { url: string; sort_key: number; state: "ready" | "failed"; failure_reason: string | null; warning: string | null; width: number | null; height: number | null };
+type PhotoOutcomeRow = {
+  url: string;
+  sort_key: number;
+  state: "ready" | "failed";
+  failure_reason: string | null;
+  warning: string | null;
+  width: number | null;
+  height: number | null;
+};
 
 /** The broker row an avatar's outcome was recorded on (the UPDATE's RETURNING). */
 type FinishedAvatarRow = {
@@ -110,7 +151,8 @@ type FinishedAvatarRow = {
   avatar_width: number | null;
   avatar_height: number | null;
 };
-const FINISHED_AVATAR = "id, partner_id, mode, external_id, version, avatar_url, avatar_state, avatar_failure_reason, avatar_warning, avatar_width, avatar_height";
+const FINISHED_AVATAR =
+  "id, partner_id, mode, external_id, version, avatar_url, avatar_state, avatar_failure_reason, avatar_warning, avatar_width, avatar_height";
 
 /** broker.avatar.processed from the broker row whose avatar outcome was just recorded, in the same transaction. */
 async function announceAvatar(tx: postgres.TransactionSql, rows: readonly FinishedAvatarRow[]): Promise<void> {
@@ -134,7 +176,10 @@ async function announceAvatar(tx: postgres.TransactionSql, rows: readonly Finish
 }
 
 export function createMediaRepository(sql: Sql) {
-  const finishPhoto = (job: Extract<MediaJob, { kind: "photo" }>, write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>) => finishPhotoIn(sql, job, write);
+  const finishPhoto = (
+    job: Extract<MediaJob, { kind: "photo" }>,
+    write: (tx: postgres.TransactionSql) => PromiseLike<readonly unknown[]>,
+  ) => finishPhotoIn(sql, job, write);
   return {
     async listingVersion(listingId: string): Promise<number | null> {
       const [row] = await sql`SELECT version FROM listings WHERE id = ${listingId}::bigint`;
@@ -220,7 +265,11 @@ export function createMediaRepository(sql: Sql) {
      * transaction. `confirmStored` runs while the result's names are locked against the garbage collector, before
      * the reference commits: it makes sure every file is (still) stored, storing again any the collector removed.
      */
-    async markReady(job: MediaJob, r: ReadyResult, confirmStored: () => Promise<void> = async () => {}): Promise<boolean> {
+    async markReady(
+      job: MediaJob,
+      r: ReadyResult,
+      confirmStored: () => Promise<void> = async () => {},
+    ): Promise<boolean> {
       const variants = sqlJson(sql, r.variants);
       if (job.kind === "photo") {
         return finishPhoto(job, async (tx) => {

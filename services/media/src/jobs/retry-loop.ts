@@ -21,18 +21,25 @@ export function createRetryLoop(deps: {
   leaseMs: number;
   partners: () => PartnerScope;
 }): RetryLoop {
-
   async function runOnce(): Promise<number> {
     // Outcomes waiting for PostgreSQL go first (media-jobs.ts): their claims may have run out meanwhile.
     if (deps.jobs.waitingForDatabase()) return 0;
     const due = await deps.repository.claimDue(deps.batchSize, deps.leaseMs, deps.partners());
     const results = await Promise.allSettled(due.map((job) => deps.jobs.run(job)));
-    for (const r of results) if (r.status === "rejected") deps.logger.warn("retrying an image failed; its claim expires and it is tried again", { err: r.reason });
+    for (const r of results)
+      if (r.status === "rejected")
+        deps.logger.warn("retrying an image failed; its claim expires and it is tried again", { err: r.reason });
     return due.length;
   }
 
   // A full batch suggests more is due: go again at once.
-  const job = createPeriodicJob({ name: "retry pass", logger: deps.logger, intervalMs: deps.pollMs, failureMessage: "retry pass failed", tick: async () => (await runOnce()) >= deps.batchSize });
+  const job = createPeriodicJob({
+    name: "retry pass",
+    logger: deps.logger,
+    intervalMs: deps.pollMs,
+    failureMessage: "retry pass failed",
+    tick: async () => (await runOnce()) >= deps.batchSize,
+  });
 
   return {
     start: () => job.start(),

@@ -20,8 +20,20 @@ export interface CopyResult {
 
 const MAX_REPORTED_FAILURES = 100;
 
-export async function copyVariants(from: MediaStorage, to: MediaStorage, opts: { dryRun?: boolean; concurrency?: number; onProgress?: (r: CopyResult) => void } = {}): Promise<CopyResult> {
-  const result: CopyResult = { examined: 0, copied: 0, alreadyThere: 0, bytes: 0, failed: 0, failures: [], dryRun: opts.dryRun === true };
+export async function copyVariants(
+  from: MediaStorage,
+  to: MediaStorage,
+  opts: { dryRun?: boolean; concurrency?: number; onProgress?: (r: CopyResult) => void } = {},
+): Promise<CopyResult> {
+  const result: CopyResult = {
+    examined: 0,
+    copied: 0,
+    alreadyThere: 0,
+    bytes: 0,
+    failed: 0,
+    failures: [],
+    dryRun: opts.dryRun === true,
+  };
   const pool = createWorkPool(opts.concurrency ?? 8);
   const fail = (name: string, reason: string) => {
     result.failed++;
@@ -37,7 +49,8 @@ export async function copyVariants(from: MediaStorage, to: MediaStorage, opts: {
       if (!stored) return fail(name, "disappeared from the source while copying");
       const bytes = new Uint8Array(await new Response(stored.body).arrayBuffer());
       // The name is the SHA-256 of the bytes: a file that does not match it is damaged, and is not spread further.
-      if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== name.slice(0, 64)) return fail(name, "content does not match its name (damaged file)");
+      if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== name.slice(0, 64))
+        return fail(name, "content does not match its name (damaged file)");
       if (!result.dryRun) await to.put(name, bytes, mediaContentType(name));
       result.copied++;
       result.bytes += bytes.byteLength;

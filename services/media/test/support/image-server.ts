@@ -20,7 +20,12 @@ function randomColour() {
 }
 
 /** A picture with some structure (so the attention crop has something to find), in a random colour unless given. */
-export async function makePicture(width: number, height: number, format: "jpeg" | "png", opts: { orientation?: number; colour?: { r: number; g: number; b: number } } = {}): Promise<Buffer> {
+export async function makePicture(
+  width: number,
+  height: number,
+  format: "jpeg" | "png",
+  opts: { orientation?: number; colour?: { r: number; g: number; b: number } } = {},
+): Promise<Buffer> {
   const c = opts.colour ?? randomColour();
   const svg = Buffer.from(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
@@ -41,7 +46,10 @@ export async function makePicture(width: number, height: number, format: "jpeg" 
 export async function makeTexturedPicture(width: number, height: number): Promise<Buffer> {
   const raw = Buffer.alloc(width * height * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (Math.random() * 256) | 0;
-  return sharp(raw, { raw: { width, height, channels: 3 } }).blur(1.5).jpeg({ quality: 85 }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .blur(1.5)
+    .jpeg({ quality: 85 })
+    .toBuffer();
 }
 
 /** A PNG whose header claims width x height but whose pixel data is a few bytes: a decompression bomb's shape. */
@@ -70,7 +78,12 @@ export function pngClaiming(width: number, height: number): Buffer {
   ihdr[8] = 8; // bit depth
   ihdr[9] = 0; // greyscale
   const firstRows = deflateSync(Buffer.alloc((width + 1) * 4));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", firstRows), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", firstRows),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 const redirect = (location: string) => new Response(null, { status: 302, headers: { location } });
@@ -106,12 +119,17 @@ export async function startImageServer(opts: { oversizeBytes?: number } = {}): P
       const path = url.pathname;
       counts.set(path + url.search, (counts.get(path + url.search) ?? 0) + 1);
       const image = images[path];
-      if (image) return new Response(image, { headers: { "content-type": path.endsWith(".png") ? "image/png" : "image/jpeg" } });
-      if (path === "/text.jpg") return new Response("this is not a picture, whatever the header says\n".repeat(20), { headers: { "content-type": "image/jpeg" } });
+      if (image)
+        return new Response(image, { headers: { "content-type": path.endsWith(".png") ? "image/png" : "image/jpeg" } });
+      if (path === "/text.jpg")
+        return new Response("this is not a picture, whatever the header says\n".repeat(20), {
+          headers: { "content-type": "image/jpeg" },
+        });
       if (path === "/missing.jpg") return new Response("not found", { status: 404 });
       if (path === "/gone.jpg") return new Response("gone", { status: 410 });
       if (path === "/slow.jpg") return new Promise<Response>(() => {}); // never answers
-      if (path === "/huge.jpg") return new Response(Buffer.alloc(oversize, 0xff), { headers: { "content-type": "image/jpeg" } });
+      if (path === "/huge.jpg")
+        return new Response(Buffer.alloc(oversize, 0xff), { headers: { "content-type": "image/jpeg" } });
       if (path === "/endless.jpg") {
         // No Content-Length: only counting the streamed bytes can stop this.
         return new Response(

@@ -7,7 +7,16 @@ import { Kafka, logLevel } from "kafkajs";
 import { startGroupAtEnd } from "../../../../test/support/consumer-groups.ts";
 import postgres from "postgres";
 import { ALL_TOPICS, Topics } from "@pss/contracts";
-import { createEnvReader, createLogger, createMediaStorage, ensureTopics, readMediaStorageConfig, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createEnvReader,
+  createLogger,
+  createMediaStorage,
+  ensureTopics,
+  readMediaStorageConfig,
+  silentLogger,
+  type Logger,
+  type MediaStorage,
+} from "@pss/service-kit";
 import { loadConfig } from "../../src/config.ts";
 import { configureSharp } from "../../src/images/image-processor.ts";
 import { createMediaService, type MediaService, type MediaServiceDeps } from "../../src/media-service.ts";
@@ -63,9 +72,11 @@ export interface MediaHarness {
   stop(): Promise<void>;
 }
 
-
 export async function startMedia(
-  opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } & Pick<MediaServiceDeps, "outageMetrics" | "outageBackoff"> = {},
+  opts: { env?: Record<string, string>; partners?: Iterable<string>; storage?: MediaStorage; logger?: Logger } & Pick<
+    MediaServiceDeps,
+    "outageMetrics" | "outageBackoff"
+  > = {},
 ): Promise<MediaHarness> {
   const urls = testUrls();
   const groupId = uniqueName("media-test");
@@ -78,13 +89,28 @@ export async function startMedia(
     ...opts.env,
   });
   configureSharp(config.sharpThreads);
-  const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger);
+  const logger =
+    opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
-  const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
+  const kafka = new Kafka({
+    clientId: groupId,
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5, initialRetryTime: 200 },
+  });
   await ensureTopics(kafka, ALL_TOPICS);
   await startGroupAtEnd(kafka, groupId, [Topics.listingEvents.name, Topics.brokerEvents.name]);
   const partners = new Set(opts.partners ?? []);
-  const service = createMediaService({ config, sql, kafka, logger, onlyPartners: partners, storage: opts.storage, outageMetrics: opts.outageMetrics, outageBackoff: opts.outageBackoff });
+  const service = createMediaService({
+    config,
+    sql,
+    kafka,
+    logger,
+    onlyPartners: partners,
+    storage: opts.storage,
+    outageMetrics: opts.outageMetrics,
+    outageBackoff: opts.outageBackoff,
+  });
   await service.start();
   return {
     service,
@@ -99,7 +125,11 @@ export async function startMedia(
   };
 }
 
-export async function until<T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

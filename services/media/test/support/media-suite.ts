@@ -8,7 +8,15 @@ import { Topics } from "@pss/contracts";
 import { sample, startApi, type ApiHarness, type Partner } from "../../../api/test/support/harness.ts";
 import { uniqueName } from "../../../../test/support/env.ts";
 import { startImageServer, type ImageServer } from "./image-server.ts";
-import { createTestStorage, startMedia, TEST_PUBLIC_BASE_URL, until, type MediaHarness, type StorageKind, type TestStorage } from "./media-harness.ts";
+import {
+  createTestStorage,
+  startMedia,
+  TEST_PUBLIC_BASE_URL,
+  until,
+  type MediaHarness,
+  type StorageKind,
+  type TestStorage,
+} from "./media-harness.ts";
 
 export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: boolean }) {
   let images: ImageServer;
@@ -56,10 +64,20 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
   /** A sweep as if every file stored so far were older than the grace period. */
   const afterGrace = () => new Date(Date.now() + GRACE_MS + 60_000);
 
-  type Photo = { url: string; sortKey: number; state: string; failureReason: string | null; warning: string | null; width: number | null; height: number | null; variants: Variant[] };
+  type Photo = {
+    url: string;
+    sortKey: number;
+    state: string;
+    failureReason: string | null;
+    warning: string | null;
+    width: number | null;
+    height: number | null;
+    variants: Variant[];
+  };
   type Variant = { width: number; height: number; format: string; url: string };
 
-  const photosOf = (...paths: string[]) => paths.map((p, i) => ({ url: p.startsWith("http") ? p : images.url(p), sortKey: i + 1 }));
+  const photosOf = (...paths: string[]) =>
+    paths.map((p, i) => ({ url: p.startsWith("http") ? p : images.url(p), sortKey: i + 1 }));
 
   async function putListing(photos: { url: string; sortKey: number }[], externalId = uniqueName("listing")) {
     const res = await partner.put(`/partner/v1/listings/${externalId}`, sample.listing(brokerId, { photos }));
@@ -75,10 +93,14 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
 
   /** Waits until no photo of the listing is pending any more. */
   const settled = (externalId: string, timeoutMs = 30_000) =>
-    until(`photos of ${externalId} to settle`, async () => {
-      const photos = await readPhotos(externalId);
-      return photos.every((p) => p.state !== "pending") ? photos : null;
-    }, timeoutMs);
+    until(
+      `photos of ${externalId} to settle`,
+      async () => {
+        const photos = await readPhotos(externalId);
+        return photos.every((p) => p.state !== "pending") ? photos : null;
+      },
+      timeoutMs,
+    );
 
   const byUrl = (photos: Photo[], url: string) => photos.find((p) => p.url === url)!;
   const nameOf = (variantUrl: string) => variantUrl.slice(`${TEST_PUBLIC_BASE_URL}/media/`.length);
@@ -106,7 +128,12 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
         const bytes = Buffer.from(await res.arrayBuffer());
         expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(nameOf(v.url).slice(0, 64));
         const meta = await sharp(bytes).metadata();
-        expect([meta.format, meta.width, meta.height, meta.space] as unknown[]).toEqual([v.format, v.width, v.height, "srgb"]);
+        expect([meta.format, meta.width, meta.height, meta.space] as unknown[]).toEqual([
+          v.format,
+          v.width,
+          v.height,
+          "srgb",
+        ]);
         expect(meta.exif).toBeUndefined();
       }
       expect(images.hits("/photo.jpg?t=ready")).toBe(1);
@@ -118,7 +145,12 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
     test("a photo narrower than recommended is processed without upscaling and carries a warning", async () => {
       const { externalId } = await putListing(photosOf("/small.png?t=warn"));
       const [photo] = await settled(externalId);
-      expect(photo).toMatchObject({ state: "ready", width: 800, height: 600, warning: "image is 800 px wide; at least 1200 px is recommended" });
+      expect(photo).toMatchObject({
+        state: "ready",
+        width: 800,
+        height: 600,
+        warning: "image is 800 px wide; at least 1200 px is recommended",
+      });
       expect(photo!.variants.map((v) => [v.width, v.format])).toEqual([
         [800, "webp"],
         [800, "jpeg"],
@@ -137,54 +169,81 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
         [400, 533],
         [400, 533],
       ]);
-      const meta = await sharp(Buffer.from(await (await fetchMedia(nameOf(photo!.variants[1]!.url))).arrayBuffer())).metadata();
+      const meta = await sharp(
+        Buffer.from(await (await fetchMedia(nameOf(photo!.variants[1]!.url))).arrayBuffer()),
+      ).metadata();
       expect([meta.width, meta.height, meta.orientation]).toEqual([800, 1067, undefined]);
     });
 
-    independent("broken, hostile and oversized images fail once with an actionable reason, and the listing's good photos still become ready", async () => {
-      const cases: [string, string][] = [
-        ["http://no-such-host.invalid/x.jpg", "host not found"],
-        ["/missing.jpg?t=bad", "HTTP 404 from image host"],
-        ["/gone.jpg?t=bad", "HTTP 410 from image host"],
-        ["/text.jpg?t=bad", "not an image"],
-        ["/huge.jpg?t=bad", "image too large"],
-        ["/endless.jpg?t=bad", "image too large"],
-        ["/bomb.png?t=bad", "image dimensions too large"],
-        ["http://10.0.0.1/x.jpg", "address not allowed"],
-        ["http://169.254.169.254/latest/meta-data/", "address not allowed"],
-        [`http://localhost:${images.port}/photo.jpg?t=bad`, "address not allowed"],
-        ["/to-private.jpg?t=bad", "address not allowed"],
-        ["/to-ftp.jpg?t=bad", "unsupported URL scheme"],
-        ["/redirect/4/photo-2.jpg?t=bad", "too many redirects"],
-      ];
-      const good = ["/photo-2.jpg?t=bad", "/redirect/3/photo-3.jpg"];
-      const { externalId } = await putListing(photosOf(...cases.map(([p]) => p), ...good));
-      const photos = await settled(externalId);
-      for (const [path, reason] of cases) {
-        const url = path.startsWith("http") ? path : images.url(path);
-        expect({ url, state: byUrl(photos, url).state, reason: byUrl(photos, url).failureReason, variants: byUrl(photos, url).variants }).toEqual({ url, state: "failed", reason, variants: [] });
-      }
-      for (const path of good) expect(byUrl(photos, images.url(path)).state).toBe("ready");
-      // Permanent failures are not retried.
-      for (const path of ["/missing.jpg?t=bad", "/text.jpg?t=bad", "/huge.jpg?t=bad", "/bomb.png?t=bad", "/to-private.jpg?t=bad"]) expect(images.hits(path)).toBe(1);
-      expect(images.hits(`/photo.jpg?t=bad`)).toBe(0); // localhost was refused before connecting
-    });
+    independent(
+      "broken, hostile and oversized images fail once with an actionable reason, and the listing's good photos still become ready",
+      async () => {
+        const cases: [string, string][] = [
+          ["http://no-such-host.invalid/x.jpg", "host not found"],
+          ["/missing.jpg?t=bad", "HTTP 404 from image host"],
+          ["/gone.jpg?t=bad", "HTTP 410 from image host"],
+          ["/text.jpg?t=bad", "not an image"],
+          ["/huge.jpg?t=bad", "image too large"],
+          ["/endless.jpg?t=bad", "image too large"],
+          ["/bomb.png?t=bad", "image dimensions too large"],
+          ["http://10.0.0.1/x.jpg", "address not allowed"],
+          ["http://169.254.169.254/latest/meta-data/", "address not allowed"],
+          [`http://localhost:${images.port}/photo.jpg?t=bad`, "address not allowed"],
+          ["/to-private.jpg?t=bad", "address not allowed"],
+          ["/to-ftp.jpg?t=bad", "unsupported URL scheme"],
+          ["/redirect/4/photo-2.jpg?t=bad", "too many redirects"],
+        ];
+        const good = ["/photo-2.jpg?t=bad", "/redirect/3/photo-3.jpg"];
+        const { externalId } = await putListing(photosOf(...cases.map(([p]) => p), ...good));
+        const photos = await settled(externalId);
+        for (const [path, reason] of cases) {
+          const url = path.startsWith("http") ? path : images.url(path);
+          expect({
+            url,
+            state: byUrl(photos, url).state,
+            reason: byUrl(photos, url).failureReason,
+            variants: byUrl(photos, url).variants,
+          }).toEqual({ url, state: "failed", reason, variants: [] });
+        }
+        for (const path of good) expect(byUrl(photos, images.url(path)).state).toBe("ready");
+        // Permanent failures are not retried.
+        for (const path of [
+          "/missing.jpg?t=bad",
+          "/text.jpg?t=bad",
+          "/huge.jpg?t=bad",
+          "/bomb.png?t=bad",
+          "/to-private.jpg?t=bad",
+        ])
+          expect(images.hits(path)).toBe(1);
+        expect(images.hits(`/photo.jpg?t=bad`)).toBe(0); // localhost was refused before connecting
+      },
+    );
 
-    independent("transient failures are retried with backoff up to the bound; a host that never answers times out without stalling other listings", async () => {
-      const slow = await putListing(photosOf("/slow.jpg?t=retry", "/always-503.jpg?t=retry", "/flaky/a.jpg"));
-      const other = await putListing(photosOf("/photo-3.jpg?t=retry"));
-      const [otherPhoto] = await settled(other.externalId, 10_000);
-      expect(otherPhoto!.state).toBe("ready");
-      expect(byUrl(await readPhotos(slow.externalId), images.url("/slow.jpg?t=retry")).state).toBe("pending");
+    independent(
+      "transient failures are retried with backoff up to the bound; a host that never answers times out without stalling other listings",
+      async () => {
+        const slow = await putListing(photosOf("/slow.jpg?t=retry", "/always-503.jpg?t=retry", "/flaky/a.jpg"));
+        const other = await putListing(photosOf("/photo-3.jpg?t=retry"));
+        const [otherPhoto] = await settled(other.externalId, 10_000);
+        expect(otherPhoto!.state).toBe("ready");
+        expect(byUrl(await readPhotos(slow.externalId), images.url("/slow.jpg?t=retry")).state).toBe("pending");
 
-      const photos = await settled(slow.externalId, 40_000);
-      expect(byUrl(photos, images.url("/slow.jpg?t=retry"))).toMatchObject({ state: "failed", failureReason: "timed out" });
-      expect(byUrl(photos, images.url("/always-503.jpg?t=retry"))).toMatchObject({ state: "failed", failureReason: "HTTP 503 from image host" });
-      expect(byUrl(photos, images.url("/flaky/a.jpg"))).toMatchObject({ state: "ready", width: 1800, height: 1200 });
-      expect(images.hits("/slow.jpg?t=retry")).toBe(4);
-      expect(images.hits("/always-503.jpg?t=retry")).toBe(4);
-      expect(images.hits("/flaky/a.jpg")).toBe(3);
-    }, 60_000);
+        const photos = await settled(slow.externalId, 40_000);
+        expect(byUrl(photos, images.url("/slow.jpg?t=retry"))).toMatchObject({
+          state: "failed",
+          failureReason: "timed out",
+        });
+        expect(byUrl(photos, images.url("/always-503.jpg?t=retry"))).toMatchObject({
+          state: "failed",
+          failureReason: "HTTP 503 from image host",
+        });
+        expect(byUrl(photos, images.url("/flaky/a.jpg"))).toMatchObject({ state: "ready", width: 1800, height: 1200 });
+        expect(images.hits("/slow.jpg?t=retry")).toBe(4);
+        expect(images.hits("/always-503.jpg?t=retry")).toBe(4);
+        expect(images.hits("/flaky/a.jpg")).toBe(3);
+      },
+      60_000,
+    );
   });
 
   describe(`idempotency (${kind} storage)`, () => {
@@ -193,7 +252,10 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
       const { externalId } = await putListing([{ url, sortKey: 1 }]);
       const [first] = await settled(externalId);
       expect(first!.state).toBe("ready");
-      await putListing([{ url, sortKey: 7 }, ...photosOf("/small.png?t=resend").map((p) => ({ ...p, sortKey: 2 }))], externalId);
+      await putListing(
+        [{ url, sortKey: 7 }, ...photosOf("/small.png?t=resend").map((p) => ({ ...p, sortKey: 2 }))],
+        externalId,
+      );
       const photos = await settled(externalId);
       expect(photos.map((p) => [p.url, p.sortKey, p.state])).toEqual([
         [images.url("/small.png?t=resend"), 2, "ready"],
@@ -204,7 +266,8 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
     });
 
     async function latestEvent(serviceListingId: number) {
-      const [row] = await api.sql`SELECT payload FROM outbox WHERE topic = ${Topics.listingEvents.name} AND message_key = ${String(serviceListingId)} ORDER BY id DESC LIMIT 1`;
+      const [row] =
+        await api.sql`SELECT payload FROM outbox WHERE topic = ${Topics.listingEvents.name} AND message_key = ${String(serviceListingId)} ORDER BY id DESC LIMIT 1`;
       return row!.payload;
     }
 
@@ -220,14 +283,21 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
     test("a redelivered event changes nothing: no second download, the same variants", async () => {
       const { externalId, serviceListingId } = await putListing(photosOf("/photo-3.jpg?t=redeliver"));
       const before = await settled(externalId);
-      await until("the event to be published", async () => (await api.sql`SELECT 1 FROM outbox WHERE message_key = ${String(serviceListingId)} AND published_at IS NULL`).length === 0);
+      await until(
+        "the event to be published",
+        async () =>
+          (await api.sql`SELECT 1 FROM outbox WHERE message_key = ${String(serviceListingId)} AND published_at IS NULL`)
+            .length === 0,
+      );
       await redeliver(await latestEvent(serviceListingId), String(serviceListingId));
       expect(await readPhotos(externalId)).toEqual(before);
       expect(images.hits("/photo-3.jpg?t=redeliver")).toBe(1);
     });
 
     independent("a stale event does not resurrect removed photos", async () => {
-      const { externalId, serviceListingId } = await putListing(photosOf("/photo.jpg?t=stale-a", "/small.png?t=stale-b"));
+      const { externalId, serviceListingId } = await putListing(
+        photosOf("/photo.jpg?t=stale-a", "/small.png?t=stale-b"),
+      );
       await settled(externalId);
       const v1 = await latestEvent(serviceListingId);
       await putListing(photosOf("/photo-2.jpg?t=stale-c"), externalId);
@@ -283,7 +353,12 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
 
     test("a small avatar is not upscaled and carries a warning", async () => {
       const avatar = await avatarSettled(await putBroker(images.url("/avatar-tiny.jpg?t=tiny")));
-      expect(avatar).toMatchObject({ state: "ready", width: 100, height: 100, warning: "image is 100x100 px; at least 400x400 px is recommended" });
+      expect(avatar).toMatchObject({
+        state: "ready",
+        width: 100,
+        height: 100,
+        warning: "image is 100x100 px; at least 400x400 px is recommended",
+      });
       expect(avatar.variants.map((v: Variant) => [v.width, v.height])).toEqual([
         [96, 96],
         [96, 96],
@@ -291,7 +366,11 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
     });
 
     independent("a failed avatar says why", async () => {
-      expect(await avatarSettled(await putBroker(images.url("/text.jpg?t=avatar")))).toMatchObject({ state: "failed", failureReason: "not an image", variants: [] });
+      expect(await avatarSettled(await putBroker(images.url("/text.jpg?t=avatar")))).toMatchObject({
+        state: "failed",
+        failureReason: "not an image",
+        variants: [],
+      });
     });
 
     independent("a result for an avatar URL replaced while it was downloading does not touch the new one", async () => {
@@ -301,21 +380,37 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
       await putBroker(images.url("/missing.jpg?t=replaced"), id);
       images.release(key);
       const avatar = await avatarSettled(id);
-      expect(avatar).toMatchObject({ url: images.url("/missing.jpg?t=replaced"), state: "failed", failureReason: "HTTP 404 from image host", variants: [] });
+      expect(avatar).toMatchObject({
+        url: images.url("/missing.jpg?t=replaced"),
+        state: "failed",
+        failureReason: "HTTP 404 from image host",
+        variants: [],
+      });
     });
   });
 
   describe(`stored files (${kind} storage)`, () => {
     /** Another test run may hold the collector's lock for a moment. */
-    const sweep = (now?: Date) => until("a garbage collection sweep", async () => {
-      const result = await media.service.gc.sweep(now);
-      return result.skipped ? null : result;
-    });
+    const sweep = (now?: Date) =>
+      until("a garbage collection sweep", async () => {
+        const result = await media.service.gc.sweep(now);
+        return result.skipped ? null : result;
+      });
 
     test("GET /media answers 404 in the error shape for unknown names and refuses path traversal", async () => {
-      for (const path of [`/media/${"0".repeat(64)}.webp`, "/media/..%2F..%2Fpackage.json", "/media/%2e%2e%2fpackage.json", "/media/package.json", "/media/..%2f.data%2fmedia-test"]) {
+      for (const path of [
+        `/media/${"0".repeat(64)}.webp`,
+        "/media/..%2F..%2Fpackage.json",
+        "/media/%2e%2e%2fpackage.json",
+        "/media/package.json",
+        "/media/..%2f.data%2fmedia-test",
+      ]) {
         const res = await fetch(`${api.baseUrl}${path}`);
-        expect({ path, status: res.status, body: await res.json() }).toEqual({ path, status: 404, body: { status: "error", error: "Not found" } });
+        expect({ path, status: res.status, body: await res.json() }).toEqual({
+          path,
+          status: 404,
+          body: { status: "error", error: "Not found" },
+        });
       }
     });
 
@@ -360,11 +455,15 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
       await stored.storage.put(name, bytes, "image/jpeg");
       const first = (await stored.storage.stat(name))!.modifiedAt;
       // Object stores keep whole seconds: store again until the time has visibly moved on.
-      const refreshed = await until("a later modification time", async () => {
-        await stored.storage.put(name, bytes, "image/jpeg");
-        const now = (await stored.storage.stat(name))!.modifiedAt;
-        return now > first ? now : (await Bun.sleep(200), null);
-      }, 10_000);
+      const refreshed = await until(
+        "a later modification time",
+        async () => {
+          await stored.storage.put(name, bytes, "image/jpeg");
+          const now = (await stored.storage.stat(name))!.modifiedAt;
+          return now > first ? now : (await Bun.sleep(200), null);
+        },
+        10_000,
+      );
       // A sweep for which the first write is past its grace period, the second not.
       const result = await sweep(new Date(first.getTime() + GRACE_MS + (refreshed.getTime() - first.getTime()) / 2));
       expect(result.skipped).toBe(false);
@@ -379,8 +478,20 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
       const eventId = crypto.randomUUID();
       const producer = api.kafka.producer();
       await producer.connect();
-      const envelope = { eventId, type: "listing.upserted", aggregateType: "listing", aggregateId: "12345", version: 1, partnerId: partner.partnerId, occurredAt: new Date().toISOString(), payload: { photos: [] } };
-      await producer.send({ topic: Topics.listingEvents.name, messages: [{ key: "12345", value: JSON.stringify(envelope) }] });
+      const envelope = {
+        eventId,
+        type: "listing.upserted",
+        aggregateType: "listing",
+        aggregateId: "12345",
+        version: 1,
+        partnerId: partner.partnerId,
+        occurredAt: new Date().toISOString(),
+        payload: { photos: [] },
+      };
+      await producer.send({
+        topic: Topics.listingEvents.name,
+        messages: [{ key: "12345", value: JSON.stringify(envelope) }],
+      });
       await producer.disconnect();
 
       const reader = api.kafka.consumer({ groupId: uniqueName("media-dlq-reader") });
@@ -396,7 +507,10 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
       });
       const headers = await Promise.race([found.promise, Bun.sleep(30_000).then(() => null)]);
       await reader.disconnect();
-      expect(headers).toMatchObject({ "x-dead-letter-reason": "listing event payload has no listingId matching aggregateId", "x-consumer-group": media.groupId });
+      expect(headers).toMatchObject({
+        "x-dead-letter-reason": "listing event payload has no listingId matching aggregateId",
+        "x-consumer-group": media.groupId,
+      });
 
       // The partition moved on.
       const { externalId } = await putListing(photosOf("/photo-3.jpg?t=after-dlq"));

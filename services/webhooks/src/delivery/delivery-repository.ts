@@ -50,12 +50,18 @@ export interface RecordResult {
   disabled: "gone" | "failing" | null;
 }
 
-const scoped = (sql: Sql, partners: PartnerScope) => (partners ? sql`AND d.partner_id = ANY(${partners as string[]}::uuid[])` : sql``);
+const scoped = (sql: Sql, partners: PartnerScope) =>
+  partners ? sql`AND d.partner_id = ANY(${partners as string[]}::uuid[])` : sql``;
 const millis = (sql: Sql | postgres.TransactionSql, ms: number) => sql`(${ms}::bigint * interval '1 millisecond')`;
 
 export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: number }) {
   /** Disables the endpoint (if still enabled) and fails its pending deliveries; recover sends them later. */
-  async function disable(tx: postgres.TransactionSql, endpointId: string, cause: "gone" | "failing", reason: string): Promise<boolean> {
+  async function disable(
+    tx: postgres.TransactionSql,
+    endpointId: string,
+    cause: "gone" | "failing",
+    reason: string,
+  ): Promise<boolean> {
     const [row] = await tx`
       UPDATE webhook_endpoints SET enabled = false, disabled_cause = ${cause}, disabled_reason = ${reason}, disabled_at = now(),
         version = version + 1, updated_at = now()
@@ -117,7 +123,11 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
      * The attempt, the delivery's new state and the endpoint's health, in one transaction; nothing at all when the
      * claim was taken over (its fencing token is no longer the delivery's).
      */
-    async record(claim: ClaimedDelivery, attempt: AttemptRecord | null, decision: RecordedDecision): Promise<RecordResult> {
+    async record(
+      claim: ClaimedDelivery,
+      attempt: AttemptRecord | null,
+      decision: RecordedDecision,
+    ): Promise<RecordResult> {
       return sql.begin(async (tx) => {
         const status = decision.status === "endpoint-disabled" ? "failed" : decision.status;
         const error = decision.status === "endpoint-disabled" ? "endpoint disabled" : (attempt?.error ?? null);

@@ -3,7 +3,14 @@
 // Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
 // (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
 import type { Logger, OutageBackoff, OutageMetrics, SecretBox, TickContext } from "@pss/service-kit";
-import { countOutageWaits, createPeriodicJob, createSleepGroup, OutageWaitAbandoned, outageDelayMs, waitOutOutage } from "@pss/service-kit";
+import {
+  countOutageWaits,
+  createPeriodicJob,
+  createSleepGroup,
+  OutageWaitAbandoned,
+  outageDelayMs,
+  waitOutOutage,
+} from "@pss/service-kit";
 import type { AttemptOutcome } from "./outcome.ts";
 import { decide, isDatabaseOutage, SecretUnreadable } from "./outcome.ts";
 import type { ClaimedDelivery, DeliveryRepository, PartnerScope } from "./delivery-repository.ts";
@@ -67,7 +74,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   function readSecrets(claim: ClaimedDelivery): string[] {
     try {
-      return [deps.secrets.decrypt(claim.secretEncrypted), ...(claim.previousSecretEncrypted ? [deps.secrets.decrypt(claim.previousSecretEncrypted)] : [])];
+      return [
+        deps.secrets.decrypt(claim.secretEncrypted),
+        ...(claim.previousSecretEncrypted ? [deps.secrets.decrypt(claim.previousSecretEncrypted)] : []),
+      ];
     } catch (err) {
       throw new SecretUnreadable(err);
     }
@@ -76,7 +86,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function attempt(claim: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; seconds: number | null }> {
     const l = log.child({ deliveryId: claim.id, endpointId: claim.endpointId, attempt: claim.attempt });
     if (!claim.endpointEnabled) {
-      await untilRecorded("recording a disabled endpoint's delivery", l, () => deps.repository.record(claim, null, { status: "endpoint-disabled" }));
+      await untilRecorded("recording a disabled endpoint's delivery", l, () =>
+        deps.repository.record(claim, null, { status: "endpoint-disabled" }),
+      );
       return { outcome: "endpoint_disabled", seconds: null };
     }
     let secrets: string[];
@@ -89,19 +101,31 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       configurationFailures++;
       const delayMs = outageDelayMs(configurationFailures, deps.outageBackoff);
       deps.outageMetrics?.waited("configuration");
-      l.error("signing secret cannot be decrypted; check WEBHOOK_SECRET_KEY (delivery postponed, no attempt spent)", { err: (err as Error).message, retryInMs: delayMs });
-      const postponed = await untilRecorded("postponing a delivery", l, () => deps.repository.postpone(claim, (err as Error).message, delayMs));
+      l.error("signing secret cannot be decrypted; check WEBHOOK_SECRET_KEY (delivery postponed, no attempt spent)", {
+        err: (err as Error).message,
+        retryInMs: delayMs,
+      });
+      const postponed = await untilRecorded("postponing a delivery", l, () =>
+        deps.repository.postpone(claim, (err as Error).message, delayMs),
+      );
       return { outcome: postponed ? "postponed" : "discarded", seconds: null };
     }
     const at = new Date();
     const headers = signedHeaders(secrets, claim.id, Math.floor(at.getTime() / 1000), claim.payload);
     const result = await deps.sender.send({ url: claim.url, headers: { ...headers }, body: claim.payload });
     const decision = decide(result, claim.attemptInRound, deps.retryScheduleMs);
-    const recorded = await untilRecorded("recording a delivery attempt", l, () => deps.repository.record(
-      claim,
-      { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error },
-      decision.status === "failed" && decision.gone ? { status: "failed", disable: { cause: "gone", reason: `the receiver answered 410 Gone at ${at.toISOString()}` } } : decision,
-    ));
+    const recorded = await untilRecorded("recording a delivery attempt", l, () =>
+      deps.repository.record(
+        claim,
+        { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error },
+        decision.status === "failed" && decision.gone
+          ? {
+              status: "failed",
+              disable: { cause: "gone", reason: `the receiver answered 410 Gone at ${at.toISOString()}` },
+            }
+          : decision,
+      ),
+    );
     const outcome: AttemptOutcome = !recorded.applied
       ? "discarded"
       : recorded.disabled === "gone"
@@ -114,11 +138,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
               ? "retry_scheduled"
               : "failed";
     if (outcome === "delivered") l.debug("delivered", { statusCode: result.statusCode, latencyMs: result.latencyMs });
-    else if (outcome === "retry_scheduled") l.info("delivery attempt failed; will retry", { error: result.error, retryInMs: decision.status === "pending" ? decision.delayMs : undefined });
-    else if (outcome === "endpoint_gone" || outcome === "endpoint_disabled") l.warn("endpoint disabled", { outcome, error: result.error });
-    else if (outcome === "failed") l.warn("delivery failed for good", { error: result.error, attemptInRound: claim.attemptInRound });
+    else if (outcome === "retry_scheduled")
+      l.info("delivery attempt failed; will retry", {
+        error: result.error,
+        retryInMs: decision.status === "pending" ? decision.delayMs : undefined,
+      });
+    else if (outcome === "endpoint_gone" || outcome === "endpoint_disabled")
+      l.warn("endpoint disabled", { outcome, error: result.error });
+    else if (outcome === "failed")
+      l.warn("delivery failed for good", { error: result.error, attemptInRound: claim.attemptInRound });
     // Fencing: the claim ran out (or a manual retry came) and another attempt took the delivery over meanwhile.
-    else if (outcome === "discarded") l.warn("delivery attempt outlived its claim; its outcome was not recorded", { statusCode: result.statusCode, error: result.error });
+    else if (outcome === "discarded")
+      l.warn("delivery attempt outlived its claim; its outcome was not recorded", {
+        statusCode: result.statusCode,
+        error: result.error,
+      });
     return { outcome, seconds: result.latencyMs / 1000 };
   }
 
@@ -126,10 +160,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const run = attempt(claim)
       .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
       .catch((err) =>
-        log.warn(err instanceof OutageWaitAbandoned ? "stopping while PostgreSQL is down; the claim expires and the delivery is sent again" : "recording a delivery attempt failed; its claim expires and it is sent again", {
-          deliveryId: claim.id,
-          err: (err as Error).message,
-        }),
+        log.warn(
+          err instanceof OutageWaitAbandoned
+            ? "stopping while PostgreSQL is down; the claim expires and the delivery is sent again"
+            : "recording a delivery attempt failed; its claim expires and it is sent again",
+          {
+            deliveryId: claim.id,
+            err: (err as Error).message,
+          },
+        ),
       )
       .finally(() => {
         inflight.delete(run);
@@ -151,7 +190,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   // Waits for the poll, a wake-up (new deliveries, a free slot) or, after a full round, goes on at once.
-  const job = createPeriodicJob({ name: "delivery worker", logger: log, intervalMs: deps.pollMs, failureMessage: "claiming due deliveries failed; retrying", tick: claimRound });
+  const job = createPeriodicJob({
+    name: "delivery worker",
+    logger: log,
+    intervalMs: deps.pollMs,
+    failureMessage: "claiming due deliveries failed; retrying",
+    tick: claimRound,
+  });
 
   return {
     start: () => job.start(),

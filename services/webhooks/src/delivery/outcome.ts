@@ -15,7 +15,12 @@ export type Decision =
   | { status: "failed"; gone: boolean };
 
 /** `attemptInRound`: 1 for the first attempt since the delivery was created, retried by hand or recovered. */
-export function decide(result: Pick<SendResult, "statusCode" | "error" | "retryAfterMs">, attemptInRound: number, schedule: readonly number[], random: () => number = Math.random): Decision {
+export function decide(
+  result: Pick<SendResult, "statusCode" | "error" | "retryAfterMs">,
+  attemptInRound: number,
+  schedule: readonly number[],
+  random: () => number = Math.random,
+): Decision {
   if (result.error === null) return { status: "delivered" };
   // 410 Gone: the receiver says this endpoint no longer exists. Standard Webhooks: stop sending to it.
   if (result.statusCode === 410) return { status: "failed", gone: true };
@@ -27,7 +32,14 @@ export function decide(result: Pick<SendResult, "statusCode" | "error" | "retryA
  * Deliveries by outcome (metrics): every attempt ends as exactly one of these. postponed: given back without
  * spending an attempt because of a failure of ours (nothing was sent).
  */
-export type AttemptOutcome = "delivered" | "retry_scheduled" | "failed" | "endpoint_gone" | "endpoint_disabled" | "discarded" | "postponed";
+export type AttemptOutcome =
+  | "delivered"
+  | "retry_scheduled"
+  | "failed"
+  | "endpoint_gone"
+  | "endpoint_disabled"
+  | "discarded"
+  | "postponed";
 
 /** A failure on our side while handling a claimed delivery: which of ours, or null when it is not ours. */
 export type OurFailure = "postgres" | "configuration" | null;

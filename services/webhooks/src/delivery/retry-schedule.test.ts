@@ -1,12 +1,29 @@
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_RETRY_SCHEDULE, nextRetryDelayMs, parseDuration, parseRetryAfter, parseSchedule } from "./retry-schedule.ts";
+import {
+  DEFAULT_RETRY_SCHEDULE,
+  nextRetryDelayMs,
+  parseDuration,
+  parseRetryAfter,
+  parseSchedule,
+} from "./retry-schedule.ts";
 
 const S = 1000;
 const M = 60 * S;
 const H = 60 * M;
 
 test("the default schedule is immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h", () => {
-  expect(parseSchedule(DEFAULT_RETRY_SCHEDULE)).toEqual([0, 5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 24 * H]);
+  expect(parseSchedule(DEFAULT_RETRY_SCHEDULE)).toEqual([
+    0,
+    5 * S,
+    5 * M,
+    30 * M,
+    2 * H,
+    5 * H,
+    10 * H,
+    14 * H,
+    20 * H,
+    24 * H,
+  ]);
 });
 
 test("durations and schedules refuse what they cannot read", () => {

@@ -43,7 +43,12 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
  * After attempt `attemptInRound` (1-based) of a round failed: the delay before the next attempt, or null when
  * the schedule is used up.
  */
-export function nextRetryDelayMs(schedule: readonly number[], attemptInRound: number, retryAfterMs: number | null, random: () => number = Math.random): number | null {
+export function nextRetryDelayMs(
+  schedule: readonly number[],
+  attemptInRound: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number | null {
   if (attemptInRound >= schedule.length) return null;
   const base = schedule[attemptInRound]!;
   const jittered = Math.round(base * (1 - JITTER + random() * 2 * JITTER));

@@ -32,7 +32,10 @@ class AttemptFailure extends Error {}
 
 function describeFailure(err: unknown, timeoutMs: number): string {
   if (err instanceof AttemptFailure) return err.message;
-  if (err instanceof DestinationRefused) return err.reason === "address not allowed" ? "address not allowed (a private, loopback or reserved network)" : "host not found";
+  if (err instanceof DestinationRefused)
+    return err.reason === "address not allowed"
+      ? "address not allowed (a private, loopback or reserved network)"
+      : "host not found";
   const code = String((err as { code?: unknown })?.code ?? "");
   if (code === "ENOTFOUND" || code === "ENODATA") return "host not found";
   if (code === "EAI_AGAIN") return "DNS lookup failed";
@@ -40,7 +43,8 @@ function describeFailure(err: unknown, timeoutMs: number): string {
   if (code === "ECONNRESET" || code === "EPIPE") return "connection reset";
   if (code === "ETIMEDOUT") return `timed out after ${timeoutMs} ms`;
   if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "host unreachable";
-  if (/CERT|SSL|TLS|ALTNAME|SELF_SIGNED/i.test(code) || /certificate|altnames/i.test(String((err as Error)?.message))) return `TLS handshake failed${code ? ` (${code})` : ""}`;
+  if (/CERT|SSL|TLS|ALTNAME|SELF_SIGNED/i.test(code) || /certificate|altnames/i.test(String((err as Error)?.message)))
+    return `TLS handshake failed${code ? ` (${code})` : ""}`;
   return `request failed${code ? ` (${code})` : ""}`;
 }
 
@@ -51,7 +55,10 @@ async function before<T>(deadline: number, promise: Promise<T>, timeoutMs: numbe
     return await Promise.race([
       promise,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new AttemptFailure(`timed out after ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () => reject(new AttemptFailure(`timed out after ${timeoutMs} ms`)),
+          Math.max(0, deadline - Date.now()),
+        );
       }),
     ]);
   } finally {
@@ -62,7 +69,12 @@ async function before<T>(deadline: number, promise: Promise<T>, timeoutMs: numbe
 export function createSender(opts: { timeoutMs: number; allowedHosts: readonly string[]; resolve?: Resolver }): Sender {
   const { timeoutMs, allowedHosts } = opts;
 
-  function post(url: URL, target: Awaited<ReturnType<typeof vetDestination>>, request: SendRequest, deadline: number): Promise<IncomingMessage> {
+  function post(
+    url: URL,
+    target: Awaited<ReturnType<typeof vetDestination>>,
+    request: SendRequest,
+    deadline: number,
+  ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const client = url.protocol === "https:" ? https : http;
       const req = client.request({
@@ -80,7 +92,10 @@ export function createSender(opts: { timeoutMs: number; allowedHosts: readonly s
         },
         agent: false,
       });
-      const timer = setTimeout(() => req.destroy(new AttemptFailure(`timed out after ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => req.destroy(new AttemptFailure(`timed out after ${timeoutMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      );
       req.on("response", (res) => {
         clearTimeout(timer);
         resolve(res);
@@ -112,9 +127,18 @@ export function createSender(opts: { timeoutMs: number; allowedHosts: readonly s
         const res = await post(url, target, request, deadline);
         const status = res.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
-        const error = ok ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+        const error = ok
+          ? null
+          : status >= 300 && status < 400
+            ? `HTTP ${status} (redirects are not followed)`
+            : `HTTP ${status}`;
         const retryAfter = res.headers["retry-after"];
-        return { statusCode: status, error, retryAfterMs: ok ? null : parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()), latencyMs: latency() };
+        return {
+          statusCode: status,
+          error,
+          retryAfterMs: ok ? null : parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+          latencyMs: latency(),
+        };
       } catch (err) {
         return { statusCode: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, latencyMs: latency() };
       }

@@ -5,7 +5,11 @@ import { Webhook } from "standardwebhooks";
 import { signatureOf, signedHeaders } from "./signing.ts";
 
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
-const body = JSON.stringify({ type: "ping", timestamp: "2024-05-01T12:00:00.000Z", data: { endpointId: "crm", version: 1 } });
+const body = JSON.stringify({
+  type: "ping",
+  timestamp: "2024-05-01T12:00:00.000Z",
+  data: { endpointId: "crm", version: 1 },
+});
 
 describe("signatures", () => {
   test("standardwebhooks verifies a delivery we signed", () => {

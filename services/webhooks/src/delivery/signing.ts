@@ -5,7 +5,10 @@ import { createHmac } from "node:crypto";
 import { WEBHOOK_SECRET_PREFIX } from "@pss/contracts";
 
 export function signatureOf(secret: string, webhookId: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret, "base64");
+  const key = Buffer.from(
+    secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret,
+    "base64",
+  );
   return `v1,${createHmac("sha256", key).update(`${webhookId}.${timestampSeconds}.${body}`).digest("base64")}`;
 }
 
@@ -16,7 +19,12 @@ export interface SignedHeaders {
 }
 
 /** The three Standard Webhooks headers for one attempt; `secrets` are the current one, then the previous one if still valid. */
-export function signedHeaders(secrets: readonly string[], webhookId: string, timestampSeconds: number, body: string): SignedHeaders {
+export function signedHeaders(
+  secrets: readonly string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): SignedHeaders {
   if (secrets.length === 0) throw new Error("no signing secret");
   return {
     "webhook-id": webhookId,

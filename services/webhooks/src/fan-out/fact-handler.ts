@@ -2,7 +2,16 @@
 // its type. Idempotent: a fact consumed again (redelivery, a rebalance, a replayed dead letter) finds its
 // deliveries already there (unique per endpoint and event ID) and creates none. A test record's fact (envelope mode
 // "test", docs/sandbox.md) goes only to endpoints a test key created, a live one only to live endpoints.
-import { decodePayload, eventMode, FEED_RETENTION_DAYS, isUuid, isWebhookEventType, PARTNER_FACTS, webhookBody, type AnyEventEnvelope } from "@pss/contracts";
+import {
+  decodePayload,
+  eventMode,
+  FEED_RETENTION_DAYS,
+  isUuid,
+  isWebhookEventType,
+  PARTNER_FACTS,
+  webhookBody,
+  type AnyEventEnvelope,
+} from "@pss/contracts";
 import { createFeedSequencer, PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { withPublicUrls } from "./webhook-payload.ts";
@@ -43,7 +52,8 @@ export function createFactHandler(deps: FactHandlerDeps) {
     if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return;
     if (!isUuid(event.partnerId)) throw new PermanentError("partnerId is not a UUID");
     const data = event.payload;
-    if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PermanentError(`${event.type} payload is not an object`);
+    if (typeof data !== "object" || data === null || Array.isArray(data))
+      throw new PermanentError(`${event.type} payload is not an object`);
     // The catalog's reader form of the fact (packages/contracts/src/events): fields it does not know are sent on as they came.
     const decoded = decodePayload(PARTNER_FACTS[event.type].reader, data, event.type);
     if (!decoded.ok) throw new PermanentError(decoded.reason);
@@ -53,8 +63,13 @@ export function createFactHandler(deps: FactHandlerDeps) {
       WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)`;
     if (takers!.n === 0) return;
     const sequence = await sequenceOf(event.eventId);
-    const withSequence = sequence === null ? (data as Record<string, unknown>) : { ...(data as Record<string, unknown>), sequence };
-    const body = webhookBody(event.type, event.occurredAt, withPublicUrls(withSequence, deps.publicBaseUrl, eventMode(event)));
+    const withSequence =
+      sequence === null ? (data as Record<string, unknown>) : { ...(data as Record<string, unknown>), sequence };
+    const body = webhookBody(
+      event.type,
+      event.occurredAt,
+      withPublicUrls(withSequence, deps.publicBaseUrl, eventMode(event)),
+    );
     const created = await deps.sql`
       INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
       SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, ${body}, now()
@@ -63,7 +78,12 @@ export function createFactHandler(deps: FactHandlerDeps) {
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING id`;
     if (created.length > 0) {
-      deps.logger.debug("deliveries created", { eventId: event.eventId, type: event.type, partnerId: event.partnerId, deliveries: created.length });
+      deps.logger.debug("deliveries created", {
+        eventId: event.eventId,
+        type: event.type,
+        partnerId: event.partnerId,
+        deliveries: created.length,
+      });
       deps.onDeliveriesCreated();
     }
   };

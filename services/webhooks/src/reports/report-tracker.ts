@@ -7,7 +7,20 @@
 // stored in listings.report_state together with its fact in the outbox, in one transaction, under the listing's
 // row lock: the fact is written with the change that makes it true, two instances never announce one change
 // twice, and an event consumed again finds the state already stored and announces nothing.
-import { BrokerUpserted, isBuyerVisible, ListingMediaProcessed, ListingPublished, ListingUnpublished, ListingUpserted, listingQuality, ListingReportChanged, listingReportChangedFact, reportState, type AnyEventEnvelope, type ReportState } from "@pss/contracts";
+import {
+  BrokerUpserted,
+  isBuyerVisible,
+  ListingMediaProcessed,
+  ListingPublished,
+  ListingUnpublished,
+  ListingUpserted,
+  listingQuality,
+  ListingReportChanged,
+  listingReportChangedFact,
+  reportState,
+  type AnyEventEnvelope,
+  type ReportState,
+} from "@pss/contracts";
 import { partnerFactRow, sqlJson, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 
@@ -34,12 +47,23 @@ export function createReportTracker(deps: ReportTrackerDeps) {
                COALESCE((SELECT json_agg(json_build_object('url', p.url, 'state', p.state, 'width', p.width, 'height', p.height,
                            'failureReason', p.failure_reason) ORDER BY p.sort_key, p.id) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
         FROM listings l JOIN brokers b ON b.id = l.broker_id WHERE l.id = ${listingId}::bigint`;
-      const photos = row!.photos as { url: string; state: "pending" | "ready" | "failed"; width: number | null; height: number | null; failureReason: string | null }[];
+      const photos = row!.photos as {
+        url: string;
+        state: "pending" | "ready" | "failed";
+        width: number | null;
+        height: number | null;
+        failureReason: string | null;
+      }[];
       const quality = listingQuality({
         status: row!.status,
         title: row!.title,
         description: row!.description,
-        location: { streetAddress1: row!.street_address1, postalCode: row!.postal_code, country: row!.country, visibility: row!.visibility },
+        location: {
+          streetAddress1: row!.street_address1,
+          postalCode: row!.postal_code,
+          country: row!.country,
+          visibility: row!.visibility,
+        },
         financials: row!.financials,
         photos,
         brokerPhone: row!.broker_phone,
@@ -58,7 +82,14 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         ListingReportChanged,
         { aggregateId: String(row!.id), version: reportVersion, partnerId: row!.partner_id, mode: row!.mode },
         listingReportChangedFact(
-          { externalListingId: row!.external_id, serviceListingId: Number(row!.id), state, previousState: row!.report_state ?? null, reasons, listingVersion: row!.version },
+          {
+            externalListingId: row!.external_id,
+            serviceListingId: Number(row!.id),
+            state,
+            previousState: row!.report_state ?? null,
+            reasons,
+            listingVersion: row!.version,
+          },
           reportVersion,
         ),
       );
@@ -68,16 +99,23 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         )
         INSERT INTO outbox (topic, message_key, payload)
         SELECT ${fact.topic}, ${fact.messageKey}, ${sqlJson(tx, fact.envelope)}::jsonb FROM changed`;
-      deps.logger.debug("report state changed", { listingId, from: row!.report_state, to: state, visibleStatus: isBuyerVisible(row!.status) });
+      deps.logger.debug("report state changed", {
+        listingId,
+        from: row!.report_state,
+        to: state,
+        visibleStatus: isBuyerVisible(row!.status),
+      });
       return state;
     });
   }
 
   /** The listings an event concerns. */
   async function listingsOf(event: AnyEventEnvelope): Promise<string[]> {
-    if (event.aggregateType === "listing" && (event.type === ListingUpserted.type || LISTING_FACTS.has(event.type))) return [event.aggregateId];
+    if (event.aggregateType === "listing" && (event.type === ListingUpserted.type || LISTING_FACTS.has(event.type)))
+      return [event.aggregateId];
     if (event.aggregateType === "broker" && event.type === BrokerUpserted.type) {
-      const rows = await deps.sql`SELECT id::text AS id FROM listings WHERE broker_id = ${event.aggregateId}::bigint ORDER BY id`;
+      const rows =
+        await deps.sql`SELECT id::text AS id FROM listings WHERE broker_id = ${event.aggregateId}::bigint ORDER BY id`;
       return rows.map((r) => r.id as string);
     }
     return [];

@@ -3,7 +3,13 @@
 import { createPeriodicJob, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 
-export function createDeliveryCleanup(deps: { sql: postgres.Sql; logger: Logger; retentionDays: number; intervalMs?: number; batchSize?: number }) {
+export function createDeliveryCleanup(deps: {
+  sql: postgres.Sql;
+  logger: Logger;
+  retentionDays: number;
+  intervalMs?: number;
+  batchSize?: number;
+}) {
   const batch = deps.batchSize ?? 1000;
 
   async function runOnce(): Promise<number> {
@@ -27,7 +33,8 @@ export function createDeliveryCleanup(deps: { sql: postgres.Sql; logger: Logger;
     failureMessage: "deleting old webhook deliveries failed; trying again later",
     async tick() {
       const deleted = await runOnce();
-      if (deleted > 0) deps.logger.info("old webhook deliveries deleted", { deleted, retentionDays: deps.retentionDays });
+      if (deleted > 0)
+        deps.logger.info("old webhook deliveries deleted", { deleted, retentionDays: deps.retentionDays });
     },
   });
 

@@ -49,7 +49,14 @@ export function startReceiver(): Receiver {
       const path = new URL(req.url).pathname;
       const headers: Record<string, string> = {};
       req.headers.forEach((v, k) => (headers[k] = v));
-      const request: ReceivedRequest = { path, headers, body: await req.text(), receivedAt: Date.now(), status: 0, nth: received.filter((r) => r.path === path).length + 1 };
+      const request: ReceivedRequest = {
+        path,
+        headers,
+        body: await req.text(),
+        receivedAt: Date.now(),
+        status: 0,
+        nth: received.filter((r) => r.path === path).length + 1,
+      };
       received.push(request);
       const reply: Reply = (scripts.get(path) ?? (() => ({ status: 204 })))(request.nth, request);
       request.status = reply.status;
@@ -76,6 +83,13 @@ export function startReceiver(): Receiver {
  * Verifies a received request with the standardwebhooks package and a partner's secret; returns the parsed body.
  * Throws (the package's WebhookVerificationError) when the signature does not match.
  */
-export function verified(request: ReceivedRequest, secret: string): { type: string; timestamp: string; data: Record<string, any> } {
-  return new Webhook(secret).verify(request.body, request.headers) as { type: string; timestamp: string; data: Record<string, any> };
+export function verified(
+  request: ReceivedRequest,
+  secret: string,
+): { type: string; timestamp: string; data: Record<string, any> } {
+  return new Webhook(secret).verify(request.body, request.headers) as {
+    type: string;
+    timestamp: string;
+    data: Record<string, any>;
+  };
 }

@@ -22,7 +22,10 @@ export interface WebhooksHarness {
 }
 
 /** Settings every webhooks test uses: receivers on loopback allowed, seconds instead of hours. */
-export function testWebhooksEnv(allowedHosts: string[], overrides: Record<string, string> = {}): Record<string, string> {
+export function testWebhooksEnv(
+  allowedHosts: string[],
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   return {
     WEBHOOK_ALLOWED_HOSTS: allowedHosts.join(","),
     WEBHOOK_RETRY_SCHEDULE: "0,300ms,600ms",
@@ -57,12 +60,22 @@ export async function startWebhooks(
     PUBLIC_BASE_URL: opts.publicBaseUrl,
     ...testWebhooksEnv(opts.allowedHosts, opts.env),
   });
-  const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "webhooks-test", level: "debug" }) : silentLogger);
+  const logger =
+    opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "webhooks-test", level: "debug" }) : silentLogger);
   // Reconnects as the services' client does (service-kit clients.ts), not after postgres.js's default of up to 20 s.
   const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 5, onnotice: () => {}, backoff: () => 0.2 });
-  const kafka = new Kafka({ clientId: groupId, brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
+  const kafka = new Kafka({
+    clientId: groupId,
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5, initialRetryTime: 200 },
+  });
   await startGroupAtEnd(kafka, groupId, [Topics.partnerEvents.name]);
-  await startGroupAtEnd(kafka, `${groupId}-reports`, [Topics.listingEvents.name, Topics.brokerEvents.name, Topics.partnerEvents.name]);
+  await startGroupAtEnd(kafka, `${groupId}-reports`, [
+    Topics.listingEvents.name,
+    Topics.brokerEvents.name,
+    Topics.partnerEvents.name,
+  ]);
   const partners = new Set(opts.partners ?? []);
   const metrics = createMetrics({ service: "webhooks", defaultMetrics: false });
   const service = createWebhooksService({
@@ -73,7 +86,10 @@ export async function startWebhooks(
     onlyPartners: partners,
     outageMetrics: opts.outageMetrics,
     outageBackoff: opts.outageBackoff,
-    metrics: { webhooks: createWebhooksMetrics({ metrics, sql, logger, maxAgeMs: 0 }), consumer: { count() {}, observeHandler() {}, watch: () => async () => {} } },
+    metrics: {
+      webhooks: createWebhooksMetrics({ metrics, sql, logger, maxAgeMs: 0 }),
+      consumer: { count() {}, observeHandler() {}, watch: () => async () => {} },
+    },
   });
   await service.start();
   return {
@@ -90,7 +106,11 @@ export async function startWebhooks(
   };
 }
 
-export async function until<T>(what: string, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

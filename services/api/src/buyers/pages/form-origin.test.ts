@@ -2,7 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { isSameSiteForm } from "./form-origin.ts";
 
 const BASE = "https://market.example.com";
-const post = (headers: Record<string, string>) => new Request(`http://10.0.0.7:8080/listings/1/inquiry`, { method: "POST", headers: { host: "10.0.0.7:8080", ...headers } });
+const post = (headers: Record<string, string>) =>
+  new Request(`http://10.0.0.7:8080/listings/1/inquiry`, {
+    method: "POST",
+    headers: { host: "10.0.0.7:8080", ...headers },
+  });
 
 describe("isSameSiteForm", () => {
   test("a post from the site's own page is accepted", () => {
@@ -19,7 +23,9 @@ describe("isSameSiteForm", () => {
   test("a post from another site, a sandboxed frame or a garbled Origin is refused", () => {
     expect(isSameSiteForm(post({ origin: "https://evil.example" }), BASE)).toBe(false);
     expect(isSameSiteForm(post({ "sec-fetch-site": "cross-site" }), BASE)).toBe(false);
-    expect(isSameSiteForm(post({ "sec-fetch-site": "same-site", origin: "https://shop.market.example.com" }), BASE)).toBe(false);
+    expect(
+      isSameSiteForm(post({ "sec-fetch-site": "same-site", origin: "https://shop.market.example.com" }), BASE),
+    ).toBe(false);
     expect(isSameSiteForm(post({ origin: "null" }), BASE)).toBe(false);
     expect(isSameSiteForm(post({ origin: "not a url" }), BASE)).toBe(false);
   });

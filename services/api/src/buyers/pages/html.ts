@@ -10,7 +10,12 @@ export interface Raw {
 export const raw = (markup: string): Raw => ({ [RAW]: markup });
 
 export function escapeHtml(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 type Value = string | number | null | undefined | false | Raw | Value[];
@@ -62,7 +67,8 @@ export function jsonForScript(value: unknown): string {
  * never execute, so CSP does not apply to it (the browser test checks no violation is reported). Images from
  * anywhere http(s) (the media host may differ from the page's); forms post only to this origin.
  */
-export const PAGE_CSP = "default-src 'none'; img-src 'self' https: http: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; img-src 'self' https: http: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
@@ -87,9 +93,13 @@ ${meta.noIndex ? raw(`<meta name="robots" content="noindex">`) : html`<link rel=
 <meta property="og:title" content="${meta.title}">
 <meta property="og:description" content="${meta.description}">
 <meta property="og:url" content="${meta.canonicalUrl}">
-${meta.imageUrl ? html`<meta property="og:image" content="${meta.imageUrl}">
+${
+  meta.imageUrl
+    ? html`<meta property="og:image" content="${meta.imageUrl}">
 <meta property="og:image:alt" content="${meta.imageAlt ?? meta.title}">
-<meta name="twitter:card" content="summary_large_image">` : raw(`<meta name="twitter:card" content="summary">`)}
+<meta name="twitter:card" content="summary_large_image">`
+    : raw(`<meta name="twitter:card" content="summary">`)
+}
 ${meta.jsonLd === undefined ? "" : html`<script type="application/ld+json">${raw(jsonForScript(meta.jsonLd))}</script>`}
 <style>${raw(STYLE)}</style>
 </head>
@@ -116,7 +126,11 @@ const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD
 export const formatMoney = (n: number) => money.format(n);
 
 /** Variants → src/srcset; JPEG for the widest reach, WebP offered first through <picture>. */
-export function picture(image: { width: number | null; height: number | null; variants: { width: number; format: string; url: string }[] }, alt: string, opts: { sizes: string; className?: string; eager?: boolean }): Raw {
+export function picture(
+  image: { width: number | null; height: number | null; variants: { width: number; format: string; url: string }[] },
+  alt: string,
+  opts: { sizes: string; className?: string; eager?: boolean },
+): Raw {
   const jpg = image.variants.filter((v) => v.format === "jpg" || v.format === "jpeg").sort((a, b) => a.width - b.width);
   const webp = image.variants.filter((v) => v.format === "webp").sort((a, b) => a.width - b.width);
   const fallback = jpg.length ? jpg : webp;
@@ -146,4 +160,5 @@ export function placeOf(location: { city?: string; state: string }): string {
 }
 
 /** A listing's name on cards and pages: its title, or what it is. */
-export const headlineOf = (l: { title: string | null; businessType: string }) => l.title ?? `${l.businessType} for sale`;
+export const headlineOf = (l: { title: string | null; businessType: string }) =>
+  l.title ?? `${l.businessType} for sale`;

@@ -15,7 +15,12 @@ export interface InquiryFormState {
   notice?: string;
 }
 
-const LABELS: Record<InquiryField, string> = { name: "Your name", email: "Your e-mail address", phone: "Your phone number (optional)", message: "Your message" };
+const LABELS: Record<InquiryField, string> = {
+  name: "Your name",
+  email: "Your e-mail address",
+  phone: "Your phone number (optional)",
+  message: "Your message",
+};
 
 export function inquiryActionPath(listingId: number | string): string {
   return `/listings/${listingId}/inquiry`;
@@ -32,18 +37,23 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ""}
 ${input(attrs)}</div>`;
 }
 
-export function inquiryForm(listing: { serviceListingId: number; broker: { name: string } }, state: InquiryFormState | null): Raw {
+export function inquiryForm(
+  listing: { serviceListingId: number; broker: { name: string } },
+  state: InquiryFormState | null,
+): Raw {
   const v = state?.values ?? {};
   const problems = INQUIRY_FIELDS.filter((f) => state?.errors[f]);
   return html`<section id="inquiry" class="inquiry" aria-labelledby="inquiry-heading">
 <h2 id="inquiry-heading">Ask the broker about this business</h2>
 <p class="muted">Your message goes to ${listing.broker.name}, who will reply by e-mail. Your details are never shown on this site.</p>
 ${state?.notice ? html`<div class="error-summary" role="alert"><p>${state.notice}</p></div>` : ""}
-${problems.length
-  ? html`<div class="error-summary" role="alert" aria-labelledby="inquiry-problems"><h3 id="inquiry-problems">Your inquiry was not sent</h3><ul>
+${
+  problems.length
+    ? html`<div class="error-summary" role="alert" aria-labelledby="inquiry-problems"><h3 id="inquiry-problems">Your inquiry was not sent</h3><ul>
 ${problems.map((f) => html`<li><a href="#inquiry-${f}">${LABELS[f]}</a>: ${state!.errors[f]!}</li>`)}
 </ul></div>`
-  : ""}
+    : ""
+}
 <form method="post" action="${inquiryActionPath(listing.serviceListingId)}#inquiry" novalidate>
 ${field(state, "name", (a) => html`<input type="text"${a} value="${v.name ?? ""}" autocomplete="name" maxlength="${Limits.shortText}" required>`)}
 ${field(state, "email", (a) => html`<input type="email"${a} value="${v.email ?? ""}" autocomplete="email" maxlength="254" required>`)}

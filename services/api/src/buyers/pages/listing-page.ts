@@ -2,13 +2,33 @@
 // gallery from the processed variants, the broker card and the inquiry form.
 import type { PublicListing, UntypedJson } from "@pss/contracts";
 import { excerpt } from "../public-views.ts";
-import { formatMoney, headlineOf, html, largestImageUrl, page, picture, placeOf, shareImageUrl, type Raw } from "./html.ts";
+import {
+  formatMoney,
+  headlineOf,
+  html,
+  largestImageUrl,
+  page,
+  picture,
+  placeOf,
+  shareImageUrl,
+  type Raw,
+} from "./html.ts";
 import { inquiryForm, type InquiryFormState } from "./inquiry-form.ts";
 import { listingJsonLd } from "./listing-json-ld.ts";
 
 const PROPERTY_KINDS: Record<string, string> = { OWNED: "Owned", RENTED: "Rented (leased)", NEGOTIABLE: "Negotiable" };
-const FREQUENCIES: Record<string, string> = { WEEKLY: "per week", MONTHLY: "per month", QUARTERLY: "per quarter", ANNUALLY: "per year" };
-const STATUSES: Record<string, string> = { FOR_SALE: "For sale", REVIEWING_OFFERS: "Reviewing offers", PENDING_CONTRACT: "Pending contract", UNDER_CONTRACT: "Under contract" };
+const FREQUENCIES: Record<string, string> = {
+  WEEKLY: "per week",
+  MONTHLY: "per month",
+  QUARTERLY: "per quarter",
+  ANNUALLY: "per year",
+};
+const STATUSES: Record<string, string> = {
+  FOR_SALE: "For sale",
+  REVIEWING_OFFERS: "Reviewing offers",
+  PENDING_CONTRACT: "Pending contract",
+  UNDER_CONTRACT: "Under contract",
+};
 
 function addressLine(l: Pick<PublicListing, "location">): string {
   const { streetAddress1, city, state, postalCode, country } = l.location;
@@ -16,7 +36,10 @@ function addressLine(l: Pick<PublicListing, "location">): string {
 }
 
 const yesNo = (v: unknown) => (v === true ? "Yes" : v === false ? "No" : null);
-const dateOnly = (iso: unknown) => (typeof iso === "string" ? new Date(iso).toLocaleDateString("en-US", { year: "numeric", month: "long", day: "numeric", timeZone: "UTC" }) : null);
+const dateOnly = (iso: unknown) =>
+  typeof iso === "string"
+    ? new Date(iso).toLocaleDateString("en-US", { year: "numeric", month: "long", day: "numeric", timeZone: "UTC" })
+    : null;
 const amount = (v: unknown) => (typeof v === "number" ? formatMoney(v) : null);
 
 function facts(rows: [string, string | null | undefined][], label: string): Raw | string {
@@ -41,12 +64,18 @@ ${rest.length ? html`<ul>${rest.map((p, i) => html`<li>${item(p, i + 1, "(min-wi
 </section>`;
 }
 
-export function renderListingPage(l: PublicListing, form: { state: InquiryFormState | null; status?: number; headers?: Record<string, string> } = { state: null }): Response {
+export function renderListingPage(
+  l: PublicListing,
+  form: { state: InquiryFormState | null; status?: number; headers?: Record<string, string> } = { state: null },
+): Response {
   const headline = headlineOf(l);
   const where = placeOf(l.location);
-  const title = l.title ? `${l.title} – ${l.businessType} for sale in ${where}` : `${l.businessType} for sale in ${where}`;
+  const title = l.title
+    ? `${l.title} – ${l.businessType} for sale in ${where}`
+    : `${l.businessType} for sale in ${where}`;
   const price = amount(l.financials.askingPrice);
-  const description = excerpt(l.description, 160) ?? `${l.businessType} for sale in ${where}${price ? `, asking ${price}` : ""}.`;
+  const description =
+    excerpt(l.description, 160) ?? `${l.businessType} for sale in ${where}${price ? `, asking ${price}` : ""}.`;
   const cover = l.photos[0];
   const property = l.property as UntypedJson;
   const rent = (property.rentData ?? {}) as UntypedJson;
@@ -63,16 +92,18 @@ ${price ? html`<p class="price">Asking ${price}</p>` : ""}
 ${gallery(l, headline)}
 ${l.description ? html`<section aria-labelledby="about-heading" class="description"><h2 id="about-heading">About this business</h2>${l.description.split(/\n{2,}/).map((p) => html`<p>${p}</p>`)}</section>` : ""}
 <section aria-labelledby="financials-heading"><h2 id="financials-heading">Financials</h2>
-${facts(
-  [
-    ["Asking price", price],
-    ["Revenue", amount(l.financials.revenue)],
-    ["Seller's discretionary earnings", amount(l.financials.sde)],
-    ["Inventory", amount(l.financials.inventory)],
-    ["Furniture, fixtures and equipment", amount(l.financials.ffande)],
-  ],
-  "Financials",
-) || html`<p class="muted">Not disclosed.</p>`}
+${
+  facts(
+    [
+      ["Asking price", price],
+      ["Revenue", amount(l.financials.revenue)],
+      ["Seller's discretionary earnings", amount(l.financials.sde)],
+      ["Inventory", amount(l.financials.inventory)],
+      ["Furniture, fixtures and equipment", amount(l.financials.ffande)],
+    ],
+    "Financials",
+  ) || html`<p class="muted">Not disclosed.</p>`
+}
 </section>
 <section aria-labelledby="details-heading"><h2 id="details-heading">Business details</h2>
 ${facts(
@@ -83,7 +114,12 @@ ${facts(
     ["Location", addressLine(l)],
     ["Property", PROPERTY_KINDS[property.propertyKind as string] ?? null],
     ["Area", typeof property.areaSqft === "number" ? `${property.areaSqft.toLocaleString("en-US")} sq ft` : null],
-    ["Rent", typeof rent.amount === "number" ? `${formatMoney(rent.amount)} ${FREQUENCIES[rent.frequency as string] ?? ""}`.trim() : null],
+    [
+      "Rent",
+      typeof rent.amount === "number"
+        ? `${formatMoney(rent.amount)} ${FREQUENCIES[rent.frequency as string] ?? ""}`.trim()
+        : null,
+    ],
     ["Lease renewable", yesNo(rent.leaseRenewable)],
     ["Lease expires", dateOnly(rent.leaseExpiration)],
     ["Seller financing available", yesNo(financing.financingAvailable)],

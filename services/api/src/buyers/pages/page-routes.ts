@@ -40,12 +40,14 @@ async function htmlErrors(canonicalUrl: string, render: () => Promise<Response>)
   try {
     return await render();
   } catch (err) {
-    if (err instanceof ServiceUnavailableError || isDependencyUnavailable(err)) return unavailablePage(canonicalUrl, DEPENDENCY_RETRY_AFTER_SECONDS);
+    if (err instanceof ServiceUnavailableError || isDependencyUnavailable(err))
+      return unavailablePage(canonicalUrl, DEPENDENCY_RETRY_AFTER_SECONDS);
     throw err;
   }
 }
 
-const firstValues = (query: Record<string, string | string[]>) => Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v[0]! : v]));
+const firstValues = (query: Record<string, string | string[]>) =>
+  Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v[0]! : v]));
 
 export function createPageRoutes(deps: PageDeps) {
   const { buyers, publicBaseUrl: base } = deps;
@@ -66,9 +68,25 @@ export function createPageRoutes(deps: PageDeps) {
       }
     };
     const noFacets: SearchFacets = { businessTypes: [], states: [] };
-    const [result, facets] = await Promise.all([problems.length ? null : settle(buyers.search(search), null), settle(buyers.facets(), noFacets)]);
-    if (result && !unavailable) deps.stats?.shown(result.results.map((r) => r.serviceListingId), request);
-    return renderSearchPage({ path, base, raw: firstValues(query), page, problems, result: unavailable ? null : result, facets, unavailable });
+    const [result, facets] = await Promise.all([
+      problems.length ? null : settle(buyers.search(search), null),
+      settle(buyers.facets(), noFacets),
+    ]);
+    if (result && !unavailable)
+      deps.stats?.shown(
+        result.results.map((r) => r.serviceListingId),
+        request,
+      );
+    return renderSearchPage({
+      path,
+      base,
+      raw: firstValues(query),
+      page,
+      problems,
+      result: unavailable ? null : result,
+      facets,
+      unavailable,
+    });
   }
 
   /** A listing that is not buyer-visible: 410 with similar listings if it left the market, else 404. */
@@ -78,50 +96,84 @@ export function createPageRoutes(deps: PageDeps) {
     return notFoundPage("Listing", `${base}${listingPath(id)}`);
   }
 
-  return new Elysia({ name: "buyer-pages" })
-    .get("/", ({ request }) => htmlErrors(`${base}/`, () => searchPage(request, "/")))
-    .get("/listings", ({ request }) => htmlErrors(`${base}/listings`, () => searchPage(request, "/listings")))
-    .get("/listings/:serviceListingId", ({ params: { serviceListingId: id }, request, server }) =>
-      htmlErrors(`${base}${listingPath(id)}`, async () => {
-        const listing = await buyers.listing(id);
-        if (listing) deps.stats?.viewed(listing.serviceListingId, request, server);
-        return listing ? renderListingPage(listing) : unavailableListing(id);
-      }),
-    )
-    .post("/listings/:serviceListingId/inquiry", ({ params: { serviceListingId: id }, request, server }) =>
-      htmlErrors(`${base}${listingPath(id)}`, async () => {
-        if (!isSameSiteForm(request, base)) {
-          deps.logger.warn("inquiry form refused: posted from another site", { listingId: id.slice(0, 20) });
-          return formRefusedPage(`${base}${listingPath(id)}`, listingPath(id));
-        }
-        const outcome = await submitLeadForm(deps.leads, { listingId: id, request, server, maxBodyBytes: deps.maxBodyBytes, trace: deps.leads.traces?.of(request), log: deps.leads.traces?.logger(request) });
-        // POST-redirect-GET: reloading the confirmation never sends the inquiry again. Its own fragment, or the
-        // browser would keep the form's "#inquiry".
-        if (outcome.kind === "accepted") return new Response(null, { status: 303, headers: { location: `${listingPath(id)}/inquiry/sent#content`, "cache-control": "no-store" } });
-        if (outcome.kind === "not-found") return unavailableListing(id);
-        const listing = await buyers.listing(id);
-        if (!listing) return unavailableListing(id);
-        if (outcome.kind === "invalid") return renderListingPage(listing, { state: { values: outcome.values, errors: outcome.errors }, status: 400 });
-        const minutes = Math.max(1, Math.ceil(outcome.retryAfterSeconds / 60));
-        return renderListingPage(listing, {
-          state: { values: outcome.values, errors: {}, notice: `Your inquiry was not sent: too many inquiries came from your network recently. Please try again in about ${minutes} minute${minutes === 1 ? "" : "s"}.` },
-          status: 429,
-          headers: { "retry-after": String(outcome.retryAfterSeconds) },
-        });
-      }),
-    )
-    // The form's address opened directly (e.g. from the history): the form is on the listing page.
-    .get("/listings/:serviceListingId/inquiry", ({ params: { serviceListingId: id } }) => new Response(null, { status: 303, headers: { location: `${listingPath(id)}#inquiry` } }))
-    .get("/listings/:serviceListingId/inquiry/sent", ({ params: { serviceListingId: id } }) =>
-      htmlErrors(`${base}${listingPath(id)}/inquiry/sent`, async () => inquirySentPage(await buyers.listing(id), `${base}${listingPath(id)}/inquiry/sent`)),
-    )
-    .get("/brokers/:serviceBrokerId", ({ params: { serviceBrokerId: id } }) =>
-      htmlErrors(`${base}/brokers/${encodeURIComponent(id)}`, async () => {
-        const broker = await buyers.broker(id);
-        return broker ? renderBrokerPage(broker) : notFoundPage("Broker", `${base}/brokers/${encodeURIComponent(id)}`);
-      }),
-    )
-    .get("/sitemap.xml", () => sitemaps.index())
-    .get("/sitemaps/:file", async ({ params }) => (await sitemaps.file(params.file)) ?? new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } }))
-    .get("/robots.txt", () => robotsTxt(base));
+  return (
+    new Elysia({ name: "buyer-pages" })
+      .get("/", ({ request }) => htmlErrors(`${base}/`, () => searchPage(request, "/")))
+      .get("/listings", ({ request }) => htmlErrors(`${base}/listings`, () => searchPage(request, "/listings")))
+      .get("/listings/:serviceListingId", ({ params: { serviceListingId: id }, request, server }) =>
+        htmlErrors(`${base}${listingPath(id)}`, async () => {
+          const listing = await buyers.listing(id);
+          if (listing) deps.stats?.viewed(listing.serviceListingId, request, server);
+          return listing ? renderListingPage(listing) : unavailableListing(id);
+        }),
+      )
+      .post("/listings/:serviceListingId/inquiry", ({ params: { serviceListingId: id }, request, server }) =>
+        htmlErrors(`${base}${listingPath(id)}`, async () => {
+          if (!isSameSiteForm(request, base)) {
+            deps.logger.warn("inquiry form refused: posted from another site", { listingId: id.slice(0, 20) });
+            return formRefusedPage(`${base}${listingPath(id)}`, listingPath(id));
+          }
+          const outcome = await submitLeadForm(deps.leads, {
+            listingId: id,
+            request,
+            server,
+            maxBodyBytes: deps.maxBodyBytes,
+            trace: deps.leads.traces?.of(request),
+            log: deps.leads.traces?.logger(request),
+          });
+          // POST-redirect-GET: reloading the confirmation never sends the inquiry again. Its own fragment, or the
+          // browser would keep the form's "#inquiry".
+          if (outcome.kind === "accepted")
+            return new Response(null, {
+              status: 303,
+              headers: { location: `${listingPath(id)}/inquiry/sent#content`, "cache-control": "no-store" },
+            });
+          if (outcome.kind === "not-found") return unavailableListing(id);
+          const listing = await buyers.listing(id);
+          if (!listing) return unavailableListing(id);
+          if (outcome.kind === "invalid")
+            return renderListingPage(listing, {
+              state: { values: outcome.values, errors: outcome.errors },
+              status: 400,
+            });
+          const minutes = Math.max(1, Math.ceil(outcome.retryAfterSeconds / 60));
+          return renderListingPage(listing, {
+            state: {
+              values: outcome.values,
+              errors: {},
+              notice: `Your inquiry was not sent: too many inquiries came from your network recently. Please try again in about ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+            },
+            status: 429,
+            headers: { "retry-after": String(outcome.retryAfterSeconds) },
+          });
+        }),
+      )
+      // The form's address opened directly (e.g. from the history): the form is on the listing page.
+      .get(
+        "/listings/:serviceListingId/inquiry",
+        ({ params: { serviceListingId: id } }) =>
+          new Response(null, { status: 303, headers: { location: `${listingPath(id)}#inquiry` } }),
+      )
+      .get("/listings/:serviceListingId/inquiry/sent", ({ params: { serviceListingId: id } }) =>
+        htmlErrors(`${base}${listingPath(id)}/inquiry/sent`, async () =>
+          inquirySentPage(await buyers.listing(id), `${base}${listingPath(id)}/inquiry/sent`),
+        ),
+      )
+      .get("/brokers/:serviceBrokerId", ({ params: { serviceBrokerId: id } }) =>
+        htmlErrors(`${base}/brokers/${encodeURIComponent(id)}`, async () => {
+          const broker = await buyers.broker(id);
+          return broker
+            ? renderBrokerPage(broker)
+            : notFoundPage("Broker", `${base}/brokers/${encodeURIComponent(id)}`);
+        }),
+      )
+      .get("/sitemap.xml", () => sitemaps.index())
+      .get(
+        "/sitemaps/:file",
+        async ({ params }) =>
+          (await sitemaps.file(params.file)) ??
+          new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } }),
+      )
+      .get("/robots.txt", () => robotsTxt(base))
+  );
 }

@@ -70,10 +70,17 @@ function problemOf(problems: SearchProblem[], field: string): SearchProblem | un
 function fieldState(problems: SearchProblem[], field: string): { attrs: Raw; message: Raw | string } {
   const problem = problemOf(problems, field);
   if (!problem) return { attrs: html``, message: "" };
-  return { attrs: html` aria-invalid="true" aria-describedby="${field}-error"`, message: html`<p class="error" id="${field}-error">${problem.hint}</p>` };
+  return {
+    attrs: html` aria-invalid="true" aria-describedby="${field}-error"`,
+    message: html`<p class="error" id="${field}-error">${problem.hint}</p>`,
+  };
 }
 
-function textField(input: SearchPageInput, field: string, opts: { type?: string; numeric?: boolean; placeholder?: string } = {}): Raw {
+function textField(
+  input: SearchPageInput,
+  field: string,
+  opts: { type?: string; numeric?: boolean; placeholder?: string } = {},
+): Raw {
   const s = fieldState(input.problems, field);
   return html`<div class="field"><label for="${field}">${LABELS[field]!}</label>${s.message}
 <input id="${field}" name="${field}" type="${opts.type ?? "text"}" value="${input.raw[field] ?? ""}"${opts.numeric ? html` inputmode="numeric" autocomplete="off"` : ""}${opts.placeholder ? html` placeholder="${opts.placeholder}"` : ""}${s.attrs}></div>`;
@@ -112,7 +119,11 @@ ${range(input, "minPrice", "maxPrice", "Asking price ($)")}
 ${range(input, "minRevenue", "maxRevenue", "Yearly revenue ($)")}
 ${range(input, "minSde", "maxSde", "Seller's discretionary earnings ($)")}
 <div class="field check">${fin.message}<input type="checkbox" id="financingAvailable" name="financingAvailable" value="true"${financing ? html` checked` : ""}${fin.attrs}><label for="financingAvailable">Seller financing available</label></div>
-${select(input, "underContract", [["", "Include them"], ["false", "Leave them out"], ["true", "Only under contract"]])}
+${select(input, "underContract", [
+  ["", "Include them"],
+  ["false", "Leave them out"],
+  ["true", "Only under contract"],
+])}
 ${select(input, "sort", SORT_OPTIONS)}
 </div>
 <button type="submit">Apply filters</button>
@@ -146,9 +157,11 @@ function results(input: SearchPageInput): Raw | string {
   const q = input.raw.q?.trim();
   const count = `${result.total} ${result.total === 1 ? "business" : "businesses"} for sale`;
   return html`<section aria-labelledby="results-heading"><h2 id="results-heading">${q ? html`${count} matching “${q}”` : count}</h2>
-${result.results.length
-  ? listingCards(result.results)
-  : html`<p>No businesses match this search${input.page > 1 ? " on this page" : ""}.</p><p>Try fewer words or filters, or <a href="/listings">see every business for sale</a>.</p>`}
+${
+  result.results.length
+    ? listingCards(result.results)
+    : html`<p>No businesses match this search${input.page > 1 ? " on this page" : ""}.</p><p>Try fewer words or filters, or <a href="/listings">see every business for sale</a>.</p>`
+}
 ${pager(input, result.total)}
 </section>`;
 }

@@ -11,7 +11,11 @@ export const SITEMAP_MAX_URLS = 50_000;
 const KINDS = ["listings", "brokers"] as const;
 type Kind = (typeof KINDS)[number];
 
-const XML_HEADERS = { "content-type": "application/xml; charset=utf-8", "x-content-type-options": "nosniff", "cache-control": "no-cache" };
+const XML_HEADERS = {
+  "content-type": "application/xml; charset=utf-8",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-cache",
+};
 
 interface Entry {
   id: string;
@@ -36,7 +40,10 @@ async function entries(sql: postgres.Sql, kind: Kind, offset: number, limit: num
 
 function urlset(base: string, parts: { kind: Kind; entries: Entry[] }[]): string {
   const urls = parts.flatMap(({ kind, entries }) =>
-    entries.map((e) => `<url><loc>${escapeHtml(kind === "listings" ? listingUrl(base, e.id) : brokerUrl(base, e.id))}</loc><lastmod>${e.updatedAt.toISOString()}</lastmod></url>`),
+    entries.map(
+      (e) =>
+        `<url><loc>${escapeHtml(kind === "listings" ? listingUrl(base, e.id) : brokerUrl(base, e.id))}</loc><lastmod>${e.updatedAt.toISOString()}</lastmod></url>`,
+    ),
   );
   return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.join("\n")}\n</urlset>\n`;
 }
@@ -57,11 +64,26 @@ export function createSitemaps(deps: SitemapDeps) {
     async index(): Promise<Response> {
       const [listings, brokers] = await Promise.all([count(deps.sql, "listings"), count(deps.sql, "brokers")]);
       if (listings + brokers <= size) {
-        const [l, b] = await Promise.all([entries(deps.sql, "listings", 0, size), entries(deps.sql, "brokers", 0, size)]);
-        return xml(urlset(base, [{ kind: "listings", entries: l }, { kind: "brokers", entries: b }]));
+        const [l, b] = await Promise.all([
+          entries(deps.sql, "listings", 0, size),
+          entries(deps.sql, "brokers", 0, size),
+        ]);
+        return xml(
+          urlset(base, [
+            { kind: "listings", entries: l },
+            { kind: "brokers", entries: b },
+          ]),
+        );
       }
-      const files = KINDS.flatMap((kind) => Array.from({ length: Math.ceil((kind === "listings" ? listings : brokers) / size) }, (_, i) => `${base}/sitemaps/${kind}-${i + 1}.xml`));
-      return xml(`<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${files.map((f) => `<sitemap><loc>${escapeHtml(f)}</loc></sitemap>`).join("\n")}\n</sitemapindex>\n`);
+      const files = KINDS.flatMap((kind) =>
+        Array.from(
+          { length: Math.ceil((kind === "listings" ? listings : brokers) / size) },
+          (_, i) => `${base}/sitemaps/${kind}-${i + 1}.xml`,
+        ),
+      );
+      return xml(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${files.map((f) => `<sitemap><loc>${escapeHtml(f)}</loc></sitemap>`).join("\n")}\n</sitemapindex>\n`,
+      );
     },
     /** /sitemaps/listings-3.xml: the third page of listings; null for a name that is not one. */
     async file(name: string): Promise<Response | null> {
@@ -87,5 +109,7 @@ export function robotsTxt(publicBaseUrl: string): Response {
     `Sitemap: ${publicBaseUrl}/sitemap.xml`,
     "",
   ].join("\n");
-  return new Response(body, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=3600" } });
+  return new Response(body, {
+    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=3600" },
+  });
 }

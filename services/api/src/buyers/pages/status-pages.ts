@@ -7,7 +7,12 @@ import { headlineOf, html, page } from "./html.ts";
 
 export function notFoundPage(what: string, canonicalUrl: string): Response {
   return page(
-    { title: `${what} not found`, description: `This ${what.toLowerCase()} is not available.`, canonicalUrl, noIndex: true },
+    {
+      title: `${what} not found`,
+      description: `This ${what.toLowerCase()} is not available.`,
+      canonicalUrl,
+      noIndex: true,
+    },
     html`<h1>${what} not found</h1>
 <p>This ${what.toLowerCase()} does not exist or is no longer on the market.</p>
 <p><a href="/listings">Browse businesses for sale</a></p>`,
@@ -22,7 +27,12 @@ export function notFoundPage(what: string, canonicalUrl: string): Response {
 export function gonePage(gone: GoneListing, similar: PublicListingSummary[], canonicalUrl: string): Response {
   const more = `/listings?${new URLSearchParams({ businessType: gone.businessType, state: gone.state })}`;
   return page(
-    { title: "This business is no longer for sale", description: `Similar ${gone.businessType} businesses for sale in ${gone.state}.`, canonicalUrl, noIndex: true },
+    {
+      title: "This business is no longer for sale",
+      description: `Similar ${gone.businessType} businesses for sale in ${gone.state}.`,
+      canonicalUrl,
+      noIndex: true,
+    },
     html`<h1>This business is no longer for sale</h1>
 <p>It has been sold or taken off the market.</p>
 <section aria-labelledby="similar-heading"><h2 id="similar-heading">Similar businesses for sale</h2>
@@ -35,7 +45,12 @@ ${similar.length ? listingCards(similar) : html`<p>There are no similar business
 
 export function unavailablePage(canonicalUrl: string, retryAfterSeconds: number): Response {
   return page(
-    { title: "Temporarily unavailable", description: "This page is temporarily unavailable.", canonicalUrl, noIndex: true },
+    {
+      title: "Temporarily unavailable",
+      description: "This page is temporarily unavailable.",
+      canonicalUrl,
+      noIndex: true,
+    },
     html`<h1>Temporarily unavailable</h1>
 <p>We cannot show this page right now. Please try again in a moment; nothing you sent was lost.</p>`,
     503,
@@ -62,5 +77,8 @@ export function inquirySentPage(listing: PublicListing | null, canonicalUrl: str
     : html`<h1>Thank you, your inquiry has been sent</h1>
 <p>The broker will reply to the e-mail address you gave.</p>
 <p><a href="/listings">Browse businesses for sale</a></p>`;
-  return page({ title: "Inquiry sent", description: "Your inquiry has been sent to the broker.", canonicalUrl, noIndex: true }, body);
+  return page(
+    { title: "Inquiry sent", description: "Your inquiry has been sent to the broker.", canonicalUrl, noIndex: true },
+    body,
+  );
 }

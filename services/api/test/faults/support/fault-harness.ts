@@ -46,7 +46,6 @@ export async function restoreInfrastructure(component: Component): Promise<void>
   }
 }
 
-
 export interface ServiceProcess {
   name: string;
   port: number;
@@ -61,7 +60,12 @@ export interface ServiceProcess {
 }
 
 /** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
-export async function spawnService(service: string, env: Record<string, string>, port: number, script = join("services", service, "src", "main.ts")): Promise<ServiceProcess> {
+export async function spawnService(
+  service: string,
+  env: Record<string, string>,
+  port: number,
+  script = join("services", service, "src", "main.ts"),
+): Promise<ServiceProcess> {
   const lines: string[] = [];
   const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
     cwd: ROOT,
@@ -87,9 +91,16 @@ export async function spawnService(service: string, env: Record<string, string>,
   void collect(proc.stdout);
   void collect(proc.stderr);
   const deadline = Date.now() + 30_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
-    if (code !== null) throw new Error(`${service} exited with ${code} during start-up:\n${lines.slice(-20).join("\n")}`);
-    if (Date.now() > deadline) throw new Error(`${service} did not answer /healthz within 30 s:\n${lines.slice(-20).join("\n")}`);
+  while (
+    !(await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (code !== null)
+      throw new Error(`${service} exited with ${code} during start-up:\n${lines.slice(-20).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(`${service} did not answer /healthz within 30 s:\n${lines.slice(-20).join("\n")}`);
     await Bun.sleep(100);
   }
   return {
@@ -111,7 +122,11 @@ export async function spawnService(service: string, env: Record<string, string>,
   };
 }
 
-export async function waitUntil<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => null);
@@ -122,7 +137,11 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | null |
 }
 
 /** Starts a consumer group at the topics' current end, so it handles this test's events only. */
-export const moveGroupToEnd = (kafka: Kafka, groupId: string, topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name]) => startGroupAtEnd(kafka, groupId, topics);
+export const moveGroupToEnd = (
+  kafka: Kafka,
+  groupId: string,
+  topics: string[] = [Topics.listingEvents.name, Topics.brokerEvents.name],
+) => startGroupAtEnd(kafka, groupId, topics);
 
 export interface Stack {
   api: ServiceProcess;
@@ -157,30 +176,62 @@ export async function startStack(opts: { indexer: boolean; workers?: boolean }):
 
   let indexer: ServiceProcess | null = null;
   const workers: ServiceProcess[] = [];
-  const kafka = new Kafka({ clientId: uniqueName("fault-test"), brokers: urls.KAFKA_BROKERS.split(","), logLevel: logLevel.NOTHING });
-  const groups = { indexer: uniqueName("fault-indexer"), media: uniqueName("fault-media"), leads: uniqueName("fault-leads") };
+  const kafka = new Kafka({
+    clientId: uniqueName("fault-test"),
+    brokers: urls.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+  const groups = {
+    indexer: uniqueName("fault-indexer"),
+    media: uniqueName("fault-media"),
+    leads: uniqueName("fault-leads"),
+  };
   // Each group starts at the topics' end (a few seconds per group: moved in parallel).
   await Promise.all([
     opts.indexer ? moveGroupToEnd(kafka, groups.indexer) : null,
     opts.workers ? moveGroupToEnd(kafka, groups.media) : null,
-    ...(opts.workers ? ["counter", "mailer"].map((role) => moveGroupToEnd(kafka, `${groups.leads}-${role}`, [Topics.leadEvents.name])) : []),
+    ...(opts.workers
+      ? ["counter", "mailer"].map((role) => moveGroupToEnd(kafka, `${groups.leads}-${role}`, [Topics.leadEvents.name]))
+      : []),
   ]);
   if (opts.indexer) {
     const port = await freePort();
-    indexer = await spawnService("indexer", { HEALTH_PORT: String(port), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer }, port);
+    indexer = await spawnService(
+      "indexer",
+      { HEALTH_PORT: String(port), OPENSEARCH_INDEX_ALIAS: alias, INDEXER_GROUP_ID: groups.indexer },
+      port,
+    );
   }
   if (opts.workers) {
     // Listings written by the load have no photos: media has nothing to download. Leads runs without SMTP.
     const mediaPort = await freePort();
-    workers.push(await spawnService("media", { HEALTH_PORT: String(mediaPort), MEDIA_CONSUMER_GROUP: groups.media, MEDIA_DIR: join(ROOT, ".data", "media-test") }, mediaPort));
+    workers.push(
+      await spawnService(
+        "media",
+        {
+          HEALTH_PORT: String(mediaPort),
+          MEDIA_CONSUMER_GROUP: groups.media,
+          MEDIA_DIR: join(ROOT, ".data", "media-test"),
+        },
+        mediaPort,
+      ),
+    );
     const leadsPort = await freePort();
-    workers.push(await spawnService("leads", { HEALTH_PORT: String(leadsPort), LEADS_GROUP_PREFIX: groups.leads }, leadsPort));
+    workers.push(
+      await spawnService("leads", { HEALTH_PORT: String(leadsPort), LEADS_GROUP_PREFIX: groups.leads }, leadsPort),
+    );
   }
   const apiPort = await freePort();
   const apiHealthPort = await freePort();
   const api = await spawnService(
     "api",
-    { API_PORT: String(apiPort), API_HEALTH_PORT: String(apiHealthPort), OUTBOX_RELAY_ENABLED: "true", OPENSEARCH_INDEX_ALIAS: alias, MEDIA_DIR: join(ROOT, ".data", "media-test") },
+    {
+      API_PORT: String(apiPort),
+      API_HEALTH_PORT: String(apiHealthPort),
+      OUTBOX_RELAY_ENABLED: "true",
+      OPENSEARCH_INDEX_ALIAS: alias,
+      MEDIA_DIR: join(ROOT, ".data", "media-test"),
+    },
     apiHealthPort,
   );
   const baseUrl = `http://127.0.0.1:${apiPort}`;
@@ -230,7 +281,10 @@ export interface Load {
  * Paced PUT load: `lanes` sequential writers, each sending one listing PUT every `1000 * lanes / perSecond` ms,
  * moving to a new listing every 8 writes (creates and updates). Every answer is recorded with its latency.
  */
-export async function startLoad(stack: Stack, opts: { perSecond: number; lanes?: number; clientTimeoutMs?: number }): Promise<Load> {
+export async function startLoad(
+  stack: Stack,
+  opts: { perSecond: number; lanes?: number; clientTimeoutMs?: number },
+): Promise<Load> {
   const lanes = opts.lanes ?? 4;
   const interval = (1000 * lanes) / opts.perSecond;
   const brokerId = uniqueName("fault-broker");
@@ -320,7 +374,10 @@ async function accepts(endpoint: { hostname: string; port: number }): Promise<bo
  * Polls whether the part accepts connections every 200 ms, so a test judges answers by what the part really
  * was when they were made (another run on the same machine may start the shared server again).
  */
-export function watchPart(component: Component): { stop(): void; wasDownThroughout(from: number, to: number): boolean } {
+export function watchPart(component: Component): {
+  stop(): void;
+  wasDownThroughout(from: number, to: number): boolean;
+} {
   const endpoint = endpointOfUrl(component.env.value);
   const polls: { at: number; up: boolean }[] = [];
   let running = true;
@@ -345,7 +402,11 @@ export function watchPart(component: Component): { stop(): void; wasDownThrougho
   };
 }
 
-export async function outage(component: Component, outageMs: number, during?: () => Promise<void>): Promise<OutageWindow> {
+export async function outage(
+  component: Component,
+  outageMs: number,
+  during?: () => Promise<void>,
+): Promise<OutageWindow> {
   await component.stop();
   const downAt = Date.now();
   let restartAt = downAt;
@@ -368,7 +429,11 @@ export const acknowledged = (a: Answer) => a.status >= 200 && a.status < 300;
  * attempted ones); its outbox holds exactly one event per version; and, with an indexer, the index reached the
  * stored version and holds the stored title.
  */
-export async function verifyWrites(stack: Stack, answers: Answer[], opts: { indexed: boolean; timeoutMs?: number }): Promise<{ listings: number; acknowledged: number }> {
+export async function verifyWrites(
+  stack: Stack,
+  answers: Answer[],
+  opts: { indexed: boolean; timeoutMs?: number },
+): Promise<{ listings: number; acknowledged: number }> {
   const byListing = new Map<string, Answer[]>();
   for (const a of answers) byListing.set(a.externalId, [...(byListing.get(a.externalId) ?? []), a]);
   const problems: string[] = [];
@@ -377,20 +442,29 @@ export async function verifyWrites(stack: Stack, answers: Answer[], opts: { inde
   for (const [externalId, writes] of byListing) {
     const ackedWrites = writes.filter(acknowledged);
     acked += ackedWrites.length;
-    const [row] = await stack.sql`SELECT id::int AS id, title, version FROM listings WHERE partner_id = ${stack.partnerId} AND external_id = ${externalId}`;
+    const [row] =
+      await stack.sql`SELECT id::int AS id, title, version FROM listings WHERE partner_id = ${stack.partnerId} AND external_id = ${externalId}`;
     if (!row) {
       if (ackedWrites.length) problems.push(`${externalId}: ${ackedWrites.length} acknowledged writes but no row`);
       continue;
     }
     ids.push({ id: row.id, externalId });
     const lastAcked = ackedWrites.at(-1);
-    const candidates = lastAcked ? writes.slice(writes.indexOf(lastAcked)).filter((w) => w === lastAcked || !acknowledged(w)) : writes;
-    if (!candidates.some((w) => w.title === row.title)) problems.push(`${externalId}: stored title '${row.title}' is not the last acknowledged one '${lastAcked?.title}' nor a later attempt`);
-    if (row.version < ackedWrites.length || row.version > writes.length) problems.push(`${externalId}: version ${row.version} outside [${ackedWrites.length}, ${writes.length}]`);
-    const events = await stack.sql`SELECT (payload->>'version')::int AS v FROM outbox WHERE message_key = ${String(row.id)} AND topic = ${Topics.listingEvents.name} ORDER BY v`;
+    const candidates = lastAcked
+      ? writes.slice(writes.indexOf(lastAcked)).filter((w) => w === lastAcked || !acknowledged(w))
+      : writes;
+    if (!candidates.some((w) => w.title === row.title))
+      problems.push(
+        `${externalId}: stored title '${row.title}' is not the last acknowledged one '${lastAcked?.title}' nor a later attempt`,
+      );
+    if (row.version < ackedWrites.length || row.version > writes.length)
+      problems.push(`${externalId}: version ${row.version} outside [${ackedWrites.length}, ${writes.length}]`);
+    const events =
+      await stack.sql`SELECT (payload->>'version')::int AS v FROM outbox WHERE message_key = ${String(row.id)} AND topic = ${Topics.listingEvents.name} ORDER BY v`;
     const versions = events.map((e) => e.v as number);
     const expected = Array.from({ length: row.version }, (_, i) => i + 1);
-    if (JSON.stringify(versions) !== JSON.stringify(expected)) problems.push(`${externalId}: outbox versions ${JSON.stringify(versions)}, expected ${JSON.stringify(expected)}`);
+    if (JSON.stringify(versions) !== JSON.stringify(expected))
+      problems.push(`${externalId}: outbox versions ${JSON.stringify(versions)}, expected ${JSON.stringify(expected)}`);
   }
   if (problems.length) throw new Error(`stored writes do not match the answers:\n${problems.slice(0, 20).join("\n")}`);
 
@@ -459,7 +533,11 @@ export interface ScenarioResult {
  * it again, wait for a write started after its return to be acknowledged, load 2 s more, stop the load.
  * The shared server is always restarted, also when something throws.
  */
-export async function runOutage(stack: Stack, component: Component, opts: { outageMs: number; perSecond: number }): Promise<ScenarioResult> {
+export async function runOutage(
+  stack: Stack,
+  component: Component,
+  opts: { outageMs: number; perSecond: number },
+): Promise<ScenarioResult> {
   const load = await startLoad(stack, { perSecond: opts.perSecond });
   const watch = watchPart(component);
   const probes: Probe[] = [];
@@ -469,9 +547,16 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
     await Bun.sleep(2000);
     window = await outage(component, opts.outageMs, async () => {
       for (let i = 0; i < Math.floor(opts.outageMs / 2500); i++) {
-        for (const [path, key] of [["/readyz", stack.apiKey], ["/partner/v1/health", stack.apiKey], ["/partner/v1/health", stack.coldApiKey]] as const) {
+        for (const [path, key] of [
+          ["/readyz", stack.apiKey],
+          ["/partner/v1/health", stack.apiKey],
+          ["/partner/v1/health", stack.coldApiKey],
+        ] as const) {
           const began = performance.now();
-          const res = await fetch((path === "/readyz" ? stack.healthUrl : stack.baseUrl) + path, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+          const res = await fetch((path === "/readyz" ? stack.healthUrl : stack.baseUrl) + path, {
+            headers: { authorization: `Bearer ${key}` },
+            signal: AbortSignal.timeout(10_000),
+          });
           const name = key === stack.coldApiKey ? `${path} (uncached key)` : path;
           probes.push({ path: name, status: res.status, ms: performance.now() - began, body: await res.text() });
         }
@@ -493,20 +578,25 @@ export async function runOutage(stack: Stack, component: Component, opts: { outa
     await load.stop();
     watch.stop();
     await restoreInfrastructure(component);
-    if (process.env.FAULT_DEBUG) console.error(`${component.name} outage:\n${timeline(load.answers, window)}\n${stack.api.lines.slice(-20).join("\n")}`);
+    if (process.env.FAULT_DEBUG)
+      console.error(
+        `${component.name} outage:\n${timeline(load.answers, window)}\n${stack.api.lines.slice(-20).join("\n")}`,
+      );
   }
   const whileDown = load.answers.filter((a) => watch.wasDownThroughout(a.startedAt, a.startedAt + a.ms));
   return { answers: load.answers, whileDown, window, probes, recoveryMs };
 }
 
 /** Log lines saying the crash guard caught something: a client library threw where nobody could catch it. */
-export const guardLines = (p: ServiceProcess) => p.lines.filter((l) => l.includes("uncaught exception") || l.includes("unhandled promise rejection"));
+export const guardLines = (p: ServiceProcess) =>
+  p.lines.filter((l) => l.includes("uncaught exception") || l.includes("unhandled promise rejection"));
 
 /** What a Kafka, Redis or OpenSearch outage must leave untouched: the API answers every write with 2xx, fast. */
 export function nonDatabaseOutageProblems(result: ScenarioResult, maxMs = 2000): string[] {
   const problems: string[] = [];
   for (const a of result.answers) {
-    if (!acknowledged(a)) problems.push(`${a.status} after ${Math.round(a.ms)} ms: ${JSON.stringify(a.body).slice(0, 200)}`);
+    if (!acknowledged(a))
+      problems.push(`${a.status} after ${Math.round(a.ms)} ms: ${JSON.stringify(a.body).slice(0, 200)}`);
     else if (a.ms > maxMs) problems.push(`acknowledged after ${Math.round(a.ms)} ms`);
   }
   return problems;
