@@ -11,6 +11,7 @@
 //   per partition, summed): durable across restarts, unlike the counter.
 import type { Admin, Kafka } from "kafkajs";
 import { Counter, Gauge, Histogram } from "prom-client";
+import type { Logger } from "./logger.ts";
 import { LATENCY_BUCKETS_SECONDS, type Metrics, type ScrapeSource } from "./metrics.ts";
 
 export type ConsumerOutcome = "handled" | "retried" | "dead_lettered";
@@ -44,8 +45,18 @@ export function lagOf(
 
 export function createConsumerMetrics(
   metrics: Metrics,
-  opts: { lagMaxAgeMs?: number; lagTimeoutMs?: number; onError?: (err: unknown) => void } = {},
+  opts: {
+    lagMaxAgeMs?: number;
+    lagTimeoutMs?: number;
+    /** Where a failed lag read goes; by default a debug line on `logger` (a scrape must not fail on it). */
+    onError?: (err: unknown) => void;
+    logger?: Logger;
+  } = {},
 ): ConsumerMetrics {
+  const { logger } = opts;
+  const onError =
+    opts.onError ??
+    (logger && ((err: unknown) => logger.debug("consumer metrics unavailable", { err: (err as Error).message })));
   const registers = [metrics.registry];
   const messages = new Counter({
     name: "kafka_consumer_messages_total",
@@ -125,7 +136,7 @@ export function createConsumerMetrics(
       const source = metrics.source(`kafka-consumer:${groupId}`, load, {
         maxAgeMs: opts.lagMaxAgeMs ?? 5_000,
         timeoutMs: opts.lagTimeoutMs ?? 2_000,
-        onError: opts.onError,
+        onError,
       });
       watched.set(groupId, { source, deadLetterTopic });
       return async () => {

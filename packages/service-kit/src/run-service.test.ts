@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Kafka } from "kafkajs";
 import type { HealthRoutesOptions } from "./health.ts";
 import { createLogger, silentLogger } from "./logger.ts";
-import { bootService, createBootState, type BootEnv, type ServiceParts } from "./run-service.ts";
+import { bootService, createBootState, startConsuming, type BootEnv, type ServiceParts } from "./run-service.ts";
 import { createShutdown } from "./shutdown.ts";
 
 const until = async (cond: () => boolean, ms = 2000) => {
@@ -115,6 +115,26 @@ describe("bootService", () => {
     await consumerCheck(); // passes now
     running = false; // the consumer crashed later
     expect(consumerCheck()).rejects.toThrow("not running");
+  });
+
+  test("startConsuming starts the consumers once and names the readiness check that follows whether they run", async () => {
+    const calls: string[] = [];
+    const health = fakeHealth(calls);
+    let running = false;
+    const consumers = {
+      start: async () => {
+        calls.push("consumers started");
+        running = true;
+      },
+      isRunning: () => running,
+    };
+    await bootService({ clients: {}, start: startConsuming(consumers, "consumers"), stop: {} }, env(calls, health));
+    expect(calls).toEqual(["health started", "consumers started"]);
+    const check = health.options().checks.consumers as () => Promise<unknown>;
+    await check();
+    running = false;
+    expect(check()).rejects.toThrow("not running");
+    expect(health.options().checks.consumer).toBeUndefined();
   });
 
   test("a start that keeps failing never exits the process; the shutdown ends its retries", async () => {

@@ -14,10 +14,12 @@ import type { Kafka } from "kafkajs";
 import type { Sql } from "./clients.ts";
 import type { LogLevel } from "./config.ts";
 import { loadConfigOrExit } from "./config.ts";
+import { type ConsumerMetrics, createConsumerMetrics } from "./consumer-metrics.ts";
 import { installCrashGuard } from "./crash-guard.ts";
 import { startHealthServer, type HealthRoutesOptions, type ReadinessCheck } from "./health.ts";
 import { ensureTopics, pingKafka } from "./kafka.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { createOutageMetrics, type OutageMetrics } from "./outage-wait.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { retryUntilDone } from "./retry-until.ts";
 import { createShutdown, type Shutdown, type ShutdownOptions } from "./shutdown.ts";
@@ -68,6 +70,14 @@ export interface ServiceParts {
   shutdown?: ShutdownOptions;
 }
 
+/** The usual `start` of a consuming service: its consumers start, and readiness follows whether they run. */
+export function startConsuming(
+  work: { start(): Promise<unknown> | unknown; isRunning(): boolean },
+  check = "consumer",
+): NonNullable<ServiceParts["start"]> {
+  return { what: "start consuming", run: () => work.start(), check, isRunning: () => work.isRunning() };
+}
+
 /** What runService gives main.ts's build function. */
 export interface ServiceKit<C> {
   config: C;
@@ -79,6 +89,10 @@ export interface ServiceKit<C> {
   booted: Promise<void>;
   /** Runs the shutdown, then exits 0 (a supervisor asked this process to go). */
   exit(reason: string): Promise<void>;
+  /** This process's consumer-group metrics (made once; a failed lag read is a debug line, never a failed scrape). */
+  consumerMetrics(): ConsumerMetrics;
+  /** `<service>_dependency_*` metrics of workers that wait out our own outages (made once). */
+  outageMetrics(): OutageMetrics;
 }
 
 /** The process-wide pieces bootService uses; fakes in tests. */
@@ -223,9 +237,17 @@ export async function runService<C extends { logLevel: LogLevel; healthPort: num
       await shutdown?.run(reason);
       process.exit(0);
     },
+    // Memoised: each registers its metric families once on the registry.
+    consumerMetrics: once(() => createConsumerMetrics(metrics, { logger })),
+    outageMetrics: once(() => createOutageMetrics(metrics, def.name)),
   });
   if (!parts) return;
   shutdown = createShutdown(logger, parts.shutdown);
   shutdown.listen();
   await bootService(parts, { service: def.name, logger, metrics, shutdown, healthPort: config.healthPort }, state);
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
 }

@@ -3,14 +3,8 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import {
-  createFeedSequencer,
-  createKafka,
-  createPostgres,
-  runService,
-  type ServiceKit,
-  type ServiceParts,
-} from "@pss/service-kit";
+import { createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
+import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";

@@ -1,14 +1,7 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import {
-  createConsumerMetrics,
-  createKafka,
-  createOpenSearch,
-  createPostgres,
-  runService,
-  type ServiceKit,
-  type ServiceParts,
-} from "@pss/service-kit";
+import { createKafka, createOpenSearch, createPostgres, runService, startConsuming } from "@pss/service-kit";
+import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createIndexer } from "./indexer.ts";
 import { registerIndexingGauges } from "./indexer-metrics.ts";
@@ -18,7 +11,8 @@ import { createLlmRewriter } from "./rewriting/llm-rewriter.ts";
 
 await runService({ name: "indexer", loadConfig, build });
 
-function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+  const { config, logger, metrics } = kit;
   const sql = createPostgres(config.postgres, { applicationName: "pss-indexer" });
   const opensearch = createOpenSearch(config.opensearch);
   const kafka = createKafka(config.kafka, logger);
@@ -26,9 +20,7 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     ? createLlmRewriter({ ...config.llmRewriter, logger })
     : createDeterministicRewriter();
   registerIndexingGauges({ metrics, sql, logger });
-  const consumerMetrics = createConsumerMetrics(metrics, {
-    onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
-  });
+  const consumerMetrics = kit.consumerMetrics();
   const indexer = createIndexer({
     kafka,
     sql,
@@ -59,12 +51,7 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
       },
     },
     topics: topicSpecs(config.kafka.topics),
-    start: {
-      what: "start consuming",
-      run: () => indexer.start(),
-      check: "consumer",
-      isRunning: () => indexer.isRunning(),
-    },
+    start: startConsuming(indexer),
     started() {
       logger.info("indexer consuming", { alias: config.searchAlias, groupId: config.groupId, rewriter: rewriter.name });
       reconciler.start();

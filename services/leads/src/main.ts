@@ -1,14 +1,7 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import {
-  createConsumerMetrics,
-  createKafka,
-  createOutageMetrics,
-  createPostgres,
-  runService,
-  type ServiceKit,
-  type ServiceParts,
-} from "@pss/service-kit";
+import { createKafka, createPostgres, runService, startConsuming } from "@pss/service-kit";
+import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createSmtpCheck, createSmtpTransport } from "./forwarding/smtp-transport.ts";
 import { createLeadsMetrics } from "./leads-metrics.ts";
@@ -16,7 +9,8 @@ import { createLeadsWorkers } from "./leads-workers.ts";
 
 await runService({ name: "leads", loadConfig, build });
 
-function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+  const { config, logger, metrics } = kit;
   const sql = createPostgres(config.postgres, { applicationName: "pss-leads" });
   const kafka = createKafka(config.kafka, logger);
   const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
@@ -25,12 +19,10 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
       "SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured",
     );
   const workers = createLeadsWorkers({
-    outageMetrics: createOutageMetrics(metrics, "leads"),
+    outageMetrics: kit.outageMetrics(),
     metrics: {
       leads: createLeadsMetrics({ metrics, sql, logger }),
-      consumer: createConsumerMetrics(metrics, {
-        onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
-      }),
+      consumer: kit.consumerMetrics(),
     },
     sql,
     kafka,
@@ -49,12 +41,7 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     clients: { sql, kafka },
     checks: { smtp: transport ? createSmtpCheck(transport) : null },
     topics: topicSpecs(config.kafka.topics),
-    start: {
-      what: "start consuming",
-      run: () => workers.start(),
-      check: "consumers",
-      isRunning: () => workers.isRunning(),
-    },
+    start: startConsuming(workers, "consumers"),
     started: () => logger.info("consuming lead events", { groupPrefix: config.groupPrefix }),
     stop: { "stop consumers and sweeper": () => workers.stop() },
     close: { "close smtp": () => transport?.close() },

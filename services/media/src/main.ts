@@ -1,15 +1,7 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import {
-  createConsumerMetrics,
-  createKafka,
-  createOutageMetrics,
-  createPostgres,
-  describeMediaStorage,
-  runService,
-  type ServiceKit,
-  type ServiceParts,
-} from "@pss/service-kit";
+import { createKafka, createPostgres, describeMediaStorage, runService, startConsuming } from "@pss/service-kit";
+import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { configureSharp } from "./images/image-processor.ts";
 import { createMediaMetrics } from "./media-metrics.ts";
@@ -17,20 +9,18 @@ import { createMediaService } from "./media-service.ts";
 
 await runService({ name: "media", loadConfig, build });
 
-function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+  const { config, logger, metrics } = kit;
   const sql = createPostgres(config.postgres, { applicationName: "pss-media" });
   const kafka = createKafka(config.kafka, logger);
   configureSharp(config.sharpThreads);
-  const consumer = createConsumerMetrics(metrics, {
-    onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
-  });
+  const consumer = kit.consumerMetrics();
   const media = createMediaService({
     config,
     sql,
     kafka,
     logger,
-    session: config.kafka.consumer,
-    outageMetrics: createOutageMetrics(metrics, "media"),
+    outageMetrics: kit.outageMetrics(),
     metrics: { media: createMediaMetrics({ metrics, sql, logger }), consumer },
   });
   return {
@@ -38,7 +28,7 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     // Where variants go (the directory or the bucket): without it every image would wait for a retry.
     checks: { storage: { run: () => media.storage.check(), everyMs: 10_000, timeoutMs: 3000 } },
     topics: topicSpecs(config.kafka.topics),
-    start: { what: "start consuming", run: () => media.start(), check: "consumer", isRunning: () => media.isRunning() },
+    start: startConsuming(media),
     started: () =>
       logger.info("consuming", {
         groupId: config.groupId,

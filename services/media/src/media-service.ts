@@ -5,7 +5,6 @@ import {
   createEventConsumer,
   createMediaStorage,
   type ConsumerMetrics,
-  type ConsumerSettings,
   type Logger,
   type MediaStorage,
   type OutageBackoff,
@@ -25,7 +24,10 @@ import { createRetryLoop, type RetryLoop } from "./jobs/retry-loop.ts";
 import { createWorkPool } from "./jobs/work-pool.ts";
 import type { MediaMetrics } from "./media-metrics.ts";
 
-export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
+/** What the service reads of its config: the clients are made in main.ts, but the group's session timing is its own. */
+export type MediaServiceConfig = Omit<MediaConfig, "healthPort" | "logLevel" | "postgres" | "kafka"> & {
+  kafka?: Pick<MediaConfig["kafka"], "consumer">;
+};
 
 export interface MediaServiceDeps {
   config: MediaServiceConfig;
@@ -33,8 +35,6 @@ export interface MediaServiceDeps {
   kafka: Kafka;
   logger: Logger;
   storage?: MediaStorage;
-  /** Group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
-  session?: ConsumerSettings;
   resolve?: Resolver;
   /** Confine this instance to these partners' records (tests and the benchmark share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
@@ -106,7 +106,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     // Enough partitions in flight to keep the pools busy; each waits only for its own images.
     partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
     metrics: deps.metrics?.consumer,
-    session: deps.session,
+    session: deps.config.kafka?.consumer,
     handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
   });
   const retries = createRetryLoop({

@@ -1,21 +1,15 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
 import { topicSpecs } from "@pss/contracts";
-import {
-  createConsumerMetrics,
-  createKafka,
-  createOutageMetrics,
-  createPostgres,
-  runService,
-  type ServiceKit,
-  type ServiceParts,
-} from "@pss/service-kit";
+import { createKafka, createPostgres, runService, startConsuming } from "@pss/service-kit";
+import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadConfig } from "./config.ts";
 import { createWebhooksMetrics } from "./webhooks-metrics.ts";
 import { createWebhooksService } from "./webhooks-service.ts";
 
 await runService({ name: "webhooks", loadConfig, build });
 
-function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
+  const { config, logger, metrics } = kit;
   const sql = createPostgres(config.postgres, { applicationName: "pss-webhooks" });
   const kafka = createKafka(config.kafka, logger);
   const webhooks = createWebhooksService({
@@ -23,24 +17,16 @@ function build({ config, logger, metrics }: ServiceKit<ReturnType<typeof loadCon
     sql,
     kafka,
     logger,
-    session: config.kafka.consumer,
-    outageMetrics: createOutageMetrics(metrics, "webhooks"),
+    outageMetrics: kit.outageMetrics(),
     metrics: {
       webhooks: createWebhooksMetrics({ metrics, sql, logger }),
-      consumer: createConsumerMetrics(metrics, {
-        onError: (err) => logger.debug("consumer metrics unavailable", { err: (err as Error).message }),
-      }),
+      consumer: kit.consumerMetrics(),
     },
   });
   return {
     clients: { sql, kafka },
     topics: topicSpecs(config.kafka.topics),
-    start: {
-      what: "start consuming",
-      run: () => webhooks.start(),
-      check: "consumer",
-      isRunning: () => webhooks.isRunning(),
-    },
+    start: startConsuming(webhooks),
     started: () =>
       logger.info("delivering webhooks", {
         groupId: config.groupId,

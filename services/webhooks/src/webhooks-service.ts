@@ -5,7 +5,6 @@ import {
   createEventConsumer,
   createSecretBox,
   type ConsumerMetrics,
-  type ConsumerSettings,
   type Logger,
   type OutageBackoff,
   type OutageMetrics,
@@ -24,7 +23,10 @@ import { createDeliveryCleanup } from "./retention/delivery-cleanup.ts";
 import { readEndpointStates, type EndpointState } from "./endpoint-states.ts";
 import type { WebhooksMetrics } from "./webhooks-metrics.ts";
 
-export type WebhooksServiceConfig = Omit<WebhooksConfig, "healthPort" | "logLevel" | "postgres" | "kafka">;
+/** What the service reads of its config: the clients are made in main.ts, but the group's session timing is its own. */
+export type WebhooksServiceConfig = Omit<WebhooksConfig, "healthPort" | "logLevel" | "postgres" | "kafka"> & {
+  kafka?: Pick<WebhooksConfig["kafka"], "consumer">;
+};
 
 export interface WebhooksServiceDeps {
   config: WebhooksServiceConfig;
@@ -34,8 +36,6 @@ export interface WebhooksServiceDeps {
   resolve?: Resolver;
   /** Confine this instance to these partners (tests share Kafka and PostgreSQL). */
   onlyPartners?: ReadonlySet<string>;
-  /** Consumer-group membership timing (KAFKA_SESSION_TIMEOUT_MS …). */
-  session?: ConsumerSettings;
   metrics?: { webhooks: WebhooksMetrics; consumer: ConsumerMetrics };
   /** Waits on our own dependencies (service-kit outage-wait.ts). */
   outageMetrics?: OutageMetrics;
@@ -92,7 +92,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     deadLetterTopic: Topics.webhooksDeadLetter.name,
     logger,
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
-    session: deps.session,
+    session: deps.config.kafka?.consumer,
     metrics: deps.metrics?.consumer,
     handle: createFactHandler({
       sql: deps.sql,
@@ -111,7 +111,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     deadLetterTopic: Topics.webhooksDeadLetter.name,
     logger: logger.child({ component: "report-tracker" }),
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
-    session: deps.session,
+    session: deps.config.kafka?.consumer,
     metrics: deps.metrics?.consumer,
     handle: createReportTracker({ sql: deps.sql, logger, onlyPartners: deps.onlyPartners }).handle,
   });
