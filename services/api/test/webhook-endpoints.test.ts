@@ -265,6 +265,20 @@ describe("secrets, pings and deliveries", () => {
     expect((await post(partner, `/webhook-endpoints/${id}/recover?since=yesterday`)).status).toBe(400);
   });
 
+  test("a since before anything we store (even year 0 in UTC after its offset) recovers from the beginning, never 500", async () => {
+    const id = uniqueName("crm");
+    await put(partner, id, endpointBody());
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await post(partner, `/webhook-endpoints/${id}/test`)).body.deliveryId);
+    await api.sql`UPDATE webhook_deliveries SET status = 'failed', attempt_count = 10, next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+    // 0001-01-01T00:00:00+01:32 is 0000-12-31T22:28Z: no year 0 in PostgreSQL's text form (found by Schemathesis).
+    for (const since of ["0001-01-01T00:00:00+01:32", "1969-07-20T20:17:00Z"]) {
+      const res = await post(partner, `/webhook-endpoints/${id}/recover?since=${encodeURIComponent(since)}`);
+      expect(res).toMatchObject({ status: 202, body: { status: "success", requeued: 2 } });
+      await api.sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+    }
+  });
+
   test("disabling an endpoint fails its pending deliveries with the reason; test, retry and recover are 409 until it is enabled again", async () => {
     const id = uniqueName("crm");
     await put(partner, id, endpointBody());

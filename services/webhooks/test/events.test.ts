@@ -323,6 +323,15 @@ test("replay: an endpoint created after the events gets them, with the bodies th
       })
     ).body,
   ).toEqual({ status: "success", queued: 0 });
+  // Bounds before anything we store (year 0 in UTC after the offset) mean "from the beginning": 202, never a 500.
+  expect(
+    (
+      await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, {
+        key: partner.apiKey,
+        body: { since: "0001-01-01T00:00:00+01:32", until: "1960-01-01T00:00:00Z" },
+      })
+    ).body,
+  ).toEqual({ status: "success", queued: 0 });
   expect(
     (await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${late}/replay`, { key: partner.apiKey, body: {} }))
       .status,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { BadRequestError } from "../http/errors.ts";
-import { parseDateRange, parseInstant } from "./date-range.ts";
+import { parseInstant } from "../http/instants.ts";
+import { parseDateRange } from "./date-range.ts";
 
 function message(query: Record<string, unknown>): string {
   try {

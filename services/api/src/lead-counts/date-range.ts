@@ -1,6 +1,7 @@
 // startDate / endDate of the lead-count endpoints: ISO 8601 with a time zone; start inclusive, end exclusive.
 import { isDateTime } from "@pss/contracts";
 import { BadRequestError } from "../http/errors.ts";
+import { parseInstant } from "../http/instants.ts";
 
 export interface DateRange {
   /** null: from the beginning. */
@@ -20,13 +21,6 @@ function invalid(detail: string): BadRequestError {
 }
 
 const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value);
-
-/** Milliseconds since the epoch; digits beyond the millisecond round up, so the bounds stay exact for stored (ms) times. */
-export function parseInstant(value: string): number {
-  const ms = Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
-  const fraction = /\.(\d+)/.exec(value)?.[1] ?? "";
-  return fraction.length > 3 && /[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms;
-}
 
 function instant(query: Record<string, unknown>, name: string): number | null {
   const value = query[name];

@@ -12,6 +12,7 @@ import {
   type WebhookReplayBody,
 } from "@pss/contracts";
 import type postgres from "postgres";
+import { parseInstant, recordBound } from "../http/instants.ts";
 import { BadRequestError, validationError } from "../http/errors.ts";
 import type { ActionOutcome } from "./webhook-delivery-repository.ts";
 import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
@@ -30,7 +31,7 @@ export async function replayEvents(
   ) {
     throw validationError([{ path: "throughSequence", message: "must be greater than afterSequence" }]);
   }
-  if (range.since && range.until && new Date(range.until) <= new Date(range.since))
+  if (range.since && range.until && parseInstant(range.until) <= parseInstant(range.since))
     throw validationError([{ path: "until", message: "must be later than since" }]);
   const [endpoint] =
     await sql`SELECT id::text, enabled, events FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
@@ -44,8 +45,8 @@ export async function replayEvents(
     WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[])
       ${range.afterSequence !== undefined ? sql`AND seq > ${range.afterSequence}` : sql``}
       ${range.throughSequence !== undefined ? sql`AND seq <= ${range.throughSequence}` : sql``}
-      ${range.since ? sql`AND occurred_at >= ${new Date(range.since)}` : sql``}
-      ${range.until ? sql`AND occurred_at < ${new Date(range.until)}` : sql``}
+      ${range.since ? sql`AND occurred_at >= ${recordBound(range.since)}` : sql``}
+      ${range.until ? sql`AND occurred_at < ${recordBound(range.until)}` : sql``}
     ORDER BY seq LIMIT ${MAX_REPLAY_EVENTS + 1}`;
   if (events.length > MAX_REPLAY_EVENTS)
     throw new BadRequestError(

@@ -25,6 +25,7 @@ import {
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
 import { documented, type DocumentedResponses } from "../docs/openapi.ts";
+import { recordBound } from "../http/instants.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
@@ -243,7 +244,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
       "/webhook-endpoints/:endpointId/recover",
       async ({ params, query, set, partner }) => {
         const requeued = unwrap(
-          await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), new Date(query.since)),
+          await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), recordBound(query.since)),
           WebhookErrorMessages.endpointNotFound,
         );
         set.status = 202;
