@@ -652,6 +652,10 @@ describe("GET /partner/v1/brokers (paging)", () => {
     expect(future.body).toEqual({ status: "success", results: [], nextCursor: null });
     const offset = await list(`?updatedSince=${encodeURIComponent("2000-01-01T00:00:00+02:00")}`);
     expect(offset.body.results).toHaveLength(5);
+    // 0000-12-31T22:28Z after its offset: before anything stored, so every broker (PostgreSQL has no year 0).
+    const yearZero = await list(`?updatedSince=${encodeURIComponent("0001-01-01T00:00:00+01:32")}`);
+    expect(yearZero.status).toBe(200);
+    expect(yearZero.body.results).toHaveLength(5);
   });
 
   test("updatedSince combines with paging", async () => {

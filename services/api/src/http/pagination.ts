@@ -2,6 +2,7 @@
 // appears once per pass, and in which nothing committed later can appear behind a reader (records/commit-safe-page.ts).
 import { isDateTime, isPageCursorText } from "@pss/contracts";
 import { BadRequestError } from "./errors.ts";
+import { recordBound } from "./instants.ts";
 
 /** A place in the order (write_xid, id); a page holds what comes strictly after it. */
 export interface PagePosition {
@@ -76,11 +77,12 @@ export function parsePageQuery(query: Record<string, string | undefined>): PageR
   const limit = parseLimit(query.limit);
   let updatedSince: Date | null = null;
   if (query.updatedSince !== undefined) {
-    if (!isDateTime(query.updatedSince) || new Date(query.updatedSince).getUTCFullYear() < 1)
+    if (!isDateTime(query.updatedSince))
       throw new BadRequestError(
         "updatedSince must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T00:00:00Z",
       );
-    updatedSince = new Date(query.updatedSince);
+    // Before 1970 (even year 0 in UTC after an offset) means every record: none is older.
+    updatedSince = recordBound(query.updatedSince);
   }
   if (query.cursor === undefined) return { limit, after: null, updatedSince };
   const fromCursor = decodeCursor(query.cursor);
