@@ -13,16 +13,25 @@ export async function feedRead(ctx: BenchContext): Promise<Row[]> {
   const events = Number(process.env.BENCH_FEED_EVENTS ?? 1_000_000);
   const { partnerId } = ctx.partner;
   const seedStarted = performance.now();
-  for (let from = 1; from <= events; from += 100_000) {
-    const to = Math.min(events, from + 99_999);
-    await ctx.sql`
-      INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
-      SELECT ${partnerId}::uuid, 'live', n, 'listing.updated', gen_random_uuid(), 'listing', 2,
-        jsonb_build_object('externalListingId', 'bench-' || n, 'serviceListingId', n, 'serviceBrokerId', '1', 'status', 'FOR_SALE', 'changedPaths', jsonb_build_array('financials.askingPrice')),
-        now()
-      FROM generate_series(${from}::bigint, ${to}::bigint) AS n`;
-  }
-  await ctx.sql`INSERT INTO partner_feed_heads (partner_id, mode, last_seq) VALUES (${partnerId}::uuid, 'live', ${events}) ON CONFLICT (partner_id, mode) DO UPDATE SET last_seq = EXCLUDED.last_seq`;
+  // After the partner's own events (earlier scenarios wrote some through the API), under the head row's lock, so
+  // the numbering stays the sequencer's: one run of numbers with no gap and no clash.
+  const head = await ctx.sql.begin(async (tx) => {
+    await tx`INSERT INTO partner_feed_heads (partner_id, mode, last_seq) VALUES (${partnerId}::uuid, 'live', 0) ON CONFLICT (partner_id, mode) DO NOTHING`;
+    const [row] =
+      await tx`SELECT last_seq::bigint AS last FROM partner_feed_heads WHERE partner_id = ${partnerId}::uuid AND mode = 'live' FOR UPDATE`;
+    const base = Number(row?.last ?? 0);
+    for (let from = base + 1; from <= base + events; from += 100_000) {
+      const to = Math.min(base + events, from + 99_999);
+      await tx`
+        INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
+        SELECT ${partnerId}::uuid, 'live', n, 'listing.updated', gen_random_uuid(), 'listing', 2,
+          jsonb_build_object('externalListingId', 'bench-' || n, 'serviceListingId', n, 'serviceBrokerId', '1', 'status', 'FOR_SALE', 'changedPaths', jsonb_build_array('financials.askingPrice')),
+          now()
+        FROM generate_series(${from}::bigint, ${to}::bigint) AS n`;
+    }
+    await tx`UPDATE partner_feed_heads SET last_seq = ${base + events} WHERE partner_id = ${partnerId}::uuid AND mode = 'live'`;
+    return base + events;
+  });
   await ctx.sql`ANALYZE partner_feed`;
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   const api = await startApiProcess({ ...ctx.urls });
@@ -32,7 +41,7 @@ export async function feedRead(ctx: BenchContext): Promise<Row[]> {
       url: api.url,
       key: ctx.partner.apiKey,
       mode: "feed" as const,
-      existing: events,
+      existing: head,
       pageSize: PAGE,
       connections: READERS,
     };
