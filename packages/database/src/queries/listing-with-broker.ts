@@ -20,8 +20,19 @@ export interface ListingBroker {
   listedAt: Date;
 }
 
-/** The columns of listingBrokerColumns as values. */
-/** A row selected with `listingBrokerColumns` (a postgres.js row: its columns are not typed). */
+/** The columns of listingBrokerColumns as values, from a row selected with them (postgres.js rows are not typed). */
 export function toListingBroker(row: postgres.Row): ListingBroker {
   return { brokerId: String(row.broker_id), brokerName: String(row.broker_name), listedAt: new Date(row.listed_at) };
+}
+
+/** A listing's location as every read model shows it (buyers' pages, search documents), from its listings columns. */
+export function toListingLocation(row: postgres.Row) {
+  return {
+    streetAddress1: row.street_address1,
+    city: row.city,
+    state: row.state,
+    postalCode: row.postal_code,
+    country: row.country,
+    visibility: row.visibility,
+  };
 }

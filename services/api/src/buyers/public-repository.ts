@@ -1,7 +1,7 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
 // Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
 // read only for their previews, by the functions at the end of this file.
-import { listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
+import { listingBrokerColumns, listingWithBroker, toListingBroker, toListingLocation } from "@pss/database/queries";
 import type { Visibility } from "@pss/contracts";
 import type postgres from "postgres";
 import {
@@ -76,14 +76,7 @@ function toListingRow(r: postgres.Row): PublicListingRow {
     description: r.description,
     descriptionOptimized: r.description_optimized,
     establishedAt: r.established_at,
-    location: {
-      streetAddress1: r.street_address1,
-      city: r.city,
-      state: r.state,
-      postalCode: r.postal_code,
-      country: r.country,
-      visibility: r.visibility,
-    },
+    location: toListingLocation(r),
     financials: r.financials,
     property: r.property,
     financing: r.financing,
@@ -195,14 +188,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
       {
         visible: r.visible === true,
         status: r.status,
-        location: {
-          streetAddress1: r.street_address1,
-          city: r.city,
-          state: r.state,
-          postalCode: r.postal_code,
-          country: r.country,
-          visibility: r.visibility,
-        },
+        location: toListingLocation(r),
         broker: { id: r.broker_id, name: r.broker_name },
         photo: r.photo ?? null,
       },

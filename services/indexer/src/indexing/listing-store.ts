@@ -8,7 +8,13 @@ import {
   type ListingStatus,
   type RecordMode,
 } from "@pss/contracts";
-import { isoTimestamp, listingBrokerColumns, listingWithBroker, toListingBroker } from "@pss/database/queries";
+import {
+  isoTimestamp,
+  listingBrokerColumns,
+  listingWithBroker,
+  toListingBroker,
+  toListingLocation,
+} from "@pss/database/queries";
 import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
@@ -72,14 +78,7 @@ function toSourceAndState(r: postgres.Row): { source: ListingSource; state: Stor
       title: r.title,
       description: r.description,
       establishedAt: r.established_at,
-      location: {
-        streetAddress1: r.street_address1,
-        city: r.city,
-        state: r.state,
-        postalCode: r.postal_code,
-        country: r.country,
-        visibility: r.visibility,
-      },
+      location: toListingLocation(r),
       financials: r.financials,
       financing: r.financing,
       updatedAt: r.updated_at,
