@@ -9,6 +9,7 @@ import {
   type StartedTestContainer,
 } from "testcontainers";
 import { readComposeEnv } from "../../scripts/containers/compose-env.ts";
+import { engineAnswers } from "../../scripts/containers/engine.ts";
 import { imageFor } from "../../scripts/containers/image-variables.ts";
 
 /** The environment's image variables, else those `npm run images` wrote to .env, else the official images. */
@@ -51,22 +52,7 @@ export interface ContainerUrls {
  * True only when a Docker engine actually answers. Having the `docker` client installed is not enough
  * (this is the case on our Docker-less CI machines), so ask the engine, with a short timeout.
  */
-export async function dockerEngineAvailable(): Promise<boolean> {
-  if (!Bun.which("docker")) return false;
-  try {
-    const proc = Bun.spawn({
-      cmd: ["docker", "info", "--format", "{{.ServerVersion}}"],
-      stdout: "ignore",
-      stderr: "ignore",
-      stdin: "ignore",
-      timeout: 5_000,
-      killSignal: "SIGKILL",
-    });
-    return (await proc.exited) === 0;
-  } catch {
-    return false;
-  }
-}
+export const dockerEngineAvailable = engineAnswers;
 
 /** Starts PostgreSQL, Redis, Kafka, OpenSearch and S3Proxy in parallel and returns their URLs. */
 export async function startWithTestcontainers(): Promise<{ urls: ContainerUrls; stop: () => Promise<void> }> {
