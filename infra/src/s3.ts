@@ -20,6 +20,31 @@ export const LOCAL_S3 = {
   S3_SECRET_ACCESS_KEY: "pss-local-secret",
 } as const;
 
+/** S3Proxy's properties for a loopback server of LOCAL_S3's bucket and credentials, its data under dataDir. */
+export function s3ProxyProperties(endpoint: string, dataDir: string): string {
+  return [
+    `s3proxy.endpoint=${endpoint}`,
+    // Signed requests only (SigV4 or V2), as with a real provider: an unsigned client is refused.
+    "s3proxy.authorization=aws-v2-or-v4",
+    `s3proxy.identity=${LOCAL_S3.S3_ACCESS_KEY_ID}`,
+    `s3proxy.credential=${LOCAL_S3.S3_SECRET_ACCESS_KEY}`,
+    "jclouds.provider=filesystem-nio2",
+    `jclouds.filesystem.basedir=${dataDir}`,
+    "",
+  ].join("\n");
+}
+
+/** A client of LOCAL_S3's bucket on the server at endpoint, signed with its credentials. */
+export function localS3Client(endpoint: string): Bun.S3Client {
+  return new Bun.S3Client({
+    endpoint,
+    bucket: LOCAL_S3.S3_BUCKET,
+    region: LOCAL_S3.S3_REGION,
+    accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
+    secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+  });
+}
+
 export function s3Component(paths: InfraPaths): Component {
   const dir = join(paths.dataDir, "s3");
   const dataDir = join(dir, "data");
@@ -47,19 +72,7 @@ export function s3Component(paths: InfraPaths): Component {
       const bucketDir = join(dataDir, LOCAL_S3.S3_BUCKET);
       mkdirSync(bucketDir, { recursive: true });
       chmodSync(bucketDir, 0o700);
-      writeFileSync(
-        propsFile,
-        [
-          `s3proxy.endpoint=${endpoint}`,
-          // Signed requests only (SigV4 or V2), as with a real provider: an unsigned client is refused.
-          "s3proxy.authorization=aws-v2-or-v4",
-          `s3proxy.identity=${LOCAL_S3.S3_ACCESS_KEY_ID}`,
-          `s3proxy.credential=${LOCAL_S3.S3_SECRET_ACCESS_KEY}`,
-          "jclouds.provider=filesystem-nio2",
-          `jclouds.filesystem.basedir=${dataDir}`,
-          "",
-        ].join("\n"),
-      );
+      writeFileSync(propsFile, s3ProxyProperties(endpoint, dataDir));
       startDetached({
         cmd: javaBinary(),
         args: [
@@ -81,14 +94,7 @@ export function s3Component(paths: InfraPaths): Component {
     },
     async ready() {
       // A signed listing of the bucket: the server answers, the credentials work and the bucket exists.
-      const client = new Bun.S3Client({
-        endpoint,
-        bucket: LOCAL_S3.S3_BUCKET,
-        region: LOCAL_S3.S3_REGION,
-        accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
-        secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
-      });
-      await client.list({ maxKeys: 1 });
+      await localS3Client(endpoint).list({ maxKeys: 1 });
       return true;
     },
     async stop() {

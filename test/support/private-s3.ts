@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { defaultPaths, LOCAL_S3 } from "../../infra/src/index.ts";
+import { localS3Client, s3ProxyProperties } from "../../infra/src/s3.ts";
 import { cachedJars, javaBinary } from "../../infra/src/maven.ts";
 import { freePort } from "./ports.ts";
 
@@ -43,25 +44,8 @@ export async function startPrivateS3(): Promise<PrivateS3> {
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
   const props = join(dir, "s3proxy.properties");
-  writeFileSync(
-    props,
-    [
-      `s3proxy.endpoint=${endpoint}`,
-      "s3proxy.authorization=aws-v2-or-v4",
-      `s3proxy.identity=${LOCAL_S3.S3_ACCESS_KEY_ID}`,
-      `s3proxy.credential=${LOCAL_S3.S3_SECRET_ACCESS_KEY}`,
-      "jclouds.provider=filesystem-nio2",
-      `jclouds.filesystem.basedir=${dataDir}`,
-      "",
-    ].join("\n"),
-  );
-  const client = new Bun.S3Client({
-    endpoint,
-    bucket: LOCAL_S3.S3_BUCKET,
-    region: LOCAL_S3.S3_REGION,
-    accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
-    secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
-  });
+  writeFileSync(props, s3ProxyProperties(endpoint, dataDir));
+  const client = localS3Client(endpoint);
   let proc: Subprocess | null = null;
 
   async function start() {
