@@ -10,6 +10,9 @@ export function parseInstant(value: string): number {
   return fraction.length > 3 && /[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms;
 }
 
+/** Nothing we store predates the Unix epoch: an earlier bound on our rows means "from the beginning". */
+export const EARLIEST_RECORD_MS = 0;
+
 /**
  * A valid date-time as a bound on rows we wrote. Nothing of ours predates the Unix epoch, so an earlier bound
  * means "from the beginning" and becomes the epoch: that also keeps it inside PostgreSQL's range, which ends
@@ -17,5 +20,5 @@ export function parseInstant(value: string): number {
  * year 0 in UTC; PostgreSQL refused it and the route answered 500).
  */
 export function recordBound(value: string): Date {
-  return new Date(Math.max(parseInstant(value), 0));
+  return new Date(Math.max(parseInstant(value), EARLIEST_RECORD_MS));
 }

@@ -1,7 +1,7 @@
 // startDate / endDate of the lead-count endpoints: ISO 8601 with a time zone; start inclusive, end exclusive.
 import { isDateTime } from "@pss/contracts";
 import { BadRequestError } from "../http/errors.ts";
-import { parseInstant } from "../http/instants.ts";
+import { EARLIEST_RECORD_MS, parseInstant } from "../http/instants.ts";
 
 export interface DateRange {
   /** null: from the beginning. */
@@ -13,8 +13,6 @@ export interface DateRange {
 export const DATE_RULE =
   "dates must be ISO 8601 date-times with a time zone (Z or an offset), e.g. 2024-05-01T00:00:00Z";
 const ALLOWED = ["startDate", "endDate"];
-// No lead predates the service: earlier bounds are clamped here, which keeps every value inside PostgreSQL's range.
-const EPOCH = 0;
 
 function invalid(detail: string): BadRequestError {
   return new BadRequestError(`Invalid query parameters: ${DATE_RULE}; ${detail}`);
@@ -45,8 +43,9 @@ export function parseDateRange(query: Record<string, unknown>): DateRange {
       { path: "startDate", message: `must not be after endDate; ${problem}` },
     ]);
   }
+  // No lead predates the service: earlier bounds are clamped, which keeps every value inside PostgreSQL's range.
   return {
-    start: start === null || start <= EPOCH ? null : new Date(start),
-    end: end === null ? null : new Date(Math.max(end, EPOCH)),
+    start: start === null || start <= EARLIEST_RECORD_MS ? null : new Date(start),
+    end: end === null ? null : new Date(Math.max(end, EARLIEST_RECORD_MS)),
   };
 }
