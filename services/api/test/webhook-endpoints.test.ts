@@ -30,6 +30,20 @@ const endpointBody = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
+/** Marks deliveries failed for good (their schedule used up), as the worker leaves them. */
+const failForGood = (ids: string[]) =>
+  api.sql`UPDATE webhook_deliveries SET status = 'failed', attempt_count = 10, next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+
+/** A new endpoint of `partner` with `pings` test deliveries, all failed for good. */
+async function endpointWithFailedPings(pings: number): Promise<{ id: string; ids: string[] }> {
+  const id = uniqueName("crm");
+  await put(partner, id, endpointBody());
+  const ids: string[] = [];
+  for (let i = 0; i < pings; i++) ids.push((await post(partner, `/webhook-endpoints/${id}/test`)).body.deliveryId);
+  await failForGood(ids);
+  return { id, ids };
+}
+
 describe("webhook endpoints: PUT semantics like listings", () => {
   test("a new endpointId creates the endpoint (201) and shows its whsec_ secret once; an identical repeat is 200 without it", async () => {
     const id = uniqueName("crm");
@@ -237,11 +251,7 @@ describe("secrets, pings and deliveries", () => {
   });
 
   test("retry queues one delivery again with a fresh schedule; recover queues every failed one since a time", async () => {
-    const id = uniqueName("crm");
-    await put(partner, id, endpointBody());
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await post(partner, `/webhook-endpoints/${id}/test`)).body.deliveryId);
-    await api.sql`UPDATE webhook_deliveries SET status = 'failed', attempt_count = 10, next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+    const { id, ids } = await endpointWithFailedPings(3);
     await api.sql`UPDATE webhook_deliveries SET created_at = now() - interval '2 days' WHERE id = ${ids[0]!}::uuid`;
 
     const retried = await post(partner, `/webhook-deliveries/${ids[0]}/retry`);
@@ -266,16 +276,12 @@ describe("secrets, pings and deliveries", () => {
   });
 
   test("a since before anything we store (even year 0 in UTC after its offset) recovers from the beginning, never 500", async () => {
-    const id = uniqueName("crm");
-    await put(partner, id, endpointBody());
-    const ids: string[] = [];
-    for (let i = 0; i < 2; i++) ids.push((await post(partner, `/webhook-endpoints/${id}/test`)).body.deliveryId);
-    await api.sql`UPDATE webhook_deliveries SET status = 'failed', attempt_count = 10, next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+    const { id, ids } = await endpointWithFailedPings(2);
     // 0001-01-01T00:00:00+01:32 is 0000-12-31T22:28Z: no year 0 in PostgreSQL's text form (found by Schemathesis).
     for (const since of ["0001-01-01T00:00:00+01:32", "1969-07-20T20:17:00Z"]) {
       const res = await post(partner, `/webhook-endpoints/${id}/recover?since=${encodeURIComponent(since)}`);
       expect(res).toMatchObject({ status: 202, body: { status: "success", requeued: 2 } });
-      await api.sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE id = ANY(${ids}::uuid[])`;
+      await failForGood(ids);
     }
   });
 
