@@ -14,6 +14,7 @@ import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
 import { ensureEngine, nofileLimit } from "./containers/engine.ts";
+import { createClosingLineGuard, quoteForeignClosingLines } from "./closing-lines.ts";
 import { createFailureCollector } from "./failure-report.ts";
 import { lintStep } from "./lint-step.ts";
 
@@ -43,23 +44,33 @@ const bunOptions = [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean
 const failures = createFailureCollector();
 const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };
 
-/** One `bun test` run: its report passes through, its counts add to the closing line. */
+/** One `bun test` run: its report passes through (foreign closing lines quoted), its counts add to the closing line. */
 async function bunTest(testArgs: string[], env: Record<string, string | undefined>): Promise<void> {
   const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], {
     env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions },
     stdin: "ignore",
-    stdout: "inherit",
+    stdout: "pipe",
     stderr: "pipe",
   });
+  // The tests' own stdout: passed through, but never a line that reads as a test runner's closing line.
+  const stdout = createClosingLineGuard((text) => process.stdout.write(text));
+  const forwardStdout = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) stdout.push(decoder.decode(chunk, { stream: true }));
+    stdout.end();
+  })();
   // bun test reports on stderr; pass it through and keep the tail to read its counts.
+  const stderr = createClosingLineGuard((text) => process.stderr.write(text));
   let tail = "";
   const decoder = new TextDecoder();
   for await (const chunk of proc.stderr) {
-    process.stderr.write(chunk);
     const text = decoder.decode(chunk, { stream: true });
+    stderr.push(text);
     tail = (tail + text).slice(-4000);
     failures.push(text);
   }
+  stderr.end();
+  await forwardStdout;
   const code = await proc.exited;
   const passed = Number(/(\d+) pass\b/.exec(tail)?.[1] ?? 0);
   totals.passed += passed;
@@ -79,7 +90,9 @@ if (containerPart) await containerTests();
 // closing line, where CI logs that keep only the tail still show it.
 const details = failures.blocks();
 if (details.length > 0)
-  console.error(`\nfailures in detail (the output each failing test printed):\n${details.join("\n\n")}`);
+  console.error(
+    `\nfailures in detail (the output each failing test printed):\n${details.map(quoteForeignClosingLines).join("\n\n")}`,
+  );
 console.log(
   `\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}${lint.ok ? "" : " (and lint failed: see above)"}`,
 );
