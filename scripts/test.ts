@@ -7,7 +7,7 @@
 // tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
 // PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments.
 //
-// First of all, the lint step (scripts/lint-step.ts, `biome check`): a whole run stops at once on a violation; a run
+// First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run
 // with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
 import { pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";

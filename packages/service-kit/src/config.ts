@@ -2,6 +2,7 @@
 // Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
 // parse often does so because of its password).
 import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
+import { checkDatabaseUrl, checkPublicBaseUrl } from "./production-safety.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -174,8 +175,10 @@ export interface OpenSearchConfig {
 }
 
 export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfig {
+  const url = r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  checkDatabaseUrl(r, url);
   return {
-    url: r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]),
+    url,
     maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }),
     preparedStatements: r.bool("DATABASE_PREPARED_STATEMENTS", true),
   };
@@ -221,9 +224,9 @@ export function readSearchAlias(r: EnvReader, fallback: string): string {
 }
 /**
  * PUBLIC_BASE_URL, the address buyers and partners reach the API at (links, image URLs, e-mails), without a
- * trailing slash. Required in production, recognised by NODE_ENV=production (the image and docker-compose.yml
- * set it); anywhere else is local development, where it falls back to the loopback API so `npm start` needs
- * no settings.
+ * trailing slash. Required in production, recognised by NODE_ENV=production (the image sets it), and not a
+ * loopback address there; anywhere else is local development, where it falls back to the loopback API so
+ * `npm start` needs no settings.
  */
 export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
   if (r.optionalString("PUBLIC_BASE_URL") === undefined && r.optionalString("NODE_ENV") === "production") {
@@ -232,7 +235,9 @@ export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
     );
     return localFallback;
   }
-  return r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
+  const url = r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
+  checkPublicBaseUrl(r, r.optionalString("PUBLIC_BASE_URL"));
+  return url;
 }
 
 export function readLogLevel(r: EnvReader): LogLevel {

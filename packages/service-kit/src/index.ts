@@ -30,3 +30,4 @@ export * from "./held-lease.ts";
 export * from "./run-service.ts";
 export * from "./sql-values.ts";
 export * from "./opensearch-body.ts";
+export * from "./production-safety.ts";

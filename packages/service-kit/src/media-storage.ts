@@ -3,6 +3,7 @@
 // media service writes, the API serves, the garbage collector lists and deletes, the admin CLI copies.
 // Names are content addresses (@pss/contracts media.ts), so a name's bytes never change and identical images
 // are stored once. Storage knows names only: public URLs are built from configuration when records are read.
+import { checkSecret, DEVELOPMENT_S3_SECRETS } from "./production-safety.ts";
 import type { EnvReader } from "./config.ts";
 import { createLocalMediaStorage } from "./local-media-storage.ts";
 import { createS3MediaStorage } from "./s3-media-storage.ts";
@@ -83,6 +84,7 @@ export function readMediaStorageConfig(r: EnvReader, fallbackKind: "local" | "s3
   const endpoint = r.optionalString("S3_ENDPOINT") === undefined ? undefined : r.url("S3_ENDPOINT");
   const publicEndpoint = r.optionalString("S3_PUBLIC_ENDPOINT") === undefined ? undefined : r.url("S3_PUBLIC_ENDPOINT");
   const prefix = r.optionalString("S3_PREFIX") ?? "";
+  checkSecret(r, "S3_SECRET_ACCESS_KEY", r.optionalString("S3_SECRET_ACCESS_KEY"), DEVELOPMENT_S3_SECRETS);
   return {
     kind,
     endpoint: endpoint?.replace(/\/+$/, ""),

@@ -217,13 +217,15 @@ export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: n
 }
 
 /** Runs one service process: see the top of this file. */
-export async function runService<C extends { logLevel: LogLevel; healthPort: number }>(
-  def: ServiceDefinition<C>,
-): Promise<void> {
+export async function runService<
+  C extends { logLevel: LogLevel; healthPort: number; developmentProfile?: string | null },
+>(def: ServiceDefinition<C>): Promise<void> {
   const config = loadConfigOrExit(def.name, def.loadConfig);
   const base = def.logFields?.(config);
   const logger = createLogger({ service: def.name, level: config.logLevel, ...(base ? { base } : {}) });
   installCrashGuard(logger);
+  // Outside NODE_ENV=production the service says so once (production-safety.ts).
+  if (config.developmentProfile) logger.warn(config.developmentProfile);
   const metrics = createMetrics({ service: def.name });
   const state = createBootState();
   let shutdown: Shutdown | null = null;

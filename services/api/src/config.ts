@@ -1,6 +1,7 @@
 // The only place the API reads its environment. Fails at boot with every problem listed.
 import { availableParallelism } from "node:os";
 import {
+  developmentProfileNotice,
   ConfigError,
   createEnvReader,
   readKafkaConfig,
@@ -28,6 +29,8 @@ export interface ApiConfig {
   healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   redis: RedisConfig;
   kafka: KafkaConfig;
@@ -103,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
     publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 20),
     redis: readRedisConfig(r),
     kafka: readKafkaConfig(r, "pss-api"),
@@ -144,6 +148,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export interface RelayConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   outboxRelay: OutboxRelayLimits;
@@ -178,6 +184,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
   const config: RelayConfig = {
     healthPort: r.int("HEALTH_PORT", 8084, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 2),
     kafka: readKafkaConfig(r, "pss-outbox-relay"),
     outboxRelay: readOutboxRelayLimits(r),

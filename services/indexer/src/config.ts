@@ -1,6 +1,7 @@
 // The only place the indexer service reads its environment. Fails at boot with every problem listed.
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import {
+  developmentProfileNotice,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -23,6 +24,8 @@ export interface LlmRewriterConfig {
 export interface IndexerConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   opensearch: OpenSearchConfig;
@@ -41,6 +44,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: IndexerConfig = {
     healthPort: r.int("HEALTH_PORT", 8082, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-indexer"),
     opensearch: readOpenSearchConfig(r),

@@ -1,6 +1,8 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
 import { isEmail } from "@pss/contracts";
 import {
+  checkMailHost,
+  developmentProfileNotice,
   ConfigError,
   createEnvReader,
   readKafkaConfig,
@@ -16,6 +18,8 @@ import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
 export interface LeadsConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   /** Consumer groups are <prefix>-counter and <prefix>-mailer. */
@@ -45,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const user = r.optionalString("SMTP_USER");
   const password = r.optionalString("SMTP_PASSWORD");
   const from = r.optionalString("SMTP_FROM");
+  checkMailHost(r, smtpHost);
   let smtp: SmtpConfig | null = null;
   if (smtpHost) {
     const address = from ? senderAddress(from) : "";
@@ -64,6 +69,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-leads"),
     groupPrefix: r.string("LEADS_GROUP_PREFIX", "pss-leads"),

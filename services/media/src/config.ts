@@ -1,6 +1,7 @@
 // The only place the media service reads its environment. Fails at boot with every problem listed.
 import { availableParallelism } from "node:os";
 import {
+  developmentProfileNotice,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -15,6 +16,8 @@ import {
 export interface MediaConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
@@ -52,6 +55,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: MediaConfig = {
     healthPort: r.int("HEALTH_PORT", 8081, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-media"),
     groupId: r.string("MEDIA_CONSUMER_GROUP", "pss-media"),

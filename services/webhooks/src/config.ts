@@ -1,5 +1,6 @@
 // The only place the webhooks service reads its environment. Fails at boot with every problem listed.
 import {
+  developmentProfileNotice,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -17,6 +18,8 @@ const DAY_MS = 24 * 3600 * 1000;
 export interface WebhooksConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** The boot line outside NODE_ENV=production (null in production). */
+  developmentProfile: string | null;
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
@@ -54,6 +57,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: WebhooksConfig = {
     healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-webhooks"),
     groupId: r.string("WEBHOOKS_CONSUMER_GROUP", "pss-webhooks"),

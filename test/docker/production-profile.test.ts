@@ -1,0 +1,124 @@
+// NODE_ENV=production refuses to boot with a development default (packages/service-kit/src/production-safety.ts),
+// one line per problem; the compose file's defaults are exactly such defaults, so `docker compose up` without a
+// production .env runs the development profile and says so, and with NODE_ENV=production it refuses to start.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError } from "@pss/service-kit";
+import { loadConfig as loadApiConfig, loadRelayConfig } from "../../services/api/src/config.ts";
+import { loadConfig as loadIndexerConfig } from "../../services/indexer/src/config.ts";
+import { loadConfig as loadLeadsConfig } from "../../services/leads/src/config.ts";
+import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
+import { loadConfig as loadWebhooksConfig } from "../../services/webhooks/src/config.ts";
+import { TEST_WEBHOOK_SECRET_KEY } from "../support/env.ts";
+
+type Env = Record<string, string | undefined>;
+const compose = readFileSync(join(import.meta.dir, "..", "..", "docker-compose.yml"), "utf8");
+
+/** The value compose substitutes for ${NAME:-default} when .env does not set NAME. */
+function composeDefault(name: string): string {
+  const match = new RegExp(`\\$\\{${name}:-([^}]*)\\}`).exec(compose);
+  if (!match) throw new Error(`docker-compose.yml has no default for ${name}`);
+  return match[1]!;
+}
+
+// What the services get from docker-compose.yml with no .env at all (the development profile's values).
+const composeDefaults: Env = {
+  DATABASE_URL: `postgres://pss:${composeDefault("POSTGRES_PASSWORD")}@postgres:5432/pss`,
+  REDIS_URL: "redis://redis:6379",
+  KAFKA_BROKERS: "kafka:9092",
+  OPENSEARCH_URL: "http://opensearch:9200",
+  PUBLIC_BASE_URL: composeDefault("PUBLIC_BASE_URL"),
+  MEDIA_STORAGE: "s3",
+  S3_ENDPOINT: composeDefault("S3_ENDPOINT"),
+  S3_BUCKET: composeDefault("S3_BUCKET"),
+  S3_ACCESS_KEY_ID: composeDefault("S3_ACCESS_KEY_ID"),
+  S3_SECRET_ACCESS_KEY: composeDefault("S3_SECRET_ACCESS_KEY"),
+  SMTP_HOST: composeDefault("SMTP_HOST"),
+  SMTP_PORT: composeDefault("SMTP_PORT"),
+  SMTP_FROM: composeDefault("SMTP_FROM"),
+  // The compose file generates a random key into a volume; the tests' published key is the known default here.
+  WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
+};
+
+const productionValues: Env = {
+  ...composeDefaults,
+  NODE_ENV: "production",
+  DATABASE_URL: "postgres://pss:9f2c-own-secret@postgres:5432/pss",
+  PUBLIC_BASE_URL: "https://market.example.com",
+  S3_SECRET_ACCESS_KEY: "own-s3-secret-31c5",
+  SMTP_HOST: "smtp.example.com",
+  WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+};
+
+const LOOPBACK = "PUBLIC_BASE_URL is a loopback address";
+const DB = "DATABASE_URL uses a development password";
+const S3 = "S3_SECRET_ACCESS_KEY is a development default";
+const KEY = "WEBHOOK_SECRET_KEY is a development default";
+const SINK = "SMTP_HOST=smtp-sink is a development mail sink";
+
+/** Each service, what it reads, and so what it must refuse in production with the compose defaults. */
+const SERVICES: { name: string; load: (env: Env) => { developmentProfile: string | null }; refuses: string[] }[] = [
+  { name: "api", load: loadApiConfig, refuses: [LOOPBACK, DB, S3, KEY] },
+  { name: "outbox-relay", load: loadRelayConfig, refuses: [DB] },
+  { name: "indexer", load: loadIndexerConfig, refuses: [DB] },
+  { name: "leads", load: loadLeadsConfig, refuses: [LOOPBACK, DB, SINK] },
+  { name: "media", load: loadMediaConfig, refuses: [DB, S3] },
+  { name: "webhooks", load: loadWebhooksConfig, refuses: [LOOPBACK, DB, KEY] },
+];
+
+function problemsOf(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("NODE_ENV=production with the compose file's development defaults", () => {
+  for (const s of SERVICES)
+    test(`${s.name} refuses to boot, one line for each default it reads`, () => {
+      const problems = problemsOf(() => s.load({ ...composeDefaults, NODE_ENV: "production" }));
+      for (const expected of s.refuses) expect(problems.filter((p) => p.startsWith(expected))).toHaveLength(1);
+      expect(problems).toHaveLength(s.refuses.length);
+      for (const p of problems) expect(p).not.toContain("\n");
+    });
+
+  test("a loopback address in any spelling is refused as PUBLIC_BASE_URL; a public one is kept", () => {
+    for (const url of ["http://127.0.0.2:8080", "http://[::1]:8080", "http://app.localhost", "http://0.0.0.0"])
+      expect(problemsOf(() => loadWebhooksConfig({ ...productionValues, PUBLIC_BASE_URL: url }))).toEqual([
+        expect.stringContaining(LOOPBACK),
+      ]);
+    expect(loadWebhooksConfig(productionValues).publicBaseUrl).toBe("https://market.example.com");
+  });
+
+  test("leads refuses no mail relay at all in production (leads would only wait), and any known sink", () => {
+    expect(problemsOf(() => loadLeadsConfig({ ...productionValues, SMTP_HOST: undefined }))).toEqual([
+      expect.stringContaining("SMTP_HOST is required with NODE_ENV=production"),
+    ]);
+    expect(problemsOf(() => loadLeadsConfig({ ...productionValues, SMTP_HOST: "mailpit" }))).toEqual([
+      expect.stringContaining("SMTP_HOST=mailpit is a development mail sink"),
+    ]);
+  });
+});
+
+describe("the development profile and a real production configuration", () => {
+  for (const s of SERVICES)
+    test(`${s.name}: compose's defaults boot as development and say so; production values boot silently`, () => {
+      const dev = s.load({ ...composeDefaults, NODE_ENV: "development" });
+      expect(dev.developmentProfile).toContain("development profile (NODE_ENV=development)");
+      expect(s.load({ ...composeDefaults, NODE_ENV: undefined }).developmentProfile).toContain("NODE_ENV=unset");
+      expect(s.load(productionValues).developmentProfile).toBeNull();
+    });
+
+  test("compose runs the development profile unless .env sets NODE_ENV, and passes each production setting through", () => {
+    expect(composeDefault("NODE_ENV")).toBe("development");
+    const example = readFileSync(join(import.meta.dir, "..", "..", ".env.example"), "utf8");
+    const exampleNames = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]!);
+    expect(exampleNames).toContain("NODE_ENV");
+    // Every variable .env.example offers reaches the containers (a ${NAME...} substitution in the compose file).
+    for (const name of exampleNames) expect(compose).toContain(`\${${name}:-`);
+  });
+});
