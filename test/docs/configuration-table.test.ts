@@ -1,0 +1,69 @@
+// Every environment variable a service's configuration reads is a row of the README's configuration table, and
+// every row names something the code (or the runtime) reads: operators find each setting in one place.
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..", "..");
+/** Read by the code, but not an operator's setting. */
+const INTERNAL: Record<string, string> = {
+  API_WORKER_INDEX: "set by the API's primary process for each worker it starts",
+};
+/** Table rows the code does not read through an EnvReader. */
+const READ_ELSEWHERE: Record<string, string> = {
+  BUN_OPTIONS: "read by the Bun runtime itself",
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === "node_modules") return [];
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith(".ts") && !name.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+function variablesReadByCode(): Set<string> {
+  const names = new Set<string>();
+  const dirs = ["services", "packages"].flatMap((top) =>
+    readdirSync(join(root, top)).map((workspace) => join(root, top, workspace, "src")),
+  );
+  for (const file of dirs.flatMap((d) =>
+    statSync(d, { throwIfNoEntry: false })?.isDirectory() ? sourceFiles(d) : [],
+  )) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/\br\.(?:string|optionalString|int|bool|url|list|oneOf)\(\s*"([A-Z0-9_]+)"/g))
+      names.add(m[1]!);
+    // A secret key is read as NAME or NAME_FILE (secret-key-config.ts).
+    for (const m of text.matchAll(/\breadSecretKey\(\s*r,\s*"([A-Z0-9_]+)"/g)) names.add(m[1]!).add(`${m[1]}_FILE`);
+  }
+  return names;
+}
+
+function tableVariables(): Set<string> {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const section = readme.slice(
+    readme.indexOf("\n## Configuration"),
+    readme.indexOf("\n## ", readme.indexOf("\n## Configuration") + 5),
+  );
+  const names = new Set<string>();
+  for (const line of section.split("\n")) {
+    const firstCell = /^\|([^|]*)\|/.exec(line)?.[1] ?? "";
+    for (const m of firstCell.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) names.add(m[1]!);
+  }
+  return names;
+}
+
+test("every variable the services' configuration reads has a row in the README's configuration table", () => {
+  const read = variablesReadByCode();
+  expect(read.size).toBeGreaterThan(50);
+  const table = tableVariables();
+  const missing = [...read].filter((name) => !table.has(name) && !(name in INTERNAL)).sort();
+  expect(missing).toEqual([]);
+});
+
+test("every row of the configuration table names a variable something reads", () => {
+  const read = variablesReadByCode();
+  const stale = [...tableVariables()].filter((name) => !read.has(name) && !(name in READ_ELSEWHERE)).sort();
+  expect(stale).toEqual([]);
+});
