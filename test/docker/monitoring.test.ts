@@ -24,7 +24,7 @@ const prometheus = Bun.YAML.parse(read("monitoring/prometheus.yml")) as {
   }[];
 };
 const alerts = Bun.YAML.parse(read("monitoring/alerts.yml")) as {
-  groups: { rules: { alert: string; expr: string }[] }[];
+  groups: { rules: { alert: string; expr: string; annotations?: { runbook?: string } }[] }[];
 };
 const dashboard = JSON.parse(read("monitoring/grafana/dashboards/pss-overview.json")) as {
   panels: { targets?: { expr: string }[] }[];
@@ -107,4 +107,31 @@ test("every metric the services declare is explained in docs/operations.md", () 
   const declared = files.flatMap((f) => [...read(f).matchAll(/\bname: "([a-z]+_[a-z_]+)"/g)].map((m) => m[1]!));
   expect(declared.length).toBeGreaterThanOrEqual(25);
   expect(declared.filter((n) => !new RegExp(`\`${n}[\`{]`).test(operations))).toEqual([]);
+});
+
+/** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, "")
+    .replace(/ /g, "-");
+
+test("every alert names a runbook section of docs/operations.md that says what it means and what to do", () => {
+  const sections = new Map<string, string>();
+  const parts = operations.split(/^#{2,3} (.+)$/m);
+  for (let i = 1; i < parts.length; i += 2) sections.set(anchorOf(parts[i]!), parts[i + 1]!);
+  const rules = alerts.groups.flatMap((g) => g.rules);
+  expect(rules.length).toBeGreaterThan(10);
+  for (const rule of rules) {
+    const runbook = rule.annotations?.runbook ?? "";
+    expect({ alert: rule.alert, runbook }).toEqual({
+      alert: rule.alert,
+      runbook: expect.stringMatching(/^docs\/operations\.md#/),
+    });
+    const section = sections.get(runbook.slice(runbook.indexOf("#") + 1));
+    expect({ alert: rule.alert, section: section !== undefined }).toEqual({ alert: rule.alert, section: true });
+    expect(section).toContain("**What it means:**");
+    expect(section).toContain("**What to do:**");
+  }
 });
