@@ -233,14 +233,13 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   expect(await write.exited).not.toBe(0);
   expect(await new Response(write.stderr).text()).toContain("Read-only file system");
 
-  // --- an operator creates a partner with the admin CLI inside the API container ---------------------------------
+  // --- an operator creates the first partner and its key in one documented command (the admin service) ----------
   partner = JSON.parse(
     await p.compose([
-      "exec",
+      "run",
+      "--rm",
       "-T",
-      "api",
-      "bun",
-      "services/admin/src/cli.ts",
+      "admin",
       "partners",
       "create",
       "--name",
