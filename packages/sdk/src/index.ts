@@ -12,6 +12,8 @@ export type {
   PartnerClientOptions,
   PutOptions,
 } from "./client/partner-client.ts";
+export type { DeliveryFilter, PageOptions, WebhooksClient } from "./client/webhooks-client.ts";
+export type { HistoryOptions } from "./client/record-extras.ts";
 export { PssApiError, PssError, PssNetworkError, parseRetryAfter, type ErrorDetail } from "./client/errors.ts";
 export {
   backoffDelay,

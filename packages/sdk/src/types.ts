@@ -61,4 +61,41 @@ export type BrokerBatchResult = BrokerBatchResponse["results"][number];
 export type FeedPage = Json<paths["/partner/v1/events"]["get"]["responses"][200]>;
 export type FeedEvent = FeedPage["results"][number];
 
+/** The JSON body of an operation's 2xx answers. */
+type Success<Op> = Op extends { responses: infer R }
+  ? { [K in keyof R]: K extends 200 | 201 | 202 ? Json<R[K]> : never }[keyof R]
+  : never;
+type EndpointPath = paths["/partner/v1/webhook-endpoints/{endpointId}"];
+
+/** The body of PUT /partner/v1/webhook-endpoints/{endpointId} (create: url and events; update: any subset). */
+export type WebhookEndpointBody = Json<NonNullable<EndpointPath["put"]["requestBody"]>>;
+/** The answer of that PUT: the endpoint, and its signing secret once, when it was created. */
+export type WebhookEndpointPutResponse = Success<EndpointPath["put"]>;
+export type WebhookEndpointRecord = Json<EndpointPath["get"]["responses"][200]>["endpoint"];
+export type WebhookSecretRotation = Success<paths["/partner/v1/webhook-endpoints/{endpointId}/rotate-secret"]["post"]>;
+export type WebhookTestQueued = Success<paths["/partner/v1/webhook-endpoints/{endpointId}/test"]["post"]>;
+export type WebhookRecoverQueued = Success<paths["/partner/v1/webhook-endpoints/{endpointId}/recover"]["post"]>;
+/** The body of POST …/replay: a change-feed range (afterSequence, throughSequence), a time range, or both. */
+export type WebhookReplayBody = Json<
+  NonNullable<paths["/partner/v1/webhook-endpoints/{endpointId}/replay"]["post"]["requestBody"]>
+>;
+export type WebhookReplayQueued = Success<paths["/partner/v1/webhook-endpoints/{endpointId}/replay"]["post"]>;
+type DeliveriesGet = paths["/partner/v1/webhook-deliveries"]["get"];
+export type WebhookDeliveryQuery = NonNullable<NonNullable<DeliveriesGet["parameters"]["query"]>>;
+export type WebhookDelivery = Json<DeliveriesGet["responses"][200]>["results"][number];
+export type WebhookRetryQueued = Success<paths["/partner/v1/webhook-deliveries/{deliveryId}/retry"]["post"]>;
+/** One version of a listing or broker, newest first (GET …/history). */
+export type ListingHistoryEntry = Json<
+  paths["/partner/v1/listings/{externalListingId}/history"]["get"]["responses"][200]
+>["results"][number];
+export type BrokerHistoryEntry = Json<
+  paths["/partner/v1/brokers/{externalBrokerId}/history"]["get"]["responses"][200]
+>["results"][number];
+/** The body of POST /partner/v1/test/listings/{externalListingId}/leads (test keys only). */
+export type SimulatedLeadBody = Json<
+  NonNullable<paths["/partner/v1/test/listings/{externalListingId}/leads"]["post"]["requestBody"]>
+>;
+export type SimulatedLeadAccepted = Success<paths["/partner/v1/test/listings/{externalListingId}/leads"]["post"]>;
+export type TestDataDeleted = Success<paths["/partner/v1/test-data"]["delete"]>;
+
 export type { paths, components } from "./generated/api.ts";

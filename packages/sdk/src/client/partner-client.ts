@@ -10,6 +10,7 @@ import type {
   BrokerRecord,
   DryRunResult,
   HealthResponse,
+  FeedEvent,
   FeedPage,
   ListingBatchItem,
   ListingBatchResponse,
@@ -21,7 +22,12 @@ import type {
   OfficeLeadCount,
   OrganizationLeadCount,
 } from "../types.ts";
-import { PssApiError, PssError } from "./errors.ts";
+import { type CallOptions, headersOf, iso, pages, unwrap } from "./answers.ts";
+import { PssError } from "./errors.ts";
+import { createRecordExtras } from "./record-extras.ts";
+import { createWebhooksClient } from "./webhooks-client.ts";
+
+export type { CallOptions } from "./answers.ts";
 import { createRetryingFetch, type FetchLike, type RetryOptions } from "./retrying-fetch.ts";
 
 export const SDK_VERSION = "0.1.0";
@@ -36,12 +42,6 @@ export interface PartnerClientOptions {
   fetch?: FetchLike;
   /** Extra headers on every request. */
   headers?: Record<string, string>;
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Sent as X-Request-Id (letters, digits and ._:- up to 64): the API logs it and answers with it. */
-  requestId?: string;
 }
 
 export interface PutOptions extends CallOptions {
@@ -91,18 +91,6 @@ export interface LeadCountOptions extends CallOptions {
   endDate?: string | Date;
 }
 
-type Answer = { data?: unknown; error?: unknown; response: Response };
-
-/** The success body, or a PssApiError built from the error answer. */
-function unwrap<T>(answer: Answer): T & { requestId: string | null; httpStatus: number } {
-  const { response } = answer;
-  if (!response.ok) throw PssApiError.from(response, answer.error);
-  const requestId = response.headers.get("x-request-id");
-  return Object.assign({}, answer.data as T, { requestId, httpStatus: response.status });
-}
-
-const iso = (v: string | Date | undefined) => (v instanceof Date ? v.toISOString() : v);
-const headersOf = (o: CallOptions | undefined) => (o?.requestId ? { "x-request-id": o.requestId } : undefined);
 const dryRunQuery = (o: PutOptions | undefined) => (o?.dryRun ? { dryRun: "true" as const } : undefined);
 
 const serializerFor = (o: PutOptions | undefined) => (o?.json === undefined ? undefined : () => o.json);
@@ -118,6 +106,14 @@ function putResult<T extends { httpStatus: number }>(
     );
   }
   return { ...result, created: result.httpStatus === 201 };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }
 
 export function createPartnerClient(options: PartnerClientOptions) {
@@ -214,22 +210,6 @@ export function createPartnerClient(options: PartnerClientOptions) {
     return batchResult(unwrap<BrokerBatchResponse>(answer), opts);
   }
 
-  /** Every record, page after page (the API's commit-safe paging: an empty page with a cursor means "wait and follow"). */
-  async function* pages<T>(
-    fetchPage: (cursor: string | undefined) => Promise<Answer>,
-    signal?: AbortSignal,
-  ): AsyncGenerator<T> {
-    let cursor: string | undefined;
-    for (;;) {
-      const page = unwrap<{ results: T[]; nextCursor: string | null }>(await fetchPage(cursor));
-      yield* page.results;
-      if (page.nextCursor === null) return;
-      if (page.results.length === 0) await new Promise((r) => setTimeout(r, 250));
-      if (signal?.aborted) throw signal.reason;
-      cursor = page.nextCursor;
-    }
-  }
-
   const pageQuery = (o: ListOptions | undefined, cursor: string | undefined) => ({
     limit: o?.limit === undefined ? undefined : String(o.limit),
     updatedSince: iso(o?.updatedSince),
@@ -266,7 +246,31 @@ export function createPartnerClient(options: PartnerClientOptions) {
         });
         return unwrap<FeedPage>(answer);
       },
+      /**
+       * Every event after `after`, in sequence order, then waits for new ones (polling every `pollMs`, default 1 s)
+       * until `signal` aborts: `for await (const e of client.events.follow({ after: saved })) { …; saved = e.sequence }`.
+       * A cursor older than the retention throws the API's 410 (PssApiError): reconcile, then follow from the
+       * sequence it names.
+       */
+      async *follow(opts?: EventsOptions & { pollMs?: number }): AsyncGenerator<FeedEvent> {
+        let after = opts?.after === undefined ? "0" : String(opts.after);
+        for (;;) {
+          if (opts?.signal?.aborted) return;
+          const answer = await api.GET("/partner/v1/events", {
+            params: { query: { after, limit: opts?.limit === undefined ? undefined : String(opts.limit) } },
+            headers: headersOf(opts),
+            signal: opts?.signal,
+          });
+          const page = unwrap<FeedPage>(answer);
+          yield* page.results;
+          after = page.nextCursor;
+          if (page.results.length === 0) await sleep(opts?.pollMs ?? 1000, opts?.signal);
+        }
+      },
     },
+    /** Webhook endpoints (create, rotate, test, recover, replay) and their deliveries (list, retry). */
+    webhooks: createWebhooksClient(api),
+    ...createRecordExtras(api),
     brokers: { upsertMany: upsertBrokers },
     async getBroker(externalBrokerId: string, opts?: CallOptions): Promise<BrokerRecord> {
       const answer = await api.GET("/partner/v1/brokers/{externalBrokerId}", {
