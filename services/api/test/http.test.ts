@@ -172,7 +172,10 @@ describe("GET /partner/v1/health", () => {
   test("a key with lead tracking learns its organization and office IDs, which the lead-count routes then accept", async () => {
     const p = await api.createPartner({ leadTracking: true });
     const admin = createPartnerAdmin({ sql: api.sql, redis: api.redis });
-    const { officeId: branch } = await admin.createOffice({ organizationId: p.organizationId, name: "Round Rock branch" });
+    const { officeId: branch } = await admin.createOffice({
+      organizationId: p.organizationId,
+      name: "Round Rock branch",
+    });
     const res = await p.get("/partner/v1/health");
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ partnerId: p.partnerId, mode: "live", leadTracking: true });

@@ -48,7 +48,11 @@ export async function listOrganizations(sql: postgres.Sql, partnerId: string): P
       organizations.set(r.id, organization);
     }
     if (r.office_id !== null) {
-      organization.offices.push({ officeId: r.office_id, officeName: r.office_name ?? "", isDefault: r.is_default === true });
+      organization.offices.push({
+        officeId: r.office_id,
+        officeName: r.office_name ?? "",
+        isDefault: r.is_default === true,
+      });
     }
   }
   return [...organizations.values()];
