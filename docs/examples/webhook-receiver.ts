@@ -1,6 +1,8 @@
 // A partner's webhook receiver (docs/webhooks.md): verifies every request with the standardwebhooks package,
 // acknowledges at once, handles each delivery once (by webhook-id) and ignores events older than what it already
-// applied (by the record's version: there is no ordering promise). Runs on Node.js 18+ or Bun:
+// applied (by the record's version: there is no ordering promise). Runs on Bun, or on Node.js 22.7 or later, which
+// runs TypeScript by stripping its types (up to 22.17 with the flag below; from 22.18 and 23.6 on by default). On
+// older Node.js compile it to JavaScript first (TypeScript's tsc) or use Bun.
 //   npm install standardwebhooks
 //   PSS_WEBHOOK_SECRETS=whsec_... node --experimental-strip-types webhook-receiver.ts   (or: bun webhook-receiver.ts)
 // Keep the state below in your database in production; memory is enough to show the rules.

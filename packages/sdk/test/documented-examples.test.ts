@@ -51,7 +51,6 @@ const userEnv = (partner: TestPartner, other?: TestPartner) => ({
   TERM: "xterm",
   PSS_API_URL: api.url,
   PSS_API_KEY: partner.apiKey,
-  PSS_ORGANIZATION_ID: String(partner.organizationId),
   // docs/sync.md: a key of another partner, which must not resume from this partner's checkpoint.
   ...(other ? { OTHER_PARTNER_KEY: other.apiKey } : {}),
 });

@@ -9,7 +9,7 @@ import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
 import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
-import { DEFAULT_SEARCH_ALIAS, HealthResponse } from "@pss/contracts";
+import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
@@ -26,6 +26,7 @@ import { createReportRoutes } from "./reports/report-routes.ts";
 import { createStatsRoutes } from "./stats/stats-routes.ts";
 import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
+import { createHealthRoutes } from "./partner/health-routes.ts";
 import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
@@ -185,18 +186,7 @@ export function createApp(deps: AppDeps) {
       group
         .use(partnerAuth)
         .onTransform(({ body }) => throwBodyRejection(body))
-        .get(
-          "/health",
-          ({ partner }) => ({
-            status: "success" as const,
-            timestamp: new Date().toISOString(),
-            partnerId: partner.partnerId,
-          }),
-          {
-            response: { 200: HealthResponse },
-            detail: { summary: "Verify reachability and credentials; changes nothing" },
-          },
-        )
+        .use(createHealthRoutes(partner))
         .use(createBrokerRoutes(partner))
         .use(createListingRoutes(partner))
         .use(createFeedRoutes(partner))

@@ -158,9 +158,58 @@ describe("GET /partner/v1/health", () => {
     const res = await partner.get("/partner/v1/health");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");
-    expect(res.body).toEqual({ status: "success", timestamp: expect.any(String), partnerId: partner.partnerId });
+    expect(res.body).toEqual({
+      status: "success",
+      timestamp: expect.any(String),
+      partnerId: partner.partnerId,
+      mode: "live",
+      leadTracking: false,
+    });
     expect(res.body.timestamp).toMatch(ISO_DATE_TIME);
     expect(Math.abs(Date.parse(res.body.timestamp) - Date.now())).toBeLessThan(5_000);
+  });
+
+  test("a key with lead tracking learns its organization and office IDs, which the lead-count routes then accept", async () => {
+    const p = await api.createPartner({ leadTracking: true });
+    const admin = createPartnerAdmin({ sql: api.sql, redis: api.redis });
+    const { officeId: branch } = await admin.createOffice({
+      organizationId: p.organizationId,
+      name: "Round Rock branch",
+    });
+    const res = await p.get("/partner/v1/health");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ partnerId: p.partnerId, mode: "live", leadTracking: true });
+    // Only this partner's organization (other partners' are in the same database), both offices, oldest first.
+    expect(res.body.organizations).toEqual([
+      {
+        organizationId: p.organizationId,
+        organizationName: expect.any(String),
+        offices: [
+          { officeId: p.officeId, officeName: expect.stringContaining("main office"), isDefault: true },
+          { officeId: branch, officeName: "Round Rock branch", isDefault: false },
+        ],
+      },
+    ]);
+    const [organization] = res.body.organizations;
+    const counted = await p.get(`/partner/v1/organizations/${organization.organizationId}/leads/count`);
+    expect(counted.status).toBe(200);
+    expect(counted.body.officeBreakdown.map((o: { officeId: number }) => o.officeId)).toEqual(
+      organization.offices.map((o: { officeId: number }) => o.officeId),
+    );
+    for (const office of organization.offices) {
+      expect((await p.get(`/partner/v1/offices/${office.officeId}/leads/count`)).status).toBe(200);
+    }
+  });
+
+  test("a test key says it is in test mode; a key without lead tracking gets no organization or office IDs", async () => {
+    const p = await api.createPartner({ test: true });
+    const live = await p.get("/partner/v1/health");
+    expect(live.body).toMatchObject({ partnerId: p.partnerId, mode: "live", leadTracking: false });
+    expect(live.body).not.toHaveProperty("organizations");
+    const testKey = await p.test!.get("/partner/v1/health");
+    expect(testKey.status).toBe(200);
+    expect(testKey.body).toMatchObject({ partnerId: p.partnerId, mode: "test", leadTracking: false });
+    expect(testKey.body).not.toHaveProperty("organizations");
   });
 
   test("changes no data", async () => {

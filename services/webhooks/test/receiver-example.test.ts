@@ -74,6 +74,33 @@ function signed(body: object, id = crypto.randomUUID(), key = secret) {
 const post = (request: { text: string; headers: Record<string, string> }) =>
   fetch(receiverUrl, { method: "POST", headers: request.headers, body: request.text }).then((r) => r.status);
 
+test("the example is TypeScript that Node.js can run by stripping its types, as its header says", async () => {
+  // Node's type stripping (what the header's `node webhook-receiver.ts` relies on) accepts exactly the syntax
+  // TypeScript's erasableSyntaxOnly allows (no enums, namespaces or parameter properties), with type-only imports
+  // marked as such (verbatimModuleSyntax).
+  const tsc = Bun.spawn(
+    [
+      process.execPath,
+      join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+      "--noEmit",
+      "--erasableSyntaxOnly",
+      "--verbatimModuleSyntax",
+      "--strict",
+      "--skipLibCheck",
+      "--module",
+      "nodenext",
+      "--target",
+      "es2022",
+      "--types",
+      "bun",
+      join("docs", "examples", "webhook-receiver.ts"),
+    ],
+    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+  );
+  const [out, code] = await Promise.all([new Response(tsc.stdout).text(), tsc.exited]);
+  expect({ code, out }).toEqual({ code: 0, out: "" });
+}, 60_000);
+
 test("docs/webhooks.md shows the example exactly as it is tested", () => {
   const doc = readFileSync(join(ROOT, "docs", "webhooks.md"), "utf8");
   const example = readFileSync(join(ROOT, "docs", "examples", "webhook-receiver.ts"), "utf8");

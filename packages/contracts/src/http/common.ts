@@ -127,6 +127,34 @@ export const ErrorResponse = Type.Object(
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
+/** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */
+export const RECORD_MODES = ["live", "test"] as const;
+export type RecordMode = (typeof RECORD_MODES)[number];
+export const RecordModeSchema = Type.Union([Type.Literal("live"), Type.Literal("test")], {
+  description:
+    "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
+});
+
+/** An organization of the partner with its offices: the IDs the lead-count routes take. */
+export const PartnerOrganization = Type.Object(
+  {
+    organizationId: Type.Integer(),
+    organizationName: Type.String(),
+    offices: Type.Array(
+      Type.Object(
+        {
+          officeId: Type.Integer(),
+          officeName: Type.String(),
+          isDefault: Type.Boolean({ description: "New brokers are assigned to the default office" }),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type PartnerOrganization = Static<typeof PartnerOrganization>;
+
 export const HealthResponse = Type.Object(
   {
     status: Type.Literal("success"),
@@ -135,18 +163,20 @@ export const HealthResponse = Type.Object(
       description:
         "The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md)",
     }),
+    mode: RecordModeSchema,
+    leadTracking: Type.Boolean({
+      description: "Whether the key may read lead data: the lead-count routes, inquiries, lead.received",
+    }),
+    organizations: Type.Optional(
+      Type.Array(PartnerOrganization, {
+        description:
+          "Keys with lead tracking only (absent otherwise): the partner's organizations and their offices, oldest first, the IDs GET /offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count take",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type HealthResponse = Static<typeof HealthResponse>;
-
-/** Test mode (docs/sandbox.md): which of a partner's records a key reads and writes. The rules are in mode.ts. */
-export const RECORD_MODES = ["live", "test"] as const;
-export type RecordMode = (typeof RECORD_MODES)[number];
-export const RecordModeSchema = Type.Union([Type.Literal("live"), Type.Literal("test")], {
-  description:
-    "live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers",
-});
 
 /** Error messages the API answers with, word for word (spec section 7 and our decisions). */
 export const ErrorMessages = {

@@ -86,7 +86,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Verify reachability and credentials; changes nothing */
+        /**
+         * Verify reachability and credentials, and say who the key is; changes nothing
+         * @description partnerId is the same for every key of the partner; mode says which records the key reads and writes (live or test); leadTracking whether it may read lead data. With lead tracking, organizations lists the partner's organizations and their offices (oldest first): the organizationId and officeId values the lead-count routes take.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -113,6 +116,21 @@ export interface paths {
                             timestamp: string;
                             /** @description The partner the key belongs to: the same for every key of the partner (live, test, rotated). pss-sync binds its checkpoint to it (docs/sync.md) */
                             partnerId: string;
+                            /** @description live: written with a pss_live_ key, what buyers see; test: written with a pss_test_ key, never shown to buyers */
+                            mode: "live" | "test";
+                            /** @description Whether the key may read lead data: the lead-count routes, inquiries, lead.received */
+                            leadTracking: boolean;
+                            /** @description Keys with lead tracking only (absent otherwise): the partner's organizations and their offices, oldest first, the IDs GET /offices/{officeId}/leads/count and /organizations/{organizationId}/leads/count take */
+                            organizations?: {
+                                organizationId: number;
+                                organizationName: string;
+                                offices: {
+                                    officeId: number;
+                                    officeName: string;
+                                    /** @description New brokers are assigned to the default office */
+                                    isDefault: boolean;
+                                }[];
+                            }[];
                         };
                     };
                 };

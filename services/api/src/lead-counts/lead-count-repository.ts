@@ -1,5 +1,6 @@
 // Reads for the lead counts. Offices and organizations are looked up through the partner, so another
 // partner's IDs are simply not found.
+import type { PartnerOrganization } from "@pss/contracts";
 import type postgres from "postgres";
 import { toSlots, type Segment } from "./count-plan.ts";
 
@@ -28,6 +29,33 @@ export async function findOrganization(
   if (rows.length === 0) return null;
   const offices = rows.flatMap((r) => (r.office_id === null ? [] : [{ id: r.office_id, name: r.office_name! }]));
   return { id: rows[0]!.id, name: rows[0]!.name, offices };
+}
+
+/** Every organization of the partner with its offices, oldest first: the IDs the lead-count routes take. */
+export async function listOrganizations(sql: postgres.Sql, partnerId: string): Promise<PartnerOrganization[]> {
+  const rows = await sql<
+    { id: number; name: string; office_id: number | null; office_name: string | null; is_default: boolean | null }[]
+  >`
+    SELECT g.id, g.name, o.id AS office_id, o.name AS office_name, o.is_default
+    FROM organizations g LEFT JOIN offices o ON o.organization_id = g.id
+    WHERE g.partner_id = ${partnerId}
+    ORDER BY g.id, o.id`;
+  const organizations = new Map<number, PartnerOrganization>();
+  for (const r of rows) {
+    let organization = organizations.get(r.id);
+    if (!organization) {
+      organization = { organizationId: r.id, organizationName: r.name, offices: [] };
+      organizations.set(r.id, organization);
+    }
+    if (r.office_id !== null) {
+      organization.offices.push({
+        officeId: r.office_id,
+        officeName: r.office_name ?? "",
+        isDefault: r.is_default === true,
+      });
+    }
+  }
+  return [...organizations.values()];
 }
 
 /** Whose leads to count: one office, or every office of an organization (resolved inside the query). */
