@@ -54,7 +54,7 @@ export interface StatsRecorderDeps {
   /** X-Forwarded-For's last hop is the client (behind our own proxy), as for lead intake. */
   trustProxy?: boolean;
   flushIntervalMs?: number;
-  /** Views and impressions waiting for Redis, at most (hashes only: about 200 bytes each). */
+  /** Views and impressions waiting for Redis, at most (hashes only: 100,000 take about 30 MB). */
   maxBuffered?: number;
   /** Visitors counted per address (IPv6: per /64) per listing per day, at most. */
   visitorsPerAddress?: number;
