@@ -175,6 +175,11 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
           else row.impressions++;
         }
       });
+      if (err) {
+        // Redis is failing: the rest waits for the next flush rather than failing chunk by chunk.
+        unsettled.push(...list.slice(start + REDIS_CHUNK));
+        break;
+      }
     }
     return { rows: [...rows.values()], unsettled, err };
   }
