@@ -3,6 +3,7 @@
 // excluded) and inquiries, read back by the partner as daily buckets. Counting goes through memory, Redis and
 // PostgreSQL as in production; Redis holds keyed hashes only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import {
   deleteSearchIndex,
@@ -10,6 +11,7 @@ import {
   startIndexer,
   type IndexerHarness,
 } from "../../indexer/test/support/indexer-harness.ts";
+import { createStatsRecorder } from "../src/stats/stats-recorder.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
 let idx: IndexerHarness;
@@ -192,6 +194,24 @@ describe("counting", () => {
     // The key those hashes are made with is kept apart from them, in PostgreSQL.
     const keys = await api.sql`SELECT length(key) AS bytes FROM listing_stats_day_keys WHERE day = ${today()}::date`;
     expect([...keys]).toEqual([{ bytes: 32 }]);
+  });
+
+  test("API instances share the day's key (one visitor through two counts once); keys of past days are deleted", async () => {
+    const l = await listing(plain);
+    await api.sql`INSERT INTO listing_stats_day_keys (day, key) VALUES ('2020-01-01', ${Buffer.alloc(32)}) ON CONFLICT DO NOTHING`;
+    const other = createStatsRecorder({ sql: api.sql, redis: api.redis, logger: silentLogger, trustProxy: true });
+    await other.flush();
+    const request = new Request(`http://x/listings/${l.serviceListingId}`, {
+      headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.70" },
+    });
+    other.viewed(l.serviceListingId, request, null);
+    await other.stop();
+    expect((await visit(`/listings/${l.serviceListingId}`, FIREFOX, "198.51.100.70")).status).toBe(200);
+    await flushed();
+    expect((await stats(plain, l.id)).body.totals).toEqual({ views: 1, impressions: 0 });
+    const days =
+      await api.sql`SELECT to_char(day, 'YYYY-MM-DD') AS day FROM listing_stats_day_keys WHERE day < ${today()}::date`;
+    expect([...days]).toEqual([]);
   });
 
   test("a flush retried after its write committed adds nothing (counts lag, never double)", async () => {
