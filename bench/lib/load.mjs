@@ -16,15 +16,21 @@ const bodyCache = new Map();
 
 function requestFor() {
   switch (spec.mode) {
-    case "get":
-      // `visitors`: that many distinct browsers (User-Agents), in turn.
+    case "get": {
+      // `visitors`: that many distinct browsers, in turn, each from an address of its own (X-Forwarded-For: the
+      // API runs with TRUST_PROXY), since one address counts only a few visitors per listing and day.
+      if (!spec.visitors) return { method: "GET", path: spec.path, headers };
+      const n = counter++ % spec.visitors;
       return {
         method: "GET",
         path: spec.path,
-        headers: spec.visitors
-          ? { ...headers, "user-agent": `${spec.userAgent} v${counter++ % spec.visitors}` }
-          : headers,
+        headers: {
+          ...headers,
+          "user-agent": `${spec.userAgent} v${n}`,
+          "x-forwarded-for": `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+        },
       };
+    }
     case "new": {
       // A fresh external ID every request.
       const n = spec.offset + counter++;

@@ -143,7 +143,7 @@ export interface LoadSpec {
   bodyOptions?: { descriptionLength?: number; photos?: number };
   /** Sent as User-Agent (buyer pages count only what a browser asks for). */
   userAgent?: string;
-  /** mode "get": cycle through this many distinct visitors (User-Agent suffixes). */
+  /** mode "get": cycle through this many distinct visitors (User-Agent suffixes, X-Forwarded-For addresses). */
   visitors?: number;
 }
 

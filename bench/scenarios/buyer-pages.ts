@@ -11,7 +11,11 @@ export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
   let listingId: number | null = null;
   const runs: Record<"off" | "on", Awaited<ReturnType<typeof runLoad>>> = {} as never;
   for (const counting of ["off", "on"] as const) {
-    const api = await startApiProcess({ ...ctx.urls, BUYER_STATS_FLUSH_MS: counting === "on" ? "1000" : "0" });
+    const api = await startApiProcess({
+      ...ctx.urls,
+      BUYER_STATS_FLUSH_MS: counting === "on" ? "1000" : "0",
+      TRUST_PROXY: "true", // each visitor's own address (load.mjs), as behind our proxy
+    });
     try {
       if (listingId === null) {
         const res = await fetch(`${api.url}/partner/v1/listings/bench-buyer-page`, {

@@ -62,6 +62,8 @@ export interface ApiConfig {
   leadCountCacheSeconds: number;
   /** How often buyer statistics (views, impressions) are flushed to PostgreSQL; 0 turns counting off. */
   buyerStatsFlushMs: number;
+  /** Visitors counted per client address (IPv6: per /64) per listing per day, at most (docs/partner-api.md). */
+  buyerStatsVisitorsPerAddress: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
   webhookSecretKey: Buffer;
   /** Test mode and change history (docs/sandbox.md). */
@@ -128,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
     buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
+    buyerStatsVisitorsPerAddress: r.int("BUYER_STATS_VISITORS_PER_ADDRESS", 3, { min: 1, max: 100 }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),

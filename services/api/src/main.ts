@@ -124,6 +124,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
           logger,
           trustProxy: config.trustProxy,
           flushIntervalMs: config.buyerStatsFlushMs,
+          visitorsPerAddress: config.buyerStatsVisitorsPerAddress,
         })
       : undefined;
   buyerStats?.start();

@@ -1,7 +1,9 @@
-// Per-listing buyer statistics (issue 24, part 3) through the real API and the real indexer: buyers' page views
-// (one per visitor per listing per day, known bots excluded), search impressions and inquiries, read back by the
-// partner as daily buckets. Counting goes through memory, Redis and PostgreSQL as in production.
+// Per-listing buyer statistics (issue 24, part 3; issue 29) through the real API and the real indexer: buyers' page
+// views and search impressions (one per visitor per listing per day, at most 3 visitors per address, known bots
+// excluded) and inquiries, read back by the partner as daily buckets. Counting goes through memory, Redis and
+// PostgreSQL as in production; Redis holds keyed hashes only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import {
   deleteSearchIndex,
@@ -9,6 +11,7 @@ import {
   startIndexer,
   type IndexerHarness,
 } from "../../indexer/test/support/indexer-harness.ts";
+import { createStatsRecorder } from "../src/stats/stats-recorder.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
 let idx: IndexerHarness;
@@ -27,7 +30,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 beforeAll(async () => {
   idx = await startIndexer();
   // Behind our own proxy, so each test visitor can have an address of its own.
-  api = await startApi({ searchAlias: idx.alias });
+  api = await startApi({ searchAlias: idx.alias, trustProxy: true });
   tracked = await api.createPartner({ leadTracking: true, test: true });
   plain = await api.createPartner();
   brokerId = uniqueName("broker");
@@ -50,8 +53,11 @@ async function listing(p: Partner, overrides: Record<string, unknown> = {}) {
   return { id, serviceListingId: res.body.serviceListingId as number };
 }
 
-const visit = (path: string, userAgent: string) =>
-  fetch(`${api.baseUrl}${path}`, { headers: { "user-agent": userAgent } });
+/** A buyer's request; `from`: its address (X-Forwarded-For, as our own proxy would set it), else 127.0.0.1. */
+const visit = (path: string, userAgent: string, from?: string) =>
+  fetch(`${api.baseUrl}${path}`, {
+    headers: { "user-agent": userAgent, ...(from ? { "x-forwarded-for": from } : {}) },
+  });
 const stats = (p: Partner, id: string, query = "") =>
   p.get(`/partner/v1/listings/${encodeURIComponent(id)}/stats${query}`);
 async function flushed() {
@@ -84,7 +90,7 @@ describe("counting", () => {
     expect(rows.map((r) => Object.keys(r).sort())).toEqual([["day", "impressions", "listing_id", "views"]]);
   });
 
-  test("each appearance in buyers' search results is an impression; bots' searches are not", async () => {
+  test("an impression per visitor per listing per day, at most 3 visitors per address; bots' searches are not counted", async () => {
     const a = await listing(plain, { description: `Sourdough ${token} and pastries.` });
     const b = await listing(plain, { description: `Croissants ${token} only.` });
     await indexedState(api.sql, a.serviceListingId);
@@ -95,11 +101,15 @@ describe("counting", () => {
     expect(
       ((await json.json()) as any).results.map((r: { serviceListingId: number }) => r.serviceListingId).sort(),
     ).toEqual([a.serviceListingId, b.serviceListingId].sort());
+    expect((await visit(`/v1/listings?q=${token}`, FIREFOX)).status).toBe(200); // the same visitor again
     expect((await visit(`/listings?q=sourdough+${token}`, CHROME)).status).toBe(200); // the HTML search page: only a
     expect((await visit(`/v1/listings?q=${token}`, GOOGLEBOT)).status).toBe(200);
+    // One address rotating its User-Agent: 3 more visitors, not 30.
+    for (let i = 0; i < 30; i++)
+      expect((await visit(`/v1/listings?q=${token}`, `${FIREFOX} build/${i}`, "198.51.100.50")).status).toBe(200);
     await flushed();
-    expect((await stats(plain, a.id)).body.totals).toEqual({ views: 0, impressions: 2 });
-    expect((await stats(plain, b.id)).body.totals).toEqual({ views: 0, impressions: 1 });
+    expect((await stats(plain, a.id)).body.totals).toEqual({ views: 0, impressions: 5 });
+    expect((await stats(plain, b.id)).body.totals).toEqual({ views: 0, impressions: 4 });
   }, 60_000);
 
   test("inquiries are counted per day only for keys with lead tracking; without it the field is absent", async () => {
@@ -109,11 +119,99 @@ describe("counting", () => {
     });
     expect(lead.status).toBe(202);
     const res = await stats(tracked, t.id);
-    expect(res.body.days).toEqual([{ date: today(), views: 0, impressions: 0, inquiries: 1 }]);
-    expect(res.body.totals).toEqual({ views: 0, impressions: 0, inquiries: 1 });
-    expect(JSON.stringify(res.body)).not.toContain("Ann");
+    // The whole answer: counts only, nothing of the lead.
+    expect(res.body).toEqual({
+      status: "success",
+      externalListingId: t.id,
+      serviceListingId: t.serviceListingId,
+      startDate: today(),
+      endDate: today(),
+      days: [{ date: today(), views: 0, impressions: 0, inquiries: 1 }],
+      totals: { views: 0, impressions: 0, inquiries: 1 },
+    });
     const p = await listing(plain);
     expect((await stats(plain, p.id)).body.days[0]).toEqual({ date: today(), views: 0, impressions: 0 });
+  });
+
+  test("10,000 views with 10,000 User-Agents from one address count as 3 views (sent over HTTP, 100 at a time)", async () => {
+    const l = await listing(plain);
+    const statuses = new Map<number, number>();
+    for (let start = 0; start < 10_000; start += 100) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          // Every tenth through the HTML page, the rest through the JSON view: both count the same.
+          const path =
+            (start + i) % 10 === 0 ? `/listings/${l.serviceListingId}` : `/v1/listings/${l.serviceListingId}`;
+          const res = await visit(path, `${FIREFOX} build/${start + i}`, "198.51.100.20");
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      for (const status of answers) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 200: 10_000 });
+    await flushed();
+    expect((await stats(plain, l.id)).body.totals).toEqual({ views: 3, impressions: 0 });
+    // Redis holds one address hash for the listing, with its 3 visitors' hashes.
+    const held = await api.redis.hgetall(`pss:stats:v:${today()}:${l.serviceListingId}`);
+    expect(Object.values(held)).toEqual([expect.stringMatching(/^(\.[A-Za-z0-9_-]{11}){3}$/)]);
+  }, 120_000);
+
+  test("each address counts on its own: IPv4 (also IPv4-mapped) per address, IPv6 per /64", async () => {
+    const l = await listing(plain);
+    const path = `/listings/${l.serviceListingId}`;
+    const views: [string, string][] = [
+      ["198.51.100.31", FIREFOX],
+      ["198.51.100.31", CHROME],
+      ["198.51.100.32", FIREFOX],
+      ["::ffff:198.51.100.32", CHROME], // the same address as above
+      ["2001:db8:1:3::1", FIREFOX],
+    ];
+    // Two addresses of one /64, five browsers each: one group of at most 3.
+    for (let i = 0; i < 5; i++)
+      views.push(["2001:db8:1:2::1", `${CHROME} v${i}`], ["2001:db8:1:2::ffff", `${FIREFOX} v${i}`]);
+    for (const [from, userAgent] of views) expect((await visit(path, userAgent, from)).status).toBe(200);
+    await flushed();
+    expect((await stats(plain, l.id)).body.totals).toEqual({ views: 2 + 2 + 1 + 3, impressions: 0 });
+  });
+
+  test("Redis holds keyed hashes only: one visitor's hashes differ between listings; no address or User-Agent is stored", async () => {
+    const a = await listing(plain);
+    const b = await listing(plain);
+    for (const l of [a, b])
+      expect((await visit(`/listings/${l.serviceListingId}`, FIREFOX, "198.51.100.40")).status).toBe(200);
+    await flushed();
+    const stored = async (id: number) => api.redis.hgetall(`pss:stats:v:${today()}:${id}`);
+    const [onA, onB] = [await stored(a.serviceListingId), await stored(b.serviceListingId)];
+    // Per listing: the address's hash, holding the hashes of the visitors counted for it (here one).
+    for (const held of [onA, onB]) {
+      expect(Object.keys(held)).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]{16}$/)]);
+      expect(Object.values(held)).toEqual([expect.stringMatching(/^\.[A-Za-z0-9_-]{11}$/)]);
+    }
+    expect(Object.keys(onA)[0]).not.toBe(Object.keys(onB)[0]);
+    expect(Object.values(onA)[0]).not.toBe(Object.values(onB)[0]);
+    expect(await api.redis.ttl(`pss:stats:v:${today()}:${a.serviceListingId}`)).toBeGreaterThan(24 * 3600);
+    // The key those hashes are made with is kept apart from them, in PostgreSQL.
+    const keys = await api.sql`SELECT length(key) AS bytes FROM listing_stats_day_keys WHERE day = ${today()}::date`;
+    expect([...keys]).toEqual([{ bytes: 32 }]);
+  });
+
+  test("API instances share the day's key (one visitor through two counts once); keys of past days are deleted", async () => {
+    const l = await listing(plain);
+    await api.sql`INSERT INTO listing_stats_day_keys (day, key) VALUES ('2020-01-01', ${Buffer.alloc(32)}) ON CONFLICT DO NOTHING`;
+    const other = createStatsRecorder({ sql: api.sql, redis: api.redis, logger: silentLogger, trustProxy: true });
+    await other.flush();
+    const request = new Request(`http://x/listings/${l.serviceListingId}`, {
+      headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.70" },
+    });
+    other.viewed(l.serviceListingId, request, null);
+    await other.stop();
+    expect((await visit(`/listings/${l.serviceListingId}`, FIREFOX, "198.51.100.70")).status).toBe(200);
+    await flushed();
+    expect((await stats(plain, l.id)).body.totals).toEqual({ views: 1, impressions: 0 });
+    const days =
+      await api.sql`SELECT to_char(day, 'YYYY-MM-DD') AS day FROM listing_stats_day_keys WHERE day < ${today()}::date`;
+    expect([...days]).toEqual([]);
   });
 
   test("a flush retried after its write committed adds nothing (counts lag, never double)", async () => {

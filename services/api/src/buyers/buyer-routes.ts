@@ -15,11 +15,12 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
   return new Elysia({ name: "buyer-routes" })
     .get(
       "/v1/listings",
-      async ({ request }) => {
+      async ({ request, server }) => {
         const result = await buyers.search(parseSearchQuery(rawQuery(request)));
         stats?.shown(
           result.results.map((r) => r.serviceListingId),
           request,
+          server,
         );
         return result;
       },

@@ -1,24 +1,51 @@
-// Counting buyers' page views and search impressions (issue 24, part 3) without slowing a page: a page only
-// appends to memory (no I/O, never throws); a flusher, every `flushIntervalMs`, deduplicates views in Redis (one
-// per visitor per listing per UTC day, by a keyed hash whose key rotates daily: visitors.ts) and adds the counts
-// to PostgreSQL in one idempotent statement per batch (stats-repository.ts).
+// Counting buyers' page views and search impressions (issue 24, part 3; issue 29) without slowing a page: a page
+// only hashes the visitor and appends to memory (no I/O, never throws); a flusher, every `flushIntervalMs`,
+// deduplicates in Redis and adds the counts to PostgreSQL in one idempotent statement per batch
+// (stats-repository.ts).
 //
-// Faults: Redis unreachable, the views wait in memory and are tried again (up to `maxBuffered`, then the oldest
-// are dropped and logged); PostgreSQL unreachable, the batch is kept and written again with the same ID, which
-// the database refuses a second time: counts lag, never double. Nothing here can fail a buyer's page.
-import { randomBytes, randomUUID } from "node:crypto";
+// Who counts (docs/partner-api.md, "Buyer statistics per listing"): a visitor is its address (IPv6: its /64) and its
+// User-Agent, hashed under the day's key with the listing (visitors.ts); one view and one impression per visitor per
+// listing per UTC day, and at most `visitorsPerAddress` visitors per address per listing per day, so a script
+// rotating User-Agents adds no more than a few buyers sharing one address do. Redis holds, per listing and day, each
+// address's hash with the hashes of the visitors counted for it: bounded by the cap, expiring after two days. The
+// day's key is random, kept in PostgreSQL (not beside the hashes) and deleted once the day is over.
+//
+// Faults: Redis unreachable, the hashes wait in memory (sighting-queue.ts: at most `maxBuffered`, then the oldest are
+// dropped and logged) and are tried again; PostgreSQL unreachable, the batch is kept and written again with the same
+// ID, which the database refuses a second time: counts lag, never double. No day key yet (PostgreSQL unreachable
+// since before the day began; tomorrow's is fetched a day ahead), a page is not counted. Nothing fails a page.
+import { randomUUID } from "node:crypto";
 import type { Server } from "bun";
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { Logger } from "@pss/service-kit";
-import { clientAddress } from "../leads/client-address.ts";
-import { deleteOldFlushIds, writeStatsBatch, type StatsRow } from "./stats-repository.ts";
-import { isKnownBot, utcDay, visitorHash } from "./visitors.ts";
+import { addressBucket, clientAddress } from "../leads/client-address.ts";
+import { createSightingQueue, groupOf, idOf, type Sighting, type SightingKind } from "./sighting-queue.ts";
+import { dayKey, deleteDayKeysBefore, deleteOldFlushIds, writeStatsBatch, type StatsRow } from "./stats-repository.ts";
+import { isKnownBot, utcDay, visitorHashes } from "./visitors.ts";
 
 const TWO_DAYS_SECONDS = 2 * 24 * 3600;
+const DAY_MS = 24 * 3600 * 1000;
+/** Redis keys: pss:stats:<v|i>:<day>:<listing>, a hash of address hash → the counted visitors' hashes. */
 const KEY_PREFIX = "pss:stats:";
-/** Visitors asked about in one Redis round trip. */
+/** Sightings settled in one Redis round trip. */
 const REDIS_CHUNK = 100;
+/** Default of `visitorsPerAddress`: several buyers behind one address still count, a script does not inflate. */
+export const VISITORS_PER_ADDRESS = 3;
+
+/**
+ * Counts a visitor once, and only while its address group holds fewer than ARGV[3] visitors: 1 counted, 0 already
+ * counted, -1 the group is full. Visitors are stored as ".<hash>" (the dot cannot occur in a hash, so a match never
+ * straddles two). Atomic, so instances flushing at once never pass the cap together.
+ */
+const COUNT_ONCE = `
+local held = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local entry = '.' .. ARGV[2]
+if string.find(held, entry, 1, true) then return 0 end
+if string.len(held) >= tonumber(ARGV[3]) * string.len(entry) then return -1 end
+redis.call('HSET', KEYS[1], ARGV[1], held .. entry)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1`;
 
 export interface StatsRecorderDeps {
   sql: postgres.Sql;
@@ -27,143 +54,145 @@ export interface StatsRecorderDeps {
   /** X-Forwarded-For's last hop is the client (behind our own proxy), as for lead intake. */
   trustProxy?: boolean;
   flushIntervalMs?: number;
-  /** Views waiting for Redis, at most. */
+  /** Views and impressions waiting for Redis, at most (hashes only: 100,000 take about 30 MB). */
   maxBuffered?: number;
-  /** Visitors remembered in memory as counted today, at most. */
+  /** Visitors counted per address (IPv6: per /64) per listing per day, at most. */
+  visitorsPerAddress?: number;
+  /** Visitors remembered in memory as settled today, at most. */
   maxSeen?: number;
   now?: () => Date;
 }
 
+/** Where the client address comes from (Elysia's `server`; null: the address is unknown). */
+export type PageServer = Pick<Server<unknown>, "requestIP"> | null;
+
 export interface StatsRecorder {
   /** A buyer opened a listing (its page or its JSON view). Synchronous, no I/O, never throws. */
-  viewed(listingId: number, request: Request, server: Pick<Server<unknown>, "requestIP"> | null): void;
+  viewed(listingId: number, request: Request, server: PageServer): void;
   /** These listings were shown in a buyer's search results. Synchronous, no I/O, never throws. */
-  shown(listingIds: readonly number[], request: Request): void;
+  shown(listingIds: readonly number[], request: Request, server: PageServer): void;
   start(): void;
   /** Stops the timer and makes a last attempt to write what is buffered. */
   stop(): Promise<void>;
-  /** One flush now (tests, shutdown). */
+  /** One flush now (tests, shutdown); also fetches the day keys. */
   flush(): Promise<void>;
-  /** What waits: views not yet deduplicated, impressions not yet batched, batches not yet written. */
+  /** What waits: views and impressions not yet deduplicated, batches not yet written. */
   backlog(): { views: number; impressions: number; batches: number };
-}
-
-interface RawView {
-  listingId: number;
-  day: string;
-  address: string;
-  userAgent: string;
+  /** What waits for Redis, exactly as held in memory (tests: hashes only). */
+  waiting(): readonly Sighting[];
 }
 
 export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
   const log = deps.logger.child({ component: "buyer-stats" });
   const now = deps.now ?? (() => new Date());
-  const maxBuffered = deps.maxBuffered ?? 100_000;
-  let views: RawView[] = [];
-  let impressions = new Map<string, number>();
+  const perAddress = deps.visitorsPerAddress ?? VISITORS_PER_ADDRESS;
+  const queue = createSightingQueue({ max: deps.maxBuffered ?? 100_000, perAddress });
   const batches: { id: string; rows: StatsRow[] }[] = [];
   let timer: ReturnType<typeof setInterval> | null = null;
   let flushing: Promise<void> | null = null;
-  let dropped = 0;
+  let unkeyed = 0;
   let lastCleanup = 0;
-  const dayKeys = new Map<string, string>();
-  // Visitors this instance already counted today (day|listing|hash): a returning visitor costs no Redis call.
-  // Bounded; cleared when full or when the day changes (Redis still answers for them then).
+  /** Today's and tomorrow's keys, fetched by the flusher so that a page never waits for one. */
+  const dayKeys = new Map<string, Buffer>();
+  // Sightings settled today (counted or repeated: their id) and full address groups (their group): seen again, they
+  // are not queued. Bounded; cleared when full or when the day changes (Redis still answers for them then).
   let seen = new Set<string>();
   let seenDay = "";
   const maxSeen = deps.maxSeen ?? 200_000;
 
-  function keep(list: RawView[]) {
-    if (list.length > maxBuffered) {
-      dropped += list.length - maxBuffered;
-      list.splice(0, list.length - maxBuffered);
-    }
-    return list;
+  function remember(key: string, day: string) {
+    if (day !== seenDay) return;
+    if (seen.size >= maxSeen) seen = new Set();
+    seen.add(key);
   }
 
-  /** The day's shared key: the first instance to need it sets it; it expires after two days. */
-  async function dayKey(day: string): Promise<string> {
-    const cached = dayKeys.get(day);
-    if (cached) return cached;
-    const key = `${KEY_PREFIX}daykey:${day}`;
-    await deps.redis.set(key, randomBytes(32).toString("base64url"), "EX", TWO_DAYS_SECONDS, "NX");
-    const value = await deps.redis.get(key);
-    if (!value) throw new Error("day key vanished");
-    for (const d of dayKeys.keys()) if (d < day) dayKeys.delete(d);
-    dayKeys.set(day, value);
-    return value;
+  function sight(kind: SightingKind, listingIds: readonly number[], request: Request, server: PageServer) {
+    const userAgent = request.headers.get("user-agent");
+    if (listingIds.length === 0 || isKnownBot(userAgent)) return;
+    const day = utcDay(now());
+    const key = dayKeys.get(day);
+    if (!key) {
+      unkeyed += listingIds.length;
+      return;
+    }
+    if (day !== seenDay) {
+      seen = new Set();
+      seenDay = day;
+    }
+    const bucket = addressBucket(clientAddress(request, server, deps.trustProxy ?? false));
+    for (const listingId of listingIds) {
+      const s: Sighting = { kind, listingId, day, ...visitorHashes(key, listingId, bucket, userAgent!) };
+      if (!seen.has(idOf(s)) && !seen.has(groupOf(s))) queue.add(s);
+    }
+  }
+
+  /** Fetches the keys of today and tomorrow that are not in memory yet; drops older ones (here and, hourly, in PostgreSQL). */
+  async function fetchDayKeys(): Promise<void> {
+    const today = utcDay(now());
+    for (const day of [today, utcDay(new Date(now().getTime() + DAY_MS))]) {
+      if (!dayKeys.has(day)) dayKeys.set(day, await dayKey(deps.sql, day));
+    }
+    for (const day of dayKeys.keys()) if (day < today) dayKeys.delete(day);
   }
 
   /**
-   * Views of new visitors, by listing and day; throws if Redis cannot answer (the caller keeps the views). Repeats
-   * within the batch and visitors this instance counted today are settled in memory; the rest ask Redis in
-   * chunks, yielding between them, so a large batch never holds the event loop (and the pages) for long.
+   * Settles sightings in Redis: the counted ones as rows by listing and day, and those Redis did not answer for (kept
+   * by the caller). Asks in chunks, yielding between them, so a large batch never holds the event loop for long.
    */
-  async function firstVisits(list: RawView[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (list.length === 0) return out;
-    const keys = new Map<string, string>();
-    for (const day of new Set(list.map((v) => v.day))) keys.set(day, await dayKey(day));
-    const today = utcDay(now());
-    if (seenDay !== today || seen.size > maxSeen) {
-      seen = new Set();
-      seenDay = today;
-    }
-    const asked = new Set<string>();
+  async function settle(list: Sighting[]): Promise<{ rows: StatsRow[]; unsettled: Sighting[]; err?: Error }> {
+    const rows = new Map<string, StatsRow>();
+    const unsettled: Sighting[] = [];
+    let err: Error | undefined;
     for (let start = 0; start < list.length; start += REDIS_CHUNK) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      const chunk: [string, { listingId: number; day: string; hash: string }][] = [];
-      for (const v of list.slice(start, start + REDIS_CHUNK)) {
-        const hash = visitorHash(keys.get(v.day)!, v.address, v.userAgent);
-        const id = `${v.day}|${v.listingId}|${hash}`;
-        if (seen.has(id) || asked.has(id)) continue;
-        asked.add(id);
-        chunk.push([id, { listingId: v.listingId, day: v.day, hash }]);
-      }
-      if (chunk.length === 0) continue;
+      const chunk = list.slice(start, start + REDIS_CHUNK);
       const pipeline = deps.redis.pipeline();
-      for (const [, v] of chunk) {
-        const set = `${KEY_PREFIX}seen:${v.day}:${v.listingId}`;
-        pipeline.sadd(set, v.hash);
-        pipeline.expire(set, TWO_DAYS_SECONDS);
+      for (const s of chunk) {
+        const key = `${KEY_PREFIX}${s.kind === "view" ? "v" : "i"}:${s.day}:${s.listingId}`;
+        pipeline.eval(COUNT_ONCE, 1, key, s.address, s.visitor, perAddress, TWO_DAYS_SECONDS);
       }
-      const results = (await pipeline.exec()) ?? [];
-      chunk.forEach(([id, v], i) => {
-        const [err, added] = results[i * 2] ?? [new Error("no answer"), 0];
-        if (err) throw err;
-        if (v.day === seenDay) seen.add(id);
-        if (added === 1) out.set(`${v.listingId}|${v.day}`, (out.get(`${v.listingId}|${v.day}`) ?? 0) + 1);
+      const results = await pipeline.exec().catch((e: Error) => {
+        err = e;
+        return null;
       });
+      if (!results) {
+        unsettled.push(...list.slice(start));
+        break;
+      }
+      chunk.forEach((s, i) => {
+        const [failed, outcome] = results[i] ?? [new Error("no answer"), 0];
+        if (failed) {
+          err = failed;
+          unsettled.push(s);
+        } else if (outcome === -1) remember(groupOf(s), s.day);
+        else {
+          remember(idOf(s), s.day);
+          if (outcome !== 1) return;
+          const k = `${s.listingId}|${s.day}`;
+          let row = rows.get(k);
+          if (!row) rows.set(k, (row = { listingId: s.listingId, day: s.day, views: 0, impressions: 0 }));
+          if (s.kind === "view") row.views++;
+          else row.impressions++;
+        }
+      });
+      if (err) {
+        // Redis is failing: the rest waits for the next flush rather than failing chunk by chunk.
+        unsettled.push(...list.slice(start + REDIS_CHUNK));
+        break;
+      }
     }
-    return out;
+    return { rows: [...rows.values()], unsettled, err };
   }
 
   async function flushOnce(): Promise<void> {
-    const taken = views;
-    views = [];
-    let visits = new Map<string, number>();
-    try {
-      visits = await firstVisits(taken);
-    } catch (err) {
+    await fetchDayKeys().catch((err) => log.warn("buyer stats: day key unavailable", { err: (err as Error).message }));
+    const { rows, unsettled, err } = await settle(queue.take());
+    if (unsettled.length > 0) {
       // Not counted yet: back in front of whatever arrived meanwhile.
-      views = keep([...taken, ...views]);
-      log.warn("buyer stats: views wait for Redis", { waiting: views.length, err: (err as Error).message });
+      queue.putBack(unsettled);
+      log.warn("buyer stats: views wait for Redis", { waiting: queue.size(), err: err?.message });
     }
-    const shownNow = impressions;
-    impressions = new Map();
-    const rows = new Map<string, StatsRow>();
-    const row = (k: string) => {
-      let r = rows.get(k);
-      if (!r) {
-        const [id, day] = k.split("|");
-        r = { listingId: Number(id), day: day!, views: 0, impressions: 0 };
-        rows.set(k, r);
-      }
-      return r;
-    };
-    for (const [k, n] of visits) row(k).views += n;
-    for (const [k, n] of shownNow) row(k).impressions += n;
-    if (rows.size > 0) batches.push({ id: randomUUID(), rows: [...rows.values()] });
+    if (rows.length > 0) batches.push({ id: randomUUID(), rows });
 
     while (batches.length > 0) {
       const batch = batches[0]!;
@@ -175,13 +204,16 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
         break;
       }
     }
-    if (dropped > 0) {
-      log.warn("buyer stats: views dropped while Redis was unreachable", { dropped });
-      dropped = 0;
+    const dropped = queue.takeDropped();
+    if (dropped > 0) log.warn("buyer stats: views dropped while Redis was unreachable", { dropped });
+    if (unkeyed > 0) {
+      log.warn("buyer stats: views not counted, no day key yet", { uncounted: unkeyed });
+      unkeyed = 0;
     }
     if (Date.now() - lastCleanup > 3600_000) {
       lastCleanup = Date.now();
       await deleteOldFlushIds(deps.sql, TWO_DAYS_SECONDS * 1000).catch(() => {});
+      await deleteDayKeysBefore(deps.sql, utcDay(now())).catch(() => {});
     }
   }
 
@@ -199,20 +231,14 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
   return {
     viewed(listingId, request, server) {
       try {
-        const userAgent = request.headers.get("user-agent");
-        if (isKnownBot(userAgent)) return;
-        const address = clientAddress(request, server, deps.trustProxy ?? false) ?? "unknown";
-        views.push({ listingId, day: utcDay(now()), address, userAgent: userAgent! });
-        if (views.length > maxBuffered) keep(views);
+        sight("view", [listingId], request, server);
       } catch {
         // Counting never fails a page.
       }
     },
-    shown(listingIds, request) {
+    shown(listingIds, request, server) {
       try {
-        if (listingIds.length === 0 || isKnownBot(request.headers.get("user-agent"))) return;
-        const day = utcDay(now());
-        for (const id of listingIds) impressions.set(`${id}|${day}`, (impressions.get(`${id}|${day}`) ?? 0) + 1);
+        sight("impression", listingIds, request, server);
       } catch {
         // Counting never fails a page.
       }
@@ -221,6 +247,7 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
       if (timer) return;
       timer = setInterval(() => void flush(), deps.flushIntervalMs ?? 2000);
       timer.unref?.();
+      void flush(); // the day keys, before the first page
     },
     async stop() {
       if (timer) clearInterval(timer);
@@ -228,6 +255,12 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
       await flush();
     },
     flush,
-    backlog: () => ({ views: views.length, impressions: impressions.size, batches: batches.length }),
+    backlog() {
+      let views = 0;
+      const list = queue.waiting();
+      for (const s of list) if (s.kind === "view") views++;
+      return { views, impressions: list.length - views, batches: batches.length };
+    },
+    waiting: () => queue.waiting(),
   };
 }

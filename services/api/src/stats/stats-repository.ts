@@ -1,4 +1,6 @@
-// SQL of the buyer statistics: the flusher's idempotent batch write and the partner route's daily read.
+// SQL of the buyer statistics: the daily visitor keys, the flusher's idempotent batch write and the partner
+// route's daily read.
+import { randomBytes } from "node:crypto";
 import type postgres from "postgres";
 
 export interface StatsRow {
@@ -27,6 +29,19 @@ export async function writeStatsBatch(sql: postgres.Sql, batchId: string, rows: 
     ON CONFLICT (listing_id, day) DO UPDATE SET views = s.views + excluded.views, impressions = s.impressions + excluded.impressions
     RETURNING 1`;
   return result.length > 0;
+}
+
+/** The day's visitor key (YYYY-MM-DD): created by whichever instance asks first, the same for all of them. */
+export async function dayKey(sql: postgres.Sql, day: string): Promise<Buffer> {
+  await sql`INSERT INTO listing_stats_day_keys (day, key) VALUES (${day}::date, ${randomBytes(32)}) ON CONFLICT (day) DO NOTHING`;
+  const [row] = await sql<{ key: Buffer }[]>`SELECT key FROM listing_stats_day_keys WHERE day = ${day}::date`;
+  if (!row) throw new Error("day key vanished");
+  return row.key;
+}
+
+/** Keys of days before `day`: once gone, those days' visitor hashes cannot be linked to anyone. */
+export async function deleteDayKeysBefore(sql: postgres.Sql, day: string): Promise<void> {
+  await sql`DELETE FROM listing_stats_day_keys WHERE day < ${day}::date`;
 }
 
 export async function deleteOldFlushIds(sql: postgres.Sql, olderThanMs: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isKnownBot, utcDay, visitorHash } from "./visitors.ts";
+import { isKnownBot, utcDay, visitorHashes } from "./visitors.ts";
 
 describe("isKnownBot", () => {
   test("browsers count; crawlers, previewers, monitors, scripts and a missing User-Agent do not", () => {
@@ -25,12 +25,39 @@ describe("isKnownBot", () => {
   });
 });
 
-test("a visitor's hash depends on the day's key, the address and the User-Agent, and reveals neither", () => {
-  const h = visitorHash("key-1", "203.0.113.7", "Firefox");
-  expect(h).toBe(visitorHash("key-1", "203.0.113.7", "Firefox"));
-  expect(h).not.toBe(visitorHash("key-2", "203.0.113.7", "Firefox"));
-  expect(h).not.toBe(visitorHash("key-1", "203.0.113.8", "Firefox"));
-  expect(h).not.toBe(visitorHash("key-1", "203.0.113.7", "Chrome"));
-  expect(h).not.toContain("203");
+describe("visitorHashes", () => {
+  const key = Buffer.alloc(32, 1);
+  const FIREFOX = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:127.0) Gecko/20100101 Firefox/127.0";
+
+  test("one visitor's hashes differ from listing to listing and from day key to day key", () => {
+    const on1 = visitorHashes(key, 1, "203.0.113.7", FIREFOX);
+    expect(visitorHashes(key, 1, "203.0.113.7", FIREFOX)).toEqual(on1);
+    const on2 = visitorHashes(key, 2, "203.0.113.7", FIREFOX);
+    expect(on2.address).not.toBe(on1.address);
+    expect(on2.visitor).not.toBe(on1.visitor);
+    const tomorrow = visitorHashes(Buffer.alloc(32, 2), 1, "203.0.113.7", FIREFOX);
+    expect(tomorrow.address).not.toBe(on1.address);
+    expect(tomorrow.visitor).not.toBe(on1.visitor);
+  });
+
+  test("the User-Agent changes the visitor, not its address group; another address changes both", () => {
+    const firefox = visitorHashes(key, 1, "203.0.113.7", FIREFOX);
+    const chrome = visitorHashes(key, 1, "203.0.113.7", "Chrome");
+    expect(chrome.address).toBe(firefox.address);
+    expect(chrome.visitor).not.toBe(firefox.visitor);
+    const other = visitorHashes(key, 1, "203.0.113.8", FIREFOX);
+    expect(other.address).not.toBe(firefox.address);
+    expect(other.visitor).not.toBe(firefox.visitor);
+  });
+
+  test("only the first 512 characters of a User-Agent count, for hashing and for bot patterns", () => {
+    const long = `${FIREFOX} ${"x".repeat(600)}`;
+    expect(visitorHashes(key, 1, "203.0.113.7", `${long}a`)).toEqual(visitorHashes(key, 1, "203.0.113.7", `${long}b`));
+    expect(isKnownBot(`${long} Googlebot/2.1`)).toBe(false);
+    expect(isKnownBot(`${FIREFOX} Googlebot/2.1`)).toBe(true);
+  });
+});
+
+test("a day is the UTC day", () => {
   expect(utcDay(new Date("2026-05-01T23:59:59.999-02:00"))).toBe("2026-05-02");
 });

@@ -59,6 +59,56 @@ test("Redis unreachable: the page answers at once, the views wait, and are count
   expect(await views(id)).toBe(1);
 }, 60_000);
 
+test("Redis unreachable: 10,000 views with 10,000 User-Agents from one address wait as 3 hashes; at most maxBuffered wait in all, nothing raw", async () => {
+  const closed = await createGatedProxy(endpointOfUrl(testUrls().REDIS_URL));
+  const redis = new Redis(viaProxy(testUrls().REDIS_URL, closed), {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    retryStrategy: () => 1000,
+  });
+  redis.on("error", () => {});
+  await redis.connect().catch(() => {});
+  const recorder = createStatsRecorder({
+    sql: api.sql,
+    redis,
+    logger: silentLogger,
+    trustProxy: true,
+    maxBuffered: 1000,
+  });
+  try {
+    await recorder.flush(); // the day's key (PostgreSQL answers)
+    const view = (listingId: number, userAgent: string, from: string) =>
+      recorder.viewed(
+        listingId,
+        new Request(`http://x/listings/${listingId}`, {
+          headers: { "user-agent": userAgent, "x-forwarded-for": from },
+        }),
+        null,
+      );
+    for (let i = 0; i < 10_000; i++) view(1, `${FIREFOX} build/${i}`, "198.51.100.60");
+    await recorder.flush();
+    expect(recorder.backlog()).toEqual({ views: 3, impressions: 0, batches: 0 });
+    for (let i = 0; i < 5000; i++) view(2, FIREFOX, `10.0.${i >> 8}.${i & 255}`);
+    await recorder.flush();
+    expect(recorder.backlog()).toEqual({ views: 1000, impressions: 0, batches: 0 });
+    // What waits is keyed hashes: no address, no User-Agent.
+    const waiting = JSON.stringify(recorder.waiting());
+    for (const raw of ["198.51.100.60", "10.0.", "Firefox", "Mozilla", "build/"]) expect(waiting).not.toContain(raw);
+    // The oldest gave way (listing 1's three among them).
+    expect(recorder.waiting()[0]).toEqual({
+      kind: "view",
+      listingId: 2,
+      day: new Date().toISOString().slice(0, 10),
+      address: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/),
+      visitor: expect.stringMatching(/^[A-Za-z0-9_-]{11}$/),
+    });
+  } finally {
+    redis.disconnect();
+    await closed.close();
+  }
+}, 60_000);
+
 test("PostgreSQL unreachable: the batch waits and is written once, with the same ID, when it answers again", async () => {
   const put = await partner.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
   const id = put.body.serviceListingId as number;
@@ -72,11 +122,17 @@ test("PostgreSQL unreachable: the batch waits and is written once, with the same
   await redis.connect();
   const recorder = createStatsRecorder({ sql, redis, logger: silentLogger });
   try {
-    const request = new Request(`http://x/listings/${id}`, {
-      headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.23" },
-    });
-    recorder.viewed(id, request, null);
-    recorder.shown([id, id], request);
+    // The day's key is fetched while PostgreSQL answers; a page is never counted without it.
+    await pgProxy.open();
+    await recorder.flush();
+    await pgProxy.close();
+    const request = (userAgent: string) =>
+      new Request(`http://x/listings/${id}`, {
+        headers: { "user-agent": userAgent, "x-forwarded-for": "198.51.100.23" },
+      });
+    recorder.viewed(id, request(FIREFOX), null);
+    recorder.shown([id], request(FIREFOX), null);
+    recorder.shown([id], request(`${FIREFOX} other`), null);
     await recorder.flush();
     expect(recorder.backlog()).toEqual({ views: 0, impressions: 0, batches: 1 });
     await pgProxy.open();

@@ -99,6 +99,8 @@ export interface ApiOptions {
   mediaDelivery?: "api" | "redirect";
   /** Buyer statistics flush interval (default 200 ms). */
   statsFlushMs?: number;
+  /** Buyer statistics take the client address from X-Forwarded-For (as behind our own proxy). */
+  trustProxy?: boolean;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
@@ -126,7 +128,13 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000 });
-  const stats = createStatsRecorder({ sql, redis, logger, flushIntervalMs: opts.statsFlushMs ?? 200 });
+  const stats = createStatsRecorder({
+    sql,
+    redis,
+    logger,
+    flushIntervalMs: opts.statsFlushMs ?? 200,
+    trustProxy: opts.trustProxy,
+  });
   stats.start();
   const app = createApp({
     sql,

@@ -17,7 +17,7 @@ import { renderSearchPage, SEARCH_PAGE_SIZE } from "./search-page.ts";
 import { createSitemaps, robotsTxt } from "./sitemap.ts";
 import { formRefusedPage, gonePage, inquirySentPage, notFoundPage, unavailablePage } from "./status-pages.ts";
 import type postgres from "postgres";
-import type { StatsRecorder } from "../../stats/stats-recorder.ts";
+import type { PageServer, StatsRecorder } from "../../stats/stats-recorder.ts";
 
 export interface PageDeps {
   buyers: BuyerService;
@@ -54,7 +54,7 @@ export function createPageRoutes(deps: PageDeps) {
   const sitemaps = createSitemaps({ sql: deps.sql, publicBaseUrl: base, pageSize: deps.sitemapPageSize });
   const listingPath = (id: string) => `/listings/${encodeURIComponent(id)}`;
 
-  async function searchPage(request: Request, path: string): Promise<Response> {
+  async function searchPage(request: Request, server: PageServer, path: string): Promise<Response> {
     const query = rawQuery(request);
     const { request: search, page, problems } = parseSearchPage(query, SEARCH_PAGE_SIZE);
     let unavailable = false;
@@ -76,6 +76,7 @@ export function createPageRoutes(deps: PageDeps) {
       deps.stats?.shown(
         result.results.map((r) => r.serviceListingId),
         request,
+        server,
       );
     return renderSearchPage({
       path,
@@ -98,8 +99,10 @@ export function createPageRoutes(deps: PageDeps) {
 
   return (
     new Elysia({ name: "buyer-pages" })
-      .get("/", ({ request }) => htmlErrors(`${base}/`, () => searchPage(request, "/")))
-      .get("/listings", ({ request }) => htmlErrors(`${base}/listings`, () => searchPage(request, "/listings")))
+      .get("/", ({ request, server }) => htmlErrors(`${base}/`, () => searchPage(request, server, "/")))
+      .get("/listings", ({ request, server }) =>
+        htmlErrors(`${base}/listings`, () => searchPage(request, server, "/listings")),
+      )
       .get("/listings/:serviceListingId", ({ params: { serviceListingId: id }, request, server }) =>
         htmlErrors(`${base}${listingPath(id)}`, async () => {
           const listing = await buyers.listing(id);
