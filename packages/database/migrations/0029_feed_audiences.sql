@@ -17,3 +17,20 @@ ALTER TABLE partner_feed_heads
 -- everything up to that counts as removed: a reader without lead tracking that had read everything continues with
 -- no change; one whose cursor is older gets 410 (reconcile, then follow from the number named), never a skip.
 UPDATE partner_feed_heads SET last_record_seq = last_seq, record_pruned_through = last_seq;
+
+-- A rolling deploy: a sequencer of the previous release may still number events after this migration, without
+-- record_seq. Left so, those events would be missing from the records audience for good (its readers would skip
+-- them, silently). This trigger gives such a row the next record number, under the head row the numbering pass
+-- already holds, so the records numbering stays complete and consecutive. The current sequencer always sets
+-- record_seq on events without lead data, so for it the trigger never fires.
+CREATE FUNCTION partner_feed_record_seq() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE partner_feed_heads SET last_record_seq = last_record_seq + 1
+  WHERE partner_id = NEW.partner_id AND mode = NEW.mode
+  RETURNING last_record_seq INTO NEW.record_seq;
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER partner_feed_record_seq BEFORE INSERT ON partner_feed FOR EACH ROW
+  WHEN (NEW.record_seq IS NULL AND NEW.type <> 'lead.received')
+  EXECUTE FUNCTION partner_feed_record_seq();

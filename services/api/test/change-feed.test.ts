@@ -215,6 +215,29 @@ describe("what the feed carries", () => {
     expect((await events(keyB, 3)).body.nextCursor).toBe("5");
   });
 
+  test("an event numbered by the previous release's sequencer (a rolling deploy) still gets the next number of the records audience", async () => {
+    const partner = await api.createPartner({ leadTracking: false });
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 1);
+    // As that sequencer wrote it: the head's last_seq raised, the event inserted without record_seq.
+    await api.sql.begin(async (tx) => {
+      const [head] = await tx`
+        UPDATE partner_feed_heads SET last_seq = last_seq + 1
+        WHERE partner_id = ${partner.partnerId} AND mode = 'live' RETURNING last_seq`;
+      await tx`
+        INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
+        VALUES (${partner.partnerId}, 'live', ${head!.last_seq}, 'broker.updated', ${crypto.randomUUID()}, 'broker', 2,
+          ${api.sql.json({ externalBrokerId: "old-release", serviceBrokerId: "1", changedPaths: ["phone"] })}, now())`;
+    });
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    const all = await readUntil(partner.apiKey, (a) => a.length >= 3);
+    expect(all.map((e) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "broker.updated"],
+      [3, "broker.created"],
+    ]);
+  });
+
   test("a test key's simulated leads carry the office's test lead count as their version", async () => {
     const partner = await api.createPartner({ leadTracking: true, test: true });
     const broker = uniqueName("b");
