@@ -480,7 +480,9 @@ test("an endpoint made by a key without lead tracking gets the numbering that ke
   expect(publishedA.body.data.sequence).toBe(numberIn(feedA, "listing.published", publishedA.body.data));
   expect(unpublishedA.body.data.sequence).toBe(numberIn(feedA, "listing.unpublished", unpublishedA.body.data));
   expect(
-    unpublishedA.body.data.sequence - publishedA.body.data.sequence - (unpublished.data.sequence - published.data.sequence),
+    unpublishedA.body.data.sequence -
+      publishedA.body.data.sequence -
+      (unpublished.data.sequence - published.data.sequence),
   ).toBeGreaterThanOrEqual(3);
 }, 120_000);
 

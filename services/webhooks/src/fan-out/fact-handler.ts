@@ -95,7 +95,9 @@ export function createFactHandler(deps: FactHandlerDeps) {
         type,
         event.occurredAt,
         withPublicUrls(
-          sequence === null || sequence === undefined ? (data as Record<string, unknown>) : { ...(data as Record<string, unknown>), sequence },
+          sequence === null || sequence === undefined
+            ? (data as Record<string, unknown>)
+            : { ...(data as Record<string, unknown>), sequence },
           deps.publicBaseUrl,
           eventMode(event),
         ),
