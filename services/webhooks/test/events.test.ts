@@ -484,6 +484,30 @@ test("an endpoint made by a key without lead tracking gets the numbering that ke
       publishedA.body.data.sequence -
       (unpublished.data.sequence - published.data.sequence),
   ).toBeGreaterThanOrEqual(3);
+
+  // Replay to a new endpoint of B: the range counts in B's numbering, and the bodies carry it.
+  const lateId = uniqueName("no-leads-late");
+  const latePath = `/hooks/${lateId}`;
+  const late = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${lateId}`, {
+    key: keyB,
+    body: { url: receiver.url(latePath), events: ["listing.published", "listing.unpublished"] },
+  });
+  expect(late.status).toBe(201);
+  const replay = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${lateId}/replay`, {
+    key: keyB,
+    body: { afterSequence: published.data.sequence - 1, throughSequence: unpublished.data.sequence },
+  });
+  expect(replay.body).toEqual({ status: "success", queued: 2 });
+  const replayed = await until("the replayed events", () => {
+    const got = receiver.requests(latePath).map((r) => verified(r, late.body.secret));
+    return got.length >= 2 ? got : null;
+  });
+  expect(new Set(replayed.map((e) => `${e.type} ${e.data.externalListingId} ${e.data.sequence}`))).toEqual(
+    new Set([
+      `listing.published ${listingExternalId} ${published.data.sequence}`,
+      `listing.unpublished ${listingExternalId} ${unpublished.data.sequence}`,
+    ]),
+  );
 }, 120_000);
 
 test("a fact that will never get a feed number (from before the feed) is delivered at once, without a sequence", async () => {
