@@ -15,21 +15,23 @@ export async function feedRead(ctx: BenchContext): Promise<Row[]> {
   const seedStarted = performance.now();
   // After the partner's own events (earlier scenarios wrote some through the API), under the head row's lock, so
   // the numbering stays the sequencer's: one run of numbers with no gap and no clash.
+  // Both audiences' numbers (migration 0029): these events carry no lead data, so each takes the next of both.
   const head = await ctx.sql.begin(async (tx) => {
     await tx`INSERT INTO partner_feed_heads (partner_id, mode, last_seq) VALUES (${partnerId}::uuid, 'live', 0) ON CONFLICT (partner_id, mode) DO NOTHING`;
     const [row] =
-      await tx`SELECT last_seq::bigint AS last FROM partner_feed_heads WHERE partner_id = ${partnerId}::uuid AND mode = 'live' FOR UPDATE`;
+      await tx`SELECT last_seq::bigint AS last, last_record_seq::bigint AS last_record FROM partner_feed_heads WHERE partner_id = ${partnerId}::uuid AND mode = 'live' FOR UPDATE`;
     const base = Number(row?.last ?? 0);
+    const recordBase = Number(row?.last_record ?? 0);
     for (let from = base + 1; from <= base + events; from += 100_000) {
       const to = Math.min(base + events, from + 99_999);
       await tx`
-        INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
-        SELECT ${partnerId}::uuid, 'live', n, 'listing.updated', gen_random_uuid(), 'listing', 2,
+        INSERT INTO partner_feed (partner_id, mode, seq, record_seq, type, event_id, record_type, version, data, occurred_at)
+        SELECT ${partnerId}::uuid, 'live', n, n - ${base}::bigint + ${recordBase}::bigint, 'listing.updated', gen_random_uuid(), 'listing', 2,
           jsonb_build_object('externalListingId', 'bench-' || n, 'serviceListingId', n, 'serviceBrokerId', '1', 'status', 'FOR_SALE', 'changedPaths', jsonb_build_array('financials.askingPrice')),
           now()
         FROM generate_series(${from}::bigint, ${to}::bigint) AS n`;
     }
-    await tx`UPDATE partner_feed_heads SET last_seq = ${base + events} WHERE partner_id = ${partnerId}::uuid AND mode = 'live'`;
+    await tx`UPDATE partner_feed_heads SET last_seq = ${base + events}, last_record_seq = ${recordBase + events} WHERE partner_id = ${partnerId}::uuid AND mode = 'live'`;
     return base + events;
   });
   await ctx.sql`ANALYZE partner_feed`;

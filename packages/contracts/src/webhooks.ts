@@ -74,7 +74,7 @@ const feedSequence = {
   sequence: Type.Optional(
     Type.Integer({
       description:
-        "This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>",
+        "This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read",
     }),
   ),
 };
@@ -427,7 +427,8 @@ export const WebhookReplayBody = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: Number.MAX_SAFE_INTEGER,
-        description: "Events numbered after this (the change feed's sequence, GET /partner/v1/events)",
+        description:
+          "Events numbered after this (the change feed's sequence, GET /partner/v1/events, in the numbering this endpoint's deliveries carry in data.sequence)",
       }),
     ),
     throughSequence: Type.Optional(

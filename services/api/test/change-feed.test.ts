@@ -2,13 +2,17 @@
 // (partner and mode, lead.received only with lead tracking), and the core promise under concurrency: writers
 // (single PUTs, batches, and a transaction that stays open while others commit) and a reader following
 // nextCursor the whole time; the reader must see every committed change exactly once, numbers consecutive and
-// never going backwards, the late transaction included.
+// never going backwards, the late transaction included. Two audiences (keys with and without lead tracking), each
+// numbered without holes; retention racing a reader; retention in bounded chunks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 
+import { leadSubmittedPayload } from "@pss/contracts";
 import { uniqueName } from "../../../test/support/env.ts";
+import { recordLeads } from "../../leads/src/counting/count-recorder.ts";
+import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
-import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
-import { call, sample, startApi, type ApiHarness } from "./support/harness.ts";
+import { createFeedSequencer, pruneFeedChunk, silentLogger, type FeedSequencer } from "@pss/service-kit";
+import { call, sample, startApi, type ApiHarness, type TestResponse } from "./support/harness.ts";
 
 let api: ApiHarness;
 let sequencer: FeedSequencer;
@@ -131,6 +135,132 @@ describe("what the feed carries", () => {
     expect((await call(api.baseUrl, "GET", "/partner/v1/events", {})).status).toBe(401);
   });
 
+  test("two keys of one partner: the one without lead tracking reads 1..n with no hole where a lead was, the one with it reads the leads, also without holes", async () => {
+    const partner = await api.createPartner({ leadTracking: true });
+    const keyA = partner.apiKey;
+    const keyB = (
+      await createPartnerAdmin({ sql: api.sql, redis: api.redis }).createKey({
+        partnerId: partner.partnerId,
+        leadTracking: false,
+      })
+    ).apiKey;
+    const broker = uniqueName("b");
+    const listing = uniqueName("l");
+    expect((await partner.put(`/partner/v1/brokers/${broker}`, sample.broker())).status).toBe(201);
+    const created = await partner.put(`/partner/v1/listings/${listing}`, sample.listing(broker));
+    expect(created.status).toBe(201);
+    // A buyer sends three inquiries; the leads service counts them (its own code, which writes lead.received with
+    // the office's count in the same transaction).
+    for (let i = 0; i < 3; i++) {
+      const res = await call(api.baseUrl, "POST", `/v1/listings/${created.body.serviceListingId}/leads`, {
+        body: { name: "Ann Buyer", email: `ann.buyer-${i}@example.com`, message: "Is the lease renewable?" },
+      });
+      expect(res.status).toBe(202);
+    }
+    const leads = await api.sql`
+      SELECT id::text AS lead_id, listing_id, broker_id::text AS broker_id, office_id, organization_id, created_at
+      FROM leads WHERE listing_id = ${created.body.serviceListingId} ORDER BY created_at, id`;
+    expect(leads).toHaveLength(3);
+    expect(
+      await recordLeads(
+        api.sql,
+        leads.map((l) =>
+          leadSubmittedPayload({
+            leadId: l.lead_id,
+            listingId: l.listing_id,
+            brokerId: l.broker_id,
+            officeId: l.office_id,
+            organizationId: l.organization_id,
+            createdAt: l.created_at,
+          }),
+        ),
+      ),
+    ).toBe(3);
+    await readUntil(keyA, (a) => a.length >= 5);
+    // B changes the listing twice.
+    for (const change of [{ status: "UNDER_CONTRACT" }, { financials: { askingPrice: 2 } }])
+      expect(
+        (await call(api.baseUrl, "PUT", `/partner/v1/listings/${listing}`, { key: keyB, body: change })).status,
+      ).toBe(200);
+    const seenA = await readUntil(keyA, (a) => a.length >= 8);
+    const seenB = await readUntil(keyB, (a) => a.length >= 5);
+    await Bun.sleep(200);
+    expect((await events(keyB, seenB.at(-1)!.sequence)).body.results).toEqual([]);
+    expect((await events(keyA, seenA.at(-1)!.sequence)).body.results).toEqual([]);
+    // B: consecutive from 1, no lead event, so nothing to count leads by.
+    expect(seenB.map((e) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "listing.created"],
+      [3, "listing.updated"],
+      [4, "listing.status_changed"],
+      [5, "listing.updated"],
+    ]);
+    // A: the same events and the three leads, consecutive too.
+    expect(seenA.map((e) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "listing.created"],
+      [3, "lead.received"],
+      [4, "lead.received"],
+      [5, "lead.received"],
+      [6, "listing.updated"],
+      [7, "listing.status_changed"],
+      [8, "listing.updated"],
+    ]);
+    // lead.received's version is the office's lead count, as the feed contract says.
+    const leadEvents = seenA.filter((e) => e.type === "lead.received");
+    for (const e of leadEvents) expect(e.version).toBe(e.data.officeLeadCount);
+    expect(leadEvents.map((e) => e.version - leadEvents[0].version)).toEqual([0, 1, 2]);
+    // A reader without lead tracking pages in its own numbering.
+    expect((await events(keyB, 3)).body.results.map((e: any) => e.sequence)).toEqual([4, 5]);
+    expect((await events(keyB, 3)).body.nextCursor).toBe("5");
+  });
+
+  test("an event numbered by the previous release's sequencer (a rolling deploy) still gets the next number of the records audience", async () => {
+    const partner = await api.createPartner({ leadTracking: false });
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 1);
+    // As that sequencer wrote it: the head's last_seq raised, the event inserted without record_seq.
+    await api.sql.begin(async (tx) => {
+      const [head] = await tx`
+        UPDATE partner_feed_heads SET last_seq = last_seq + 1
+        WHERE partner_id = ${partner.partnerId} AND mode = 'live' RETURNING last_seq`;
+      await tx`
+        INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
+        VALUES (${partner.partnerId}, 'live', ${head!.last_seq}, 'broker.updated', ${crypto.randomUUID()}, 'broker', 2,
+          ${api.sql.json({ externalBrokerId: "old-release", serviceBrokerId: "1", changedPaths: ["phone"] })}, now())`;
+    });
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    const all = await readUntil(partner.apiKey, (a) => a.length >= 3);
+    expect(all.map((e) => [e.sequence, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "broker.updated"],
+      [3, "broker.created"],
+    ]);
+  });
+
+  test("a test key's simulated leads carry the office's test lead count as their version", async () => {
+    const partner = await api.createPartner({ leadTracking: true, test: true });
+    const broker = uniqueName("b");
+    const listing = uniqueName("l");
+    expect((await partner.test!.put(`/partner/v1/brokers/${broker}`, sample.broker())).status).toBe(201);
+    expect((await partner.test!.put(`/partner/v1/listings/${listing}`, sample.listing(broker))).status).toBe(201);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (
+          await call(api.baseUrl, "POST", `/partner/v1/test/listings/${listing}/leads`, {
+            key: partner.test!.apiKey,
+            body: {},
+          })
+        ).status,
+      ).toBe(202);
+    const all = await readUntil(partner.test!.apiKey, (a) => a.filter((e) => e.type === "lead.received").length >= 2);
+    const leadEvents = all.filter((e) => e.type === "lead.received");
+    expect(leadEvents.map((e) => [e.version, e.data.officeLeadCount])).toEqual([
+      [leadEvents[0].data.officeLeadCount, leadEvents[0].data.officeLeadCount],
+      [leadEvents[0].data.officeLeadCount + 1, leadEvents[0].data.officeLeadCount + 1],
+    ]);
+  });
+
   test("a cursor older than the retention is answered 410, naming where to follow from", async () => {
     const partner = await api.createPartner();
     await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
@@ -143,6 +273,84 @@ describe("what the feed carries", () => {
     expect(gone.status).toBe(410);
     expect(gone.body.error).toContain("after=1");
     expect((await events(partner.apiKey, 1)).body.results.map((e: any) => e.sequence)).toEqual([2]);
+  });
+
+  test("retention that commits while a page is being read: the reader gets 410, never a page that starts after the removed events", async () => {
+    const partner = await api.createPartner();
+    for (let i = 0; i < 3; i++) await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 3);
+    await api.sql`UPDATE partner_feed SET sequenced_at = now() - interval '40 days' WHERE partner_id = ${partner.partnerId} AND seq <= 2`;
+    let answer: Promise<TestResponse> | undefined;
+    await api.sql.begin(async (tx) => {
+      // Every read of partner_feed waits for this lock: the request below is held at its page read, after
+      // anything it read before it...
+      await tx`LOCK TABLE partner_feed IN ACCESS EXCLUSIVE MODE`;
+      answer = events(partner.apiKey, 0);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await api.sql`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%json_build_object(''sequence''%'`;
+        if (waiting!.n > 0) break;
+        if (Date.now() > deadline) throw new Error("the feed request never reached its page read");
+        await Bun.sleep(20);
+      }
+      // ...while retention removes the two oldest events (the chunk the retention loop runs) and commits.
+      expect(await pruneFeedChunk(tx, { retentionDays: 35, chunkSize: 1000 })).toBeGreaterThanOrEqual(2);
+    });
+    const res = await answer!;
+    expect(res.status).toBe(410);
+    expect(res.body.error).toContain("after=2");
+    expect((await events(partner.apiKey, 2)).body.results.map((e: any) => e.sequence)).toEqual([3]);
+  });
+
+  test("retention removes a backlog in chunks of their own transactions, raising where each audience's 410 starts", async () => {
+    const partner = await api.createPartner({ leadTracking: true });
+    const keyB = (
+      await createPartnerAdmin({ sql: api.sql, redis: api.redis }).createKey({
+        partnerId: partner.partnerId,
+        leadTracking: false,
+      })
+    ).apiKey;
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 1);
+    await api.sql`
+      INSERT INTO outbox (topic, message_key, payload) VALUES ('pss.partner-events.v1', 'lead:1', ${api.sql.json({
+        eventId: crypto.randomUUID(),
+        type: "lead.received",
+        aggregateType: "lead",
+        aggregateId: crypto.randomUUID(),
+        version: 1,
+        partnerId: partner.partnerId,
+        mode: "live",
+        occurredAt: new Date().toISOString(),
+        payload: { externalListingId: "x", serviceListingId: 1, officeId: 1, officeLeadCount: 1, version: 1 },
+      } as never)})`;
+    await readUntil(partner.apiKey, (a) => a.length >= 2);
+    for (let i = 0; i < 3; i++) await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    await readUntil(partner.apiKey, (a) => a.length >= 5);
+    // A: 1 broker, 2 lead, 3-5 brokers. B: 1-4 brokers. The four oldest expire, oldest first.
+    await api.sql`
+      UPDATE partner_feed SET sequenced_at = now() - interval '40 days' - (10 - seq) * interval '1 second'
+      WHERE partner_id = ${partner.partnerId} AND seq <= 4`;
+    const gone = async (key: string) => {
+      const res = await events(key, 0);
+      return res.status === 410 ? (res.body.error as string).match(/after=(\d+)/)![1] : res.status;
+    };
+    const chunk = () => api.sql.begin((tx) => pruneFeedChunk(tx, { retentionDays: 35, chunkSize: 2 }));
+    expect(await chunk()).toBe(2);
+    expect([await gone(partner.apiKey), await gone(keyB)]).toEqual(["2", "1"]);
+    expect((await events(keyB, 1)).body.results.map((e: any) => e.sequence)).toEqual([2, 3, 4]);
+    expect(await chunk()).toBe(2);
+    expect([await gone(partner.apiKey), await gone(keyB)]).toEqual(["4", "3"]);
+    expect((await events(partner.apiKey, 4)).body.results.map((e: any) => e.sequence)).toEqual([5]);
+    expect((await events(keyB, 3)).body.results.map((e: any) => e.sequence)).toEqual([4]);
+    expect(await chunk()).toBe(0);
+    // The sequencer's prune does the same a chunk at a time until nothing is left.
+    await api.sql`UPDATE partner_feed SET sequenced_at = now() - interval '40 days' WHERE partner_id = ${partner.partnerId}`;
+    const small = createFeedSequencer({ sql: api.sql, logger: silentLogger }, { retentionDays: 35, pruneChunkSize: 1 });
+    expect(await small.prune()).toBe(1);
+    expect([await gone(partner.apiKey), await gone(keyB)]).toEqual(["5", "4"]);
   });
 });
 

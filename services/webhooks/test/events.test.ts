@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Kafka, logLevel } from "kafkajs";
 import { Value } from "@sinclair/typebox/value";
-import { Topics, WEBHOOK_EVENT_DATA, type DeliveredEventType } from "@pss/contracts";
-import { silentLogger } from "@pss/service-kit";
+import { ListingPublished, Topics, WEBHOOK_EVENT_DATA, type DeliveredEventType } from "@pss/contracts";
+import { partnerFactRow, silentLogger } from "@pss/service-kit";
+import { createPartnerAdmin } from "../../api/src/admin/partner-admin.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import {
   deleteSearchIndex,
@@ -397,3 +398,138 @@ test("an endpoint gets only the events it subscribed to", async () => {
   expect(receiver.requests(onlyLeadsPath).map((r) => verified(r, res.body.secret).type)).toEqual(["lead.received"]);
   expect(verified(got[0]!, res.body.secret).data.officeLeadCount).toBe(countBefore + 1);
 }, 90_000);
+
+test("an endpoint made by a key without lead tracking gets the numbering that key reads: no hole where a lead was", async () => {
+  const keyB = (
+    await createPartnerAdmin({ sql: api.sql, redis: api.redis }).createKey({
+      partnerId: partner.partnerId,
+      leadTracking: false,
+    })
+  ).apiKey;
+  const bId = uniqueName("no-leads");
+  const bPath = `/hooks/${bId}`;
+  const made = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${bId}`, {
+    key: keyB,
+    body: { url: receiver.url(bPath), events: ["listing.published", "listing.unpublished"] },
+  });
+  expect(made.status).toBe(201);
+  const atB = (type: string, externalListingId: string) =>
+    until(`${type} at the endpoint without lead data`, () => {
+      const found = receiver
+        .requests(bPath)
+        .map((r) => verified(r, made.body.secret))
+        .find((e) => e.type === type && e.data.externalListingId === externalListingId);
+      return found ?? null;
+    });
+  const brokerExternalId = uniqueName("broker");
+  expect((await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker())).status).toBe(201);
+  const listingExternalId = uniqueName("listing");
+  const listing = await partner.put(
+    `/partner/v1/listings/${listingExternalId}`,
+    sample.listing(brokerExternalId, { photos: [] }),
+  );
+  expect(listing.status).toBe(201);
+  const published = await atB("listing.published", listingExternalId);
+  // Three leads between the publication and the next change.
+  for (let i = 0; i < 3; i++)
+    expect(
+      (
+        await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
+          body: { ...buyer, email: `ann.buyer-${i}-numbering@example.com` },
+        })
+      ).status,
+    ).toBe(202);
+  await until("three lead.received at the lead-data endpoint", () => {
+    const leads = events().filter(
+      (e) => e.body.type === "lead.received" && e.body.data.externalListingId === listingExternalId,
+    );
+    return leads.length >= 3 ? leads : null;
+  });
+  const sold = await call(api.baseUrl, "PUT", `/partner/v1/listings/${listingExternalId}`, {
+    key: keyB,
+    body: { status: "SOLD" },
+  });
+  expect(sold.status).toBe(200);
+  const unpublished = await atB("listing.unpublished", listingExternalId);
+
+  const feedOf = async (key: string) =>
+    (await call(api.baseUrl, "GET", "/partner/v1/events?limit=1000", { key })).body.results as {
+      sequence: number;
+      type: string;
+      version: number;
+      data: Record<string, unknown>;
+    }[];
+  const numberIn = (feed: Awaited<ReturnType<typeof feedOf>>, type: string, data: Record<string, unknown>) =>
+    feed.find((e) => e.type === type && e.version === data.version && e.data.externalListingId === listingExternalId)
+      ?.sequence;
+  // B's feed: 1..n, no lead event; its endpoint's deliveries carry exactly those numbers.
+  const feedB = await feedOf(keyB);
+  expect(feedB.map((e) => e.sequence)).toEqual(feedB.map((_, i) => i + 1));
+  expect(feedB.filter((e) => e.type === "lead.received")).toEqual([]);
+  expect(published.data.sequence).toBe(numberIn(feedB, "listing.published", published.data));
+  expect(unpublished.data.sequence).toBe(numberIn(feedB, "listing.unpublished", unpublished.data));
+  // The endpoint that carries lead data got the same events with the numbering of keys with lead tracking, in
+  // which the three leads lie between them.
+  const atA = (type: string) =>
+    until(`${type} at the lead-data endpoint`, () => {
+      const found = events().find((e) => e.body.type === type && e.body.data.externalListingId === listingExternalId);
+      return found ?? null;
+    });
+  const [publishedA, unpublishedA] = [await atA("listing.published"), await atA("listing.unpublished")];
+  const feedA = await feedOf(partner.apiKey);
+  expect(publishedA.body.data.sequence).toBe(numberIn(feedA, "listing.published", publishedA.body.data));
+  expect(unpublishedA.body.data.sequence).toBe(numberIn(feedA, "listing.unpublished", unpublishedA.body.data));
+  expect(
+    unpublishedA.body.data.sequence -
+      publishedA.body.data.sequence -
+      (unpublished.data.sequence - published.data.sequence),
+  ).toBeGreaterThanOrEqual(3);
+
+  // Replay to a new endpoint of B: the range counts in B's numbering, and the bodies carry it.
+  const lateId = uniqueName("no-leads-late");
+  const latePath = `/hooks/${lateId}`;
+  const late = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${lateId}`, {
+    key: keyB,
+    body: { url: receiver.url(latePath), events: ["listing.published", "listing.unpublished"] },
+  });
+  expect(late.status).toBe(201);
+  const replay = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${lateId}/replay`, {
+    key: keyB,
+    body: { afterSequence: published.data.sequence - 1, throughSequence: unpublished.data.sequence },
+  });
+  expect(replay.body).toEqual({ status: "success", queued: 2 });
+  const replayed = await until("the replayed events", () => {
+    const got = receiver.requests(latePath).map((r) => verified(r, late.body.secret));
+    return got.length >= 2 ? got : null;
+  });
+  expect(new Set(replayed.map((e) => `${e.type} ${e.data.externalListingId} ${e.data.sequence}`))).toEqual(
+    new Set([
+      `listing.published ${listingExternalId} ${published.data.sequence}`,
+      `listing.unpublished ${listingExternalId} ${unpublished.data.sequence}`,
+    ]),
+  );
+}, 120_000);
+
+test("a fact that will never get a feed number (from before the feed) is delivered at once, without a sequence", async () => {
+  const externalListingId = uniqueName("before-feed");
+  const fact = partnerFactRow(
+    ListingPublished,
+    { aggregateId: "987654321", version: 1, partnerId: partner.partnerId, mode: "live" },
+    {
+      externalListingId,
+      serviceListingId: 987654321,
+      externalBrokerId: "b",
+      serviceBrokerId: "1",
+      status: "FOR_SALE",
+      version: 1,
+    },
+  );
+  // An outbox row the sequencer never numbers (feed_pending NULL, as every row written before migration 0022).
+  await api.sql`
+    INSERT INTO outbox (topic, message_key, payload, feed_pending)
+    VALUES (${fact.topic}, ${fact.messageKey}, ${api.sql.json(fact.envelope as never)}, NULL)`;
+  const started = Date.now();
+  const got = await eventually("listing.published", (d) => d.externalListingId === externalListingId, 20_000);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  expect(got.body.data.sequence).toBeUndefined();
+}, 60_000);

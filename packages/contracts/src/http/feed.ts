@@ -1,5 +1,7 @@
 // The change feed (GET /partner/v1/events): every change to a key's records, in commit order, numbered by a
-// per-partner (and per-mode) sequence that never goes backwards and never skips a committed change.
+// per-partner (and per-mode) sequence that never goes backwards and never skips a committed change. Two audiences,
+// each numbered on its own without holes: keys with lead tracking read every event; keys without it read the
+// events without lead data (FEED_LEAD_EVENT_TYPES), so their numbering cannot count leads.
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./common.ts";
 
@@ -21,6 +23,10 @@ export const FEED_EVENT_TYPES = [
   "lead.received",
 ] as const;
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
+
+/** Events only keys with lead tracking read (and number): the records audience's numbering leaves them out. */
+export const FEED_LEAD_EVENT_TYPES: readonly string[] = ["lead.received"] satisfies FeedEventType[];
+export const isLeadFeedEvent = (type: string): boolean => FEED_LEAD_EVENT_TYPES.includes(type);
 
 export const FeedQuery = Type.Object(
   {
@@ -44,7 +50,8 @@ export const FeedQuery = Type.Object(
 export const FeedEvent = Type.Object(
   {
     sequence: Type.Integer({
-      description: "This event's number in the key's partner-and-mode sequence: consecutive, never reused",
+      description:
+        "This event's number in the key's partner-and-mode sequence (with lead tracking: every event; without: the events without lead data, numbered on their own): consecutive, never reused",
     }),
     type: Type.String({ description: `One of ${FEED_EVENT_TYPES.join(", ")}` }),
     occurredAt: Type.String({ description: "When the change was written (ISO 8601, UTC)" }),

@@ -2207,7 +2207,7 @@ export interface paths {
         };
         /**
          * The change feed: every change to this key's records, in commit order, numbered without gaps
-         * @description Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking (a key without it sees no number there). Kept at least 35 days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.
+         * @description Events of the key's partner and mode (a test key reads its test records' events), oldest first, after the sequence number given (after=, the nextCursor of the previous page). Numbers are per partner and mode, consecutive, given after the change committed: a reader that follows nextCursor never passes over a committed change, also one whose transaction committed late. lead.received only for keys with lead tracking; a key without it reads its own numbering of the other events (consecutive, no hole where a lead was), and its cursors and 410 are in that numbering. Kept at least 35 days; a cursor older than that gets 410: reconcile with the list endpoints, then follow from the sequence the answer names. Events appear within about a second of the commit.
          */
         get: {
             parameters: {
@@ -2232,7 +2232,7 @@ export interface paths {
                             /** @constant */
                             status: "success";
                             results: {
-                                /** @description This event's number in the key's partner-and-mode sequence: consecutive, never reused */
+                                /** @description This event's number in the key's partner-and-mode sequence (with lead tracking: every event; without: the events without lead data, numbered on their own): consecutive, never reused */
                                 sequence: number;
                                 /** @description One of listing.created, listing.updated, listing.status_changed, listing.published, listing.unpublished, listing.media.processed, listing.report.changed, broker.created, broker.updated, broker.avatar.processed, lead.received */
                                 type: string;
@@ -4251,7 +4251,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Events numbered after this (the change feed's sequence, GET /partner/v1/events) */
+                        /** @description Events numbered after this (the change feed's sequence, GET /partner/v1/events, in the numbering this endpoint's deliveries carry in data.sequence) */
                         afterSequence?: number;
                         /** @description … up to and including this number */
                         throughSequence?: number;
@@ -5395,7 +5395,7 @@ export interface webhooks {
                             status: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
                             /** @description The listing's version this state belongs to */
                             version: number;
-                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read */
                             sequence?: number;
                         };
                     };
@@ -5479,7 +5479,7 @@ export interface webhooks {
                             status: "DRAFT" | "FOR_SALE" | "REVIEWING_OFFERS" | "PENDING_CONTRACT" | "UNDER_CONTRACT" | "SOLD" | "ARCHIVED";
                             /** @description The listing's version this state belongs to */
                             version: number;
-                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read */
                             sequence?: number;
                         };
                     };
@@ -5557,7 +5557,7 @@ export interface webhooks {
                             serviceListingId: number;
                             serviceListingUrl: string;
                             version: number;
-                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read */
                             sequence?: number;
                             ready: number;
                             failed: number;
@@ -5646,7 +5646,7 @@ export interface webhooks {
                             serviceBrokerId: string;
                             serviceProfileUrl: string;
                             version: number;
-                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read */
                             sequence?: number;
                             avatar: {
                                 url: string;
@@ -5739,7 +5739,7 @@ export interface webhooks {
                             officeLeadCount: number;
                             /** @description Equal to officeLeadCount, which only grows */
                             version: number;
-                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has> */
+                            /** @description This event's number in the partner's change feed (GET /partner/v1/events, same partner and mode): numbers only grow, so a receiver can order events and see a gap, and catch up from the feed with after=<the last number it has>. An endpoint that carries lead data gets the numbering keys with lead tracking read, any other endpoint the numbering keys without lead tracking read */
                             sequence?: number;
                         };
                     };

@@ -9,7 +9,8 @@ export const FEED_DOCS = {
     `after the sequence number given (after=, the nextCursor of the previous page). Numbers are per ` +
     `partner and mode, consecutive, given after the change committed: a reader that follows nextCursor ` +
     `never passes over a committed change, also one whose transaction committed late. lead.received only ` +
-    `for keys with lead tracking (a key without it sees no number there). Kept at least ` +
+    `for keys with lead tracking; a key without it reads its own numbering of the other events (consecutive, ` +
+    `no hole where a lead was), and its cursors and 410 are in that numbering. Kept at least ` +
     `${FEED_RETENTION_DAYS} days; a cursor older than that gets 410: reconcile with the list endpoints, ` +
     `then follow from the sequence the answer names. Events appear within about a second of the commit.`,
 } as const;

@@ -24,23 +24,35 @@ export function createFeedRoutes(ctx: PartnerContext) {
     async ({ query, set, partner }) => {
       const after = Number(query.after ?? "0");
       const limit = Number(query.limit ?? "100");
-      const [head] =
-        await sql`SELECT pruned_through FROM partner_feed_heads WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode}`;
-      const prunedThrough = Number(head?.pruned_through ?? 0);
-      if (query.after !== undefined && after < prunedThrough) throw new FeedGoneError(prunedThrough);
-      // Each event's JSON is built by PostgreSQL and passed through as text: a page of 500 is never parsed into
-      // objects only to be serialised again (the feed's read target is a p99 for pages of 500).
+      // The key's audience (docs/partner-api.md "Change feed"): with lead tracking every event by `seq`; without
+      // it the events without lead data by their own numbering, `record_seq` (lead events have none), so its
+      // numbers have no hole where a lead was.
+      const [n, prunedCol] = partner.leadTracking
+        ? [sql`f.seq`, sql`h.pruned_through`]
+        : [sql`f.record_seq`, sql`h.record_pruned_through`];
+      // pruned_through and the page in ONE statement, so one snapshot: retention deletes events and raises
+      // pruned_through in one transaction, so a page can never start after events removed since pruned_through
+      // was read (that would be a 200 that skipped them, instead of the 410). Each event's JSON is built by
+      // PostgreSQL and passed through as text: a page of 500 is never parsed into objects only to be serialised
+      // again (the feed's read target is a p99 for pages of 500).
       const rows = await sql`
-        SELECT seq, json_build_object('sequence', seq, 'type', type,
-          'occurredAt', ${isoTimestamp(sql, "occurred_at")},
-          'recordType', record_type, 'version', version, 'data', data)::text AS event
-        FROM partner_feed
-        WHERE partner_id = ${partner.partnerId}::uuid AND mode = ${partner.mode} AND seq > ${after}
-          ${partner.leadTracking ? sql`` : sql`AND type <> 'lead.received'`}
-        ORDER BY seq LIMIT ${limit}`;
-      const nextCursor = String(rows.length ? rows.at(-1)!.seq : Math.max(after, 0));
+        SELECT coalesce((SELECT ${prunedCol} FROM partner_feed_heads h WHERE h.partner_id = ${partner.partnerId}::uuid AND h.mode = ${partner.mode}), 0) AS pruned_through,
+          p.n, p.event
+        FROM (SELECT 1) one LEFT JOIN LATERAL (
+          SELECT ${n} AS n, json_build_object('sequence', ${n}, 'type', f.type,
+            'occurredAt', ${isoTimestamp(sql, "f.occurred_at")},
+            'recordType', f.record_type, 'version', f.version, 'data', f.data)::text AS event
+          FROM partner_feed f
+          WHERE f.partner_id = ${partner.partnerId}::uuid AND f.mode = ${partner.mode} AND ${n} > ${after}
+          ORDER BY ${n} LIMIT ${limit}
+        ) p ON true
+        ORDER BY p.n`;
+      const prunedThrough = Number(rows[0]!.pruned_through);
+      if (query.after !== undefined && after < prunedThrough) throw new FeedGoneError(prunedThrough);
+      const page = rows.filter((r) => r.n !== null);
+      const nextCursor = String(page.length ? page.at(-1)!.n : Math.max(after, 0));
       set.headers["content-type"] = "application/json";
-      return `{"status":"success","results":[${rows.map((r) => r.event as string).join(",")}],"nextCursor":"${nextCursor}"}`;
+      return `{"status":"success","results":[${page.map((r) => r.event as string).join(",")}],"nextCursor":"${nextCursor}"}`;
     },
     {
       query: FeedQuery,

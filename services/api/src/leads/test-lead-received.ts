@@ -32,7 +32,8 @@ export async function announceTestLeadReceived(
   if (!lead) return;
   const fact = partnerFactRow(
     LeadReceived,
-    { aggregateId: leadId, version: 1, partnerId: lead.partner_id, mode: lead.mode },
+    // version: the office's lead count, as in the data (the change feed's `version` of lead.received).
+    { aggregateId: leadId, version: lead.n, partnerId: lead.partner_id, mode: lead.mode },
     leadReceivedFact(
       { id: lead.listing_id, external_id: lead.listing_external_id },
       { id: lead.broker_id, external_id: lead.broker_external_id },

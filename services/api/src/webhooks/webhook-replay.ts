@@ -4,6 +4,9 @@
 // already is sent again as that same delivery (same webhook-id, a fresh retry schedule); any other is a new
 // delivery. The lead-data rule (lead-data-rule.ts): the route's guard answers 401 for a lead-data endpoint named by
 // a key without lead tracking, and the scope below leaves such endpoints and lead.received out for such a key.
+// Numbers are the endpoint's numbering, as the webhooks service sends them (fact-handler.ts): the full sequence
+// for an endpoint that carries lead data, the records audience's (no lead events, no holes) for any other; the
+// range's afterSequence and throughSequence count in that numbering too.
 import {
   MAX_REPLAY_EVENTS,
   WEBHOOK_EVENT_TYPES,
@@ -34,20 +37,21 @@ export async function replayEvents(
   if (range.since && range.until && parseInstant(range.until) <= parseInstant(range.since))
     throw validationError([{ path: "until", message: "must be later than since" }]);
   const [endpoint] =
-    await sql`SELECT id::text, enabled, events FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+    await sql`SELECT id::text, enabled, events, carries_lead_data FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const types = (endpoint.events as string[]).filter(
     (t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData),
   );
+  const n = endpoint.carries_lead_data ? sql`seq` : sql`record_seq`;
   const events = await sql`
-    SELECT seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
-    WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[])
-      ${range.afterSequence !== undefined ? sql`AND seq > ${range.afterSequence}` : sql``}
-      ${range.throughSequence !== undefined ? sql`AND seq <= ${range.throughSequence}` : sql``}
+    SELECT ${n} AS seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
+    WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[]) AND ${n} IS NOT NULL
+      ${range.afterSequence !== undefined ? sql`AND ${n} > ${range.afterSequence}` : sql``}
+      ${range.throughSequence !== undefined ? sql`AND ${n} <= ${range.throughSequence}` : sql``}
       ${range.since ? sql`AND occurred_at >= ${recordBound(range.since)}` : sql``}
       ${range.until ? sql`AND occurred_at < ${recordBound(range.until)}` : sql``}
-    ORDER BY seq LIMIT ${MAX_REPLAY_EVENTS + 1}`;
+    ORDER BY ${n} LIMIT ${MAX_REPLAY_EVENTS + 1}`;
   if (events.length > MAX_REPLAY_EVENTS)
     throw new BadRequestError(
       `The range holds more than ${MAX_REPLAY_EVENTS} events: narrow it (afterSequence and throughSequence), or replay it in parts`,

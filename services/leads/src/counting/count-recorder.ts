@@ -99,7 +99,8 @@ async function announce(tx: postgres.TransactionSql, recorded: Recorded[]): Prom
     return [
       partnerFactRow(
         LeadReceived,
-        { aggregateId: r.lead_id, version: 1, partnerId: on.partner_id, mode: on.mode },
+        // version: the office's lead count, as in the data (the change feed's `version` of lead.received).
+        { aggregateId: r.lead_id, version: officeLeadCount, partnerId: on.partner_id, mode: on.mode },
         leadReceivedFact(
           { id: on.listing_id, external_id: on.listing_external_id },
           { id: on.broker_id, external_id: on.broker_external_id },

@@ -26,20 +26,43 @@ export interface FactHandlerDeps {
   onlyPartners?: ReadonlySet<string>;
 }
 
-/** How long a fact waits for its change-feed number before it is delivered without one (a fact from before the feed). */
+/**
+ * How long a fact that WILL get a change-feed number (its outbox row is still waiting for the sequencer) waits for
+ * it before it is delivered without one; only a sequencer that keeps failing makes it wait that long.
+ */
 const SEQUENCE_WAIT_MS = 30_000;
+
+/** A fact's two feed numbers (docs/partner-api.md "Change feed"): every event's, and the one without lead events. */
+interface FeedNumbers {
+  seq: number;
+  recordSeq: number | null;
+}
 
 export function createFactHandler(deps: FactHandlerDeps) {
   // Passes of the change feed's numbering (one at a time across every process, by its lock): a fact is sent with
   // the number GET /partner/v1/events gives it, so it is numbered here if the API's sequencer has not done it yet.
   const sequencer = createFeedSequencer({ sql: deps.sql, logger: deps.logger }, { retentionDays: FEED_RETENTION_DAYS });
-  async function sequenceOf(eventId: string): Promise<number | null> {
+  async function numbersOf(eventId: string): Promise<FeedNumbers | null> {
     const deadline = Date.now() + SEQUENCE_WAIT_MS;
     for (;;) {
-      const [row] = await deps.sql`SELECT seq FROM partner_feed WHERE event_id = ${eventId}::uuid ORDER BY seq LIMIT 1`;
-      if (row) return Number(row.seq);
+      // One statement, so one snapshot: the sequencer numbers a row and clears its feed_pending in one
+      // transaction, so the fact is either numbered, or still waiting, or will never be numbered (from before the
+      // feed, its number already removed by retention (a replayed dead letter), a deleted partner's, or a row the
+      // feed does not carry). Only a waiting one is worth waiting for; the rest go now, without a number, and the
+      // partition moves on.
+      const [row] = await deps.sql`
+        SELECT f.seq, f.record_seq,
+          EXISTS (SELECT 1 FROM outbox o WHERE o.feed_pending AND o.payload->>'eventId' = ${eventId}) AS waiting
+        FROM (SELECT 1) one
+        LEFT JOIN LATERAL (SELECT seq, record_seq FROM partner_feed WHERE event_id = ${eventId}::uuid ORDER BY seq LIMIT 1) f ON true`;
+      if (row!.seq !== null)
+        return { seq: Number(row!.seq), recordSeq: row!.record_seq === null ? null : Number(row!.record_seq) };
+      if (!row!.waiting) {
+        deps.logger.info("fact gets no change-feed number; delivered without sequence", { eventId });
+        return null;
+      }
       if (Date.now() > deadline) {
-        deps.logger.warn("fact has no change-feed number; delivered without sequence", { eventId });
+        deps.logger.warn("fact has no change-feed number yet; delivered without sequence", { eventId });
         return null;
       }
       if ((await sequencer.runOnce()) === 0) await Bun.sleep(50);
@@ -62,17 +85,28 @@ export function createFactHandler(deps: FactHandlerDeps) {
       SELECT count(*)::int AS n FROM webhook_endpoints e
       WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)`;
     if (takers!.n === 0) return;
-    const sequence = await sequenceOf(event.eventId);
-    const withSequence =
-      sequence === null ? (data as Record<string, unknown>) : { ...(data as Record<string, unknown>), sequence };
-    const body = webhookBody(
-      event.type,
-      event.occurredAt,
-      withPublicUrls(withSequence, deps.publicBaseUrl, eventMode(event)),
-    );
+    const numbers = await numbersOf(event.eventId);
+    // Each endpoint gets the numbering of the keys that can see it (lead-data-rule.ts): one that carries lead data
+    // (only keys with lead tracking see it) the full sequence; any other the records audience's, which has no hole
+    // where a lead was, so its deliveries cannot count leads.
+    const type = event.type;
+    const bodyWith = (sequence: number | null | undefined) =>
+      webhookBody(
+        type,
+        event.occurredAt,
+        withPublicUrls(
+          sequence === null || sequence === undefined
+            ? (data as Record<string, unknown>)
+            : { ...(data as Record<string, unknown>), sequence },
+          deps.publicBaseUrl,
+          eventMode(event),
+        ),
+      );
+    const leadBody = bodyWith(numbers?.seq);
+    const recordsBody = bodyWith(numbers?.recordSeq);
     const created = await deps.sql`
       INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
-      SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, ${body}, now()
+      SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, CASE WHEN e.carries_lead_data THEN ${leadBody} ELSE ${recordsBody} END, now()
       FROM webhook_endpoints e
       WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
