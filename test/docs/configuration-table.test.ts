@@ -12,6 +12,7 @@ const INTERNAL: Record<string, string> = {
 /** Table rows the code does not read through an EnvReader. */
 const READ_ELSEWHERE: Record<string, string> = {
   BUN_OPTIONS: "read by the Bun runtime itself",
+  SERVICE_HEALTH_PORT: "read by the image's HEALTHCHECK command (Dockerfile)",
 };
 
 function sourceFiles(dir: string): string[] {
