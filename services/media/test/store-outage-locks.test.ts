@@ -95,7 +95,7 @@ test.skipIf(unavailable !== null)(
       const held = await sql<{ state: string; query: string }[]>`
         SELECT state, query FROM pg_stat_activity
         WHERE application_name = ${media.groupId} AND state LIKE 'idle in transaction%'`;
-      expect(held).toEqual([]);
+      expect([...held]).toEqual([]);
       await Bun.sleep(100);
     }
     // The listing's photo lock (what a sibling photo finishing needs) is free: taken at once, not after the outage.

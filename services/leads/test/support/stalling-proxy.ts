@@ -14,10 +14,10 @@ export interface StallingProxy {
 
 export async function startStallingProxy(target: { hostname: string; port: number }): Promise<StallingProxy> {
   let stalled = false;
-  const links: { client: net.Socket; held: Buffer[] }[] = [];
+  const links: { client: net.Socket; held: (Buffer | string)[] }[] = [];
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.hostname);
-    const link = { client, held: [] as Buffer[] };
+    const link = { client, held: [] as (Buffer | string)[] };
     links.push(link);
     const end = () => {
       client.destroy();

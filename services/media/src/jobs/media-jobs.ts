@@ -129,9 +129,7 @@ export function createMediaJobs(deps: MediaJobsDeps) {
           log.warn("a stored variant was garbage-collected before its reference committed; storing it again", {
             name,
           });
-          await storageCall(() =>
-            deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg"),
-          );
+          await storageCall(() => deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg"));
         }),
       );
     };
@@ -161,20 +159,31 @@ export function createMediaJobs(deps: MediaJobsDeps) {
         // The job stays among the working ones (its claim renewed) until its outcome is recorded: a wait for the
         // store or PostgreSQL can last longer than a claim.
         const { processed, variants, names, confirmStored } = await produce(job, log);
-        const result = { width: processed.width, height: processed.height, warning: processed.warning, variants, names };
+        const result = {
+          width: processed.width,
+          height: processed.height,
+          warning: processed.warning,
+          variants,
+          names,
+        };
         // The store down while markReady confirms the files: its transaction is rolled back (locks and connection
         // given back) and the store waited for out here; once it answers again outside a transaction (files stored
         // again if need be), markReady is tried again (it confirms again under the lock: the collector may have run).
         let storeWasDown = false;
-        const written = await waitOutOutage(async () => {
-          if (storeWasDown) await confirmStored();
-          try {
-            return await record("recording a ready image", log, () => repository.markReady(job, result, confirmStored));
-          } catch (err) {
-            if (err instanceof StorageUnavailable) storeWasDown = true;
-            throw err;
-          }
-        }, outage("storage", "confirming the stored variants", log));
+        const written = await waitOutOutage(
+          async () => {
+            if (storeWasDown) await confirmStored();
+            try {
+              return await record("recording a ready image", log, () =>
+                repository.markReady(job, result, confirmStored),
+              );
+            } catch (err) {
+              if (err instanceof StorageUnavailable) storeWasDown = true;
+              throw err;
+            }
+          },
+          outage("storage", "confirming the stored variants", log),
+        );
         outcome = written ? "ready" : "discarded";
       } catch (err) {
         if (err instanceof OutageWaitAbandoned) {
