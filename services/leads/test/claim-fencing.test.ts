@@ -208,3 +208,39 @@ test("an instance whose PostgreSQL stalls after its claim, past the claim timeou
     await proxy.close();
   }
 }, 30_000);
+
+test("an instance whose claim renewal before the send is answered too late (over half the claim timeout) gives the lead back unsent, without spending an attempt", async () => {
+  const recipient = `${uniqueName("slow-renewal")}@crm.example.com`;
+  const leadId = await leadFor(recipient);
+  const proxy = await startStallingProxy(endpointOfUrl(testUrls().DATABASE_URL));
+  const aSql = postgres(viaProxy(testUrls().DATABASE_URL, { port: proxy.port } as never), {
+    max: 1,
+    onnotice: () => {},
+  });
+  try {
+    const a = instance("leads-a", aSql);
+    // The renewal's SQL goes out when it is first used: its answer is held for 3/4 of the claim timeout.
+    proxy.stallWhenClientSends("SET delivery_claimed_at = now()");
+    const aRun = a.forward(leadId);
+    await until("A's renewal sent", async () => (await row(leadId)).token === 1);
+    await Bun.sleep((CLAIM_MS * 3) / 4);
+    proxy.resume();
+    expect(await aRun).toBe("postponed");
+    expect(sink.byMessageId(messageId(leadId))).toHaveLength(0);
+    const [given] = await api.sql`
+      SELECT delivery_state AS state, delivery_attempts AS attempts, delivery_last_error AS "lastError" FROM leads WHERE id = ${leadId}`;
+    expect(given).toEqual({
+      state: "pending",
+      attempts: 0,
+      lastError: "PostgreSQL answered too slowly to send safely",
+    });
+    // Taken up again (here by B), it is sent once.
+    expect(await instance("leads-b").forward(leadId)).toBe("sent");
+    await Bun.sleep(300);
+    expect(sink.byMessageId(messageId(leadId))).toHaveLength(1);
+  } finally {
+    proxy.resume();
+    await aSql.end({ timeout: 5 });
+    await proxy.close();
+  }
+}, 30_000);

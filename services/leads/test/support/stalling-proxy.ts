@@ -7,6 +7,8 @@ export interface StallingProxy {
   port: number;
   /** Holds every answer from the server from now on (in order) until resume(). */
   stall(): void;
+  /** Stalls (as stall()) once the client sends a message containing `text` (a statement's SQL, sent to be parsed). */
+  stallWhenClientSends(text: string): void;
   /** Delivers what was held, and forwards again. */
   resume(): void;
   close(): Promise<void>;
@@ -14,6 +16,7 @@ export interface StallingProxy {
 
 export async function startStallingProxy(target: { hostname: string; port: number }): Promise<StallingProxy> {
   let stalled = false;
+  let trigger: string | null = null;
   const links: { client: net.Socket; held: (Buffer | string)[] }[] = [];
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.hostname);
@@ -25,7 +28,13 @@ export async function startStallingProxy(target: { hostname: string; port: numbe
     };
     client.on("error", end).on("close", end);
     upstream.on("error", end).on("close", end);
-    client.on("data", (chunk) => upstream.write(chunk));
+    client.on("data", (chunk) => {
+      if (trigger !== null && chunk.toString("latin1").includes(trigger)) {
+        trigger = null;
+        stalled = true;
+      }
+      upstream.write(chunk);
+    });
     upstream.on("data", (chunk) => (stalled ? link.held.push(chunk) : client.write(chunk)));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -33,6 +42,9 @@ export async function startStallingProxy(target: { hostname: string; port: numbe
     port: (server.address() as net.AddressInfo).port,
     stall() {
       stalled = true;
+    },
+    stallWhenClientSends(text) {
+      trigger = text;
     },
     resume() {
       stalled = false;
