@@ -61,8 +61,12 @@ export interface AppDeps {
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
 const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
-/** The batch upserts (listings/batch-routes.ts, brokers/broker-batch-routes.ts). */
-const isBatchPath = (path: string) => path === "/partner/v1/listings/batch" || path === "/partner/v1/brokers/batch";
+/**
+ * The batch upserts (batch/batch-route.ts), by matched route and method: PUT /partner/v1/listings/batch is the
+ * single upsert of the listing whose external ID is "batch", under the text rules like any other.
+ */
+const BATCH_ROUTES = new Set(["POST /partner/v1/listings/batch", "POST /partner/v1/brokers/batch"]);
+const isBatchRoute = (method: string, route: string) => BATCH_ROUTES.has(`${method} ${route}`);
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
@@ -130,13 +134,15 @@ export function createApp(deps: AppDeps) {
       const violation = edgeViolation(request, deps.maxBodyBytes);
       if (violation) throw violation;
     })
-    .onParse(async ({ request }) => {
+    .onParse(async ({ request, route }) => {
       // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
       // so no Content-Type is needed.
       if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
       try {
         // A batch applies the text rules to each item's body itself: one bad item must not refuse the others.
-        return await parseJsonRequest(request, deps.maxBodyBytes, { textRules: !isBatchPath(pathOf(request.url)) });
+        return await parseJsonRequest(request, deps.maxBodyBytes, {
+          textRules: !isBatchRoute(request.method, route),
+        });
       } catch (err) {
         return new BodyRejection(err);
       }

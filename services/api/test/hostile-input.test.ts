@@ -172,6 +172,56 @@ describe("text the database cannot store or nobody should send", () => {
     });
   }
 
+  // "batch" is a valid external ID: its PUT is a single upsert, under the same text rules as any other (the batch
+  // route that checks its items' text itself is POST only).
+  test("a NUL in the title of the listing whose external ID is 'batch' (PUT …/listings/batch) is 400 naming the field", async () => {
+    const res = await putText(
+      "/partner/v1/listings/batch",
+      JSON.stringify(sample.listing(BROKER, { title: "Taco\u0000shop" })),
+    );
+    expectJsonError(res, 400, "title");
+    expect((await partner.get("/partner/v1/listings/batch")).status).toBe(404);
+  });
+
+  test("a NUL in the name of the broker whose external ID is 'batch' (PUT …/brokers/batch) is 400 naming the field", async () => {
+    const res = await putText("/partner/v1/brokers/batch", JSON.stringify(sample.broker({ name: "Jane\u0000Broker" })));
+    expectJsonError(res, 400, "name");
+    expect((await partner.get("/partner/v1/brokers/batch")).status).toBe(404);
+  });
+
+  test("a NUL in one batch item's title answers that item 400 naming the field; the other item is written", async () => {
+    const ok = "hostile-batch-ok";
+    const res = await call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+      key: partner.apiKey,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        items: [
+          { externalListingId: "hostile-batch-nul", listing: sample.listing(BROKER, { title: "Taco\u0000shop" }) },
+          { externalListingId: ok, listing: sample.listing(BROKER) },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0]).toMatchObject({ externalListingId: "hostile-batch-nul", httpStatus: 400 });
+    expect(res.body.results[0].body.error).toMatch(/title/);
+    expect(res.body.results[1]).toMatchObject({ externalListingId: ok, httpStatus: 201 });
+    expect((await partner.get("/partner/v1/listings/hostile-batch-nul")).status).toBe(404);
+  });
+
+  test("a NUL in a batch item's external ID or in the envelope is answered 4xx, never 500", async () => {
+    const post = (body: unknown) =>
+      call(api.baseUrl, "POST", "/partner/v1/brokers/batch", {
+        key: partner.apiKey,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const item = await post({ items: [{ externalBrokerId: "x\u0000y", broker: sample.broker() }] });
+    expect(item.status).toBe(200);
+    expect(item.body.results[0]).toMatchObject({ httpStatus: 400 });
+    const envelope = await post({ items: [], "no\u0000te": 1 });
+    expectJsonError(envelope, 400);
+  });
+
   test("tabs and line breaks are accepted in multi-line fields (description, bio), and an emoji anywhere", async () => {
     const listing = await partner.put(
       "/partner/v1/listings/hostile-multiline",

@@ -4,12 +4,15 @@
 // finally hears back, whatever it heard, it records nothing: the lead is e-mailed once and stays sent.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "@pss/service-kit";
+import postgres from "postgres";
 import { sample, call, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
-import { uniqueName } from "../../../test/support/env.ts";
+import { testUrls, uniqueName } from "../../../test/support/env.ts";
+import { endpointOfUrl, viaProxy } from "../../api/test/faults/support/gated-proxy.ts";
 import { createLeadForwarder, type DeliveryPolicy } from "../src/forwarding/lead-forwarder.ts";
 import { createRetrySweeper } from "../src/forwarding/retry-sweeper.ts";
 import { createSmtpTransport } from "../src/forwarding/smtp-transport.ts";
 import { startSmtpSink, type SmtpSink } from "./support/smtp-sink.ts";
+import { startStallingProxy } from "./support/stalling-proxy.ts";
 
 const DOMAIN = "fencing.example.test";
 const FROM = `Leads <leads@${DOMAIN}>`;
@@ -48,8 +51,8 @@ afterAll(async () => {
   await api?.stop();
 });
 
-/** One leads instance's forwarder: its own SMTP connection pool, logging into logLines. */
-function instance(name: string) {
+/** One leads instance's forwarder: its own SMTP connection pool (and PostgreSQL client if given), logging into logLines. */
+function instance(name: string, sql: postgres.Sql = api.sql) {
   const transport = createSmtpTransport({
     host: "127.0.0.1",
     port: sink.port,
@@ -60,7 +63,7 @@ function instance(name: string) {
   transports.push(transport);
   const logger = createLogger({ service: name, level: "debug", write: (line) => logLines.push(line) });
   return createLeadForwarder({
-    sql: api.sql,
+    sql,
     transport,
     logger,
     from: FROM,
@@ -173,4 +176,71 @@ test("when both sends go through (the claim ran out mid-send), the late worker r
   expect(sink.byMessageId(messageId(leadId))).toHaveLength(2);
   expect(await row(leadId)).toEqual(sent);
   expect(firstOutcome).toBe("superseded");
+}, 30_000);
+
+test("an instance whose PostgreSQL stalls after its claim, past the claim timeout, sends nothing once it resumes: the instance that took the lead over sends it, once", async () => {
+  const recipient = `${uniqueName("stalled")}@crm.example.com`;
+  const leadId = await leadFor(recipient);
+  // Instance A reaches PostgreSQL through a proxy that can go quiet; instance B directly.
+  const proxy = await startStallingProxy(endpointOfUrl(testUrls().DATABASE_URL));
+  const url = new URL(testUrls().DATABASE_URL);
+  const aSql = postgres(viaProxy(url.toString(), { port: proxy.port } as never), { max: 1, onnotice: () => {} });
+  try {
+    const a = instance("leads-a", aSql);
+    const b = instance("leads-b");
+    // A first looks for a lead that does not exist: its connection is up and the claim statement prepared, so
+    // the real claim below goes to the server in one message.
+    expect(await a.forward(crypto.randomUUID())).toBe("skipped");
+    // A's claim reaches PostgreSQL and commits; the answer does not come back until after the claim ran out.
+    proxy.stall();
+    const aRun = a.forward(leadId);
+    await until("A's claim committed", async () => (await row(leadId)).token === 1);
+    await Bun.sleep(CLAIM_MS + 300);
+    expect(await b.forward(leadId)).toBe("sent");
+    proxy.resume();
+    expect(await aRun).toBe("superseded");
+    await Bun.sleep(500);
+    expect(sink.byMessageId(messageId(leadId))).toHaveLength(1);
+    expect(await row(leadId)).toMatchObject({ state: "sent", deliveredTo: recipient, token: 2 });
+  } finally {
+    proxy.resume();
+    await aSql.end({ timeout: 5 });
+    await proxy.close();
+  }
+}, 30_000);
+
+test("an instance whose claim renewal before the send is answered too late (over half the claim timeout) gives the lead back unsent, without spending an attempt", async () => {
+  const recipient = `${uniqueName("slow-renewal")}@crm.example.com`;
+  const leadId = await leadFor(recipient);
+  const proxy = await startStallingProxy(endpointOfUrl(testUrls().DATABASE_URL));
+  const aSql = postgres(viaProxy(testUrls().DATABASE_URL, { port: proxy.port } as never), {
+    max: 1,
+    onnotice: () => {},
+  });
+  try {
+    const a = instance("leads-a", aSql);
+    // The renewal's SQL goes out when it is first used: its answer is held for 3/4 of the claim timeout.
+    proxy.stallWhenClientSends("SET delivery_claimed_at = now()");
+    const aRun = a.forward(leadId);
+    await until("A's renewal sent", async () => (await row(leadId)).token === 1);
+    await Bun.sleep((CLAIM_MS * 3) / 4);
+    proxy.resume();
+    expect(await aRun).toBe("postponed");
+    expect(sink.byMessageId(messageId(leadId))).toHaveLength(0);
+    const [given] = await api.sql`
+      SELECT delivery_state AS state, delivery_attempts AS attempts, delivery_last_error AS "lastError" FROM leads WHERE id = ${leadId}`;
+    expect(given).toEqual({
+      state: "pending",
+      attempts: 0,
+      lastError: "PostgreSQL answered too slowly to send safely",
+    });
+    // Taken up again (here by B), it is sent once.
+    expect(await instance("leads-b").forward(leadId)).toBe("sent");
+    await Bun.sleep(300);
+    expect(sink.byMessageId(messageId(leadId))).toHaveLength(1);
+  } finally {
+    proxy.resume();
+    await aSql.end({ timeout: 5 });
+    await proxy.close();
+  }
 }, 30_000);

@@ -104,6 +104,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
   });
   // listing.report.changed: its own group, so a slow recompute never delays deliveries, and a dead letter of its
   // own kind never mixes with undeliverable facts (both go to the webhooks dead-letter topic, told apart by group).
+  const reportTracker = createReportTracker({ sql: deps.sql, logger, onlyPartners: deps.onlyPartners });
   const reportConsumer = createEventConsumer({
     kafka: deps.kafka,
     groupId: config.reportGroupId,
@@ -113,7 +114,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
     session: deps.config.kafka?.consumer,
     metrics: deps.metrics?.consumer,
-    handle: createReportTracker({ sql: deps.sql, logger, onlyPartners: deps.onlyPartners }).handle,
+    handle: reportTracker.handle,
   });
   const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });
 
@@ -121,13 +122,18 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     async start() {
       worker.start();
       cleanup.start();
+      reportTracker.start();
       await Promise.all([consumer.start(), reportConsumer.start()]);
     },
     async stop() {
       // Side by side: leaving the consumer group can wait on a rebalance (a member that died is evicted only after
       // the session timeout), and that must not keep the attempts in flight from finishing and being recorded.
       // Facts consumed meanwhile are already deliveries in PostgreSQL: the next start sends them.
-      await Promise.all([consumer.stop(), reportConsumer.stop(), worker.stop().then(() => cleanup.stop())]);
+      await Promise.all([
+        consumer.stop(),
+        reportConsumer.stop().then(() => reportTracker.stop()),
+        worker.stop().then(() => cleanup.stop()),
+      ]);
     },
     isRunning: () => consumer.isRunning() && reportConsumer.isRunning(),
     outcomes: () => ({ ...outcomes }),

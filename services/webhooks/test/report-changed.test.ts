@@ -142,9 +142,12 @@ test("concurrent recomputes of one change announce it once", async () => {
   const tracker = createReportTracker({ sql: api.sql, logger: silentLogger });
   await api.sql`UPDATE listings SET report_state = 'PROCESSING' WHERE id = ${serviceListingId}`;
   const results = await Promise.all(Array.from({ length: 5 }, () => tracker.recompute(serviceListingId)));
-  expect(results.filter((r) => r !== null)).toEqual(["NOT_VISIBLE"]);
+  // The running service's pass over the broker's listings (its broker event) may be a sixth recompute in the race
+  // and win it: one of them announces the change, exactly once.
+  expect(results.filter((r) => r !== null).length).toBeLessThanOrEqual(1);
   const [row] = await api.sql`SELECT report_state, report_version FROM listings WHERE id = ${serviceListingId}`;
   expect(row).toEqual({ report_state: "NOT_VISIBLE", report_version: 2 });
+  expect(await factCount(Number(serviceListingId))).toBe(2);
   // A recompute with nothing changed announces nothing.
   expect(await tracker.recompute(serviceListingId)).toBeNull();
 }, 90_000);

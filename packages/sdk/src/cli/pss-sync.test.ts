@@ -239,3 +239,23 @@ test("the checkpoint's partner is the one the API names; an API that names none 
   expect(byKey).not.toContain("secret");
   expect(partnerIdentity({}, "pss_live_other-key")).not.toBe(byKey);
 });
+
+test("a checkpoint of an earlier pss-sync (no partner) is refused with exit code 2 until --bind-checkpoint binds it", async () => {
+  const { path, dir } = feedFile([listing("L-1"), listing("L-2")]);
+  const api = fakeApi();
+  const checkpoint = join(dir, "cp");
+  writeFileSync(
+    checkpoint,
+    `${JSON.stringify({ type: "pss-sync-checkpoint", version: 1, apiUrl: "http://api.test", keyMode: "pss_live" })}\n${JSON.stringify({ kind: "listing", id: "L-1", hash: null, serviceId: 1, url: "u" })}\n`,
+  );
+  const refused = await run([path, "--rpm", "0", "--resume", "--checkpoint", checkpoint], api);
+  expect(refused.code).toBe(2);
+  expect(refused.err).toContain("did not record whose records it holds");
+  expect(refused.err).toContain("--bind-checkpoint");
+  expect(api.puts).toEqual([]);
+  const bound = await run([path, "--rpm", "0", "--resume", "--checkpoint", checkpoint, "--bind-checkpoint"], api);
+  expect(bound.code).toBe(0);
+  expect(api.puts.map((p) => p.url)).toEqual(["/partner/v1/listings/L-1", "/partner/v1/listings/L-2"]);
+  // Bound to this key's partner: the next run needs no flag.
+  expect((await run([path, "--rpm", "0", "--resume", "--checkpoint", checkpoint], api)).code).toBe(0);
+});

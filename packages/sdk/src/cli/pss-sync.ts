@@ -32,6 +32,8 @@ Flags:
   --resume                skip records whose content the API already acknowledged (checkpoint), and
                           continue a run that was interrupted
   --checkpoint <file>     checkpoint file (default: <feed file>.checkpoint)
+  --bind-checkpoint       bind a checkpoint of an earlier pss-sync (which did not record the partner) to
+                          this key's partner; without it such a checkpoint is refused
   --archive-missing       set ARCHIVED on listings synced earlier (checkpoint) that are not in this feed
   --yes                   do not ask before archiving
   --report <file>         one NDJSON line per record: {kind,id,outcome,httpStatus,serviceId,url,error}; - for stdout
@@ -82,6 +84,7 @@ function parse(argv: string[]) {
       "dry-run": { type: "boolean" },
       resume: { type: "boolean" },
       checkpoint: { type: "string" },
+      "bind-checkpoint": { type: "boolean" },
       "archive-missing": { type: "boolean" },
       yes: { type: "boolean" },
       report: { type: "string" },
@@ -185,7 +188,11 @@ export async function main(io: CliIo): Promise<number> {
     if (v["dry-run"]) await requireDryRun(apiUrl, transport);
 
     const feed = readFeed(feedPath, format);
-    const checkpoint = openCheckpoint(v.checkpoint ?? `${feedPath}.checkpoint`, { apiUrl, apiKey, partner });
+    const checkpoint = openCheckpoint(
+      v.checkpoint ?? `${feedPath}.checkpoint`,
+      { apiUrl, apiKey, partner },
+      { bindUnowned: v["bind-checkpoint"] ?? false },
+    );
     // An API from before batches: one PUT per record, as --batch-size 1. Asked once the checkpoint is known to be
     // this partner's (a refused checkpoint sends nothing more than the health check).
     const batches = batchSize > 1 && (await offersBatches(apiUrl, transport));

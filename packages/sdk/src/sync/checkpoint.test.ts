@@ -103,7 +103,7 @@ test("the acknowledgement after an intent settles the record; a refusal puts bac
   b.close();
 });
 
-test("a checkpoint of another partner is refused, whatever the key; one without a partner (version 1) is taken over", () => {
+test("a checkpoint of another partner is refused, whatever the key; one without a partner (version 1) only when bound explicitly", () => {
   const path = fresh();
   openCheckpoint(path, owner).close();
   expect(() => openCheckpoint(path, { ...owner, apiKey: "pss_live_other", partner: "partner:p-2" })).toThrow(
@@ -116,10 +116,22 @@ test("a checkpoint of another partner is refused, whatever the key; one without 
     old,
     `${JSON.stringify({ type: "pss-sync-checkpoint", version: 1, apiUrl: "https://api.example.com", keyMode: "pss_live" })}\n${JSON.stringify({ kind: "listing", id: "L-1", hash: "h1", serviceId: 1, url: "u" })}\n`,
   );
-  const adopted = openCheckpoint(old, owner);
+  // Any partner's key could have written it: refused until the user binds it, and nothing is written to it.
+  const before = readFileSync(old, "utf8");
+  expect(() => openCheckpoint(old, owner)).toThrow(CheckpointMismatchError);
+  expect(() => openCheckpoint(old, owner)).toThrow(
+    `${old} was written by an earlier pss-sync that did not record whose records it holds`,
+  );
+  expect(() => openCheckpoint(old, owner)).toThrow("run again with --bind-checkpoint");
+  expect(readFileSync(old, "utf8")).toBe(before);
+  const adopted = openCheckpoint(old, owner, { bindUnowned: true });
   expect(adopted.get("listing", "L-1")?.hash).toBe("h1");
   adopted.close();
-  expect(() => openCheckpoint(old, { ...owner, partner: "partner:p-2" })).toThrow(CheckpointMismatchError);
+  // Bound: another partner is refused (even with the flag), and the binding partner needs no flag any more.
+  expect(() => openCheckpoint(old, { ...owner, partner: "partner:p-2" }, { bindUnowned: true })).toThrow(
+    "belongs to another partner (partner:p-1)",
+  );
+  expect(() => openCheckpoint(old, owner).close()).not.toThrow();
 });
 
 test("a checkpoint of another API URL or key mode is refused, not silently mixed", () => {

@@ -93,11 +93,19 @@ function describeOwner(h: Pick<Header, "apiUrl" | "keyMode">) {
   return `${h.apiUrl} with a ${h.keyMode} key`;
 }
 
+/** The flag that binds a checkpoint of version 1 (no partner recorded) to this run's partner (pss-sync.ts). */
+export const BIND_CHECKPOINT_FLAG = "--bind-checkpoint";
+
 /**
  * Opens (or creates) the checkpoint of a feed. Refuses one written for another API URL, key mode or partner. A
- * checkpoint of version 1 (no partner recorded) is taken over by this run's partner.
+ * checkpoint of version 1 (no partner recorded) could be any partner's: it is refused unless `bindUnowned` says
+ * the user vouches that it is this partner's, and then it is bound to this run's partner from now on.
  */
-export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flushEveryMs?: number } = {}): Checkpoint {
+export function openCheckpoint(
+  path: string,
+  owner: CheckpointOwner,
+  opts: { flushEveryMs?: number; bindUnowned?: boolean } = {},
+): Checkpoint {
   const header: Header = {
     type: "pss-sync-checkpoint",
     version: 2,
@@ -141,6 +149,11 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
       );
     }
     adopt = found.partner === undefined;
+    if (adopt && !opts.bindUnowned) {
+      throw new CheckpointMismatchError(
+        `${path} was written by an earlier pss-sync that did not record whose records it holds: resuming from another partner's checkpoint would skip records this partner never sent. If it is this partner's (${header.partner}), run again with ${BIND_CHECKPOINT_FLAG} to bind it to this partner; otherwise name another file with --checkpoint (or delete it: the next run then sends every record again)`,
+      );
+    }
   } else {
     writeFileSync(path, `${JSON.stringify(header)}\n`);
   }
@@ -148,7 +161,7 @@ export function openCheckpoint(path: string, owner: CheckpointOwner, opts: { flu
   let fd = openSync(path, "a");
   // A run killed mid-line left a fragment: end it, so the next line is not glued to it.
   if (tornTail) writeSync(fd, "\n");
-  // A version 1 checkpoint: from now on it names its partner (later headers win on reading).
+  // A version 1 checkpoint the user bound: from now on it names its partner (later headers win on reading).
   if (adopt) writeSync(fd, `${JSON.stringify(header)}\n`);
   let pending: string[] = [];
   const flushEveryMs = opts.flushEveryMs ?? 200;

@@ -49,6 +49,17 @@ export interface LeadClaim {
   claimToken: number;
 }
 
+/**
+ * Renews the claim right before its e-mail goes out (delivery_claimed_at = now()): false when the lead no longer
+ * carries this claim's token (the claim ran out while this worker was stalled and another worker took the lead).
+ */
+export async function renewClaim(sql: postgres.Sql, claim: LeadClaim): Promise<boolean> {
+  const rows = await sql`
+    UPDATE leads SET delivery_claimed_at = now()
+    WHERE id = ${claim.leadId} AND delivery_state = 'sending' AND delivery_claim_token = ${claim.claimToken} RETURNING id`;
+  return rows.length > 0;
+}
+
 export async function markSent(sql: postgres.Sql, claim: LeadClaim, recipient: string): Promise<boolean> {
   const rows = await sql`
     UPDATE leads SET delivery_state = 'sent', delivered_at = now(), delivered_to = ${recipient}, delivery_last_error = NULL

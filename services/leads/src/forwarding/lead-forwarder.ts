@@ -11,7 +11,7 @@ import {
   type OutageMetrics,
 } from "@pss/service-kit";
 import type postgres from "postgres";
-import { claimLead, markFailed, markPostponed, markRetry, markSent } from "./delivery-repository.ts";
+import { claimLead, markFailed, markPostponed, markRetry, markSent, renewClaim } from "./delivery-repository.ts";
 import { composeLeadEmail, type LeadEmail } from "./lead-email.ts";
 import { classifySmtpError, describeSmtpError, isDatabaseOutage } from "./smtp-errors.ts";
 
@@ -101,6 +101,25 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
         { ...lead, recipient },
         { publicBaseUrl: deps.publicBaseUrl, messageIdDomain: deps.messageIdDomain },
       );
+      // The claim is renewed (fenced by its token) just before the send: a worker whose PostgreSQL stalled after
+      // the claim, past the claim timeout, finds another worker took the lead over and sends nothing. An answer
+      // that took more than half the claim timeout leaves too little of the renewed claim to be sure it outlives the
+      // send: the lead is given back unsent (no attempt spent). What stays open: docs/leads.md, "At least once".
+      const renewing = performance.now();
+      if (!(await recorded("renewing the claim before sending", log, () => renewClaim(deps.sql, claim)))) {
+        log.warn("lead not sent: the claim ran out and another worker took the lead", fields);
+        return "superseded";
+      }
+      if (performance.now() - renewing > policy.claimTimeoutMs / 2) {
+        if (
+          !(await recorded("giving a lead back unsent", log, () =>
+            markPostponed(deps.sql, claim, "PostgreSQL answered too slowly to send safely", 0),
+          ))
+        )
+          return superseded("postponed");
+        log.warn("lead not sent: renewing its claim took too long; given back without spending an attempt", fields);
+        return "postponed";
+      }
       try {
         await deps.transport.sendMail({ from: deps.from, ...mail });
       } catch (err) {

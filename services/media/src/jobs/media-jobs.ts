@@ -117,20 +117,19 @@ export function createMediaJobs(deps: MediaJobsDeps) {
     }
     // Run by markReady with the names locked against the garbage collector: a name that was stored already (an
     // identical image) may have been swept since our put only refreshed it; store it again before referencing it.
+    // One try, never a wait: it runs inside markReady's transaction, and a store that is down must not pin a
+    // connection and the listing's lock (run() waits for the store outside the transaction, then tries again).
     const confirmStored = async () => {
+      const storageCall = <T>(call: () => Promise<T>) =>
+        call().catch((err) => Promise.reject(new StorageUnavailable(err)));
       await Promise.all(
         processed.variants.map(async (v, i) => {
           const name = names[i]!;
-          const there = await waitOutOutage(
-            () => deps.storage.exists(name).catch((err) => Promise.reject(new StorageUnavailable(err))),
-            outage("storage", "checking a stored variant", log),
-          );
-          if (!there) {
-            log.warn("a stored variant was garbage-collected before its reference committed; storing it again", {
-              name,
-            });
-            await put(name, v);
-          }
+          if (await storageCall(() => deps.storage.exists(name))) return;
+          log.warn("a stored variant was garbage-collected before its reference committed; storing it again", {
+            name,
+          });
+          await storageCall(() => deps.storage.put(name, v.bytes, v.format === "webp" ? "image/webp" : "image/jpeg"));
         }),
       );
     };
@@ -160,12 +159,30 @@ export function createMediaJobs(deps: MediaJobsDeps) {
         // The job stays among the working ones (its claim renewed) until its outcome is recorded: a wait for the
         // store or PostgreSQL can last longer than a claim.
         const { processed, variants, names, confirmStored } = await produce(job, log);
-        const written = await record("recording a ready image", log, () =>
-          repository.markReady(
-            job,
-            { width: processed.width, height: processed.height, warning: processed.warning, variants, names },
-            confirmStored,
-          ),
+        const result = {
+          width: processed.width,
+          height: processed.height,
+          warning: processed.warning,
+          variants,
+          names,
+        };
+        // The store down while markReady confirms the files: its transaction is rolled back (locks and connection
+        // given back) and the store waited for out here; once it answers again outside a transaction (files stored
+        // again if need be), markReady is tried again (it confirms again under the lock: the collector may have run).
+        let storeWasDown = false;
+        const written = await waitOutOutage(
+          async () => {
+            if (storeWasDown) await confirmStored();
+            try {
+              return await record("recording a ready image", log, () =>
+                repository.markReady(job, result, confirmStored),
+              );
+            } catch (err) {
+              if (err instanceof StorageUnavailable) storeWasDown = true;
+              throw err;
+            }
+          },
+          outage("storage", "confirming the stored variants", log),
         );
         outcome = written ? "ready" : "discarded";
       } catch (err) {

@@ -264,6 +264,8 @@ export function createMediaRepository(sql: Sql) {
      * written. The photo or avatar that finishes its record's processing also announces it (webhooks), in the same
      * transaction. `confirmStored` runs while the result's names are locked against the garbage collector, before
      * the reference commits: it makes sure every file is (still) stored, storing again any the collector removed.
+     * It must not wait for the store (it runs with the listing's lock and a connection held): a store that does not
+     * answer makes it throw, which rolls the transaction back; the caller waits outside and calls again.
      */
     async markReady(
       job: MediaJob,

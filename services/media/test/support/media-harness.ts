@@ -91,7 +91,8 @@ export async function startMedia(
   configureSharp(config.sharpThreads);
   const logger =
     opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "media-test", level: "debug" }) : silentLogger);
-  const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {} });
+  // Its own application_name: a test can tell the service's sessions apart in pg_stat_activity.
+  const sql = postgres(urls.DATABASE_URL, { max: 5, onnotice: () => {}, connection: { application_name: groupId } });
   const kafka = new Kafka({
     clientId: groupId,
     brokers: urls.KAFKA_BROKERS.split(","),

@@ -7,6 +7,13 @@
 // stored in listings.report_state together with its fact in the outbox, in one transaction, under the listing's
 // row lock: the fact is written with the change that makes it true, two instances never announce one change
 // twice, and an event consumed again finds the state already stored and announces nothing.
+//
+// A broker event concerns every listing of the broker (its phone is in the report): tens of thousands for a big
+// broker. The handler only records the broker (report_recompute_brokers, migration 0032; one row whatever the
+// count) and a background pass works through its listings in pages keyed by listing ID, each page one short
+// transaction that locks only the page's rows it can take at once (SKIP LOCKED: it never queues behind a
+// partner's PUT; the page stops at a row a writer holds, which is then recomputed on its own). So the consumer is
+// never stalled by one broker, and a PUT waits at most for one page.
 import {
   BrokerUpserted,
   isBuyerVisible,
@@ -21,7 +28,13 @@ import {
   type AnyEventEnvelope,
   type ReportState,
 } from "@pss/contracts";
-import { partnerFactRow, sqlJson, type Logger } from "@pss/service-kit";
+import {
+  createPeriodicJob,
+  insertOutboxFacts,
+  partnerFactRow,
+  type Logger,
+  type OutboxFactRow,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 
 export interface ReportTrackerDeps {
@@ -29,95 +42,191 @@ export interface ReportTrackerDeps {
   logger: Logger;
   /** When set, events of other partners are skipped (tests share Kafka). */
   onlyPartners?: ReadonlySet<string>;
+  /** Listings per page of a broker's pass (default 500). */
+  pageSize?: number;
+  /** Pause of the broker pass when nothing waits (default 1 s; a broker event wakes it at once). */
+  intervalMs?: number;
 }
+
+/** A photo as the report reads it (the json_agg below). */
+type ReportPhoto = {
+  url: string;
+  state: "pending" | "ready" | "failed";
+  width: number | null;
+  height: number | null;
+  failureReason: string | null;
+};
 
 /** Facts that change what the report reads; the tracker's own fact is not one. */
 const LISTING_FACTS = new Set<string>([ListingPublished.type, ListingUnpublished.type, ListingMediaProcessed.type]);
 
 export function createReportTracker(deps: ReportTrackerDeps) {
-  /** Recomputes one listing's state; returns the new state when it changed (and was announced). */
+  const pageSize = deps.pageSize ?? 500;
+
+  /**
+   * Recomputes listings this transaction holds the row locks of, read after the locks (a fresh snapshot that sees
+   * every change committed before them); stores and announces each state that changed. Returns those.
+   */
+  async function recomputeLocked(tx: postgres.TransactionSql, ids: string[]): Promise<Map<string, ReportState>> {
+    const changed = new Map<string, ReportState>();
+    if (ids.length === 0) return changed;
+    const rows = await tx`
+      SELECT l.id::text AS id, l.partner_id, l.mode, l.external_id, l.status, l.version, l.title, l.description, l.street_address1, l.postal_code,
+             l.country, l.visibility, l.financials, l.published_at, l.report_state, l.report_version, b.phone AS broker_phone,
+             COALESCE((SELECT json_agg(json_build_object('url', p.url, 'state', p.state, 'width', p.width, 'height', p.height,
+                         'failureReason', p.failure_reason) ORDER BY p.sort_key, p.id) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
+      FROM listings l JOIN brokers b ON b.id = l.broker_id WHERE l.id = ANY(${ids}::bigint[]) ORDER BY l.id`;
+    const updates: { id: string; state: ReportState; version: number }[] = [];
+    const facts: OutboxFactRow[] = [];
+    for (const row of rows) {
+      const photos = row.photos as ReportPhoto[];
+      const quality = listingQuality({
+        status: row.status,
+        title: row.title,
+        description: row.description,
+        location: {
+          streetAddress1: row.street_address1,
+          postalCode: row.postal_code,
+          country: row.country,
+          visibility: row.visibility,
+        },
+        financials: row.financials,
+        photos,
+        brokerPhone: row.broker_phone,
+      });
+      const { state, reasons } = reportState({
+        mode: row.mode,
+        status: row.status,
+        publishedAt: row.published_at ? new Date(row.published_at).toISOString() : null,
+        photos: photos.map((p) => ({ ...p, updatedAt: null })),
+        quality,
+      });
+      if (state === row.report_state) continue;
+      // report_version is written only here, under the row lock: the next version is known now.
+      const reportVersion = Number(row.report_version) + 1;
+      const id = String(row.id);
+      facts.push(
+        partnerFactRow(
+          ListingReportChanged,
+          { aggregateId: id, version: reportVersion, partnerId: row.partner_id, mode: row.mode },
+          listingReportChangedFact(
+            {
+              externalListingId: row.external_id,
+              serviceListingId: Number(row.id),
+              state,
+              previousState: row.report_state ?? null,
+              reasons,
+              listingVersion: row.version,
+            },
+            reportVersion,
+          ),
+        ),
+      );
+      updates.push({ id, state, version: reportVersion });
+      changed.set(id, state);
+      deps.logger.debug("report state changed", {
+        listingId: id,
+        from: row.report_state,
+        to: state,
+        visibleStatus: isBuyerVisible(row.status),
+      });
+    }
+    if (updates.length === 0) return changed;
+    await tx`
+      UPDATE listings l SET report_state = u.state, report_version = u.version
+      FROM unnest(${updates.map((u) => u.id)}::bigint[], ${updates.map((u) => u.state)}::text[], ${updates.map((u) => u.version)}::int[]) AS u(id, state, version)
+      WHERE l.id = u.id`;
+    await insertOutboxFacts(tx, facts);
+    return changed;
+  }
+
+  /** Recomputes one listing's state, waiting for its row lock; returns the new state when it changed (and was announced). */
   async function recompute(listingId: string): Promise<ReportState | null> {
     return deps.sql.begin(async (tx) => {
       const [locked] = await tx`SELECT id FROM listings WHERE id = ${listingId}::bigint FOR UPDATE`;
       if (!locked) return null; // deleted (test data purge): nothing to report
-      // Read after the lock: a fresh snapshot that sees every change committed before it.
-      const [row] = await tx`
-        SELECT l.id, l.partner_id, l.mode, l.external_id, l.status, l.version, l.title, l.description, l.street_address1, l.postal_code,
-               l.country, l.visibility, l.financials, l.published_at, l.report_state, l.report_version, b.phone AS broker_phone,
-               COALESCE((SELECT json_agg(json_build_object('url', p.url, 'state', p.state, 'width', p.width, 'height', p.height,
-                           'failureReason', p.failure_reason) ORDER BY p.sort_key, p.id) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
-        FROM listings l JOIN brokers b ON b.id = l.broker_id WHERE l.id = ${listingId}::bigint`;
-      const photos = row!.photos as {
-        url: string;
-        state: "pending" | "ready" | "failed";
-        width: number | null;
-        height: number | null;
-        failureReason: string | null;
-      }[];
-      const quality = listingQuality({
-        status: row!.status,
-        title: row!.title,
-        description: row!.description,
-        location: {
-          streetAddress1: row!.street_address1,
-          postalCode: row!.postal_code,
-          country: row!.country,
-          visibility: row!.visibility,
-        },
-        financials: row!.financials,
-        photos,
-        brokerPhone: row!.broker_phone,
-      });
-      const { state, reasons } = reportState({
-        mode: row!.mode,
-        status: row!.status,
-        publishedAt: row!.published_at ? new Date(row!.published_at).toISOString() : null,
-        photos: photos.map((p) => ({ ...p, updatedAt: null })),
-        quality,
-      });
-      if (state === row!.report_state) return null;
-      // report_version is written only here, under the row lock taken above: the next version is known now.
-      const reportVersion = Number(row!.report_version) + 1;
-      const fact = partnerFactRow(
-        ListingReportChanged,
-        { aggregateId: String(row!.id), version: reportVersion, partnerId: row!.partner_id, mode: row!.mode },
-        listingReportChangedFact(
-          {
-            externalListingId: row!.external_id,
-            serviceListingId: Number(row!.id),
-            state,
-            previousState: row!.report_state ?? null,
-            reasons,
-            listingVersion: row!.version,
-          },
-          reportVersion,
-        ),
-      );
-      await tx`
-        WITH changed AS (
-          UPDATE listings SET report_state = ${state}, report_version = ${reportVersion} WHERE id = ${listingId}::bigint RETURNING id
-        )
-        INSERT INTO outbox (topic, message_key, payload)
-        SELECT ${fact.topic}, ${fact.messageKey}, ${sqlJson(tx, fact.envelope)}::jsonb FROM changed`;
-      deps.logger.debug("report state changed", {
-        listingId,
-        from: row!.report_state,
-        to: state,
-        visibleStatus: isBuyerVisible(row!.status),
-      });
-      return state;
+      return (await recomputeLocked(tx, [listingId])).get(listingId) ?? null;
     });
   }
 
-  /** The listings an event concerns. */
-  async function listingsOf(event: AnyEventEnvelope): Promise<string[]> {
+  /** Records that every listing of the broker is to be recomputed: one row, whatever their number. */
+  async function requestBrokerPass(brokerId: string): Promise<void> {
+    // From the first listing again when a pass is under way: this event's change concerns the listings done too.
+    await deps.sql`
+      INSERT INTO report_recompute_brokers (broker_id)
+      SELECT id FROM brokers WHERE id = ${brokerId}::bigint
+      ON CONFLICT (broker_id) DO UPDATE SET after_listing_id = 0, requested_at = clock_timestamp()`;
+    pass.wake();
+  }
+
+  /**
+   * One page of one waiting broker: its next `pageSize` listings by ID, recomputed in one transaction that holds
+   * the broker's row of report_recompute_brokers (two instances never work one broker at once) and the locks of
+   * the page's listings it can take without waiting (a PUT holding one is never queued behind, nor queues behind
+   * more than one page). The place kept stops before the first listing it could not lock; that one is then
+   * recomputed on its own, waiting for its writer, and the place moves past it. Nothing is lost to a crash or a
+   * failure in between: the next page starts at it again. True when more may wait.
+   */
+  async function passPage(): Promise<boolean> {
+    const partners = deps.onlyPartners ? [...deps.onlyPartners] : null;
+    let held: { brokerId: string; listingId: string; requestedAt: string } | null = null;
+    const found = await deps.sql.begin(async (tx) => {
+      const [job] = await tx<{ broker_id: string; after_listing_id: string; requested_at: string }[]>`
+        SELECT r.broker_id::text AS broker_id, r.after_listing_id::text AS after_listing_id, r.requested_at::text AS requested_at
+        FROM report_recompute_brokers r
+        ${partners ? tx`JOIN brokers b ON b.id = r.broker_id WHERE b.partner_id = ANY(${partners}::uuid[])` : tx``}
+        ORDER BY r.requested_at LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
+      if (!job) return false;
+      // Ordered by the bigint (the text alias would order "1000" before "206").
+      const page = (
+        await tx<{ id: string }[]>`
+          SELECT l.id::text AS id FROM listings l WHERE l.broker_id = ${job.broker_id}::bigint AND l.id > ${job.after_listing_id}::bigint
+          ORDER BY l.id LIMIT ${pageSize}`
+      ).map((r) => r.id);
+      const locked = new Set(
+        (
+          await tx<{ id: string }[]>`
+            SELECT l.id::text AS id FROM listings l WHERE l.id = ANY(${page}::bigint[]) ORDER BY l.id FOR UPDATE SKIP LOCKED`
+        ).map((r) => r.id),
+      );
+      const firstHeld = page.findIndex((id) => !locked.has(id));
+      await recomputeLocked(tx, firstHeld < 0 ? page : page.slice(0, firstHeld));
+      if (firstHeld >= 0) {
+        held = { brokerId: job.broker_id, listingId: page[firstHeld]!, requestedAt: job.requested_at };
+        await tx`
+          UPDATE report_recompute_brokers SET after_listing_id = ${held.listingId}::bigint - 1 WHERE broker_id = ${job.broker_id}::bigint`;
+      } else if (page.length < pageSize) {
+        await tx`DELETE FROM report_recompute_brokers WHERE broker_id = ${job.broker_id}::bigint`;
+      } else {
+        await tx`
+          UPDATE report_recompute_brokers SET after_listing_id = ${page.at(-1)!}::bigint WHERE broker_id = ${job.broker_id}::bigint`;
+      }
+      return true;
+    });
+    const h = held as { brokerId: string; listingId: string; requestedAt: string } | null;
+    if (h) {
+      // After its writer (a single row's wait), then past it, unless a new event restarted the broker meanwhile.
+      await recompute(h.listingId);
+      await deps.sql`
+        UPDATE report_recompute_brokers SET after_listing_id = ${h.listingId}::bigint
+        WHERE broker_id = ${h.brokerId}::bigint AND after_listing_id = ${h.listingId}::bigint - 1 AND requested_at::text = ${h.requestedAt}`;
+    }
+    return found;
+  }
+
+  const pass = createPeriodicJob({
+    name: "report-broker-pass",
+    logger: deps.logger,
+    tick: () => passPage(),
+    intervalMs: deps.intervalMs ?? 1_000,
+    backoff: { initialMs: 1_000, maxMs: 30_000 },
+    failureMessage: "recomputing a broker's listings' reports failed; trying again",
+  });
+
+  /** The listings a listing event or fact concerns (a broker's are the background pass's). */
+  function listingsOf(event: AnyEventEnvelope): string[] {
     if (event.aggregateType === "listing" && (event.type === ListingUpserted.type || LISTING_FACTS.has(event.type)))
       return [event.aggregateId];
-    if (event.aggregateType === "broker" && event.type === BrokerUpserted.type) {
-      const rows =
-        await deps.sql`SELECT id::text AS id FROM listings WHERE broker_id = ${event.aggregateId}::bigint ORDER BY id`;
-      return rows.map((r) => r.id as string);
-    }
     return [];
   }
 
@@ -126,8 +235,15 @@ export function createReportTracker(deps: ReportTrackerDeps) {
     async handle(event: AnyEventEnvelope): Promise<void> {
       if (deps.onlyPartners && !deps.onlyPartners.has(event.partnerId)) return;
       if (!/^[1-9][0-9]{0,18}$/.test(event.aggregateId)) return;
-      for (const id of await listingsOf(event)) await recompute(id);
+      if (event.aggregateType === "broker" && event.type === BrokerUpserted.type)
+        return requestBrokerPass(event.aggregateId);
+      for (const id of listingsOf(event)) await recompute(id);
     },
+    /** The background pass over brokers' listings (requestBrokerPass); runs on every instance. */
+    start: () => pass.start(),
+    stop: () => pass.stop(),
+    /** Tests: run the pass now. */
+    wake: () => pass.wake(),
   };
 }
 
