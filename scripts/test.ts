@@ -9,7 +9,7 @@
 //
 // First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run
 // with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
-import { pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
+import { haproxyBinary, pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
@@ -37,6 +37,15 @@ const pgbouncer = await pgbouncerBinary({ install: true }).catch(
 if (!pgbouncer)
   console.error(
     "test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped",
+  );
+
+// The load-balancer tests run compose's HAProxy configuration on this host: Debian's package, like PgBouncer.
+const haproxy = await haproxyBinary({ install: true }).catch(
+  (err) => (console.error(`test: could not install haproxy: ${(err as Error).message}`), null),
+);
+if (!haproxy)
+  console.error(
+    "test: haproxy is not installed (and this user cannot install it): the load-balancer tests will be skipped",
   );
 
 // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).

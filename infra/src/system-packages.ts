@@ -54,3 +54,15 @@ export async function pgbouncerBinary(opts: { install: boolean }): Promise<strin
   await aptInstall(["pgbouncer"]);
   return existsSync(path) ? path : null;
 }
+
+/**
+ * HAProxy (Debian's package), for the load-balancer tests, which run the compose balancer's configuration
+ * (images/balancer/) on this host in front of real API processes. Null when missing and not installable.
+ */
+export async function haproxyBinary(opts: { install: boolean }): Promise<string | null> {
+  const path = "/usr/sbin/haproxy";
+  if (existsSync(path)) return path;
+  if (!opts.install || process.getuid?.() !== 0) return null;
+  await aptInstall(["haproxy"]);
+  return existsSync(path) ? path : null;
+}

@@ -38,6 +38,8 @@ type Name =
   | "opensearch"
   | "s3proxy"
   | "smtp-sink"
+  | "balancer"
+  | "prometheus"
   | "service";
 
 interface Spec {
@@ -80,6 +82,8 @@ export async function buildImages(opts: { log: (line: string) => void }): Promis
     [
       { name: "postgres", parent: "debian", variable: "PSS_POSTGRES_IMAGE" },
       { name: "redis", parent: "debian", variable: "PSS_REDIS_IMAGE" },
+      { name: "balancer", parent: "debian", variable: "PSS_BALANCER_IMAGE" },
+      { name: "prometheus", parent: "debian", variable: "PSS_PROMETHEUS_IMAGE" },
       { name: "java", parent: "debian" },
       { name: "bun", parent: "debian", identify: bunIdentity, prepare: prepareBun },
     ],

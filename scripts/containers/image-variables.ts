@@ -8,6 +8,8 @@ export const IMAGE_VARIABLES = [
   { name: "PSS_OPENSEARCH_IMAGE", image: "opensearch", official: "opensearchproject/opensearch:2.19.1" },
   { name: "PSS_S3_IMAGE", image: "s3proxy", official: "andrewgaul/s3proxy:s3proxy-3.0.0" },
   { name: "PSS_SMTP_IMAGE", image: "smtp-sink", official: "axllent/mailpit:v1.27" },
+  { name: "PSS_BALANCER_IMAGE", image: "balancer", official: "haproxy:2.6" },
+  { name: "PSS_PROMETHEUS_IMAGE", image: "prometheus", official: "prom/prometheus:v3.5.0" },
 ] as const;
 
 export type ImageVariable = (typeof IMAGE_VARIABLES)[number]["name"];

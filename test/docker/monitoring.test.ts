@@ -57,10 +57,10 @@ test("Prometheus scrapes every replica of every app service at the health port c
   expect(targets).toHaveLength(appServices.length);
 });
 
-test("only the API's public port is published; health ports stay inside the network", () => {
-  const published = appServices.flatMap(([, s]) => s.ports ?? []);
-  // PSS_API_PORT moves the host side (a range for several API containers: the compose stack test uses one).
-  expect(published).toEqual(["${PSS_API_PORT:-8080}:8080"]);
+test("only the balancer's port is published; the API and the health ports stay inside the network", () => {
+  expect(appServices.flatMap(([, s]) => s.ports ?? [])).toEqual([]);
+  // PSS_API_PORT moves the host side (the compose stack test publishes it on a free loopback port).
+  expect(compose.services.balancer!.ports).toEqual(["${PSS_API_PORT:-8080}:8080"]);
   expect(compose.services.api!.environment!.API_PORT).toBe(8080);
 });
 
@@ -68,7 +68,8 @@ test("Prometheus and Grafana are optional (monitoring profile) and their images 
   for (const name of ["prometheus", "grafana"]) {
     const s = compose.services[name]!;
     expect(s.profiles).toEqual(["monitoring"]);
-    expect(s.image).toMatch(/^[a-z0-9/._-]+:v?\d+\.\d+\.\d+$/);
+    // A pinned official image, or the image variable npm run images sets with that pinned image as its default.
+    expect(s.image).toMatch(/^(\$\{PSS_[A-Z]+_IMAGE:-)?[a-z0-9/._-]+:v?\d+\.\d+\.\d+\}?$/);
   }
 });
 
