@@ -164,7 +164,12 @@ describe("for a key without lead tracking, lead endpoints and their deliveries a
     const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
     for (const id of [leadEndpoint, formerLeadEndpoint]) {
       for (const q of [`since=${since}`, "since=yesterday"]) {
-        const { hidden, unknown } = await asUnknown("POST", (x) => `/webhook-endpoints/${x}/recover?${q}`, id, unknownEndpoint());
+        const { hidden, unknown } = await asUnknown(
+          "POST",
+          (x) => `/webhook-endpoints/${x}/recover?${q}`,
+          id,
+          unknownEndpoint(),
+        );
         expect({ q, hidden }).toEqual({ q, hidden: unknown });
       }
       for (const body of [

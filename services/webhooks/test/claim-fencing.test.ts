@@ -122,9 +122,9 @@ test("a late 410 from an attempt whose claim was taken over neither disables the
 
   // When A's 410 landed, the delivery was pending (B's 500): only the token kept A's answer out.
   expect(afterLateAnswer).toMatchObject({ status: "pending", lastStatusCode: 500 });
-  expect(afterLateAnswer.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode])).toEqual(
-    [[2, 500]],
-  );
+  expect(
+    afterLateAnswer.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode]),
+  ).toEqual([[2, 500]]);
   const endpoint = await request("GET", `/webhook-endpoints/${ep.id}`);
   expect(endpoint.status).toBe(200);
   expect(endpoint.body.endpoint).toMatchObject({ enabled: true, disabledReason: null });

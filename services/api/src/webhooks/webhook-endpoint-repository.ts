@@ -124,8 +124,10 @@ const lockEndpointCount = (tx: postgres.TransactionSql, scope: RecordScope) =>
   tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
 
 async function countEndpoints(tx: postgres.TransactionSql, where: postgres.PendingQuery<postgres.Row[]>) {
-  const [row] = await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${where}`;
-  return row!.n as number;
+  const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${where}`) as unknown as [
+    { n: number },
+  ];
+  return n;
 }
 
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
@@ -174,7 +176,11 @@ export async function updateEndpoint(
   });
 }
 
-async function writeEndpoint(sql: Sql, current: StoredEndpoint, document: EndpointDocument): Promise<StoredEndpoint | null> {
+async function writeEndpoint(
+  sql: Sql,
+  current: StoredEndpoint,
+  document: EndpointDocument,
+): Promise<StoredEndpoint | null> {
   const enabling = document.enabled && !current.document.enabled;
   const disabling = !document.enabled && current.document.enabled;
   // Re-enabling, or a new URL, starts a new failure streak (one assignment: both may come in one PUT).

@@ -77,7 +77,11 @@ export async function replayEvents(
     webhookBody(
       e.type,
       (e.occurred_at as Date).toISOString(),
-      withPublicUrls({ ...(e.data as Record<string, unknown>), sequence: Number(e.seq) }, opts.publicBaseUrl, scope.mode),
+      withPublicUrls(
+        { ...(e.data as Record<string, unknown>), sequence: Number(e.seq) },
+        opts.publicBaseUrl,
+        scope.mode,
+      ),
     ),
   );
   const eventIds = events.map((e) => e.event_id as string);
@@ -100,7 +104,7 @@ export async function replayEvents(
       );
     await tx`DELETE FROM webhook_replays WHERE partner_id = ${scope.partnerId}::uuid AND created_at <= now() - interval '1 day'`;
     // Retry-After: when enough of the budget used has aged out of the 24 hours for this range to fit.
-    const [budget] = await tx`
+    const [budget] = (await tx`
       WITH r AS (
         SELECT created_at, sum(queued) OVER (ORDER BY created_at, id) AS freed, sum(queued) OVER () AS used
         FROM webhook_replays
@@ -109,11 +113,13 @@ export async function replayEvents(
       )
       SELECT COALESCE((SELECT max(used) FROM r), 0)::int AS used,
              (SELECT ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int FROM r
-              WHERE used - freed + ${wanted} <= ${opts.dailyBudget}) AS retry_after`;
-    if (budget!.used + wanted > opts.dailyBudget)
+              WHERE used - freed + ${wanted} <= ${opts.dailyBudget}) AS retry_after`) as unknown as [
+      { used: number; retry_after: number | null },
+    ];
+    if (budget.used + wanted > opts.dailyBudget)
       throw new RateLimitedError(
-        Math.max(1, budget!.retry_after ?? 1),
-        budgetSpent(budget!.used, opts.dailyBudget, wanted),
+        Math.max(1, budget.retry_after ?? 1),
+        budgetSpent(budget.used, opts.dailyBudget, wanted),
       );
     const replayId = crypto.randomUUID();
     const queued = await tx`

@@ -88,7 +88,7 @@ const endpointNotFound = { ...unauthorized, 404: WebhookErrorMessages.endpointNo
 
 export function createWebhookRoutes(
   ctx: PartnerContext,
-  deps: { secrets: SecretBox; /** Replayed deliveries per partner in 24 hours. */ replayDailyBudget: number },
+  deps: { secrets: SecretBox /** Replayed deliveries per partner in 24 hours. */; replayDailyBudget: number },
 ) {
   const { sql } = ctx.deps;
   const endpointIdOf = (raw: string | undefined) => ctx.externalId(raw, "endpointId");
@@ -271,13 +271,10 @@ export function createWebhookRoutes(
     .post(
       "/webhook-endpoints/:endpointId/replay",
       async ({ params, body, set, partner }) => {
-        const outcome = await replayEvents(
-          sql,
-          scopeOf(partner),
-          endpointIdOf(params.endpointId),
-          body,
-          { publicBaseUrl: ctx.deps.publicBaseUrl, dailyBudget: deps.replayDailyBudget },
-        );
+        const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, {
+          publicBaseUrl: ctx.deps.publicBaseUrl,
+          dailyBudget: deps.replayDailyBudget,
+        });
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, queued };
