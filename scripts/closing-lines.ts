@@ -37,7 +37,10 @@ export function isForeignClosingLine(line: string): boolean {
 
 /** The line as it is shown in the log: quoted, so it can no longer read as a closing line. */
 export function quoteClosingLine(line: string): string {
-  return `(passed through) ${line.replace(/\x1b\[[0-9;]*m/g, "").trim().replace(/=+/g, "-")}`;
+  return `(passed through) ${line
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .trim()
+    .replace(/=+/g, "-")}`;
 }
 
 /** A block of text with each foreign closing line quoted. */
