@@ -115,10 +115,11 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
         ), candidates AS (
           SELECT c.id, x.partner_id, x.partner_busy, x.served_at, x.partner_served_at, c.turn, c.next_attempt_at
           FROM endpoints x CROSS JOIN LATERAL (
-            SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS turn
+            -- The index's order alone (no tie-breaker): a backlog due at one instant is not sorted on each claim.
+            SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at) AS turn
             FROM webhook_deliveries d
             WHERE d.endpoint_id = x.id AND d.status = 'pending' AND d.next_attempt_at <= now()
-            ORDER BY d.next_attempt_at, d.id
+            ORDER BY d.next_attempt_at
             LIMIT GREATEST(${opts.endpointConcurrency}::int - x.busy, 0)
           ) c
           WHERE x.busy < ${opts.endpointConcurrency}::int AND x.partner_busy < ${opts.partnerConcurrency}::int
