@@ -31,6 +31,7 @@ import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
+import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
@@ -57,6 +58,8 @@ export interface AppDeps {
   buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
+  /** Replayed webhook deliveries a partner may queue in 24 hours (default DEFAULT_REPLAY_DAILY_BUDGET). */
+  webhookReplayDailyBudget?: number;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -200,7 +203,12 @@ export function createApp(deps: AppDeps) {
         .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
-        .use(createWebhookRoutes(partner, { secrets: deps.webhookSecrets })),
+        .use(
+          createWebhookRoutes(partner, {
+            secrets: deps.webhookSecrets,
+            replayDailyBudget: deps.webhookReplayDailyBudget ?? DEFAULT_REPLAY_DAILY_BUDGET,
+          }),
+        ),
     )
     // Anything else under the prefix passes the same guard: no key, 401; with a key, 404 or 405.
     .group("/partner/v1", (group) =>

@@ -1,8 +1,9 @@
 // The lead-data rule on every webhook route (services/api/src/webhooks/lead-data-rule.ts, docs/webhooks.md
-// "Lead data"), with two keys of ONE partner: A has lead tracking, B has not. B gets 401 {"status":"error",
-// "error":"Unauthorized"} (the lead-count routes' answer) on every route that names an endpoint carrying lead data
-// or its deliveries, or lead.received itself; B's lists leave them out; nothing B sends changes them. A, and B on
-// an endpoint without lead data, work as before.
+// "Lead data"), with two keys of ONE partner: A has lead tracking, B has not. For B an endpoint carrying lead data
+// (and its deliveries) does not exist: naming it by ID gets exactly the answer an unknown ID gets (same status, same
+// body) on every route, lists and the endpoint limit leave it out, and nothing B sends changes it. Naming
+// lead.received itself gets 401 {"status":"error","error":"Unauthorized"} (the lead-count routes' answer). A, and B
+// on an endpoint without lead data, work as before.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { webhookBody } from "@pss/contracts";
 import { uniqueName } from "../../../test/support/env.ts";
@@ -83,30 +84,35 @@ afterAll(async () => {
   await api.stop();
 });
 
-describe("a key without lead tracking gets 401 on every route naming lead data, and changes nothing", () => {
-  test("PUT of an endpoint subscribed to lead.received: no url, events or enabled change, even with a body that is otherwise invalid", async () => {
+/** B's answer for `path` with the lead endpoint's (or delivery's) ID in it, and for an ID that does not exist. */
+async function asUnknown(method: string, path: (id: string) => string, id: string, unknown: string, body?: unknown) {
+  const hidden = await req(keyB, method, path(id), body);
+  const none = await req(keyB, method, path(unknown), body);
+  return { hidden: { status: hidden.status, body: hidden.body }, unknown: { status: none.status, body: none.body } };
+}
+
+describe("for a key without lead tracking, lead endpoints and their deliveries answer as unknown IDs, and nothing changes", () => {
+  const unknownEndpoint = () => uniqueName("no-such-hook");
+  const endpointPath = (id: string) => `/webhook-endpoints/${id}`;
+
+  test("PUT of an endpoint carrying lead data: every body answers as for a new ID, and the endpoint does not change", async () => {
     const before = (await getEndpoint(keyA, leadEndpoint)).body.endpoint;
-    for (const body of [
-      { url: B_URL },
-      { events: ["listing.published"] },
-      { url: B_URL, events: ["listing.published"] },
-      { enabled: false },
-      { url: 5 },
-      {},
-    ]) {
-      const res = await req(keyB, "PUT", `/webhook-endpoints/${leadEndpoint}`, body);
-      expect({ body, status: res.status, answer: res.body }).toEqual({ body, status: 401, answer: UNAUTHORIZED });
+    // Bodies a create refuses: the same 400 for the lead endpoint's ID as for an ID nobody has.
+    for (const body of [{ url: B_URL }, { events: ["listing.published"] }, { enabled: false }, { url: 5 }, {}]) {
+      for (const id of [leadEndpoint, formerLeadEndpoint]) {
+        const { hidden, unknown } = await asUnknown("PUT", endpointPath, id, unknownEndpoint(), body);
+        expect({ body, hidden }).toEqual({ body, hidden: unknown });
+        expect(hidden.status).toBe(400);
+      }
     }
+    // A body that would create: the ID is taken, which a create cannot hide; the answer is the unknown ID's 404.
+    const taken = await req(keyB, "PUT", endpointPath(leadEndpoint), { url: B_URL, events: ["listing.published"] });
+    expect(taken).toMatchObject({ status: 404, body: { status: "error", error: "Webhook endpoint not found" } });
     expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint).toEqual(before);
-    // Nor the endpoint that used to be subscribed: its history holds lead deliveries.
-    expect(await req(keyB, "PUT", `/webhook-endpoints/${formerLeadEndpoint}`, { url: B_URL })).toMatchObject({
-      status: 401,
-      body: UNAUTHORIZED,
-    });
     expect((await getEndpoint(keyA, formerLeadEndpoint)).body.endpoint.url).toBe(CRM_URL);
   });
 
-  test("PUT that subscribes to lead.received, new or existing endpoint, before any other check", async () => {
+  test("PUT that subscribes to lead.received, new or existing endpoint: 401 before any other check", async () => {
     const fresh = uniqueName("b-lead");
     expect(
       await req(keyB, "PUT", `/webhook-endpoints/${fresh}`, { url: B_URL, events: ["lead.received"] }),
@@ -125,96 +131,127 @@ describe("a key without lead tracking gets 401 on every route naming lead data, 
     expect((await getEndpoint(keyB, plainEndpoint)).body.endpoint.events).toEqual(["listing.published"]);
   });
 
-  test("GET of the endpoint", async () => {
-    expect(await getEndpoint(keyB, leadEndpoint)).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(await getEndpoint(keyB, formerLeadEndpoint)).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect((await getEndpoint(keyA, leadEndpoint)).status).toBe(200);
-  });
-
-  test("DELETE of the endpoint", async () => {
-    expect(await req(keyB, "DELETE", `/webhook-endpoints/${leadEndpoint}`)).toMatchObject({
-      status: 401,
-      body: UNAUTHORIZED,
-    });
-    expect((await getEndpoint(keyA, leadEndpoint)).status).toBe(200);
-    expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
-  });
-
-  test("rotate-secret: no new secret, and the current one stays the only one", async () => {
-    const res = await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/rotate-secret`);
-    expect(res).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(JSON.stringify(res.body)).not.toContain("whsec_");
-    expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint.previousSecretExpiresAt).toBeNull();
-  });
-
-  test("test (ping through the endpoint)", async () => {
+  test("GET, DELETE, rotate-secret and test (ping) answer 404 as for an unknown ID, and change nothing", async () => {
     const pings = async () =>
       (
         await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ${leadEndpoint} AND d.event_type = 'ping'`
       )[0]!.n;
-    const before = await pings();
-    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/test`)).toMatchObject({
-      status: 401,
-      body: UNAUTHORIZED,
-    });
-    expect(await pings()).toBe(before);
-  });
-
-  test("recover: the failed lead deliveries stay failed", async () => {
-    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
-    expect(await req(keyB, "POST", `/webhook-endpoints/${leadEndpoint}/recover?since=${since}`)).toMatchObject({
-      status: 401,
-      body: UNAUTHORIZED,
-    });
-    expect(await req(keyB, "POST", `/webhook-endpoints/${formerLeadEndpoint}/recover?since=${since}`)).toMatchObject({
-      status: 401,
-      body: UNAUTHORIZED,
-    });
+    const pingsBefore = await pings();
+    for (const [method, path] of [
+      ["GET", endpointPath],
+      ["DELETE", endpointPath],
+      ["POST", (id: string) => `/webhook-endpoints/${id}/rotate-secret`],
+      ["POST", (id: string) => `/webhook-endpoints/${id}/test`],
+    ] as const) {
+      for (const id of [leadEndpoint, formerLeadEndpoint]) {
+        const { hidden, unknown } = await asUnknown(method, path, id, unknownEndpoint());
+        expect({ method, path: path(id), hidden }).toEqual({ method, path: path(id), hidden: unknown });
+        expect(hidden.status).toBe(404);
+      }
+    }
+    const after = (await getEndpoint(keyA, leadEndpoint)).body.endpoint;
+    expect(after.previousSecretExpiresAt).toBeNull();
+    expect(await pings()).toBe(pingsBefore);
     expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
   });
 
-  test("replay (a feed or time range) to an endpoint carrying lead data: nothing queued, even with an invalid range", async () => {
+  test("recover and replay answer as for an unknown ID, valid or not, and queue nothing", async () => {
     const deliveries = async () =>
       (
-        await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ANY(${[leadEndpoint, formerLeadEndpoint]}::text[])`
+        await api.sql`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.partner_id = ${partner.partnerId} AND e.external_id = ANY(${[leadEndpoint, formerLeadEndpoint]}::text[]) AND d.status = 'pending'`
       )[0]!.n;
     const before = await deliveries();
-    for (const [id, body] of [
-      [leadEndpoint, { afterSequence: 0 }],
-      [formerLeadEndpoint, { since: new Date(Date.now() - 3_600_000).toISOString() }],
-      [leadEndpoint, { afterSequence: -1, bogus: true }],
-    ] as const) {
-      const res = await req(keyB, "POST", `/webhook-endpoints/${id}/replay`, body);
-      expect({ id, body, status: res.status, answer: res.body }).toEqual({
-        id,
-        body,
-        status: 401,
-        answer: UNAUTHORIZED,
-      });
+    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+    for (const id of [leadEndpoint, formerLeadEndpoint]) {
+      for (const q of [`since=${since}`, "since=yesterday"]) {
+        const { hidden, unknown } = await asUnknown(
+          "POST",
+          (x) => `/webhook-endpoints/${x}/recover?${q}`,
+          id,
+          unknownEndpoint(),
+        );
+        expect({ q, hidden }).toEqual({ q, hidden: unknown });
+      }
+      for (const body of [
+        { afterSequence: 0 },
+        { since: new Date(Date.now() - 3_600_000).toISOString() },
+        { afterSequence: -1, bogus: true },
+        { afterSequence: 5, throughSequence: 5 },
+      ]) {
+        const { hidden, unknown } = await asUnknown(
+          "POST",
+          (x) => `/webhook-endpoints/${x}/replay`,
+          id,
+          unknownEndpoint(),
+          body,
+        );
+        expect({ body, hidden }).toEqual({ body, hidden: unknown });
+      }
     }
     expect(await deliveries()).toBe(before);
+    expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
   });
 
-  test("retry of a lead.received delivery, and of any delivery of an endpoint carrying lead data", async () => {
+  test("retry of a lead.received delivery, or of any delivery of an endpoint carrying lead data: 404 as for an unknown delivery", async () => {
     for (const id of [leadDeliveryId, listingDeliveryOfLeadEndpoint, leadDeliveryId.toUpperCase()]) {
-      expect(await req(keyB, "POST", `/webhook-deliveries/${id}/retry`)).toMatchObject({
-        status: 401,
-        body: UNAUTHORIZED,
-      });
+      const { hidden, unknown } = await asUnknown(
+        "POST",
+        (x) => `/webhook-deliveries/${x}/retry`,
+        id,
+        crypto.randomUUID(),
+      );
+      expect({ id, hidden }).toEqual({ id, hidden: unknown });
+      expect(hidden.status).toBe(404);
     }
     expect(await deliveryStatus(leadDeliveryId)).toBe("failed");
     expect(await deliveryStatus(listingDeliveryOfLeadEndpoint)).toBe("failed");
   });
 
-  test("deliveries list filtered by eventType=lead.received or by an endpoint carrying lead data", async () => {
-    for (const q of [
-      "eventType=lead.received",
-      `endpointId=${leadEndpoint}`,
-      `endpointId=${formerLeadEndpoint}`,
-      "eventType=lead.received&status=failed&limit=1",
-    ]) {
+  test("deliveries list filtered by an endpoint carrying lead data: the unknown endpoint's empty page; by eventType=lead.received: 401", async () => {
+    for (const id of [leadEndpoint, formerLeadEndpoint]) {
+      for (const extra of ["", "&status=failed&limit=1"]) {
+        const { hidden, unknown } = await asUnknown(
+          "GET",
+          (x) => `/webhook-deliveries?endpointId=${x}${extra}`,
+          id,
+          unknownEndpoint(),
+        );
+        expect({ id, extra, hidden }).toEqual({ id, extra, hidden: unknown });
+        expect(hidden).toEqual({ status: 200, body: { status: "success", results: [], nextCursor: null } });
+      }
+    }
+    for (const q of ["eventType=lead.received", "eventType=lead.received&status=failed&limit=1"]) {
       const res = await req(keyB, "GET", `/webhook-deliveries?${q}`);
       expect({ q, status: res.status, body: res.body }).toEqual({ q, status: 401, body: UNAUTHORIZED });
+    }
+  });
+});
+
+describe("the endpoint limit counts what the key can see", () => {
+  test("a key without lead tracking creates as many endpoints as if the lead endpoints did not exist; lead endpoints have a limit of their own", async () => {
+    const p = await api.createPartner({ leadTracking: true });
+    const admin = createPartnerAdmin({ sql: api.sql, redis: api.redis });
+    const b = (await admin.createKey({ partnerId: p.partnerId, leadTracking: false })).apiKey;
+    const put = (key: string, id: string, events: string[]) =>
+      req(key, "PUT", `/webhook-endpoints/${id}`, { url: CRM_URL, events });
+    try {
+      // A fills the limit with lead endpoints.
+      for (let i = 0; i < 20; i++) expect((await put(p.apiKey, `lead-${i}`, ["lead.received"])).status).toBe(201);
+      expect(await put(p.apiKey, "lead-20", ["lead.received"])).toMatchObject({ status: 409 });
+      // B sees none of them: it has its own 20 (a 409 at the first would have told it they exist).
+      for (let i = 0; i < 20; i++) expect((await put(b, `plain-${i}`, ["listing.published"])).status).toBe(201);
+      expect(await put(b, "plain-20", ["listing.published"])).toMatchObject({
+        status: 409,
+        body: { status: "error", error: "A partner may have at most 20 webhook endpoints; delete one first" },
+      });
+      // No 21st endpoint carrying lead data either, by subscribing one of B's.
+      expect(await put(p.apiKey, "plain-0", ["listing.published", "lead.received"])).toMatchObject({ status: 409 });
+      expect((await getEndpoint(b, "plain-0")).body.endpoint.events).toEqual(["listing.published"]);
+      expect((await req(p.apiKey, "DELETE", "/webhook-endpoints/lead-0")).status).toBe(200);
+      expect((await put(p.apiKey, "plain-0", ["listing.published", "lead.received"])).status).toBe(200);
+      expect((await getEndpoint(b, "plain-0")).status).toBe(404);
+    } finally {
+      await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p.partnerId}`;
     }
   });
 });

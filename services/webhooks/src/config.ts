@@ -11,6 +11,7 @@ import {
   type LogLevel,
   type PostgresConfig,
 } from "@pss/service-kit";
+import { DEFAULT_FAIR_SHARE } from "./delivery/delivery-repository.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/retry-schedule.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -37,8 +38,11 @@ export interface WebhooksConfig {
   retryScheduleMs: number[];
   /** An endpoint whose every attempt failed for this long is disabled. */
   disableAfterMs: number;
-  /** Deliveries in flight at once. */
+  /** Deliveries in flight at once (this instance). */
   concurrency: number;
+  /** Deliveries in flight at once to one endpoint, and for one partner, across instances (fair sharing). */
+  endpointConcurrency: number;
+  partnerConcurrency: number;
   pollMs: number;
   /** A claimed attempt is taken up again by another worker this long after its timeout (its worker died). */
   claimMarginMs: number;
@@ -69,6 +73,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retryScheduleMs: schedule ?? parseSchedule(DEFAULT_RETRY_SCHEDULE)!,
     disableAfterMs: r.int("WEBHOOK_DISABLE_AFTER_MS", 5 * DAY_MS, { min: 1000 }),
     concurrency: r.int("WEBHOOK_CONCURRENCY", 16, { min: 1, max: 512 }),
+    endpointConcurrency: r.int("WEBHOOK_ENDPOINT_CONCURRENCY", DEFAULT_FAIR_SHARE.endpointConcurrency, {
+      min: 1,
+      max: 512,
+    }),
+    partnerConcurrency: r.int("WEBHOOK_PARTNER_CONCURRENCY", DEFAULT_FAIR_SHARE.partnerConcurrency, {
+      min: 1,
+      max: 512,
+    }),
     pollMs: r.int("WEBHOOK_POLL_MS", 1000, { min: 10, max: 60_000 }),
     claimMarginMs: r.int("WEBHOOK_CLAIM_MARGIN_MS", 20_000, { min: 100 }),
     retentionDays: r.int("WEBHOOK_RETENTION_DAYS", 30, { min: 0, max: 3650 }),

@@ -69,7 +69,11 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     postponed: 0,
   };
   const worker = createDeliveryWorker({
-    repository: createDeliveryRepository(deps.sql, { disableAfterMs: config.disableAfterMs }),
+    repository: createDeliveryRepository(deps.sql, {
+      disableAfterMs: config.disableAfterMs,
+      endpointConcurrency: config.endpointConcurrency,
+      partnerConcurrency: config.partnerConcurrency,
+    }),
     sender: createSender({ timeoutMs: config.timeoutMs, allowedHosts: config.allowedHosts, resolve: deps.resolve }),
     secrets: createSecretBox(config.secretKey),
     logger,

@@ -1,8 +1,10 @@
-// Fencing tokens on webhook deliveries (docs/webhooks.md, "Claims and late writes"), on real servers: two delivery
+// Fencing tokens on webhook deliveries (docs/webhooks.md, "Claims and late writes"), on real servers: delivery
 // workers (the real worker, repository and sender) against the real PostgreSQL and a receiver on loopback that
-// answers the first request only after the first worker's claim ran out. The second worker has taken the delivery
-// over and delivered it meanwhile; the first worker's late answer changes nothing: not the delivery, not its
-// attempt history, not the endpoint (a late 410 does not disable it).
+// answers the first request late. Either the first worker's claim runs out and a second worker takes the delivery
+// over, its attempt failing (500) so the delivery is still pending when the late answer lands; or the partner
+// asks for a retry while the first attempt is in flight. Either way the late answer changes nothing: not the
+// delivery, not its attempt history, not the endpoint (a late 410 does not disable it). Only the claim token
+// stops it: the delivery is pending, so a check of the status alone would let it through.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger, createSecretBox } from "@pss/service-kit";
 import { call, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
@@ -40,11 +42,14 @@ afterAll(async () => {
 const request = (method: string, path: string, body?: unknown) =>
   call(api.baseUrl, method, `/partner/v1${path}`, { key: partner.apiKey, body });
 
+/** After a failed attempt, the next one only well after the late answer landed. */
+const RETRY_SCHEDULE_MS = [0, 3000, 3000];
+
 /**
- * One webhooks instance's delivery worker, its claims shorter than the receiver is slow: as when the worker is
- * stalled past its claim (a pause, a slow database) while the request is in flight.
+ * One webhooks instance's delivery worker. By default its claims are shorter than the receiver is slow: as when the
+ * worker is stalled past its claim (a pause, a slow database) while the request is in flight.
  */
-function startWorker(name: string, outcomes: AttemptOutcome[]): DeliveryWorker {
+function startWorker(name: string, outcomes: AttemptOutcome[], leaseMs = LEASE_MS): DeliveryWorker {
   const urls = testUrls();
   const config = loadConfig({
     DATABASE_URL: urls.DATABASE_URL,
@@ -60,8 +65,8 @@ function startWorker(name: string, outcomes: AttemptOutcome[]): DeliveryWorker {
     logger: createLogger({ service: name, level: "debug", write: (line) => logLines.push(line) }),
     concurrency: 1,
     pollMs: 50,
-    leaseMs: LEASE_MS,
-    retryScheduleMs: config.retryScheduleMs,
+    leaseMs,
+    retryScheduleMs: RETRY_SCHEDULE_MS,
     partners: () => [partner.partnerId],
     onOutcome: (outcome) => void outcomes.push(outcome),
   });
@@ -73,8 +78,11 @@ function startWorker(name: string, outcomes: AttemptOutcome[]): DeliveryWorker {
 async function endpointAndPing(firstReply: number): Promise<{ id: string; path: string; deliveryId: string }> {
   const id = uniqueName("crm");
   const path = `/hooks/${id}`;
-  // The first request is answered late (after the first worker's claim ran out), the others at once.
-  receiver.script(path, (nth) => (nth === 1 ? { status: firstReply, delayMs: SLOW_MS } : { status: 204 }));
+  // The first request is answered late (after the first worker's claim ran out), the second fails at once (the
+  // delivery stays pending, its next attempt seconds away), the third succeeds.
+  receiver.script(path, (nth) =>
+    nth === 1 ? { status: firstReply, delayMs: SLOW_MS } : nth === 2 ? { status: 500 } : { status: 204 },
+  );
   expect(
     (await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] }))
       .status,
@@ -84,17 +92,22 @@ async function endpointAndPing(firstReply: number): Promise<{ id: string; path: 
   return { id, path, deliveryId: ping.body.deliveryId };
 }
 
-/** Worker A sends; once its claim has run out worker B takes the delivery over; both finish. */
-async function raceTwoWorkers(ep: { path: string }): Promise<AttemptOutcome[]> {
+/**
+ * Worker A sends; once its claim has run out worker B takes the delivery over and gets a 500 (still pending); A's
+ * late answer lands then; the next attempt delivers. Returns the delivery as it was right after A's answer landed.
+ */
+async function raceTwoWorkers(ep: { id: string; path: string; deliveryId: string }) {
   const outcomes: AttemptOutcome[] = [];
   const a = startWorker("webhooks-a", outcomes);
   await until("the first request", () => receiver.requests(ep.path).length === 1);
   const b = startWorker("webhooks-b", outcomes);
-  await until("both attempts to finish", () => outcomes.length === 2, 20_000);
-  // Nothing else is due: a third attempt would show here.
+  await until("B's attempt and A's late answer", () => outcomes.length === 2, 20_000);
+  const afterLateAnswer = await deliveryOf(ep.id, ep.deliveryId);
+  await until("the third attempt", () => outcomes.length === 3, 20_000);
+  // Nothing else is due: a fourth attempt would show here.
   await Bun.sleep(500);
   await Promise.all([a.stop(), b.stop()]);
-  return outcomes;
+  return { outcomes, afterLateAnswer };
 }
 
 async function deliveryOf(endpointId: string, deliveryId: string) {
@@ -103,30 +116,76 @@ async function deliveryOf(endpointId: string, deliveryId: string) {
   return res.body.results.find((d: { deliveryId: string }) => d.deliveryId === deliveryId);
 }
 
-test("a late 410 from an attempt whose claim was taken over neither disables the endpoint nor touches the delivered delivery", async () => {
+test("a late 410 from an attempt whose claim was taken over neither disables the endpoint nor fails the pending delivery", async () => {
   const ep = await endpointAndPing(410);
-  const outcomes = await raceTwoWorkers(ep);
+  const { outcomes, afterLateAnswer } = await raceTwoWorkers(ep);
 
+  // When A's 410 landed, the delivery was pending (B's 500): only the token kept A's answer out.
+  expect(afterLateAnswer).toMatchObject({ status: "pending", lastStatusCode: 500 });
+  expect(
+    afterLateAnswer.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode]),
+  ).toEqual([[2, 500]]);
   const endpoint = await request("GET", `/webhook-endpoints/${ep.id}`);
   expect(endpoint.status).toBe(200);
-  expect(endpoint.body.endpoint).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+  expect(endpoint.body.endpoint).toMatchObject({ enabled: true, disabledReason: null });
   const d = await deliveryOf(ep.id, ep.deliveryId);
   expect(d).toMatchObject({ status: "delivered", lastStatusCode: 204, lastError: null });
-  expect(d.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode])).toEqual([[2, 204]]);
-  // The receiver got the delivery twice (same webhook-id): that cannot be prevented once a claim ran out mid-request.
-  expect(receiver.requests(ep.path).map((r) => r.headers["webhook-id"])).toEqual([ep.deliveryId, ep.deliveryId]);
-  expect(outcomes).toEqual(["delivered", "discarded"]);
+  expect(d.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode])).toEqual([
+    [2, 500],
+    [3, 204],
+  ]);
+  // The receiver got the delivery three times (same webhook-id): the first twice cannot be prevented once a claim
+  // ran out mid-request.
+  expect(receiver.requests(ep.path).map((r) => r.headers["webhook-id"])).toEqual([
+    ep.deliveryId,
+    ep.deliveryId,
+    ep.deliveryId,
+  ]);
+  expect(outcomes).toEqual(["retry_scheduled", "discarded", "delivered"]);
   expect(logLines.some((l) => l.includes("delivery attempt outlived its claim") && l.includes(ep.deliveryId))).toBe(
     true,
   );
 }, 30_000);
 
-test("a late 2xx from an attempt whose claim was taken over is not a second success in the delivery's history", async () => {
+test("a late 2xx from an attempt whose claim was taken over does not deliver the pending delivery", async () => {
   const ep = await endpointAndPing(200);
-  const outcomes = await raceTwoWorkers(ep);
+  const { outcomes, afterLateAnswer } = await raceTwoWorkers(ep);
 
+  expect(afterLateAnswer).toMatchObject({ status: "pending", deliveredAt: null, lastStatusCode: 500 });
   const d = await deliveryOf(ep.id, ep.deliveryId);
-  expect(d).toMatchObject({ status: "delivered", attemptCount: 2, lastStatusCode: 204 });
+  expect(d).toMatchObject({ status: "delivered", attemptCount: 3, lastStatusCode: 204 });
+  expect(d.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode])).toEqual([
+    [2, 500],
+    [3, 204],
+  ]);
+  expect(outcomes).toEqual(["retry_scheduled", "discarded", "delivered"]);
+}, 30_000);
+
+test("a retry asked for while an attempt is in flight: the attempt's late 410 neither fails the delivery nor disables the endpoint", async () => {
+  const id = uniqueName("crm");
+  const path = `/hooks/${id}`;
+  receiver.script(path, (nth) => (nth === 1 ? { status: 410, delayMs: SLOW_MS } : { status: 204 }));
+  expect(
+    (await request("PUT", `/webhook-endpoints/${id}`, { url: receiver.url(path), events: ["listing.published"] }))
+      .status,
+  ).toBe(201);
+  const deliveryId = (await request("POST", `/webhook-endpoints/${id}/test`)).body.deliveryId as string;
+  const outcomes: AttemptOutcome[] = [];
+  // Its claim outlasts the slow answer: nothing but the partner's retry takes the delivery from this attempt.
+  const worker = startWorker("webhooks-retry", outcomes, 10_000);
+  await until("the first request", () => receiver.requests(path).length === 1);
+  expect(await request("POST", `/webhook-deliveries/${deliveryId}/retry`)).toMatchObject({
+    status: 202,
+    body: { deliveryId },
+  });
+  await until("the late answer", () => outcomes.length === 1, 10_000);
+  expect(outcomes).toEqual(["discarded"]);
+  expect((await request("GET", `/webhook-endpoints/${id}`)).body.endpoint).toMatchObject({ enabled: true });
+  // Queued, as the retry answered: the worker sends it again and it is delivered.
+  await until("the retried attempt", () => outcomes.length === 2, 10_000);
+  await worker.stop();
+  expect(outcomes).toEqual(["discarded", "delivered"]);
+  const d = await deliveryOf(id, deliveryId);
+  expect(d).toMatchObject({ status: "delivered", lastStatusCode: 204 });
   expect(d.attempts.map((x: { attempt: number; statusCode: number }) => [x.attempt, x.statusCode])).toEqual([[2, 204]]);
-  expect(outcomes).toEqual(["delivered", "discarded"]);
 }, 30_000);

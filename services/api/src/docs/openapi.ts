@@ -189,7 +189,7 @@ function edgeResponses(route: {
   };
   if (route.isPartner) {
     out["401"] = errorResponse(
-      "Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission)",
+      "Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission)",
     );
     out["429"] = errorResponse("Too many requests for this key; wait Retry-After seconds", {
       "Retry-After": RETRY_AFTER,

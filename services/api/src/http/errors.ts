@@ -97,8 +97,8 @@ export class NotImplementedError extends ApiError {
 }
 
 export class RateLimitedError extends ApiError {
-  constructor(retryAfterSeconds: number) {
-    super(429, ErrorMessages.rateLimited, undefined, { "Retry-After": String(retryAfterSeconds) });
+  constructor(retryAfterSeconds: number, message: string = ErrorMessages.rateLimited) {
+    super(429, message, undefined, { "Retry-After": String(retryAfterSeconds) });
   }
 }
 

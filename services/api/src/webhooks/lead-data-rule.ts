@@ -9,23 +9,24 @@
 //
 // Two halves, applied once each:
 // - The guard (createLeadDataGuard), which webhook-routes.ts installs on every webhook route before any other
-//   check: a request of a key without lead tracking that NAMES lead data (body `events` with lead.received,
-//   `eventType=lead.received`, an endpointId or deliveryId of such an endpoint, in the path or the query) gets
-//   401 "Unauthorized", the lead-count routes' answer, whatever else is wrong with it.
-// - The scope (WebhookScope.leadData, in inScope()): every SQL statement of the webhook routes leaves such
-//   endpoints out for such a key. Lists therefore omit them and their deliveries (the key learns not even that
-//   they exist), and a subscription made between the guard and the statement finds nothing rather than
-//   changing a lead endpoint.
-import { isUuid } from "@pss/contracts";
+//   check: a request of a key without lead tracking that names lead.received itself (body `events` with it,
+//   `eventType=lead.received`) gets 401 "Unauthorized", the lead-count routes' answer, whatever else is wrong with
+//   it. That reveals nothing: lead.received is a public event type, and the key lacks the permission.
+// - The scope (WebhookScope.leadData, in inScope()): every SQL statement of the webhook routes leaves endpoints
+//   carrying lead data (and so their deliveries) out for such a key. For it they do not exist: naming one by ID on
+//   any route answers exactly as an unknown ID does (404 "Webhook endpoint not found" / "Webhook delivery not
+//   found", an empty deliveries list), lists omit them, the endpoint limit and the replay budget leave them out,
+//   and a subscription made meanwhile finds nothing rather than changing a lead endpoint. The one thing such a key
+//   can find out is that an ID it tries to CREATE is taken (a PUT that would create answers 404 instead of 201):
+//   two endpoints cannot share an ID, so that cannot be hidden; nothing else of the endpoint shows.
 import type { Principal } from "../auth/authenticator.ts";
 import { UnauthorizedError } from "../http/errors.ts";
-import type { PartnerContext } from "../partner/partner-context.ts";
 
 export const LEAD_EVENT = "lead.received";
 
 /** The 401 the OpenAPI document states on every webhook route. */
 export const LEAD_DATA_UNAUTHORIZED =
-  "Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key.";
+  "Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out.";
 
 /** The parts of a request the guard reads: raw, before schema validation (so 401 comes before any 400). */
 export interface GuardedRequest {
@@ -47,38 +48,10 @@ function namesLeadEvent(req: GuardedRequest): boolean {
   return asList(events).includes(LEAD_EVENT) || asList(req.query?.eventType).includes(LEAD_EVENT);
 }
 
-export function createLeadDataGuard(ctx: PartnerContext) {
-  const { sql } = ctx.deps;
-
-  async function leadEndpointNamed(p: Principal, externalIds: string[]): Promise<boolean> {
-    if (externalIds.length === 0) return false;
-    const [row] = await sql`
-      SELECT 1 FROM webhook_endpoints
-      WHERE partner_id = ${p.partnerId} AND mode = ${p.mode} AND external_id = ANY(${externalIds}::text[]) AND carries_lead_data
-      LIMIT 1`;
-    return row !== undefined;
-  }
-
-  async function leadDeliveryNamed(p: Principal, deliveryId: string): Promise<boolean> {
-    const [row] = await sql`
-      SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.id = ${deliveryId.toLowerCase()}::uuid AND e.partner_id = ${p.partnerId} AND e.mode = ${p.mode}
-        AND (e.carries_lead_data OR d.event_type = ${LEAD_EVENT})`;
-    return row !== undefined;
-  }
-
-  /** 401 when a key without lead tracking names lead data; nothing for a key with it. */
-  return async function leadDataGuard(req: GuardedRequest): Promise<void> {
-    const principal = req.partner;
-    if (principal.leadTracking) return;
-    if (namesLeadEvent(req)) throw new UnauthorizedError();
-    const endpointIds = [...asList(req.params?.endpointId), ...asList(req.query?.endpointId)].filter(
-      (v): v is string => typeof v === "string",
-    );
-    if (await leadEndpointNamed(principal, endpointIds)) throw new UnauthorizedError();
-    const deliveryId = req.params?.deliveryId;
-    if (typeof deliveryId === "string" && isUuid(deliveryId) && (await leadDeliveryNamed(principal, deliveryId)))
-      throw new UnauthorizedError();
+export function createLeadDataGuard() {
+  /** 401 when a key without lead tracking names lead.received; nothing for a key with it. */
+  return function leadDataGuard(req: GuardedRequest): void {
+    if (!req.partner.leadTracking && namesLeadEvent(req)) throw new UnauthorizedError();
   };
 }
 

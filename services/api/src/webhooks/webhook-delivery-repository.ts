@@ -104,6 +104,15 @@ export async function listDeliveries(
   };
 }
 
+/**
+ * A delivery made due again now by a partner's request (retry, recover), with a fresh retry schedule. It takes a
+ * new claim token: an attempt in flight (claimed before) then records nothing when it finishes, so its late answer
+ * cannot overwrite the "queued" this request answers (docs/webhooks.md "Claims and late writes"). It is no longer
+ * in flight, nor part of a running replay.
+ */
+export const requeued = (sql: Sql) =>
+  sql`status = 'pending', next_attempt_at = now(), round_start = attempt_count, claim_token = claim_token + 1, claimed_at = NULL, replay_id = NULL`;
+
 export type ActionOutcome<T> = { ok: T } | { notFound: true } | { endpointDisabled: true };
 
 /** Queues a ping to the endpoint, sent like any delivery (signed, retried). */
@@ -128,7 +137,7 @@ export async function retryDelivery(sql: Sql, scope: WebhookScope, deliveryId: s
   if (!row) return { notFound: true };
   if (!row.enabled) return { endpointDisabled: true };
   await sql`
-    UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), round_start = attempt_count
+    UPDATE webhook_deliveries SET ${requeued(sql)}
     WHERE id = ${deliveryId}::uuid AND partner_id = ${scope.partnerId}`;
   return { ok: deliveryId };
 }
@@ -145,7 +154,7 @@ export async function recoverDeliveries(
   if (!endpoint) return { notFound: true };
   if (!endpoint.enabled) return { endpointDisabled: true };
   const rows = await sql`
-    UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), round_start = attempt_count
+    UPDATE webhook_deliveries SET ${requeued(sql)}
     WHERE endpoint_id = ${endpoint.id}::bigint AND status = 'failed' AND created_at >= ${since}
     RETURNING 1`;
   return { ok: rows.length };

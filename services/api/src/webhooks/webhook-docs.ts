@@ -9,9 +9,11 @@ export const WEBHOOK_DOCS = {
     "(JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat " +
     "changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have " +
     'yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming ' +
-    "what is missing; an update may send any subset); subscribing to lead.received, or changing an " +
-    "endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, " +
-    "before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to " +
+    "what is missing; an update may send any subset); subscribing to lead.received needs a key with " +
+    "lead-tracking permission (401, before any other check), and for a key without it an endpoint that is " +
+    "or ever was subscribed to lead.received does not exist (its ID answers as an unknown one; a create " +
+    "with an ID such an endpoint holds answers 404); a key creates endpoints while it sees fewer than 20 " +
+    "in its mode, and at most 20 carry lead data (409). An endpoint belongs to " +
     "the key's mode: one created with a test key (pss_test_…) receives only test records' events and is " +
     "seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per " +
     "mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or " +
@@ -27,5 +29,10 @@ export const WEBHOOK_DOCS = {
     `is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 ` +
     `with details [{path, message}] naming the field): throughSequence must be greater than ` +
     `afterSequence, until later than since. At most ${MAX_REPLAY_EVENTS} events a request (400 beyond: ` +
-    `narrow the range). Events are kept as long as the change feed keeps them.`,
+    `narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to ` +
+    `this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay ` +
+    `per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed ` +
+    `deliveries per partner over the last 24 hours (WEBHOOK_REPLAY_DAILY_BUDGET, 10,000 by default; a ` +
+    `range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 ` +
+    `{queued: 0} whatever the bounds.`,
 } as const;

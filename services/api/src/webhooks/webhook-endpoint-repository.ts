@@ -1,5 +1,6 @@
 // SQL of the partner's webhook endpoints. Writes are single statements guarded by the version that was read
-// (like listings), so a lost race reads again; creation is serialised per partner to keep the endpoint limit.
+// (like listings), so a lost race reads again; creation (and a first subscription to lead.received) is serialised
+// per partner and mode to keep the endpoint limit.
 // Every statement is scoped by partner and mode (docs/sandbox.md): a test key sees and manages only the endpoints
 // it created, which receive only test records' events; a live key likewise. The limit counts per mode.
 // The scope also carries the lead-data rule (lead-data-rule.ts): for a key without lead tracking, endpoints that
@@ -79,7 +80,7 @@ export function toEndpointRecord(e: StoredEndpoint): WebhookEndpointRecord {
   };
 }
 
-/** The partner's and mode's endpoints (alias `e` or none), whatever the key's lead tracking: only for the limit. */
+/** The partner's and mode's endpoints (alias `e` or none), whatever the key's lead tracking. */
 const inPartnerMode = (sql: Sql, scope: RecordScope, alias = "") => {
   const p = alias ? `${alias}.` : "";
   return sql`${sql.unsafe(`${p}partner_id`)} = ${scope.partnerId} AND ${sql.unsafe(`${p}mode`)} = ${scope.mode}`;
@@ -113,6 +114,22 @@ export async function pageEndpoints(
   return rows.map(toStored);
 }
 
+/**
+ * The endpoint limit (docs/webhooks.md "Lead data"): a key creates an endpoint while it can see fewer than
+ * MAX_WEBHOOK_ENDPOINTS (a key without lead tracking does not count endpoints carrying lead data, which it must not
+ * learn of), and an endpoint starts carrying lead data only while fewer than MAX_WEBHOOK_ENDPOINTS do. So a
+ * partner has at most that many of each kind per mode, whichever keys create them.
+ */
+const lockEndpointCount = (tx: postgres.TransactionSql, scope: RecordScope) =>
+  tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
+
+async function countEndpoints(tx: postgres.TransactionSql, where: postgres.PendingQuery<postgres.Row[]>) {
+  const [{ n }] = (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${where}`) as unknown as [
+    { n: number },
+  ];
+  return n;
+}
+
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
 
 /** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
@@ -123,12 +140,9 @@ export async function createEndpoint(
   const { scope } = args;
   return sql.begin(async (tx): Promise<CreateOutcome> => {
     // One creation per partner and mode at a time, so the count below is exact.
-    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-endpoints:${scope.partnerId}:${scope.mode}`}, 0))`;
-    const [{ n }] =
-      (await tx`SELECT count(*)::int AS n FROM webhook_endpoints WHERE ${inPartnerMode(tx, scope)}`) as unknown as [
-        { n: number },
-      ];
-    if (n >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
+    await lockEndpointCount(tx, scope);
+    // The endpoints this key can see: a key without lead tracking must not learn of the others by a 409.
+    if ((await countEndpoints(tx, inScope(tx, scope))) >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
     const d = args.document;
     const [row] = await tx`
       INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted, carries_lead_data)
@@ -147,6 +161,22 @@ export async function createEndpoint(
  * again once it is enabled); a new URL starts a new failure streak.
  */
 export async function updateEndpoint(
+  sql: postgres.Sql,
+  scope: WebhookScope,
+  current: StoredEndpoint,
+  document: EndpointDocument,
+): Promise<StoredEndpoint | { limitReached: true } | null> {
+  if (current.carriesLeadData || !document.events.includes(LEAD_EVENT)) return writeEndpoint(sql, current, document);
+  // Subscribing to lead.received for the first time: the limit of endpoints carrying lead data.
+  return sql.begin(async (tx) => {
+    await lockEndpointCount(tx, scope);
+    if ((await countEndpoints(tx, tx`${inPartnerMode(tx, scope)} AND carries_lead_data`)) >= MAX_WEBHOOK_ENDPOINTS)
+      return { limitReached: true as const };
+    return writeEndpoint(tx, current, document);
+  });
+}
+
+async function writeEndpoint(
   sql: Sql,
   current: StoredEndpoint,
   document: EndpointDocument,

@@ -5,7 +5,7 @@ import { WebhookErrorMessages, type WebhookEndpointBody } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
-import { ConflictError, UnauthorizedError, validationError } from "../http/errors.ts";
+import { ConflictError, NotFoundError, validationError } from "../http/errors.ts";
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import {
   applyEndpointBody,
@@ -67,15 +67,17 @@ async function upsertOnce(
       });
       if ("created" in outcome) return { created: true, endpoint: outcome.created, secret };
       if ("limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
-      // Taken meanwhile. By an endpoint outside this key's scope (one that carries lead data)? Then as the guard would.
+      // Taken meanwhile, or by an endpoint outside this key's scope (one that carries lead data): that one answers as
+      // every route answers an unknown ID for this key. Only a create can tell the ID is taken (docs/webhooks.md).
       if (!scope.leadData && (await findEndpoint(sql, { ...scope, leadData: true }, externalId))?.carriesLeadData)
-        throw new UnauthorizedError();
+        throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
       continue;
     }
     const document = next as EndpointDocument;
     if (sameDocument(document, current.document)) return { created: false, endpoint: current };
-    const written = await updateEndpoint(sql, current, document);
-    if (written) return { created: false, endpoint: written };
+    const outcome = await updateEndpoint(sql, scope, current, document);
+    if (outcome && "limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
+    if (outcome) return { created: false, endpoint: outcome };
   }
   throw new ContendedWriteError();
 }

@@ -36,7 +36,7 @@ import {
   retryDelivery,
   type ActionOutcome,
 } from "./webhook-delivery-repository.ts";
-import { replayEvents } from "./webhook-replay.ts";
+import { REPLAY_BUDGET_DOC, replayEvents } from "./webhook-replay.ts";
 import {
   deleteEndpoint,
   findEndpoint,
@@ -86,15 +86,19 @@ function unwrap<T>(outcome: ActionOutcome<T>, notFound: string): T {
 const unauthorized = { 401: LEAD_DATA_UNAUTHORIZED } satisfies DocumentedResponses;
 const endpointNotFound = { ...unauthorized, 404: WebhookErrorMessages.endpointNotFound } satisfies DocumentedResponses;
 
-export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: SecretBox }) {
+export function createWebhookRoutes(
+  ctx: PartnerContext,
+  deps: { secrets: SecretBox /** Replayed deliveries per partner in 24 hours. */; replayDailyBudget: number },
+) {
   const { sql } = ctx.deps;
   const endpointIdOf = (raw: string | undefined) => ctx.externalId(raw, "endpointId");
 
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
-  // tracking that names lead data gets 401 whatever else is wrong, as on the lead-count routes.
+  // tracking that names lead.received gets 401 whatever else is wrong, as on the lead-count routes. Endpoints
+  // carrying lead data are outside such a key's scope: named by ID they answer as unknown IDs do.
   return new Elysia({ name: "webhook-routes" })
     .use(ctx.auth)
-    .onTransform(createLeadDataGuard(ctx))
+    .onTransform(createLeadDataGuard())
     .put(
       "/webhook-endpoints/:endpointId",
       async ({ params, body, set, partner }) => {
@@ -267,13 +271,10 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
     .post(
       "/webhook-endpoints/:endpointId/replay",
       async ({ params, body, set, partner }) => {
-        const outcome = await replayEvents(
-          sql,
-          scopeOf(partner),
-          endpointIdOf(params.endpointId),
-          body,
-          ctx.deps.publicBaseUrl,
-        );
+        const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, {
+          publicBaseUrl: ctx.deps.publicBaseUrl,
+          dailyBudget: deps.replayDailyBudget,
+        });
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
         return { status: "success" as const, queued };
@@ -289,6 +290,7 @@ export function createWebhookRoutes(ctx: PartnerContext, deps: { secrets: Secret
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
+            429: REPLAY_BUDGET_DOC,
           }),
         },
       },

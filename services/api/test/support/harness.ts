@@ -84,6 +84,8 @@ export async function call(
 
 export interface ApiOptions {
   rateLimitPerMinute?: number;
+  /** Replayed webhook deliveries a partner may queue in 24 hours (default the API's). */
+  webhookReplayDailyBudget?: number;
   relay?: boolean;
   redisUrl?: string;
   logger?: Logger;
@@ -183,6 +185,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
+    webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;

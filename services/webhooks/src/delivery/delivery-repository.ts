@@ -4,6 +4,8 @@
 // token (claim_token + 1, migration 0019) and every outcome is written only while the delivery still carries it:
 // a late writer whose claim was taken over changes nothing, neither the delivery, nor its attempt history, nor
 // its endpoint's health (a late 410 or failure cannot disable an endpoint another worker just delivered to).
+// The API's retry, recover and replay take a new token too when they make a delivery due again, so an attempt in
+// flight then cannot record its outcome over the partner's "queued" answer.
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -54,7 +56,21 @@ const scoped = (sql: Sql, partners: PartnerScope) =>
   partners ? sql`AND d.partner_id = ANY(${partners as string[]}::uuid[])` : sql``;
 const millis = (sql: Sql | postgres.TransactionSql, ms: number) => sql`(${ms}::bigint * interval '1 millisecond')`;
 
-export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: number }) {
+/** Attempts in flight at once, across instances, per endpoint and per partner (WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_PARTNER_CONCURRENCY). */
+export const DEFAULT_FAIR_SHARE = { endpointConcurrency: 4, partnerConcurrency: 8 } as const;
+
+export interface DeliveryRepositoryOptions {
+  disableAfterMs: number;
+  endpointConcurrency?: number;
+  partnerConcurrency?: number;
+}
+
+export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOptions) {
+  const opts = {
+    disableAfterMs: options.disableAfterMs,
+    endpointConcurrency: options.endpointConcurrency ?? DEFAULT_FAIR_SHARE.endpointConcurrency,
+    partnerConcurrency: options.partnerConcurrency ?? DEFAULT_FAIR_SHARE.partnerConcurrency,
+  };
   /** Disables the endpoint (if still enabled) and fails its pending deliveries; recover sends them later. */
   async function disable(
     tx: postgres.TransactionSql,
@@ -74,18 +90,57 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
   }
 
   return {
-    /** Due deliveries nobody holds, oldest due first; each claimed for `leaseMs`. */
+    /**
+     * Due deliveries nobody holds, each claimed for `leaseMs`, shared fairly (docs/webhooks.md "Fair delivery"):
+     * an endpoint has at most `endpointConcurrency` attempts in flight and a partner `partnerConcurrency` (across
+     * every instance), so a slow receiver holds back only its own deliveries; and the slots go round: every
+     * endpoint's oldest due delivery before any endpoint's second, the least recently served partner and endpoint
+     * first. Each endpoint is read through its own index range (oldest due first), never the whole queue.
+     */
     async claimDue(limit: number, leaseMs: number, partners: PartnerScope): Promise<ClaimedDelivery[]> {
       if (limit <= 0) return [];
       const rows = await sql`
-        WITH due AS (
-          SELECT d.id FROM webhook_deliveries d
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now() ${scoped(sql, partners)}
-          ORDER BY d.next_attempt_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED
+        WITH flight AS (
+          SELECT d.endpoint_id, count(*)::int AS n FROM webhook_deliveries d
+          WHERE d.status = 'pending' AND d.claimed_at IS NOT NULL AND d.next_attempt_at > now() ${scoped(sql, partners)}
+          GROUP BY d.endpoint_id
+        ), endpoints AS (
+          SELECT e.id, e.partner_id, COALESCE(f.n, 0) AS busy,
+                 (sum(COALESCE(f.n, 0)) OVER (PARTITION BY e.partner_id))::int AS partner_busy,
+                 t.served_at, max(t.served_at) OVER (PARTITION BY e.partner_id) AS partner_served_at
+          FROM webhook_endpoints e
+          LEFT JOIN flight f ON f.endpoint_id = e.id
+          LEFT JOIN webhook_endpoint_turns t ON t.endpoint_id = e.id
+          ${partners ? sql`WHERE e.partner_id = ANY(${partners as string[]}::uuid[])` : sql``}
+        ), candidates AS (
+          SELECT c.id, x.partner_id, x.partner_busy, x.served_at, x.partner_served_at, c.turn, c.next_attempt_at
+          FROM endpoints x CROSS JOIN LATERAL (
+            -- The index's order alone (no tie-breaker): a backlog due at one instant is not sorted on each claim.
+            SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at) AS turn
+            FROM webhook_deliveries d
+            WHERE d.endpoint_id = x.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at
+            LIMIT GREATEST(${opts.endpointConcurrency}::int - x.busy, 0)
+          ) c
+          WHERE x.busy < ${opts.endpointConcurrency}::int AND x.partner_busy < ${opts.partnerConcurrency}::int
+        ), ranked AS (
+          SELECT id, turn, served_at, partner_served_at, next_attempt_at,
+                 partner_busy + row_number() OVER (PARTITION BY partner_id ORDER BY turn, served_at NULLS FIRST, next_attempt_at, id) AS partner_slot
+          FROM candidates
+        ), due AS (
+          SELECT d.id FROM ranked r JOIN webhook_deliveries d ON d.id = r.id
+          WHERE r.partner_slot <= ${opts.partnerConcurrency}::int AND d.status = 'pending' AND d.next_attempt_at <= now()
+          ORDER BY r.turn, r.partner_served_at NULLS FIRST, r.served_at NULLS FIRST, r.next_attempt_at, r.id
+          LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED
         ), claimed AS (
-          UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, claim_token = d.claim_token + 1, next_attempt_at = now() + ${millis(sql, leaseMs)}
+          UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, claim_token = d.claim_token + 1,
+            next_attempt_at = now() + ${millis(sql, leaseMs)}, claimed_at = now()
           FROM due WHERE d.id = due.id
           RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start, d.claim_token
+        ), served AS (
+          INSERT INTO webhook_endpoint_turns (endpoint_id, served_at)
+          SELECT DISTINCT endpoint_id, now() FROM claimed ORDER BY endpoint_id
+          ON CONFLICT (endpoint_id) DO UPDATE SET served_at = excluded.served_at
         )
         SELECT c.id::text, c.endpoint_id::text, c.partner_id::text, c.payload, c.attempt_count, c.round_start, c.claim_token,
                e.url, e.enabled, e.secret_encrypted,
@@ -113,7 +168,8 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
      */
     async postpone(claim: ClaimedDelivery, reason: string, delayMs: number): Promise<boolean> {
       const rows = await sql`
-        UPDATE webhook_deliveries SET attempt_count = attempt_count - 1, next_attempt_at = now() + ${millis(sql, delayMs)}, last_error = ${reason}
+        UPDATE webhook_deliveries SET attempt_count = attempt_count - 1, next_attempt_at = now() + ${millis(sql, delayMs)}, last_error = ${reason},
+          claimed_at = NULL
         WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
         RETURNING id`;
       return rows.length > 0;
@@ -136,7 +192,7 @@ export function createDeliveryRepository(sql: Sql, opts: { disableAfterMs: numbe
             status = ${status},
             next_attempt_at = ${decision.status === "pending" ? tx`now() + ${millis(tx, decision.delayMs)}` : tx`NULL`},
             last_status_code = ${attempt?.statusCode ?? null}, last_error = ${error},
-            delivered_at = ${decision.status === "delivered" ? tx`now()` : tx`delivered_at`}
+            delivered_at = ${decision.status === "delivered" ? tx`now()` : tx`delivered_at`}, claimed_at = NULL
           WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
           RETURNING id`;
         if (!updated) return { applied: false, disabled: null };

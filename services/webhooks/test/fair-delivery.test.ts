@@ -1,0 +1,94 @@
+// Fair delivery (docs/webhooks.md "Fair delivery"), on the real webhooks service, PostgreSQL and receivers on
+// loopback: partner P1 points three endpoints at a tarpit (it answers only long after the sender's 2 s timeout),
+// one with a backlog of 10,000 deliveries due (written straight to PostgreSQL, as a replay of 10,000 would queue
+// them, beyond what the API's replay budget allows in one go), the others with 100 each; partner P2's new delivery
+// still arrives within seconds, and P1 never has more attempts in flight than its endpoint and partner limits.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { call, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
+import { uniqueName } from "../../../test/support/env.ts";
+import { startReceiver, type Receiver } from "./support/receiver.ts";
+import { startWebhooks, until, type WebhooksHarness } from "./support/webhooks-harness.ts";
+
+const BACKLOG = 10_000;
+/** Far beyond the sender's timeout (2 s in tests): the sender gives up, the tarpit never answered. */
+const TARPIT_MS = 30_000;
+const ENDPOINT_CONCURRENCY = 4;
+const PARTNER_CONCURRENCY = 6;
+
+let api: ApiHarness;
+let receiver: Receiver;
+let webhooks: WebhooksHarness;
+let p1: Partner;
+let p2: Partner;
+
+beforeAll(async () => {
+  api = await startApi({ relay: false });
+  receiver = startReceiver();
+  [p1, p2] = await Promise.all([api.createPartner(), api.createPartner()]);
+});
+afterAll(async () => {
+  await webhooks?.stop();
+  receiver?.stop();
+  if (api) {
+    await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ANY(${[p1.partnerId, p2.partnerId]}::uuid[])`;
+    await api.stop();
+  }
+});
+
+async function endpointOf(partner: Partner, path: string): Promise<string> {
+  const id = uniqueName("crm");
+  const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${id}`, {
+    key: partner.apiKey,
+    body: { url: receiver.url(path), events: ["listing.published"] },
+  });
+  expect(res.status).toBe(201);
+  return id;
+}
+
+test("a partner with tarpit endpoints and 10,000 deliveries due does not delay another partner's delivery by more than a few seconds, nor holds more slots than its limits", async () => {
+  const tarpitPaths = [1, 2, 3].map((i) => `/tarpit/${uniqueName(`p1-${i}`)}`);
+  const p2Path = `/hooks/${uniqueName("p2")}`;
+  for (const path of tarpitPaths) receiver.script(path, () => ({ status: 204, delayMs: TARPIT_MS }));
+  const tarpits: string[] = [];
+  for (const path of tarpitPaths) tarpits.push(await endpointOf(p1, path));
+  const p2Endpoint = await endpointOf(p2, p2Path);
+  // Due a minute ago: before anything P2 queues, in the order a single queue would take them.
+  for (const [i, tarpit] of tarpits.entries()) {
+    await api.sql`
+      INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at, created_at)
+      SELECT gen_random_uuid(), e.id, e.partner_id, gen_random_uuid(), 'listing.published',
+             '{"type":"listing.published","timestamp":"2026-01-01T00:00:00.000Z","data":{"n":' || n || '}}',
+             now() - interval '1 minute', now() - interval '1 minute'
+      FROM webhook_endpoints e, generate_series(1, ${i === 0 ? BACKLOG : 100}) AS n
+      WHERE e.partner_id = ${p1.partnerId}::uuid AND e.external_id = ${tarpit}`;
+  }
+
+  webhooks = await startWebhooks({
+    allowedHosts: [receiver.hostPort],
+    publicBaseUrl: api.baseUrl,
+    partners: [p1.partnerId, p2.partnerId],
+    env: {
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
+      WEBHOOK_PARTNER_CONCURRENCY: String(PARTNER_CONCURRENCY),
+    },
+  });
+  // The worker is busy with the tarpit.
+  const tarpitRequests = () => tarpitPaths.flatMap((path) => receiver.requests(path));
+  await until("the tarpit to hold requests", () => tarpitRequests().length > 0, 10_000);
+
+  const queuedAt = Date.now();
+  const ping = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${p2Endpoint}/test`, {
+    key: p2.apiKey,
+  });
+  expect(ping.status).toBe(202);
+  const arrived = await until("P2's delivery", () => receiver.requests(p2Path)[0], 10_000);
+  expect(arrived.headers["webhook-id"]).toBe(ping.body.deliveryId);
+  expect(arrived.receivedAt - queuedAt).toBeLessThan(5_000);
+
+  // P1 never had more than its share of attempts at once: within the first timeout (none of them had ended), at most
+  // the endpoint's limit per endpoint and the partner's in all (16 slots were free).
+  const first = Math.min(...tarpitRequests().map((r) => r.receivedAt));
+  const early = (path: string) => receiver.requests(path).filter((r) => r.receivedAt - first < 1_500).length;
+  for (const path of tarpitPaths) expect(early(path)).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
+  expect(tarpitPaths.reduce((n, path) => n + early(path), 0)).toBe(PARTNER_CONCURRENCY);
+}, 60_000);
