@@ -144,7 +144,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -345,7 +345,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -536,7 +536,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -741,7 +741,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -904,7 +904,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1090,7 +1090,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1291,7 +1291,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1494,7 +1494,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1750,7 +1750,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1928,7 +1928,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2126,7 +2126,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2261,7 +2261,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2428,7 +2428,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2580,7 +2580,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2713,7 +2713,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2851,7 +2851,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3000,7 +3000,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3171,7 +3171,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead data, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3306,7 +3306,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3382,7 +3382,7 @@ export interface paths {
         };
         /**
          * Create or update a webhook endpoint
-         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received, or changing an endpoint that is or ever was subscribed to it, needs a key with lead-tracking permission (401, before any other check); a partner has at most 20 endpoints per mode (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
+         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received needs a key with lead-tracking permission (401, before any other check), and for a key without it an endpoint that is or ever was subscribed to lead.received does not exist (its ID answers as an unknown one; a create with an ID such an endpoint holds answers 404); a key creates endpoints while it sees fewer than 20 in its mode, and at most 20 carry lead data (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
          */
         put: {
             parameters: {
@@ -3477,7 +3477,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3609,7 +3609,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3746,7 +3746,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3869,7 +3869,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3995,7 +3995,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4136,7 +4136,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4237,7 +4237,7 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed deliveries per partner over the last 24 hours (WEBHOOK_REPLAY_DAILY_BUDGET, 10,000 by default; a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
          */
         post: {
             parameters: {
@@ -4294,7 +4294,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4354,7 +4354,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed deliveries per partner over the last 24 hours: beyond either, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4487,7 +4487,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4605,7 +4605,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead data: lead.received in events or eventType, or an endpoint that is or ever was subscribed to lead.received (its deliveries included). Lists leave such endpoints and their deliveries out for such a key. */
+                /** @description Missing, malformed, unknown or revoked key; or a key without lead-tracking permission naming lead.received in events or eventType. For such a key an endpoint that is or ever was subscribed to lead.received, and its deliveries, do not exist: named by ID they answer as an unknown ID does, and lists leave them out. */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
