@@ -29,13 +29,13 @@ afterAll(async () => {
   await api.stop();
 });
 
-/** A partner whose change feed holds `events` listing.published events, sequence 1..events. */
+/** A partner whose change feed holds `events` listing.published events, 1..events in both numberings. */
 async function partnerWithFeed(events: number, leadTracking = false): Promise<Partner> {
   const partner = await api.createPartner({ leadTracking });
   partners.push(partner);
   await api.sql`
-    INSERT INTO partner_feed (partner_id, mode, seq, type, event_id, record_type, version, data, occurred_at)
-    SELECT ${partner.partnerId}::uuid, 'live', n, 'listing.published', gen_random_uuid(), 'listing', 1,
+    INSERT INTO partner_feed (partner_id, mode, seq, record_seq, type, event_id, record_type, version, data, occurred_at)
+    SELECT ${partner.partnerId}::uuid, 'live', n, n, 'listing.published', gen_random_uuid(), 'listing', 1,
            jsonb_build_object('externalListingId', 'L-' || n, 'version', 1), now() - interval '1 hour'
     FROM generate_series(1, ${events}) AS n`;
   return partner;

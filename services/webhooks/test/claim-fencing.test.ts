@@ -178,11 +178,12 @@ test("a retry asked for while an attempt is in flight: the attempt's late 410 ne
     status: 202,
     body: { deliveryId },
   });
-  await until("the late answer", () => outcomes.length === 1, 10_000);
-  expect(outcomes).toEqual(["discarded"]);
+  // The late answer is discarded; the retried attempt may follow it within milliseconds.
+  await until("the late answer", () => outcomes.length >= 1, 10_000);
+  expect(outcomes[0]).toBe("discarded");
   expect((await request("GET", `/webhook-endpoints/${id}`)).body.endpoint).toMatchObject({ enabled: true });
   // Queued, as the retry answered: the worker sends it again and it is delivered.
-  await until("the retried attempt", () => outcomes.length === 2, 10_000);
+  await until("the retried attempt", () => outcomes.length >= 2, 10_000);
   await worker.stop();
   expect(outcomes).toEqual(["discarded", "delivered"]);
   const d = await deliveryOf(id, deliveryId);
