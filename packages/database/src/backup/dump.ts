@@ -6,6 +6,7 @@
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createGzip } from "node:zlib";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import { tap } from "./files.ts";
@@ -77,6 +78,10 @@ export async function dumpDatabase(
       const gz = tap();
       const source = await tx`COPY ${tx(name)} (${tx(columns)}) TO STDOUT`.readable();
       await pipeline(source, raw, createGzip(), gz, createWriteStream(join(dir, file), { mode: 0o600 }));
+      // postgres.js 3.4.9 pauses the socket when the stream's buffer is full and resumes it only from the stream's
+      // read(), which is never called again once the COPY's end is queued: the connection would wait forever
+      // for the rest of the protocol (a table large enough to fill the buffer hung the backup). Resume it.
+      (source as Readable)._read(0);
       const table = { name, columns, rows: raw.newlines, file, bytes: gz.bytes, sha256: gz.sha256() };
       tables.push(table);
       opts.onTable?.(table);
