@@ -317,7 +317,7 @@ describe("what restore refuses", () => {
     await storage.put(victim, photos[0]!.bytes, "image/webp");
   });
 
-  test("a backup made by a newer release (a migration this one does not have), and a directory that is no backup", async () => {
+  test("a backup made by a newer release (a migration this one does not have), a manifest naming a file outside the backup, and a directory that is no backup", async () => {
     const newer = join(work, "newer");
     cpSync(backupDir, newer, { recursive: true });
     const manifest = JSON.parse(readFileSync(join(newer, "manifest.json"), "utf8"));
@@ -329,6 +329,14 @@ describe("what restore refuses", () => {
     expect([r.code, r.stderr.trim()]).toEqual([
       1,
       "admin: the backup was made by a newer release: this one does not have migration 9999_from_the_future; restore with that release (or a later one)",
+    ]);
+    manifest.database.migrations.pop();
+    manifest.database.tables[0].file = "../../../etc/passwd";
+    writeFileSync(join(newer, "manifest.json"), JSON.stringify(manifest));
+    const outside = await admin(["restore", "--from", newer], cliEnv(SPARE));
+    expect([outside.code, outside.stderr.trim()]).toEqual([
+      1,
+      "admin: backup file manifest.json is damaged: it names '../../../etc/passwd', not a file of a backup",
     ]);
     const none = await admin(["restore", "--from", join(work, "nothing-here")], cliEnv(SPARE));
     expect([none.code, none.stderr.trim()]).toEqual([

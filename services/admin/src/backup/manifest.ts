@@ -48,5 +48,13 @@ export function readManifest(dir: string): Manifest {
     );
   if (!manifest.database?.tables || !manifest.objects || !manifest.recoveryPoint)
     throw new BackupError(`backup file ${MANIFEST_FILE} is damaged: parts are missing`);
+  // Files are only ever where backup.ts puts them: a manifest naming another path is not trusted to read it.
+  const misplaced =
+    manifest.database.tables.find((t) => t.file !== `database/${t.name}.copy.gz` || !/^[a-z0-9_]+$/.test(t.name))
+      ?.file ??
+    (manifest.objects.index !== OBJECTS_INDEX ? manifest.objects.index : undefined) ??
+    (manifest.webhookKey && manifest.webhookKey.file !== WEBHOOK_KEY_FILE ? manifest.webhookKey.file : undefined);
+  if (misplaced !== undefined)
+    throw new BackupError(`backup file ${MANIFEST_FILE} is damaged: it names '${misplaced}', not a file of a backup`);
   return manifest;
 }
