@@ -65,4 +65,44 @@ describe("admin configuration", () => {
       expect(String((e as Error).message)).not.toContain("secret");
     }
   });
+
+  test("backup and restore read the media store the services use: the S3 bucket and prefix, or MEDIA_DIR with MEDIA_STORAGE=local", () => {
+    const s3 = {
+      DATABASE_URL: "postgres://a@b/c",
+      S3_ENDPOINT: "http://s3.internal:9000",
+      S3_BUCKET: "media",
+      S3_ACCESS_KEY_ID: "id",
+      S3_SECRET_ACCESS_KEY: "s3-topsecret",
+      S3_PREFIX: "prod/",
+    };
+    const fromS3 = loadAdminConfig(s3, ["postgres"], undefined, { mediaStore: true });
+    expect(fromS3.mediaStore).toMatchObject({ kind: "s3", bucket: "media", prefix: "prod/" });
+    const fromDir = loadAdminConfig(
+      { DATABASE_URL: "postgres://a@b/c", MEDIA_STORAGE: "local", MEDIA_DIR: "/srv/media" },
+      ["postgres"],
+      undefined,
+      { mediaStore: true },
+    );
+    expect(fromDir.mediaStore).toEqual({ kind: "local", dir: "/srv/media" });
+    expect(() =>
+      loadAdminConfig({ DATABASE_URL: "postgres://a@b/c" }, ["postgres"], undefined, { mediaStore: true }),
+    ).toThrow(/S3_BUCKET is required/);
+  });
+
+  test("backup reads the webhook key as the services do, and says how to go without it", () => {
+    const key = "a".repeat(64);
+    const config = loadAdminConfig(
+      { DATABASE_URL: "postgres://a@b/c", WEBHOOK_SECRET_KEY: key, MEDIA_STORAGE: "local" },
+      ["postgres"],
+      undefined,
+      { mediaStore: true, webhookKey: true },
+    );
+    expect(config.webhookKey?.toString("hex")).toBe(key);
+    expect(() =>
+      loadAdminConfig({ DATABASE_URL: "postgres://a@b/c", MEDIA_STORAGE: "local" }, ["postgres"], undefined, {
+        mediaStore: true,
+        webhookKey: true,
+      }),
+    ).toThrow(/WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE .* or pass --without-webhook-key/);
+  });
 });

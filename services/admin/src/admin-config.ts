@@ -11,7 +11,10 @@ import {
   readMediaStorageConfig,
   readPostgresConfig,
   readRedisConfig,
+  readSecretKey,
+  type EnvReader,
   type KafkaConfig,
+  type MediaStorageConfig,
   type OpenSearchConfig,
   type PostgresConfig,
   type RedisConfig,
@@ -43,8 +46,29 @@ export interface AdminConfig {
   s3: S3StorageConfig | null;
   /** MEDIA_DIR: variants in a local directory (the copy's source). */
   mediaDir: string;
+  /** The media store the services use (MEDIA_STORAGE, s3 unless `local`), for commands that read `mediaStore`. */
+  mediaStore: MediaStorageConfig | null;
+  /** WEBHOOK_SECRET_KEY (or _FILE), for commands that read `webhookKey`. */
+  webhookKey: Buffer | null;
   /** Needed servers whose URL was not set and came from the local infrastructure runner. */
   local: Server[];
+}
+
+/** What a command reads besides its servers' addresses. */
+export interface AdminReads {
+  /** The services' media store: MEDIA_DIR when MEDIA_STORAGE=local, else the S3_* bucket (what compose and npm start use). */
+  mediaStore?: boolean;
+  webhookKey?: boolean;
+}
+
+function readWebhookKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
+  if (!env.WEBHOOK_SECRET_KEY?.trim() && !env.WEBHOOK_SECRET_KEY_FILE?.trim()) {
+    r.problem(
+      "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed to back up the webhook secret key; or pass --without-webhook-key",
+    );
+    return null;
+  }
+  return readSecretKey(r, "WEBHOOK_SECRET_KEY");
 }
 
 /**
@@ -55,7 +79,11 @@ export function loadAdminConfig(
   env: Record<string, string | undefined>,
   needs: readonly Server[],
   localUrls?: Record<string, string>,
+  reads: AdminReads = {},
 ): AdminConfig {
+  // The services' store is the object store unless MEDIA_STORAGE says `local` (scripts/start.ts, compose).
+  const localMedia = reads.mediaStore === true && (env.MEDIA_STORAGE ?? "").trim() === "local";
+  if (reads.mediaStore && !localMedia && !needs.includes("s3")) needs = [...needs, "s3"];
   const local: Server[] = [];
   const effective: Record<string, string | undefined> = { ...env };
   for (const server of needs) {
@@ -82,9 +110,12 @@ export function loadAdminConfig(
     opensearch: has("opensearch") ? readOpenSearchConfig(r) : { url: "" },
     searchAlias: has("opensearch") ? readSearchAlias(r, DEFAULT_SEARCH_ALIAS) : DEFAULT_SEARCH_ALIAS,
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
-    mediaDir: has("s3") ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
+    mediaDir: has("s3") || localMedia ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
+    mediaStore: null,
+    webhookKey: reads.webhookKey ? readWebhookKey(r, env) : null,
     local,
   };
+  if (reads.mediaStore) config.mediaStore = localMedia ? { kind: "local", dir: config.mediaDir } : config.s3;
   r.done();
   return config;
 }

@@ -124,7 +124,7 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
   try {
     parsed = parseArgs(argv);
     local = await findLocalInfra();
-    config = loadAdminConfig(io.env, parsed.command.needs, local?.urls);
+    config = loadAdminConfig(io.env, parsed.command.needs, local?.urls, parsed.command.reads?.(parsed.flags));
     const urls = {
       postgres: config.postgres.url,
       redis: config.redis.url,
@@ -162,7 +162,10 @@ export async function main(rawArgv: string[], io: MainIo): Promise<number> {
       console.error(`admin: ${err.message}`);
       return 2;
     }
-    if (err instanceof AdminError || (err instanceof Error && err.name === "ReindexError")) {
+    if (
+      err instanceof AdminError ||
+      (err instanceof Error && (err.name === "ReindexError" || err.name === "BackupError"))
+    ) {
       console.error(`admin: ${err.message}`);
       return 1;
     }

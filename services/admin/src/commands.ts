@@ -15,7 +15,9 @@ import { createOutboxStatus } from "@pss/api/outbox-status";
 import { reindex } from "@pss/indexer/reindex";
 import { copyVariants } from "@pss/media/copy-variants";
 import { createFailedMediaReset } from "@pss/media/failed-media-reset";
-import type { AdminConfig, Server } from "./admin-config.ts";
+import type { AdminConfig, AdminReads, Server } from "./admin-config.ts";
+import { createBackup } from "./backup/backup.ts";
+import { restoreBackup } from "./backup/restore.ts";
 
 export class UsageError extends Error {}
 
@@ -44,6 +46,8 @@ export interface Command {
   /** Flags refused with a reason (replaced forms). */
   refused?: Record<string, string>;
   needs: Server[];
+  /** What else the command reads from the environment, by its flags (admin-config.ts). */
+  reads?(flags: Flags): AdminReads;
   run(ctx: CommandContext, flags: Flags): Promise<object>;
 }
 
@@ -393,6 +397,77 @@ export const COMMANDS: Record<string, Command> = {
       return { requeued, ids };
     },
   },
+  backup: {
+    usage:
+      "backup --to <dir> [--without-webhook-key]   (PostgreSQL at one snapshot, the media store's variants, the webhook secret key; docs/operations.md)",
+    flags: { to: "value", "without-webhook-key": "boolean" },
+    required: ["to"],
+    needs: ["postgres"],
+    reads: (f) => ({ mediaStore: true, webhookKey: f["without-webhook-key"] !== true }),
+    async run(ctx, f) {
+      const dir = str(f, "to");
+      const m = await createBackup(
+        {
+          sql: ctx.sql(),
+          mediaStore: ctx.config.mediaStore!,
+          webhookKey: ctx.config.webhookKey,
+          progress: (line) => ctx.warn(`backup: ${line}`),
+        },
+        dir,
+      );
+      if (m.webhookKey)
+        ctx.warn(
+          `backup: ${dir}/${m.webhookKey.file} is the webhook secret key: with it the database's webhook secrets can be read, so keep the backup as safe as the key itself`,
+        );
+      return {
+        backup: dir,
+        recoveryPoint: m.recoveryPoint.at,
+        snapshot: m.recoveryPoint.snapshot,
+        tables: m.database.tables.length,
+        rows: m.database.tables.reduce((n, t) => n + t.rows, 0),
+        objects: m.objects.count,
+        objectBytes: m.objects.bytes,
+        webhookKey: m.webhookKey ? { keyId: m.webhookKey.keyId, file: m.webhookKey.file } : null,
+        durationsMs: m.durationsMs,
+      };
+    },
+  },
+  restore: {
+    usage:
+      "restore --from <dir> [--webhook-key-to <file>]   (into a new, empty database and the media store; then run 'reindex')",
+    flags: { from: "value", "webhook-key-to": "value" },
+    required: ["from"],
+    needs: ["postgres"],
+    reads: () => ({ mediaStore: true }),
+    async run(ctx, f) {
+      const dir = str(f, "from");
+      const r = await restoreBackup(
+        { sql: ctx.sql(), mediaStore: ctx.config.mediaStore!, progress: (line) => ctx.warn(`restore: ${line}`) },
+        dir,
+        { webhookKeyTo: opt(f, "webhook-key-to") },
+      );
+      const key = r.manifest.webhookKey;
+      const next = [
+        "npm run admin -- reindex (or docker compose run --rm admin reindex): search is rebuilt from PostgreSQL",
+        key
+          ? `give the services the backup's webhook secret key (key id ${key.keyId}) as WEBHOOK_SECRET_KEY_FILE${r.webhookKeyWrittenTo ? `: written to ${r.webhookKeyWrittenTo}` : `: it is ${dir}/${key.file}`}`
+          : "give the services the webhook secret key the backup was made with (not in this backup)",
+        "start the services: unsent events wait in the outbox and are sent then; Kafka needs nothing restored",
+      ];
+      for (const line of next) ctx.warn(`next: ${line}`);
+      return {
+        restoredFrom: dir,
+        recoveryPoint: r.manifest.recoveryPoint.at,
+        tables: r.tables,
+        rows: r.rows,
+        objects: r.objects,
+        upgradedWith: r.upgradedWith,
+        webhookKey: key ? { keyId: key.keyId, writtenTo: r.webhookKeyWrittenTo } : null,
+        durationsMs: r.durationsMs,
+        next,
+      };
+    },
+  },
 };
 
 export const USAGE = `usage: npm run --silent admin -- <command> [flags] [--json]
@@ -404,6 +479,7 @@ ${Object.values(COMMANDS)
 
 Output: one JSON document on stdout when stdout is not a terminal (or with --json), tables on a terminal.
 Servers: DATABASE_URL, REDIS_URL, KAFKA_BROKERS, OPENSEARCH_URL (OPENSEARCH_INDEX_ALIAS for reindex), S3_ENDPOINT
-with S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY (media copy-to-s3); each one not set is the local
-infrastructure's (npm start / npm run infra -- up).
+with S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY (media copy-to-s3; backup and restore unless
+MEDIA_STORAGE=local, then MEDIA_DIR), WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (backup); each URL not set is
+the local infrastructure's (npm start / npm run infra -- up).
 Exit codes: 0 ok, 1 failure (not found, configuration, server), 2 usage error.`;

@@ -67,7 +67,7 @@ function words(command: string): string[] {
 const all = DOCUMENTS.flatMap(documented);
 const commandOf = (d: Documented) => {
   const w = words(d.command);
-  return w[0] === "help" || w[0] === "reindex" ? w[0] : `${w[0]} ${w[1]}`;
+  return ["help", "reindex", "backup", "restore"].includes(w[0]!) ? w[0]! : `${w[0]} ${w[1]}`;
 };
 
 // Run for real, without URLs, in this order (each may need what an earlier one printed).
@@ -90,6 +90,8 @@ const RUN_ELSEWHERE: Record<string, string> = {
   reindex: "reindex-under-search.test.ts",
   "media retry": "media-retry.test.ts",
   "outbox retry": "../admin-cli.test.ts",
+  backup: "../backup-restore.test.ts",
+  restore: "../backup-restore.test.ts",
 };
 
 const noUrls = adminEnv({
@@ -157,6 +159,8 @@ describe("the documented admin commands", () => {
       serviceListingId: "1",
       partnerId: crypto.randomUUID(),
       outboxId: "1",
+      dir: "/tmp/pss-backup-example",
+      file: "/tmp/pss-backup-example-key",
     };
     const elsewhere = all.filter((d) => commandOf(d) in RUN_ELSEWHERE);
     expect(new Set(elsewhere.map(commandOf))).toEqual(new Set(Object.keys(RUN_ELSEWHERE)));

@@ -103,12 +103,14 @@ export interface ApiOptions {
   statsFlushMs?: number;
   /** Buyer statistics take the client address from X-Forwarded-For (as behind our own proxy). */
   trustProxy?: boolean;
+  /** Another database than the test setup's (e.g. one a backup is restored into). */
+  databaseUrl?: string;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

@@ -1,0 +1,348 @@
+// The backup and restore drill (docs/operations.md, "Backup and restore") with the real servers and the admin CLI
+// run as operators run it: data written through the API into a database of its own and an object-store prefix
+// of its own, `admin backup`, both destroyed, `admin restore` into a new empty database and the emptied store,
+// then every listing, broker, lead count, webhook endpoint (and its secret) and photo must be what it was, and
+// search complete after `admin reindex`. Also: what restore refuses.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { mediaRelativePath } from "@pss/contracts";
+import { migrate } from "@pss/database";
+import {
+  contentName,
+  createS3MediaStorage,
+  createSecretBox,
+  parseSecretKey,
+  type S3StorageConfig,
+} from "@pss/service-kit";
+import { recordLeads } from "../../leads/src/counting/count-recorder.ts";
+import { signedHeaders } from "../../webhooks/src/delivery/signing.ts";
+import { verifyWebhook } from "../../../packages/sdk/src/index.ts";
+import { testS3Env, testUrls, uniqueName } from "../../../test/support/env.ts";
+import { admin, adminEnv, json } from "./support/admin-cli.ts";
+import { sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+
+const urls = testUrls();
+const dbUrl = (name: string) => {
+  const u = new URL(urls.DATABASE_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+// Databases of this run, named after the test database so parallel checkouts never meet.
+const base = `${new URL(urls.DATABASE_URL).pathname.slice(1)}_drill_${Math.random().toString(36).slice(2, 8)}`;
+const SOURCE = `${base}_src`;
+const RESTORED = `${base}_dst`;
+const SPARE = `${base}_spare`;
+const server = postgres(dbUrl("postgres"), { max: 1, onnotice: () => {} });
+
+const s3 = testS3Env();
+const store: S3StorageConfig = {
+  kind: "s3",
+  endpoint: s3.S3_ENDPOINT,
+  bucket: s3.S3_BUCKET,
+  region: s3.S3_REGION,
+  accessKeyId: s3.S3_ACCESS_KEY_ID,
+  secretAccessKey: s3.S3_SECRET_ACCESS_KEY,
+  forcePathStyle: true,
+  prefix: `${uniqueName("backup-drill")}/`,
+  requestTimeoutMs: 10_000,
+};
+const storage = createS3MediaStorage(store);
+const work = mkdtempSync(join(tmpdir(), "pss-backup-drill-"));
+const backupDir = join(work, "backup");
+const alias = uniqueName("backup-drill-listings");
+
+/** The CLI's environment: the services' settings for `database`, this test's store prefix. */
+const cliEnv = (database: string, extra: Record<string, string | undefined> = {}) =>
+  adminEnv({
+    DATABASE_URL: dbUrl(database),
+    MEDIA_STORAGE: "s3",
+    ...s3,
+    S3_PREFIX: store.prefix,
+    OPENSEARCH_INDEX_ALIAS: alias,
+    ...extra,
+  });
+
+async function createDatabase(name: string, migrated: boolean) {
+  await server.unsafe(`CREATE DATABASE "${name}"`);
+  if (!migrated) return;
+  const sql = postgres(dbUrl(name), { max: 1, onnotice: () => {} });
+  await migrate(sql).finally(() => sql.end());
+}
+const dropDatabase = (name: string) => server.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+
+async function storedNames(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const f of storage.list()) names.push(f.name);
+  return names.sort();
+}
+
+/** Every backed-up table's rows as one digest (write_xid left out: restore stamps its own, see restore.ts). */
+async function tableDigests(sql: postgres.Sql): Promise<Record<string, { rows: number; md5: string }>> {
+  const tables = await sql<{ name: string }[]>`
+    SELECT relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = current_schema() AND c.relkind = 'r' AND relname NOT IN ('schema_migrations', 'leader_leases')
+    ORDER BY relname`;
+  const out: Record<string, { rows: number; md5: string }> = {};
+  for (const { name } of tables) {
+    const [d] = await sql<{ rows: number; md5: string }[]>`
+      SELECT count(*)::int AS rows, coalesce(md5(string_agg(x, E'\n' ORDER BY x)), '') AS md5
+      FROM (SELECT (to_jsonb(t) - 'write_xid')::text AS x FROM ${sql(name)} t) s`;
+    out[name] = d!;
+  }
+  return out;
+}
+
+// What the source answered before the backup, compared with what the restored database answers.
+let api: ApiHarness;
+let partner: Partner;
+const brokerIds = ["drill-broker-1", "drill-broker-2"];
+const listingIds = ["drill-listing-1", "drill-listing-2", "drill-listing-3"];
+const photos: { name: string; bytes: Uint8Array }[] = [];
+let webhookSecret: string;
+let before: {
+  brokers: unknown[];
+  listings: any[];
+  leadCount: unknown;
+  endpoint: unknown;
+  tables: Awaited<ReturnType<typeof tableDigests>>;
+};
+let backup: Record<string, any>;
+let restore: Record<string, any>;
+
+beforeAll(async () => {
+  await createDatabase(SOURCE, true);
+  api = await startApi({ databaseUrl: dbUrl(SOURCE), relay: false });
+  partner = await api.createPartner({ leadTracking: true });
+  for (const [i, id] of brokerIds.entries())
+    expect((await partner.put(`/partner/v1/brokers/${id}`, sample.broker({ name: `Broker ${i}` }))).status).toBe(201);
+  for (const [i, id] of listingIds.entries()) {
+    const res = await partner.put(
+      `/partner/v1/listings/${id}`,
+      sample.listing(brokerIds[i % 2]!, { title: `Drill listing ${i}`, description: `Business number ${i} for sale.` }),
+    );
+    expect(res.status).toBe(201);
+  }
+  // Photo variants as the media service leaves them: stored objects, and records naming them.
+  for (let i = 0; i < 4; i++) {
+    const bytes = crypto.getRandomValues(new Uint8Array(2048 + i * 511));
+    const name = contentName(bytes, "webp");
+    await storage.put(name, bytes, "image/webp");
+    photos.push({ name, bytes });
+  }
+  const [first, second] = listingIds.slice(0, 2);
+  for (const [i, externalId] of [first, second].entries()) {
+    const variants = photos
+      .slice(i * 2, i * 2 + 2)
+      .map((p, j) => ({ width: 400 * (j + 1), height: 300, format: "webp", key: p.name }));
+    await api.sql`
+      UPDATE listing_photos p SET state = 'ready', width = 800, height = 300, variants = ${api.sql.json(variants)},
+        media_names = ${variants.map((v) => v.key)}::text[]
+      FROM listings l WHERE p.listing_id = l.id AND l.external_id = ${externalId!}`;
+  }
+  await recordLeads(
+    api.sql,
+    Array.from({ length: 5 }, (_, i) => ({
+      leadId: crypto.randomUUID(),
+      serviceListingId: 1,
+      serviceBrokerId: "1",
+      officeId: partner.officeId,
+      organizationId: partner.organizationId,
+      createdAt: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(),
+    })),
+  );
+  const endpoint = await partner.put("/partner/v1/webhook-endpoints/drill-crm", {
+    url: "https://crm.example.com/hooks/pss",
+    events: ["listing.published", "listing.unpublished"],
+  });
+  expect(endpoint.status).toBe(201);
+  webhookSecret = endpoint.body.secret;
+
+  before = {
+    brokers: await Promise.all(brokerIds.map(async (id) => (await partner.get(`/partner/v1/brokers/${id}`)).body)),
+    listings: await Promise.all(listingIds.map(async (id) => (await partner.get(`/partner/v1/listings/${id}`)).body)),
+    leadCount: (await partner.get(`/partner/v1/offices/${partner.officeId}/leads/count`)).body,
+    endpoint: (await partner.get("/partner/v1/webhook-endpoints/drill-crm")).body,
+    tables: await tableDigests(api.sql),
+  };
+  expect((before.leadCount as { totalLeads: number }).totalLeads).toBe(5);
+  expect(before.listings.every((l) => l.status === "success")).toBe(true);
+  await api.stop();
+
+  backup = json(await admin(["backup", "--to", backupDir], cliEnv(SOURCE)), "admin backup");
+
+  // Destroyed: the database and every object in the store.
+  await dropDatabase(SOURCE);
+  for (const p of photos) await storage.delete(p.name);
+  expect(await storedNames()).toEqual([]);
+
+  await createDatabase(RESTORED, false);
+  restore = json(
+    await admin(
+      ["restore", "--from", backupDir, "--webhook-key-to", join(work, "restored-webhook-key")],
+      cliEnv(RESTORED, { WEBHOOK_SECRET_KEY: undefined }),
+    ),
+    "admin restore",
+  );
+  api = await startApi({ databaseUrl: dbUrl(RESTORED), relay: false, mediaStorage: storage });
+  // The measured times and the recovery point, for docs/operations.md.
+  console.error(
+    `backup drill: recovery point ${backup.recoveryPoint} (snapshot ${backup.snapshot}); ${backup.rows} rows in ${backup.tables} tables, ${backup.objects} objects (${backup.objectBytes} bytes); backup ${backup.durationsMs.total} ms, restore ${restore.durationsMs.total} ms`,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await api?.stop();
+  for (const p of photos) await storage.delete(p.name).catch(() => {});
+  for (const name of [SOURCE, RESTORED, SPARE]) await dropDatabase(name).catch(() => {});
+  await server.end();
+  const aliased = await fetch(`${urls.OPENSEARCH_URL}/_alias/${alias}`).then((r) => (r.ok ? r.json() : {}));
+  for (const index of Object.keys(aliased as object))
+    await fetch(`${urls.OPENSEARCH_URL}/${index}`, { method: "DELETE" });
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("backup, destroy, restore", () => {
+  test("the backup names its recovery point, every table, the objects and the webhook key (a 0600 file)", () => {
+    expect(Date.parse(backup.recoveryPoint)).toBeGreaterThan(Date.now() - 300_000);
+    expect(backup.snapshot).toMatch(/^\d+:\d+:/);
+    expect(backup.objects).toBe(photos.length);
+    expect(backup.rows).toBe(Object.values(before.tables).reduce((n, t) => n + t.rows, 0));
+    expect(backup.webhookKey.keyId).toMatch(/^[0-9a-f]{8}$/);
+    expect(statSync(join(backupDir, "webhook-secret-key")).mode & 0o777).toBe(0o600);
+    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8"));
+    expect(manifest.database.tables.map((t: { name: string }) => t.name)).not.toContain("leader_leases");
+    expect(restore.recoveryPoint).toBe(backup.recoveryPoint);
+  });
+
+  test("every table is restored row for row", async () => {
+    expect(await tableDigests(api.sql)).toEqual(before.tables);
+  });
+
+  test("every broker and listing answers as before, and the lead count is the same", async () => {
+    const client = {
+      ...partner,
+      get: (path: string) =>
+        fetch(api.baseUrl + path, { headers: { authorization: `Bearer ${partner.apiKey}` } }).then((r) => r.json()),
+    };
+    expect(await Promise.all(brokerIds.map((id) => client.get(`/partner/v1/brokers/${id}`)))).toEqual(before.brokers);
+    expect(await Promise.all(listingIds.map((id) => client.get(`/partner/v1/listings/${id}`)))).toEqual(
+      before.listings,
+    );
+    expect(await client.get(`/partner/v1/offices/${partner.officeId}/leads/count`)).toEqual(before.leadCount);
+  });
+
+  test("the webhook endpoint is back and its secret, read with the restored key, still signs verifiable deliveries", async () => {
+    const res = await fetch(`${api.baseUrl}/partner/v1/webhook-endpoints/drill-crm`, {
+      headers: { authorization: `Bearer ${partner.apiKey}` },
+    });
+    expect(await res.json()).toEqual(before.endpoint);
+    const key = parseSecretKey(readFileSync(join(work, "restored-webhook-key"), "utf8"))!;
+    expect(statSync(join(work, "restored-webhook-key")).mode & 0o777).toBe(0o600);
+    const [row] = await api.sql`SELECT secret_encrypted FROM webhook_endpoints WHERE external_id = 'drill-crm'`;
+    const secret = createSecretBox(key).decrypt(row!.secret_encrypted);
+    expect(secret).toBe(webhookSecret);
+    const body = JSON.stringify({ type: "listing.published", data: { id: 1 } });
+    const headers = signedHeaders([secret], "msg_drill", Math.floor(Date.now() / 1000), body);
+    expect(verifyWebhook(webhookSecret, { ...headers }, body).id).toBe("msg_drill");
+  });
+
+  test("every photo variant is back byte for byte and served again", async () => {
+    expect(await storedNames()).toEqual(photos.map((p) => p.name).sort());
+    for (const p of photos) {
+      const res = await fetch(`${api.baseUrl}/media/${p.name}`);
+      expect(res.status).toBe(200);
+      expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array(p.bytes));
+    }
+  });
+
+  test("after admin reindex, search finds every restored listing", async () => {
+    const reindexed = json(await admin(["reindex"], cliEnv(RESTORED)), "admin reindex");
+    expect(reindexed.documents).toBe(listingIds.length);
+    await fetch(`${urls.OPENSEARCH_URL}/${alias}/_refresh`, { method: "POST" });
+    const found = (await (await fetch(`${urls.OPENSEARCH_URL}/${alias}/_search?size=100`)).json()) as {
+      hits: { hits: { _id: string }[] };
+    };
+    expect(found.hits.hits.map((h) => h._id).sort()).toEqual(
+      before.listings.map((l) => String(l.listing.serviceListingId)).sort(),
+    );
+  });
+});
+
+describe("what restore refuses", () => {
+  test("a database that already holds data: nothing is changed", async () => {
+    const held = await tableDigests(api.sql);
+    const r = await admin(["restore", "--from", backupDir], cliEnv(RESTORED));
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr.trim()).toMatch(
+      /^admin: the target database is not empty \(.+ hold rows\): restore only into a new, empty database$/,
+    );
+    expect(await tableDigests(api.sql)).toEqual(held);
+  });
+
+  test("a damaged file, named, before the target database is touched", async () => {
+    const damaged = join(work, "damaged");
+    cpSync(backupDir, damaged, { recursive: true });
+    const file = join(damaged, "database", "listings.copy.gz");
+    const bytes = readFileSync(file);
+    const middle = bytes.length >> 1;
+    bytes[middle] = bytes[middle]! ^ 0xff;
+    writeFileSync(file, bytes);
+    await createDatabase(SPARE, false);
+    const r = await admin(["restore", "--from", damaged], cliEnv(SPARE));
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr.trim()).toBe(
+      "admin: backup file database/listings.copy.gz is damaged: its SHA-256 is not the one in manifest.json",
+    );
+    const spare = postgres(dbUrl(SPARE), { max: 1, onnotice: () => {} });
+    const [row] = await spare`SELECT to_regclass('partners') IS NOT NULL AS found`;
+    await spare.end();
+    expect(row!.found).toBe(false);
+  });
+
+  test("a damaged photo variant, named by its file in the backup", async () => {
+    const damaged = join(work, "damaged-object");
+    cpSync(backupDir, damaged, { recursive: true });
+    const victim = photos[0]!.name;
+    writeFileSync(join(damaged, "objects", mediaRelativePath(victim)), "not the bytes");
+    await storage.delete(victim);
+    await dropDatabase(SPARE);
+    await createDatabase(SPARE, false);
+    const r = await admin(["restore", "--from", damaged], cliEnv(SPARE));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`objects/${mediaRelativePath(victim)}: content does not match its name (damaged file)`);
+    expect(r.stderr).toContain("the database was not changed");
+    await storage.put(victim, photos[0]!.bytes, "image/webp");
+  });
+
+  test("a backup made by a newer release (a migration this one does not have), a manifest naming a file outside the backup, and a directory that is no backup", async () => {
+    const newer = join(work, "newer");
+    cpSync(backupDir, newer, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(newer, "manifest.json"), "utf8"));
+    manifest.database.migrations.push({ version: "9999", name: "from_the_future", checksum: "0" });
+    writeFileSync(join(newer, "manifest.json"), JSON.stringify(manifest));
+    await dropDatabase(SPARE);
+    await createDatabase(SPARE, false);
+    const r = await admin(["restore", "--from", newer], cliEnv(SPARE));
+    expect([r.code, r.stderr.trim()]).toEqual([
+      1,
+      "admin: the backup was made by a newer release: this one does not have migration 9999_from_the_future; restore with that release (or a later one)",
+    ]);
+    manifest.database.migrations.pop();
+    manifest.database.tables[0].file = "../../../etc/passwd";
+    writeFileSync(join(newer, "manifest.json"), JSON.stringify(manifest));
+    const outside = await admin(["restore", "--from", newer], cliEnv(SPARE));
+    expect([outside.code, outside.stderr.trim()]).toEqual([
+      1,
+      "admin: backup file manifest.json is damaged: it names '../../../etc/passwd', not a file of a backup",
+    ]);
+    const none = await admin(["restore", "--from", join(work, "nothing-here")], cliEnv(SPARE));
+    expect([none.code, none.stderr.trim()]).toEqual([
+      1,
+      `admin: no backup at ${join(work, "nothing-here")}: the directory does not exist`,
+    ]);
+    expect(existsSync(join(work, "nothing-here"))).toBe(false);
+  });
+});
