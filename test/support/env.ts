@@ -5,7 +5,12 @@ import type { InfraUrls } from "./infrastructure.ts";
 export function testUrls(): InfraUrls {
   const e = process.env;
   for (const v of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL"]) {
-    if (!e[v]) throw new Error(`${v} is not set: run tests through 'npm test' or 'bun test' (test/setup.ts preload)`);
+    if (!e[v])
+      throw new Error(
+        e.PSS_TEST_INFRA === "none"
+          ? `${v} is not set: PSS_TEST_INFRA=none provides no servers, which this test needs (unset it, or run it through 'npm test -- <file>')`
+          : `${v} is not set: run tests through 'npm test' or 'bun test' (test/setup.ts preload)`,
+      );
   }
   const s3 = Object.fromEntries(
     ["S3_ENDPOINT", "S3_BUCKET", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"].flatMap((v) =>
