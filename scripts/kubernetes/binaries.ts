@@ -137,7 +137,13 @@ export async function ensureHelm(opts: { build: boolean; log: Log }): Promise<st
   opts.log(`building Helm ${HELM_VERSION} from the Go module proxy (first run only, about 2.5 min)`);
   const src = await moduleCopy(go, `helm.sh/helm/v3@${HELM_VERSION}`);
   try {
-    await goBuild(go, src, "./cmd/helm", path, `-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`);
+    // As Helm's Makefile: the Kubernetes version `helm template` and `helm lint` assume is client-go's (v0.37 → 1.37).
+    const [, minor] = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(readFileSync(join(src, "go.mod"), "utf8")) ?? [];
+    const ldflags = ["-s", "-w", `-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`];
+    if (minor)
+      for (const pkg of ["helm.sh/helm/v3/pkg/lint/rules", "helm.sh/helm/v3/pkg/chartutil"])
+        ldflags.push(`-X ${pkg}.k8sVersionMajor=1`, `-X ${pkg}.k8sVersionMinor=${minor}`);
+    await goBuild(go, src, "./cmd/helm", path, ldflags.join(" "));
   } finally {
     rmSync(src, { recursive: true, force: true });
   }

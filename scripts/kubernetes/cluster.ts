@@ -326,7 +326,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
     ]);
     const proxyConfig = join(p.run, "kube-proxy.yaml");
     writeFileSync(proxyConfig, kubeProxyYaml(kubeconfig, nodeIp));
-    run("kube-proxy", [binaries.path("kube-proxy"), `--config=${proxyConfig}`, `--hostname-override=${NODE_NAME}`]);
+    run("kube-proxy", [binaries.path("kube-proxy"), `--config=${proxyConfig}`]);
     const corefile = join(p.run, "Corefile");
     writeFileSync(corefile, corednsConfig(nodeIp, kubeconfig));
     run("coredns", [binaries.path("coredns"), "-conf", corefile]);
@@ -519,6 +519,7 @@ function kubeProxyYaml(kubeconfig: string, nodeIp: string): string {
 kind: KubeProxyConfiguration
 clientConnection: { kubeconfig: ${kubeconfig} }
 mode: iptables
+hostnameOverride: ${NODE_NAME}
 clusterCIDR: ${CLUSTER_CIDR}
 bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:10256

@@ -151,7 +151,7 @@ describe("the Helm chart", () => {
       expect([pod.automountServiceAccountToken, pod.enableServiceLinks]).toEqual([false, false]);
       // Rolling updates never lower capacity: a new pod is ready before an old one stops.
       expect(deployment(docs, service).spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
-      expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema"]);
+      expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema", "600"]);
     }
     expect(byKind(docs, "PodDisruptionBudget").length).toBe(6);
     expect(byKind(docs, "HorizontalPodAutoscaler")).toEqual([]);
