@@ -6,7 +6,7 @@
 // (host-state.ts). The containerd image store is kept between runs, so imported images are imported once.
 //
 // Facts of these machines this relies on (issue 33): cgroup v1 (so Kubernetes 1.34, containerd 1.6); no
-// CAP_SYS_RESOURCE (so restrict_oom_score_adj); dockerd's FORWARD policy DROP (so the CNI firewall plugin); no
+// CAP_SYS_RESOURCE (so restrict_oom_score_adj); dockerd's FORWARD policy DROP (so rules that accept the pods' traffic, allowPodTraffic); no
 // image registry (so a pause image built here, and images imported from Docker).
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +25,7 @@ import {
   removeBridge,
   removeChains,
   removePodCgroups,
+  removeNewEmptyTables,
   removeNewHostDirs,
   removePodNetns,
   restoreSysctls,
@@ -201,6 +202,8 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
     rmSync(p.lock, { force: true });
     const restored = restoreSysctls(before.sysctls);
     removeNewHostDirs(before.dirs);
+    const tables = await removeNewEmptyTables(before.firewall);
+    if (tables.left.length) log(`empty iptables tables left (no nft to delete them): ${tables.left.join(", ")}`);
     const after = await firewallSnapshot();
     const changed =
       after === before.firewall ? "" : "; iptables differ from before (see .data/logs/kubernetes/iptables-*.txt)";
@@ -271,6 +274,8 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
       `--tls-private-key-file=${pki.apiserverKey}`,
       `--kubelet-client-certificate=${pki.adminCert}`,
       `--kubelet-client-key=${pki.adminKey}`,
+      // The node's name resolves nowhere: logs, exec and port-forward go to its address.
+      "--kubelet-preferred-address-types=InternalIP,Hostname",
       `--service-account-key-file=${pki.saPub}`,
       `--service-account-signing-key-file=${pki.saKey}`,
       "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -324,6 +329,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
       `--node-ip=${nodeIp}`,
       `--hostname-override=${NODE_NAME}`,
     ]);
+    await allowPodTraffic();
     const proxyConfig = join(p.run, "kube-proxy.yaml");
     writeFileSync(proxyConfig, kubeProxyYaml(kubeconfig, nodeIp));
     run("kube-proxy", [binaries.path("kube-proxy"), `--config=${proxyConfig}`]);
@@ -414,6 +420,28 @@ export async function runTool(cmd: string[], o: { timeoutMs?: number; stdin?: st
   return stdout;
 }
 
+/**
+ * dockerd sets the FORWARD policy to DROP: the pods' traffic is accepted by rules appended to FORWARD, so that
+ * kube-proxy's (which it puts first) still reject a connection to a Service without ready endpoints. (The CNI
+ * firewall plugin would put its ACCEPT before them: such a connection then left by the default route, and this
+ * VM's network completes any TCP handshake, so clients kept connections to nowhere.) A packet still addressed to
+ * a ClusterIP after kube-proxy's DNAT has no endpoint: refused, from pods and from the host. The chains are
+ * KUBE-PSS-*: removed at the end with kube-proxy's (host-state.ts).
+ */
+async function allowPodTraffic(): Promise<void> {
+  const rules = [
+    ["-N", "KUBE-PSS-FORWARD"],
+    ["-A", "KUBE-PSS-FORWARD", "-d", SERVICE_CIDR, "-j", "REJECT"],
+    ["-A", "KUBE-PSS-FORWARD", "-s", CLUSTER_CIDR, "-j", "ACCEPT"],
+    ["-A", "KUBE-PSS-FORWARD", "-d", CLUSTER_CIDR, "-j", "ACCEPT"],
+    ["-A", "FORWARD", "-j", "KUBE-PSS-FORWARD"],
+    ["-N", "KUBE-PSS-OUTPUT"],
+    ["-A", "KUBE-PSS-OUTPUT", "-d", SERVICE_CIDR, "-j", "REJECT"],
+    ["-A", "OUTPUT", "-j", "KUBE-PSS-OUTPUT"],
+  ];
+  for (const rule of rules) await runCommand(["iptables", "-w", "5", ...rule]);
+}
+
 /** docker.io/<name>:<tag>: how containerd names an image Docker calls <name>:<tag>. */
 export function dockerRef(tag: string): string {
   const first = tag.split("/")[0] ?? "";
@@ -446,8 +474,6 @@ export function cniConfig(mtu: number | null) {
         },
       },
       { type: "portmap", capabilities: { portMappings: true } },
-      // dockerd sets the FORWARD policy to DROP: this lets the pods' traffic through.
-      { type: "firewall" },
     ],
   };
 }

@@ -141,7 +141,7 @@ export async function firewallSnapshot(): Promise<string> {
     if (!Bun.which(bin)) continue;
     const r = await out([bin]);
     parts.push(
-      r.text
+      `@@ ${bin}\n${r.text}`
         .split("\n")
         .filter((l) => l && !l.startsWith("#"))
         .map((l) => l.replace(/\[\d+:\d+\]/g, ""))
@@ -149,6 +149,34 @@ export async function firewallSnapshot(): Promise<string> {
     );
   }
   return parts.join("\n");
+}
+
+/** The tables of each family in a firewallSnapshot(), with whether each has a rule or a policy other than ACCEPT. */
+export function snapshotTables(snapshot: string): Map<string, boolean> {
+  const tables = new Map<string, boolean>();
+  let family = "";
+  let table = "";
+  for (const line of snapshot.split("\n")) {
+    if (line.startsWith("@@ ")) family = line.startsWith("@@ ip6") ? "ip6" : "ip";
+    else if (line.startsWith("*")) tables.set((table = `${family} ${line.slice(1)}`), false);
+    else if (table && (line.startsWith("-A ") || /^:\S+ (DROP|REJECT)/.test(line))) tables.set(table, true);
+  }
+  return tables;
+}
+
+/**
+ * Tables the first iptables call of the cluster created (iptables-nft makes a table when a tool lists it): deleted
+ * with nft when they are still empty. Without nft they stay, empty; the names of those deleted or left.
+ */
+export async function removeNewEmptyTables(before: string): Promise<{ deleted: string[]; left: string[] }> {
+  const had = snapshotTables(before);
+  const now = snapshotTables(await firewallSnapshot());
+  const fresh = [...now].filter(([name, used]) => !had.has(name) && !used).map(([name]) => name);
+  const deleted: string[] = [];
+  if (Bun.which("nft"))
+    for (const name of fresh)
+      if ((await out(["nft", "delete", "table", ...name.split(" ")])).code === 0) deleted.push(name);
+  return { deleted, left: fresh.filter((t) => !deleted.includes(t)) };
 }
 
 /** Mount points at or under any of `prefixes`, deepest first (as /proc/self/mountinfo lists them). */

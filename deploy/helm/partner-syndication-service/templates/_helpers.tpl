@@ -124,3 +124,40 @@ tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/* Development mode: wait until every in-cluster server accepts connections, as compose's depends_on
+     service_healthy does (a worker that boots before OpenSearch or S3 answers was seen to stay unready). */}}
+{{- define "pss.waitForServers" -}}
+{{- $root := . -}}
+{{- $targets := list }}
+{{- range $name, $port := dict "postgres" 5432 "redis" 6379 "kafka" 9092 "opensearch" 9200 "s3" 9000 "smtp-sink" 1025 }}
+{{- $targets = append $targets (printf "%s:%d" (include "pss.dev" (dict "root" $root "name" $name)) $port) }}
+{{- end }}
+- name: wait-for-servers
+  image: {{ include "pss.image" $root }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  command:
+    - bun
+    - -e
+    - >-
+      const deadline = Date.now() + 600000;
+      for (const target of process.env.WAIT_FOR.split(",")) {
+        const [host, port] = target.split(":");
+        for (;;) {
+          const ok = await new Promise((done) => { const s = require("node:net").connect(Number(port), host, () => { s.end(); done(true); });
+            s.on("error", () => done(false)); s.setTimeout(3000, () => { s.destroy(); done(false); }); });
+          if (ok) { console.log("wait: " + target + " answers"); break; }
+          if (Date.now() > deadline) { console.log("wait: " + target + " does not answer"); process.exit(1); }
+          await Bun.sleep(1000);
+        }
+      }
+  env:
+    - name: WAIT_FOR
+      value: {{ join "," $targets | quote }}
+  securityContext:
+    {{- toYaml $root.Values.securityContext | nindent 4 }}
+  resources:
+    {{- toYaml $root.Values.migrations.resources | nindent 4 }}
+  volumeMounts:
+    - { name: tmp, mountPath: /tmp }
+{{- end -}}
