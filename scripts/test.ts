@@ -5,9 +5,9 @@
 // that answers, or Debian's docker.io installed and dockerd started here (stopped again at the end); the images
 // `npm run images` builds; the compose stack tests (test/containers/); and the infrastructure and whole-pipeline
 // tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
-// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments. PSS_KUBERNETES=1 adds
-// the Helm chart on a real one-node Kubernetes after the compose tests (scripts/kubernetes/; its binaries' first
-// build starts at once, at nice 19, and overlaps the run). The chart lint (test/kubernetes/chart-lint.test.ts) runs
+// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments. After the compose
+// tests the part installs the Helm chart on a real one-node Kubernetes (scripts/kubernetes/; its binaries' first
+// build starts at once, at nice 19, and overlaps the run); PSS_KUBERNETES=0 leaves that step out. The chart lint (test/kubernetes/chart-lint.test.ts) runs
 // in the main part with Helm, built from the Go module proxy when missing (cached).
 //
 // First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run

@@ -8,9 +8,9 @@ import { cannotStartCluster, type Cluster, startCluster } from "./cluster.ts";
 
 type Log = (line: string) => void;
 
-/** Whether the step runs: PSS_KUBERNETES=1 turns it on, anything else leaves it out (see docs/operations.md). */
+/** Whether the step runs with the container part: PSS_KUBERNETES=0 leaves it out (docs/operations.md, "Kubernetes"). */
 export function kubernetesStepEnabled(env: Record<string, string | undefined> = process.env): boolean {
-  return env.PSS_KUBERNETES === "1";
+  return env.PSS_KUBERNETES !== "0";
 }
 
 /** Starts building the binaries where missing (a promise the step awaits); null when no cluster can be had here. */
@@ -45,8 +45,11 @@ export async function chartStep(opts: {
   const why = cannotStartCluster();
   if (why || !opts.binaries) return { skipped: why ?? "no Kubernetes binaries", timings };
   let t = Date.now();
-  const binaries = await opts.binaries;
+  // Like a missing engine: binaries that cannot be had (no Go, no module proxy) skip the step with one line.
+  const binaries = await opts.binaries.catch((err: Error) => err);
   timings.binaries = (Date.now() - t) / 1000;
+  if (binaries instanceof Error)
+    return { skipped: `the Kubernetes binaries could not be built: ${binaries.message.split("\n")[0]}`, timings };
   t = Date.now();
   const cluster: Cluster = await startCluster({ log: opts.log });
   timings.cluster = (Date.now() - t) / 1000;
