@@ -21,6 +21,7 @@ import {
   existingHostDirs,
   firewallSnapshot,
   killProcessesWith,
+  mountsUnder,
   readSysctls,
   removeBridge,
   removeChains,
@@ -146,6 +147,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
   await sweep(log);
   const before = { sysctls: readSysctls(), firewall: await firewallSnapshot(), dirs: existingHostDirs() };
   rmSync(p.run, { recursive: true, force: true });
+  for (const f of ["iptables-before.txt", "iptables-after.txt"]) rmSync(join(p.logs, f), { force: true });
   for (const d of [p.run, p.containerdRoot, p.containerdState, p.logs]) mkdirSync(d, { recursive: true });
   const nodeIp = defaultRouteAddress() ?? "127.0.0.1"; // cannotStartCluster() checked there is one
   const procs: Proc[] = [];
@@ -199,7 +201,9 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
     }
     await runCommand([binaries.path("kube-proxy"), "--cleanup"]).catch(() => {});
     await sweep(log);
-    rmSync(p.lock, { force: true });
+    // The runtime's state and sockets (tmpfs): nothing is mounted there any more.
+    if (mountsUnder([RUN_DIR]).length === 0) rmSync(RUN_DIR, { recursive: true, force: true });
+    else rmSync(p.lock, { force: true });
     const restored = restoreSysctls(before.sysctls);
     removeNewHostDirs(before.dirs);
     const tables = await removeNewEmptyTables(before.firewall);
