@@ -61,8 +61,10 @@ const failures = createFailureCollector();
 const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };
 
 /** One `bun test` run: its report passes through (foreign closing lines quoted), its counts add to the closing line. */
-async function bunTest(testArgs: string[], env: Record<string, string | undefined>): Promise<void> {
+async function bunTest(testArgs: string[], env: Record<string, string | undefined>, limitMs?: number): Promise<void> {
   const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], {
+    // A whole-file limit where one is given: a hang ends as a failure, not as a CI run past its bound.
+    ...(limitMs ? { timeout: limitMs, killSignal: "SIGKILL" as const } : {}),
     env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions },
     stdin: "ignore",
     stdout: "pipe",
@@ -134,7 +136,11 @@ async function kubernetesStep(
       binaries: kubeBinaries,
       log,
       run: (env) =>
-        bunTest(["--timeout", "900000", "test/kubernetes/chart-cluster.test.ts"], { ...process.env, ...urls, ...env }),
+        bunTest(
+          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts"],
+          { ...process.env, ...urls, ...env },
+          20 * 60_000,
+        ),
     });
     if (result.skipped) console.error(`test: kubernetes chart tests skipped: ${result.skipped}`);
     for (const [k, v] of Object.entries(result.timings)) timings[`kubernetes.${k}`] = v;

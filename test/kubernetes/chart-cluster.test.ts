@@ -203,8 +203,8 @@ afterAll(async () => {
 
 it("helm install --wait brings the release up; a partner's listing with photos becomes searchable, its variants are in the object store, a webhook and one lead e-mail are delivered", async () => {
   let t0 = Date.now();
-  await helm(["install", release, CHART, ...installValues(env!.images.PSS_IMAGE!), "--wait", "--timeout", "12m"], {
-    timeoutMs: 780_000,
+  await helm(["install", release, CHART, ...installValues(env!.images.PSS_IMAGE!), "--wait", "--timeout", "8m"], {
+    timeoutMs: 500_000,
   });
   timings.install = seconds(t0);
   for (const c of [
@@ -308,7 +308,7 @@ it("helm install --wait brings the release up; a partner's listing with photos b
   await Bun.sleep(3_000); // a duplicate would arrive now
   expect((await sinkMessages()).filter((m) => m.To.some((t) => t.Address === brokerEmail)).length).toBe(1);
   timings.journey = seconds(t0);
-}, 900_000);
+}, 720_000);
 
 /** Steady writes for `ms` (a listing with two photos every 500 ms, a lead for every third); what was acknowledged. */
 async function steadyWrites(label: string, ms: number, during: () => Promise<void>) {
@@ -359,7 +359,7 @@ async function expectConverged(acked: { id: number; word: string }[], leadsBefor
         FROM listing_photos WHERE listing_id = ANY(${ids})`;
       return row!.ready === ids.length * 2 && row!.total === ids.length * 2;
     },
-    240_000,
+    180_000,
   );
   const missing = new Set(acked);
   await until(
@@ -368,7 +368,7 @@ async function expectConverged(acked: { id: number; word: string }[], leadsBefor
       for (const a of [...missing]) if (await searchable(a.word, a.id)) missing.delete(a);
       return missing.size === 0;
     },
-    240_000,
+    180_000,
   );
   await until(
     "every listing.published and listing.media.processed webhook",
@@ -378,10 +378,10 @@ async function expectConverged(acked: { id: number; word: string }[], leadsBefor
           deliveries.some((d) => d.listing === id && d.type === "listing.published") &&
           deliveries.some((d) => d.listing === id && d.type === "listing.media.processed"),
       ),
-    240_000,
+    180_000,
   );
   const mine = async () => (await sinkMessages()).filter((m) => m.To.some((t) => t.Address === brokerEmail));
-  await until("every lead's e-mail", async () => (await mine()).length >= leadsBefore + leads.length, 240_000);
+  await until("every lead's e-mail", async () => (await mine()).length >= leadsBefore + leads.length, 180_000);
   await Bun.sleep(5_000); // late duplicates would arrive now
   for (const type of ["listing.published", "listing.media.processed"]) {
     const perListing = ids.map(
@@ -426,7 +426,7 @@ it("scaled to media=3 and indexer=2, with one pod of each deleted under steady w
   await until("media back to 3 pods", async () => (await podsOf("media")).length === 3, 120_000);
   await until("indexer back to 2 pods", async () => (await podsOf("indexer")).length === 2, 120_000);
   leadsSoFar = leadsBefore + run.leads.length;
-}, 900_000);
+}, 600_000);
 
 let leadsSoFar = 1;
 
@@ -450,9 +450,9 @@ it("helm upgrade --wait to a new image tag under steady writes: 0 failed request
         "services.indexer.replicas=2",
         "--wait",
         "--timeout",
-        "10m",
+        "6m",
       ],
-      { timeoutMs: 660_000 },
+      { timeoutMs: 380_000 },
     );
     upgradeSeconds = seconds(t1);
   });
@@ -480,7 +480,7 @@ it("helm upgrade --wait to a new image tag under steady writes: 0 failed request
   }
   await expectConverged(run.acked, leadsSoFar, run.leads);
   timings.upgradeTotal = seconds(t0);
-}, 900_000);
+}, 600_000);
 
 it("helm uninstall leaves no pod, job or PVC of the release", async () => {
   const t0 = Date.now();
