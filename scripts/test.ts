@@ -5,7 +5,10 @@
 // that answers, or Debian's docker.io installed and dockerd started here (stopped again at the end); the images
 // `npm run images` builds; the compose stack tests (test/containers/); and the infrastructure and whole-pipeline
 // tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
-// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments.
+// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments. After the compose
+// tests the part installs the Helm chart on a real one-node Kubernetes (scripts/kubernetes/; its binaries' first
+// build starts at once, at nice 19, and overlaps the run); PSS_KUBERNETES=0 leaves that step out. The chart lint (test/kubernetes/chart-lint.test.ts) runs
+// in the main part with Helm, built from the Go module proxy when missing (cached).
 //
 // First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run
 // with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
@@ -14,6 +17,8 @@ import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
 import { ensureEngine, nofileLimit } from "./containers/engine.ts";
+import { ensureHelm } from "./kubernetes/binaries.ts";
+import { chartStep, kubernetesStepEnabled, prepareKubernetes } from "./kubernetes/chart-step.ts";
 import { createClosingLineGuard, quoteForeignClosingLines } from "./closing-lines.ts";
 import { createFailureCollector } from "./failure-report.ts";
 import { lintStep } from "./lint-step.ts";
@@ -28,6 +33,10 @@ if (!lint.ok && args.length === 0) {
 }
 
 const started = Date.now();
+// Helm for the chart lint: built (first run only, about 2.5 min) while the servers start.
+const helmReady = ensureHelm({ build: args.length === 0, log: (line) => console.error(`test: ${line}`) }).catch(
+  (err) => (console.error(`test: no helm: ${(err as Error).message.split("\n")[0]}`), null),
+);
 const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 // The transaction-pooling tests (test/pgbouncer/) run a private PgBouncer: installed like the other system packages.
@@ -47,6 +56,12 @@ if (!haproxy)
   console.error(
     "test: haproxy is not installed (and this user cannot install it): the load-balancer tests will be skipped",
   );
+const helm = await helmReady;
+// The cluster's binaries (first run only, about 15 min of CPU at nice 19) build while the other tests run.
+const kubeBinaries =
+  containerPart && kubernetesStepEnabled()
+    ? prepareKubernetes((line) => console.error(`test: kubernetes: ${line}`))
+    : null;
 
 // The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
 const bunOptions = [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ");
@@ -54,8 +69,10 @@ const failures = createFailureCollector();
 const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };
 
 /** One `bun test` run: its report passes through (foreign closing lines quoted), its counts add to the closing line. */
-async function bunTest(testArgs: string[], env: Record<string, string | undefined>): Promise<void> {
+async function bunTest(testArgs: string[], env: Record<string, string | undefined>, limitMs?: number): Promise<void> {
   const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...testArgs], {
+    // A whole-file limit where one is given: a hang ends as a failure, not as a CI run past its bound.
+    ...(limitMs ? { timeout: limitMs, killSignal: "SIGKILL" as const } : {}),
     env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions },
     stdin: "ignore",
     stdout: "pipe",
@@ -89,10 +106,16 @@ async function bunTest(testArgs: string[], env: Record<string, string | undefine
 }
 
 // The compose tests need the engine the container part provides: in the main run they would only skip.
-await bunTest(containerPart ? ["--path-ignore-patterns=test/containers/**", ...args] : args, {
-  ...process.env,
-  ...urls,
-});
+await bunTest(
+  containerPart
+    ? [
+        "--path-ignore-patterns=test/containers/**",
+        "--path-ignore-patterns=test/kubernetes/chart-cluster.test.ts",
+        ...args,
+      ]
+    : args,
+  { ...process.env, ...urls, ...(helm ? { PSS_HELM: helm } : {}) },
+);
 if (containerPart) await containerTests();
 
 // A long run's failures scroll far away from its end: repeat each one's own output (bounded) just before the
@@ -106,6 +129,36 @@ console.log(
   `\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}${lint.ok ? "" : " (and lint failed: see above)"}`,
 );
 process.exit(totals.code || (lint.ok ? 0 : 1));
+
+/** The Helm chart on a one-node Kubernetes (scripts/kubernetes/chart-step.ts); its timings join the part's. */
+async function kubernetesStep(
+  images: Record<string, string>,
+  urls: Record<string, string>,
+  timings: Record<string, number>,
+): Promise<void> {
+  const t = Date.now();
+  const log = (line: string) => console.error(`test: kubernetes: ${line}`);
+  try {
+    const result = await chartStep({
+      images,
+      binaries: kubeBinaries,
+      log,
+      run: (env) =>
+        bunTest(
+          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts"],
+          { ...process.env, ...urls, ...env },
+          20 * 60_000,
+        ),
+    });
+    if (result.skipped) console.error(`test: kubernetes chart tests skipped: ${result.skipped}`);
+    for (const [k, v] of Object.entries(result.timings)) timings[`kubernetes.${k}`] = v;
+  } catch (err) {
+    console.error(`test: kubernetes chart tests failed: ${(err as Error).message}`);
+    totals.failed += 1;
+    if (totals.code === 0) totals.code = 1;
+  }
+  timings.kubernetes = (Date.now() - t) / 1000;
+}
 
 async function containerTests(): Promise<void> {
   const t0 = Date.now();
@@ -135,6 +188,7 @@ async function containerTests(): Promise<void> {
       PSS_CONTAINER_TESTS: "1",
     });
     timings.compose = (Date.now() - t) / 1000;
+    if (kubernetesStepEnabled()) await kubernetesStep(built.variables, urls, timings);
     // The infrastructure and whole-pipeline tests once more, their servers from testcontainers on those images:
     // no URL is set, nothing is pulled (no Ryuk; the engine's host is this machine).
     t = Date.now();

@@ -1,0 +1,66 @@
+// What the chart test gets from npm test's container part (scripts/test.ts): a one-node cluster it started
+// (scripts/kubernetes/cluster.ts) with the images imported, as environment variables.
+import { runTool } from "../../../scripts/kubernetes/cluster.ts";
+
+export interface ClusterEnv {
+  kubeconfig: string;
+  kubectlBin: string;
+  helmBin: string;
+  nodeIp: string;
+  /** Image variables (PSS_IMAGE, PSS_POSTGRES_IMAGE, ...) → tags in the node's store. */
+  images: Record<string, string>;
+  /** PSS_IMAGE's content under a second tag: the upgrade's "new version". */
+  upgradeImage: string;
+}
+
+export function clusterTestsUnavailable(): string | null {
+  if (process.env.PSS_KUBERNETES_TESTS !== "1")
+    return "PSS_KUBERNETES_TESTS is not 1 (npm test's container part sets it once a one-node cluster runs)";
+  for (const v of ["PSS_KUBECONFIG", "PSS_KUBECTL", "PSS_HELM", "PSS_NODE_IP", "PSS_IMAGE", "PSS_UPGRADE_IMAGE"])
+    if (!process.env[v]) return `${v} is not set`;
+  return null;
+}
+
+export function clusterEnv(): ClusterEnv {
+  const e = process.env;
+  return {
+    kubeconfig: e.PSS_KUBECONFIG!,
+    kubectlBin: e.PSS_KUBECTL!,
+    helmBin: e.PSS_HELM!,
+    nodeIp: e.PSS_NODE_IP!,
+    images: Object.fromEntries(
+      [
+        "PSS_IMAGE",
+        "PSS_POSTGRES_IMAGE",
+        "PSS_REDIS_IMAGE",
+        "PSS_KAFKA_IMAGE",
+        "PSS_OPENSEARCH_IMAGE",
+        "PSS_S3_IMAGE",
+        "PSS_SMTP_IMAGE",
+      ]
+        .filter((v) => e[v])
+        .map((v) => [v, e[v]!]),
+    ),
+    upgradeImage: e.PSS_UPGRADE_IMAGE!,
+  };
+}
+
+export function tools(env: ClusterEnv, namespace: string) {
+  return {
+    kubectl: (args: string[], o: { timeoutMs?: number; stdin?: string } = {}) =>
+      runTool([env.kubectlBin, "--kubeconfig", env.kubeconfig, "-n", namespace, ...args], o),
+    helm: (args: string[], o: { timeoutMs?: number } = {}) =>
+      runTool([env.helmBin, "--kubeconfig", env.kubeconfig, "-n", namespace, ...args], {
+        timeoutMs: o.timeoutMs ?? 600_000,
+      }),
+  };
+}
+
+/** repository and tag of an image reference (the tag after the last colon that follows the last slash). */
+export function splitImage(ref: string): { repository: string; tag: string } {
+  const slash = ref.lastIndexOf("/");
+  const colon = ref.lastIndexOf(":");
+  return colon > slash
+    ? { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) }
+    : { repository: ref, tag: "latest" };
+}
