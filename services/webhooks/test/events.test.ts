@@ -279,10 +279,16 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
       "ping",
     ]),
   );
-  // The deliveries list agrees: every one delivered.
-  const list = await call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, {
-    key: partner.apiKey,
-  });
+  // The deliveries list agrees: every one delivered (the worker records a 2xx just after the receiver has it).
+  const deliveries = () =>
+    call(api.baseUrl, "GET", `/partner/v1/webhook-deliveries?endpointId=${endpointId}`, { key: partner.apiKey });
+  await until(
+    "every delivery recorded as delivered",
+    async () =>
+      (await deliveries()).body.results.every((d: { status: string }) => d.status === "delivered") ? true : null,
+    10_000,
+  );
+  const list = await deliveries();
   expect(list.body.results.map((d: { status: string }) => d.status)).toEqual(list.body.results.map(() => "delivered"));
   expect(new Set(list.body.results.map((d: { deliveryId: string }) => d.deliveryId))).toEqual(new Set(byId.keys()));
 }, 150_000);
