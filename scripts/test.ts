@@ -12,7 +12,7 @@
 //
 // First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run
 // with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
-import { haproxyBinary, pgbouncerBinary, S3_VARIABLES, URL_VARIABLES } from "../infra/src/index.ts";
+import { S3_VARIABLES, testToolBinary, URL_VARIABLES } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
@@ -39,23 +39,20 @@ const helmReady = ensureHelm({ build: args.length === 0, log: (line) => console.
 );
 const { urls, source } = await provideInfrastructure(process.env);
 console.error(`test: real servers from ${source} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-// The transaction-pooling tests (test/pgbouncer/) run a private PgBouncer: installed like the other system packages.
-const pgbouncer = await pgbouncerBinary({ install: true }).catch(
-  (err) => (console.error(`test: could not install pgbouncer: ${(err as Error).message}`), null),
-);
-if (!pgbouncer)
-  console.error(
-    "test: pgbouncer is not installed (and this user cannot install it): the PgBouncer tests will be skipped",
+// Tools some tests run as real processes (a private PgBouncer, compose's HAProxy configuration on this host):
+// installed like the other system packages; where they cannot be, those tests skip and one line says so.
+for (const [tool, tests] of [
+  ["pgbouncer", "PgBouncer"],
+  ["haproxy", "load-balancer"],
+] as const) {
+  const binary = await testToolBinary(tool, { install: true }).catch(
+    (err) => (console.error(`test: could not install ${tool}: ${(err as Error).message}`), null),
   );
-
-// The load-balancer tests run compose's HAProxy configuration on this host: Debian's package, like PgBouncer.
-const haproxy = await haproxyBinary({ install: true }).catch(
-  (err) => (console.error(`test: could not install haproxy: ${(err as Error).message}`), null),
-);
-if (!haproxy)
-  console.error(
-    "test: haproxy is not installed (and this user cannot install it): the load-balancer tests will be skipped",
-  );
+  if (!binary)
+    console.error(
+      `test: ${tool} is not installed (and this user cannot install it): the ${tests} tests will be skipped`,
+    );
+}
 const helm = await helmReady;
 // The cluster's binaries (first run only, about 15 min of CPU at nice 19) build while the other tests run.
 const kubeBinaries =

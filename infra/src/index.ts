@@ -10,7 +10,7 @@ import { s3Component } from "./s3.ts";
 export type { Component, InfraPaths } from "./component.ts";
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
-export { haproxyBinary, pgbouncerBinary } from "./system-packages.ts";
+export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
 
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
 /** What goes with S3_ENDPOINT: taken from the local server when it is used, from the environment otherwise. */

@@ -44,25 +44,21 @@ export async function redisServerBinary(): Promise<string> {
 }
 
 /**
- * PgBouncer (Debian's package), for the tests that run the services behind a transaction-pooling pooler. Not
- * a server the stack needs: null when it is missing and cannot be installed (not root), and those tests skip.
+ * Tools only some tests need, from Debian's packages like the servers (not servers the stack runs), and the binary
+ * each installs: PgBouncer for the tests behind a transaction-pooling pooler (test/pgbouncer/), HAProxy for the
+ * load-balancer tests, which run the compose balancer's configuration (images/balancer/) on this host.
  */
-export async function pgbouncerBinary(opts: { install: boolean }): Promise<string | null> {
-  const path = "/usr/sbin/pgbouncer";
-  if (existsSync(path)) return path;
-  if (!opts.install || process.getuid?.() !== 0) return null;
-  await aptInstall(["pgbouncer"]);
-  return existsSync(path) ? path : null;
-}
+export const TEST_TOOLS = {
+  pgbouncer: "/usr/sbin/pgbouncer",
+  haproxy: "/usr/sbin/haproxy",
+} as const;
+export type TestTool = keyof typeof TEST_TOOLS;
 
-/**
- * HAProxy (Debian's package), for the load-balancer tests, which run the compose balancer's configuration
- * (images/balancer/) on this host in front of real API processes. Null when missing and not installable.
- */
-export async function haproxyBinary(opts: { install: boolean }): Promise<string | null> {
-  const path = "/usr/sbin/haproxy";
+/** The tool's binary, installed when missing and `install` (as root); null otherwise, and its tests skip. */
+export async function testToolBinary(tool: TestTool, opts: { install: boolean }): Promise<string | null> {
+  const path = TEST_TOOLS[tool];
   if (existsSync(path)) return path;
   if (!opts.install || process.getuid?.() !== 0) return null;
-  await aptInstall(["haproxy"]);
+  await aptInstall([tool]);
   return existsSync(path) ? path : null;
 }

@@ -24,6 +24,7 @@ import {
   type ComposeProject,
 } from "./support/compose-project.ts";
 import { freePort } from "../support/ports.ts";
+import { until } from "../support/until.ts";
 
 const unavailable = await containerTestsUnavailable();
 if (unavailable) console.error(`compose stack tests skipped: ${unavailable}`);
@@ -62,22 +63,6 @@ const brokerEmail = `leads-${token}@broker.example`;
 const brokerId = `broker-${token}`;
 
 const seconds = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
-
-async function until<T>(
-  what: string,
-  check: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const value = await check().catch((err) => ((last = err), null));
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${String(last)})` : ""}`);
-    await Bun.sleep(500);
-  }
-}
 
 function api(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {
   const headers: Record<string, string> = {

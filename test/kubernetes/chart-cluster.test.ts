@@ -17,6 +17,7 @@ import { sample } from "../../services/api/test/support/harness.ts";
 import { makePicture } from "../../services/media/test/support/image-server.ts";
 import { DEV_VALUES, CHART } from "./support/chart.ts";
 import { clusterEnv, clusterTestsUnavailable, splitImage, tools } from "./support/cluster-env.ts";
+import { until } from "../support/until.ts";
 
 const unavailable = clusterTestsUnavailable();
 if (unavailable) console.error(`kubernetes chart tests skipped: ${unavailable}`);
@@ -47,22 +48,6 @@ let sinkBase = "";
 let partner = { apiKey: "", partnerId: "" };
 const brokerEmail = `leads-${token}@broker.example`;
 const brokerId = `broker-${token}`;
-
-async function until<T>(
-  what: string,
-  check: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const value = await check().catch((err) => ((last = err), null));
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${String(last)})` : ""}`);
-    await Bun.sleep(500);
-  }
-}
 
 /** A request to the API Service, each on a new connection: every request is balanced across the ready pods. */
 function api(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {

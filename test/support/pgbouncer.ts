@@ -6,8 +6,9 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./ports.ts";
+import { TEST_TOOLS } from "../../infra/src/index.ts";
 
-export const PGBOUNCER = "/usr/sbin/pgbouncer";
+export const PGBOUNCER = TEST_TOOLS.pgbouncer;
 
 /** Why the PgBouncer tests cannot run here, or null when they can. */
 export function pgbouncerMissing(): string | null {

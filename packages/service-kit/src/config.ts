@@ -2,7 +2,7 @@
 // Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
 // parse often does so because of its password).
 import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
-import { checkDatabaseUrl, checkPublicBaseUrl } from "./production-safety.ts";
+import { checkDatabaseUrl, checkPublicBaseUrl, isProduction } from "./production-safety.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -229,14 +229,15 @@ export function readSearchAlias(r: EnvReader, fallback: string): string {
  * `npm start` needs no settings.
  */
 export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
-  if (r.optionalString("PUBLIC_BASE_URL") === undefined && r.optionalString("NODE_ENV") === "production") {
+  const given = r.optionalString("PUBLIC_BASE_URL");
+  if (given === undefined && isProduction(r)) {
     r.problem(
       "PUBLIC_BASE_URL is required when NODE_ENV=production: the address buyers and partners reach the API at, e.g. https://market.example.com",
     );
     return localFallback;
   }
   const url = r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
-  checkPublicBaseUrl(r, r.optionalString("PUBLIC_BASE_URL"));
+  checkPublicBaseUrl(r, given);
   return url;
 }
 

@@ -210,6 +210,21 @@ export function createPartnerClient(options: PartnerClientOptions) {
     return batchResult(unwrap<BrokerBatchResponse>(answer), opts);
   }
 
+  /** One page of the change feed after a sequence number. */
+  async function eventsPage(opts?: EventsOptions) {
+    const answer = await api.GET("/partner/v1/events", {
+      params: {
+        query: {
+          after: opts?.after === undefined ? undefined : String(opts.after),
+          limit: opts?.limit === undefined ? undefined : String(opts.limit),
+        },
+      },
+      headers: headersOf(opts),
+      signal: opts?.signal,
+    });
+    return unwrap<FeedPage>(answer);
+  }
+
   const pageQuery = (o: ListOptions | undefined, cursor: string | undefined) => ({
     limit: o?.limit === undefined ? undefined : String(o.limit),
     updatedSince: iso(o?.updatedSince),
@@ -233,19 +248,7 @@ export function createPartnerClient(options: PartnerClientOptions) {
      * `nextCursor` as `after` next time (the same cursor comes back while nothing new is there).
      */
     events: {
-      async page(opts?: EventsOptions) {
-        const answer = await api.GET("/partner/v1/events", {
-          params: {
-            query: {
-              after: opts?.after === undefined ? undefined : String(opts.after),
-              limit: opts?.limit === undefined ? undefined : String(opts.limit),
-            },
-          },
-          headers: headersOf(opts),
-          signal: opts?.signal,
-        });
-        return unwrap<FeedPage>(answer);
-      },
+      page: eventsPage,
       /**
        * Every event after `after`, in sequence order, then waits for new ones (polling every `pollMs`, default 1 s)
        * until `signal` aborts: `for await (const e of client.events.follow({ after: saved })) { …; saved = e.sequence }`.
@@ -253,15 +256,10 @@ export function createPartnerClient(options: PartnerClientOptions) {
        * sequence it names.
        */
       async *follow(opts?: EventsOptions & { pollMs?: number }): AsyncGenerator<FeedEvent> {
-        let after = opts?.after === undefined ? "0" : String(opts.after);
+        let after: number | string = opts?.after ?? "0";
         for (;;) {
           if (opts?.signal?.aborted) return;
-          const answer = await api.GET("/partner/v1/events", {
-            params: { query: { after, limit: opts?.limit === undefined ? undefined : String(opts.limit) } },
-            headers: headersOf(opts),
-            signal: opts?.signal,
-          });
-          const page = unwrap<FeedPage>(answer);
+          const page = await eventsPage({ ...opts, after });
           yield* page.results;
           after = page.nextCursor;
           if (page.results.length === 0) await sleep(opts?.pollMs ?? 1000, opts?.signal);

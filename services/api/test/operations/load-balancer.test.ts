@@ -8,13 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
 import postgres from "postgres";
+import { TEST_TOOLS } from "../../../../infra/src/index.ts";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { freePort, spawnService, waitUntil, type ServiceProcess } from "../faults/support/fault-harness.ts";
 import { sample } from "../support/harness.ts";
 import { type RawResponse, sendRaw } from "../support/raw-http.ts";
 
-const HAPROXY = "/usr/sbin/haproxy";
+const HAPROXY = TEST_TOOLS.haproxy;
 const CONFIG_DIR = join(import.meta.dir, "..", "..", "..", "..", "images", "balancer");
 const missing = existsSync(HAPROXY) ? null : "haproxy is not installed (npm test installs Debian's package as root)";
 
