@@ -164,9 +164,17 @@ describe.skipIf(missing !== null)("PgBouncer in transaction pooling", () => {
 
     const apis: { proc: ServiceProcess; base: string; health: string }[] = [];
     try {
+      // Four distinct ports first: freePort gives each back at once, so two starts picking theirs side by side
+      // could get one the other took (an API then answers the other's /healthz with 404).
+      const ports = new Set<number>();
+      while (ports.size < 4) ports.add(await freePort());
+      const [a = 0, b = 0, c = 0, d = 0] = [...ports];
+      const pairs: [number, number][] = [
+        [a, b],
+        [c, d],
+      ];
       await Promise.all(
-        [0, 1].map(async () => {
-          const [port, healthPort] = [await freePort(), await freePort()];
+        pairs.map(async ([port, healthPort]) => {
           const proc = await spawnService(
             "api",
             {
