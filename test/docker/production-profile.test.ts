@@ -11,6 +11,7 @@ import { loadConfig as loadLeadsConfig } from "../../services/leads/src/config.t
 import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
 import { loadConfig as loadWebhooksConfig } from "../../services/webhooks/src/config.ts";
 import { TEST_WEBHOOK_SECRET_KEY } from "../support/env.ts";
+import { readmeConfigurationVariables } from "../support/readme-configuration.ts";
 
 type Env = Record<string, string | undefined>;
 const compose = readFileSync(join(import.meta.dir, "..", "..", "docker-compose.yml"), "utf8");
@@ -120,5 +121,27 @@ describe("the development profile and a real production configuration", () => {
     expect(exampleNames).toContain("NODE_ENV");
     // Every variable .env.example offers reaches the containers (a ${NAME...} substitution in the compose file).
     for (const name of exampleNames) expect(compose).toContain(`\${${name}:-`);
+  });
+
+  test(".env.example offers every setting of the README's configuration table, and compose hands .env to every app container", () => {
+    const example = readFileSync(join(import.meta.dir, "..", "..", ".env.example"), "utf8");
+    // A setting line, or a commented one at its default (`# NAME=value`) for the operator to uncomment.
+    const offered = new Set([...example.matchAll(/^(?:#\s*)?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]!));
+    // The ones compose sets per container, which .env.example names in its "Not here" paragraph.
+    const notHere = /# Not here,[\s\S]*?\n(?!#)/.exec(example)?.[0] ?? "";
+    const fixedByCompose = new Set([...notHere.matchAll(/\b([A-Z][A-Z0-9_]{3,})\b/g)].map((m) => m[1]!));
+    const missing = [...readmeConfigurationVariables()].filter((n) => !offered.has(n) && !fixedByCompose.has(n));
+    expect(missing).toEqual([]);
+    expect(fixedByCompose.has("API_PORT")).toBe(true);
+    // Every service built from the app image reads .env (when there is one), so an uncommented line reaches it.
+    const parsed = Bun.YAML.parse(compose) as {
+      services: Record<string, { image?: string; env_file?: { path: string; required: boolean }[] }>;
+    };
+    const appServices = Object.entries(parsed.services).filter(
+      ([, s]) => s.image?.includes("PSS_IMAGE") || s.image?.startsWith("partner-syndication-service"),
+    );
+    expect(appServices.map(([name]) => name)).toContain("leads");
+    for (const [name, s] of appServices)
+      expect({ name, env_file: s.env_file }).toEqual({ name, env_file: [{ path: ".env", required: false }] });
   });
 });

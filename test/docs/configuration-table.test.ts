@@ -3,6 +3,7 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { readmeConfigurationVariables } from "../support/readme-configuration.ts";
 
 const root = join(import.meta.dir, "..", "..");
 /** Read by the code, but not an operator's setting. */
@@ -41,19 +42,7 @@ function variablesReadByCode(): Set<string> {
   return names;
 }
 
-function tableVariables(): Set<string> {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.slice(
-    readme.indexOf("\n## Configuration"),
-    readme.indexOf("\n## ", readme.indexOf("\n## Configuration") + 5),
-  );
-  const names = new Set<string>();
-  for (const line of section.split("\n")) {
-    const firstCell = /^\|([^|]*)\|/.exec(line)?.[1] ?? "";
-    for (const m of firstCell.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) names.add(m[1]!);
-  }
-  return names;
-}
+const tableVariables = () => readmeConfigurationVariables(root);
 
 test("every variable the services' configuration reads has a row in the README's configuration table", () => {
   const read = variablesReadByCode();
