@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createBenchContext, type BenchContext } from "./lib/context.ts";
 import { ROOT } from "./lib/processes.ts";
 import type { Row } from "./lib/result.ts";
+import { TARGETS, targetText, type TargetId } from "./lib/targets.ts";
 import { health } from "./scenarios/health.ts";
 import { partnerWrites } from "./scenarios/partner-writes.ts";
 import { putScaling } from "./scenarios/put-scaling.ts";
@@ -58,6 +59,8 @@ function script(file: string, fallbackName: string): Scenario {
         target: String(r.target ?? ""),
         pass: r.pass ?? (r.ratio !== undefined && r.target !== undefined ? r.ratio >= r.target : null),
         notes: r.notes ?? describeExtras(r),
+        ...(r.targetId in TARGETS ? { targetId: r.targetId as TargetId } : {}),
+        ...(r.targetPart ? { targetPart: String(r.targetPart) } : {}),
       };
     });
   };
@@ -65,7 +68,7 @@ function script(file: string, fallbackName: string): Scenario {
 
 function describeExtras(r: Record<string, unknown>): string {
   return Object.entries(r)
-    .filter(([k]) => !["scenario", "figure", "unit", "baseline", "ratio", "target", "pass"].includes(k))
+    .filter(([k]) => !["scenario", "figure", "unit", "baseline", "ratio", "target", "pass", "targetId"].includes(k))
     .map(([k, v]) => `${k} ${typeof v === "number" ? Math.round(v * 100) / 100 : v}`)
     .join(", ");
 }
@@ -119,6 +122,24 @@ export function toMarkdown(rows: Row[]): string {
   return lines.join("\n");
 }
 
+/**
+ * Issue 32's targets (bench/lib/targets.ts), one line each, with what this run measured for them: the ratio of the
+ * rows that report one, or their figure when they have no ratio. "not measured" when its scenario did not run.
+ */
+export function targetsTable(rows: Row[]): string {
+  const fmt = (r: Row) => {
+    const v = r.ratio ?? r.figure;
+    return `${Number.isNaN(v) ? "none" : v}${r.ratio === undefined ? ` ${r.unit}` : ""}${r.targetPart ? ` (${r.targetPart})` : ""}`;
+  };
+  const lines = ["| figure | target | this run | pass |", "|---|---|---|---|"];
+  for (const [id, t] of Object.entries(TARGETS) as [TargetId, (typeof TARGETS)[TargetId]][]) {
+    const got = rows.filter((r) => r.targetId === id);
+    const pass = got.length === 0 ? "n/a" : got.every((r) => r.pass === true) ? "pass" : "**fail**";
+    lines.push(`| ${t.label} | ${targetText(id)} | ${got.map(fmt).join(", ") || "not measured"} | ${pass} |`);
+  }
+  return lines.join("\n");
+}
+
 // --smoke: a quick check of the harness itself (used by the test suite): prints, writes no files.
 const { names, duration, warmup, smoke } = parseArgs(process.argv.slice(2));
 const ctx = await createBenchContext({ durationSeconds: duration, warmupSeconds: warmup });
@@ -145,7 +166,8 @@ try {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), Bun ${Bun.version}`;
 const table = toMarkdown(rows);
-console.log(`\n${table}\n`);
+const targets = rows.some((r) => r.targetId) ? `\n\nIssue 32's targets:\n\n${targetsTable(rows)}` : "";
+console.log(`\n${table}${targets}\n`);
 if (smoke) process.exit(rows.some((r) => Number.isNaN(r.figure)) ? 1 : 0);
 const stamp = started.toISOString().replace(/[:.]/g, "-");
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
@@ -158,7 +180,7 @@ writeFileSync(
 const docPath = join(ROOT, "docs", "benchmarks.md");
 const begin = "<!-- bench:latest:begin -->";
 const end = "<!-- bench:latest:end -->";
-const block = `${begin}\nLatest run: ${started.toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; ${duration} s per measurement after ${warmup} s warm-up; scenarios: ${names.join(", ")}.\n\n${table}\n\nNotes per row:\n\n${rows.map((r) => `- ${r.scenario}: ${r.notes ?? ""}`).join("\n")}\n${end}`;
+const block = `${begin}\nLatest run: ${started.toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; ${duration} s per measurement after ${warmup} s warm-up; scenarios: ${names.join(", ")}.\n\n${table}${targets}\n\nNotes per row:\n\n${rows.map((r) => `- ${r.scenario}: ${r.notes ?? ""}`).join("\n")}\n${end}`;
 const doc = existsSync(docPath) ? readFileSync(docPath, "utf8") : `# Benchmarks\n\n${begin}\n${end}\n`;
 writeFileSync(
   docPath,

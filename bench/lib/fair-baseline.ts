@@ -11,11 +11,19 @@
 // spec's semantics, but it says how fast the database can take rows at all.
 import type postgres from "postgres";
 import { externalId, listingBody } from "./bodies.mjs";
+import { walMark, walSince, type WalUsed } from "./wal-meter.ts";
 
 export interface BaselineResult {
   tps: number;
   p50: number;
   p99: number;
+}
+
+export interface ClosedLoopBaselineResult extends BaselineResult {
+  /** Operations done (rows written). */
+  rows: number;
+  /** WAL from the first operation to the last (before this run's outbox rows are removed). */
+  wal: WalUsed;
 }
 
 type Body = ReturnType<typeof listingBody>;
@@ -192,8 +200,9 @@ export async function fairBaseline(args: {
   prefix: string;
   mode: "create" | "update";
   existing?: number;
-}): Promise<BaselineResult> {
+}): Promise<ClosedLoopBaselineResult> {
   const { sql } = args;
+  const wal0 = await walMark(sql);
   const deadline = performance.now() + args.durationSeconds * 1000;
   const latencies: number[] = [];
   let next = 0;
@@ -226,8 +235,9 @@ export async function fairBaseline(args: {
   const began = performance.now();
   await Promise.all(Array.from({ length: args.concurrency }, (_, w) => worker(w)));
   const result = summarise(latencies, began);
+  const wal = await walSince(sql, wal0);
   await sql`DELETE FROM outbox WHERE topic = 'bench.baseline'`;
-  return result;
+  return { ...result, rows: latencies.length, wal };
 }
 
 /** Throughput since `began` and latency percentiles (ms) of the operations measured. */

@@ -6,6 +6,7 @@
 import type postgres from "postgres";
 import { externalId, listingBody } from "./bodies.mjs";
 import { insertCreated, readStored, writeUpdated } from "./fair-baseline.ts";
+import { walMark, walSince, type WalUsed } from "./wal-meter.ts";
 
 export interface BatchBaselineResult {
   /** Rows written per second. */
@@ -13,6 +14,10 @@ export interface BatchBaselineResult {
   /** Latency of one batch (ms). */
   p50: number;
   p99: number;
+  /** Rows written. */
+  rows: number;
+  /** WAL from the first batch to the last (before this run's outbox rows are removed). */
+  wal: WalUsed;
 }
 
 export async function fairBatchBaseline(args: {
@@ -30,6 +35,7 @@ export async function fairBatchBaseline(args: {
   const { sql } = args;
   const [broker] =
     await sql`SELECT id::text AS id FROM brokers WHERE partner_id = ${args.partnerId} AND mode = 'live' AND external_id = ${args.brokerExternalId}`;
+  const wal0 = await walMark(sql);
   const deadline = performance.now() + args.durationSeconds * 1000;
   const latencies: number[] = [];
   let next = 0;
@@ -88,6 +94,7 @@ export async function fairBatchBaseline(args: {
   const seconds = (performance.now() - began) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
+  const wal = await walSince(sql, wal0);
   await sql`DELETE FROM outbox WHERE topic = 'bench.baseline'`;
-  return { rowsPerSecond: rows / seconds, p50: at(0.5), p99: at(0.99) };
+  return { rowsPerSecond: rows / seconds, p50: at(0.5), p99: at(0.99), rows, wal };
 }

@@ -1,3 +1,5 @@
+import type { TargetId } from "./targets.ts";
+
 export interface Row {
   scenario: string;
   figure: number;
@@ -8,6 +10,10 @@ export interface Row {
   target: string;
   pass: boolean | null;
   notes?: string;
+  /** The issue 32 target this row measures (bench/lib/targets.ts): its ratio, or its figure when it has none. */
+  targetId?: TargetId;
+  /** Which part of that target, when several rows measure it ("creates", "updates"). */
+  targetPart?: string;
 }
 
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
