@@ -78,3 +78,27 @@ export function materialiseRelease(tag: string): Release {
   const bun = pinnedBun(dir) === pinnedBun(ROOT) ? bunIn(ROOT) : bunIn(dir);
   return { tag, commit, dir, bun };
 }
+
+/**
+ * The long-running services a source tree's docker-compose.yml runs from its image, by name, with the script each
+ * runs (`command: ["bun", "<script>"]`): not the one-shots (`restart: "no"`) nor the on-demand tools (a profile).
+ */
+export function composeServices(root: string): Record<string, string> {
+  const compose = Bun.YAML.parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
+    services: Record<string, { command?: string[]; restart?: string; profiles?: string[] }>;
+  };
+  const services: Record<string, string> = {};
+  for (const [name, s] of Object.entries(compose.services)) {
+    if (s.command?.[0] === "bun" && s.command[1]?.startsWith("services/") && s.restart !== "no" && !s.profiles)
+      services[name] = s.command[1];
+  }
+  return services;
+}
+
+/** The services in the order docs/upgrades.md rolls them (its `for s in …; do docker compose up …` loop). */
+export function documentedRollOrder(): string[] {
+  const docs = readFileSync(join(ROOT, "docs", "upgrades.md"), "utf8");
+  const loop = /for s in ([a-z -]+); do docker compose up -d --no-deps --wait "\$s"; done/.exec(docs);
+  if (!loop) throw new Error("docs/upgrades.md has no 'for s in …; do docker compose up -d --no-deps --wait' loop");
+  return loop[1]!.trim().split(/\s+/);
+}
