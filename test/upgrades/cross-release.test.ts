@@ -250,6 +250,163 @@ afterAll(async () => {
   receiver.stop();
 }, 120_000);
 
+// What the tests share: the partner, its broker and webhook secret, and every acknowledged write (listing -> the
+// titles acknowledged for it, in order).
+let apiKey: string;
+const brokerId = `${token}-broker`;
+let secret: string;
+const acknowledged = new Map<string, string[]>();
+let leads = 0;
+
+/** A buyer's lead (public, no key) on a listing, through the API at `baseUrl`. */
+async function lead(baseUrl: string, externalId: string): Promise<void> {
+  const id = (await send("GET", baseUrl, `/partner/v1/listings/${externalId}`, apiKey)).body.listing.serviceListingId;
+  const res = await fetch(`${baseUrl}/v1/listings/${id}/leads`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" }),
+  });
+  expect([externalId, res.status]).toEqual([externalId, 202]);
+  leads++;
+}
+
+/**
+ * Replaces every running service of release `from` by the same service of `to`, one at a time in the documented
+ * order: the new process ready, then the old one stopped gracefully. The API joins the rotation, both take writes
+ * for 2 s, then the old one leaves it and stops (its requests in flight are answered).
+ */
+async function roll(from: string, to: Source): Promise<void> {
+  for (const kind of ROLL_ORDER) {
+    const replaced = running.find((r) => r.kind === kind && r.release === from);
+    if (!to.services[kind]) throw new Error(`${to.name} has no ${kind} service`);
+    const fresh = await start(kind, to);
+    if (!replaced) continue; // a service the release rolled from did not have
+    if (kind === "api") {
+      rotation.push(fresh.baseUrl!);
+      await Bun.sleep(2000); // both releases' APIs take writes, to the same listings
+      rotation.splice(rotation.indexOf(replaced.baseUrl!), 1);
+    }
+    await stop(replaced);
+  }
+}
+
+/** Runs `during` under the steady writer; then every PUT must have been answered 2xx. */
+async function underSteadyWrites(during: () => Promise<void>): Promise<void> {
+  const writer = startWriter(apiKey, brokerId, { lanes: 3, perSecond: 6 });
+  try {
+    await during();
+  } finally {
+    await writer.stop();
+  }
+  expect(
+    writer.answers
+      .filter((a) => a.status < 200 || a.status > 299)
+      .map((a) => `${a.status} via ${a.via}: ${a.body.slice(0, 200)}`),
+  ).toEqual([]);
+  expect(new Set(writer.answers.map((a) => a.via)).size).toBe(2); // both releases' APIs answered
+  for (const a of writer.answers) acknowledged.set(a.externalId, [...(acknowledged.get(a.externalId) ?? []), a.title]);
+}
+
+/**
+ * The processes (each one stopped exited 0, the release's whole set runs, none caught a crash), then nothing lost,
+ * read through the API of `release`: every listing at its last acknowledged title, the broker and the webhook
+ * endpoint; the change feed numbered 1..n without a gap with every version of every listing and every lead; search
+ * finding every listing at its last title; a signed listing.published delivered for every listing.
+ */
+async function verify(release: string, stoppedRelease: string): Promise<void> {
+  const rolledOut = stopped.splice(0);
+  expect(rolledOut.map((s) => [s.stopped.kind, s.stopped.release, s.exitCode])).toEqual(
+    rolledOut.map((s) => [s.stopped.kind, stoppedRelease, 0]),
+  );
+  expect(rolledOut.length).toBeGreaterThan(0);
+  expect(running.map((r) => [r.kind, r.release, r.process.exitCode()]).sort()).toEqual(
+    ROLL_ORDER.map((k) => [k, release, null]).sort(),
+  );
+  expect([
+    ...rolledOut.flatMap((s) => guardLines(s.stopped.process)),
+    ...running.flatMap((r) => guardLines(r.process)),
+  ]).toEqual([]);
+
+  const api = running.find((r) => r.kind === "api")!.baseUrl!;
+  const stored = new Map<string, { title: string; serviceListingId: number }>();
+  for (const externalId of acknowledged.keys()) {
+    const res = await send("GET", api, `/partner/v1/listings/${externalId}`, apiKey);
+    expect([externalId, res.status]).toEqual([externalId, 200]);
+    stored.set(externalId, res.body.listing);
+  }
+  expect([...stored].map(([id, l]) => [id, l.title])).toEqual(
+    [...acknowledged].map(([id, titles]) => [id, titles.at(-1)!]),
+  );
+  const brokerRead = await send("GET", api, `/partner/v1/brokers/${brokerId}`, apiKey);
+  expect([brokerRead.status, brokerRead.body?.broker?.name]).toEqual([200, "Jane Broker"]);
+  const endpointRead = await send("GET", api, "/partner/v1/webhook-endpoints/crm", apiKey);
+  expect([endpointRead.status, endpointRead.text]).toEqual([200, expect.stringContaining(receiver.url("/hooks"))]);
+
+  const feed = await until(
+    "the change feed to hold every acknowledged write",
+    async () => {
+      const events: any[] = [];
+      for (let after = 0; events.length < 100_000; ) {
+        const page = await send("GET", api, `/partner/v1/events?after=${after}&limit=1000`, apiKey);
+        if (page.status !== 200) throw new Error(`GET /partner/v1/events answered ${page.status}: ${page.text}`);
+        if (page.body.results.length === 0) break;
+        events.push(...page.body.results);
+        after = Number(page.body.nextCursor);
+      }
+      const versions = (id: string) =>
+        events
+          .filter(
+            (e) =>
+              e.recordType === "listing" &&
+              e.data.externalListingId === id &&
+              /^listing\.(created|updated)$/.test(e.type),
+          )
+          .map((e) => e.version);
+      const received = events.filter((e) => e.type === "lead.received");
+      const complete =
+        received.length === leads && [...acknowledged].every(([id, titles]) => versions(id).length === titles.length);
+      return complete ? { events, versions, received } : null;
+    },
+    60_000,
+  );
+  expect(feed.events.map((e) => e.sequence)).toEqual(feed.events.map((_, i) => i + 1));
+  expect([...acknowledged].map(([id]) => [id, feed.versions(id)])).toEqual(
+    [...acknowledged].map(([id, titles]) => [id, titles.map((_, i) => i + 1)]),
+  );
+  expect(feed.received.map((e) => e.data.officeLeadCount)).toEqual(feed.received.map((_, i) => i + 1));
+
+  const expected = new Map([...acknowledged].map(([id, titles]) => [stored.get(id)!.serviceListingId, titles.at(-1)]));
+  await until(
+    "search to find every listing at its last title",
+    async () => {
+      const found = new Map<number, string>();
+      for (let cursor: string | null = null, pages = 0; pages < 20; pages++) {
+        const res = await send(
+          "GET",
+          api,
+          `/v1/listings?q=${token}&limit=50${cursor ? `&cursor=${cursor}` : ""}`,
+          null,
+        );
+        for (const r of res.body.results) found.set(r.serviceListingId, r.title);
+        cursor = res.body.nextCursor;
+        if (!cursor) break;
+      }
+      return [...expected].every(([id, title]) => found.get(id) === title);
+    },
+    60_000,
+  );
+
+  const published = await until(
+    "listing.published delivered for every listing",
+    async () => {
+      const ids = new Set(receiver.requests("/hooks").map((r) => verified(r, secret).data.externalListingId));
+      return [...acknowledged.keys()].every((id) => ids.has(id)) ? ids : null;
+    },
+    60_000,
+  );
+  expect([...published].sort()).toEqual([...acknowledged.keys()].sort());
+}
+
 test.skipIf(missing !== null)(
   `rolling upgrade from ${PREVIOUS}: its services run on the new schema, then each is replaced one at a time under steady writes, with no failed request and nothing lost`,
   async () => {
@@ -271,7 +428,8 @@ test.skipIf(missing !== null)(
     const oldApi = olds.find((r) => r.kind === "api")!;
     rotation.push(oldApi.baseUrl!);
 
-    // 2. Data written through the previous release: a partner (its admin CLI), a broker, listings, a lead.
+    // 2. Data written through the previous release: a partner (its admin CLI), a broker, a webhook endpoint,
+    // listings, a lead.
     const created = Bun.spawnSync(
       [
         previous.bun,
@@ -286,8 +444,7 @@ test.skipIf(missing !== null)(
       { cwd: previous.dir, env: { ...process.env, DATABASE_URL: dbUrl(databaseName) }, stdout: "pipe", stderr: "pipe" },
     );
     expect([created.exitCode, created.stderr.toString()]).toEqual([0, expect.any(String)]);
-    const { apiKey } = JSON.parse(created.stdout.toString()) as { apiKey: string };
-    const brokerId = `${token}-broker`;
+    apiKey = (JSON.parse(created.stdout.toString()) as { apiKey: string }).apiKey;
     const broker = await send("PUT", oldApi.baseUrl!, `/partner/v1/brokers/${brokerId}`, apiKey, {
       name: "Jane Broker",
       email: "jane.broker@example.com",
@@ -301,9 +458,7 @@ test.skipIf(missing !== null)(
       events: ["listing.published"],
     });
     expect([endpoint.status, endpoint.text]).toEqual([201, expect.any(String)]);
-    const secret: string = endpoint.body.endpoint?.secret ?? endpoint.body.secret;
-    // The old release's writes, as the answers to them: listing -> titles acknowledged, in order.
-    const acknowledged = new Map<string, string[]>();
+    secret = endpoint.body.endpoint?.secret ?? endpoint.body.secret;
     for (const [externalId, titles] of [
       [`${token}-old-1`, [`Taqueria ${token} before the upgrade`]],
       [`${token}-old-2`, [`Bakery ${token} before the upgrade`, `Bakery ${token} updated before the upgrade`]],
@@ -320,24 +475,11 @@ test.skipIf(missing !== null)(
       }
       acknowledged.set(externalId, [...titles]);
     }
-    // A buyer's lead (public, no key) on a listing, through one API or the other.
-    const lead = async (baseUrl: string, externalId: string) => {
-      const id = (await send("GET", baseUrl, `/partner/v1/listings/${externalId}`, apiKey)).body.listing
-        .serviceListingId;
-      const res = await fetch(`${baseUrl}/v1/listings/${id}/leads`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" }),
-      });
-      expect([externalId, res.status]).toEqual([externalId, 202]);
-    };
     await lead(oldApi.baseUrl!, `${token}-old-1`);
 
-    // 3. Steady writes from here to the end.
-    const writer = startWriter(apiKey, brokerId, { lanes: 3, perSecond: 6 });
-    try {
+    await underSteadyWrites(async () => {
       await Bun.sleep(2000);
-      // 4. The new schema under the running previous release (docs/upgrades.md: migrate first).
+      // 3. The new schema under the running previous release (docs/upgrades.md: migrate first).
       const migrated = postgres(dbUrl(databaseName), { max: 1, onnotice: () => {} });
       const applied = await migrate(migrated).finally(() => migrated.end({ timeout: 5 }));
       const before = new Set(
@@ -347,138 +489,29 @@ test.skipIf(missing !== null)(
       expect(applied.length).toBeGreaterThan(0);
       await lead(oldApi.baseUrl!, `${token}-old-1`); // the previous release's API on the new schema
       await Bun.sleep(3000);
-
-      // 5. The roll: each kind's new process, ready, then the old one stopped (the API: out of rotation first).
-      for (const kind of ROLL_ORDER) {
-        const fresh = await start(kind, current());
-        const replaced = running.find((r) => r.kind === kind && r.release === PREVIOUS);
-        if (!replaced) continue; // a service the previous release did not have
-        if (kind === "api") {
-          rotation.push(fresh.baseUrl!);
-          await Bun.sleep(2000); // both releases' APIs take writes, to the same listings
-          rotation.splice(rotation.indexOf(replaced.baseUrl!), 1);
-        }
-        await stop(replaced);
-      }
-      await lead(rotation[0]!, `${token}-old-2`); // the new release's
+      // 4. The roll.
+      await roll(PREVIOUS, current());
+      await lead(rotation[0]!, `${token}-old-2`); // the new release's API
       await Bun.sleep(2000);
-    } finally {
-      await writer.stop();
-    }
-
-    // No failed request.
-    const answers = writer.answers;
-    expect(
-      answers
-        .filter((a) => a.status < 200 || a.status > 299)
-        .map((a) => `${a.status} via ${a.via}: ${a.body.slice(0, 200)}`),
-    ).toEqual([]);
-    expect(new Set(answers.map((a) => a.via)).size).toBe(2);
-    for (const a of answers) acknowledged.set(a.externalId, [...(acknowledged.get(a.externalId) ?? []), a.title]);
-
-    // The processes: each old one stopped cleanly, each new one still runs, none caught a crash.
-    expect(stopped.map((s) => [s.stopped.kind, s.stopped.release, s.exitCode])).toEqual(
-      olds.map((r) => [r.kind, PREVIOUS, 0]),
-    );
-    expect(running.map((r) => [r.kind, r.release, r.process.exitCode()])).toEqual(
-      ROLL_ORDER.map((k) => [k, "current", null]),
-    );
-    expect([
-      ...stopped.flatMap((s) => guardLines(s.stopped.process)),
-      ...running.flatMap((r) => guardLines(r.process)),
-    ]).toEqual([]);
-
-    const api = running.find((r) => r.kind === "api")!.baseUrl!;
-    // Nothing lost: every listing (the old release's included) reads back with its last acknowledged title.
-    const stored = new Map<string, { title: string; serviceListingId: number }>();
-    for (const externalId of acknowledged.keys()) {
-      const res = await send("GET", api, `/partner/v1/listings/${externalId}`, apiKey);
-      expect([externalId, res.status]).toEqual([externalId, 200]);
-      stored.set(externalId, res.body.listing);
-    }
-    expect([...stored].map(([id, l]) => [id, l.title])).toEqual(
-      [...acknowledged].map(([id, titles]) => [id, titles.at(-1)!]),
-    );
-    const brokerRead = await send("GET", api, `/partner/v1/brokers/${brokerId}`, apiKey);
-    expect([brokerRead.status, brokerRead.body?.broker?.name]).toEqual([200, "Jane Broker"]);
-    const endpointRead = await send("GET", api, "/partner/v1/webhook-endpoints/crm", apiKey);
-    expect([endpointRead.status, endpointRead.text]).toEqual([200, expect.stringContaining(receiver.url("/hooks"))]);
-
-    // The change feed: numbers 1..n without a gap, every version of every listing, the lead.
-    const feed = await until(
-      "the change feed to hold every acknowledged write",
-      async () => {
-        const events: any[] = [];
-        for (let after = 0; events.length < 100_000; ) {
-          const page = await send("GET", api, `/partner/v1/events?after=${after}&limit=1000`, apiKey);
-          if (page.status !== 200) throw new Error(`GET /partner/v1/events answered ${page.status}: ${page.text}`);
-          if (page.body.results.length === 0) break;
-          events.push(...page.body.results);
-          after = Number(page.body.nextCursor);
-        }
-        const versions = (id: string) =>
-          events
-            .filter(
-              (e) =>
-                e.recordType === "listing" &&
-                e.data.externalListingId === id &&
-                /^listing\.(created|updated)$/.test(e.type),
-            )
-            .map((e) => e.version);
-        const complete = [...acknowledged].every(([id, titles]) => versions(id).length === titles.length);
-        return complete ? { events, versions } : null;
-      },
-      60_000,
-    );
-    expect(feed.events.map((e) => e.sequence)).toEqual(feed.events.map((_, i) => i + 1));
-    expect([...acknowledged].map(([id]) => [id, feed.versions(id)])).toEqual(
-      [...acknowledged].map(([id, titles]) => [id, titles.map((_, i) => i + 1)]),
-    );
-    expect(
-      feed.events
-        .filter((e) => e.type === "lead.received")
-        .map((e) => [e.data.externalListingId, e.data.officeLeadCount]),
-    ).toEqual([
-      [`${token}-old-1`, 1],
-      [`${token}-old-1`, 2],
-      [`${token}-old-2`, 3],
-    ]);
-
-    // Search (the indexer, rolled too): every listing found with its last title.
-    const expected = new Map(
-      [...acknowledged].map(([id, titles]) => [stored.get(id)!.serviceListingId, titles.at(-1)]),
-    );
-    await until(
-      "search to find every listing at its last title",
-      async () => {
-        const found = new Map<number, string>();
-        for (let cursor: string | null = null, pages = 0; pages < 20; pages++) {
-          const res = await send(
-            "GET",
-            api,
-            `/v1/listings?q=${token}&limit=50${cursor ? `&cursor=${cursor}` : ""}`,
-            null,
-          );
-          for (const r of res.body.results) found.set(r.serviceListingId, r.title);
-          cursor = res.body.nextCursor;
-          if (!cursor) break;
-        }
-        return [...expected].every(([id, title]) => found.get(id) === title);
-      },
-      60_000,
-    );
-
-    // Webhooks (both releases' webhooks service, and the indexer that publishes): listing.published, signed with
-    // the endpoint's secret, for every listing.
-    const published = await until(
-      "listing.published delivered for every listing",
-      async () => {
-        const ids = new Set(receiver.requests("/hooks").map((r) => verified(r, secret).data.externalListingId));
-        return [...acknowledged.keys()].every((id) => ids.has(id)) ? ids : null;
-      },
-      60_000,
-    );
-    expect([...published].sort()).toEqual([...acknowledged.keys()].sort());
+    });
+    // 5. Nothing lost, read through the new release.
+    await verify("current", PREVIOUS);
   },
   180_000,
+);
+
+test.skipIf(missing !== null)(
+  `rolling back to ${PREVIOUS} (its services, the schema left as it is) under steady writes: no failed request, and everything the new release took is there`,
+  async () => {
+    if (!running.some((r) => r.kind === "api" && r.release === "current"))
+      throw new Error("the upgrade before did not complete: nothing to roll back");
+    await underSteadyWrites(async () => {
+      await Bun.sleep(2000);
+      await roll("current", old());
+      await lead(rotation[0]!, `${token}-old-2`); // the previous release's API again
+      await Bun.sleep(2000);
+    });
+    await verify(PREVIOUS, "current");
+  },
+  120_000,
 );
