@@ -5,7 +5,9 @@
 // rolled one at a time in the documented order, the old one of each kind stopped gracefully once the new one is
 // ready, all while a steady writer keeps PUTting listings (creates and updates). Every PUT must be answered 2xx,
 // and afterwards everything acknowledged must be readable through the new API at its last version, in the change
-// feed (consecutive numbers, every version) and in search; the data the old release wrote too.
+// feed (consecutive numbers, every version), in search and as webhooks; the data the old release wrote too. The
+// second test rolls back the same way (the previous release's services on the schema as it is) and checks the same
+// through the previous release's API; it continues from the first.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,7 +74,6 @@ interface Running {
   process: ServiceProcess;
   /** The API's public base URL (api only). */
   baseUrl?: string;
-  healthUrl: string;
 }
 
 let previous: Release;
@@ -103,9 +104,9 @@ async function start(kind: Kind, from: Source): Promise<Running> {
     baseUrl = `http://127.0.0.1:${port}`;
   }
   const proc = await spawnService(`${kind} (${from.name})`, env, healthPort, from.services[kind], from);
-  const healthUrl = `http://127.0.0.1:${healthPort}`;
-  await until(`${kind} of ${from.name} to be ready`, async () => (await fetch(`${healthUrl}/readyz`)).ok, 45_000, 200);
-  const r: Running = { kind, release: from.name, process: proc, baseUrl, healthUrl };
+  const ready = `http://127.0.0.1:${healthPort}/readyz`;
+  await until(`${kind} of ${from.name} to be ready`, async () => (await fetch(ready)).ok, 45_000, 200);
+  const r: Running = { kind, release: from.name, process: proc, baseUrl };
   running.push(r);
   return r;
 }
