@@ -59,16 +59,20 @@ export interface ServiceProcess {
   kill(signal?: "SIGKILL" | "SIGTERM"): Promise<number>;
 }
 
-/** Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers. */
+/**
+ * Spawns `bun services/<service>/src/main.ts` (or another entry point) and waits until its /healthz answers.
+ * `from`: another source tree and its Bun (a previous release, test/upgrades/); this checkout by default.
+ */
 export async function spawnService(
   service: string,
   env: Record<string, string>,
   port: number,
   script = join("services", service, "src", "main.ts"),
+  from: { root: string; bun: string } = { root: ROOT, bun: process.execPath },
 ): Promise<ServiceProcess> {
   const lines: string[] = [];
-  const proc = Bun.spawn([process.execPath, join(ROOT, script)], {
-    cwd: ROOT,
+  const proc = Bun.spawn([from.bun, join(from.root, script)], {
+    cwd: from.root,
     // One API process: its exit code and log lines are the test's evidence. Workers (API_WORKERS > 1) have
     // their own test (services/api/test/api-workers.test.ts).
     env: { ...process.env, LOG_LEVEL: "warn", API_WORKERS: "1", ...env },
