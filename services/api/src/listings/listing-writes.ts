@@ -20,7 +20,7 @@ export interface HistoryRecord {
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-/** A new listing's ID, when the read did not allocate one (a listing written with its inline broker, a batch). */
+/** A new listing's ID, when the read did not allocate one (a listing written with its inline broker). */
 export async function allocateListingId(sql: Sql): Promise<number> {
   const [row] = await sql`SELECT nextval('listings_id_seq') AS id`;
   return Number(row!.id);
