@@ -2,6 +2,7 @@
 // batch of creates, updates, an identical repeat, a refused item and an item that loses a version race to a
 // concurrent single PUT. Every item's answer, and every row stored for it (listing, photos, change and status
 // history, outbox events), is checked, and the stored records are compared with the same writes sent as PUTs.
+// Then a batch whose shared transaction fails as a whole: every item is run alone.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
@@ -197,3 +198,59 @@ async function compared(partner: Partner, externalId: string) {
     photos: row.photos,
   };
 }
+
+test("a batch whose shared transaction fails (a named broker deleted meanwhile) runs every item alone", async () => {
+  const partner = await api.createPartner();
+  const [kept, gone] = [uniqueName("kept"), uniqueName("gone")];
+  for (const b of [kept, gone])
+    expect((await partner.put(`/partner/v1/brokers/${b}`, sample.broker())).status).toBe(201);
+  const [x1, x2, y] = [uniqueName("x1"), uniqueName("x2"), uniqueName("y")];
+  expect((await partner.put(`/partner/v1/listings/${y}`, sample.listing(kept))).status).toBe(201);
+
+  // The broker's delete, uncommitted, holds the batch's create of x2 (its foreign key check) after the batch has
+  // read the broker; once the delete commits, that check fails and the whole shared transaction with it.
+  const blocker = await api.sql.reserve();
+  await blocker`BEGIN`;
+  let batchDone: ReturnType<typeof call> | undefined;
+  try {
+    await blocker`DELETE FROM brokers WHERE partner_id = ${partner.partnerId} AND external_id = ${gone}`;
+    batchDone = call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+      key: partner.apiKey,
+      body: {
+        items: [
+          { externalListingId: x1, listing: sample.listing(kept) },
+          { externalListingId: x2, listing: sample.listing(gone) },
+          { externalListingId: y, listing: { title: "changed" } },
+        ],
+      },
+    });
+    await until(
+      "the batch's create waits for the broker's delete",
+      async () =>
+        (
+          await api.sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+            AND query LIKE '%INSERT INTO listings (id,%'`
+        ).length > 0,
+      10_000,
+      20,
+    );
+  } finally {
+    await blocker`COMMIT`;
+    blocker.release();
+  }
+  const batch = await batchDone!;
+  expect(batch.body.results.map((r: any) => [r.httpStatus, r.body.error ?? r.body.message])).toEqual([
+    [201, "Listing created"],
+    [404, "Broker not found"],
+    [200, "Listing updated"],
+  ]);
+  const [a, b, c] = [
+    await stored(partner.partnerId, x1),
+    await stored(partner.partnerId, x2),
+    await stored(partner.partnerId, y),
+  ];
+  expect(b).toBeNull();
+  expect([a!.version, a!.events.length, c!.version, c!.title, c!.events.length]).toEqual([1, 1, 2, "changed", 2]);
+  // Each was written alone, in its own transaction.
+  expect(a!.xid).not.toBe(c!.xid);
+});
