@@ -76,6 +76,18 @@ export async function findBroker(tx: Tx, scope: RecordScope, externalId: string)
   return rows[0] ? toStored(rows[0]) : null;
 }
 
+/** findBroker for many external IDs at once (a batch): one read, the brokers found by external ID. */
+export async function findBrokers(
+  tx: Tx,
+  scope: RecordScope,
+  externalIds: string[],
+): Promise<Map<string, StoredBroker>> {
+  if (externalIds.length === 0) return new Map();
+  const rows =
+    await tx`${SELECT(tx)} WHERE b.partner_id = ${scope.partnerId} AND b.mode = ${scope.mode} AND b.external_id = ANY(${externalIds}::text[])`;
+  return new Map(rows.map((r) => [r.external_id as string, toStored(r)]));
+}
+
 export async function findBrokerById(tx: Tx, id: string): Promise<StoredBroker | null> {
   const rows = await tx`${SELECT(tx)} WHERE b.id = ${id}`;
   return rows[0] ? toStored(rows[0]) : null;
@@ -100,7 +112,7 @@ export async function defaultOfficeId(tx: Tx, partnerId: string): Promise<number
   return row.id;
 }
 
-function columns(doc: BrokerDocument) {
+export function columns(doc: BrokerDocument) {
   return {
     name: doc.name,
     email: doc.email,
@@ -153,34 +165,47 @@ export async function updateBroker(
   return row ? { version: row.version, officeId: row.office_id } : null;
 }
 
+/** A document's license and service area rows, by position. */
+export const licenseRows = (document: BrokerDocument) =>
+  (document.licenses ?? []).map((l, position) => ({
+    position,
+    license_number: l.licenseNumber ?? null,
+    state: l.state ?? null,
+    country: l.country ?? null,
+  }));
+export const serviceAreaRows = (document: BrokerDocument) =>
+  (document.serviceAreas ?? []).map((a, position) => ({
+    position,
+    city: a.city ?? null,
+    county: a.county ?? null,
+    state: a.state ?? null,
+    country: a.country ?? null,
+  }));
+
+/** Which lists a write must replace: all of a new broker's, only the changed ones of an update. */
+export function changedLists(document: BrokerDocument, previous: BrokerDocument | null) {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+  return {
+    licenses: !previous || !same(previous.licenses, document.licenses),
+    serviceAreas: !previous || !same(previous.serviceAreas, document.serviceAreas),
+  };
+}
+
 export async function replaceBrokerLists(
   tx: postgres.TransactionSql,
   brokerId: string,
   document: BrokerDocument,
   previous: BrokerDocument | null,
 ): Promise<void> {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
-  if (!previous || !same(previous.licenses, document.licenses)) {
+  const changed = changedLists(document, previous);
+  if (changed.licenses) {
     await tx`DELETE FROM broker_licenses WHERE broker_id = ${brokerId}`;
-    const rows = (document.licenses ?? []).map((l, position) => ({
-      broker_id: brokerId,
-      position,
-      license_number: l.licenseNumber ?? null,
-      state: l.state ?? null,
-      country: l.country ?? null,
-    }));
+    const rows = licenseRows(document).map((r) => ({ broker_id: brokerId, ...r }));
     if (rows.length) await tx`INSERT INTO broker_licenses ${tx(rows)}`;
   }
-  if (!previous || !same(previous.serviceAreas, document.serviceAreas)) {
+  if (changed.serviceAreas) {
     await tx`DELETE FROM broker_service_areas WHERE broker_id = ${brokerId}`;
-    const rows = (document.serviceAreas ?? []).map((a, position) => ({
-      broker_id: brokerId,
-      position,
-      city: a.city ?? null,
-      county: a.county ?? null,
-      state: a.state ?? null,
-      country: a.country ?? null,
-    }));
+    const rows = serviceAreaRows(document).map((r) => ({ broker_id: brokerId, ...r }));
     if (rows.length) await tx`INSERT INTO broker_service_areas ${tx(rows)}`;
   }
 }

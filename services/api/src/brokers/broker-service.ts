@@ -41,7 +41,7 @@ export function plannedBrokerQuality(plan: BrokerPlan): Quality {
     plan.document.avatarUrl === plan.current.document.avatarUrl ? plan.current.avatar : null,
   );
 }
-const plannedPhone = (plan: BrokerPlan) =>
+export const plannedPhone = (plan: BrokerPlan) =>
   (plan.kind === "noChange" ? plan.current.document.phone : plan.document.phone) ?? null;
 
 export function brokerEventPayload(id: string, externalId: string, officeId: number, doc: BrokerDocument) {

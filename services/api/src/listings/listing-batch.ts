@@ -1,12 +1,13 @@
 // Many listing PUTs in one request (POST /partner/v1/listings/batch). Each item is its own unit with exactly the
-// single PUT's semantics, because it runs the single PUT's own steps: listingBodyProblems, planListing (merge,
-// compare, 404/400), writeListingPlan (the one-statement create or version-guarded update with its photos,
-// status and change history and outbox event), and upsertListing itself where the shared fast path does not fit.
+// single PUT's semantics, because it runs the single PUT's own checks and plan: listingBodyProblems, planListing
+// (merge, compare, 404/400), plannedListingQuality; its write stores exactly the rows the single PUT's write
+// (writeListingPlan) stores for that plan: the create or version-guarded update with its photos, status and
+// change history and outbox event. upsertListing itself runs an item where the shared fast path does not fit.
 //
 // What is batched is only the cost around those steps:
 // - one read of all listings and named brokers (loadManyForWrite) instead of one per item;
-// - the writes of all items that change something pipelined in ONE transaction: one commit (one WAL flush)
-//   instead of one per item, and no round trip per item.
+// - the writes of all items that change something set-based in ONE transaction (listing-batch-writes.ts): one
+//   statement per kind of write for the whole batch, not per item, and one commit (one WAL flush).
 // If that transaction fails as a whole (a foreign key violated by a broker deleted meanwhile, a deadlock that
 // kept recurring), nothing of it is kept and every item in it is run again alone through upsertListing, so each
 // gets exactly its own answer; an item that lost a race (created or changed concurrently since the read) is run
@@ -22,12 +23,11 @@ import type { RecordScope } from "../records/record-scope.ts";
 import { retryTransaction } from "../records/transaction-retry.ts";
 import { listingBodyProblems } from "./listing-document.ts";
 import { loadManyForWrite } from "./listing-repository.ts";
+import { allocateListingIds, writeListingPlans, type PlannedWrite } from "./listing-batch-writes.ts";
 import {
   planListing,
   plannedListingQuality,
   upsertListing,
-  writeListingPlan,
-  type ListingPlan,
   type ListingUpsertResult,
   type Loaded,
   type WriteSource,
@@ -82,7 +82,7 @@ export async function upsertListingBatch(
     plain.map((i) => items[i]!.externalId),
     namedIds,
   );
-  const writes: { i: number; plan: ListingPlan; load: Loaded }[] = [];
+  const writes: (PlannedWrite & { i: number })[] = [];
   for (const i of plain) {
     const ref = named(i);
     // The single PUT's load (loadForWrite), from the shared read: the listing, the named broker and its phone.
@@ -108,7 +108,7 @@ export async function upsertListingBatch(
             quality: plannedListingQuality(plan, load),
           },
         };
-      else writes.push({ i, plan, load });
+      else writes.push({ i, externalId: items[i]!.externalId, plan, quality: plannedListingQuality(plan, load) });
     } catch (error) {
       out[i] = { error };
     }
@@ -117,23 +117,10 @@ export async function upsertListingBatch(
   let written: (ListingUpsertResult | null)[] | null = null;
   if (writes.length > 0) {
     try {
-      // Sent together on one connection (pipelined), committed once.
-      written = await retryTransaction(() =>
-        sql.begin((tx) =>
-          Promise.all(
-            writes.map((w) =>
-              writeListingPlan(
-                tx,
-                scope,
-                items[w.i]!.externalId,
-                w.plan,
-                source,
-                plannedListingQuality(w.plan, w.load),
-              ),
-            ),
-          ),
-        ),
-      );
+      const ids = await allocateListingIds(sql, writes.filter((w) => w.plan.kind === "create").length);
+      let next = 0;
+      for (const w of writes) if (w.plan.kind === "create") w.newListingId = ids[next++];
+      written = await retryTransaction(() => sql.begin((tx) => writeListingPlans(tx, scope, writes, source)));
     } catch {
       written = null; // rolled back whole: each item is run alone below
     }

@@ -191,8 +191,9 @@ async function writeListing(
 
 /**
  * The write of one plan, as one statement: the result, or null when the race was lost (the listing was created
- * or changed concurrently since it was read) and the caller must read again. A batch runs many of these in one
- * transaction (listing-batch.ts). `quality` is the plan's warnings (plannedListingQuality), part of the answer.
+ * or changed concurrently since it was read) and the caller must read again. A batch writes many plans set-based
+ * instead, storing the same rows (listing-batch-writes.ts). `quality` is the plan's warnings (plannedListingQuality),
+ * part of the answer.
  */
 export async function writeListingPlan(
   db: postgres.Sql | postgres.TransactionSql,

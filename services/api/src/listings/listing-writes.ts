@@ -20,13 +20,14 @@ export interface HistoryRecord {
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-/** A new listing's ID, when the read did not allocate one (a listing written with its inline broker, a batch). */
+/** A new listing's ID, when the read did not allocate one (a listing written with its inline broker). */
 export async function allocateListingId(sql: Sql): Promise<number> {
   const [row] = await sql`SELECT nextval('listings_id_seq') AS id`;
   return Number(row!.id);
 }
 
-function columns(sql: Sql, doc: ListingDocument) {
+/** A document's listing columns, JSON values as they are (the single write wraps them, a batch sends them as JSON). */
+export function documentColumns(doc: ListingDocument) {
   return {
     status: doc.status,
     business_type: doc.businessType,
@@ -39,10 +40,16 @@ function columns(sql: Sql, doc: ListingDocument) {
     postal_code: doc.location.postalCode ?? null,
     country: doc.location.country,
     visibility: doc.location.visibility,
-    financials: doc.financials ? sqlJson(sql, doc.financials) : null,
-    property: doc.property ? sqlJson(sql, doc.property) : null,
-    financing: doc.financing ? sqlJson(sql, doc.financing) : null,
+    financials: doc.financials ?? null,
+    property: doc.property ?? null,
+    financing: doc.financing ?? null,
   };
+}
+
+function columns(sql: Sql, doc: ListingDocument) {
+  const c = documentColumns(doc);
+  const json = (v: unknown) => (v ? sqlJson(sql, v) : null);
+  return { ...c, financials: json(c.financials), property: json(c.property), financing: json(c.financing) };
 }
 
 export async function createListingAtomically(
