@@ -3,7 +3,7 @@
 // partner and mode in both audiences; a row a previous release's writer left with feed_pending true is numbered
 // too, in outbox order among the drafts. No sequencer runs in the background here: each test runs the passes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { LeadReceived, leadReceivedFact } from "@pss/contracts";
+import { BrokerUpserted, brokerUpsertedPayload, LeadReceived, leadReceivedFact } from "@pss/contracts";
 import {
   createFeedSequencer,
   insertOutboxFacts,
@@ -13,6 +13,7 @@ import {
 } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
+import { appendEvents, outboxRow } from "../src/outbox/outbox-writer.ts";
 import { sample, startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -111,6 +112,41 @@ describe("feed drafts", () => {
       [2, 2, "listing.created"],
       [3, 3, "listing.updated"],
       [4, 4, "listing.status_changed"],
+    ]);
+  });
+
+  test("appendEvents writes a batch's rows in its order, each with its own drafts, in one statement", async () => {
+    const partner = await api.createPartner();
+    const write = (n: number, version: number) => ({
+      row: outboxRow(
+        BrokerUpserted,
+        { aggregateId: String(1_000_000 + n), version, partnerId: partner.partnerId, mode: "live" },
+        brokerUpsertedPayload({
+          brokerId: String(1_000_000 + n),
+          externalId: `ext-${n}`,
+          officeId: 1,
+          document: { name: "N" },
+        }),
+      ),
+      feed: { changes: [{ path: `field${n}` }] },
+    });
+    const writes = [write(1, 1), write(2, 2), write(3, 1)];
+    await api.sql.begin((tx) => appendEvents(tx, writes));
+    const rows = await api.sql`
+      SELECT o.id::text, o.message_key, o.feed_pending, d.type, d.data->>'externalBrokerId' AS ext, d.data->'changedPaths' AS paths,
+        d.event_id::text = o.payload->>'eventId' AS same_event
+      FROM outbox o JOIN feed_drafts d ON d.outbox_id = o.id
+      WHERE o.payload->>'partnerId' = ${partner.partnerId} ORDER BY o.id`;
+    expect(rows.map((r) => [r.message_key, r.feed_pending, r.type, r.ext, r.paths, r.same_event])).toEqual([
+      ["1000001", null, "broker.created", "ext-1", ["field1"], true],
+      ["1000002", null, "broker.updated", "ext-2", ["field2"], true],
+      ["1000003", null, "broker.created", "ext-3", ["field3"], true],
+    ]);
+    await drain();
+    expect((await feedOf(partner.partnerId)).map((e) => [e.seq, e.type])).toEqual([
+      [1, "broker.created"],
+      [2, "broker.updated"],
+      [3, "broker.created"],
     ]);
   });
 

@@ -1,5 +1,5 @@
-// Publishes outbox rows to Kafka in id order, then marks them sent (kept for a retention, then deleted) or, with
-// retentionMs 0, deletes them at once: one read and one write per round, the payload read once. One relay is
+// Publishes outbox rows to Kafka in id order, then deletes them: one read and one DELETE per round, the payload
+// read once (a retention for inspection is opt-in: retentionMs, OUTBOX_RETENTION_SECONDS). One relay is
 // active at a time (it holds the lease "outbox-relay", a row in leader_leases; other instances stand by and take
 // over within the lease's length when it dies, at once when it stops), which keeps every aggregate's events in order. A lease row rather than a
 // session advisory lock: it works the same through a transaction-pooling PgBouncer (leader-lease.ts). If Kafka
@@ -39,9 +39,9 @@ export interface OutboxRelayOptions {
   idlePollMs?: number;
   maxBackoffMs?: number;
   /**
-   * Sent rows are marked (published_at) and kept this long for inspection, then deleted (default 24 hours: the
-   * test suites identify what a database published by its outbox rows). 0: a sent row is deleted at once, which
-   * spares the UPDATE, its index entry and the later DELETE.
+   * 0 (the default): a sent row is deleted at once. More: sent rows are marked (published_at) and kept this long,
+   * then deleted: for inspection (the test suites find what their database published by its outbox rows; an
+   * operator debugging). Opt-in, since it costs an UPDATE per row, an outbox_published_at entry and a later DELETE.
    */
   retentionMs?: number;
   /** Length of the relay's lease: renewed every third of it; a relay that died is replaced after at most this. */
@@ -97,7 +97,7 @@ export function createOutboxRelay(
   const limits = { maxBatchBytes, maxMessageBytes };
   const idlePollMs = opts.idlePollMs ?? 25;
   const maxBackoffMs = opts.maxBackoffMs ?? 5_000;
-  const retentionMs = opts.retentionMs ?? 24 * 3600 * 1000;
+  const retentionMs = opts.retentionMs ?? 0;
   const leaseMs = opts.leaseMs ?? DEFAULT_RELAY_LEASE_MS;
   const standbyPollMs = opts.standbyPollMs ?? Math.min(2_000, Math.floor(leaseMs / 3));
   const log = deps.logger.child({ component: "outbox-relay" });
