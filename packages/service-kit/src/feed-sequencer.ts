@@ -47,6 +47,8 @@ export interface FeedSequencerOptions {
   pruneIntervalMs?: number;
   /** Events removed per transaction (default 5,000). */
   pruneChunkSize?: number;
+  /** stop() numbers the drafts already written for at most this long (default 5 s). */
+  stopDrainMs?: number;
 }
 
 export interface FeedSequencer {
@@ -67,6 +69,7 @@ export function createFeedSequencer(
   const idlePollMs = opts.idlePollMs ?? 100;
   const pruneIntervalMs = opts.pruneIntervalMs ?? 60_000;
   const pruneChunkSize = opts.pruneChunkSize ?? 5_000;
+  const stopDrainMs = opts.stopDrainMs ?? 5_000;
 
   async function runOnce(): Promise<number> {
     return sql.begin(async (tx) => {
@@ -116,15 +119,41 @@ export function createFeedSequencer(
     },
   });
 
+  // On stop, the drafts already written are numbered before the process goes (bounded): when the last sequencer
+  // of this release stops (a rollback to one whose sequencer does not read feed_drafts, docs/upgrades.md), no
+  // draft is left behind. Other sequencers running meanwhile number them too; this only waits for that.
+  async function drainOnStop(): Promise<void> {
+    const deadline = Date.now() + stopDrainMs;
+    const [last] = await sql`SELECT max(outbox_id)::text AS through FROM feed_drafts`;
+    if (!last?.through) return;
+    while (Date.now() < deadline) {
+      if ((await runOnce()) > 0) continue;
+      const [left] =
+        await sql`SELECT EXISTS (SELECT 1 FROM feed_drafts WHERE outbox_id <= ${last.through}::bigint) AS waiting`;
+      if (!left!.waiting) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    logger.warn("feed sequencer stopped with drafts not numbered yet; another sequencer numbers them", {
+      through: last.through,
+    });
+  }
+
+  let started = false;
   return {
     runOnce,
     prune,
     start: () => {
+      started = true;
       job.start();
       pruneJob.start();
     },
     stop: async () => {
       await Promise.all([job.stop(), pruneJob.stop()]);
+      if (!started) return;
+      started = false;
+      await drainOnStop().catch((err: unknown) =>
+        logger.warn("feed sequencer could not number the last drafts on stop", { error: String(err) }),
+      );
     },
   };
 }

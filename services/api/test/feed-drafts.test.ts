@@ -186,6 +186,22 @@ describe("feed drafts", () => {
     ]);
   });
 
+  test("stop() numbers the drafts written before it: the last sequencer of a release leaves none behind", async () => {
+    await drain();
+    const partner = await api.createPartner();
+    const paused = createFeedSequencer(
+      { sql: api.sql, logger: silentLogger },
+      { retentionDays: 35, idlePollMs: 600_000 },
+    );
+    paused.start();
+    await Bun.sleep(200); // its first pass found nothing; the next is 10 minutes away
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    expect((await draftsOf(partner.partnerId)).map((d) => d.type)).toEqual(["broker.created"]);
+    await paused.stop();
+    expect((await draftsOf(partner.partnerId)).length).toBe(0);
+    expect((await feedOf(partner.partnerId)).map((e) => [e.seq, e.type])).toEqual([[1, "broker.created"]]);
+  });
+
   test("one set-based pass numbers a mixed batch: partners, modes, lead and non-lead, consecutively after the heads", async () => {
     await drain();
     const a = await api.createPartner({ leadTracking: true, test: true });
