@@ -1,6 +1,6 @@
-// Listing writes as single statements: the row, its photos, its status history, its change history and its
-// outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit
-// transaction and only two round trips (read, write). The listing.upserted event is built in JS from the event
+// Listing writes as single statements: the row, its photos, its status history, its change history, its outbox
+// event and that event's change-feed drafts (feed-drafts.ts) change together in one atomic statement
+// (data-modifying CTEs), so the common path needs no explicit transaction and only two round trips (read, write). The listing.upserted event is built in JS from the event
 // catalog (listingUpsertedPayload): a new listing's ID comes from the read (loadForWrite allocates one when the
 // listing does not exist yet) and the timestamps are set here, so SQL only stores the event. Concurrency: creates
 // use ON CONFLICT DO NOTHING, updates are guarded by the version that was read; the caller retries on a lost race.
