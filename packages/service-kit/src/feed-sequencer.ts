@@ -76,10 +76,7 @@ export function createFeedSequencer(
       const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${FEED_SEQUENCER_LOCK}) AS held`;
       if (!lock!.held) return 0;
       const legacy = await draftLegacyRows(tx, batchSize);
-      // A full batch of legacy rows may leave more of them after its last ID: drafts after that ID wait for the
-      // next pass, so both kinds are numbered in one outbox order.
-      const through = legacy.length >= batchSize ? legacy[legacy.length - 1]! : null;
-      return legacy.length + (await numberDrafts(tx, batchSize, through));
+      return legacy + (await numberDrafts(tx, batchSize));
     });
   }
 
@@ -201,10 +198,9 @@ export async function pruneFeedChunk(
  * The fallback for outbox rows a previous release's writer marked feed_pending (v1.0.0, during a rolling upgrade
  * or after a rollback): their feed events are built as before (the stored envelope joined to its change-history
  * row), stored as drafts under their row's ID and the rows unmarked, all in the caller's transaction under the
- * sequencer's lock. Returns the IDs of the rows taken, in order. Nothing to do: one index probe of an empty
- * partial index.
+ * sequencer's lock. Returns how many rows it took. Nothing to do: one probe of an empty partial index.
  */
-async function draftLegacyRows(tx: postgres.TransactionSql, batchSize: number): Promise<string[]> {
+async function draftLegacyRows(tx: postgres.TransactionSql, batchSize: number): Promise<number> {
   const rows = await tx`
     SELECT o.id::text AS id, o.payload, coalesce(lh.changes, bh.changes) AS changes, lh.status_from, lh.status_to
     FROM (SELECT id, payload FROM outbox WHERE feed_pending ORDER BY id LIMIT ${batchSize}) o
@@ -214,7 +210,7 @@ async function draftLegacyRows(tx: postgres.TransactionSql, batchSize: number): 
     LEFT JOIN broker_history bh ON bh.broker_id = CASE WHEN o.payload->>'type' = 'broker.upserted' THEN (o.payload->>'aggregateId')::bigint END
       AND bh.version = CASE WHEN o.payload->>'type' = 'broker.upserted' THEN (o.payload->>'version')::int END
     ORDER BY o.id`;
-  if (rows.length === 0) return [];
+  if (rows.length === 0) return 0;
   const drafts = feedDraftRows(
     rows.map((r) => ({ envelope: r.payload, changes: r.changes, statusFrom: r.status_from, statusTo: r.status_to })),
   );
@@ -223,24 +219,26 @@ async function draftLegacyRows(tx: postgres.TransactionSql, batchSize: number): 
     WITH x AS (SELECT * FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS x(id, event)),
     u AS (UPDATE outbox SET feed_pending = NULL WHERE id IN (SELECT id FROM x))
     ${feedDraftsInsert(tx, drafts, "x")}`;
-  return ids;
+  return ids.length;
 }
 
 /**
- * Numbers up to `batchSize` drafts, oldest outbox row first (none after `through` when given), in ONE statement:
- * each partner-and-mode's head row is raised by its count of events (both audiences) in (partner, mode) order, as
- * retention locks them, so the two never wait on each other in a cycle; the events are inserted at the head's
- * previous number plus their rank (row_number over the same order, a running count of the non-lead ones for
- * record_seq); the drafts are deleted. A partner that is gone gets no head row, so its drafts are dropped
- * unnumbered. Returns how many drafts were taken.
+ * Numbers up to `batchSize` drafts, oldest outbox row first, in ONE statement: each partner-and-mode's head row is
+ * raised by its count of events (both audiences) in (partner, mode) order, as retention locks them, so the two
+ * never wait on each other in a cycle; the events are inserted at the head's previous number plus their rank
+ * (row_number over the same order, a running count of the non-lead ones for record_seq); the drafts are deleted.
+ * A partner that is gone gets no head row, so its drafts are dropped unnumbered. Drafts after an outbox row still
+ * marked feed_pending wait, as seen in this statement's own snapshot (a previous release's row the fallback's
+ * batch did not reach, or that committed after it looked): the next pass drafts that row first, so both kinds
+ * keep one outbox order. Returns how many drafts were taken.
  */
-async function numberDrafts(tx: postgres.TransactionSql, batchSize: number, through: string | null): Promise<number> {
+async function numberDrafts(tx: postgres.TransactionSql, batchSize: number): Promise<number> {
   const [done] = await tx`
     WITH d AS (
       SELECT outbox_id, ordinal, partner_id, mode, type, event_id, record_type, version, data, occurred_at,
         type = ANY(${FEED_LEAD_EVENT_TYPES as string[]}::text[]) AS lead
       FROM feed_drafts
-      ${through === null ? tx`` : tx`WHERE outbox_id <= ${through}::bigint`}
+      WHERE outbox_id < coalesce((SELECT min(id) FROM outbox WHERE feed_pending), 9223372036854775807)
       ORDER BY outbox_id, ordinal LIMIT ${batchSize}
     ), ranked AS (
       SELECT d.*, row_number() OVER w AS n_all, count(*) FILTER (WHERE NOT d.lead) OVER w AS n_records

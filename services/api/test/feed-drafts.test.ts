@@ -186,6 +186,31 @@ describe("feed drafts", () => {
     ]);
   });
 
+  test("a draft waits behind a previous release's row its pass did not reach, even when the pass has room for it", async () => {
+    await drain();
+    const partner = await api.createPartner({ leadTracking: true });
+    // Two rows that make no feed event (as lead.submitted), then a lead fact, all as a v1.0.0 writer leaves them.
+    const legacyRow = (envelope: object) => api.sql`
+      INSERT INTO outbox (topic, message_key, payload) VALUES ('pss-test.legacy', ${uniqueName("k")}, ${api.sql.json(envelope as never)})`;
+    for (let i = 0; i < 2; i++)
+      await legacyRow({
+        eventId: crypto.randomUUID(),
+        type: "lead.submitted",
+        aggregateId: "x",
+        partnerId: partner.partnerId,
+      });
+    await legacyRow(leadFact(partner.partnerId, "live", 1).envelope);
+    await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
+    // Two rows per pass: the first pass drafts the two eventless rows and has room for the broker's draft, which
+    // must still wait for the lead fact's row (earlier in the outbox) to be drafted and numbered first.
+    const small = createFeedSequencer({ sql: api.sql, logger: silentLogger }, { retentionDays: 35, batchSize: 2 });
+    while ((await small.runOnce()) > 0);
+    expect((await feedOf(partner.partnerId)).map((e) => [e.seq, e.record_seq, e.type])).toEqual([
+      [1, null, "lead.received"],
+      [2, 1, "broker.created"],
+    ]);
+  });
+
   test("stop() numbers the drafts written before it: the last sequencer of a release leaves none behind", async () => {
     await drain();
     const partner = await api.createPartner();
