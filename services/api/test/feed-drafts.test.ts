@@ -189,9 +189,11 @@ describe("feed drafts", () => {
   test("a draft waits behind a previous release's row its pass did not reach, even when the pass has room for it", async () => {
     await drain();
     const partner = await api.createPartner({ leadTracking: true });
-    // Two rows that make no feed event (as lead.submitted), then a lead fact, all as a v1.0.0 writer leaves them.
+    // Two rows that make no feed event (as lead.submitted), then a lead fact, all as a v1.0.0 writer leaves them
+    // (feed_pending at its default); marked published, so no relay sends them to a topic (only the feed reads them).
     const legacyRow = (envelope: object) => api.sql`
-      INSERT INTO outbox (topic, message_key, payload) VALUES ('pss-test.legacy', ${uniqueName("k")}, ${api.sql.json(envelope as never)})`;
+      INSERT INTO outbox (topic, message_key, payload, published_at)
+      VALUES ('pss-test.legacy', ${uniqueName("k")}, ${api.sql.json(envelope as never)}, now())`;
     for (let i = 0; i < 2; i++)
       await legacyRow({
         eventId: crypto.randomUUID(),
@@ -242,6 +244,10 @@ describe("feed drafts", () => {
       leadFact(gone, "live", 1),
       leadFact("not-a-uuid", "live", 2), // a hand-written row's: never a draft
     ]);
+    // Those two are for the feed only: marked published, no relay sends them to consumers on the shared Kafka.
+    await api.sql`
+      UPDATE outbox SET published_at = now()
+      WHERE published_at IS NULL AND payload->>'partnerId' IN (${gone}, 'not-a-uuid')`;
     await a.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
     await a.test!.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
     await b.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());

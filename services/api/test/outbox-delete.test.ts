@@ -3,8 +3,8 @@
 // marked sent, until the change feed has numbered it. The harness's relay keeps sent rows (the other suites read
 // them), so this file starts the API without it and runs a relay of its own.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Topics } from "@pss/contracts";
-import { silentLogger } from "@pss/service-kit";
+import { LeadReceived, leadReceivedFact, Topics } from "@pss/contracts";
+import { partnerFactRow, silentLogger } from "@pss/service-kit";
 import { Partitioners } from "kafkajs";
 import { createOutboxRelay, type OutboxRelay } from "../src/outbox/outbox-relay.ts";
 import { uniqueName } from "../../../test/support/env.ts";
@@ -30,11 +30,19 @@ test("the relay deletes what Kafka acknowledged; a previous release's row waitin
   const listing = uniqueName("l");
   const { body } = await partner.put(`/partner/v1/listings/${listing}`, sample.listing(broker));
   const key = String(body.serviceListingId);
-  // A row as a v1.0.0 writer leaves it: feed_pending at its default (true).
-  const legacyKey = uniqueName("legacy");
+  // A fact as a v1.0.0 writer leaves it: feed_pending at its default (true).
+  const fact = partnerFactRow(
+    LeadReceived,
+    { aggregateId: crypto.randomUUID(), version: 1, partnerId: partner.partnerId, mode: "live" },
+    leadReceivedFact({ id: "1", external_id: "l" } as never, { id: "1", external_id: "b" } as never, {
+      officeId: 1,
+      officeLeadCount: 1,
+    }),
+  );
+  const legacyKey = fact.messageKey;
   const [legacy] = await api.sql`
     INSERT INTO outbox (topic, message_key, payload)
-    VALUES (${Topics.listingEvents.name}, ${legacyKey}, ${api.sql.json({ eventId: crypto.randomUUID(), type: "legacy.test", aggregateId: legacyKey, partnerId: partner.partnerId, occurredAt: new Date().toISOString() })})
+    VALUES (${fact.topic}, ${legacyKey}, ${api.sql.json(fact.envelope as never)})
     RETURNING id::text AS id, payload->>'eventId' AS event_id`;
   const [written] = await api.sql`
     SELECT payload->>'eventId' AS event_id FROM outbox WHERE message_key = ${key} AND published_at IS NULL`;
@@ -55,10 +63,11 @@ test("the relay deletes what Kafka acknowledged; a previous release's row waitin
   expect(kept!.feed_pending).toBe(true);
 
   const seen = new Set<string>();
-  await readTopicToEnd(api.kafka, Topics.listingEvents.name, (m) => {
-    const k = m.key?.toString();
-    if (k === key || k === legacyKey) seen.add(JSON.parse(m.value!.toString()).eventId);
-  });
+  for (const topic of [Topics.listingEvents.name, fact.topic])
+    await readTopicToEnd(api.kafka, topic, (m) => {
+      const k = m.key?.toString();
+      if (k === key || k === legacyKey) seen.add(JSON.parse(m.value!.toString()).eventId);
+    });
   expect(seen.has(written!.event_id)).toBe(true);
   expect(seen.has(legacy!.event_id)).toBe(true);
 }, 60_000);
