@@ -13,6 +13,10 @@ import { provideInfrastructure } from "./support/infrastructure.ts";
 // from the developer's environment is not the tests' (and the services refuse both at once).
 delete process.env.WEBHOOK_SECRET_KEY_FILE;
 process.env.WEBHOOK_SECRET_KEY ??= TEST_WEBHOOK_SECRET_KEY;
+// Sent outbox rows are kept for an hour (the default deletes them once sent): tests find what their database
+// published by its outbox rows (eventsOnTopic, outbox-limits.test.ts), also from the relay and API processes
+// they start, which inherit this environment.
+process.env.OUTBOX_RETENTION_SECONDS ??= "3600";
 
 if (process.env.PSS_TEST_INFRA !== "none") {
   const { urls, source } = await provideInfrastructure(process.env);

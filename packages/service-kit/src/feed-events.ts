@@ -1,8 +1,8 @@
-// Which feed events one outbox row makes (pure: the sequencer numbers them). A record write makes
-// "<record>.created" (version 1) or "<record>.updated" with the changed field paths of its change-history row, and
-// a listing whose status moved also "listing.status_changed"; a fact (published, unpublished, photos or avatar
-// processed, lead received) makes one event of its type carrying the fact's data, as its webhook does. Rows of
-// other kinds (lead.submitted, a future type) make none. Record events are read with the catalog's reader forms
+// Which feed events one outbox row makes (pure): its writer stores them as drafts (feed-drafts.ts) and the sequencer
+// numbers them. A record write makes "<record>.created" (version 1) or "<record>.updated" with the changed field
+// paths of its change-history row, and a listing whose status moved also "listing.status_changed"; a fact
+// (published, unpublished, photos or avatar processed, lead received) makes one event of its type carrying the
+// fact's data, as its webhook does. Rows of other kinds (lead.submitted, a future type) make none. Record events are read with the catalog's reader forms
 // (packages/contracts/src/events): a row whose payload cannot be read makes none either (our producers build
 // every row from the producer form, so only a hand-written row can be one).
 import {
@@ -17,7 +17,7 @@ import {
 } from "@pss/contracts";
 
 export interface OutboxRowForFeed {
-  /** The envelope as stored. */
+  /** The envelope as built by its writer (or, for a previous release's row, as stored). */
   payload: {
     eventId: string;
     type: string;

@@ -23,6 +23,7 @@ export { createLocalMediaStorage } from "./local-media-storage.ts";
 export { createS3MediaStorage, StorageTimeoutError } from "./s3-media-storage.ts";
 export * from "./leader-lease.ts";
 export * from "./feed-events.ts";
+export * from "./feed-drafts.ts";
 export * from "./feed-sequencer.ts";
 export * from "./outage-wait.ts";
 export * from "./periodic-job.ts";

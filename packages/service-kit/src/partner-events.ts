@@ -11,6 +11,7 @@ import {
 } from "@pss/contracts";
 import type { Static } from "@sinclair/typebox";
 import type postgres from "postgres";
+import { feedDraftRows, feedDraftsInsert, type FeedDraftSource } from "./feed-drafts.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -18,7 +19,7 @@ type Sql = postgres.Sql | postgres.TransactionSql;
 export interface OutboxFactRow {
   topic: string;
   messageKey: string;
-  envelope: Record<string, unknown>;
+  envelope: FeedDraftSource["envelope"];
 }
 
 /**
@@ -38,13 +39,23 @@ export function partnerFactRow<E extends EventDefinition<WebhookEventType>>(
   };
 }
 
-/** Stores fact rows (none: no statement). */
+/**
+ * Stores fact rows and their change-feed drafts (feed-drafts.ts) in one statement (none: no statement). The rows get
+ * IDs in the order given; feed_pending NULL: the drafts, not the row, tell the sequencer there is work.
+ */
 export async function insertOutboxFacts(sql: Sql, rows: OutboxFactRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const drafts = feedDraftRows(rows.map((r) => ({ envelope: r.envelope })));
   await sql`
-    INSERT INTO outbox (topic, message_key, payload)
-    SELECT x.topic, x.message_key, x.payload::jsonb
-    FROM unnest(${rows.map((r) => r.topic)}::text[], ${rows.map((r) => r.messageKey)}::text[], ${rows.map((r) => JSON.stringify(r.envelope))}::text[]) AS x(topic, message_key, payload)`;
+    WITH x AS (
+      SELECT nextval('outbox_id_seq') AS id, t.*
+      FROM unnest(${rows.map((r) => r.topic)}::text[], ${rows.map((r) => r.messageKey)}::text[], ${rows.map((r) => JSON.stringify(r.envelope))}::text[])
+        WITH ORDINALITY AS t(topic, message_key, payload, event)
+    ), o AS (
+      INSERT INTO outbox (id, topic, message_key, payload, feed_pending)
+      SELECT id, topic, message_key, payload::jsonb, NULL FROM x ORDER BY id
+    )
+    ${feedDraftsInsert(sql, drafts, "x")}`;
 }
 
 /**

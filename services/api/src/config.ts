@@ -168,13 +168,15 @@ export interface RelayConfig {
 }
 
 /**
- * Bytes the outbox relay puts in one Kafka request, the largest row it sends at all (larger: set aside), and the
- * length of its lease (a relay that died is replaced by a standby after at most that).
+ * Bytes the outbox relay puts in one Kafka request, the largest row it sends at all (larger: set aside), the
+ * length of its lease (a relay that died is replaced by a standby after at most that), and how long sent rows stay.
  */
 export interface OutboxRelayLimits {
   maxBatchBytes: number;
   maxMessageBytes: number;
   leaseMs: number;
+  /** OUTBOX_RETENTION_SECONDS: sent rows kept for inspection (0: deleted once sent). */
+  retentionMs: number;
 }
 
 function readOutboxRelayLimits(r: EnvReader): OutboxRelayLimits {
@@ -185,7 +187,8 @@ function readOutboxRelayLimits(r: EnvReader): OutboxRelayLimits {
   });
   const maxBatchBytes = r.int("OUTBOX_MAX_BATCH_BYTES", DEFAULT_MAX_BATCH_BYTES, { min: 1024, max: 100 * 1024 * 1024 });
   const leaseMs = r.int("OUTBOX_RELAY_LEASE_SECONDS", DEFAULT_RELAY_LEASE_MS / 1000, { min: 3, max: 600 }) * 1000;
-  return { maxBatchBytes, maxMessageBytes, leaseMs };
+  const retentionMs = r.int("OUTBOX_RETENTION_SECONDS", 0, { min: 0, max: 30 * 86_400 }) * 1000;
+  return { maxBatchBytes, maxMessageBytes, leaseMs, retentionMs };
 }
 
 /** Configuration of the relay-only process (relay-main.ts). */

@@ -100,13 +100,15 @@ export async function upsertBroker(
       // null: a concurrent request created it between our read and insert; merge onto it as an update.
       if (!inserted) continue;
       await replaceBrokerLists(tx, inserted.id, document, null);
-      await insertBrokerHistory(tx, { brokerId: inserted.id, version: 1, origin, changes: forHistory(plan.changes) });
+      const changes = forHistory(plan.changes);
+      await insertBrokerHistory(tx, { brokerId: inserted.id, version: 1, origin, changes });
       await appendEvent(
         tx,
         BrokerUpserted,
         { aggregateId: inserted.id, version: 1, partnerId, mode },
         brokerEventPayload(inserted.id, externalId, officeId, document),
         opts.trace,
+        { changes },
       );
       return {
         brokerId: inserted.id,
@@ -122,18 +124,15 @@ export async function upsertBroker(
     if (!updated) continue;
     // The UPDATE holds the row until commit: the lists below are replaced by one writer at a time.
     await replaceBrokerLists(tx, current.id, document, current.document);
-    await insertBrokerHistory(tx, {
-      brokerId: current.id,
-      version: updated.version,
-      origin,
-      changes: forHistory(plan.changes),
-    });
+    const changes = forHistory(plan.changes);
+    await insertBrokerHistory(tx, { brokerId: current.id, version: updated.version, origin, changes });
     await appendEvent(
       tx,
       BrokerUpserted,
       { aggregateId: current.id, version: updated.version, partnerId, mode },
       brokerEventPayload(current.id, externalId, updated.officeId, document),
       opts.trace,
+      { changes },
     );
     return {
       brokerId: current.id,

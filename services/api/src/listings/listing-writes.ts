@@ -1,6 +1,6 @@
-// Listing writes as single statements: the row, its photos, its status history, its change history and its
-// outbox event change together in one atomic statement (data-modifying CTEs), so the common path needs no explicit
-// transaction and only two round trips (read, write). The listing.upserted event is built in JS from the event
+// Listing writes as single statements: the row, its photos, its status history, its change history, its outbox
+// event and that event's change-feed drafts (feed-drafts.ts) change together in one atomic statement
+// (data-modifying CTEs), so the common path needs no explicit transaction and only two round trips (read, write). The listing.upserted event is built in JS from the event
 // catalog (listingUpsertedPayload): a new listing's ID comes from the read (loadForWrite allocates one when the
 // listing does not exist yet) and the timestamps are set here, so SQL only stores the event. Concurrency: creates
 // use ON CONFLICT DO NOTHING, updates are guarded by the version that was read; the caller retries on a lost race.
@@ -8,8 +8,8 @@ import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
-import { sqlJson, sqlValues, type EventTrace } from "@pss/service-kit";
-import { outboxRow } from "../outbox/outbox-writer.ts";
+import { feedDraftsInsert, sqlJson, sqlValues, type EventTrace } from "@pss/service-kit";
+import { feedDraftsOf, outboxRow } from "../outbox/outbox-writer.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 /** The change history row written with the version (changes already truncated for history). */
@@ -108,8 +108,11 @@ export async function createListingAtomically(
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
       SELECT l.id, 1, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sqlJson(sql, changes)}::jsonb, NULL, ${args.document.status}::text FROM l
     ), o AS (
-      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb FROM l
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload, feed_pending)
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb, NULL FROM l
+      RETURNING id, 1 AS event
+    ), f AS (
+      ${feedDraftsInsert(sql, feedDraftsOf([{ row: event, feed: { changes, statusFrom: null, statusTo: args.document.status } }]), "o")}
     )
     SELECT id FROM l`;
   return created ? { id: Number(created.id) } : null;
@@ -139,6 +142,8 @@ export async function updateListingAtomically(
   const c = columns(sql, args.document);
   const descriptionChanged = (args.previous.document.description ?? null) !== c.description;
   const statusChanged = args.previous.document.status !== args.document.status;
+  const statusFrom = statusChanged ? args.previous.document.status : null;
+  const statusTo = statusChanged ? args.document.status : null;
   const { partnerId, mode } = args.scope;
   const { origin, changes } = args.history;
   const at = new Date();
@@ -166,13 +171,16 @@ export async function updateListingAtomically(
       RETURNING id, version, created_at, updated_at
     )`,
     sql`o AS (
-      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload)
-      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb FROM u
+      INSERT INTO outbox (topic, message_key, request_id, traceparent, payload, feed_pending)
+      SELECT ${event.topic}, ${event.message_key}, ${event.request_id}, ${event.traceparent}, ${sqlJson(sql, event.envelope)}::jsonb, NULL FROM u
+      RETURNING id, 1 AS event
     )`,
+    // Its feed events, numbered later by the sequencer without reading the outbox row (feed-drafts.ts).
+    sql`f AS (${feedDraftsInsert(sql, feedDraftsOf([{ row: event, feed: { changes, statusFrom, statusTo } }]), "o")})`,
     sql`c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
       SELECT u.id, u.version, ${origin.keyId}::bigint, ${origin.requestId}::text, ${sqlJson(sql, changes)}::jsonb,
-        ${statusChanged ? args.previous.document.status : null}::text, ${statusChanged ? args.document.status : null}::text
+        ${statusFrom}::text, ${statusTo}::text
       FROM u
     )`,
   ];

@@ -1,6 +1,7 @@
-// Publishes outbox rows to Kafka in id order, then marks them sent. One relay is active at a time (it holds the
-// lease "outbox-relay", a row in leader_leases; other instances stand by and take over within the lease's length
-// when it dies, at once when it stops), which keeps every aggregate's events in order. A lease row rather than a
+// Publishes outbox rows to Kafka in id order, then deletes them: one read and one DELETE per round, the payload
+// read once (a retention for inspection is opt-in: retentionMs, OUTBOX_RETENTION_SECONDS). One relay is
+// active at a time (it holds the lease "outbox-relay", a row in leader_leases; other instances stand by and take
+// over within the lease's length when it dies, at once when it stops), which keeps every aggregate's events in order. A lease row rather than a
 // session advisory lock: it works the same through a transaction-pooling PgBouncer (leader-lease.ts). If Kafka
 // is down, rows wait and the API keeps accepting writes; they flow once Kafka answers again.
 //
@@ -37,7 +38,11 @@ export interface OutboxRelayOptions {
   maxMessageBytes?: number;
   idlePollMs?: number;
   maxBackoffMs?: number;
-  /** Sent rows are kept this long for inspection, then deleted. */
+  /**
+   * 0 (the default): a sent row is deleted at once. More: sent rows are marked (published_at) and kept this long,
+   * then deleted: for inspection (the test suites find what their database published by its outbox rows; an
+   * operator debugging). Opt-in, since it costs an UPDATE per row, an outbox_published_at entry and a later DELETE.
+   */
   retentionMs?: number;
   /** Length of the relay's lease: renewed every third of it; a relay that died is replaced after at most this. */
   leaseMs?: number;
@@ -92,7 +97,7 @@ export function createOutboxRelay(
   const limits = { maxBatchBytes, maxMessageBytes };
   const idlePollMs = opts.idlePollMs ?? 25;
   const maxBackoffMs = opts.maxBackoffMs ?? 5_000;
-  const retentionMs = opts.retentionMs ?? 24 * 3600 * 1000;
+  const retentionMs = opts.retentionMs ?? 0;
   const leaseMs = opts.leaseMs ?? DEFAULT_RELAY_LEASE_MS;
   const standbyPollMs = opts.standbyPollMs ?? Math.min(2_000, Math.floor(leaseMs / 3));
   const log = deps.logger.child({ component: "outbox-relay" });
@@ -170,7 +175,15 @@ export function createOutboxRelay(
       await publishIsolatingRefusals(plan.send, {
         send,
         markSent: async (sent) => {
-          await deps.sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${sent.map((r) => r.id)}::bigint[])`;
+          const ids = sent.map((r) => r.id);
+          if (retentionMs > 0) await deps.sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[])`;
+          else {
+            // One statement: deleted, except a previous release's row the change feed has not numbered yet
+            // (feed_pending, feed-sequencer.ts), which is marked sent and deleted by the cleanup once numbered.
+            await deps.sql`
+              WITH gone AS (DELETE FROM outbox WHERE id = ANY(${ids}::bigint[]) AND feed_pending IS NOT TRUE RETURNING id)
+              UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[]) AND id NOT IN (SELECT id FROM gone)`;
+          }
           deps.metrics?.published(sent.length);
           logPublished(sent);
         },
@@ -187,6 +200,7 @@ export function createOutboxRelay(
       const more = await publishRound();
       if (Date.now() - lastCleanup > 60_000) {
         lastCleanup = Date.now();
+        // Rows kept for inspection (retentionMs) and sent rows of a previous release's writer once numbered.
         // Uses outbox_published_at; set-aside rows are never deleted here.
         // Rows the change feed has not numbered yet stay (packages/service-kit/src/feed-sequencer.ts).
         await deps.sql`DELETE FROM outbox WHERE published_at < ${new Date(Date.now() - retentionMs)} AND feed_pending IS NOT TRUE`;

@@ -131,7 +131,8 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     createPartitioner: Partitioners.DefaultPartitioner,
     retry: { retries: 2 },
   });
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000 });
+  // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
+  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
   const stats = createStatsRecorder({
     sql,
     redis,

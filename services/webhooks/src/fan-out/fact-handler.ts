@@ -27,7 +27,7 @@ export interface FactHandlerDeps {
 }
 
 /**
- * How long a fact that WILL get a change-feed number (its outbox row is still waiting for the sequencer) waits for
+ * How long a fact that WILL get a change-feed number (its feed draft is still waiting for the sequencer) waits for
  * it before it is delivered without one; only a sequencer that keeps failing makes it wait that long.
  */
 const SEQUENCE_WAIT_MS = 30_000;
@@ -45,14 +45,16 @@ export function createFactHandler(deps: FactHandlerDeps) {
   async function numbersOf(eventId: string): Promise<FeedNumbers | null> {
     const deadline = Date.now() + SEQUENCE_WAIT_MS;
     for (;;) {
-      // One statement, so one snapshot: the sequencer numbers a row and clears its feed_pending in one
-      // transaction, so the fact is either numbered, or still waiting, or will never be numbered (from before the
-      // feed, its number already removed by retention (a replayed dead letter), a deleted partner's, or a row the
-      // feed does not carry). Only a waiting one is worth waiting for; the rest go now, without a number, and the
-      // partition moves on.
+      // One statement, so one snapshot: the sequencer numbers a fact's draft and deletes it in one transaction
+      // (and turns a previous release's feed_pending row into a draft in that same one), so the fact is either
+      // numbered, or still waiting (a draft, or a legacy row), or will never be numbered (from before the feed, its
+      // number already removed by retention (a replayed dead letter), a deleted partner's, or a row the feed does
+      // not carry). Only a waiting one is worth waiting for; the rest go now, without a number, and the partition
+      // moves on.
       const [row] = await deps.sql`
         SELECT f.seq, f.record_seq,
-          EXISTS (SELECT 1 FROM outbox o WHERE o.feed_pending AND o.payload->>'eventId' = ${eventId}) AS waiting
+          EXISTS (SELECT 1 FROM feed_drafts d WHERE d.event_id = ${eventId}::uuid)
+            OR EXISTS (SELECT 1 FROM outbox o WHERE o.feed_pending AND o.payload->>'eventId' = ${eventId}) AS waiting
         FROM (SELECT 1) one
         LEFT JOIN LATERAL (SELECT seq, record_seq FROM partner_feed WHERE event_id = ${eventId}::uuid ORDER BY seq LIMIT 1) f ON true`;
       if (row!.seq !== null)
