@@ -42,7 +42,9 @@ if (missing) console.error(`skipping the cross-release upgrade test: ${missing}`
 
 // docs/upgrades.md, "Upgrading", step 3: the services in the order they are rolled (the API last). Each release's
 // docker-compose.yml says which script runs each of them.
-const ROLL_ORDER = documentedRollOrder();
+const ROLL_ORDER = documentedRollOrder("upgrade");
+// "Rolling back": the reverse, the outbox relay (the feed's numbering) last.
+const ROLLBACK_ORDER = documentedRollOrder("rollback");
 type Kind = string;
 interface Source {
   name: string;
@@ -276,8 +278,8 @@ async function lead(baseUrl: string, externalId: string): Promise<void> {
  * order: the new process ready, then the old one stopped gracefully. The API joins the rotation, both take writes
  * for 2 s, then the old one leaves it and stops (its requests in flight are answered).
  */
-async function roll(from: string, to: Source): Promise<void> {
-  for (const kind of ROLL_ORDER) {
+async function roll(from: string, to: Source, order: string[]): Promise<void> {
+  for (const kind of order) {
     const replaced = running.find((r) => r.kind === kind && r.release === from);
     if (!to.services[kind]) throw new Error(`${to.name} has no ${kind} service`);
     const fresh = await start(kind, to);
@@ -425,6 +427,7 @@ test.skipIf(missing !== null)(
     // The documented roll covers every service of this release's compose file, and the previous release's too.
     expect(Object.keys(current().services).sort()).toEqual([...ROLL_ORDER].sort());
     expect(ROLL_ORDER).toEqual(expect.arrayContaining(Object.keys(old().services)));
+    expect([...ROLLBACK_ORDER].sort()).toEqual([...ROLL_ORDER].sort());
     const olds = await Promise.all(ROLL_ORDER.filter((kind) => old().services[kind]).map((kind) => start(kind, old())));
     const oldApi = olds.find((r) => r.kind === "api")!;
     rotation.push(oldApi.baseUrl!);
@@ -491,7 +494,7 @@ test.skipIf(missing !== null)(
       await lead(oldApi.baseUrl!, `${token}-old-1`); // the previous release's API on the new schema
       await Bun.sleep(3000);
       // 4. The roll.
-      await roll(PREVIOUS, current());
+      await roll(PREVIOUS, current(), ROLL_ORDER);
       await lead(rotation[0]!, `${token}-old-2`); // the new release's API
       await Bun.sleep(2000);
     });
@@ -508,7 +511,7 @@ test.skipIf(missing !== null)(
       throw new Error("the upgrade before did not complete: nothing to roll back");
     await underSteadyWrites(async () => {
       await Bun.sleep(2000);
-      await roll("current", old());
+      await roll("current", old(), ROLLBACK_ORDER);
       await lead(rotation[0]!, `${token}-old-2`); // the previous release's API again
       await Bun.sleep(2000);
     });

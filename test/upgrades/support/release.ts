@@ -96,9 +96,14 @@ export function composeServices(root: string): Record<string, string> {
 }
 
 /** The services in the order docs/upgrades.md rolls them (its `for s in …; do docker compose up …` loop). */
-export function documentedRollOrder(): string[] {
+export function documentedRollOrder(direction: "upgrade" | "rollback" = "upgrade"): string[] {
   const docs = readFileSync(join(ROOT, "docs", "upgrades.md"), "utf8");
-  const loop = /for s in ([a-z -]+); do docker compose up -d --no-deps --wait "\$s"; done/.exec(docs);
-  if (!loop) throw new Error("docs/upgrades.md has no 'for s in …; do docker compose up -d --no-deps --wait' loop");
+  const heading = direction === "upgrade" ? "## Upgrading" : "## Rolling back";
+  const section = docs.slice(docs.indexOf(heading), docs.indexOf("\n## ", docs.indexOf(heading) + heading.length));
+  const loop = /for s in ([a-z -]+); do docker compose up -d --no-deps --wait "\$s"; done/.exec(section);
+  if (!loop)
+    throw new Error(
+      `docs/upgrades.md, "${heading.slice(3)}", has no 'for s in …; do docker compose up -d --no-deps --wait' loop`,
+    );
   return loop[1]!.trim().split(/\s+/);
 }
