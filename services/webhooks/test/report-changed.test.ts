@@ -64,10 +64,17 @@ const factCount = async (serviceListingId: number) =>
 test("each change of the overall state is delivered once, in version order, with the previous state and the reasons", async () => {
   const brokerId = uniqueName("broker");
   expect((await partner.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
+  // The tracker announces the state it finds when it handles an event (docs/webhooks.md): an indexer faster than
+  // the tracker would make PROCESSING too short to be seen. So the indexer waits until PROCESSING is announced,
+  // then goes on from its group's committed place.
+  const { alias, groupId } = indexer;
+  await indexer.stop();
   const id = uniqueName("listing");
   const put = await partner.put(`/partner/v1/listings/${id}`, sample.listing(brokerId, { photos: [] }));
   expect(put.status).toBe(201);
   const serviceListingId = put.body.serviceListingId as number;
+  await until("PROCESSING delivered", () => changes(id).find((c) => c.state === "PROCESSING") ?? null, 60_000);
+  indexer = await startIndexer({ alias, groupId, startAtEnd: false, onlyPartners: partners });
 
   // Stored, then indexed by the real indexer: PROCESSING, then live with the sample's warnings.
   const live = await until(
@@ -86,8 +93,6 @@ test("each change of the overall state is delivered once, in version order, with
     version: 2,
     sequence: expect.any(Number), // the change feed's number for this fact (docs/webhooks.md)
   });
-  // Deliveries run in parallel: PROCESSING may land just after LIVE_WITH_WARNINGS.
-  await until("PROCESSING delivered", () => (changes(id).length >= 2 ? true : null), 30_000);
   expect(changes(id)[0]).toMatchObject({ state: "PROCESSING", previousState: null, version: 1 });
   expect(changes(id)[0]!.sequence).toBeLessThan(live.sequence as number);
   expect((await partner.get(`/partner/v1/listings/${id}/report`)).body.report.state).toBe("LIVE_WITH_WARNINGS");
