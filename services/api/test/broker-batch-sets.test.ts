@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
-import { until } from "../../../test/support/until.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+import { untilWaitingOnLock } from "./support/lock-waits.ts";
 
 let api: ApiHarness;
 beforeAll(async () => {
@@ -89,15 +89,10 @@ test("a mixed broker batch: set-based creates and updates, a repeat, a refusal a
       key: batched.apiKey,
       body: { items: items.map((i) => ({ externalBrokerId: i.id, broker: i.body })) },
     });
-    await until(
+    await untilWaitingOnLock(
+      api.sql,
+      "INSERT INTO brokers (partner_id",
       "the batch's create waits for the uncommitted row",
-      async () =>
-        (
-          await api.sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-            AND query LIKE '%INSERT INTO brokers (partner_id%'`
-        ).length > 0,
-      10_000,
-      20,
     );
     const concurrent = await batched.put(
       `/partner/v1/brokers/${more.r1}`,

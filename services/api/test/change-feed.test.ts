@@ -13,6 +13,7 @@ import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
 import { createFeedSequencer, pruneFeedChunk, silentLogger, type FeedSequencer } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type TestResponse } from "./support/harness.ts";
+import { untilWaitingOnLock } from "./support/lock-waits.ts";
 
 let api: ApiHarness;
 let sequencer: FeedSequencer;
@@ -286,15 +287,7 @@ describe("what the feed carries", () => {
       // anything it read before it...
       await tx`LOCK TABLE partner_feed IN ACCESS EXCLUSIVE MODE`;
       answer = events(partner.apiKey, 0);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const [waiting] = await api.sql`
-          SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%json_build_object(''sequence''%'`;
-        if (waiting!.n > 0) break;
-        if (Date.now() > deadline) throw new Error("the feed request never reached its page read");
-        await Bun.sleep(20);
-      }
+      await untilWaitingOnLock(api.sql, "json_build_object('sequence'", "the feed request to reach its page read");
       // ...while retention removes the two oldest events (the chunk the retention loop runs) and commits.
       expect(await pruneFeedChunk(tx, { retentionDays: 35, chunkSize: 1000 })).toBeGreaterThanOrEqual(2);
     });

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { uniqueName } from "../../../test/support/env.ts";
-import { until } from "../../../test/support/until.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+import { untilWaitingOnLock } from "./support/lock-waits.ts";
 
 let api: ApiHarness;
 beforeAll(async () => {
@@ -92,16 +92,7 @@ test("a mixed batch: set-based creates and updates, a repeat, a refusal and a lo
       key: batched.apiKey,
       body: { items: items.map((i) => ({ externalListingId: i.id, listing: i.body })) },
     });
-    await until(
-      "the batch's create waits for the uncommitted row",
-      async () =>
-        (
-          await api.sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-          AND query LIKE '%INSERT INTO listings (id,%'`
-        ).length > 0,
-      10_000,
-      20,
-    );
+    await untilWaitingOnLock(api.sql, "INSERT INTO listings (id,", "the batch's create waits for the uncommitted row");
     const concurrent = await batched.put(`/partner/v1/listings/${ids.r1}`, { financials: { askingPrice: 1 } });
     expect(concurrent.status).toBe(200);
   } finally {
@@ -224,16 +215,7 @@ test("a batch whose shared transaction fails (a named broker deleted meanwhile) 
         ],
       },
     });
-    await until(
-      "the batch's create waits for the broker's delete",
-      async () =>
-        (
-          await api.sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-            AND query LIKE '%INSERT INTO listings (id,%'`
-        ).length > 0,
-      10_000,
-      20,
-    );
+    await untilWaitingOnLock(api.sql, "INSERT INTO listings (id,", "the batch's create waits for the broker's delete");
   } finally {
     await blocker`COMMIT`;
     blocker.release();
