@@ -1,13 +1,12 @@
 // The writes of a batch's broker plans, set-based: one statement for all creates and one for all updates (each
 // with the licenses, service areas and change history of the brokers it wrote, as data-modifying CTEs), then one
-// for all their events (appendBatchEvents). They store the rows upsertBroker stores for the same plan. Creates
+// for all their events and feed drafts (appendEvents). They store the rows upsertBroker stores for the same plan. Creates
 // use ON CONFLICT DO NOTHING and updates are guarded by the version read, as upsertBroker's; RETURNING names the
 // items that won, the others lost a race and come back as null for the caller to run alone.
 import type postgres from "postgres";
 import { BrokerUpserted } from "@pss/contracts";
 import { sqlJson } from "@pss/service-kit";
-import { appendBatchEvents, type BatchEvent } from "../outbox/outbox-batch-writer.ts";
-import { outboxRow } from "../outbox/outbox-writer.ts";
+import { appendEvents, outboxRow, type OutboxWrite } from "../outbox/outbox-writer.ts";
 import { forHistory } from "../records/changes.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { WriteSource } from "../listings/listing-service.ts";
@@ -55,7 +54,7 @@ export async function writeBrokerPlans(
   ]);
 
   const out = new Array<BrokerUpsertResult | null>(writes.length).fill(null);
-  const events: (BatchEvent & { k: number })[] = [];
+  const events: (OutboxWrite & { k: number })[] = [];
   const written = (
     { k, externalId, plan }: PlannedBrokerWrite & { k: number },
     id: string,
@@ -77,9 +76,7 @@ export async function writeBrokerPlans(
         brokerEventPayload(id, externalId, office, plan.document),
         source.trace,
       ),
-      changedPaths: plan.changes.map((c) => c.path),
-      statusFrom: null,
-      statusTo: null,
+      feed: { changes: plan.changes },
     });
   };
   for (const c of creates) {
@@ -91,7 +88,7 @@ export async function writeBrokerPlans(
     if (row) written(u, u.plan.current.id, row.version, row.officeId);
   }
   events.sort((a, b) => a.k - b.k);
-  await appendBatchEvents(tx, events);
+  await appendEvents(tx, events);
   return out;
 }
 

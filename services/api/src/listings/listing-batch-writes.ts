@@ -1,14 +1,13 @@
 // The writes of a batch's listing plans, set-based: one statement for all creates and one for all updates (each
 // with the photos, status history and change history of the items it wrote, as data-modifying CTEs), then one
-// for all their events (appendBatchEvents). The rows written are those the single write (listing-writes.ts)
+// for all their events and feed drafts (appendEvents). The rows written are those the single write (listing-writes.ts)
 // writes for the same plan; only the statement count differs. Concurrency is the single write's too: creates
 // use ON CONFLICT DO NOTHING, updates are guarded by the version read, and RETURNING names the items that won;
 // the others lost a race and come back as null for the caller to run alone.
 import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type Quality } from "@pss/contracts";
 import { sqlJson } from "@pss/service-kit";
-import { appendBatchEvents, type BatchEvent } from "../outbox/outbox-batch-writer.ts";
-import { outboxRow } from "../outbox/outbox-writer.ts";
+import { appendEvents, outboxRow, type OutboxWrite } from "../outbox/outbox-writer.ts";
 import { forHistory } from "../records/changes.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { ListingPlan, ListingUpsertResult, WriteSource } from "./listing-service.ts";
@@ -53,7 +52,7 @@ export async function writeListingPlans(
   ]);
 
   const out = new Array<ListingUpsertResult | null>(writes.length).fill(null);
-  const events: (BatchEvent & { k: number })[] = [];
+  const events: (OutboxWrite & { k: number })[] = [];
   const { partnerId, mode } = scope;
   for (const c of creates) {
     if (!created.has(c.newListingId)) continue;
@@ -73,9 +72,7 @@ export async function writeListingPlans(
         }),
         source.trace,
       ),
-      changedPaths: c.plan.changes.map((x) => x.path),
-      statusFrom: null,
-      statusTo: c.plan.document.status,
+      feed: { changes: c.plan.changes, statusFrom: null, statusTo: c.plan.document.status },
     });
   }
   for (const u of updates) {
@@ -98,13 +95,15 @@ export async function writeListingPlans(
         }),
         source.trace,
       ),
-      changedPaths: u.plan.changes.map((x) => x.path),
-      statusFrom: moved ? current.document.status : null,
-      statusTo: moved ? document.status : null,
+      feed: {
+        changes: u.plan.changes,
+        statusFrom: moved ? current.document.status : null,
+        statusTo: moved ? document.status : null,
+      },
     });
   }
   events.sort((a, b) => a.k - b.k);
-  await appendBatchEvents(tx, events);
+  await appendEvents(tx, events);
   return out;
 }
 
