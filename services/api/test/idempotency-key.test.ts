@@ -55,7 +55,9 @@ describe("the buyer's inquiry (POST /v1/listings/{id}/leads)", () => {
     expect(first.headers.get("idempotent-replayed")).toBeNull();
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(await leadsOf(id)).toEqual([first.body.leadId]);
-    const [{ n }] = await api.sql`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${first.body.leadId}`;
+    const n = (
+      await api.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE message_key = ${first.body.leadId}`
+    )[0]!.n;
     expect(n).toBe(1);
     // Without a key, the same body is another inquiry.
     expect((await lead(inquiry(), { "x-forwarded-for": "198.51.100.90" }, id)).status).toBe(202);
@@ -250,9 +252,11 @@ describe("partner POSTs (per API key)", () => {
     expect(row!.status).toBe("failed");
     // The same key on another query (another range) is another request: 422.
     expect(
-      (await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/recover?since=2021-01-01T00:00:00Z`, {
-        "idempotency-key": recoverKey,
-      })).status,
+      (
+        await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/recover?since=2021-01-01T00:00:00Z`, {
+          "idempotency-key": recoverKey,
+        })
+      ).status,
     ).toBe(422);
     const retryKey = crypto.randomUUID();
     const retried = await partnerPost(partner.apiKey, `/webhook-deliveries/${deliveryId}/retry`, {
@@ -272,10 +276,16 @@ describe("partner POSTs (per API key)", () => {
   test("rotate-secret: a repeat returns the secret in force (kept encrypted), and rotates nothing more", async () => {
     const id = await endpoint();
     const key = crypto.randomUUID();
-    const first = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/rotate-secret`, { "idempotency-key": key });
+    const first = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/rotate-secret`, {
+      "idempotency-key": key,
+    });
     expect(first.status).toBe(200);
-    const [{ version }] = await api.sql`SELECT version FROM webhook_endpoints WHERE external_id = ${id}`;
-    const again = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/rotate-secret`, { "idempotency-key": key });
+    const version = (
+      await api.sql<{ version: number }[]>`SELECT version FROM webhook_endpoints WHERE external_id = ${id}`
+    )[0]!.version;
+    const again = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/rotate-secret`, {
+      "idempotency-key": key,
+    });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect((await api.sql`SELECT version FROM webhook_endpoints WHERE external_id = ${id}`)[0]!.version).toBe(version);
@@ -288,12 +298,25 @@ describe("partner POSTs (per API key)", () => {
     const id = await endpoint();
     const replayKey = crypto.randomUUID();
     const range = { since: "2020-01-01T00:00:00Z" };
-    const a = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/replay`, { "idempotency-key": replayKey }, range);
-    const b = await partnerPost(partner.apiKey, `/webhook-endpoints/${id}/replay`, { "idempotency-key": replayKey }, range);
+    const a = await partnerPost(
+      partner.apiKey,
+      `/webhook-endpoints/${id}/replay`,
+      { "idempotency-key": replayKey },
+      range,
+    );
+    const b = await partnerPost(
+      partner.apiKey,
+      `/webhook-endpoints/${id}/replay`,
+      { "idempotency-key": replayKey },
+      range,
+    );
     expect(a.status).toBe(202);
     expect(b.body).toEqual(a.body);
-    const [{ n }] =
-      await api.sql`SELECT count(*)::int AS n FROM webhook_replays WHERE partner_id = ${partner.partnerId}::uuid AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE external_id = ${id})`;
+    const n = (
+      await api.sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM webhook_replays WHERE partner_id = ${partner.partnerId}::uuid AND endpoint_id = (SELECT id FROM webhook_endpoints WHERE external_id = ${id})`
+    )[0]!.n;
     expect(n).toBeLessThanOrEqual(1);
 
     const test = partner.test!;
@@ -307,7 +330,9 @@ describe("partner POSTs (per API key)", () => {
     const s2 = await simulate();
     expect([s1.status, s2.status]).toEqual([202, 202]);
     expect(s2.body.leadId).toBe(s1.body.leadId);
-    expect(await api.sql`SELECT 1 FROM leads WHERE partner_id = ${partner.partnerId}::uuid AND mode = 'test'`).toHaveLength(1);
+    expect(
+      await api.sql`SELECT 1 FROM leads WHERE partner_id = ${partner.partnerId}::uuid AND mode = 'test'`,
+    ).toHaveLength(1);
 
     const batchKey = crypto.randomUUID();
     const items = [{ externalListingId: uniqueName("batch"), listing: sample.listing(brokerId) }];
