@@ -151,7 +151,7 @@ describe.skipIf(missing !== null)("the API behind the balancer", () => {
       body: JSON.stringify(sample.listing(brokerId)),
     });
     expect(put.status).toBe(201);
-    const id = put.body.serviceListingId as number;
+    const id = (put.body as { serviceListingId: number }).serviceListingId;
     // 30 page views, each claiming another address and sent as another browser: one address, 3 visitors at most.
     for (let i = 0; i < 30; i++) {
       const res = await fetch(`http://127.0.0.1:${balancerPort}/listings/${id}`, {
