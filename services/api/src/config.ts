@@ -113,16 +113,21 @@ function readSandboxConfig(r: EnvReader): SandboxConfig {
   };
 }
 
-/** TRUST_PROXY_CIDRS; the boolean TRUST_PROXY it replaced is refused, so a deployment never silently trusts nobody. */
+/**
+ * Settings of earlier releases whose meaning is gone: set, they stop the boot saying what replaced them, so a
+ * deployment never silently runs without what it asked for.
+ */
+const REPLACED_SETTINGS: Record<string, string> = {
+  TRUST_PROXY:
+    'TRUST_PROXY is replaced by TRUST_PROXY_CIDRS: list the address ranges of your proxies (e.g. the balancer\'s network), or remove TRUST_PROXY (docs/operations.md, "Trusted proxies")',
+  LEAD_RATE_LIMIT_PER_LISTING:
+    'LEAD_RATE_LIMIT_PER_LISTING is replaced by LEAD_RATE_LIMIT_PER_LISTING_ADDRESS and LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: a per-listing count let a listing\'s owner learn how many inquiries others sent (docs/leads.md, "Abuse limits")',
+};
+
+/** TRUST_PROXY_CIDRS: the proxies whose X-Forwarded-For is believed (none by default). */
 function readTrustedProxies(r: EnvReader): TrustedProxies {
-  if (r.optionalString("TRUST_PROXY") !== undefined)
-    r.problem(
-      'TRUST_PROXY is replaced by TRUST_PROXY_CIDRS: list the address ranges of your proxies (e.g. the balancer\'s network), or remove TRUST_PROXY (docs/operations.md, "Trusted proxies")',
-    );
-  if (r.optionalString("LEAD_RATE_LIMIT_PER_LISTING") !== undefined)
-    r.problem(
-      'LEAD_RATE_LIMIT_PER_LISTING is replaced by LEAD_RATE_LIMIT_PER_LISTING_ADDRESS and LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: a per-listing count let a listing\'s owner learn how many inquiries others sent (docs/leads.md, "Abuse limits")',
-    );
+  for (const [name, message] of Object.entries(REPLACED_SETTINGS))
+    if (r.optionalString(name) !== undefined) r.problem(message);
   const { proxies, problems } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
   for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
   return proxies;
