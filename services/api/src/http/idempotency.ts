@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import type { SecretBox } from "@pss/service-kit";
 import type { Server } from "bun";
 import type postgres from "postgres";
-import { isRetryableConflict } from "../records/transaction-retry.ts";
+import { ContendedWriteError, isRetryableConflict } from "../records/transaction-retry.ts";
 import { ApiError, BadRequestError } from "./errors.ts";
 
 /** Default of IDEMPOTENCY_KEY_RETENTION_HOURS: how long an answer is kept for a key. */
@@ -97,8 +97,6 @@ export interface IdempotencyLayer {
     claim: IdempotencyClaim,
     work: () => Promise<IdempotentAnswer>,
   ): Promise<IdempotentAnswer & { replayed: boolean }>;
-  /** Deletes rows past their retention; how many. */
-  purgeExpired(): Promise<number>;
 }
 
 export function createIdempotencyLayer(deps: {
@@ -187,16 +185,17 @@ export function createIdempotencyLayer(deps: {
         } catch (err) {
           if (err instanceof NotKept) return { ...err.answer, replayed: false };
           if (err instanceof KeyTaken) {
+            // The request that held the key committed: its answer. (None: it was past retention, or deleted.)
             const row = await lookup(claim);
             if (row) return replay(claim, row);
           } else if (!(isRetryableConflict(err) || (err as { code?: unknown })?.code === ABORTED_TRANSACTION))
             throw err;
-          if (attempt >= ATTEMPTS) throw err instanceof KeyTaken ? new IdempotencyKeyReusedError() : err;
+          // Still colliding (or the key's row came and went under us): nothing was stored, retry shortly.
+          if (attempt >= ATTEMPTS) throw new ContendedWriteError();
           await Bun.sleep(Math.round(Math.random() * 20 * 2 ** attempt));
         }
       }
     },
-    purgeExpired: () => purgeIdempotencyKeys(base, hours),
   };
 }
 
