@@ -50,6 +50,8 @@ export interface AdminConfig {
   mediaStore: MediaStorageConfig | null;
   /** WEBHOOK_SECRET_KEY (or _FILE), for commands that read `webhookKey`. */
   webhookKey: Buffer | null;
+  /** BACKUP_SIGNING_KEY (or _FILE), for commands that read `backupSigningKey` (backup, restore). */
+  backupSigningKey: Buffer | null;
   /** Needed servers whose URL was not set and came from the local infrastructure runner. */
   local: Server[];
 }
@@ -59,16 +61,32 @@ export interface AdminReads {
   /** The services' media store: MEDIA_DIR when MEDIA_STORAGE=local, else the S3_* bucket (what compose and npm start use). */
   mediaStore?: boolean;
   webhookKey?: boolean;
+  backupSigningKey?: boolean;
 }
 
 function readWebhookKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
   if (!env.WEBHOOK_SECRET_KEY?.trim() && !env.WEBHOOK_SECRET_KEY_FILE?.trim()) {
     r.problem(
-      "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed to back up the webhook secret key; or pass --without-webhook-key",
+      "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed for --with-webhook-key; or leave the flag out (the key is then not in the backup)",
     );
     return null;
   }
   return readSecretKey(r, "WEBHOOK_SECRET_KEY");
+}
+
+/**
+ * BACKUP_SIGNING_KEY (or _FILE): seals every backup's manifest and is checked by every restore. It is never
+ * written into a backup: keep it apart from them (a secrets manager), and keep it safe: without it no backup can
+ * be restored (docs/operations.md, "Backup and restore").
+ */
+function readBackupSigningKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
+  if (!env.BACKUP_SIGNING_KEY?.trim() && !env.BACKUP_SIGNING_KEY_FILE?.trim()) {
+    r.problem(
+      "BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE is required to make or restore a backup: 32 random bytes (`openssl rand -base64 32`), kept apart from the backups and the same for every backup you may restore",
+    );
+    return null;
+  }
+  return readSecretKey(r, "BACKUP_SIGNING_KEY");
 }
 
 /**
@@ -113,8 +131,13 @@ export function loadAdminConfig(
     mediaDir: has("s3") || localMedia ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
     mediaStore: null,
     webhookKey: reads.webhookKey ? readWebhookKey(r, env) : null,
+    backupSigningKey: reads.backupSigningKey ? readBackupSigningKey(r, env) : null,
     local,
   };
+  if (config.webhookKey && config.backupSigningKey?.equals(config.webhookKey))
+    r.problem(
+      "BACKUP_SIGNING_KEY is the webhook secret key: give backups a signing key of their own (`openssl rand -base64 32`)",
+    );
   if (reads.mediaStore) config.mediaStore = localMedia ? { kind: "local", dir: config.mediaDir } : config.s3;
   r.done();
   return config;

@@ -310,9 +310,9 @@ describe("item 12: the previous release's retention keeps the records audience's
     expect(gone.status).toBe(410);
     expect(gone.body.error).toContain("after=2");
     expect((await feed(api.baseUrl, withoutLeads, 1)).status).toBe(410);
-    expect((await feed(api.baseUrl, withoutLeads, 2)).body.results.map((e: { sequence: number }) => e.sequence)).toEqual([
-      3, 4,
-    ]);
+    expect(
+      (await feed(api.baseUrl, withoutLeads, 2)).body.results.map((e: { sequence: number }) => e.sequence),
+    ).toEqual([3, 4]);
     // The key with lead tracking: as before.
     expect((await feed(api.baseUrl, partner.apiKey, 3)).body.error).toContain("after=4");
 
