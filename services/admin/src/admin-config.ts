@@ -64,30 +64,24 @@ export interface AdminReads {
   backupSigningKey?: boolean;
 }
 
-function readWebhookKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
-  if (!env.WEBHOOK_SECRET_KEY?.trim() && !env.WEBHOOK_SECRET_KEY_FILE?.trim()) {
-    r.problem(
-      "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed for --with-webhook-key; or leave the flag out (the key is then not in the backup)",
-    );
+/** A 32-byte key the command needs, read as the services read theirs (NAME or NAME_FILE); `missing` says why. */
+function readRequiredKey(r: EnvReader, env: Record<string, string | undefined>, name: string, missing: string) {
+  if (!env[name]?.trim() && !env[`${name}_FILE`]?.trim()) {
+    r.problem(missing);
     return null;
   }
-  return readSecretKey(r, "WEBHOOK_SECRET_KEY");
+  return readSecretKey(r, name);
 }
 
+const WEBHOOK_KEY_MISSING =
+  "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed for --with-webhook-key; or leave the flag out (the key is then not in the backup)";
 /**
- * BACKUP_SIGNING_KEY (or _FILE): seals every backup's manifest and is checked by every restore. It is never
- * written into a backup: keep it apart from them (a secrets manager), and keep it safe: without it no backup can
- * be restored (docs/operations.md, "Backup and restore").
+ * BACKUP_SIGNING_KEY (or _FILE) seals every backup's manifest and is checked by every restore. It is never written
+ * into a backup: keep it apart from them (a secrets manager), and keep it safe: without it no backup can be
+ * restored (docs/operations.md, "Backup and restore").
  */
-function readBackupSigningKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
-  if (!env.BACKUP_SIGNING_KEY?.trim() && !env.BACKUP_SIGNING_KEY_FILE?.trim()) {
-    r.problem(
-      "BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE is required to make or restore a backup: 32 random bytes (`openssl rand -base64 32`), kept apart from the backups and the same for every backup you may restore",
-    );
-    return null;
-  }
-  return readSecretKey(r, "BACKUP_SIGNING_KEY");
-}
+const SIGNING_KEY_MISSING =
+  "BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE is required to make or restore a backup: 32 random bytes (`openssl rand -base64 32`), kept apart from the backups and the same for every backup you may restore";
 
 /**
  * `needs`: the servers the command talks to; the others are neither read nor required.
@@ -130,8 +124,10 @@ export function loadAdminConfig(
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
     mediaDir: has("s3") || localMedia ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
     mediaStore: null,
-    webhookKey: reads.webhookKey ? readWebhookKey(r, env) : null,
-    backupSigningKey: reads.backupSigningKey ? readBackupSigningKey(r, env) : null,
+    webhookKey: reads.webhookKey ? readRequiredKey(r, env, "WEBHOOK_SECRET_KEY", WEBHOOK_KEY_MISSING) : null,
+    backupSigningKey: reads.backupSigningKey
+      ? readRequiredKey(r, env, "BACKUP_SIGNING_KEY", SIGNING_KEY_MISSING)
+      : null,
     local,
   };
   if (config.webhookKey && config.backupSigningKey?.equals(config.webhookKey))

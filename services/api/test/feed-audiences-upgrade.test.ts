@@ -260,7 +260,8 @@ describe("item 12: the previous release's retention keeps the records audience's
     });
   }
 
-  test("a stale cursor of a key without lead tracking gets 410 naming its own number, not a 200 over the deleted events", async () => {
+  /** A partner with lead tracking, a second key of it without, a sequencer to run passes, and its lead facts. */
+  async function partnerWithTwoAudiences() {
     const partner = await api.createPartner({ leadTracking: true });
     const withoutLeads = (
       await createPartnerAdmin({ sql: api.sql, redis: api.redis }).createKey({
@@ -278,6 +279,11 @@ describe("item 12: the previous release's retention keeps the records audience's
           officeLeadCount: count,
         }),
       );
+    return { partner, withoutLeads, sequencer, leadEvent };
+  }
+
+  test("a stale cursor of a key without lead tracking gets 410 naming its own number, not a 200 over the deleted events", async () => {
+    const { partner, withoutLeads, sequencer, leadEvent } = await partnerWithTwoAudiences();
     // Full numbering: 1 broker, 2 lead, 3 broker, 4 lead, 5 broker, 6 broker; records: 1, 2, 3, 4.
     const writes: (() => Promise<unknown>)[] = [
       () => partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker()),
@@ -324,24 +330,8 @@ describe("item 12: the previous release's retention keeps the records audience's
   });
 
   test("a pass of the previous release's retention that removes only a lead event moves nothing the key without lead tracking could see", async () => {
-    const partner = await api.createPartner({ leadTracking: true });
-    const withoutLeads = (
-      await createPartnerAdmin({ sql: api.sql, redis: api.redis }).createKey({
-        partnerId: partner.partnerId,
-        leadTracking: false,
-      })
-    ).apiKey;
-    const sequencer = createFeedSequencer({ sql: api.sql, logger: silentLogger }, { retentionDays: 35 });
-    await insertOutboxFacts(api.sql, [
-      partnerFactRow(
-        LeadReceived,
-        { aggregateId: crypto.randomUUID(), version: 1, partnerId: partner.partnerId, mode: "live" },
-        leadReceivedFact({ id: "1", external_id: "l" } as never, { id: "1", external_id: "b" } as never, {
-          officeId: 1,
-          officeLeadCount: 1,
-        }),
-      ),
-    ]);
+    const { partner, withoutLeads, sequencer, leadEvent } = await partnerWithTwoAudiences();
+    await insertOutboxFacts(api.sql, [leadEvent(1)]);
     await partner.put(`/partner/v1/brokers/${uniqueName("b")}`, sample.broker());
     while ((await sequencer.runOnce()) > 0);
     await api.sql`
