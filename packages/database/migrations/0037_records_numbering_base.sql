@@ -20,8 +20,14 @@
 -- their order and get the next numbers after the base; events numbered before 0029 stay outside the records
 -- numbering as 0029 left them.
 
--- The numbering stands still meanwhile: neither numbering passes nor retention run during this migration.
-LOCK TABLE partner_feed_heads, partner_feed IN EXCLUSIVE MODE;
+-- The numbering stands still meanwhile, and nothing waits in a cycle with this migration: first the deliveries (their
+-- writers hold no feed lock), then the feed sequencer's lock (packages/service-kit feed-sequencer.ts: every numbering
+-- pass, this release's and the previous one's, only tries it, so none is left waiting while holding anything), then
+-- the retention's. The previous release's retention takes no lock; it deletes feed rows before it updates a head
+-- row, in the order this migration updates them, so the two only wait for each other, never in a cycle.
+LOCK TABLE webhook_deliveries IN SHARE ROW EXCLUSIVE MODE;
+SELECT pg_advisory_xact_lock(727023);
+SELECT pg_advisory_xact_lock(727024);
 
 CREATE TEMPORARY TABLE records_base ON COMMIT DROP AS
 SELECT h.partner_id, h.mode, (h.last_seq / 1000000000000 + 1) * 1000000000000 AS base
@@ -52,21 +58,20 @@ WHERE b.partner_id = h.partner_id AND b.mode = h.mode;
 -- Stored deliveries to endpoints without lead data (what such a key lists with GET /partner/v1/webhook-deliveries,
 -- and what a retry or recover sends again) carry the records numbering too: the event's number now, or none for
 -- an event outside it (numbered before 0029: the previous release put the full number there, lead holes and all).
+-- One pass over the deliveries, joined to the feed by event (a fact has one feed event: the first, were there more).
 UPDATE webhook_deliveries d
-SET payload = (
-  SELECT CASE
-    WHEN n.record_seq IS NULL THEN (d.payload::jsonb #- '{data,sequence}')::text
-    ELSE jsonb_set(d.payload::jsonb, '{data,sequence}', to_jsonb(n.record_seq))::text
+SET payload = CASE
+    WHEN x.record_seq IS NULL THEN (d.payload::jsonb #- '{data,sequence}')::text
+    ELSE jsonb_set(d.payload::jsonb, '{data,sequence}', to_jsonb(x.record_seq))::text
   END
-  FROM (
-    SELECT (
-      SELECT f.record_seq FROM partner_feed f
-      WHERE f.event_id = d.event_id AND f.partner_id = d.partner_id
-      ORDER BY f.seq LIMIT 1
-    ) AS record_seq
-  ) n
-)
-FROM webhook_endpoints e
-WHERE e.id = d.endpoint_id
-  AND NOT e.carries_lead_data
-  AND d.payload::jsonb #> '{data,sequence}' IS NOT NULL;
+FROM (
+  SELECT w.id, f.record_seq
+  FROM webhook_deliveries w
+  JOIN webhook_endpoints e ON e.id = w.endpoint_id AND NOT e.carries_lead_data
+  LEFT JOIN (
+    SELECT DISTINCT ON (event_id, partner_id) event_id, partner_id, record_seq
+    FROM partner_feed ORDER BY event_id, partner_id, seq
+  ) f ON f.event_id = w.event_id AND f.partner_id = w.partner_id
+  WHERE strpos(w.payload, '"sequence"') > 0 AND w.payload::jsonb #> '{data,sequence}' IS NOT NULL
+) x
+WHERE d.id = x.id;
