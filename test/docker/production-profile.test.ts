@@ -262,7 +262,7 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     expect(loadApiConfig({ ...productionValues, RATE_LIMIT_PER_MINUTE: "600" }).rateLimitPerMinute).toBe(600);
   });
 
-  test("a production boot with a sidestep exits 1 before touching any server, one line for each, as the process says it", async () => {
+  test("a production boot with a sidestep exits 1 before touching any server, one line for each; with its override it boots and logs it once", async () => {
     const root = join(import.meta.dir, "..", "..");
     const base: Env = {
       ...productionValues,
@@ -327,5 +327,38 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       });
       for (const line of run.lines) expect(problems.filter((p) => p.startsWith(line))).toHaveLength(1);
     }
+    // With its override the same setting boots, and the service says so in its log, once.
+    const media = Bun.spawn([process.execPath, "services/media/src/main.ts"], {
+      cwd: root,
+      env: Object.fromEntries(
+        Object.entries({
+          ...base,
+          MEDIA_ALLOWED_HOSTS: "10.0.0.5:80",
+          MEDIA_ALLOWED_HOSTS_I_UNDERSTAND: "true",
+        }).filter(([, v]) => v !== undefined),
+      ) as Record<string, string>,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const timer = setTimeout(() => media.kill(), 20_000);
+    let logged = "";
+    const reader = media.stdout.getReader();
+    while (!logged.includes("production override:")) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      logged += new TextDecoder().decode(chunk.value);
+    }
+    media.kill();
+    clearTimeout(timer);
+    await media.exited;
+    const warning = logged
+      .split("\n")
+      .filter((l) => l.includes("production override:"))
+      .map((l) => JSON.parse(l) as { level: string; msg?: string; message?: string });
+    expect(warning).toHaveLength(1);
+    expect(warning[0]!.level).toBe("warn");
+    expect(JSON.stringify(warning[0])).toContain(
+      "production override: MEDIA_ALLOWED_HOSTS=10.0.0.5:80 switches off the private-address check for these hosts",
+    );
   }, 60_000);
 });
