@@ -464,7 +464,7 @@ export const COMMANDS: Record<string, Command> = {
         dir,
         {
           webhookKeyTo,
-          passphrase: webhookKeyTo ? passphraseFrom(await ctx.readStdin(), "--webhook-key-to") : undefined,
+          passphrase: async () => passphraseFrom(await ctx.readStdin(), "--webhook-key-to"),
         },
       );
       const key = r.manifest.webhookKey;

@@ -437,6 +437,12 @@ describe("backups nobody can forge (issue 37, item 7)", () => {
 
   test("the default backup restores in full but for the secrets left out, which the restored API makes anew", async () => {
     await freshSpare();
+    const noKey = await admin(["restore", "--from", plainDir, "--webhook-key-to", join(work, "no-key")], cliEnv(SPARE));
+    expect([noKey.code, noKey.stderr.trim()]).toEqual([
+      1,
+      "admin: the backup holds no webhook secret key (it is left out unless the backup was made with --with-webhook-key)",
+    ]);
+    expect(await spareUntouched()).toBe(true);
     const restored = json(await admin(["restore", "--from", plainDir], cliEnv(SPARE)), "admin restore (default)");
     expect(restored.webhookKey).toBeNull();
     expect(restored.next.join("\n")).toContain("not in this backup");

@@ -93,8 +93,8 @@ function writeWebhookKey(key: Buffer, to: string) {
 export async function restoreBackup(
   deps: RestoreDeps,
   dir: string,
-  /** webhookKeyTo: where to write the backup's webhook key, opened with `passphrase`. */
-  opts: { webhookKeyTo?: string; passphrase?: string } = {},
+  /** webhookKeyTo: where to write the backup's webhook key, opened with the passphrase (asked for only then). */
+  opts: { webhookKeyTo?: string; passphrase?: () => Promise<string> } = {},
 ): Promise<RestoreResult> {
   const started = performance.now();
   const manifest = readManifest(dir, deps.signingKey);
@@ -102,7 +102,7 @@ export async function restoreBackup(
   if (manifest.webhookKey) await verifyFile(dir, manifest.webhookKey.file, manifest.webhookKey.sha256);
   if (opts.webhookKeyTo && !manifest.webhookKey) throw new BackupError(NO_KEY);
   // Opened before anything changes: a wrong passphrase stops the restore here.
-  const webhookKey = opts.webhookKeyTo ? openWebhookKey(dir, manifest, opts.passphrase ?? "") : null;
+  const webhookKey = opts.webhookKeyTo ? openWebhookKey(dir, manifest, (await opts.passphrase?.()) ?? "") : null;
 
   let objects: RestoreResult["objects"] = { restored: 0, alreadyThere: 0, bytes: 0 };
   let objectsDone = started;
