@@ -7,7 +7,9 @@
 -- its 410. This trigger raises record_pruned_through with pruned_through, in the same UPDATE, from the events that
 -- are left: the records numbering follows the full numbering's order, so every record event numbered at or below
 -- pruned_through lies before the first record event kept after it; with none kept after it, everything numbered so
--- far is gone. The current retention raises both itself; for it the trigger agrees (greatest of the two).
+-- far is gone. The current retention raises both itself; for it the trigger agrees (greatest of the two). What a
+-- previous release pruned before this trigger existed needs no catching up: 0037 set every head with history to
+-- its base, above every number removed before it.
 CREATE FUNCTION partner_feed_record_pruned_through() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   NEW.record_pruned_through := greatest(
