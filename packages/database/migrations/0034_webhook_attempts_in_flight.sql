@@ -22,7 +22,6 @@ CREATE TABLE webhook_attempts_in_flight (
   held_until timestamptz(3) NOT NULL,
   PRIMARY KEY (delivery_id, claim_token)
 );
-CREATE INDEX webhook_attempts_in_flight_audience ON webhook_attempts_in_flight (lead_data, partner_id);
 CREATE INDEX webhook_attempts_in_flight_held_until ON webhook_attempts_in_flight (held_until);
 COMMENT ON TABLE webhook_attempts_in_flight IS 'owner: services/webhooks (the delivery worker: written by the claim, removed when the attempt ends)';
 

@@ -123,17 +123,20 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
       const leads = audience === "leads";
       const rows = await sql`
         WITH flight AS (
-          SELECT f.endpoint_id, f.partner_id, count(*)::int AS n FROM webhook_attempts_in_flight f
-          WHERE f.lead_data = ${leads} AND f.held_until > now()
-            ${scoped(sql, partners, "f")}
-          GROUP BY f.endpoint_id, f.partner_id
+          SELECT f.endpoint_id, f.partner_id, f.lead_data, count(*)::int AS n FROM webhook_attempts_in_flight f
+          WHERE f.held_until > now() ${scoped(sql, partners, "f")}
+          GROUP BY f.endpoint_id, f.partner_id, f.lead_data
+        ), endpoint_flight AS (
+          -- Every attempt to the endpoint, also one claimed before it began to carry lead data.
+          SELECT endpoint_id, sum(n)::int AS n FROM flight GROUP BY endpoint_id
         ), partner_flight AS (
-          SELECT partner_id, sum(n)::int AS n FROM flight GROUP BY partner_id
+          -- The partner's attempts of this audience only: the other audience's never take its share.
+          SELECT partner_id, sum(n)::int AS n FROM flight WHERE lead_data = ${leads} GROUP BY partner_id
         ), endpoints AS (
           SELECT e.id, e.partner_id, COALESCE(f.n, 0) AS busy, COALESCE(pf.n, 0) AS partner_busy,
                  t.served_at, max(t.served_at) OVER (PARTITION BY e.partner_id) AS partner_served_at
           FROM webhook_endpoints e
-          LEFT JOIN flight f ON f.endpoint_id = e.id
+          LEFT JOIN endpoint_flight f ON f.endpoint_id = e.id
           LEFT JOIN partner_flight pf ON pf.partner_id = e.partner_id
           LEFT JOIN webhook_endpoint_turns t ON t.endpoint_id = e.id
           WHERE e.carries_lead_data = ${leads}
