@@ -72,14 +72,10 @@ describe("webhooks", () => {
     await client.webhooks.delete(id);
     expect((await apiError(client.webhooks.get(id))).status).toBe(404);
   });
+
   test("replay queues the feed's events the endpoint subscribes to, each once", async () => {
     // A test key: its simulated lead puts a lead.received in the test feed.
-    const testClient = createPartnerClient({ baseUrl: api.baseUrl, apiKey: partner.test!.apiKey });
-    const brokerId = uniqueName("sdk-rb");
-    const listingId = uniqueName("sdk-rl");
-    await testClient.putBroker(brokerId, sample.broker() as never);
-    await testClient.putListing(listingId, sample.listing(brokerId) as never);
-    expect((await testClient.testMode.createLead(listingId, { name: "Test Buyer" })).httpStatus).toBe(202);
+    const { testClient, listingId } = await testListingWithLead();
     const lead = await waitForFeedEvent(testClient, "lead.received", listingId);
     const id = uniqueName("sdk-replay");
     await testClient.webhooks.put(id, { url: "https://crm.example.com/hooks/pss", events: ["lead.received"] });
@@ -96,6 +92,17 @@ describe("webhooks", () => {
     await testClient.testMode.purge();
   });
 });
+
+/** With the partner's test key: a broker, a listing of it, and a simulated lead on the listing (accepted). */
+async function testListingWithLead(): Promise<{ testClient: PartnerClient; listingId: string }> {
+  const testClient = createPartnerClient({ baseUrl: api.baseUrl, apiKey: partner.test!.apiKey });
+  const brokerId = uniqueName("sdk-tb");
+  const listingId = uniqueName("sdk-tl");
+  await testClient.putBroker(brokerId, sample.broker() as never);
+  await testClient.putListing(listingId, sample.listing(brokerId) as never);
+  expect((await testClient.testMode.createLead(listingId, { name: "Test Buyer" })).httpStatus).toBe(202);
+  return { testClient, listingId };
+}
 
 /** The feed's event of `type` about the listing, once the sequencer has numbered it. */
 async function waitForFeedEvent(c: PartnerClient, type: string, externalListingId: string): Promise<FeedEvent> {
@@ -128,12 +135,7 @@ describe("history, test mode and the change feed", () => {
   });
 
   test("with a test key, a simulated lead is accepted and purge removes the test records", async () => {
-    const testClient = createPartnerClient({ baseUrl: api.baseUrl, apiKey: partner.test!.apiKey });
-    const brokerId = uniqueName("sdk-tb");
-    const listingId = uniqueName("sdk-tl");
-    await testClient.putBroker(brokerId, sample.broker() as never);
-    await testClient.putListing(listingId, sample.listing(brokerId) as never);
-    expect((await testClient.testMode.createLead(listingId, { name: "Test Buyer" })).httpStatus).toBe(202);
+    const { testClient, listingId } = await testListingWithLead();
     const purged = await testClient.testMode.purge();
     expect(purged.deleted).toMatchObject({ listings: 1, brokers: 1, leads: 1 });
     expect((await apiError(testClient.getListing(listingId))).status).toBe(404);
