@@ -9,7 +9,9 @@
 -- dies leaves it to expire at the claim's lease (held_until). Nothing else touches it, so the per-endpoint and
 -- per-partner caps count every attempt that holds a worker, and a delivery with an attempt here is not claimed
 -- again (a retry of a delivery in flight waits for that attempt). No foreign keys: an attempt to an endpoint
--- deleted meanwhile still holds a worker, and still counts for its partner.
+-- deleted meanwhile still holds a worker, and still counts for its partner. During a rolling upgrade the previous
+-- release's worker writes no rows here (it counts claimed_at, which this release's claim still sets), so for those
+-- minutes each release's caps count only its own attempts.
 -- lead_data: the endpoint carried lead data when claimed. The caps per partner count each audience on its own
 -- (endpoints with lead data, the others), so no attempt to a lead endpoint takes capacity a key without lead
 -- tracking could observe (docs/leads.md, "What a key without lead tracking can observe").
