@@ -190,7 +190,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     leads,
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
-    webhookReplayDailyBudget: config.webhookReplayDailyBudget,
+    webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
     previews: createPreviewLinks({
       sql,
