@@ -18,6 +18,14 @@ import { createFailedMediaReset } from "@pss/media/failed-media-reset";
 import type { AdminConfig, AdminReads, Server } from "./admin-config.ts";
 import { createBackup } from "./backup/backup.ts";
 import { restoreBackup } from "./backup/restore.ts";
+import {
+  assertFreeLocation,
+  downloadBackup,
+  objectStoreClient,
+  parseObjectStoreLocation,
+  uploadBackup,
+  withScratch,
+} from "./backup/object-store.ts";
 
 export class UsageError extends Error {}
 
@@ -399,28 +407,37 @@ export const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage:
-      "backup --to <dir> [--without-webhook-key]   (PostgreSQL at one snapshot, the media store's variants, the webhook secret key; docs/operations.md)",
+      "backup --to <dir|s3://bucket/path> [--without-webhook-key]   (PostgreSQL at one snapshot, the media store's variants, the webhook secret key; docs/operations.md)",
     flags: { to: "value", "without-webhook-key": "boolean" },
     required: ["to"],
     needs: ["postgres"],
     reads: (f) => ({ mediaStore: true, webhookKey: f["without-webhook-key"] !== true }),
     async run(ctx, f) {
-      const dir = str(f, "to");
-      const m = await createBackup(
-        {
-          sql: ctx.sql(),
-          mediaStore: ctx.config.mediaStore!,
-          webhookKey: ctx.config.webhookKey,
-          progress: (line) => ctx.warn(`backup: ${line}`),
-        },
-        dir,
-      );
+      const target = str(f, "to");
+      const progress = (line: string) => ctx.warn(`backup: ${line}`);
+      const deps = {
+        sql: ctx.sql(),
+        mediaStore: ctx.config.mediaStore!,
+        webhookKey: ctx.config.webhookKey,
+        progress,
+      };
+      const location = parseObjectStoreLocation(target);
+      const m = location
+        ? await withScratch(async (dir) => {
+            // Checked before the backup is made too: a name in use fails at once, not after the copy.
+            const client = objectStoreClient(deps.mediaStore, location);
+            await assertFreeLocation(client, location);
+            const made = await createBackup(deps, dir);
+            await uploadBackup(client, location, dir, progress);
+            return made;
+          })
+        : await createBackup(deps, target);
       if (m.webhookKey)
         ctx.warn(
-          `backup: ${dir}/${m.webhookKey.file} is the webhook secret key: with it the database's webhook secrets can be read, so keep the backup as safe as the key itself`,
+          `backup: ${target}/${m.webhookKey.file} is the webhook secret key: with it the database's webhook secrets can be read, so keep the backup as safe as the key itself`,
         );
       return {
-        backup: dir,
+        backup: location ? location.url : target,
         recoveryPoint: m.recoveryPoint.at,
         snapshot: m.recoveryPoint.snapshot,
         tables: m.database.tables.length,
@@ -434,18 +451,23 @@ export const COMMANDS: Record<string, Command> = {
   },
   restore: {
     usage:
-      "restore --from <dir> [--webhook-key-to <file>]   (into a new, empty database and the media store; then run 'reindex')",
+      "restore --from <dir|s3://bucket/path> [--webhook-key-to <file>]   (into a new, empty database and the media store; then run 'reindex')",
     flags: { from: "value", "webhook-key-to": "value" },
     required: ["from"],
     needs: ["postgres"],
     reads: () => ({ mediaStore: true }),
     async run(ctx, f) {
       const dir = str(f, "from");
-      const r = await restoreBackup(
-        { sql: ctx.sql(), mediaStore: ctx.config.mediaStore!, progress: (line) => ctx.warn(`restore: ${line}`) },
-        dir,
-        { webhookKeyTo: opt(f, "webhook-key-to") },
-      );
+      const progress = (line: string) => ctx.warn(`restore: ${line}`);
+      const deps = { sql: ctx.sql(), mediaStore: ctx.config.mediaStore!, progress };
+      const options = { webhookKeyTo: opt(f, "webhook-key-to") };
+      const location = parseObjectStoreLocation(dir);
+      const r = location
+        ? await withScratch(async (scratch) => {
+            await downloadBackup(objectStoreClient(deps.mediaStore, location), location, scratch, progress);
+            return restoreBackup(deps, scratch, options);
+          })
+        : await restoreBackup(deps, dir, options);
       const key = r.manifest.webhookKey;
       const next = [
         "npm run admin -- reindex (or docker compose run --rm admin reindex): search is rebuilt from PostgreSQL",
