@@ -15,9 +15,10 @@ const args = process.argv.slice(2);
 let registry: string | null = null;
 try {
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--push") registry = parseRegistry(args[++i]);
-    else if (args[i]?.startsWith("--push=")) registry = parseRegistry(args[i]!.slice("--push=".length));
-    else throw new Error(`unknown argument '${args[i]}' (usage: npm run images [-- --push REGISTRY])`);
+    const arg = args[i] ?? "";
+    if (arg === "--push") registry = parseRegistry(args[++i]);
+    else if (arg.startsWith("--push=")) registry = parseRegistry(arg.slice("--push=".length));
+    else throw new Error(`unknown argument '${arg}' (usage: npm run images [-- --push REGISTRY])`);
   }
 } catch (err) {
   console.error(`images: ${(err as Error).message}`);

@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dir, "..", "..");
 
 /** The repository name each image gets in a registry: the service image under the chart's name, the rest pss-<name>. */
 export function repositoryName(variable: ImageVariable): string {
-  const image = IMAGE_VARIABLES.find((v) => v.name === variable)!.image;
+  const image = IMAGE_VARIABLES.find((v) => v.name === variable)?.image;
   return image === "service" ? "partner-syndication-service" : `pss-${image}`;
 }
 
@@ -65,18 +65,20 @@ export async function pushImages(opts: {
   const pushed: PushedImage[] = [];
   for (const [variable, local] of Object.entries(opts.images) as [ImageVariable, string][]) {
     const repository = `${opts.registry}/${repositoryName(variable)}`;
-    let digest: string | null = null;
+    let digest = "";
     const t0 = Date.now();
     for (const tag of opts.tags) {
       await runCommand(["docker", "tag", local, `${repository}:${tag}`]);
       const out = await runCommand(["docker", "push", `${repository}:${tag}`]);
       const got = pushedDigest(out);
       if (!got) throw new Error(`docker push ${repository}:${tag} reported no digest: ${out.slice(-300)}`);
-      if (digest && got !== digest) throw new Error(`${repository}: the tags got different digests (${digest}, ${got})`);
+      if (digest && got !== digest)
+        throw new Error(`${repository}: the tags got different digests (${digest}, ${got})`);
       digest = got;
     }
     opts.log(`pushed ${repository}:${opts.tags.join(",")} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    pushed.push({ variable, repository, tags: opts.tags, digest: digest! });
+    if (!digest) throw new Error(`${repository}: no tag to push`);
+    pushed.push({ variable, repository, tags: opts.tags, digest });
   }
   return pushed;
 }

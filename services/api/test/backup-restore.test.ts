@@ -21,6 +21,7 @@ import { recordLeads } from "../../leads/src/counting/count-recorder.ts";
 import { signedHeaders } from "../../webhooks/src/delivery/signing.ts";
 import { verifyWebhook } from "../../../packages/sdk/src/index.ts";
 import { testS3Env, testUrls, uniqueName } from "../../../test/support/env.ts";
+import { tableDigests } from "../../../test/support/table-digests.ts";
 import { admin, adminEnv, json } from "./support/admin-cli.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
@@ -77,22 +78,6 @@ async function storedNames(): Promise<string[]> {
   const names: string[] = [];
   for await (const f of storage.list()) names.push(f.name);
   return names.sort();
-}
-
-/** Every backed-up table's rows as one digest (write_xid left out: restore stamps its own, see restore.ts). */
-async function tableDigests(sql: postgres.Sql): Promise<Record<string, { rows: number; md5: string }>> {
-  const tables = await sql<{ name: string }[]>`
-    SELECT relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = current_schema() AND c.relkind = 'r' AND relname NOT IN ('schema_migrations', 'leader_leases')
-    ORDER BY relname`;
-  const out: Record<string, { rows: number; md5: string }> = {};
-  for (const { name } of tables) {
-    const [d] = await sql<{ rows: number; md5: string }[]>`
-      SELECT count(*)::int AS rows, coalesce(md5(string_agg(x, E'\n' ORDER BY x)), '') AS md5
-      FROM (SELECT (to_jsonb(t) - 'write_xid')::text AS x FROM ${sql(name)} t) s`;
-    out[name] = d!;
-  }
-  return out;
 }
 
 // What the source answered before the backup, compared with what the restored database answers.

@@ -23,12 +23,15 @@ export interface ObjectStoreLocation {
 /** s3://<bucket>/<path>: null when `value` is no s3:// URL (a directory); throws on a malformed one. */
 export function parseObjectStoreLocation(value: string): ObjectStoreLocation | null {
   if (!value.startsWith("s3://")) return null;
-  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/((?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9._-]+)\/?$/.exec(value);
-  if (!m)
+  const m =
+    /^s3:\/\/(?<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(?<path>(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9._-]+)\/?$/.exec(
+      value,
+    )?.groups;
+  if (!m?.bucket || !m.path)
     throw new BackupError(
       `'${value}' is not a backup location in an object store: s3://<bucket>/<path>, e.g. s3://pss-media/backups/20261128T010000Z`,
     );
-  return { bucket: m[1]!, prefix: `${m[2]}/`, url: `s3://${m[1]}/${m[2]}` };
+  return { bucket: m.bucket, prefix: `${m.path}/`, url: `s3://${m.bucket}/${m.path}` };
 }
 
 /** A client for the location's bucket with the services' object store settings (S3_ENDPOINT, credentials). */
