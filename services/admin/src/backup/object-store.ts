@@ -27,7 +27,7 @@ export function parseObjectStoreLocation(value: string): ObjectStoreLocation | n
     /^s3:\/\/(?<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(?<path>(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9._-]+)\/?$/.exec(
       value,
     )?.groups;
-  if (!m?.bucket || !m.path)
+  if (!m?.bucket || !m.path || m.path.split("/").some((part) => /^\.+$/.test(part)))
     throw new BackupError(
       `'${value}' is not a backup location in an object store: s3://<bucket>/<path>, e.g. s3://pss-media/backups/20261128T010000Z`,
     );
