@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { DEV_VALUES, CHART } from "./support/chart.ts";
-import { clusterEnv, clusterTestsUnavailable, splitImage, tools } from "./support/cluster-env.ts";
+import { chartTestContext, clusterTestsUnavailable, createFirstPartner, splitImage } from "./support/cluster-env.ts";
 import { type Journey, type Mail, startJourney } from "./support/journey.ts";
 import { until } from "../support/until.ts";
 
@@ -22,29 +22,22 @@ const unavailable = clusterTestsUnavailable();
 if (unavailable) console.error(`kubernetes chart tests skipped: ${unavailable}`);
 const it = unavailable ? test.skip : test;
 
-const token = `kz${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
-const namespace = `pss-chart-${token.slice(2, 8)}`;
-const release = "pss";
-const prefix = `${release}-partner-syndication-service`;
-const timings: Record<string, number> = {};
-const seconds = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
-const env = unavailable ? null : clusterEnv();
-const { kubectl, helm } = env ? tools(env, namespace) : ({} as ReturnType<typeof tools>);
+const { token, release, prefix, timings, seconds, env, kubectl, helm, ...context } = chartTestContext(
+  "chart",
+  unavailable,
+);
+const { clusterIp } = context;
 
 let journey: Journey;
 let sql: postgres.Sql | undefined;
 let sinkBase = "";
-let partner = { apiKey: "", partnerId: "" };
+let partner = { apiKey: "" };
 
 /** The SMTP sink's messages (mailpit's API). */
 async function sinkMessages(): Promise<Mail[]> {
   const res = await fetch(`${sinkBase}/api/v1/messages`, { signal: AbortSignal.timeout(5_000) });
   const body = (await res.json()) as { messages: { MessageID: string; To: { Address: string }[] }[] };
   return body.messages.map((m) => ({ id: m.MessageID, to: m.To.map((t) => t.Address) }));
-}
-
-async function clusterIp(service: string): Promise<string> {
-  return (await kubectl(["get", "service", `${prefix}-${service}`, "-o", "jsonpath={.spec.clusterIP}"])).trim();
 }
 
 async function podsOf(component: string): Promise<string[]> {
@@ -89,20 +82,13 @@ function installValues(imageRef: string): string[] {
 beforeAll(async () => {
   if (unavailable) return;
   journey = await startJourney({ nodeIp: env!.nodeIp, token });
-  await runToolNs(["create", "namespace", namespace]);
+  await context.createNamespace();
 }, 60_000);
-
-async function runToolNs(args: string[]): Promise<string> {
-  const { runTool } = await import("../../scripts/kubernetes/cluster.ts");
-  return runTool([env!.kubectlBin, "--kubeconfig", env!.kubeconfig, ...args]);
-}
 
 afterAll(async () => {
   if (unavailable) return;
   await sql?.end({ timeout: 2 }).catch(() => {});
-  // Whatever a failed step left: the release and the namespace go (the cluster is stopped after this file).
-  await helm(["uninstall", release, "--wait", "--timeout", "2m"], { timeoutMs: 150_000 }).catch(() => {});
-  await runToolNs(["delete", "namespace", namespace, "--wait=true", "--timeout=120s"]).catch(() => {});
+  await context.removeRelease();
   journey?.stop();
   console.error(`kubernetes chart timings (s): ${JSON.stringify(timings)}`);
 }, 300_000);
@@ -142,21 +128,7 @@ it("helm install --wait brings the release up; a partner's listing with photos b
   expect(write).toContain("Read-only file system");
 
   // --- an operator creates the first partner (the admin CLI in the API's pod, as NOTES.txt says) ----------------
-  partner = JSON.parse(
-    await kubectl([
-      "exec",
-      `deploy/${prefix}-api`,
-      "--",
-      "bun",
-      "services/admin/src/cli.ts",
-      "partners",
-      "create",
-      "--name",
-      `Chart ${token}`,
-      "--lead-tracking",
-      "--json",
-    ]),
-  );
+  partner = await createFirstPartner(kubectl, prefix, `Chart ${token}`);
   expect(partner.apiKey).toStartWith("pss_live_");
 
   t0 = Date.now();

@@ -27,7 +27,7 @@ import { testUrls } from "../support/env.ts";
 import { tableDigests } from "../support/table-digests.ts";
 import { until } from "../support/until.ts";
 import { CHART } from "./support/chart.ts";
-import { clusterEnv, clusterTestsUnavailable, tools } from "./support/cluster-env.ts";
+import { chartTestContext, clusterTestsUnavailable, createFirstPartner } from "./support/cluster-env.ts";
 import { type Journey, type Mail, startJourney } from "./support/journey.ts";
 import { type OutsideServers, startOutsideServers } from "./support/outside-servers.ts";
 
@@ -45,14 +45,11 @@ const unavailable =
 if (unavailable) console.error(`kubernetes production chart tests skipped: ${unavailable}`);
 const it = unavailable ? test.skip : test;
 
-const token = `kp${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
-const namespace = `pss-prod-${token.slice(2, 8)}`;
-const release = "pss";
-const prefix = `${release}-partner-syndication-service`;
-const timings: Record<string, number> = {};
-const seconds = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
-const env = unavailable ? null : clusterEnv();
-const { kubectl, helm } = env ? tools(env, namespace) : ({} as ReturnType<typeof tools>);
+const { token, namespace, release, prefix, timings, seconds, env, kubectl, helm, ...context } = chartTestContext(
+  "prod",
+  unavailable,
+);
+const { clusterIp } = context;
 const registry = {
   repository: process.env.PSS_REGISTRY_REPOSITORY ?? "",
   tags: (process.env.PSS_REGISTRY_TAGS ?? "").split(","),
@@ -112,10 +109,6 @@ async function variantsUnder(mediaPrefix: string): Promise<string[]> {
     .filter((rest) => /^[0-9a-f]{2}\/[0-9a-f]{64}\.(webp|jpg)$/.test(rest))
     .map((rest) => rest.slice(3))
     .sort();
-}
-
-async function clusterIp(service: string): Promise<string> {
-  return (await kubectl(["get", "service", `${prefix}-${service}`, "-o", "jsonpath={.spec.clusterIP}"])).trim();
 }
 
 interface PodList {
@@ -192,6 +185,9 @@ function valuesYaml(): string {
   return JSON.stringify(values, null, 2);
 }
 
+/** The values of the upgrade: the same file, the next digest. */
+const nextRelease = () => ["-f", valuesFile, "--set", `image.digest=${registry.upgradeDigest}`];
+
 async function createSecret(name: string, data: Record<string, string>): Promise<void> {
   await kubectl([
     "create",
@@ -200,11 +196,6 @@ async function createSecret(name: string, data: Record<string, string>): Promise
     name,
     ...Object.entries(data).map(([k, v]) => `--from-literal=${k}=${v}`),
   ]);
-}
-
-async function runToolNs(args: string[]): Promise<string> {
-  const { runTool } = await import("../../scripts/kubernetes/cluster.ts");
-  return runTool([env!.kubectlBin, "--kubeconfig", env!.kubeconfig, ...args]);
 }
 
 /** A Job's completion (or its failure, with its pod's log), then its pod's log. */
@@ -236,7 +227,7 @@ beforeAll(async () => {
     opensearchUrl: urls.OPENSEARCH_URL,
   });
   sql = postgres(servers.localDatabaseUrl, { max: 2, onnotice: () => {} });
-  await runToolNs(["create", "namespace", namespace]);
+  await context.createNamespace();
   webhookKey = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
   await createSecret("prod-database", { url: servers.databaseUrl });
   await createSecret("prod-redis", { url: servers.redisUrl });
@@ -258,9 +249,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (unavailable) return;
   await sql?.end({ timeout: 2 }).catch(() => {});
-  // Whatever a failed step left: the release and the namespace go (the cluster is stopped after this file).
-  await helm(["uninstall", release, "--wait", "--timeout", "2m"], { timeoutMs: 150_000 }).catch(() => {});
-  await runToolNs(["delete", "namespace", namespace, "--wait=true", "--timeout=120s"]).catch(() => {});
+  await context.removeRelease();
   journey?.stop();
   await servers?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
@@ -315,21 +304,7 @@ it("helm install --wait of the production values from the registry: the migratio
 it("the journey: a listing with photos becomes searchable with its variants in the object store, a webhook arrives, one lead e-mail is relayed", async () => {
   expect(timings.install).toBeGreaterThan(0);
   const t0 = Date.now();
-  partner = JSON.parse(
-    await kubectl([
-      "exec",
-      `deploy/${prefix}-api`,
-      "--",
-      "bun",
-      "services/admin/src/cli.ts",
-      "partners",
-      "create",
-      "--name",
-      `Production ${token}`,
-      "--lead-tracking",
-      "--json",
-    ]),
-  );
+  partner = await createFirstPartner(kubectl, prefix, `Production ${token}`);
   expect(partner.apiKey).toStartWith("pss_live_");
   await journey.setUpPartner(`http://${await clusterIp("api")}:8080`, partner.apiKey);
   await journey.journey({ sql: sql!, mails, stored: async () => new Set(await variantsUnder("")) });
@@ -346,21 +321,7 @@ it("helm upgrade --wait to the next image digest under steady writes: 0 failed r
     await Bun.sleep(3_000);
     const t1 = Date.now();
     upgradeStarted = new Date();
-    await helm(
-      [
-        "upgrade",
-        release,
-        CHART,
-        "-f",
-        valuesFile,
-        "--set",
-        `image.digest=${registry.upgradeDigest}`,
-        "--wait",
-        "--timeout",
-        "5m",
-      ],
-      { timeoutMs: 330_000 },
-    );
+    await helm(["upgrade", release, CHART, ...nextRelease(), "--wait", "--timeout", "5m"], { timeoutMs: 330_000 });
     upgradeSeconds = seconds(t1);
   });
   timings.upgrade = upgradeSeconds;
@@ -399,10 +360,7 @@ it("the backup CronJob, triggered once, writes a backup to the object store; the
       "template",
       release,
       CHART,
-      "-f",
-      valuesFile,
-      "--set",
-      `image.digest=${registry.upgradeDigest}`,
+      ...nextRelease(),
       "--set",
       `restore.backup=${name}`,
       "--set",
