@@ -316,7 +316,7 @@ describe("the Helm chart", () => {
       "--set",
       "serviceMonitor.enabled=true",
       "--set",
-      "trustedProxies={10.42.0.0/16,fd00::/8}",
+      "services.api.trustProxyCidrs=10.42.0.0/16\\,fd00::/8",
       "--set",
       "image.repository=registry.example.com/partner-syndication-service",
       "--set",
@@ -340,6 +340,7 @@ describe("the Helm chart", () => {
       SERVICES.map((s) => `pss-partner-syndication-service-${s}-health`).sort(),
     );
     expect(containerEnv(docs, "api").TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,fd00::/8");
+    expect(containerEnv(docs, "media").TRUST_PROXY_CIDRS).toBeUndefined();
     for (const service of SERVICES)
       expect(deployment(docs, service).spec.template.spec.containers[0].image).toBe(
         `registry.example.com/partner-syndication-service:1.4.0@${digest}`,
@@ -399,7 +400,10 @@ describe("the Helm chart", () => {
 
   it("the backup CronJob is off by default; on, it backs up to the object store or a kept PVC; the restore Job renders only for a named backup, into the database and media prefix given", async () => {
     expect(byKind(await template(production), "CronJob")).toEqual([]);
-    const s3 = await template([...production, "--set", "backup.enabled=true"]);
+    const unsealed = await helm(["template", "pss", CHART, ...production, "--set", "backup.enabled=true"]);
+    expect(unsealed.err).toContain("backup.signingKey.value or backup.signingKey.existingSecret is required");
+    const sealed = ["--set", "backup.signingKey.existingSecret=backup-seal"];
+    const s3 = await template([...production, ...sealed, "--set", "backup.enabled=true"]);
     const [cron] = byKind(s3, "CronJob");
     expect(cron!.spec.concurrencyPolicy).toBe("Forbid");
     const pod = cron!.spec.jobTemplate.spec.template.spec;
@@ -409,12 +413,25 @@ describe("the Helm chart", () => {
       'services/admin/src/cli.ts backup --json --to "$BACKUP_TARGET$(date -u +%Y%m%dT%H%M%SZ)"',
     );
     expect(c.command[2]).toContain("--without-webhook-key");
+    expect(c.env.find((e: { name: string }) => e.name === "BACKUP_SIGNING_KEY").valueFrom.secretKeyRef).toEqual({
+      name: "backup-seal",
+      key: "key",
+    });
     expect(c.env.find((e: { name: string }) => e.name === "BACKUP_TARGET").value).toBe("s3://pss-media/backups/");
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(pod.volumes.find((v: { name: string }) => v.name === "tmp").emptyDir.sizeLimit).toBe("4Gi");
     expect(byKind(s3, "PersistentVolumeClaim")).toEqual([]);
 
-    const pvc = await template([...production, "--set", "backup.enabled=true", "--set", "backup.destination=pvc"]);
+    const pvc = await template([
+      ...production,
+      "--set",
+      "backup.enabled=true",
+      "--set",
+      "backup.destination=pvc",
+      "--set",
+      `backup.signingKey.value=${"ab".repeat(32)}`,
+    ]);
+    expect(secretValue(pvc, "pss-partner-syndication-service-backup-signing-key", "key")).toBe("ab".repeat(32));
     const [claim] = byKind(pvc, "PersistentVolumeClaim");
     expect(claim!.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
     const pvcPod = byKind(pvc, "CronJob")[0]!.spec.jobTemplate.spec.template.spec;
@@ -434,6 +451,7 @@ describe("the Helm chart", () => {
       "restore.databaseSecret=new-database",
       "--set",
       "restore.mediaPrefix=restored/",
+      ...sealed,
       "--show-only",
       "templates/restore-job.yaml",
     ]);

@@ -66,6 +66,7 @@ const OPERATOR_SECRETS = [
   "prod-smtp",
   "prod-webhook-key",
   "restore-database",
+  "prod-backup-signing-key",
 ];
 
 let journey: Journey;
@@ -180,7 +181,12 @@ function valuesYaml(): string {
       },
     },
     // Triggered by hand below; a schedule that does not come round during the test.
-    backup: { enabled: true, schedule: "0 0 1 1 *", destination: "s3" },
+    backup: {
+      enabled: true,
+      schedule: "0 0 1 1 *",
+      destination: "s3",
+      signingKey: { existingSecret: "prod-backup-signing-key" },
+    },
   };
   return JSON.stringify(values, null, 2);
 }
@@ -240,6 +246,9 @@ beforeAll(async () => {
   });
   await createSecret("prod-webhook-key", { key: webhookKey });
   await createSecret("restore-database", { url: servers.restoreDatabaseUrl });
+  await createSecret("prod-backup-signing-key", {
+    key: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64"),
+  });
   work = mkdtempSync(join(tmpdir(), "pss-chart-production-"));
   valuesFile = join(work, "values.json");
   writeFileSync(valuesFile, valuesYaml());

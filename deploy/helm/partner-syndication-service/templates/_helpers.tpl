@@ -313,6 +313,7 @@ spec:
           valueFrom: { secretKeyRef: { name: {{ .databaseSecret }}, key: {{ .databaseKey | quote }} } }
         {{- include "pss.s3Env" $root | nindent 8 }}
         {{- include "pss.secretEnv" (dict "root" $root) | nindent 8 }}
+        {{- include "pss.secretVar" (dict "name" "BACKUP_SIGNING_KEY" "secret" (include "pss.backupSigningKeySecret" $root) "key" (ternary $root.Values.backup.signingKey.existingSecretKey "key" (ne $root.Values.backup.signingKey.existingSecret "")) ) | nindent 8 }}
         - { name: TMPDIR, value: /tmp }
         {{- with .env }}
         {{- toYaml . | nindent 8 }}
@@ -340,6 +341,16 @@ spec:
 {{- printf "s3://%s/%s" (default .root.Values.s3.bucket .root.Values.backup.bucket) .root.Values.backup.prefix -}}
 {{- else -}}
 /backup/
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret with BACKUP_SIGNING_KEY: yours, or the chart's from backup.signingKey.value; one is required. */}}
+{{- define "pss.backupSigningKeySecret" -}}
+{{- if .Values.backup.signingKey.existingSecret -}}
+{{- .Values.backup.signingKey.existingSecret -}}
+{{- else -}}
+{{- $_ := required "backup.signingKey.value or backup.signingKey.existingSecret is required for backups and restores: the key that seals each backup's manifest (32 bytes, e.g. $(head -c 32 /dev/urandom | base64))" .Values.backup.signingKey.value -}}
+{{- printf "%s-backup-signing-key" (include "pss.fullname" .) -}}
 {{- end -}}
 {{- end -}}
 
