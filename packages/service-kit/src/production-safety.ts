@@ -88,6 +88,23 @@ export function checkMailHost(r: EnvReader, smtpHost: string | undefined): void 
     );
 }
 
+/** Copies of every Kafka partition production wants: a broker may be lost (or restarted) without losing events. */
+export const PRODUCTION_REPLICATION_FACTOR = 3;
+export const REPLICATION_OVERRIDE = "KAFKA_REPLICATION_FACTOR_I_UNDERSTAND";
+
+/**
+ * KAFKA_REPLICATION_FACTOR under production: at least 3 (its default there), or below it only with
+ * KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true (a cluster of fewer brokers, on purpose). What the cluster has is
+ * stated at boot when the topics are checked (kafka.ts, ensureTopics).
+ */
+export function checkReplicationFactor(r: EnvReader, replicationFactor: number): void {
+  if (!isProduction(r) || replicationFactor >= PRODUCTION_REPLICATION_FACTOR) return;
+  if (r.bool(REPLICATION_OVERRIDE, false)) return;
+  r.problem(
+    `KAFKA_REPLICATION_FACTOR=${replicationFactor} keeps fewer than ${PRODUCTION_REPLICATION_FACTOR} copies of every event (a lost broker loses acknowledged events), refused with NODE_ENV=production: set ${PRODUCTION_REPLICATION_FACTOR} or more, or ${REPLICATION_OVERRIDE}=true to run so on purpose (a cluster of fewer brokers)`,
+  );
+}
+
 /** The one line a service logs at boot outside production, so nobody mistakes a development stack for a real one. */
 export function developmentProfileNotice(r: EnvReader): string | null {
   return isProduction(r)
