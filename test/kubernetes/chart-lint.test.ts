@@ -412,7 +412,7 @@ describe("the Helm chart", () => {
     expect(c.command[2]).toContain(
       'services/admin/src/cli.ts backup --json --to "$BACKUP_TARGET$(date -u +%Y%m%dT%H%M%SZ)"',
     );
-    expect(c.command[2]).toContain("--without-webhook-key");
+    expect(c.command[2]).not.toContain("webhook-key");
     expect(c.env.find((e: { name: string }) => e.name === "BACKUP_SIGNING_KEY").valueFrom.secretKeyRef).toEqual({
       name: "backup-seal",
       key: "key",

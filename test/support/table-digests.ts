@@ -1,7 +1,9 @@
 // Every backed-up table's rows as one digest each, to compare a restored database with its source (the backup drill
 // in services/api/test/backup-restore.test.ts and the chart's backup and restore Jobs in
 // test/kubernetes/chart-production.test.ts). Left out as the backup leaves them out: schema_migrations (restore
-// migrates) and leader_leases; and write_xid, which a restore stamps anew (services/admin/src/backup/restore.ts).
+// migrates), leader_leases, and the secrets the API makes again (day keys, preview-link secret); and write_xid,
+// which a restore stamps anew (services/admin/src/backup/restore.ts).
+import { SECRET_TABLES } from "@pss/database/backup";
 import type postgres from "postgres";
 
 export type TableDigests = Record<string, { rows: number; md5: string }>;
@@ -9,7 +11,8 @@ export type TableDigests = Record<string, { rows: number; md5: string }>;
 export async function tableDigests(sql: postgres.Sql): Promise<TableDigests> {
   const tables = await sql<{ name: string }[]>`
     SELECT relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = current_schema() AND c.relkind = 'r' AND relname NOT IN ('schema_migrations', 'leader_leases')
+    WHERE n.nspname = current_schema() AND c.relkind = 'r'
+      AND relname <> ALL (${["schema_migrations", "leader_leases", ...SECRET_TABLES]})
     ORDER BY relname`;
   const out: TableDigests = {};
   for (const { name } of tables) {
