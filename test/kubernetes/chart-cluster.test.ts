@@ -240,20 +240,21 @@ it("helm upgrade --wait to a new image tag under steady writes: 0 failed request
   timings.upgradeTotal = seconds(t0);
 }, 600_000);
 
-it("helm uninstall leaves no pod, job or PVC of the release", async () => {
+it("helm uninstall leaves nothing of the release but the generated webhook key it keeps (helm.sh/resource-policy: keep), and no PVC", async () => {
   const t0 = Date.now();
   await sql?.end({ timeout: 2 }).catch(() => {});
   sql = undefined;
   await helm(["uninstall", release, "--wait", "--timeout", "3m"], { timeoutMs: 200_000 });
+  const kept = [`secret/${prefix}-webhook-key`];
   const left = await until(
-    "the release's pods, jobs and PVCs to be gone",
+    "the release's objects and PVCs to be gone",
     async () => {
-      const out = await kubectl(["get", "pods,jobs,pvc", "-l", `app.kubernetes.io/instance=${release}`, "-o", "name"]);
+      const out = await context.leftovers();
       const pvcs = await kubectl(["get", "pvc", "-o", "name"]);
-      return out.trim() === "" && pvcs.trim() === "" ? "none" : null;
+      return JSON.stringify(out) === JSON.stringify(kept) && pvcs.trim() === "" ? out : null;
     },
     180_000,
   );
-  expect(left).toBe("none");
+  expect(left).toEqual(kept);
   timings.uninstall = seconds(t0);
 }, 300_000);

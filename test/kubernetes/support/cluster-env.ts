@@ -116,6 +116,18 @@ export function chartTestContext(label: string, unavailable: string | null) {
       await helm(["uninstall", release, "--wait", "--timeout", "2m"], { timeoutMs: 150_000 }).catch(() => {});
       await cluster(["delete", "namespace", namespace, "--wait=true", "--timeout=120s"]).catch(() => {});
     },
+    /** Every object still labelled with the release (kind/name, sorted): what `helm uninstall` left. */
+    async leftovers(): Promise<string[]> {
+      const out = await kubectl([
+        "get",
+        "all,configmap,secret,serviceaccount,networkpolicy,poddisruptionbudget,cronjob,job,pvc,ingress",
+        "-l",
+        `app.kubernetes.io/instance=${release}`,
+        "-o",
+        "name",
+      ]);
+      return out.split("\n").filter(Boolean).sort();
+    },
     async clusterIp(service: string): Promise<string> {
       return (await kubectl(["get", "service", `${prefix}-${service}`, "-o", "jsonpath={.spec.clusterIP}"])).trim();
     },
