@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# One image for every service (api, media, indexer, leads, webhooks) and for the one-shot migration.
+# One image for every service (api, marketplace, media, indexer, leads, webhooks) and for the one-shot migration.
 # The process is chosen by the command, e.g. `bun services/media/src/main.ts`, or
 # `bun packages/database/src/migrate-main.ts` for the migration. Only production dependencies are
 # installed, so code in the image imports only what its own workspace's package.json declares
@@ -26,12 +26,14 @@ COPY package.json bun.lock bunfig.toml ./
 COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
+COPY packages/http-kit/package.json ./packages/http-kit/
 COPY packages/service-kit/package.json ./packages/service-kit/
 COPY packages/sdk/package.json ./packages/sdk/
 COPY services/admin/package.json ./services/admin/
 COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
+COPY services/marketplace/package.json ./services/marketplace/
 COPY services/media/package.json ./services/media/
 COPY services/webhooks/package.json ./services/webhooks/
 COPY infra/package.json ./infra/
@@ -40,8 +42,8 @@ RUN --mount=type=cache,target=/root/.bun/install/cache \
 
 # ---------------------------------------------------------------------------------------------
 FROM base AS runtime
-# BUN_OPTIONS: the runtime's header limit above the API's own 16 KiB, so oversized headers get the API's JSON 431
-# (services/api/src/http/edge.ts, RUNTIME_BUN_OPTIONS).
+# BUN_OPTIONS: the runtime's header limit above the services' own 16 KiB, so oversized headers get their JSON 431
+# (packages/http-kit/src/edge.ts, RUNTIME_BUN_OPTIONS).
 ENV NODE_ENV=production \
     MEDIA_DIR=/var/lib/pss/media \
     BUN_OPTIONS=--max-http-header-size=1048576
@@ -58,9 +60,9 @@ RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
 # The `bun` user (uid 1000) ships with the oven/bun images. Code stays root-owned and read-only.
 USER bun
 
-# 8080: the API's public port. Health ports (/healthz, /readyz, /metrics): media 8081, indexer 8082, leads 8083,
-# outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086.
-EXPOSE 8080 8081 8082 8083 8084 8085 8086
+# 8080: the API's public port, 8088: the marketplace's. Health ports (/healthz, /readyz, /metrics): media 8081,
+# indexer 8082, leads 8083, outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086, marketplace 8089.
+EXPOSE 8080 8081 8082 8083 8084 8085 8086 8088 8089
 
 # Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on; without
 # it, the default command's (the API's) health port.

@@ -1,5 +1,7 @@
-// `npm start`: local infrastructure (unless URLs are configured), migrations, then all five services in the
-// foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
+// `npm start`: local infrastructure (unless URLs are configured), migrations, then all six services in the
+// foreground, behind one address (API_PORT, 8080) as a balancer puts them in a deployment: scripts/local-balancer.ts
+// sends the partner API's paths to the API (on API_BACKEND_PORT, 8079) and every other path to the marketplace (on
+// MARKETPLACE_PORT, 8088). Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
 // MEDIA_STORAGE=local is set, in which case no object store is started. The API and the webhooks service share a
 // WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
 // WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment.
@@ -10,19 +12,25 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { migrate } from "@pss/database";
 import { up } from "../infra/src/index.ts";
-import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
+import { RUNTIME_BUN_OPTIONS } from "../packages/http-kit/src/edge.ts";
+import { startLocalBalancer } from "./local-balancer.ts";
 import { localWebhookKeyEnv } from "./local-webhook-key.ts";
 import { createSupervisor } from "./supervisor.ts";
 
-// Each service's health port (/healthz, /readyz, /metrics). The API's public port is API_PORT (default 8080).
+// Each service's health port (/healthz, /readyz, /metrics). The site's one address is API_PORT (default 8080).
 const SERVICES = [
   { name: "api", healthPortVar: "API_HEALTH_PORT", defaultPort: 8085 },
+  { name: "marketplace", healthPortVar: "MARKETPLACE_HEALTH_PORT", defaultPort: 8089 },
   { name: "media", healthPortVar: "MEDIA_HEALTH_PORT", defaultPort: 8081 },
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
   { name: "webhooks", healthPortVar: "WEBHOOKS_HEALTH_PORT", defaultPort: 8086 },
 ] as const;
 const apiPort = Number(process.env.API_PORT ?? 8080);
+const apiBackendPort = Number(process.env.API_BACKEND_PORT ?? 8079);
+const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? 8088);
+// Buyer-facing URLs (pages, images, previews) in every answer, page and event: the one address.
+const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}`;
 
 const root = new URL("..", import.meta.url).pathname;
 const urls = await up();
@@ -33,12 +41,12 @@ console.error(applied.length ? `start: applied migrations ${applied.join(", ")}`
 
 const webhookKey = localWebhookKeyEnv(process.env, join(root, ".data"));
 
-const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m"];
+const colors = ["\x1b[36m", "\x1b[96m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m"];
 const useColor = process.stdout.isTTY;
 const services = SERVICES.map((svc, i) => ({
   ...svc,
   port: Number(process.env[svc.healthPortVar] ?? svc.defaultPort),
-  prefix: useColor ? `${colors[i]}${svc.name.padEnd(8)}|\x1b[0m ` : `${svc.name.padEnd(8)}| `,
+  prefix: useColor ? `${colors[i]}${svc.name.padEnd(11)}|\x1b[0m ` : `${svc.name.padEnd(11)}| `,
 }));
 
 async function pipeWithPrefix(stream: ReadableStream<Uint8Array>, prefix: string) {
@@ -64,17 +72,20 @@ const supervisor = createSupervisor({
         ...urls,
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
         ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
-        // The webhooks service puts buyer-facing URLs in event data: the API's address unless configured.
-        ...(svc.name === "webhooks"
-          ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` }
-          : {}),
+        PUBLIC_BASE_URL: publicBaseUrl,
         ...(svc.name === "api"
-          ? {
-              API_PORT: String(apiPort),
-              API_HEALTH_PORT: String(svc.port),
-              BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" "),
-            }
+          ? { API_PORT: String(apiBackendPort), API_HEALTH_PORT: String(svc.port) }
           : { HEALTH_PORT: String(svc.port) }),
+        // The local balancer (loopback) is the edge: its X-Forwarded-For is the buyer's address.
+        ...(svc.name === "marketplace"
+          ? {
+              MARKETPLACE_PORT: String(marketplacePort),
+              TRUST_PROXY_CIDRS: process.env.TRUST_PROXY_CIDRS ?? "127.0.0.1/32,::1",
+            }
+          : {}),
+        ...(svc.name === "api" || svc.name === "marketplace"
+          ? { BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
+          : {}),
       },
       stdout: "pipe",
       stderr: "pipe",
@@ -86,12 +97,19 @@ const supervisor = createSupervisor({
   log: (line) => console.error(line),
 });
 supervisor.start();
+const balancer = startLocalBalancer({
+  port: apiPort,
+  hostname: "0.0.0.0",
+  apiUrl: `http://127.0.0.1:${apiBackendPort}`,
+  marketplaceUrl: `http://127.0.0.1:${marketplacePort}`,
+});
 
 let stopping = false;
 async function stopAll() {
   if (stopping) return;
   stopping = true;
   console.error("start: stopping services");
+  balancer.stop(true);
   await supervisor.stop();
   console.error("start: services stopped (the infrastructure keeps running)");
   process.exit(0);
@@ -118,6 +136,6 @@ for (const c of services) {
 if (!stopping) {
   const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
   console.error(
-    `start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`,
+    `start: all services ready. Partner API and marketplace: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`,
   );
 }

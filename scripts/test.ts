@@ -13,7 +13,7 @@
 // First of all, the lint step (scripts/lint-step.ts: `biome check`, then `tsc --noEmit`): a whole run stops at once on a violation; a run
 // with arguments (one file while working) still runs its tests and then fails. PSS_LINT=0 leaves the step out.
 import { S3_VARIABLES, testToolBinary, URL_VARIABLES } from "../infra/src/index.ts";
-import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
+import { RUNTIME_BUN_OPTIONS } from "../packages/http-kit/src/edge.ts";
 import { provideInfrastructure } from "../test/support/infrastructure.ts";
 import { buildImages } from "./containers/build-images.ts";
 import { ensureEngine, nofileLimit } from "./containers/engine.ts";

@@ -47,6 +47,12 @@ const webhooksDefaults = loadWebhooksConfig({
  */
 const APP_SERVICES = [
   { name: "api", main: "services/api/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
+  {
+    name: "marketplace",
+    main: "services/marketplace/src/main.ts",
+    shutdownOptions: null,
+    budgetMs: shutdownBudgetMs(),
+  },
   { name: "outbox-relay", main: "services/api/src/relay-main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "indexer", main: "services/indexer/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "leads", main: "services/leads/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },

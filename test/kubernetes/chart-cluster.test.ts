@@ -117,6 +117,7 @@ it("helm install --wait brings the release up; a partner's listing with photos b
   const migrate = await kubectl(["get", "job", `${prefix}-migrate-1`, "-o", "jsonpath={.status.succeeded}"]);
   expect(migrate).toBe("1");
   const apiBase = `http://${await clusterIp("api")}:8080`;
+  const marketplaceBase = `http://${await clusterIp("marketplace")}:8080`;
   sinkBase = `http://${await clusterIp("smtp-sink")}:8025`;
   sql = postgres(`postgres://pss:pss@${await clusterIp("postgres")}:5432/pss`, { max: 2, onnotice: () => {} });
 
@@ -132,7 +133,7 @@ it("helm install --wait brings the release up; a partner's listing with photos b
   expect(partner.apiKey).toStartWith("pss_live_");
 
   t0 = Date.now();
-  await journey.setUpPartner(apiBase, partner.apiKey);
+  await journey.setUpPartner(apiBase, marketplaceBase, partner.apiKey);
   await journey.journey({
     sql,
     mails: sinkMessages,
@@ -224,7 +225,7 @@ it("helm upgrade --wait to a new image tag under steady writes: 0 failed request
       spec: { containers: { image: string }[] };
     }[];
   };
-  for (const c of ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"]) {
+  for (const c of ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"]) {
     const images = pods.items
       .filter((p) => p.metadata.labels["app.kubernetes.io/component"] === c && !p.metadata.deletionTimestamp)
       .map((p) => p.spec.containers[0]!.image);

@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig as apiConfig, loadRelayConfig } from "../../services/api/src/config.ts";
+import { loadConfig as marketplaceConfig } from "../../services/marketplace/src/config.ts";
 import { loadConfig as indexerConfig } from "../../services/indexer/src/config.ts";
 import { loadConfig as leadsConfig } from "../../services/leads/src/config.ts";
 import { loadConfig as mediaConfig } from "../../services/media/src/config.ts";
@@ -27,10 +28,13 @@ if (!bin)
   console.error("chart lint tests skipped: no helm (npm test builds it from the Go module proxy when Go is there)");
 const it = bin ? test : test.skip;
 
-const SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const SERVICES = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+/** The services with a public port (and Service), the rest are workers. */
+const PUBLIC: readonly Service[] = ["api", "marketplace"];
 type Service = (typeof SERVICES)[number];
 const HEALTH_PORTS: Record<Service, number> = {
   api: 8085,
+  marketplace: 8089,
   "outbox-relay": 8084,
   media: 8081,
   indexer: 8082,
@@ -39,6 +43,7 @@ const HEALTH_PORTS: Record<Service, number> = {
 };
 const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unknown> = {
   api: apiConfig,
+  marketplace: marketplaceConfig,
   "outbox-relay": loadRelayConfig,
   media: mediaConfig,
   indexer: indexerConfig,
@@ -102,7 +107,7 @@ describe("the Helm chart", () => {
     expect([dev.code, dev.err]).toEqual([0, ""]);
   });
 
-  it("renders six Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
+  it("renders seven Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
     const docs = await template(production);
     expect(
       byKind(docs, "Deployment")
@@ -135,21 +140,24 @@ describe("the Helm chart", () => {
     expect(job.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe(hookSecret.metadata.name);
   });
 
-  it("behind the Ingress, the API believes the forwarded address of the proxies in services.api.trustProxyCidrs (private ranges by default)", async () => {
+  it("behind the Ingress, the marketplace believes the forwarded address of the proxies in services.marketplace.trustProxyCidrs (private ranges by default)", async () => {
     // Issue 37, item 5: without it every buyer had the ingress controller's address.
-    const byDefault = containerEnv(await template(production), "api");
+    const byDefault = containerEnv(await template(production), "marketplace");
     expect(byDefault.TRUST_PROXY_CIDRS).toBe("10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7");
-    const config = apiConfig(byDefault);
+    const config = marketplaceConfig(byDefault);
     expect(config.trustedProxies.trusts("10.42.0.17")).toBe(true);
     expect(config.trustedProxies.trusts("203.0.113.9")).toBe(false);
     const narrowed = containerEnv(
-      await template([...production, "--set", "services.api.trustProxyCidrs=10.42.0.0/16\\,2001:db8:cd::/48"]),
-      "api",
+      await template([...production, "--set", "services.marketplace.trustProxyCidrs=10.42.0.0/16\\,2001:db8:cd::/48"]),
+      "marketplace",
     );
     expect(narrowed.TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,2001:db8:cd::/48");
-    expect(apiConfig(narrowed).trustedProxies.ranges).toEqual(["10.42.0.0/16", "2001:db8:cd::/48"]);
-    const none = containerEnv(await template([...production, "--set", "services.api.trustProxyCidrs="]), "api");
-    expect(apiConfig(none).trustedProxies.ranges).toEqual([]);
+    expect(marketplaceConfig(narrowed).trustedProxies.ranges).toEqual(["10.42.0.0/16", "2001:db8:cd::/48"]);
+    const none = containerEnv(
+      await template([...production, "--set", "services.marketplace.trustProxyCidrs="]),
+      "marketplace",
+    );
+    expect(marketplaceConfig(none).trustedProxies.ranges).toEqual([]);
   });
 
   it("the migration hook runs as a ServiceAccount of its own, itself a hook made before the hook Secret and the Job (a pre-install hook runs before the release's own ServiceAccount exists)", async () => {
@@ -279,11 +287,20 @@ describe("the Helm chart", () => {
     expect(annotations(own)["checksum/config"]).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it("keeps public traffic and monitoring apart: the API's Service has only its public port, every service a ClusterIP health Service, and a NetworkPolicy (on by default) admits only the ingress controller and the monitoring namespace", async () => {
+  it("keeps public traffic and monitoring apart: the API's and the marketplace's Services have only their public port, every service a ClusterIP health Service, and a NetworkPolicy (on by default) admits only the ingress controller and the monitoring namespace", async () => {
     const docs = await template([...production, "--set", "services.api.service.type=LoadBalancer"]);
     const services = Object.fromEntries(byKind(docs, "Service").map((s) => [s.metadata.name, s.spec]));
     const api = services["pss-partner-syndication-service-api"]!;
     expect([api.type, api.ports.map((p: { port: number }) => p.port)]).toEqual(["LoadBalancer", [8080]]);
+    const marketplace = services["pss-partner-syndication-service-marketplace"]!;
+    expect([marketplace.type, marketplace.ports]).toEqual([
+      "ClusterIP",
+      [{ name: "http", port: 8080, targetPort: "http" }],
+    ]);
+    expect(deployment(docs, "marketplace").spec.template.spec.containers[0].ports).toEqual([
+      { name: "http", containerPort: 8088 },
+      { name: "health", containerPort: 8089 },
+    ]);
     for (const service of SERVICES) {
       const health = services[`pss-partner-syndication-service-${service}-health`]!;
       expect([service, health.type, health.ports.map((p: { port: number }) => p.port)]).toEqual([
@@ -304,13 +321,15 @@ describe("the Helm chart", () => {
         port: r.ports[0]!.port,
         from: JSON.stringify(r.from),
       }));
-    expect(policies.api.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("api");
-    const apiRules = rules("api");
-    expect(apiRules.map((r: { port: string }) => r.port)).toEqual(["http", "health"]);
-    expect(apiRules[0].from).toContain("ingress-nginx");
-    expect(apiRules[1].from).toContain("monitoring");
-    expect(apiRules[1].from).not.toContain("ingress-nginx");
-    for (const worker of SERVICES.filter((s) => s !== "api"))
+    for (const name of PUBLIC) {
+      expect(policies[name].podSelector.matchLabels["app.kubernetes.io/component"]).toBe(name);
+      const publicRules = rules(name);
+      expect(publicRules.map((r: { port: string }) => r.port)).toEqual(["http", "health"]);
+      expect(publicRules[0].from).toContain("ingress-nginx");
+      expect(publicRules[1].from).toContain("monitoring");
+      expect(publicRules[1].from).not.toContain("ingress-nginx");
+    }
+    for (const worker of SERVICES.filter((s) => !PUBLIC.includes(s)))
       expect([worker, rules(worker).map((r: { port: string }) => r.port)]).toEqual([worker, ["health"]]);
     const off = await template([...production, "--set", "networkPolicy.enabled=false"]);
     expect(byKind(off, "NetworkPolicy")).toEqual([]);
@@ -333,7 +352,7 @@ describe("the Helm chart", () => {
       "--set",
       "serviceMonitor.enabled=true",
       "--set",
-      "services.api.trustProxyCidrs=10.42.0.0/16\\,fd00::/8",
+      "services.marketplace.trustProxyCidrs=10.42.0.0/16\\,fd00::/8",
       "--set",
       "image.repository=registry.example.com/partner-syndication-service",
       "--set",
@@ -344,10 +363,21 @@ describe("the Helm chart", () => {
     const [ingress] = byKind(docs, "Ingress");
     expect(ingress!.spec.rules[0].host).toBe("listings.example.com");
     expect(ingress!.spec.tls[0].secretName).toBe("listings-tls");
-    expect(ingress!.spec.rules[0].http.paths[0].backend.service).toEqual({
-      name: "pss-partner-syndication-service-api",
-      port: { name: "http" },
-    });
+    // The rule every balancer follows (@pss/contracts site-routing.ts): the partner API's paths, then the rest.
+    expect(
+      ingress!.spec.rules[0].http.paths.map(
+        (p: { path: string; pathType: string; backend: { service: { name: string; port: unknown } } }) => [
+          p.path,
+          p.pathType,
+          p.backend.service.name.replace("pss-partner-syndication-service-", ""),
+          p.backend.service.port,
+        ],
+      ),
+    ).toEqual([
+      ["/partner/", "Prefix", "api", { name: "http" }],
+      ["/docs", "Exact", "api", { name: "http" }],
+      ["/", "Prefix", "marketplace", { name: "http" }],
+    ]);
     const [monitor] = byKind(docs, "ServiceMonitor");
     expect(monitor!.spec.endpoints[0]).toMatchObject({ port: "health", path: "/metrics" });
     const monitored = byKind(docs, "Service").filter((s) =>
@@ -356,7 +386,8 @@ describe("the Helm chart", () => {
     expect(monitored.map((s) => s.metadata.name).sort()).toEqual(
       SERVICES.map((s) => `pss-partner-syndication-service-${s}-health`).sort(),
     );
-    expect(containerEnv(docs, "api").TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,fd00::/8");
+    expect(containerEnv(docs, "marketplace").TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,fd00::/8");
+    expect(containerEnv(docs, "api").TRUST_PROXY_CIDRS).toBeUndefined();
     expect(containerEnv(docs, "media").TRUST_PROXY_CIDRS).toBeUndefined();
     for (const service of SERVICES)
       expect(deployment(docs, service).spec.template.spec.containers[0].image).toBe(
@@ -529,7 +560,7 @@ describe("the Helm chart", () => {
       expect(deployment(docs, service).spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
       expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema", "600"]);
     }
-    expect(byKind(docs, "PodDisruptionBudget").length).toBe(6);
+    expect(byKind(docs, "PodDisruptionBudget").length).toBe(7);
     expect(byKind(docs, "HorizontalPodAutoscaler")).toEqual([]);
     const hpa = await template([...production, "--set", "services.media.autoscaling.enabled=true"]);
     expect(byKind(hpa, "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name)).toEqual([
@@ -557,14 +588,21 @@ describe("the Helm chart", () => {
       "opensearch.existingSecret=search-url",
     ]);
     expect(byKind(all, "Secret")).toEqual([]);
-    const env = deployment(all, "api").spec.template.spec.containers[0].env as {
-      name: string;
-      valueFrom?: { secretKeyRef: { name: string } };
-    }[];
-    const secretOf = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef.name;
+    const envOf = (service: Service) =>
+      deployment(all, service).spec.template.spec.containers[0].env as {
+        name: string;
+        valueFrom?: { secretKeyRef: { name: string } };
+      }[];
+    const secretOf = (service: Service, name: string) =>
+      envOf(service).find((e) => e.name === name)?.valueFrom?.secretKeyRef.name;
     expect(
-      ["DATABASE_URL", "S3_SECRET_ACCESS_KEY", "WEBHOOK_SECRET_KEY", "REDIS_URL", "OPENSEARCH_URL"].map(secretOf),
-    ).toEqual(["db-creds", "s3-creds", "hook-key", "redis-url", "search-url"]);
+      ["DATABASE_URL", "WEBHOOK_SECRET_KEY", "REDIS_URL", "OPENSEARCH_URL"].map((name) => secretOf("api", name)),
+    ).toEqual(["db-creds", "hook-key", "redis-url", "search-url"]);
+    // The image store's credentials go to those that read it: the marketplace (images) and media.
+    expect(["marketplace", "media"].map((s) => secretOf(s as Service, "S3_SECRET_ACCESS_KEY"))).toEqual([
+      "s3-creds",
+      "s3-creds",
+    ]);
     expect(byKind(all, "Job")[0]!.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe("db-creds");
   });
 

@@ -5,7 +5,7 @@
 // of its own, each step timed:
 //
 // 1. `helm install --wait`: the migration hook Job runs first under its own ServiceAccount (itself a hook made before
-//    it), then the six services come up from the registry, pulled by digest; no credential in a ConfigMap, no hash
+//    it), then the seven services come up from the registry, pulled by digest; no credential in a ConfigMap, no hash
 //    of a secret on a pod, the public and the health Services apart, the NetworkPolicies accepted.
 // 2. The journey: a listing with photos searchable, its variants in the object store, a webhook received, a lead
 //    e-mailed once (to this process's SMTP relay).
@@ -56,7 +56,7 @@ const registry = {
   digest: process.env.PSS_REGISTRY_DIGEST ?? "",
   upgradeDigest: process.env.PSS_REGISTRY_UPGRADE_DIGEST ?? "",
 };
-const COMPONENTS = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const COMPONENTS = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
 /** The Secrets the operator made: what `helm uninstall` must leave, and all it may leave. */
 const OPERATOR_SECRETS = [
   "prod-database",
@@ -156,9 +156,11 @@ function valuesYaml(): string {
     smtp: { existingSecret: "prod-smtp" },
     webhookSecretKey: { existingSecret: "prod-webhook-key" },
     env: { OPENSEARCH_INDEX_ALIAS: servers.searchAlias, KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true" },
-    // The node has two cores: small requests, two API pods (an upgrade never leaves the API without a ready pod).
+    // The node has two cores: small requests, two API and two marketplace pods (an upgrade never leaves either
+    // without a ready pod).
     services: {
       api: { replicas: 2, resources: small("50m") },
+      marketplace: { replicas: 2, resources: small("50m") },
       "outbox-relay": { replicas: 1, resources: small("20m") },
       media: {
         replicas: 1,
@@ -305,6 +307,8 @@ it("helm install --wait of the production values from the registry: the migratio
   const ports = Object.fromEntries(services.items.map((s) => [s.metadata.name, s.spec.ports.map((p) => p.port)]));
   expect(ports[`${prefix}-api`]).toEqual([8080]);
   expect(ports[`${prefix}-api-health`]).toEqual([8085]);
+  expect(ports[`${prefix}-marketplace`]).toEqual([8080]);
+  expect(ports[`${prefix}-marketplace-health`]).toEqual([8089]);
   for (const c of COMPONENTS) expect(ports[`${prefix}-${c}-health`]?.length).toBe(1);
   const policies = await kubectl(["get", "networkpolicy", "-o", "name"]);
   expect(policies.trim().split("\n").length).toBe(COMPONENTS.length);
@@ -315,7 +319,11 @@ it("the journey: a listing with photos becomes searchable with its variants in t
   const t0 = Date.now();
   partner = await createFirstPartner(kubectl, prefix, `Production ${token}`);
   expect(partner.apiKey).toStartWith("pss_live_");
-  await journey.setUpPartner(`http://${await clusterIp("api")}:8080`, partner.apiKey);
+  await journey.setUpPartner(
+    `http://${await clusterIp("api")}:8080`,
+    `http://${await clusterIp("marketplace")}:8080`,
+    partner.apiKey,
+  );
   await journey.journey({ sql: sql!, mails, stored: async () => new Set(await variantsUnder("")) });
   leadsSoFar = 1;
   timings.journey = seconds(t0);

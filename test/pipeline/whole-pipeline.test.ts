@@ -28,7 +28,7 @@ import { testUrls, uniqueName } from "../support/env.ts";
 import { familiesOf, parsePrometheusText, valueOf, type Sample } from "../support/prometheus-text.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
-type Service = "api" | "outbox-relay" | "media" | "indexer" | "leads";
+type Service = "api" | "marketplace" | "outbox-relay" | "media" | "indexer" | "leads";
 
 const urls = testUrls();
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
@@ -53,6 +53,8 @@ let images: ImageServer;
 let smtp: SmtpSink;
 let deferMail = true;
 let apiBase = "";
+/** The buyers' side (inquiries); PUBLIC_BASE_URL names it, as the balancer's address would. */
+let marketBase = "";
 const setAsideIds: string[] = [];
 
 /** Every log line (JSON text) a service process wrote, stdout and stderr, in order. */
@@ -124,22 +126,28 @@ beforeAll(async () => {
     moveGroupToEnd(kafka, `${groups.leads}-mailer`, [Topics.leadEvents.name]),
   ]);
   const apiPort = await freePort();
+  const marketPort = await freePort();
   apiBase = `http://127.0.0.1:${apiPort}`;
+  marketBase = `http://127.0.0.1:${marketPort}`;
   const mediaDir = join(ROOT, ".data", "media-test");
   await Promise.all([
     start("api", {
       API_PORT: String(apiPort),
       OUTBOX_RELAY_ENABLED: "false",
+      PUBLIC_BASE_URL: marketBase,
+    }),
+    start("marketplace", {
+      MARKETPLACE_PORT: String(marketPort),
       OPENSEARCH_INDEX_ALIAS: alias,
       MEDIA_DIR: mediaDir,
-      PUBLIC_BASE_URL: apiBase,
+      PUBLIC_BASE_URL: marketBase,
     }),
     start("media", {
       MEDIA_CONSUMER_GROUP: groups.media,
       MEDIA_DIR: mediaDir,
       MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
       MEDIA_GC_INTERVAL_MS: "0",
-      PUBLIC_BASE_URL: apiBase,
+      PUBLIC_BASE_URL: marketBase,
     }),
     // The reconciler would index every overdue listing other test files left in this database: off here
     // (services/indexer/test/reconciler.test.ts covers it); its metric families are still served.
@@ -150,7 +158,7 @@ beforeAll(async () => {
       SMTP_PORT: String(smtp.port),
       SMTP_FROM: "Leads <leads@pipeline.test>",
       LEAD_DELIVERY_RETRY_SECONDS: "1",
-      PUBLIC_BASE_URL: apiBase,
+      PUBLIC_BASE_URL: marketBase,
     }),
   ]);
 }, 120_000);
@@ -172,6 +180,7 @@ afterAll(async () => {
 test("a listing, its photos and a lead pass every service, and every metric family is present and moves", async () => {
   const before = {
     api: await scrape("api"),
+    marketplace: await scrape("marketplace"),
     media: await scrape("media"),
     indexer: await scrape("indexer"),
     leads: await scrape("leads"),
@@ -269,7 +278,7 @@ test("a listing, its photos and a lead pass every service, and every metric fami
   );
 
   // --- a lead: the mail server defers it, then accepts it ------------------------------------------------------
-  const leadRes = await fetch(`${apiBase}/v1/listings/${listingId}/leads`, {
+  const leadRes = await fetch(`${marketBase}/v1/listings/${listingId}/leads`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-request-id": leadRequestId },
     body: JSON.stringify({ name: "Pat Buyer", email: "pat@example.com", message: "Is the oven included?" }),
@@ -323,6 +332,7 @@ test("a listing, its photos and a lead pass every service, and every metric fami
   // --- after: every family present, and moved ------------------------------------------------------------------
   const after = {
     api: await scrape("api"),
+    marketplace: await scrape("marketplace"),
     relay: await scrape("outbox-relay"),
     media: await scrape("media"),
     indexer: await scrape("indexer"),
@@ -392,7 +402,7 @@ test("a listing, its photos and a lead pass every service, and every metric fami
   expect(moved(before.api.samples, after.api.samples, "http_requests_total", listingRoute)).toBe(2);
   expect(moved(before.api.samples, after.api.samples, "http_request_duration_seconds_count", listingRoute)).toBe(2);
   expect(
-    moved(before.api.samples, after.api.samples, "http_requests_total", {
+    moved(before.marketplace.samples, after.marketplace.samples, "http_requests_total", {
       method: "POST",
       route: "/v1/listings/:serviceListingId/leads",
       status: "202",

@@ -4,7 +4,10 @@
 // into a buyer-visible status, not its creation nor a move between visible statuses.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { uniqueName } from "../support/env.ts";
-import { findVisibleListing, visibleListingsOfBroker } from "../../services/api/src/buyers/public-repository.ts";
+import {
+  findVisibleListing,
+  visibleListingsOfBroker,
+} from "../../services/marketplace/src/buyers/public-repository.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "../../services/api/test/support/harness.ts";
 import {
   loadListingsByIds,

@@ -18,7 +18,7 @@ import type { Response as BrowserResponse } from "playwright-core";
 import { mediaRelativePath, Topics, topicSpecs } from "@pss/contracts";
 import { ensureTopics } from "@pss/service-kit";
 import { createPartnerAdmin } from "../../services/api/src/admin/partner-admin.ts";
-import { launchChromium, type ChromiumSession } from "../../services/api/test/support/browser.ts";
+import { launchChromium, type ChromiumSession } from "../../services/marketplace/test/support/browser.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
 import { startImageServer, type ImageServer } from "../../services/media/test/support/image-server.ts";
 import { startGroupAtEnd } from "../support/consumer-groups.ts";
@@ -57,7 +57,17 @@ let images: ImageServer;
 let chromium: ChromiumSession | undefined;
 let start: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
 const output: string[] = [];
-const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0, webhooks: 0 };
+const ports = {
+  api: 0,
+  apiBackend: 0,
+  apiHealth: 0,
+  marketplace: 0,
+  marketplaceHealth: 0,
+  media: 0,
+  indexer: 0,
+  leads: 0,
+  webhooks: 0,
+};
 
 async function until<T>(
   what: string,
@@ -178,6 +188,9 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     MEDIA_DIR: undefined,
     API_PORT: String(ports.api),
     API_HEALTH_PORT: String(ports.apiHealth),
+    API_BACKEND_PORT: String(ports.apiBackend),
+    MARKETPLACE_PORT: String(ports.marketplace),
+    MARKETPLACE_HEALTH_PORT: String(ports.marketplaceHealth),
     MEDIA_HEALTH_PORT: String(ports.media),
     INDEXER_HEALTH_PORT: String(ports.indexer),
     LEADS_HEALTH_PORT: String(ports.leads),

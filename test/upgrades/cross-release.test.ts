@@ -74,7 +74,7 @@ interface Running {
   kind: Kind;
   release: string;
   process: ServiceProcess;
-  /** The API's public base URL (api only). */
+  /** The public base URL (api and marketplace only). */
   baseUrl?: string;
 }
 
@@ -103,6 +103,11 @@ async function start(kind: Kind, from: Source): Promise<Running> {
       // Every test's leads come from 127.0.0.1, counted in the shared Redis: no per-address limit here.
       LEAD_RATE_LIMIT_PER_ADDRESS: "0",
     });
+    baseUrl = `http://127.0.0.1:${port}`;
+  }
+  if (kind === "marketplace") {
+    const port = await freePort();
+    Object.assign(env, { MARKETPLACE_PORT: String(port), LEAD_RATE_LIMIT_PER_ADDRESS: "0" });
     baseUrl = `http://127.0.0.1:${port}`;
   }
   const proc = await spawnService(`${kind} (${from.name})`, env, healthPort, from.services[kind], from);
@@ -139,6 +144,12 @@ const old = (): Source => ({
 const rotation: string[] = [];
 let turn = 0;
 const nextApi = () => rotation[turn++ % rotation.length]!;
+/**
+ * Where the balancer sends buyers: a marketplace once one runs (a release with the marketplace), else the API (a
+ * release without it served buyers itself). docs/upgrades.md starts the marketplace before the API is rolled.
+ */
+const buyerBase = () =>
+  (running.find((r) => r.kind === "marketplace") ?? running.find((r) => r.kind === "api"))!.baseUrl!;
 
 interface Answer {
   externalId: string;
@@ -261,10 +272,10 @@ let secret: string;
 const acknowledged = new Map<string, string[]>();
 let leads = 0;
 
-/** A buyer's lead (public, no key) on a listing, through the API at `baseUrl`. */
+/** A buyer's lead (public, no key) on a listing, read through the API at `baseUrl`, sent where buyers are sent. */
 async function lead(baseUrl: string, externalId: string): Promise<void> {
   const id = (await send("GET", baseUrl, `/partner/v1/listings/${externalId}`, apiKey)).body.listing.serviceListingId;
-  const res = await fetch(`${baseUrl}/v1/listings/${id}/leads`, {
+  const res = await fetch(`${buyerBase()}/v1/listings/${id}/leads`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" }),
@@ -281,7 +292,13 @@ async function lead(baseUrl: string, externalId: string): Promise<void> {
 async function roll(from: string, to: Source, order: string[]): Promise<void> {
   for (const kind of order) {
     const replaced = running.find((r) => r.kind === kind && r.release === from);
-    if (!to.services[kind]) throw new Error(`${to.name} has no ${kind} service`);
+    if (!to.services[kind]) {
+      // A service the target release does not have (the marketplace, rolling back to a release whose API served
+      // buyers): its traffic went back to that release's API, rolled before it; it just stops.
+      if (!replaced) throw new Error(`neither ${from} nor ${to.name} runs ${kind}`);
+      await stop(replaced);
+      continue;
+    }
     const fresh = await start(kind, to);
     if (!replaced) continue; // a service the release rolled from did not have
     if (kind === "api") {
@@ -386,7 +403,7 @@ async function verify(release: string, stoppedRelease: string): Promise<void> {
       for (let cursor: string | null = null, pages = 0; pages < 20; pages++) {
         const res = await send(
           "GET",
-          api,
+          buyerBase(),
           `/v1/listings?q=${token}&limit=50${cursor ? `&cursor=${cursor}` : ""}`,
           null,
         );

@@ -10,10 +10,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
 import { recordLeads } from "../../../services/leads/src/counting/count-recorder.ts";
+import {
+  startMarketplace,
+  type MarketplaceHarness,
+} from "../../../services/marketplace/test/support/marketplace-harness.ts";
 import { partnerFixture, ROOT, startApiProcess, type ApiProcess, type TestPartner } from "./support/api-process.ts";
 import { documentBlocks, outputMismatch, screenLines, sessionSteps, type CodeBlock } from "./support/doc-examples.ts";
 
 let api: ApiProcess;
+/** Where buyers' inquiries go (the marketplace, in-process on the fixture's clients). */
+let marketplace: MarketplaceHarness;
 let fx: Awaited<ReturnType<typeof partnerFixture>>;
 // The API process runs without its relay (startApiProcess), so the change feed is numbered here, as the relay
 // process does beside the relay in a deployment (docs/sdk.md's feed example reads it).
@@ -23,6 +29,7 @@ let dir: string;
 beforeAll(async () => {
   api = await startApiProcess();
   fx = await partnerFixture();
+  marketplace = await startMarketplace({ sql: fx.sql, redis: fx.redis });
   sequencer = createFeedSequencer({ sql: fx.sql, logger: silentLogger }, { retentionDays: 35, idlePollMs: 50 });
   sequencer.start();
   dir = mkdtempSync(join(tmpdir(), "pss-doc-examples-"));
@@ -40,6 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sequencer?.stop();
   await api?.stop();
+  await marketplace?.stop();
   await fx?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -215,7 +223,7 @@ async function sendInquiry(partner: TestPartner, externalListingId: string): Pro
   const { broker } = (await fetch(`${api.url}/partner/v1/brokers/${listing.brokerExternalId}`, { headers: auth }).then(
     (r) => r.json(),
   )) as { broker: { serviceBrokerId: string; officeId: number } };
-  const res = await fetch(`${api.url}/v1/listings/${listing.serviceListingId}/leads`, {
+  const res = await fetch(`${marketplace.baseUrl}/v1/listings/${listing.serviceListingId}/leads`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ name: "Sam Buyer", email: "sam.buyer@example.com", message: "Is the lease transferable?" }),

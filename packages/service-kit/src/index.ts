@@ -32,3 +32,5 @@ export * from "./run-service.ts";
 export * from "./sql-values.ts";
 export * from "./opensearch-body.ts";
 export * from "./production-safety.ts";
+export * from "./outbox-writer.ts";
+export * from "./lead-submitted.ts";

@@ -1,36 +1,31 @@
-// The HTTP application as a factory: tests drive it with app.handle() or a real listener.
-import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
-import { Elysia, StatusMap } from "elysia";
+// The partner API as a factory: tests drive it with app.handle() or a real listener. Buyers' pages, search, inquiry
+// intake, view counting, previews and images are the marketplace's (services/marketplace); the request handling both
+// share (edge limits, JSON bodies, errors, traces, 404/405, the request log) is @pss/http-kit's pipeline.
+import { Elysia } from "elysia";
 import { registerFormats } from "@pss/contracts";
 import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
-import type { Authenticator } from "./auth/authenticator.ts";
+import {
+  createHttpPipeline,
+  createIdempotencyLayer,
+  createPreviewLinks,
+  createRequestTraces,
+  throwBodyRejection,
+  type Authenticator,
+  type PreviewLinks,
+  type RateLimiter,
+} from "@pss/http-kit";
+import { PUBLIC_API_OPERATIONS } from "@pss/marketplace/public-api-docs";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
-import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
-import { wantsHtml } from "./buyers/pages/html.ts";
-import { notFoundPage } from "./buyers/pages/status-pages.ts";
-import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
-import { mapError } from "./http/error-mapper.ts";
-import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
-import { createIdempotencyLayer } from "./http/idempotency.ts";
-import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
-import { parseJsonRequest } from "./http/json-body.ts";
-import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
-import type { RateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
-import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createFeedRoutes } from "./feed/feed-routes.ts";
 import { createReportRoutes } from "./reports/report-routes.ts";
 import { createStatsRoutes } from "./stats/stats-routes.ts";
-import type { StatsRecorder } from "./stats/stats-recorder.ts";
-import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
-import { createHealthRoutes } from "./partner/health-routes.ts";
+import { createHealthRoutes } from "./health/health-routes.ts";
 import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
-import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
-import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
@@ -44,19 +39,10 @@ export interface AppDeps {
   maxBodyBytes: number;
   /** Requests by route template and status (/healthz, /readyz and /metrics are served on API_HEALTH_PORT, not here). */
   httpMetrics?: HttpMetrics;
-  /** Where the media service stores image variants, and how GET /media/<name> serves them. */
-  media?: MediaRoutesDeps;
-  /** Buyers' search reads this alias; without a client, search answers 503 (pages still work). */
-  opensearch?: OpenSearchClient;
-  searchAlias?: string;
-  /** Lead intake limits and proxy trust, and the lead-count cache; absent = no limits, no cache. */
-  leads?: LeadIntakeOptions & LeadCountOptions;
+  /** The lead-count cache; absent = no cache. */
+  leadCounts?: LeadCountOptions;
   /** Preview links of test records; absent = one-hour links signed with the key kept in PostgreSQL. */
   previews?: PreviewLinks;
-  /** URLs per sitemap file (default 50,000, the protocol's maximum); tests make it small. */
-  sitemapPageSize?: number;
-  /** Counts buyers' page views and search impressions (stats/stats-recorder.ts); absent = no counting. */
-  buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
   /** Webhook deliveries a partner may re-send per audience in 24 hours (default DEFAULT_RESEND_DAILY_BUDGET). */
@@ -65,8 +51,6 @@ export interface AppDeps {
   idempotencyRetentionHours?: number;
 }
 
-/** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
-const isApiPath = (path: string) => /^\/(v1|partner|media|healthz|readyz|livez)(\/|$)/.test(path);
 /**
  * The batch upserts (batch/batch-route.ts), by matched route and method: PUT /partner/v1/listings/batch is the
  * single upsert of the listing whose external ID is "batch", under the text rules like any other.
@@ -76,24 +60,10 @@ const isBatchRoute = (method: string, route: string) => BATCH_ROUTES.has(`${meth
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
-/** A body that broke a rule while being parsed. Kept until the route's guard has run, so 401 comes first. */
-class BodyRejection {
-  constructor(readonly error: unknown) {}
-}
-function throwBodyRejection(body: unknown): void {
-  if (body instanceof BodyRejection) throw body.error;
-}
-
-/** Whether a request announces a body: a non-zero Content-Length, or a chunked one. */
-function hasBody(request: Request): boolean {
-  const length = request.headers.get("content-length");
-  return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
-}
-
 export function createApp(appDeps: AppDeps) {
   registerFormats();
-  // POSTs with an Idempotency-Key run in one transaction with their key (http/idempotency.ts): every route gets the
-  // layer's transaction-aware pool in place of the plain one.
+  // POSTs with an Idempotency-Key run in one transaction with their key (idempotency.ts in @pss/http-kit): every
+  // route gets the layer's transaction-aware pool in place of the plain one.
   const idempotency = createIdempotencyLayer({
     sql: appDeps.sql,
     secrets: appDeps.webhookSecrets,
@@ -101,10 +71,15 @@ export function createApp(appDeps: AppDeps) {
   });
   const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
   const traces = createRequestTraces(deps.logger);
-  const started = new WeakMap<Request, number>();
-  /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
-  const unmatched = new WeakSet<Request>();
-  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
+  const pipeline = createHttpPipeline({
+    logger: deps.logger,
+    traces,
+    maxBodyBytes: deps.maxBodyBytes,
+    httpMetrics: deps.httpMetrics,
+    // A batch applies the text rules to each item's body itself: one bad item must not refuse the others.
+    textRules: (method, route) => !isBatchRoute(method, route),
+    logFields: (context) => ({ partnerId: principalIn(context)?.partnerId }),
+  });
   const previews =
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
@@ -114,92 +89,9 @@ export function createApp(appDeps: AppDeps) {
     partnerAuth,
     traces,
   );
-  let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
-  // One intake for the JSON route and the listing page's form: the same limiter instances count both.
-  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, idempotency, ...deps.leads };
 
-  /** 405 with Allow when the path exists for other methods, else 404. */
-  const unrouted = (request: Request) => {
-    unmatched.add(request);
-    const path = pathOf(request.url);
-    routeTable ??= app.routes
-      .filter((r) => !r.path.endsWith("*"))
-      .map((r) => ({
-        method: r.method,
-        fixed: !r.path.includes(":"),
-        pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`),
-      }));
-    // A path a route names literally (/partner/v1/listings/batch) answers with that route's methods, as the
-    // document lists them, not also with those of a parameter route it happens to match (/listings/{id}).
-    const matching = routeTable.filter((r) => r.pattern.test(path));
-    const literal = matching.filter((r) => r.fixed);
-    const allowed = [...new Set((literal.length ? literal : matching).map((r) => r.method))];
-    return allowed.length ? new MethodNotAllowedError(allowed) : new NotFoundError();
-  };
-  let handle: (request: Request) => Promise<Response>;
-  const app = new Elysia({ normalize: false, systemRouter: false })
-    .onRequest(({ request, set }) => {
-      // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
-      const absolute = withAbsoluteUrl(request);
-      if (absolute) return handle(absolute);
-      if (timed) started.set(request, performance.now());
-      // Decided now, answered on every response (errors included), carried by the events this request writes.
-      Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
-      const violation = edgeViolation(request, deps.maxBodyBytes);
-      if (violation) throw violation;
-    })
-    .onParse(async ({ request, route }) => {
-      // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
-      // so no Content-Type is needed.
-      if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
-      try {
-        // A batch applies the text rules to each item's body itself: one bad item must not refuse the others.
-        return await parseJsonRequest(request, deps.maxBodyBytes, {
-          textRules: !isBatchRoute(request.method, route),
-        });
-      } catch (err) {
-        return new BodyRejection(err);
-      }
-    })
-    .onError(({ code, error, request, set }) => {
-      let failure: unknown = error;
-      if (code === "NOT_FOUND") failure = unrouted(request);
-      // A browser that opens a page that does not exist gets a page, not JSON (the APIs keep their JSON).
-      if (failure instanceof NotFoundError && wantsHtml(request) && !isApiPath(pathOf(request.url))) {
-        return notFoundPage("Page", `${deps.publicBaseUrl}${pathOf(request.url)}`);
-      }
-      const trace = traces.of(request);
-      const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
-      set.status = mapped.status;
-      Object.assign(set.headers, traceResponseHeaders(trace));
-      set.headers["content-type"] = "application/json";
-      for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
-      return mapped.body;
-    })
-    .onAfterResponse((context) => {
-      const { request, set, route } = context;
-      const begun = started.get(request);
-      if (deps.httpMetrics && begun !== undefined) {
-        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
-        deps.httpMetrics.observe({
-          method: request.method,
-          route: unmatched.has(request) ? null : route,
-          status,
-          seconds: (performance.now() - begun) / 1000,
-        });
-      }
-      if (!deps.logger.enabled("info")) return;
-      const trace = traces.of(request);
-      deps.logger.info("request", {
-        requestId: trace.requestId,
-        traceparent: trace.traceparent,
-        method: request.method,
-        path: pathOf(request.url),
-        status: set.status,
-        durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
-        partnerId: principalIn(context)?.partnerId,
-      });
-    })
+  const app = pipeline
+    .install(new Elysia({ normalize: false, systemRouter: false }))
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
@@ -212,7 +104,7 @@ export function createApp(appDeps: AppDeps) {
         .use(createFeedRoutes(partner))
         .use(createReportRoutes(partner))
         .use(createStatsRoutes(partner))
-        .use(createLeadCountRoutes(partner, deps.leads ?? {}))
+        .use(createLeadCountRoutes(partner, deps.leadCounts ?? {}))
         .use(createTestModeRoutes(partner))
         .use(
           createWebhookRoutes(partner, {
@@ -226,48 +118,22 @@ export function createApp(appDeps: AppDeps) {
       group.use(partnerAuth).all(
         "/*",
         ({ request }) => {
-          throw unrouted(request);
+          throw pipeline.unrouted(request);
         },
         { detail: { hide: true } },
       ),
-    )
-    .use(createMediaRoutes({ logger: deps.logger, ...deps.media }))
-    .use(
-      createPreviewRoutes({
-        sql: deps.sql,
-        authenticator: deps.authenticator,
-        previews,
-        publicBaseUrl: deps.publicBaseUrl,
-      }),
-    )
-    .use(
-      createBuyerPlugin({
-        sql: deps.sql,
-        opensearch: deps.opensearch ?? null,
-        searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,
-        publicBaseUrl: deps.publicBaseUrl,
-        logger: deps.logger,
-        leads: leadIntake,
-        maxBodyBytes: deps.maxBodyBytes,
-        sitemapPageSize: deps.sitemapPageSize,
-        stats: deps.buyerStats,
-      }),
-    )
-    .use(
-      new Elysia({ name: "lead-intake" })
-        .onTransform(({ body }) => throwBodyRejection(body))
-        .use(createLeadIntakeRoutes(leadIntake)),
     )
     .get(
       "/docs",
       () => new Response(renderDocsPage(openApi()), { headers: { "content-type": "text/html; charset=utf-8" } }),
     );
 
-  handle = (request) => app.handle(request);
-
   let openApiDocument: OpenApiDocument | null = null;
+  // The document covers the partner routes and the public JSON routes partners' integrations call (search, a
+  // listing, a broker, an inquiry), which the marketplace serves under the same base URL: their declarations are
+  // the marketplace's (public-api-docs.ts), so the document and the routes cannot drift apart.
   const openApi = (): OpenApiDocument =>
-    (openApiDocument ??= buildOpenApiDocument(app.routes, {
+    (openApiDocument ??= buildOpenApiDocument([...app.routes, ...PUBLIC_API_OPERATIONS], {
       serverUrl: deps.publicBaseUrl,
       documentedPrefixes: ["/partner/v1/", "/v1/"],
       publicPaths: PUBLIC_PARTNER_PATHS,

@@ -2,13 +2,11 @@
 import { availableParallelism } from "node:os";
 import {
   developmentProfileNotice,
-  ConfigError,
   createEnvReader,
   isProduction,
   readKafkaConfig,
   readLimit,
   readLogLevel,
-  readMediaStorageConfig,
   readPostgresConfig,
   readPublicBaseUrl,
   readRedisConfig,
@@ -16,17 +14,14 @@ import {
   type EnvReader,
   type KafkaConfig,
   type LogLevel,
-  type MediaStorageConfig,
   type PostgresConfig,
   type RedisConfig,
 } from "@pss/service-kit";
-import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
-import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { FEED_RETENTION_DAYS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
-import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from "./http/idempotency.ts";
-import { parseTrustedProxies, type TrustedProxies } from "./leads/client-address.ts";
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS, readPreviewLinkSecret } from "@pss/http-kit";
 
 export interface ApiConfig {
   port: number;
@@ -49,41 +44,14 @@ export interface ApiConfig {
   rateLimitPerMinute: number;
   /** Largest accepted request body in bytes. */
   maxBodyBytes: number;
-  /** Where the media service stores variants; GET /media/<name> serves them from there. */
-  mediaStorage: MediaStorageConfig;
-  /** `api`: the API streams variants itself; `redirect`: 302 to a presigned object-storage URL (s3 only). */
-  mediaDelivery: MediaDelivery;
-  /** Lifetime of a presigned URL in redirect mode. */
-  mediaPresignSeconds: number;
   outboxRelayEnabled: boolean;
   /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
   workers: number;
   /** Set by the primary in the processes it starts (API_WORKER_INDEX); null in a primary or a single process. */
   workerIndex: number | null;
   outboxRelay: OutboxRelayLimits;
-  opensearch: OpenSearchConfig;
-  /** Alias buyers' search reads (the indexer writes it). */
-  searchAlias: string;
-  /**
-   * Proxies whose X-Forwarded-For is believed (TRUST_PROXY_CIDRS): the client address is the right-most entry that
-   * is not one of theirs (docs/operations.md, "Trusted proxies"). None by default.
-   */
-  trustedProxies: TrustedProxies;
-  /**
-   * Leads per hour per client address (IPv6: per /64) and per listing from one address, and per minute from everyone
-   * (the site-wide abuse limit); 0 turns a limit off (docs/leads.md, "Abuse limits").
-   */
-  leadRateLimitPerAddress: number;
-  leadRateLimitPerListingAddress: number;
-  leadRateLimitGlobalPerMinute: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
-  /** How often buyer statistics (views, impressions) are flushed to PostgreSQL; 0 turns counting off. */
-  buyerStatsFlushMs: number;
-  /** Visitors counted per client address (IPv6: per /64) per listing per day, at most (docs/partner-api.md). */
-  buyerStatsVisitorsPerAddress: number;
-  /** Visitors counted per IPv6 /48 per listing per day, at most, however many /64s they come from. */
-  buyerStatsVisitorsPerSite: number;
   /** Hours the answer to a POST sent with an Idempotency-Key is kept (docs/partner-api.md, "Idempotency-Key"). */
   idempotencyRetentionHours: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
@@ -97,7 +65,7 @@ export interface ApiConfig {
 }
 
 export interface SandboxConfig {
-  /** HMAC key of preview links; absent: a key kept in PostgreSQL, shared by every instance. */
+  /** HMAC key of preview links; absent: a key kept in PostgreSQL, shared by every instance (and the marketplace). */
   previewLinkSecret?: string;
   /** How long a preview link of a test record works. */
   previewLinkTtlSeconds: number;
@@ -109,8 +77,6 @@ export interface SandboxConfig {
   retentionIntervalSeconds: number;
 }
 
-export const MIN_PREVIEW_SECRET_LENGTH = 32;
-
 /**
  * The per-key limit production applies when RATE_LIMIT_PER_MINUTE is unset: a flood guard, not a published quota.
  * About 1,000 requests (or batch items) a second, above what one partner's sync reaches on one API instance
@@ -120,36 +86,13 @@ export const PRODUCTION_RATE_LIMIT_PER_MINUTE = 60_000;
 
 function readSandboxConfig(r: EnvReader): SandboxConfig {
   return {
-    previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
+    previewLinkSecret: readPreviewLinkSecret(r),
     previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     testDataRetentionDays: r.int("TEST_DATA_RETENTION_DAYS", 30, { min: 1, max: 3650 }),
     historyRetentionDays: r.int("HISTORY_RETENTION_DAYS", 180, { min: 1, max: 36500 }),
     retentionIntervalSeconds: r.int("RETENTION_INTERVAL_SECONDS", 3600, { min: 0, max: 7 * 24 * 3600 }),
   };
 }
-
-/**
- * Settings of earlier releases whose meaning is gone: set, they stop the boot saying what replaced them, so a
- * deployment never silently runs without what it asked for.
- */
-const REPLACED_SETTINGS: Record<string, string> = {
-  TRUST_PROXY:
-    'TRUST_PROXY is replaced by TRUST_PROXY_CIDRS: list the address ranges of your proxies (e.g. the balancer\'s network), or remove TRUST_PROXY (docs/operations.md, "Trusted proxies")',
-  LEAD_RATE_LIMIT_PER_LISTING:
-    'LEAD_RATE_LIMIT_PER_LISTING is replaced by LEAD_RATE_LIMIT_PER_LISTING_ADDRESS and LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: a per-listing count let a listing\'s owner learn how many inquiries others sent (docs/leads.md, "Abuse limits")',
-};
-
-/** TRUST_PROXY_CIDRS: the proxies whose X-Forwarded-For is believed (none by default). */
-function readTrustedProxies(r: EnvReader): TrustedProxies {
-  for (const [name, message] of Object.entries(REPLACED_SETTINGS))
-    if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
-  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
-  return proxies;
-}
-
-export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
-export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
   const r = createEnvReader(env);
@@ -171,40 +114,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       "turns the per-key rate limit off: one API key can take the whole API's capacity",
     ),
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
-    mediaStorage: readMediaStorageConfig(r),
-    mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
-    mediaPresignSeconds: r.int("MEDIA_PRESIGN_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
     // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
     workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
     workerIndex:
       r.optionalString("API_WORKER_INDEX") === undefined ? null : r.int("API_WORKER_INDEX", 0, { min: 0, max: 63 }),
     outboxRelay: readOutboxRelayLimits(r),
-    opensearch: readOpenSearchConfig(r),
-    searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
-    trustedProxies: readTrustedProxies(r),
-    leadRateLimitPerAddress: readLimit(
-      r,
-      "LEAD_RATE_LIMIT_PER_ADDRESS",
-      20,
-      "turns the lead abuse limit per client address off: one client can send brokers any number of inquiries",
-    ),
-    leadRateLimitPerListingAddress: readLimit(
-      r,
-      "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS",
-      5,
-      "turns the lead abuse limit per listing and client address off: one client can send one broker any number of inquiries",
-    ),
-    leadRateLimitGlobalPerMinute: readLimit(
-      r,
-      "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE",
-      300,
-      "turns the site-wide lead abuse limit off: many addresses together can flood brokers",
-    ),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
-    buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
-    buyerStatsVisitorsPerAddress: r.int("BUYER_STATS_VISITORS_PER_ADDRESS", 3, { min: 1, max: 100 }),
-    buyerStatsVisitorsPerSite: r.int("BUYER_STATS_VISITORS_PER_SITE", 12, { min: 1, max: 1000 }),
     idempotencyRetentionHours: r.int("IDEMPOTENCY_KEY_RETENTION_HOURS", DEFAULT_IDEMPOTENCY_RETENTION_HOURS, {
       min: 1,
       max: 30 * 24,
@@ -217,16 +133,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
   };
-  if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
-    r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");
-  }
   r.done();
-  const secret = config.sandbox.previewLinkSecret;
-  if (secret !== undefined && secret.length < MIN_PREVIEW_SECRET_LENGTH) {
-    throw new ConfigError([
-      `PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API instance)`,
-    ]);
-  }
   return config;
 }
 

@@ -3,37 +3,28 @@
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
+  createFeedSequencer,
   createHttpMetrics,
   createKafka,
-  createMediaStorage,
-  createOpenSearch,
   createPostgres,
   createReadinessMonitor,
   createRedis,
   createSecretBox,
-  createFeedSequencer,
-} from "@pss/service-kit";
-import {
-  describeMediaStorage,
   pingKafka,
   runService,
   type HealthRoutesOptions,
   type ReadinessCheck,
   type ServiceKit,
 } from "@pss/service-kit";
+import { createAuthenticator, createPreviewLinks, createRateLimiter, serverOptions } from "@pss/http-kit";
 import { createApp } from "./app.ts";
-import { createStatsRecorder } from "./stats/stats-recorder.ts";
 import { attachWorkerLink } from "./cluster/api-cluster.ts";
 import { startApiPrimary } from "./cluster/api-primary.ts";
-import { serverOptions } from "./http/edge.ts";
-import { createAuthenticator } from "./auth/authenticator.ts";
 import { loadConfig, type ApiConfig } from "./config.ts";
-import { createRateLimiter } from "./http/rate-limiter.ts";
 import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
-import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
 
 await runService({
@@ -91,52 +82,6 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
   if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
-  // Image variants: served from the directory or bucket the media service writes to.
-  const mediaStorage = createMediaStorage(config.mediaStorage);
-
-  // Only buyers' search needs OpenSearch: it is not a readiness check, so partner writes go on while it is down.
-  const opensearch = createOpenSearch(config.opensearch);
-  const leads = {
-    addressLimiter: createRateLimiter({
-      redis,
-      logger,
-      limit: config.leadRateLimitPerAddress,
-      windowSeconds: 3600,
-      name: "lead-address",
-    }),
-    listingAddressLimiter: createRateLimiter({
-      redis,
-      logger,
-      limit: config.leadRateLimitPerListingAddress,
-      windowSeconds: 3600,
-      name: "lead-listing-address",
-    }),
-    globalLimiter: createRateLimiter({
-      redis,
-      logger,
-      limit: config.leadRateLimitGlobalPerMinute,
-      windowSeconds: 60,
-      name: "lead-global",
-    }),
-    trustedProxies: config.trustedProxies,
-    countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
-  };
-
-  // Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
-  const buyerStats =
-    config.buyerStatsFlushMs > 0
-      ? createStatsRecorder({
-          sql,
-          redis,
-          logger,
-          trustedProxies: config.trustedProxies,
-          flushIntervalMs: config.buyerStatsFlushMs,
-          visitorsPerAddress: config.buyerStatsVisitorsPerAddress,
-          visitorsPerSite: config.buyerStatsVisitorsPerSite,
-        })
-      : undefined;
-  buyerStats?.start();
-
   // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
@@ -148,8 +93,6 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       required: false,
       everyMs: 0,
     },
-    // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
-    storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
   // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
   readiness.kafka = config.outboxRelayEnabled
@@ -184,11 +127,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     publicBaseUrl: config.publicBaseUrl,
     maxBodyBytes: config.maxBodyBytes,
     httpMetrics: createHttpMetrics(metrics),
-    media: { storage: mediaStorage, delivery: config.mediaDelivery, presignSeconds: config.mediaPresignSeconds },
-    opensearch,
-    searchAlias: config.searchAlias,
-    leads,
-    buyerStats,
+    leadCounts: { countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }) },
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
@@ -213,8 +152,6 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     port: config.port,
     healthPort: isWorker ? null : config.healthPort,
     publicBaseUrl: config.publicBaseUrl,
-    mediaDelivery: config.mediaDelivery,
-    ...describeMediaStorage(config.mediaStorage),
   });
 
   function startWorkerLink(opts: HealthRoutesOptions) {
@@ -246,7 +183,6 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     stop: {
       "stop retention job": () => retention.stop(),
       "stop feed sequencer": () => feedSequencer.stop(),
-      "flush buyer statistics": async () => buyerStats?.stop(),
       "stop outbox relay": async () => {
         await booted;
         await relay.stop();

@@ -7,7 +7,7 @@ import postgres from "postgres";
 import { Topics } from "@pss/contracts";
 import { silentLogger } from "@pss/service-kit";
 import { main } from "../../admin/src/cli.ts";
-import { createAuthenticator } from "../src/auth/authenticator.ts";
+import { createAuthenticator } from "@pss/http-kit";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 
 const ROOT = resolve(import.meta.dir, "../../..");

@@ -6,8 +6,7 @@ import Redis from "ioredis";
 import postgres from "postgres";
 import { silentLogger } from "@pss/service-kit";
 import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
-import { authCacheKey, hashApiKey } from "../src/auth/api-key.ts";
-import { createAuthenticator } from "../src/auth/authenticator.ts";
+import { authCacheKey, hashApiKey, createAuthenticator } from "@pss/http-kit";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 
 let sql: postgres.Sql;

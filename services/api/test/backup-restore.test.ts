@@ -36,7 +36,7 @@ import { recordLeads } from "../../leads/src/counting/count-recorder.ts";
 import { signedHeaders } from "../../webhooks/src/delivery/signing.ts";
 import { verifyWebhook } from "../../../packages/sdk/src/index.ts";
 import { signManifest } from "../../admin/src/backup/signature.ts";
-import { generateApiKey, hashApiKey, keyPrefix } from "../src/auth/api-key.ts";
+import { generateApiKey, hashApiKey, keyPrefix } from "@pss/http-kit";
 import { testS3Env, testUrls, uniqueName } from "../../../test/support/env.ts";
 import { tableDigests } from "../../../test/support/table-digests.ts";
 import { admin, adminEnv, json } from "./support/admin-cli.ts";
@@ -275,7 +275,7 @@ describe("backup, destroy, restore", () => {
   test("every photo variant is back byte for byte and served again", async () => {
     expect(await storedNames()).toEqual(photos.map((p) => p.name).sort());
     for (const p of photos) {
-      const res = await fetch(`${api.baseUrl}/media/${p.name}`);
+      const res = await fetch(`${api.marketplaceUrl}/media/${p.name}`);
       expect(res.status).toBe(200);
       expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array(p.bytes));
     }

@@ -153,7 +153,7 @@ describe("what the feed carries", () => {
     // A buyer sends three inquiries; the leads service counts them (its own code, which writes lead.received with
     // the office's count in the same transaction).
     for (let i = 0; i < 3; i++) {
-      const res = await call(api.baseUrl, "POST", `/v1/listings/${created.body.serviceListingId}/leads`, {
+      const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${created.body.serviceListingId}/leads`, {
         body: { name: "Ann Buyer", email: `ann.buyer-${i}@example.com`, message: "Is the lease renewable?" },
       });
       expect(res.status).toBe(202);

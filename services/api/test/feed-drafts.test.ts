@@ -10,10 +10,11 @@ import {
   partnerFactRow,
   silentLogger,
   type FeedSequencer,
+  appendEvents,
+  outboxRow,
 } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
 import { upsertBroker } from "../src/brokers/broker-service.ts";
-import { appendEvents, outboxRow } from "../src/outbox/outbox-writer.ts";
 import { sample, startApi, type ApiHarness } from "./support/harness.ts";
 
 let api: ApiHarness;

@@ -269,7 +269,7 @@ describe("deeply nested JSON", () => {
   });
 
   test("~10,000 levels on the public lead intake is 400", async () => {
-    const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+    const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${listingId}/leads`, {
       body: `{"name":${nested(10_000)}}`,
     });
     expectJsonError(res, 400, /nested too deeply/);

@@ -5,8 +5,7 @@ import type postgres from "postgres";
 import type { Logger, LogFields } from "@pss/service-kit";
 import { createApp } from "../src/app.ts";
 import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
-import { authCacheKey, hashApiKey } from "../src/auth/api-key.ts";
-import { LOCAL_TTL_MS, type Authenticator } from "../src/auth/authenticator.ts";
+import { authCacheKey, hashApiKey, LOCAL_TTL_MS, type Authenticator } from "@pss/http-kit";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
 import { testWebhookSecrets, uniqueName } from "../../../test/support/env.ts";
 

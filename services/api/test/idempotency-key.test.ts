@@ -7,7 +7,7 @@ import { connect } from "node:net";
 import Redis from "ioredis";
 import { testUrls, uniqueName } from "../../../test/support/env.ts";
 import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
-import { purgeIdempotencyKeys } from "../src/http/idempotency.ts";
+import { purgeIdempotencyKeys } from "@pss/http-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -36,7 +36,7 @@ async function newListing(): Promise<number> {
 
 const inquiry = (message = "Is the lease renewable?") => ({ name: "Ann Buyer", email: "ann@example.com", message });
 const lead = (body: unknown, headers: Record<string, string>, id = listingId) =>
-  call(api.baseUrl, "POST", `/v1/listings/${id}/leads`, { body, headers });
+  call(api.marketplaceUrl, "POST", `/v1/listings/${id}/leads`, { body, headers });
 const leadsOf = async (id: number) =>
   (await api.sql`SELECT id::text FROM leads WHERE listing_id = ${id} ORDER BY created_at`).map((r) => r.id as string);
 const keyed = (key: string, from = "198.51.100.90") => ({ "idempotency-key": key, "x-forwarded-for": from });
@@ -79,7 +79,7 @@ describe("the buyer's inquiry (POST /v1/listings/{id}/leads)", () => {
     const key = crypto.randomUUID();
     // The first attempt's answer never reaches the client: it writes the request and hangs up at once.
     const body = JSON.stringify(inquiry());
-    const socket = connect({ host: "127.0.0.1", port: Number(new URL(api.baseUrl).port) });
+    const socket = connect({ host: "127.0.0.1", port: Number(new URL(api.marketplaceUrl).port) });
     await new Promise<void>((resolve) =>
       socket.write(
         [
@@ -148,7 +148,7 @@ describe("the buyer's inquiry (POST /v1/listings/{id}/leads)", () => {
   test("a key that is not 1-255 visible ASCII characters is refused with 400, before anything is stored", async () => {
     const id = await newListing();
     for (const bad of ["", "has space", "x".repeat(256), "tab\there"]) {
-      const res = await call(api.baseUrl, "POST", `/v1/listings/${id}/leads`, {
+      const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${id}/leads`, {
         body: inquiry(),
         headers: { "idempotency-key": bad, "x-forwarded-for": "198.51.100.93" },
       });
@@ -180,7 +180,7 @@ describe("the buyer's inquiry (POST /v1/listings/{id}/leads)", () => {
 describe("the listing page's inquiry form", () => {
   const formKeyOf = (page: string) => /name="idempotencyKey" value="([^"]+)"/.exec(page)?.[1];
   const postForm = (id: number, fields: Record<string, string>) =>
-    fetch(`${api.baseUrl}/listings/${id}/inquiry`, {
+    fetch(`${api.marketplaceUrl}/listings/${id}/inquiry`, {
       method: "POST",
       redirect: "manual",
       headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "198.51.100.94" },
@@ -189,10 +189,10 @@ describe("the listing page's inquiry form", () => {
 
   test("carries a key made for each rendering; the same form posted twice is one inquiry, with other text a second", async () => {
     const id = await newListing();
-    const page = await (await fetch(`${api.baseUrl}/listings/${id}`)).text();
+    const page = await (await fetch(`${api.marketplaceUrl}/listings/${id}`)).text();
     const key = formKeyOf(page);
     expect(key).toMatch(/^[0-9a-f-]{36}$/);
-    expect(formKeyOf(await (await fetch(`${api.baseUrl}/listings/${id}`)).text())).not.toBe(key);
+    expect(formKeyOf(await (await fetch(`${api.marketplaceUrl}/listings/${id}`)).text())).not.toBe(key);
     const fields = { ...inquiry(), idempotencyKey: key! };
     for (let i = 0; i < 2; i++) {
       const res = await postForm(id, fields);

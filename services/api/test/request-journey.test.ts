@@ -268,7 +268,7 @@ describe("one PUT's journey through the logs", () => {
       email: "journey.buyer@example.com",
       message: "Quokka-zebra question: is the lease renewable?",
     };
-    const res = await call(api.baseUrl, "POST", `/v1/listings/${journey.id}/leads`, {
+    const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${journey.id}/leads`, {
       body: buyer,
       headers: { "x-request-id": requestId },
     });

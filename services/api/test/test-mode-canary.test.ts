@@ -182,11 +182,11 @@ const settled = (key: string) =>
       : null;
   });
 const search = async (q: string) => {
-  const res = await call(api.baseUrl, "GET", `/v1/listings?q=${q}`);
+  const res = await call(api.marketplaceUrl, "GET", `/v1/listings?q=${q}`);
   expect(res.status).toBe(200);
   return res.body;
 };
-const fetchPage = (path: string, init?: RequestInit) => fetch(`${api.baseUrl}${path}`, init);
+const fetchPage = (path: string, init?: RequestInit) => fetch(`${api.marketplaceUrl}${path}`, init);
 /** Every <loc> of the sitemap: of sitemap.xml itself, or of every file it indexes when it is an index. */
 async function sitemapLocations(): Promise<string[]> {
   const locs = (xml: string) => [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((x) => x[1]!);
@@ -283,7 +283,7 @@ describe("canary: a test listing never reaches buyers", () => {
     expect(testRead.descriptionOptimized).toBe(rewriteDescription(testRead.description));
     expect(liveRead.descriptionOptimized).toStartWith("Polished:");
     expect(testRead.serviceListingUrl).toStartWith(`${BASE}/preview/listings/${testing.listingId}?`);
-    const preview = await fetch(testRead.serviceListingUrl.replace(BASE, api.baseUrl));
+    const preview = await fetch(testRead.serviceListingUrl.replace(BASE, api.marketplaceUrl));
     expect(preview.status).toBe(200);
     expect(await preview.text()).toContain("Preview of a test listing.");
 
@@ -301,7 +301,7 @@ describe("canary: a test listing never reaches buyers", () => {
 
   test("no e-mail goes out for its leads, and only the test key counts them", async () => {
     // Buyers cannot reach it; the partner simulates a lead with the test key.
-    const refused = await call(api.baseUrl, "POST", `/v1/listings/${testing.listingId}/leads`, {
+    const refused = await call(api.marketplaceUrl, "POST", `/v1/listings/${testing.listingId}/leads`, {
       body: { name: "Ann", email: "ann@example.com", message: "Hi" },
     });
     expect(refused.status).toBe(404);
@@ -311,7 +311,7 @@ describe("canary: a test listing never reaches buyers", () => {
     });
     expect(simulated.status).toBe(202);
     // A real lead on the live listing, sent after it: its e-mail arriving shows the mailer is working.
-    const real = await call(api.baseUrl, "POST", `/v1/listings/${live.listingId}/leads`, {
+    const real = await call(api.marketplaceUrl, "POST", `/v1/listings/${live.listingId}/leads`, {
       body: { name: "Ann Buyer", email: "ann@example.com", message: "Is it available?" },
     });
     expect(real.status).toBe(202);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLeaderLease, silentLogger } from "@pss/service-kit";
 import { uniqueName } from "../../../test/support/env.ts";
-import { createPreviewLinks } from "../src/previews/preview-links.ts";
+import { createPreviewLinks } from "@pss/http-kit";
 import { createRetentionJob, RETENTION_LEASE } from "../src/test-mode/retention-job.ts";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
 
@@ -30,7 +30,8 @@ const as = (key: string) => ({
   del: (path: string) => call(api.baseUrl, "DELETE", path, { key }),
 });
 /** A URL the API handed out (under PUBLIC_BASE_URL), fetched from the test server. */
-const open = (url: string, headers: Record<string, string> = {}) => fetch(url.replace(BASE, api.baseUrl), { headers });
+const open = (url: string, headers: Record<string, string> = {}) =>
+  fetch(url.replace(BASE, api.marketplaceUrl), { headers });
 
 async function brokerAndListing(key: string, listing: Record<string, unknown> = {}) {
   const brokerId = uniqueName("broker");
@@ -236,10 +237,10 @@ describe("previews of test records", () => {
     const made = await brokerAndListing(testKey);
     expect((await open(`${BASE}/listings/${made.listing.serviceListingId}`)).status).toBe(404);
     expect((await open(`${BASE}/brokers/${made.broker.serviceBrokerId}`)).status).toBe(404);
-    expect((await call(api.baseUrl, "GET", `/v1/listings/${made.listing.serviceListingId}`)).status).toBe(404);
-    expect((await call(api.baseUrl, "GET", `/v1/brokers/${made.broker.serviceBrokerId}`)).status).toBe(404);
+    expect((await call(api.marketplaceUrl, "GET", `/v1/listings/${made.listing.serviceListingId}`)).status).toBe(404);
+    expect((await call(api.marketplaceUrl, "GET", `/v1/brokers/${made.broker.serviceBrokerId}`)).status).toBe(404);
     // No buyer can send a lead to it.
-    const lead = await call(api.baseUrl, "POST", `/v1/listings/${made.listing.serviceListingId}/leads`, {
+    const lead = await call(api.marketplaceUrl, "POST", `/v1/listings/${made.listing.serviceListingId}/leads`, {
       body: { name: "Ann", email: "ann@example.com", message: "Hello" },
     });
     expect(lead).toMatchObject({ status: 404, body: { error: "Listing not found" } });

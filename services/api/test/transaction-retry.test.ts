@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { testUrls } from "../../../test/support/env.ts";
-import { retryTransaction } from "../src/records/transaction-retry.ts";
+import { retryTransaction } from "@pss/http-kit";
 
 let sql: postgres.Sql;
 const table = `retry_probe_${process.pid}_${Date.now()}`;

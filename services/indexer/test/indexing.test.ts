@@ -40,7 +40,7 @@ async function putListing(externalId: string, body: unknown): Promise<number> {
 /** Search through the public API after a refresh, so "absent" is a real observation. */
 async function inSearch(id: number, q?: string): Promise<boolean> {
   await idx.opensearch.indices.refresh({ index: idx.alias });
-  const res = await call(api.baseUrl, "GET", `/v1/listings?limit=50${q ? `&q=${encodeURIComponent(q)}` : ""}`);
+  const res = await call(api.marketplaceUrl, "GET", `/v1/listings?limit=50${q ? `&q=${encodeURIComponent(q)}` : ""}`);
   expect(res.status).toBe(200);
   return res.body.results.some((r: any) => r.serviceListingId === id);
 }

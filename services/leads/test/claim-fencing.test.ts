@@ -83,7 +83,7 @@ async function leadFor(recipient: string): Promise<string> {
     sample.listing(brokerId, { photos: [] }),
   );
   expect(listing.status).toBe(201);
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
+  const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
     body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" },
   });
   expect(res.status).toBe(202);

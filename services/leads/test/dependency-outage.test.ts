@@ -118,7 +118,7 @@ async function newListing(recipient: string): Promise<{ partner: Partner; listin
 }
 
 async function submitLead(listingId: number): Promise<string> {
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+  const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${listingId}/leads`, {
     body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Still available?" },
   });
   expect(res.status).toBe(202);

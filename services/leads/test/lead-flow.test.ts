@@ -92,7 +92,7 @@ const buyer = {
 };
 
 async function submitLead(listingId: number, body: Record<string, unknown> = buyer): Promise<string> {
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, { body });
+  const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${listingId}/leads`, { body });
   expect(res.status).toBe(202);
   return res.body.leadId;
 }

@@ -60,7 +60,7 @@ test("boots, reports ready, counts a lead from Kafka, and stops cleanly on SIGTE
     const brokerId = uniqueName("broker");
     await p.put(`/partner/v1/brokers/${brokerId}`, sample.broker());
     const { body: listing } = await p.put(`/partner/v1/listings/${uniqueName("listing")}`, sample.listing(brokerId));
-    const { body: lead } = await call(api.baseUrl, "POST", `/v1/listings/${listing.serviceListingId}/leads`, {
+    const { body: lead } = await call(api.marketplaceUrl, "POST", `/v1/listings/${listing.serviceListingId}/leads`, {
       body: { name: "A", email: "a@example.com", message: "Hello" },
     });
     let counted = 0;

@@ -87,7 +87,7 @@ async function listingOf(forwardingEmail: string): Promise<number> {
 
 async function submitLead(listingId: number): Promise<{ leadId: string; requestId: string }> {
   const requestId = uniqueName("lead-req");
-  const res = await call(api.baseUrl, "POST", `/v1/listings/${listingId}/leads`, {
+  const res = await call(api.marketplaceUrl, "POST", `/v1/listings/${listingId}/leads`, {
     headers: { "x-request-id": requestId },
     body: { name: "Ann Buyer", email: "ann.buyer@example.com", message: "Is the lease renewable?" },
   });

@@ -50,9 +50,9 @@ async function feedNumber(type: string, data: Record<string, any>): Promise<numb
 beforeAll(async () => {
   receiver = startReceiver();
   images = await startImageServer();
-  // Buyer pages and event URLs on the API's own address, so a test can open the URL an event names.
-  const apiPort = await freePort();
-  api = await startApi({ port: apiPort, publicBaseUrl: `http://127.0.0.1:${apiPort}` });
+  // Buyer pages and event URLs on the marketplace's own address, so a test can open the URL an event names.
+  const marketplacePort = await freePort();
+  api = await startApi({ marketplacePort, publicBaseUrl: `http://127.0.0.1:${marketplacePort}` });
   partner = await api.createPartner({ leadTracking: true });
   partners.add(partner.partnerId);
   const kafka = new Kafka({
@@ -65,14 +65,14 @@ beforeAll(async () => {
   [indexer, media, webhooks] = await Promise.all([
     startIndexer({ onlyPartners: partners }),
     startMedia({ partners, env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}` } }),
-    startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.baseUrl, partners }),
+    startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.marketplaceUrl, partners }),
   ]);
   leads = createLeadsWorkers({
     sql: api.sql,
     kafka,
     logger: silentLogger,
     groupPrefix: leadsGroup,
-    publicBaseUrl: api.baseUrl,
+    publicBaseUrl: api.marketplaceUrl,
     mail: null,
     policy: { maxAttempts: 1, retryBaseMs: 1000, claimTimeoutMs: 60_000 },
     sweepIntervalMs: 60_000,
@@ -217,7 +217,7 @@ test("a partner's broker, listing and lead produce every event, each signed, wit
 
   // lead.received: the listing's IDs and the office's new count, nothing about the buyer.
   const countBefore = await officeCount(partner.officeId);
-  const lead = await call(api.baseUrl, "POST", `/v1/listings/${serviceListingId}/leads`, { body: buyer });
+  const lead = await call(api.marketplaceUrl, "POST", `/v1/listings/${serviceListingId}/leads`, { body: buyer });
   expect(lead.status).toBe(202);
   const received = await eventually("lead.received", (d) => d.externalListingId === listingExternalId);
   expect(received.body.data).toEqual({
@@ -388,7 +388,8 @@ test("an endpoint gets only the events it subscribed to", async () => {
   await eventually("listing.published", (d) => d.externalListingId === listingExternalId);
   const countBefore = await officeCount(partner.officeId);
   expect(
-    (await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, { body: buyer })).status,
+    (await call(api.marketplaceUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, { body: buyer }))
+      .status,
   ).toBe(202);
   await eventually("lead.received", (d) => d.externalListingId === listingExternalId);
   const got = await until("the lead on the leads-only endpoint", () => {
@@ -440,7 +441,7 @@ test("an endpoint made by a key without lead tracking gets the numbering that ke
   for (let i = 0; i < 3; i++)
     expect(
       (
-        await call(api.baseUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
+        await call(api.marketplaceUrl, "POST", `/v1/listings/${listing.body.serviceListingId}/leads`, {
           body: { ...buyer, email: `ann.buyer-${i}-numbering@example.com` },
         })
       ).status,

@@ -42,7 +42,7 @@ beforeAll(async () => {
   [indexer, media, webhooks] = await Promise.all([
     startIndexer({ onlyPartners: partners }),
     startMedia({ partners, env: { MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}` } }),
-    startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.baseUrl, partners }),
+    startWebhooks({ allowedHosts: [receiver.hostPort], publicBaseUrl: api.marketplaceUrl, partners }),
   ]);
   for (const mode of ["live", "test"] as const) {
     const res = await call(api.baseUrl, "PUT", `/partner/v1/webhook-endpoints/${endpointId}`, {
@@ -131,10 +131,10 @@ test("test records' events reach only the test key's endpoint, live records' onl
     status: "FOR_SALE",
   });
   // A test listing has no public page: its URL is its preview, which opens with the partner's test key.
-  const previewUrl = `${api.baseUrl}/preview/listings/${created.body.serviceListingId}`;
+  const previewUrl = `${api.marketplaceUrl}/preview/listings/${created.body.serviceListingId}`;
   expect(published.data.serviceListingUrl).toBe(previewUrl);
   expect((await fetch(previewUrl, { headers: { authorization: `Bearer ${testKey}` } })).status).toBe(200);
-  expect((await fetch(`${api.baseUrl}/listings/${created.body.serviceListingId}`)).status).toBe(404);
+  expect((await fetch(`${api.marketplaceUrl}/listings/${created.body.serviceListingId}`)).status).toBe(404);
   await eventually("live", "listing.published", (d) => d.externalListingId === liveListing);
 
   const lead = await call(api.baseUrl, "POST", `/partner/v1/test/listings/${testListing}/leads`, {

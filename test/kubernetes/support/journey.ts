@@ -1,9 +1,11 @@
 // What both chart tests do to a running release (chart-cluster.test.ts: development values; chart-production.test.ts:
 // production values): the photo host and the webhook receiver, served by the test process on the node's address
-// (the pods reach it there); a partner's and a buyer's requests to the API Service, each on a new connection so
-// that requests spread over the ready pods; steady writes while something happens to the release; and the check that
+// (the pods reach it there); a partner's requests to the API Service and a buyer's to the marketplace Service (as the
+// Ingress routes them, @pss/contracts site-routing.ts), each on a new connection so that requests spread over the
+// ready pods; steady writes while something happens to the release; and the check that
 // every acknowledged write converged with no effect applied twice.
 import { expect } from "bun:test";
+import { servedByPartnerApi } from "@pss/contracts";
 import type postgres from "postgres";
 import { sample } from "../../../services/api/test/support/harness.ts";
 import { makePicture } from "../../../services/media/test/support/image-server.ts";
@@ -57,16 +59,20 @@ export async function startJourney(opts: { nodeIp: string; token: string }) {
   const token = opts.token;
   const brokerEmail = `leads-${token}@broker.example`;
   const brokerId = `broker-${token}`;
-  const state = { apiBase: "", apiKey: "" };
+  const state = { apiBase: "", marketplaceBase: "", apiKey: "" };
 
-  /** A request to the API Service, each on a new connection: every request is balanced across the ready pods. */
+  /**
+   * A request to the API Service or, for a buyer's path, the marketplace Service, each on a new connection: every
+   * request is balanced across the ready pods.
+   */
   function api(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       connection: "close",
       ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
     };
-    return fetch(`${state.apiBase}${path}`, {
+    const base = servedByPartnerApi(new URL(path, "http://x").pathname) ? state.apiBase : state.marketplaceBase;
+    return fetch(`${base}${path}`, {
       ...init,
       headers,
       keepalive: false,
@@ -110,8 +116,9 @@ export async function startJourney(opts: { nodeIp: string; token: string }) {
   }
 
   /** The partner's webhook endpoint (to the receiver) and broker (whose leads go to brokerEmail). */
-  async function setUpPartner(apiBase: string, apiKey: string): Promise<void> {
+  async function setUpPartner(apiBase: string, marketplaceBase: string, apiKey: string): Promise<void> {
     state.apiBase = apiBase;
+    state.marketplaceBase = marketplaceBase;
     state.apiKey = apiKey;
     const endpoint = await api(`/partner/v1/webhook-endpoints/hooks-${token}`, {
       method: "PUT",

@@ -134,6 +134,7 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Each service's health port (/healthz, /readyz, /metrics), as compose has them. */}}
 {{- define "pss.healthPorts" -}}
 api: 8085
+marketplace: 8089
 outbox-relay: 8084
 media: 8081
 indexer: 8082

@@ -123,6 +123,7 @@ export async function partnerFixture() {
   const admin = createPartnerAdmin({ sql, redis });
   return {
     sql,
+    redis,
     async createPartner(opts: { leadTracking?: boolean } = {}): Promise<TestPartner> {
       const p = await admin.createPartner({
         name: uniqueName("sdk-partner"),

@@ -3,9 +3,15 @@
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { RecordMode } from "@pss/contracts";
-import { authCacheKey, authGenerationKey, generateApiKey, hashApiKey, keyPrefix } from "../auth/api-key.ts";
-import { AUTH_CACHE_TTL_SECONDS } from "../auth/authenticator.ts";
-import { retryTransaction } from "../records/transaction-retry.ts";
+import {
+  authCacheKey,
+  authGenerationKey,
+  generateApiKey,
+  hashApiKey,
+  keyPrefix,
+  AUTH_CACHE_TTL_SECONDS,
+  retryTransaction,
+} from "@pss/http-kit";
 
 export type AdminErrorCode = "invalid_argument" | "not_found";
 

@@ -4,10 +4,15 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Logger } from "@pss/service-kit";
-import { mapError } from "../http/error-mapper.ts";
-import { ApiError, BadRequestError, RateLimitedError, validationError } from "../http/errors.ts";
-import { textRuleError } from "../http/json-body.ts";
-import { describeValidationErrors } from "../http/validation-messages.ts";
+import {
+  mapError,
+  ApiError,
+  BadRequestError,
+  RateLimitedError,
+  validationError,
+  textRuleError,
+  describeValidationErrors,
+} from "@pss/http-kit";
 
 /** One item's answer: the status and body its single PUT would have given. */
 export interface ItemAnswer<B = unknown> {
@@ -18,6 +23,9 @@ export interface ItemAnswer<B = unknown> {
 }
 
 /** Where an item stands: refused already, or valid and waiting for its write. */
+/** An item's outcome: the single write's result, or the error it would have thrown. */
+export type ItemOutcome<T> = { ok: T } | { error: unknown };
+
 export type ItemState<T> = { refused: ApiError } | { valid: T };
 
 /** A batch naming the same external ID twice is refused whole: which body should win is anyone's guess. */

@@ -6,10 +6,8 @@ import { BATCH_MAX_ITEMS, PutQuery } from "@pss/contracts";
 import type { TSchema } from "@sinclair/typebox";
 import type postgres from "postgres";
 import { documented } from "../docs/openapi.ts";
-import type { ItemOutcome } from "../listings/listing-batch.ts";
-import type { WriteSource } from "../listings/listing-service.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import type { RecordScope } from "../records/record-scope.ts";
+import type { RecordScope, WriteSource } from "../records/record-scope.ts";
 import { BATCH_REFUSED } from "./batch-docs.ts";
 import {
   countAnswers,
@@ -20,6 +18,7 @@ import {
   refusal,
   refuseDuplicateIds,
   type ItemAnswer,
+  type ItemOutcome,
   type ItemState,
 } from "./batch-items.ts";
 

@@ -5,11 +5,10 @@
 // items that won, the others lost a race and come back as null for the caller to run alone.
 import type postgres from "postgres";
 import { BrokerUpserted } from "@pss/contracts";
-import { sqlJson } from "@pss/service-kit";
-import { appendEvents, outboxRow, type OutboxWrite } from "../outbox/outbox-writer.ts";
+import { sqlJson, appendEvents, outboxRow, type OutboxWrite } from "@pss/service-kit";
 import { forHistory } from "../records/changes.ts";
 import type { RecordScope } from "../records/record-scope.ts";
-import type { WriteSource } from "../listings/listing-service.ts";
+import type { WriteSource } from "../records/record-scope.ts";
 import { changedLists, columns, licenseRows, serviceAreaRows } from "./broker-repository.ts";
 import {
   brokerEventPayload,

@@ -10,11 +10,10 @@
 // again alone in its own transaction, exactly as its single PUT, so each gets its own answer.
 import type { BrokerBody } from "@pss/contracts";
 import type postgres from "postgres";
-import { validationError } from "../http/errors.ts";
-import type { ItemOutcome } from "../listings/listing-batch.ts";
-import type { WriteSource } from "../listings/listing-service.ts";
+import { validationError, retryTransaction } from "@pss/http-kit";
+import type { ItemOutcome } from "../batch/batch-items.ts";
+import type { WriteSource } from "../records/record-scope.ts";
 import type { RecordScope } from "../records/record-scope.ts";
-import { retryTransaction } from "../records/transaction-retry.ts";
 import { writeBrokerPlans, type PlannedBrokerWrite } from "./broker-batch-writes.ts";
 import { brokerBodyProblems } from "./broker-document.ts";
 import { defaultOfficeId, findBrokers } from "./broker-repository.ts";

@@ -1,6 +1,6 @@
 // The broker as the partner sees it, in canonical form: what is stored, hashed and compared.
 import type { BrokerBody, License, ServiceArea } from "@pss/contracts";
-import type { ErrorDetail } from "../http/errors.ts";
+import type { ErrorDetail } from "@pss/http-kit";
 import { mergePatch, pruneEmpty, type Json } from "../records/merge-patch.ts";
 
 export interface BrokerDocument {

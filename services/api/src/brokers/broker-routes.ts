@@ -11,18 +11,17 @@ import {
   HistoryQuery,
   PageQuery,
   PutQuery,
+  variantsWithUrls,
 } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import { NotFoundError } from "../http/errors.ts";
-import { variantsWithUrls } from "../media/variant-urls.ts";
+import { NotFoundError, retryTransaction } from "@pss/http-kit";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { brokerHistory } from "../history/history-repository.ts";
-import { retryTransaction } from "../records/transaction-retry.ts";
 import { findBroker, pageBrokers, type StoredBroker } from "./broker-repository.ts";
 import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
-import { storedBrokerQuality } from "../quality/record-quality.ts";
+import { storedBrokerQuality } from "./broker-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
 import { BROKER_DOCS } from "./broker-docs.ts";
 

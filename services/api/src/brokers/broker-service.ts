@@ -1,17 +1,14 @@
 // Create-or-update of a broker inside a caller's transaction, so a listing can carry its broker inline. The merge
 // and compare step (planBroker) is the one a dry run uses too: a dry run reports what this code would write.
-import { BrokerUpserted, brokerUpsertedPayload, type BrokerBody, type FieldChange } from "@pss/contracts";
-import type { EventTrace } from "@pss/service-kit";
+import { BrokerUpserted, brokerUpsertedPayload, type BrokerBody, type FieldChange, type Quality } from "@pss/contracts";
+import { type EventTrace, appendEvent } from "@pss/service-kit";
 import type postgres from "postgres";
-import { validationError } from "../http/errors.ts";
-import { ContendedWriteError } from "../records/transaction-retry.ts";
-import { appendEvent } from "../outbox/outbox-writer.ts";
+import { validationError, ContendedWriteError } from "@pss/http-kit";
 import { diffDocuments, forHistory } from "../records/changes.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 import { applyBrokerBody, brokerBodyProblems, type BrokerDocument } from "./broker-document.ts";
-import { brokerDocumentQuality, storedBrokerQuality } from "../quality/record-quality.ts";
-import type { Quality } from "@pss/contracts";
+import { brokerDocumentQuality, storedBrokerQuality } from "./broker-quality.ts";
 import {
   defaultOfficeId,
   findBroker,

@@ -16,29 +16,12 @@ import {
   PathParameters,
   SINGLE_LINE_TEXT_PATTERN,
 } from "@pss/contracts";
-import type { DocumentDecoration } from "elysia";
+import type { DocumentedResponses } from "@pss/http-kit";
 import { webhookEventDocs } from "./openapi-webhooks.ts";
-import {
-  DEFAULT_IDEMPOTENCY_RETENTION_HOURS,
-  IDEMPOTENCY_KEY_RULE,
-  IdempotencyKeyReusedError,
-} from "../http/idempotency.ts";
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS, IDEMPOTENCY_KEY_RULE, IdempotencyKeyReusedError } from "@pss/http-kit";
 
-/**
- * Responses a route documents (descriptions, and schemas where the framework does not validate them). Small answers
- * also declare `response:` (validated, and typed against the handler); the large read models (listings, brokers,
- * their pages and histories, buyer search, the feed's pre-serialised page, reports) are documented here only, so
- * they are not re-checked per request.
- */
-export type DocumentedResponses = Record<number, string | { description: string; schema: unknown }>;
-
-/**
- * A route's `detail.responses`: our own shape (read back by buildOpenApiDocument below), where Elysia's type
- * expects finished OpenAPI response objects. The one cast between the two.
- */
-export function documented(responses: DocumentedResponses): DocumentDecoration["responses"] {
-  return responses as unknown as DocumentDecoration["responses"];
-}
+// The routes' own declarations (documented(), in every feature and in the marketplace) are @pss/http-kit's.
+export { documented, type DocumentedResponses } from "@pss/http-kit";
 
 interface RouteInfo {
   method: string;

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
 import { isoTimestamp } from "@pss/database/queries";
 import { documented } from "../docs/openapi.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "@pss/http-kit";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { FEED_DOCS } from "./feed-docs.ts";
 

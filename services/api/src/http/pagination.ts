@@ -1,7 +1,7 @@
 // Opaque cursors over the commit-safe write position (write_xid, id): a stable order in which every record
 // appears once per pass, and in which nothing committed later can appear behind a reader (records/commit-safe-page.ts).
 import { isDateTime, isPageCursorText } from "@pss/contracts";
-import { BadRequestError } from "./errors.ts";
+import { BadRequestError } from "@pss/http-kit";
 import { recordBound } from "./instants.ts";
 
 /** A place in the order (write_xid, id); a page holds what comes strictly after it. */

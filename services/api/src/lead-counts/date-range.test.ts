@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { BadRequestError } from "../http/errors.ts";
+import { BadRequestError } from "@pss/http-kit";
 import { parseInstant } from "../http/instants.ts";
 import { parseDateRange } from "./date-range.ts";
 

@@ -1,6 +1,6 @@
 // startDate / endDate of the lead-count endpoints: ISO 8601 with a time zone; start inclusive, end exclusive.
 import { isDateTime } from "@pss/contracts";
-import { BadRequestError } from "../http/errors.ts";
+import { BadRequestError } from "@pss/http-kit";
 import { EARLIEST_RECORD_MS, parseInstant } from "../http/instants.ts";
 
 export interface DateRange {

@@ -9,9 +9,8 @@ import {
   OrganizationLeadCount,
 } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
-import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
+import { BadRequestError, UnauthorizedError, type Principal } from "@pss/http-kit";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "./date-range.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import { createLeadCountService } from "./lead-count-service.ts";

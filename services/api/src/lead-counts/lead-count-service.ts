@@ -1,7 +1,7 @@
 // Lead counts for an office or an organization of the calling partner (docs/leads.md: bounds and design).
 import { ErrorMessages, type OfficeLeadCount, type OrganizationLeadCount } from "@pss/contracts";
 import type postgres from "postgres";
-import { NotFoundError } from "../http/errors.ts";
+import { NotFoundError } from "@pss/http-kit";
 import { planSegments } from "./count-plan.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import {

@@ -4,7 +4,8 @@
 import type postgres from "postgres";
 import { sqlJson } from "@pss/service-kit";
 import { forHistory } from "../records/changes.ts";
-import type { ListingPlan, WriteSource } from "./listing-service.ts";
+import type { WriteSource } from "../records/record-scope.ts";
+import type { ListingPlan } from "./listing-service.ts";
 import { documentColumns } from "./listing-writes.ts";
 
 type WritePlan = Extract<ListingPlan, { kind: "create" | "update" }>;

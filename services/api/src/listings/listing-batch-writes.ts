@@ -6,11 +6,11 @@
 // the others lost a race and come back as null for the caller to run alone.
 import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type Quality } from "@pss/contracts";
-import { sqlJson } from "@pss/service-kit";
-import { appendEvents, outboxRow, type OutboxWrite } from "../outbox/outbox-writer.ts";
+import { sqlJson, appendEvents, outboxRow, type OutboxWrite } from "@pss/service-kit";
 import { forHistory } from "../records/changes.ts";
 import type { RecordScope } from "../records/record-scope.ts";
-import type { ListingPlan, ListingUpsertResult, WriteSource } from "./listing-service.ts";
+import type { WriteSource } from "../records/record-scope.ts";
+import type { ListingPlan, ListingUpsertResult } from "./listing-service.ts";
 import { COLUMNS, record, updateMany } from "./listing-batch-updates.ts";
 
 type CreatePlan = Extract<ListingPlan, { kind: "create" }>;

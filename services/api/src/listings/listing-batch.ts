@@ -18,9 +18,9 @@
 // as the same PUTs sent one by one would.
 import type { ListingBody } from "@pss/contracts";
 import type postgres from "postgres";
-import { validationError } from "../http/errors.ts";
-import type { RecordScope } from "../records/record-scope.ts";
-import { retryTransaction } from "../records/transaction-retry.ts";
+import { validationError, retryTransaction } from "@pss/http-kit";
+import type { ItemOutcome } from "../batch/batch-items.ts";
+import type { RecordScope, WriteSource } from "../records/record-scope.ts";
 import { listingBodyProblems } from "./listing-document.ts";
 import { loadManyForWrite } from "./listing-repository.ts";
 import { allocateListingIds, writeListingPlans, type PlannedWrite } from "./listing-batch-writes.ts";
@@ -30,16 +30,12 @@ import {
   upsertListing,
   type ListingUpsertResult,
   type Loaded,
-  type WriteSource,
 } from "./listing-service.ts";
 
 export interface ListingBatchItem {
   externalId: string;
   body: ListingBody;
 }
-
-/** An item's outcome: the single PUT's result, or the error it would have thrown. */
-export type ItemOutcome<T> = { ok: T } | { error: unknown };
 
 const settle = async <T>(work: () => Promise<T>): Promise<ItemOutcome<T>> => {
   try {

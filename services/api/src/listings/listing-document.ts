@@ -1,6 +1,6 @@
 // The listing as the partner sees it, in canonical form: what is stored, hashed and compared.
 import type { ListingBody, ListingStatus, Photo, Visibility } from "@pss/contracts";
-import type { ErrorDetail } from "../http/errors.ts";
+import type { ErrorDetail } from "@pss/http-kit";
 import { mergePatch, pruneEmpty, type Json, type JsonObject } from "../records/merge-patch.ts";
 
 export interface ListingDocument {

@@ -11,11 +11,11 @@ import {
   ListingRecord,
   PageQuery,
   PutQuery,
+  variantsWithUrls,
 } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import { NotFoundError } from "../http/errors.ts";
-import { variantsWithUrls } from "../media/variant-urls.ts";
+import { NotFoundError } from "@pss/http-kit";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
 import { listingHistory } from "../history/history-repository.ts";
 import {
@@ -28,7 +28,7 @@ import {
 import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
-import { storedListingQuality } from "../quality/record-quality.ts";
+import { storedListingQuality } from "./listing-quality.ts";
 import { LISTING_DOCS } from "./listing-docs.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */

@@ -6,18 +6,16 @@
 // The merge and compare step (planListing) is shared with the dry run (dryRunListing): both run the same checks
 // in the same order and compute the same document, so a dry run answers exactly what the PUT then does.
 import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody, type Quality } from "@pss/contracts";
-import type { EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { dryRunBroker, upsertBroker } from "../brokers/broker-service.ts";
-import { NotFoundError, validationError } from "../http/errors.ts";
+import { NotFoundError, validationError, ContendedWriteError, retryTransaction } from "@pss/http-kit";
 import { diffDocuments, forHistory } from "../records/changes.ts";
 import { contentHash, type Json } from "../records/merge-patch.ts";
-import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
+import type { RecordScope, WriteSource } from "../records/record-scope.ts";
 import { applyListingBody, listingBodyProblems, missingOnCreate, type ListingDocument } from "./listing-document.ts";
-import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import { findListing, loadForWrite, type StoredListing } from "./listing-repository.ts";
 import { createListingAtomically, updateListingAtomically } from "./listing-writes.ts";
-import { listingDocumentQuality } from "../quality/record-quality.ts";
+import { listingDocumentQuality } from "./listing-quality.ts";
 
 export interface ListingUpsertResult {
   listingId: number;
@@ -94,12 +92,6 @@ export function planListing(current: StoredListing | null, named: NamedBroker, b
     document,
   });
   return { kind: "update", current, document, brokerId, hash, changes };
-}
-
-/** Who writes (`origin`, kept in the change history) and the request's ID and traceparent (stored with the events). */
-export interface WriteSource {
-  origin: WriteOrigin;
-  trace?: EventTrace;
 }
 
 export async function upsertListing(

@@ -8,8 +8,7 @@ import type postgres from "postgres";
 import { ListingUpserted, listingUpsertedPayload, type FieldChange } from "@pss/contracts";
 import type { ListingDocument } from "./listing-document.ts";
 import type { StoredPhoto } from "./listing-repository.ts";
-import { feedDraftsInsert, sqlJson, sqlValues, type EventTrace } from "@pss/service-kit";
-import { feedDraftsOf, outboxRow } from "../outbox/outbox-writer.ts";
+import { feedDraftsInsert, sqlJson, sqlValues, type EventTrace, feedDraftsOf, outboxRow } from "@pss/service-kit";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 /** The change history row written with the version (changes already truncated for history). */

@@ -3,13 +3,22 @@
 import { EXTERNAL_ID_RULE, ErrorMessages, isValidExternalId } from "@pss/contracts";
 import { Elysia } from "elysia";
 import type postgres from "postgres";
-import type { Authenticator, Principal } from "../auth/authenticator.ts";
-import { ApiError, BadRequestError, RateLimitedError, UnauthorizedError } from "../http/errors.ts";
-import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
+import {
+  type Authenticator,
+  type Principal,
+  ApiError,
+  BadRequestError,
+  RateLimitedError,
+  UnauthorizedError,
+  type RequestTrace,
+  type RequestTraces,
+  idempotentPosts,
+  keyScope,
+  type IdempotencyLayer,
+  type RateLimiter,
+  type PreviewLinks,
+} from "@pss/http-kit";
 import type { Logger } from "@pss/service-kit";
-import { idempotentPosts, keyScope, type IdempotencyLayer } from "../http/idempotency.ts";
-import type { RateLimiter } from "../http/rate-limiter.ts";
-import type { PreviewLinks } from "../previews/preview-links.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 export interface PartnerDeps {

@@ -1,6 +1,7 @@
 // Whose records a request reads and writes: a partner's live records or its test records (docs/sandbox.md).
 // Every partner read and write is keyed by both, so neither mode ever sees the other's records.
 import type { RecordMode } from "@pss/contracts";
+import type { EventTrace } from "@pss/service-kit";
 
 export interface RecordScope {
   partnerId: string;
@@ -15,3 +16,9 @@ export interface WriteOrigin {
 }
 
 export const NO_ORIGIN: WriteOrigin = { keyId: null, requestId: null };
+
+/** Who writes (`origin`, kept in the change history) and the request's ID and traceparent (stored with the events). */
+export interface WriteSource {
+  origin: WriteOrigin;
+  trace?: EventTrace;
+}

@@ -3,10 +3,10 @@
 import { Elysia } from "elysia";
 import { ErrorMessages, listingReport, ListingReportResponse, type ListingReport } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
-import { NotFoundError } from "../http/errors.ts";
+import { NotFoundError } from "@pss/http-kit";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
-import { storedListingQuality } from "../quality/record-quality.ts";
+import { storedListingQuality } from "../listings/listing-quality.ts";
 import { reportTimes } from "./report-repository.ts";
 import { REPORT_DOCS } from "./report-docs.ts";
 

@@ -4,16 +4,17 @@
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadCountQuery, ListingStatsResponse } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
-import { NotFoundError } from "../http/errors.ts";
+import { NotFoundError, type Principal } from "@pss/http-kit";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "../lead-counts/date-range.ts";
 import { findListing } from "../listings/listing-repository.ts";
-import { readDailyStats } from "./stats-repository.ts";
-import { utcDay } from "./visitors.ts";
+import { readDailyStats } from "./stats-reads.ts";
 import { STATS_DOCS } from "./stats-docs.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
+
+/** The UTC day (YYYY-MM-DD) of an instant: the day a view was counted in. */
+const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /** The UTC days from `first` to `last`, inclusive. */
 function daysBetween(first: string, last: string): string[] {

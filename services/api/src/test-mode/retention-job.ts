@@ -5,7 +5,7 @@
 // down) is logged and tried again next round; it never stops the process.
 import { createLeaderLease, createPeriodicJob, whileLeading, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
-import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from "../http/idempotency.ts";
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from "@pss/http-kit";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
 /** The lease a working round holds (leader_leases.name), renewed while it runs, released when it ends. */

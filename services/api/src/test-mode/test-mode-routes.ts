@@ -4,8 +4,8 @@
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadAccepted, SimulatedLeadBody, TestDataDeleted } from "@pss/contracts";
 import { documented } from "../docs/openapi.ts";
-import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
-import { insertSimulatedLead } from "../leads/lead-repository.ts";
+import { ApiError, BadRequestError, NotFoundError } from "@pss/http-kit";
+import { insertSimulatedLead } from "./simulated-lead.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { purgeTestData } from "./test-data-purge.ts";
 import { TEST_MODE_DOCS } from "./test-mode-docs.ts";

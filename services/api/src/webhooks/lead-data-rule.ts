@@ -26,8 +26,7 @@
 // - Capacity, counters and delays (issue 37): re-sends to lead endpoints draw from a budget of their own
 //   (webhook-resend.ts), and the webhooks service gives attempts to lead endpoints caps and worker slots of their
 //   own, so nothing a key without lead tracking can time or count moves with lead deliveries.
-import type { Principal } from "../auth/authenticator.ts";
-import { UnauthorizedError } from "../http/errors.ts";
+import { type Principal, UnauthorizedError } from "@pss/http-kit";
 
 export const LEAD_EVENT = "lead.received";
 

@@ -8,7 +8,7 @@ import {
   type DeliveredEventType,
 } from "@pss/contracts";
 import type postgres from "postgres";
-import { BadRequestError } from "../http/errors.ts";
+import { BadRequestError } from "@pss/http-kit";
 import { endpointNamed, inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
 import { resend, type ActionOutcome } from "./webhook-resend.ts";
 

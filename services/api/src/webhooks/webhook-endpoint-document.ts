@@ -2,7 +2,7 @@
 // (JSON Merge Patch: an omitted field keeps its value, null clears description; url and events are required on
 // create). Events are kept in one canonical order, so two spellings of the same subscription are one record.
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpointBody, type WebhookEventType } from "@pss/contracts";
-import type { ErrorDetail } from "../http/errors.ts";
+import type { ErrorDetail } from "@pss/http-kit";
 
 export interface EndpointDocument {
   url: string;

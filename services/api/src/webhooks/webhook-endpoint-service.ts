@@ -4,9 +4,7 @@
 import { WebhookErrorMessages, type WebhookEndpointBody } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
-import type { Principal } from "../auth/authenticator.ts";
-import { ConflictError, validationError } from "../http/errors.ts";
-import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
+import { type Principal, ConflictError, validationError, ContendedWriteError, retryTransaction } from "@pss/http-kit";
 import {
   applyEndpointBody,
   missingOnCreate,

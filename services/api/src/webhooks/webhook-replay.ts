@@ -22,7 +22,7 @@ import {
 } from "@pss/contracts";
 import type postgres from "postgres";
 import { parseInstant, recordBound } from "../http/instants.ts";
-import { BadRequestError, RateLimitedError, validationError } from "../http/errors.ts";
+import { BadRequestError, RateLimitedError, validationError } from "@pss/http-kit";
 import { byExternalId, type ResendOptions } from "./webhook-delivery-repository.ts";
 import type { WebhookScope } from "./webhook-endpoint-repository.ts";
 import { resend, type ActionOutcome } from "./webhook-resend.ts";

@@ -13,8 +13,7 @@
 //   delivery is locked NOWAIT (lock_not_available, retried by retryTransaction), several are only ever rows in a
 //   state the worker does not write (failed, delivered).
 import type postgres from "postgres";
-import { RateLimitedError } from "../http/errors.ts";
-import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
+import { RateLimitedError, ContendedWriteError, retryTransaction } from "@pss/http-kit";
 import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
 
 type Tx = postgres.TransactionSql;

@@ -26,12 +26,12 @@ import {
 import type { SecretBox } from "@pss/service-kit";
 import { documented, type DocumentedResponses } from "../docs/openapi.ts";
 import { recordBound } from "../http/instants.ts";
-import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "@pss/http-kit";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
 import { listDeliveries, queuePing, recoverDeliveries, retryDelivery } from "./webhook-delivery-repository.ts";
 import { REPLAY_BUDGET_DOC, replayEvents } from "./webhook-replay.ts";
-import { RESEND_BUDGET_DOC } from "./webhook-resend.ts";
+import { RESEND_BUDGET_DOC, type ActionOutcome } from "./webhook-resend.ts";
 import {
   deleteEndpoint,
   findEndpoint,
@@ -41,7 +41,6 @@ import {
 } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
-import type { ActionOutcome } from "./webhook-resend.ts";
 import { WEBHOOK_DOCS } from "./webhook-docs.ts";
 
 const DEFAULT_PAGE = 100;

@@ -1,5 +1,6 @@
 // The compose balancer's HAProxy configuration (images/balancer/haproxy.cfg, the part every deployment shares) run
-// on this host in front of real API processes: requests spread over the instances, an instance that stops is
+// on this host in front of real API and marketplace processes: the partner API's paths reach the API, every other
+// path the marketplace; requests spread over the instances, an instance that stops is
 // drained without a failed request, and whatever the balancer refuses itself is answered in the API's JSON error
 // shape, never a bare page or a dropped connection. A POST that reached an instance is never sent to another one
 // (scripted instances that close without answering), and a client's own X-Forwarded-For changes nothing.
@@ -24,6 +25,7 @@ const missing = existsSync(HAPROXY) ? null : "haproxy is not installed (npm test
 const urls = testUrls();
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 const apis: { process: ServiceProcess; port: number; healthPort: number }[] = [];
+const marketplaces: { process: ServiceProcess; port: number; healthPort: number }[] = [];
 let balancerPort = 0;
 let balancer: ReturnType<typeof Bun.spawn> | null = null;
 let dir = "";
@@ -34,10 +36,21 @@ async function startApi() {
   const healthPort = await freePort();
   const process = await spawnService(
     "api",
+    { API_PORT: String(port), API_HEALTH_PORT: String(healthPort), OUTBOX_RELAY_ENABLED: "false" },
+    healthPort,
+  );
+  await waitUntil("the API to be ready", async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, 30_000);
+  apis.push({ process, port, healthPort });
+}
+
+async function startMarketplace() {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const process = await spawnService(
+    "marketplace",
     {
-      API_PORT: String(port),
-      API_HEALTH_PORT: String(healthPort),
-      OUTBOX_RELAY_ENABLED: "false",
+      MARKETPLACE_PORT: String(port),
+      HEALTH_PORT: String(healthPort),
       // The balancer runs on loopback: it is the trusted proxy.
       TRUST_PROXY_CIDRS: "127.0.0.0/8,::1",
       BUYER_STATS_FLUSH_MS: "200",
@@ -47,8 +60,12 @@ async function startApi() {
     },
     healthPort,
   );
-  await waitUntil("the API to be ready", async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, 30_000);
-  apis.push({ process, port, healthPort });
+  await waitUntil(
+    "the marketplace to be ready",
+    async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
+    30_000,
+  );
+  marketplaces.push({ process, port, healthPort });
 }
 
 /** The balancer's answer through it, with the instance that served it. */
@@ -62,8 +79,8 @@ async function call(path: string, init: RequestInit = {}) {
 
 beforeAll(async () => {
   if (missing) return;
-  await startApi();
-  await startApi();
+  await Promise.all([startApi(), startMarketplace()]);
+  await Promise.all([startApi(), startMarketplace()]);
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
   const partner = await createPartnerAdmin({ sql, redis }).createPartner({
     name: uniqueName("balancer-partner"),
@@ -71,7 +88,7 @@ beforeAll(async () => {
   });
   redis.disconnect();
   headers = { authorization: `Bearer ${partner.apiKey}`, "content-type": "application/json" };
-  // The deployment's part is the backend: these two processes, checked on their health ports as compose's are.
+  // The deployment's part is the backends: these processes, checked on their health ports as compose's are.
   dir = mkdtempSync(join(tmpdir(), "pss-balancer-"));
   const backend = join(dir, "backend.cfg");
   writeFileSync(
@@ -80,6 +97,9 @@ beforeAll(async () => {
       "backend api",
       "  balance leastconn",
       ...apis.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port} check port ${a.healthPort}`),
+      "backend marketplace",
+      "  balance leastconn",
+      ...marketplaces.map((m, i) => `  server marketplace${i + 1} 127.0.0.1:${m.port} check port ${m.healthPort}`),
       "",
     ].join("\n"),
   );
@@ -94,7 +114,8 @@ beforeAll(async () => {
     async () => {
       const seen = new Set<string | null>();
       for (let i = 0; i < 6; i++) seen.add((await call("/partner/v1/health")).instance);
-      return seen.has("api1") && seen.has("api2");
+      for (let i = 0; i < 6; i++) seen.add((await call("/v1/listings/1")).instance);
+      return ["api1", "api2", "marketplace1", "marketplace2"].every((name) => seen.has(name));
     },
     20_000,
   );
@@ -103,7 +124,7 @@ beforeAll(async () => {
 afterAll(async () => {
   balancer?.kill("SIGTERM");
   await balancer?.exited;
-  await Promise.all(apis.map((a) => a.process.stop()));
+  await Promise.all([...apis, ...marketplaces].map((a) => a.process.stop()));
   await sql.end({ timeout: 5 });
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -119,7 +140,17 @@ function expectJsonError(answer: RawResponse, label: string) {
   expect({ label, body: answer.json }).toEqual({ label, body: { status: "error", error: expect.any(String) } });
 }
 
-describe.skipIf(missing !== null)("the API behind the balancer", () => {
+describe.skipIf(missing !== null)("the API and the marketplace behind the balancer", () => {
+  test("the partner API's paths reach the API, every other path the marketplace", async () => {
+    for (const path of ["/partner/v1/health", "/partner/v1/openapi.json", "/docs"])
+      expect([path, (await call(path)).instance]).toEqual([path, expect.stringMatching(/^api[12]$/)]);
+    for (const path of ["/", "/listings", "/v1/listings/1", "/robots.txt", "/sitemap.xml", "/media/x", "/partner"]) {
+      const res = await fetch(`http://127.0.0.1:${balancerPort}${path}`);
+      await res.arrayBuffer();
+      expect([path, res.headers.get("x-pss-instance")]).toEqual([path, expect.stringMatching(/^marketplace[12]$/)]);
+    }
+  });
+
   test("writes through the one published port are spread over the instances, and each is stored once", async () => {
     const brokerId = uniqueName("lb-broker");
     expect(
@@ -300,9 +331,15 @@ describe.skipIf(missing !== null)("what the balancer sends again (issue 37, item
     const backend = join(scripted, "backend.cfg");
     writeFileSync(
       backend,
-      ["backend api", "  balance roundrobin", ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`), ""].join(
-        "\n",
-      ),
+      // The public inquiry route is the marketplace's; the API's backend is there for the configuration to load.
+      [
+        "backend api",
+        "  balance roundrobin",
+        "backend marketplace",
+        "  balance roundrobin",
+        ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`),
+        "",
+      ].join("\n"),
     );
     const port = await freePort();
     const proxy = Bun.spawn([HAPROXY, "-W", "-db", "-f", join(CONFIG_DIR, "haproxy.cfg"), "-f", backend], {

@@ -1,37 +1,37 @@
 // Starts the real API in-process on a free port, wired to the real PostgreSQL, Redis and Kafka from the
-// test setup, and offers small helpers to call it the way a partner does.
+// test setup, and offers small helpers to call it the way a partner does. Beside it, on the same clients, the real
+// marketplace (buyers' pages, search, inquiries, previews, images): `marketplaceUrl`, as the balancer puts both
+// behind one address in a deployment.
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
-import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
-import {
-  createLocalMediaStorage,
-  createLogger,
-  ensureTopics,
-  silentLogger,
-  type Logger,
-  type MediaStorage,
-} from "@pss/service-kit";
+import { createLogger, ensureTopics, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
-import { serverOptions } from "../../src/http/edge.ts";
+import { createAuthenticator, createRateLimiter, serverOptions } from "@pss/http-kit";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
-import { createAuthenticator } from "../../src/auth/authenticator.ts";
-import { createRateLimiter } from "../../src/http/rate-limiter.ts";
-import { parseTrustedProxies } from "../../src/leads/client-address.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
-import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
+import {
+  LOOPBACK_PROXIES,
+  startMarketplace,
+  type MarketplaceHarness,
+} from "../../../marketplace/test/support/marketplace-harness.ts";
+import type { StatsRecorder } from "../../../marketplace/src/stats/stats-recorder.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
+  /** The partner API. */
   baseUrl: string;
+  /** The marketplace beside it (buyers' pages, search, inquiries, previews, images), on the same clients. */
+  marketplaceUrl: string;
+  marketplace: MarketplaceHarness;
   sql: postgres.Sql;
   redis: Redis;
   kafka: Kafka;
   relay: OutboxRelay;
-  /** Buyer statistics as the API counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
+  /** Buyer statistics as the marketplace counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
   stats: StatsRecorder;
-  /** Every route the application registered (method and path pattern). */
+  /** Every route the API registered (method and path pattern). */
   routes: { method: string; path: string }[];
   /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
   createPartner(opts?: { leadTracking?: boolean; test?: boolean }): Promise<Partner>;
@@ -95,9 +95,11 @@ export interface ApiOptions {
   opensearchUrl?: string;
   /** Listen on this port (default: any free one) and answer as this public base URL (default https://market.example.test). */
   port?: number;
+  /** The marketplace beside the API listens on this port (default: any free one). */
+  marketplacePort?: number;
   publicBaseUrl?: string;
-  /** Lead intake limits (per address, per listing), given the harness's Redis. */
-  leadLimits?: { perAddress?: number; perListingAddress?: number };
+  /** The marketplace's lead intake limits (per address, per listing and address, site-wide), given the harness's Redis. */
+  leadLimits?: { perAddress?: number; perListingAddress?: number; global?: number };
   mediaStorage?: MediaStorage;
   mediaDelivery?: "api" | "redirect";
   /** Buyer statistics flush interval (default 200 ms). */
@@ -111,8 +113,7 @@ export interface ApiOptions {
   databaseUrl?: string;
 }
 
-/** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
-export const LOOPBACK_PROXIES = parseTrustedProxies("127.0.0.0/8,::1").proxies;
+export { LOOPBACK_PROXIES };
 /** `server` for a request handed to code directly: it came from loopback (the proxy above). */
 export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family: "IPv4" as const, port: 1 }) };
 
@@ -142,14 +143,6 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
   const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
-  const stats = createStatsRecorder({
-    sql,
-    redis,
-    logger,
-    flushIntervalMs: opts.statsFlushMs ?? 200,
-    trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
-  });
-  stats.start();
   const app = createApp({
     sql,
     logger,
@@ -163,57 +156,38 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     }),
     publicBaseUrl: opts.publicBaseUrl ?? "https://market.example.test",
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
-    media: {
-      storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }),
-      delivery: opts.mediaDelivery,
-    },
-    // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
-    opensearch: new OpenSearchClient({
-      node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
-      requestTimeout: 5000,
-      maxRetries: 0,
-    }),
-    searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
-    leads:
-      opts.leadLimits || opts.trustProxy
-        ? {
-            trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
-            // Unique limiter names: counters of other runs sharing this Redis never interfere.
-            addressLimiter: opts.leadLimits?.perAddress
-              ? createRateLimiter({
-                  redis,
-                  logger,
-                  limit: opts.leadLimits.perAddress,
-                  windowSeconds: 3600,
-                  name: uniqueName("lead-address"),
-                })
-              : undefined,
-            listingAddressLimiter: opts.leadLimits?.perListingAddress
-              ? createRateLimiter({
-                  redis,
-                  logger,
-                  limit: opts.leadLimits.perListingAddress,
-                  windowSeconds: 3600,
-                  name: uniqueName("lead-listing-address"),
-                })
-              : undefined,
-          }
-        : undefined,
-    buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
+  const marketplace = await startMarketplace(
+    { sql, redis },
+    {
+      logger,
+      maxBodyBytes: opts.maxBodyBytes,
+      searchAlias: opts.searchAlias,
+      opensearchUrl: opts.opensearchUrl,
+      port: opts.marketplacePort,
+      publicBaseUrl: opts.publicBaseUrl,
+      leadLimits: opts.leadLimits,
+      mediaStorage: opts.mediaStorage,
+      mediaDelivery: opts.mediaDelivery,
+      statsFlushMs: opts.statsFlushMs,
+      trustProxy: opts.trustProxy,
+    },
+  );
   const admin = createPartnerAdmin({ sql, redis });
 
   return {
     baseUrl,
+    marketplaceUrl: marketplace.baseUrl,
+    marketplace,
     sql,
     redis,
     kafka,
     relay,
-    stats,
+    stats: marketplace.stats,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({
@@ -238,7 +212,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     },
     async stop() {
       await app.stop();
-      await stats.stop();
+      await marketplace.stop();
       await relay.stop();
       await sql.end({ timeout: 5 });
       redis.disconnect();

@@ -104,7 +104,7 @@ export function defineMediaSuite(kind: StorageKind, opts: { storageIndependent: 
 
   const byUrl = (photos: Photo[], url: string) => photos.find((p) => p.url === url)!;
   const nameOf = (variantUrl: string) => variantUrl.slice(`${TEST_PUBLIC_BASE_URL}/media/`.length);
-  const fetchMedia = (name: string, init?: RequestInit) => fetch(`${api.baseUrl}/media/${name}`, init);
+  const fetchMedia = (name: string, init?: RequestInit) => fetch(`${api.marketplaceUrl}/media/${name}`, init);
 
   describe(`listing photos (${kind} storage)`, () => {
     test("become ready with WebP and JPEG variants at 1600, 800 and 400 px, stored once and served by the API as immutable", async () => {

@@ -1,0 +1,108 @@
+// Starts the real marketplace in-process on a free port, on clients the test gives (usually the API harness's:
+// services/api/test/support/harness.ts starts one beside every API, as the balancer puts them behind one address).
+import type Redis from "ioredis";
+import type postgres from "postgres";
+import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
+import { createLocalMediaStorage, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createAuthenticator,
+  createRateLimiter,
+  parseTrustedProxies,
+  serverOptions,
+  type PreviewLinks,
+} from "@pss/http-kit";
+import { createMarketplace } from "../../src/app.ts";
+import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
+import { testUrls, uniqueName } from "../../../../test/support/env.ts";
+
+/** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
+export const LOOPBACK_PROXIES = parseTrustedProxies("127.0.0.0/8,::1").proxies;
+
+export interface MarketplaceOptions {
+  logger?: Logger;
+  maxBodyBytes?: number;
+  searchAlias?: string;
+  opensearchUrl?: string;
+  /** Listen on this port (default: any free one); answer as this public base URL (default https://market.example.test). */
+  port?: number;
+  publicBaseUrl?: string;
+  /** Lead intake limits (per address, per listing and address, site-wide per minute), given the clients' Redis. */
+  leadLimits?: { perAddress?: number; perListingAddress?: number; global?: number };
+  mediaStorage?: MediaStorage;
+  mediaDelivery?: "api" | "redirect";
+  /** Buyer statistics flush interval (default 200 ms). */
+  statsFlushMs?: number;
+  /**
+   * The test's own requests (from loopback) come through a trusted proxy: buyer statistics and lead intake take the
+   * client address from X-Forwarded-For (TRUST_PROXY_CIDRS=127.0.0.0/8,::1).
+   */
+  trustProxy?: boolean;
+  /** The API's preview links (same secret); absent: the key kept in PostgreSQL, as the API's default. */
+  previews?: PreviewLinks;
+  sitemapPageSize?: number;
+}
+
+export interface MarketplaceHarness {
+  baseUrl: string;
+  /** Buyer statistics as the marketplace counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
+  stats: StatsRecorder;
+  routes: { method: string; path: string }[];
+  stop(): Promise<void>;
+}
+
+export async function startMarketplace(
+  clients: { sql: postgres.Sql; redis: Redis },
+  opts: MarketplaceOptions = {},
+): Promise<MarketplaceHarness> {
+  const { sql, redis } = clients;
+  const urls = testUrls();
+  const logger = opts.logger ?? silentLogger;
+  const trustedProxies = opts.trustProxy ? LOOPBACK_PROXIES : undefined;
+  // Unique limiter names: counters of other runs sharing this Redis never interfere.
+  const limiter = (limit: number | undefined, windowSeconds: number, name: string) =>
+    limit ? createRateLimiter({ redis, logger, limit, windowSeconds, name: uniqueName(name) }) : undefined;
+  const stats = createStatsRecorder({
+    sql,
+    redis,
+    logger,
+    flushIntervalMs: opts.statsFlushMs ?? 200,
+    trustedProxies,
+  });
+  stats.start();
+  const app = createMarketplace({
+    sql,
+    logger,
+    publicBaseUrl: opts.publicBaseUrl ?? "https://market.example.test",
+    maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
+    media: {
+      storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }),
+      delivery: opts.mediaDelivery,
+    },
+    // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
+    opensearch: new OpenSearchClient({
+      node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
+      requestTimeout: 5000,
+      maxRetries: 0,
+    }),
+    searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
+    leads: {
+      trustedProxies,
+      addressLimiter: limiter(opts.leadLimits?.perAddress, 3600, "lead-address"),
+      listingAddressLimiter: limiter(opts.leadLimits?.perListingAddress, 3600, "lead-listing-address"),
+      globalLimiter: limiter(opts.leadLimits?.global, 3600, "lead-global"),
+    },
+    authenticator: createAuthenticator({ sql, redis, logger, recordLastUse: false }),
+    previews: opts.previews,
+    sitemapPageSize: opts.sitemapPageSize,
+    stats,
+  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+  return {
+    baseUrl: `http://127.0.0.1:${app.server!.port}`,
+    stats,
+    routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
+    async stop() {
+      await app.stop();
+      await stats.stop();
+    },
+  };
+}
