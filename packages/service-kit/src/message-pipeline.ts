@@ -208,7 +208,8 @@ export function createMessagePipeline(
       const valid: PipelineItem[] = [];
       for (const message of messages) {
         const parsed = parseEnvelope(message.value);
-        if (parsed.ok) valid.push({ event: parsed.event, message, ...contextOf(topic, partition, message, parsed.event) });
+        if (parsed.ok)
+          valid.push({ event: parsed.event, message, ...contextOf(topic, partition, message, parsed.event) });
         else {
           const { ctx, span } = contextOf(topic, partition, message);
           try {

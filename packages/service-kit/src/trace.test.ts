@@ -36,6 +36,8 @@ describe("parseTraceparent follows the W3C trace-context rules", () => {
     for (const header of refused)
       expect({ header, parsed: parseTraceparent(header) }).toEqual({ header, parsed: null });
     expect(parseTraceparent(null)).toBeNull();
+    expect(traceIdOf(VALID)).toBe(TRACE_ID);
+    expect(traceIdOf(VALID.toUpperCase())).toBeNull();
     expect(parseTraceparent(undefined)).toBeNull();
   });
 

@@ -78,11 +78,7 @@ export interface ServeOptions {
  * server handed to the app (its routes' `server`, app.stop()). The app must not use Bun's own router
  * (systemRouter: false), whose routes would bypass the handler.
  */
-export function serveTraced(
-  app: FetchApp,
-  tracing: Tracing,
-  options: ServeOptions,
-): Server<unknown> {
+export function serveTraced(app: FetchApp, tracing: Tracing, options: ServeOptions): Server<unknown> {
   const server = Bun.serve({
     idleTimeout: 30,
     ...options,

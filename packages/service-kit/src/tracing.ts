@@ -36,6 +36,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
+import type { EnvReader } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { createZipkinSpanProcessor, type SpanExportOptions } from "./tracing-export.ts";
@@ -50,6 +51,23 @@ export interface TracingConfig {
   sampleRatio: number;
   /** The service name spans are shown under. */
   serviceName: string;
+}
+
+/**
+ * TRACING_ZIPKIN_URL (absent: off), TRACING_SAMPLE_RATIO (0 to 1, default 1) and TRACING_SERVICE_NAME (default
+ * `serviceName`): the same three variables in every service's configuration.
+ */
+export function readTracingConfig(r: EnvReader, serviceName: string): TracingConfig {
+  const zipkinUrl = r.optionalString("TRACING_ZIPKIN_URL") === undefined ? null : r.url("TRACING_ZIPKIN_URL");
+  const ratioText = r.optionalString("TRACING_SAMPLE_RATIO");
+  const sampleRatio = ratioText === undefined ? 1 : Number(ratioText);
+  if (!Number.isFinite(sampleRatio) || sampleRatio < 0 || sampleRatio > 1)
+    r.problem(`TRACING_SAMPLE_RATIO must be a number from 0 to 1, got '${ratioText}'`);
+  return {
+    zipkinUrl,
+    sampleRatio: Number.isFinite(sampleRatio) ? Math.min(1, Math.max(0, sampleRatio)) : 1,
+    serviceName: r.string("TRACING_SERVICE_NAME", serviceName),
+  };
 }
 
 export interface SpanOptions {
@@ -174,6 +192,9 @@ export async function inChildSpan<T>(
   if (!tracing || !trace.getSpan(active)?.isRecording()) return fn(null);
   return tracing.inSpan(name, opts, fn);
 }
+
+/** The attributes of a span that is one PostgreSQL statement or transaction. */
+export const POSTGRES_SPAN: Attributes = Object.freeze({ "db.system.name": "postgresql" });
 
 /** Runs fn outside every span (work that belongs to no single trace, such as a batch of many messages). */
 export function withoutSpan<T>(fn: () => T): T {

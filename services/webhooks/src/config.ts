@@ -10,6 +10,8 @@ import {
   type KafkaConfig,
   type LogLevel,
   type PostgresConfig,
+  readTracingConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 import { DEFAULT_FAIR_SHARE } from "./delivery/delivery-repository.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/retry-schedule.ts";
@@ -19,6 +21,8 @@ const DAY_MS = 24 * 3600 * 1000;
 export interface WebhooksConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   postgres: PostgresConfig;
@@ -61,6 +65,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: WebhooksConfig = {
     healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-webhooks"),
     developmentProfile: developmentProfileNotice(r),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-webhooks"),

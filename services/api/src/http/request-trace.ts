@@ -25,10 +25,10 @@ export interface RequestTrace {
 export function traceForRequest(headers: Headers, tracing: Tracing): RequestTrace {
   const span = tracing.startSpan("request", { kind: SpanKind.SERVER, parent: headers.get(TRACE_HEADERS.traceparent) });
   span.end();
-  return {
-    requestId: acceptedRequestId(headers.get(TRACE_HEADERS.requestId)) ?? crypto.randomUUID(),
-    traceparent: traceparentOf(span)!,
-  };
+  const traceparent = traceparentOf(span);
+  // The SDK's spans always have valid IDs, sampled or not.
+  if (traceparent === null) throw new Error("the tracer made a span without a valid context");
+  return { requestId: acceptedRequestId(headers.get(TRACE_HEADERS.requestId)) ?? crypto.randomUUID(), traceparent };
 }
 
 /** The response headers that give a request's trace back to the client. */
@@ -51,7 +51,9 @@ export function createRequestTraces(logger: Logger, tracing: Tracing): RequestTr
       const requestId = activeRequestId();
       const traceparent = activeTraceparent();
       trace =
-        requestId !== null && traceparent !== null ? { requestId, traceparent } : traceForRequest(request.headers, tracing);
+        requestId !== null && traceparent !== null
+          ? { requestId, traceparent }
+          : traceForRequest(request.headers, tracing);
       traces.set(request, trace);
     }
     return trace;

@@ -1,5 +1,6 @@
 // Deadlocks and serialization failures are not errors of the request: PostgreSQL rolled the transaction back
 // and a new attempt normally succeeds. Every write path runs its transaction through retryTransaction.
+import { inChildSpan, POSTGRES_SPAN } from "@pss/service-kit";
 import { ApiError } from "../http/errors.ts";
 
 /** 40P01 deadlock_detected, 40001 serialization_failure. */
@@ -45,7 +46,15 @@ export async function retryTransaction<T>(work: () => Promise<T>, opts: RetryOpt
   const random = opts.random ?? Math.random;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await work();
+      // Each attempt is a span of the request's trace: the statements below are its children.
+      return await inChildSpan(
+        "transaction",
+        async (span) => {
+          span?.setAttribute("pss.attempt", attempt);
+          return work();
+        },
+        { attributes: POSTGRES_SPAN },
+      );
     } catch (err) {
       if (!isRetryableConflict(err)) throw err;
       if (attempt >= attempts) throw new ContendedWriteError();
