@@ -8,10 +8,13 @@ import { ALL_TOPICS } from "@pss/contracts";
 import {
   createLocalMediaStorage,
   createLogger,
+  disabledTracing,
   ensureTopics,
+  serveTraced,
   silentLogger,
   type Logger,
   type MediaStorage,
+  type Tracing,
 } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
@@ -105,6 +108,8 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** The API's and its relay's spans (default: nothing recorded). */
+  tracing?: Tracing;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
@@ -132,7 +137,11 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const tracing = opts.tracing ?? disabledTracing("pss-api");
+  const relay = createOutboxRelay(
+    { sql, producer, logger, tracing },
+    { maxBackoffMs: 1000, retentionMs: 3_600_000 },
+  );
   const stats = createStatsRecorder({
     sql,
     redis,
@@ -189,7 +198,10 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });
