@@ -230,7 +230,9 @@ export function createMessagePipeline(
       // One message: its handler runs inside its span (what it does below is its children). A batch: outside
       // every span (none is the batch's), each item's ctx.trace naming its own.
       const inScope = single
-        ? (fn: () => Promise<Handled>) => tracing.run(single.span, fn, { requestId: single.ctx.trace.requestId })
+        ? (fn: () => Promise<Handled>) =>
+            // From the root: kafkajs runs handlers in the context its consumer was started in.
+            withoutSpan(() => tracing.run(single.span, fn, { requestId: single.ctx.trace.requestId }))
         : (fn: () => Promise<Handled>) => withoutSpan(fn);
       let handled: Handled;
       try {
