@@ -28,8 +28,12 @@ import { startReceiver, type Receiver } from "../../services/webhooks/test/suppo
 import { testUrls, uniqueName } from "../support/env.ts";
 import { parsePrometheusText, valueOf } from "../support/prometheus-text.ts";
 import { startPrivateZipkin, type PrivateZipkin, type ZipkinSpan } from "../support/private-zipkin.ts";
+import { launchChromium } from "../../services/api/test/support/browser.ts";
+import { mkdirSync } from "node:fs";
 
 const ROOT = join(import.meta.dir, "..", "..");
+// The trace view's screenshot in docs/operations.md is rewritten only on request (UPDATE_SCREENSHOTS=1).
+const SCREENSHOTS = join(ROOT, process.env.UPDATE_SCREENSHOTS ? "docs/screenshots" : ".data/screenshots");
 const urls = testUrls();
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 const kafka = new Kafka({
@@ -192,6 +196,7 @@ afterAll(async () => {
 
 describe("one trace per record's journey", () => {
   let listingId = 0;
+  let journeyTraceId = "";
 
   test("a PUT with two photos: API, relay, media per photo, indexer and the webhook delivery, each under its parent, within 30 s", async () => {
     const externalId = uniqueName("listing");
@@ -214,6 +219,7 @@ describe("one trace per record's journey", () => {
     const traceparent = res.headers.get("traceparent")!;
     expect(traceparent.endsWith("-01")).toBe(true);
     const traceId = traceIdOf(traceparent)!;
+    journeyTraceId = traceId;
 
     const complete = (spans: ZipkinSpan[]) =>
       byName(spans, "pss-webhooks", "webhook delivery").length > 0 &&
@@ -287,6 +293,29 @@ describe("one trace per record's journey", () => {
       });
     }
   }, 60_000);
+
+  test("Zipkin's UI shows the journey: every service's spans on one timeline", async () => {
+    expect(journeyTraceId).not.toBe("");
+    const spans = await zipkin.trace(journeyTraceId);
+    const services = new Set(spans.map((s) => s.localEndpoint.serviceName));
+    // Names only: the browser resolves nothing else (its host rules refuse even a bare loopback address).
+    const chromium = await launchChromium({ hosts: { "zipkin.test": "127.0.0.1" } });
+    try {
+      const page = await (await chromium.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
+      await page.goto(`${zipkin.url.replace("127.0.0.1", "zipkin.test")}/zipkin/traces/${journeyTraceId}`);
+      // The header: the root span, how many services and spans (the rows below are drawn as they scroll into view).
+      await page.getByText("pss-api: put /partner/v1/listings/:externallistingid").first().waitFor({ timeout: 45_000 });
+      const header = await page.locator("body").innerText();
+      expect(header).toMatch(new RegExp(`Services\\s*${services.size}\\b`));
+      expect(header).toMatch(new RegExp(`Total Spans\\s*${spans.length}\\b`));
+      for (const row of ["pss-api: listing write", "pss-media: media photo"])
+        expect({ row, shown: header.includes(row) }).toEqual({ row, shown: true });
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, "zipkin-trace.png"), fullPage: false });
+    } finally {
+      await chromium.close();
+    }
+  }, 90_000);
 
   test("a buyer's lead: its trace reaches the e-mail send", async () => {
     expect(listingId).toBeGreaterThan(0);
