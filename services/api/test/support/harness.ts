@@ -110,12 +110,20 @@ export interface ApiOptions {
   databaseUrl?: string;
   /** The API's and its relay's spans (default: nothing recorded). */
   tracing?: Tracing;
+  /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
+  outboxRetentionMs?: number;
+  /** Sees the text of every statement the API and its relay send (a diagnostic counts them). */
+  onQuery?: (query: string) => void;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, {
+    max: 10,
+    onnotice: () => {},
+    ...(opts.onQuery ? { debug: (_connection: number, query: string) => opts.onQuery!(query) } : {}),
+  });
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -140,7 +148,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const tracing = opts.tracing ?? disabledTracing("pss-api");
   const relay = createOutboxRelay(
     { sql, producer, logger, tracing },
-    { maxBackoffMs: 1000, retentionMs: 3_600_000 },
+    { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
   );
   const stats = createStatsRecorder({
     sql,
