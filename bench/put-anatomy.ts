@@ -21,6 +21,10 @@ const ctx = await createBenchContext({ durationSeconds: 1, warmupSeconds: 0 });
 const sql = ctx.sql;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 await sql`CREATE EXTENSION IF NOT EXISTS pg_walinspect`;
+// A shared cluster's other databases write WAL too, and checkpoints recycle segments: a temporary replication slot
+// on a connection of its own keeps every segment from here on until the script ends.
+const slotHolder = await sql.reserve();
+await slotHolder`SELECT pg_create_physical_replication_slot(${`anatomy_${process.pid}`}, true, true)`;
 const [{ oid: dbOid }] =
   (await sql`SELECT oid::text FROM pg_database WHERE datname = current_database()`) as unknown as [{ oid: string }];
 
@@ -220,4 +224,5 @@ counting = null;
 await api.stop();
 await tracing.shutdown();
 await fairClient.end();
+slotHolder.release();
 await ctx.close();
