@@ -182,7 +182,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     leads,
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
-    webhookReplayDailyBudget: config.webhookReplayDailyBudget,
+    webhookResendDailyBudget: config.webhookResendDailyBudget,
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,

@@ -30,6 +30,8 @@ export interface IndexerConfig {
   tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   opensearch: OpenSearchConfig;
@@ -50,6 +52,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: readLogLevel(r),
     tracing: readTracingConfig(r, "pss-indexer"),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-indexer"),
     opensearch: readOpenSearchConfig(r),

@@ -87,8 +87,8 @@ export async function call(
 
 export interface ApiOptions {
   rateLimitPerMinute?: number;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (default the API's). */
-  webhookReplayDailyBudget?: number;
+  /** Webhook deliveries a partner may re-send per audience in 24 hours (default the API's). */
+  webhookResendDailyBudget?: number;
   relay?: boolean;
   redisUrl?: string;
   logger?: Logger;
@@ -205,7 +205,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
-    webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
+    webhookResendDailyBudget: opts.webhookResendDailyBudget,
     tracing,
   });
   // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
