@@ -6,6 +6,7 @@ import {
   activeSpanRecording,
   annotateRequest,
   disabledTracing,
+  traceIdOf,
   type HttpMetrics,
   type Logger,
   type SecretBox,
@@ -212,6 +213,7 @@ export function createApp(deps: AppDeps) {
       const trace = traces.of(request);
       deps.logger.info("request", {
         requestId: trace.requestId,
+        traceId: traceIdOf(trace.traceparent),
         traceparent: trace.traceparent,
         method: request.method,
         path: pathOf(request.url),
