@@ -302,9 +302,26 @@ describe("one trace per record's journey", () => {
     const chromium = await launchChromium({ hosts: { "zipkin.test": "127.0.0.1" } });
     try {
       const page = await (await chromium.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
-      await page.goto(`${zipkin.url.replace("127.0.0.1", "zipkin.test")}/zipkin/traces/${journeyTraceId}`);
+      const traceUrl = `${zipkin.url.replace("127.0.0.1", "zipkin.test")}/zipkin/traces/${journeyTraceId}`;
+      const root = page.getByText("pss-api: put /partner/v1/listings/:externallistingid").first();
       // The header: the root span, how many services and spans (the rows below are drawn as they scroll into view).
-      await page.getByText("pss-api: put /partner/v1/listings/:externallistingid").first().waitFor({ timeout: 45_000 });
+      // A loaded machine can take long to run the UI's scripts: one more load before giving up, then a picture.
+      for (let attempt = 1; ; attempt++) {
+        await page.goto(traceUrl, { waitUntil: "networkidle", timeout: 60_000 });
+        try {
+          await root.waitFor({ timeout: 60_000 });
+          break;
+        } catch (err) {
+          if (attempt >= 2) {
+            mkdirSync(SCREENSHOTS, { recursive: true });
+            await page.screenshot({ path: join(SCREENSHOTS, "zipkin-trace-not-shown.png") });
+            throw new Error(
+              `Zipkin's trace view did not show the root span: ${(await page.locator("body").innerText()).slice(0, 300)}`,
+              { cause: err },
+            );
+          }
+        }
+      }
       const header = await page.locator("body").innerText();
       expect(header).toMatch(new RegExp(`Services\\s*${services.size}\\b`));
       expect(header).toMatch(new RegExp(`Total Spans\\s*${spans.length}\\b`));
@@ -315,7 +332,7 @@ describe("one trace per record's journey", () => {
     } finally {
       await chromium.close();
     }
-  }, 90_000);
+  }, 300_000);
 
   test("a buyer's lead: its trace reaches the e-mail send", async () => {
     expect(listingId).toBeGreaterThan(0);
