@@ -226,8 +226,17 @@ describe("one trace per record's journey", () => {
       byName(spans, "pss-media", "media photo").length === 2 &&
       spans.some((s) => s.localEndpoint.serviceName === "pss-indexer" && s.kind === "CONSUMER") &&
       ["download", "resize", "store"].every((n) => byName(spans, "pss-media", n).length === 2);
-    const spans = await traceUntil(traceId, complete, started + 30_000);
-    expect({ within30s: complete(spans), spans: describeTrace(spans) }).toMatchObject({ within30s: true });
+    const seen = await traceUntil(traceId, complete, started + 30_000);
+    expect({ within30s: complete(seen), spans: describeTrace(seen) }).toMatchObject({ within30s: true });
+    // What follows checks the trace's shape: let the spans still on their way arrive (each service sends every
+    // second; the report tracker's facts come a step later), until two reads 2.5 s apart agree.
+    let spans = seen;
+    for (let stable = false, until = Date.now() + 20_000; !stable && Date.now() < until; ) {
+      await Bun.sleep(2500);
+      const again = await zipkin.trace(traceId);
+      stable = again.length === spans.length;
+      spans = again;
+    }
 
     // One root, the API's request span, named by its route; every other span's parent is in the trace.
     const ids = new Set(spans.map((s) => s.id));
@@ -324,7 +333,9 @@ describe("one trace per record's journey", () => {
       }
       const header = await page.locator("body").innerText();
       expect(header).toMatch(new RegExp(`Services\\s*${services.size}\\b`));
-      expect(header).toMatch(new RegExp(`Total Spans\\s*${spans.length}\\b`));
+      // At least the spans read before (a late one may have arrived since).
+      const total = Number(/Total Spans\s*(\d+)/.exec(header)?.[1]);
+      expect(total).toBeGreaterThanOrEqual(spans.length);
       for (const row of ["pss-api: listing write", "pss-media: media photo"])
         expect({ row, shown: header.includes(row) }).toEqual({ row, shown: true });
       mkdirSync(SCREENSHOTS, { recursive: true });
