@@ -1,10 +1,10 @@
 // The request handling every HTTP service shares (the partner API and the marketplace): what each request passes
 // before routing (edge limits, a URL without a host), how a JSON body is read (size cap, depth, the text rules), the
-// one error mapper with the request's trace on every answer, 404/405 from the service's own routes, the request log
-// line and the HTTP metrics. A service installs it on its Elysia app and adds only what is its own (a partner guard,
+// one error mapper with the request's trace on every answer, 404/405 from the service's own routes, the request's span
+// named by its route (with the record its path names), the request log line and the HTTP metrics. A service installs it on its Elysia app and adds only what is its own (a partner guard,
 // an HTML page for browsers that reach no route, fields of its log line), so a change here reaches every service.
 import { type AnyElysia, StatusMap } from "elysia";
-import type { HttpMetrics, Logger } from "@pss/service-kit";
+import { activeSpanRecording, annotateRequest, traceIdOf, type HttpMetrics, type Logger } from "@pss/service-kit";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./edge.ts";
 import { mapError } from "./error-mapper.ts";
 import { type ApiError, MethodNotAllowedError, NotFoundError } from "./errors.ts";
@@ -36,6 +36,16 @@ class BodyRejection {
 /** In a route group's onTransform: a body refused while parsing is answered now (after the group's guard). */
 export function throwBodyRejection(body: unknown): void {
   if (body instanceof BodyRejection) throw body.error;
+}
+
+/** The record a route's path names, as span attributes: what an operator searches traces by. */
+function recordAttributes(params: Record<string, string | undefined> | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  if (!params) return attributes;
+  if (params.externalListingId) attributes["pss.external_listing_id"] = params.externalListingId;
+  if (params.externalBrokerId) attributes["pss.external_broker_id"] = params.externalBrokerId;
+  if (params.serviceListingId) attributes["pss.listing_id"] = params.serviceListingId;
+  return attributes;
 }
 
 /** Whether a request announces a body: a non-zero Content-Length, or a chunked one. */
@@ -86,67 +96,78 @@ export function createHttpPipeline(opts: HttpPipelineOptions): HttpPipeline {
   function install<App extends AnyElysia>(target: App): App {
     app = target;
     const handle = (request: Request) => target.handle(request);
-    return target
-      .onRequest(({ request, set }) => {
-        // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
-        const absolute = withAbsoluteUrl(request);
-        if (absolute) return handle(absolute);
-        if (timed) started.set(request, performance.now());
-        // Decided now, answered on every response (errors included), carried by the events this request writes.
-        Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
-        const violation = edgeViolation(request, opts.maxBodyBytes);
-        if (violation) throw violation;
-      })
-      .onParse(async ({ request, route }) => {
-        // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
-        // so no Content-Type is needed.
-        if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
-        try {
-          return await parseJsonRequest(request, opts.maxBodyBytes, {
-            textRules: opts.textRules?.(request.method, route) ?? true,
-          });
-        } catch (err) {
-          return new BodyRejection(err);
-        }
-      })
-      .onError(({ code, error, request, set }) => {
-        let failure: unknown = error;
-        if (code === "NOT_FOUND") failure = unrouted(request);
-        if (failure instanceof NotFoundError) {
-          const page = opts.notFoundResponse?.(request);
-          if (page) return page;
-        }
-        const trace = traces.of(request);
-        const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
-        set.status = mapped.status;
-        Object.assign(set.headers, traceResponseHeaders(trace));
-        set.headers["content-type"] = "application/json";
-        for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
-        return mapped.body;
-      })
-      .onAfterResponse((context) => {
-        const { request, set, route } = context;
-        const begun = started.get(request);
-        if (opts.httpMetrics && begun !== undefined) {
-          opts.httpMetrics.observe({
+    return (
+      target
+        .onRequest(({ request, set }) => {
+          // HTTP/1.0 without Host: route the same request under an absolute URL, so nothing downstream guesses.
+          const absolute = withAbsoluteUrl(request);
+          if (absolute) return handle(absolute);
+          if (timed) started.set(request, performance.now());
+          // Decided now, answered on every response (errors included), carried by the events this request writes.
+          Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
+          const violation = edgeViolation(request, opts.maxBodyBytes);
+          if (violation) throw violation;
+        })
+        // The request's span is named by its route template, and carries the record its path names.
+        .onTransform(({ request, route, params }) => {
+          if (activeSpanRecording())
+            annotateRequest(recordAttributes(params as Record<string, string | undefined>), {
+              method: request.method,
+              route,
+            });
+        })
+        .onParse(async ({ request, route }) => {
+          // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
+          // so no Content-Type is needed.
+          if ((request.method === "POST" || request.method === "DELETE") && !hasBody(request)) return null;
+          try {
+            return await parseJsonRequest(request, opts.maxBodyBytes, {
+              textRules: opts.textRules?.(request.method, route) ?? true,
+            });
+          } catch (err) {
+            return new BodyRejection(err);
+          }
+        })
+        .onError(({ code, error, request, set }) => {
+          let failure: unknown = error;
+          if (code === "NOT_FOUND") failure = unrouted(request);
+          if (failure instanceof NotFoundError) {
+            const page = opts.notFoundResponse?.(request);
+            if (page) return page;
+          }
+          const trace = traces.of(request);
+          const mapped = mapError({ code, error: failure, requestId: trace.requestId, logger: traces.logger(request) });
+          set.status = mapped.status;
+          Object.assign(set.headers, traceResponseHeaders(trace));
+          set.headers["content-type"] = "application/json";
+          for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
+          return mapped.body;
+        })
+        .onAfterResponse((context) => {
+          const { request, set, route } = context;
+          const begun = started.get(request);
+          if (opts.httpMetrics && begun !== undefined) {
+            opts.httpMetrics.observe({
+              method: request.method,
+              route: unmatched.has(request) ? null : route,
+              status: statusNumber(set.status),
+              seconds: (performance.now() - begun) / 1000,
+            });
+          }
+          if (!logger.enabled("info")) return;
+          const trace = traces.of(request);
+          logger.info("request", {
+            requestId: trace.requestId,
+            traceId: traceIdOf(trace.traceparent),
+            traceparent: trace.traceparent,
             method: request.method,
-            route: unmatched.has(request) ? null : route,
-            status: statusNumber(set.status),
-            seconds: (performance.now() - begun) / 1000,
+            path: pathOf(request.url),
+            status: set.status,
+            durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
+            ...opts.logFields?.(context),
           });
-        }
-        if (!logger.enabled("info")) return;
-        const trace = traces.of(request);
-        logger.info("request", {
-          requestId: trace.requestId,
-          traceparent: trace.traceparent,
-          method: request.method,
-          path: pathOf(request.url),
-          status: set.status,
-          durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
-          ...opts.logFields?.(context),
-        });
-      }) as unknown as App;
+        }) as unknown as App
+    );
   }
 
   return { install, unrouted };

@@ -3,7 +3,7 @@
 // share (edge limits, JSON bodies, errors, traces, 404/405, the request log) is @pss/http-kit's pipeline.
 import { Elysia } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
+import { disabledTracing, type HttpMetrics, type Logger, type SecretBox, type Tracing } from "@pss/service-kit";
 import type postgres from "postgres";
 import {
   createHttpPipeline,
@@ -49,6 +49,11 @@ export interface AppDeps {
   webhookResendDailyBudget?: number;
   /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /**
+   * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
+   * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
+   */
+  tracing?: Tracing;
 }
 
 /**
@@ -70,7 +75,7 @@ export function createApp(appDeps: AppDeps) {
     retentionHours: appDeps.idempotencyRetentionHours,
   });
   const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
-  const traces = createRequestTraces(deps.logger);
+  const traces = createRequestTraces(deps.logger, deps.tracing ?? disabledTracing("pss-api"));
   const pipeline = createHttpPipeline({
     logger: deps.logger,
     traces,

@@ -10,6 +10,7 @@ import {
   createReadinessMonitor,
   createRedis,
   createSecretBox,
+  serveTraced,
   pingKafka,
   runService,
   type HealthRoutesOptions,
@@ -58,7 +59,7 @@ function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
   return null; // runs until its shutdown exits the process
 }
 
-function buildApi({ config, logger, metrics, isStopping, booted, exit }: ServiceKit<ApiConfig>) {
+function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }: ServiceKit<ApiConfig>) {
   const isWorker = config.workerIndex !== null;
   // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
   const sql = createPostgres(config.postgres, {
@@ -76,7 +77,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     retry: { retries: 5 },
   });
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
+    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined, tracing },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
@@ -137,7 +138,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       secret: config.sandbox.previewLinkSecret,
       ttlSeconds: config.sandbox.previewLinkTtlSeconds,
     }),
-  }).listen({
+    tracing,
+  });
+  // Every request in its server span (service-kit tracing-http.ts), whatever the app does with it.
+  serveTraced(app, tracing, {
     port: config.port,
     hostname: "0.0.0.0",
     // Workers share the port; the kernel spreads connections over them.

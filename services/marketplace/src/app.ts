@@ -5,7 +5,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia } from "elysia";
 import { DEFAULT_SEARCH_ALIAS, registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger } from "@pss/service-kit";
+import { disabledTracing, type HttpMetrics, type Logger, type Tracing } from "@pss/service-kit";
 import {
   createHttpPipeline,
   createIdempotencyLayer,
@@ -49,6 +49,11 @@ export interface MarketplaceDeps {
   stats?: StatsRecorder;
   /** How long the answer to an inquiry sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /**
+   * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
+   * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
+   */
+  tracing?: Tracing;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -62,7 +67,7 @@ export function createMarketplace(appDeps: MarketplaceDeps) {
     retentionHours: appDeps.idempotencyRetentionHours,
   });
   const deps: MarketplaceDeps = { ...appDeps, sql: idempotency.sql };
-  const traces = createRequestTraces(deps.logger);
+  const traces = createRequestTraces(deps.logger, deps.tracing ?? disabledTracing("pss-marketplace"));
   const pipeline = createHttpPipeline({
     logger: deps.logger,
     traces,

@@ -19,12 +19,14 @@ import {
   readPublicBaseUrl,
   readRedisConfig,
   readSearchAlias,
+  readTracingConfig,
   type EnvReader,
   type LogLevel,
   type MediaStorageConfig,
   type OpenSearchConfig,
   type PostgresConfig,
   type RedisConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 
 export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
@@ -43,6 +45,8 @@ export interface MarketplaceConfig {
   productionOverrides: readonly string[];
   postgres: PostgresConfig;
   redis: RedisConfig;
+  /** Spans to a Zipkin endpoint (TRACING_*), as every service sends them. */
+  tracing: TracingConfig;
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (the indexer writes it). */
   searchAlias: string;
@@ -110,6 +114,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 20),
     redis: readRedisConfig(r),
+    tracing: readTracingConfig(r, "pss-marketplace"),
     opensearch: readOpenSearchConfig(r),
     searchAlias: readSearchAlias(r, DEFAULT_SEARCH_ALIAS),
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),

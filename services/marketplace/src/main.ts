@@ -8,6 +8,7 @@ import {
   createRedis,
   describeMediaStorage,
   runService,
+  serveTraced,
   type ReadinessCheck,
   type ServiceKit,
 } from "@pss/service-kit";
@@ -18,7 +19,7 @@ import { createStatsRecorder } from "./stats/stats-recorder.ts";
 
 await runService({ name: "marketplace", loadConfig, build: buildMarketplace });
 
-function buildMarketplace({ config, logger, metrics }: ServiceKit<MarketplaceConfig>) {
+function buildMarketplace({ config, logger, metrics, tracing }: ServiceKit<MarketplaceConfig>) {
   // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
   const sql = createPostgres(config.postgres, {
     applicationName: "pss-marketplace",
@@ -89,7 +90,10 @@ function buildMarketplace({ config, logger, metrics }: ServiceKit<MarketplaceCon
     }),
     stats,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
-  }).listen({
+    tracing,
+  });
+  // Every request in its server span (service-kit tracing-http.ts), as the API's.
+  serveTraced(app, tracing, {
     port: config.port,
     hostname: "0.0.0.0",
     ...serverOptions((err) =>

@@ -6,7 +6,16 @@ import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
 import postgres from "postgres";
 import { ALL_TOPICS } from "@pss/contracts";
-import { createLogger, ensureTopics, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createLogger,
+  disabledTracing,
+  ensureTopics,
+  serveTraced,
+  silentLogger,
+  type Logger,
+  type MediaStorage,
+  type Tracing,
+} from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { createAuthenticator, createRateLimiter, serverOptions } from "@pss/http-kit";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
@@ -111,6 +120,12 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** The API's and its relay's spans (default: nothing recorded). */
+  tracing?: Tracing;
+  /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
+  outboxRetentionMs?: number;
+  /** Sees the text of every statement the API and its relay send (a diagnostic counts them). */
+  onQuery?: (query: string) => void;
 }
 
 export { LOOPBACK_PROXIES };
@@ -120,7 +135,11 @@ export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family:
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, {
+    max: 10,
+    onnotice: () => {},
+    ...(opts.onQuery ? { debug: (_connection: number, query: string) => opts.onQuery!(query) } : {}),
+  });
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -142,7 +161,11 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const tracing = opts.tracing ?? disabledTracing("pss-api");
+  const relay = createOutboxRelay(
+    { sql, producer, logger, tracing },
+    { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
+  );
   const app = createApp({
     sql,
     logger,
@@ -158,7 +181,10 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const marketplace = await startMarketplace(
@@ -175,6 +201,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
       mediaDelivery: opts.mediaDelivery,
       statsFlushMs: opts.statsFlushMs,
       trustProxy: opts.trustProxy,
+      tracing: opts.tracing,
     },
   );
   const admin = createPartnerAdmin({ sql, redis });

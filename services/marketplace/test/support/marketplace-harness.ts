@@ -3,7 +3,15 @@
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
-import { createLocalMediaStorage, silentLogger, type Logger, type MediaStorage } from "@pss/service-kit";
+import {
+  createLocalMediaStorage,
+  disabledTracing,
+  serveTraced,
+  silentLogger,
+  type Logger,
+  type MediaStorage,
+  type Tracing,
+} from "@pss/service-kit";
 import {
   createAuthenticator,
   createRateLimiter,
@@ -40,6 +48,8 @@ export interface MarketplaceOptions {
   /** The API's preview links (same secret); absent: the key kept in PostgreSQL, as the API's default. */
   previews?: PreviewLinks;
   sitemapPageSize?: number;
+  /** The marketplace's spans (default: nothing recorded). */
+  tracing?: Tracing;
 }
 
 export interface MarketplaceHarness {
@@ -58,6 +68,7 @@ export async function startMarketplace(
   const urls = testUrls();
   const logger = opts.logger ?? silentLogger;
   const trustedProxies = opts.trustProxy ? LOOPBACK_PROXIES : undefined;
+  const tracing = opts.tracing ?? disabledTracing("pss-marketplace");
   // Unique limiter names: counters of other runs sharing this Redis never interfere.
   const limiter = (limit: number | undefined, windowSeconds: number, name: string) =>
     limit ? createRateLimiter({ redis, logger, limit, windowSeconds, name: uniqueName(name) }) : undefined;
@@ -95,7 +106,10 @@ export async function startMarketplace(
     previews: opts.previews,
     sitemapPageSize: opts.sitemapPageSize,
     stats,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   return {
     baseUrl: `http://127.0.0.1:${app.server!.port}`,
     stats,
