@@ -60,7 +60,7 @@ const kubeBinaries =
     ? prepareKubernetes((line) => console.error(`test: kubernetes: ${line}`))
     : null;
 
-// The same runtime header limit the API is deployed with (services/api/src/http/edge.ts).
+// The same runtime header limit the API is deployed with (packages/http-kit/src/edge.ts).
 const bunOptions = [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ");
 const failures = createFailureCollector();
 const totals = { passed: 0, failed: 0, skipped: 0, code: 0 };

@@ -474,14 +474,15 @@ test("a listing, its photos and a lead pass every service, and every metric fami
 
   // The journey: `grep <requestId>` over every service's log finds the PUT in each service it passed (the API
   // took it, the relay published it, media processed its photos, the indexer indexed it), and the lead's in the
-  // API, the relay and the leads service; with the request's traceparent on the consumers' lines too.
+  // marketplace (which took it), the relay and the leads service; with the request's traceparent on the consumers'
+  // lines too.
   const linesWith = (service: Service, requestId: string) =>
     logsOf(service)
       .filter((l) => l.includes(requestId))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const service of ["api", "outbox-relay", "media", "indexer"] as const)
     expect([service, linesWith(service, pipelineRequestId).length > 0]).toEqual([service, true]);
-  for (const service of ["api", "outbox-relay", "leads"] as const)
+  for (const service of ["marketplace", "outbox-relay", "leads"] as const)
     expect([service, linesWith(service, leadRequestId).length > 0]).toEqual([service, true]);
   const traceparent = listingRes.headers.get("traceparent");
   expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);

@@ -17,7 +17,7 @@ export const LIVE_MODE: RecordMode = "live";
 
 /**
  * Buyers may see a listing (search, public pages, sitemaps, leads) only if it is live and in a visible status.
- * The TypeScript form of the one rule whose SQL form is services/api/src/buyers/buyer-visibility.ts; the indexer
+ * The TypeScript form of the one rule whose SQL form is services/marketplace/src/buyers/buyer-visibility.ts; the indexer
  * decides with it what goes into the public search index. Never decide on the status alone (isBuyerVisible):
  * that lets test records through.
  */

@@ -1,5 +1,5 @@
 // What the public search index may hold of a listing: the buyers' visibility rule (isVisibleToBuyers in
-// @pss/contracts, the TypeScript form of services/api/src/buyers/buyer-visibility.ts). One decision for the
+// @pss/contracts, the TypeScript form of services/marketplace/src/buyers/buyer-visibility.ts). One decision for the
 // indexing handler, the reconciler and reindex.
 //
 // A test listing (docs/sandbox.md) is never written to the index, whatever its status: its index state is

@@ -196,7 +196,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
   );
 }
 
-// Previews of test records (services/api/src/previews): the same rows as the public views, of test records only,
+// Previews of test records (services/marketplace/src/previews): the same rows as the public views, of test records only,
 // in any status. Never used by a buyer-facing route.
 
 /** A test listing's public view as it would look live, with its partner (who may open the preview). */
