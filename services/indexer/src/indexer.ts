@@ -14,6 +14,7 @@ import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
 import type { DescriptionRewriter } from "./rewriting/description-rewriter.ts";
 import { createIndexEnsurer } from "./search-index/ensure-index.ts";
+import type { Locate } from "./search-index/search-document.ts";
 
 export interface IndexerDeps {
   kafka: Kafka;
@@ -32,6 +33,8 @@ export interface IndexerDeps {
   onlyPartners?: ReadonlySet<string>;
   /** Spans of the events it indexes (service-kit tracing.ts); absent: nothing recorded. */
   tracing?: Tracing;
+  /** Places listings for distance search (one gazetteer per process, main.ts); absent: the handler's own. */
+  locate?: Locate;
 }
 
 export interface Indexer extends EventConsumer {
@@ -50,6 +53,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     rewriter: deps.rewriter,
     logger: deps.logger,
     ensureIndex,
+    locate: deps.locate,
   });
   const consumer = createEventConsumer({
     kafka: deps.kafka,

@@ -1,4 +1,5 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
+import { createGazetteer } from "@pss/geo";
 import { topicSpecs } from "@pss/contracts";
 import { createKafka, createOpenSearch, createPostgres, runService, startConsuming } from "@pss/service-kit";
 import type { ServiceKit, ServiceParts } from "@pss/service-kit";
@@ -20,6 +21,8 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
     ? createLlmRewriter({ ...config.llmRewriter, logger })
     : createDeterministicRewriter();
   registerIndexingGauges({ metrics, sql, logger });
+  // Where listings are, for distance search: the datasets are read once per process, on the first listing placed.
+  const { locate } = createGazetteer();
   const consumerMetrics = kit.consumerMetrics();
   const indexer = createIndexer({
     tracing: kit.tracing,
@@ -32,6 +35,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
     logger,
     metrics: consumerMetrics,
     session: config.kafka.consumer,
+    locate,
   });
   // One active across replicas (the lease "reconciler:<alias>" in leader_leases); the others stand by.
   const reconciler = createReconciler({
@@ -42,6 +46,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
     logger,
     ...config.reconcile,
     metrics: createReconcilerMetrics(metrics),
+    locate,
   });
   return {
     clients: { sql, kafka, opensearch },

@@ -7,6 +7,8 @@
 import { eventMode, Topics, type AnyEventEnvelope } from "@pss/contracts";
 import {
   createEventConsumer,
+  createPeriodicJob,
+  type PeriodicJob,
   type ConsumerMetrics,
   type ConsumerSettings,
   type EventConsumer,
@@ -21,6 +23,7 @@ import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";
 import { createLeadForwarder, type DeliveryPolicy, type MailTransport } from "./forwarding/lead-forwarder.ts";
 import { createRetrySweeper } from "./forwarding/retry-sweeper.ts";
+import { createSavedSearchMailer, type SavedSearchTransport } from "./saved-search-mail/saved-search-mailer.ts";
 import type { LeadsMetrics } from "./leads-metrics.ts";
 
 export interface LeadsWorkersDeps {
@@ -29,7 +32,9 @@ export interface LeadsWorkersDeps {
   logger: Logger;
   groupPrefix: string;
   publicBaseUrl: string;
-  mail: { transport: MailTransport; from: string; messageIdDomain: string } | null;
+  mail: { transport: MailTransport & SavedSearchTransport; from: string; messageIdDomain: string } | null;
+  /** How often saved-search e-mails (composed by the marketplace) are looked for; default 2 s. */
+  savedSearchMailPollMs?: number;
   policy: DeliveryPolicy;
   sweepIntervalMs: number;
   firstAttemptGraceMs: number;
@@ -72,6 +77,7 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
 
   const consumers: EventConsumer[] = [counter];
   let sweeper: ReturnType<typeof createRetrySweeper> | null = null;
+  let savedSearchMail: PeriodicJob | null = null;
   if (deps.mail) {
     const forwarding = createLeadForwarder({
       sql: deps.sql,
@@ -106,6 +112,23 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
         },
       }),
     );
+    // The marketplace's saved-search e-mails, through the same relay (every instance: rows are claimed).
+    const mailer = createSavedSearchMailer({
+      sql: deps.sql,
+      logger: deps.logger,
+      transport: deps.mail.transport,
+      from: deps.mail.from,
+      messageIdDomain: deps.mail.messageIdDomain,
+      maxAttempts: deps.policy.maxAttempts,
+      retryBaseMs: deps.policy.retryBaseMs,
+      claimTimeoutMs: deps.policy.claimTimeoutMs,
+    });
+    savedSearchMail = createPeriodicJob({
+      name: "saved-search mail",
+      logger: deps.logger,
+      intervalMs: deps.savedSearchMailPollMs ?? 2000,
+      tick: () => mailer.tick(),
+    });
     sweeper = createRetrySweeper({
       sql: deps.sql,
       forwarder,
@@ -121,10 +144,11 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     async start() {
       await Promise.all(consumers.map((c) => c.start()));
       sweeper?.start();
+      savedSearchMail?.start();
     },
     /** Stops intake, lets in-flight leads finish, commits offsets. */
     async stop() {
-      await Promise.all([...consumers.map((c) => c.stop()), sweeper?.stop()]);
+      await Promise.all([...consumers.map((c) => c.stop()), sweeper?.stop(), savedSearchMail?.stop()]);
     },
     isRunning: () => consumers.every((c) => c.isRunning()),
   };

@@ -18,12 +18,19 @@ import {
 } from "@pss/http-kit";
 import type postgres from "postgres";
 import { createBuyerPlugin } from "./buyers/buyer-plugin.ts";
+import { createBuyerService, type BuyerService } from "./buyers/buyer-service.ts";
 import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import type { StatsRecorder } from "./stats/stats-recorder.ts";
+import { createSavedSearchRoutes } from "./saved-searches/saved-search-routes.ts";
+import {
+  createSavedSearches,
+  DEFAULT_SAVED_SEARCH_SETTINGS,
+  type SavedSearches,
+} from "./saved-searches/saved-searches.ts";
 
 export interface MarketplaceDeps {
   sql: postgres.Sql;
@@ -49,6 +56,10 @@ export interface MarketplaceDeps {
   stats?: StatsRecorder;
   /** How long the answer to an inquiry sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /** Search, listings and brokers (main.ts's, which its jobs share); absent: made from the deps above. */
+  buyers?: BuyerService;
+  /** Saved searches (main.ts's, whose digest job runs beside); absent: defaults, without rate limits. */
+  savedSearches?: SavedSearches;
   /**
    * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
    * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
@@ -83,6 +94,23 @@ export function createMarketplace(appDeps: MarketplaceDeps) {
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
   const leadIntake = { sql: deps.sql, logger: deps.logger, traces, idempotency, ...deps.leads };
+  const buyers =
+    deps.buyers ??
+    createBuyerService({
+      sql: deps.sql,
+      opensearch: deps.opensearch ?? null,
+      searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,
+      publicBaseUrl: deps.publicBaseUrl,
+    });
+  const savedSearches =
+    deps.savedSearches ??
+    createSavedSearches({
+      sql: deps.sql,
+      logger: deps.logger,
+      buyers,
+      publicBaseUrl: deps.publicBaseUrl,
+      settings: DEFAULT_SAVED_SEARCH_SETTINGS,
+    });
 
   return pipeline
     .install(new Elysia({ normalize: false, systemRouter: false }))
@@ -96,7 +124,16 @@ export function createMarketplace(appDeps: MarketplaceDeps) {
       }),
     )
     .use(
+      createSavedSearchRoutes({
+        saved: savedSearches,
+        publicBaseUrl: deps.publicBaseUrl,
+        maxBodyBytes: deps.maxBodyBytes,
+        trustedProxies: deps.leads?.trustedProxies,
+      }),
+    )
+    .use(
       createBuyerPlugin({
+        buyers,
         sql: deps.sql,
         opensearch: deps.opensearch ?? null,
         searchAlias: deps.searchAlias ?? DEFAULT_SEARCH_ALIAS,

@@ -2,6 +2,7 @@
 // settings keep the names they had when the API served buyers (TRUST_PROXY_CIDRS, LEAD_RATE_LIMIT_*, BUYER_STATS_*,
 // MEDIA_*, PREVIEW_LINK_*), so a deployment moves them from the API's environment to this service's unchanged.
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
+import { DEFAULT_SAVED_SEARCH_SETTINGS, type SavedSearchSettings } from "./saved-searches/saved-searches.ts";
 import {
   DEFAULT_IDEMPOTENCY_RETENTION_HOURS,
   parseTrustedProxies,
@@ -80,6 +81,15 @@ export interface MarketplaceConfig {
   idempotencyRetentionHours: number;
   /** HMAC key of preview links (the API's PREVIEW_LINK_SECRET); absent: the key kept in PostgreSQL. */
   previewLinkSecret?: string;
+  /** Saved searches and their e-mail alerts (docs/buyers-and-search.md, "Saved searches"). */
+  savedSearches: SavedSearchSettings & {
+    /** Saves per client address (IPv6: per /64) and hour; 0: off. */
+    savesPerAddressPerHour: number;
+    /** Confirmation and notice e-mails per recipient and day; 0: off. */
+    mailsPerRecipientPerDay: number;
+    /** How often the digest job looks for digests due. */
+    jobIntervalMs: number;
+  };
 }
 
 /**
@@ -148,6 +158,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       max: 30 * 24,
     }),
     previewLinkSecret: readPreviewLinkSecret(r),
+    savedSearches: {
+      maxPerAddress: r.int("SAVED_SEARCHES_PER_ADDRESS", DEFAULT_SAVED_SEARCH_SETTINGS.maxPerAddress, {
+        min: 1,
+        max: 100,
+      }),
+      digestIntervalSeconds: r.int(
+        "SAVED_SEARCH_DIGEST_INTERVAL_SECONDS",
+        DEFAULT_SAVED_SEARCH_SETTINGS.digestIntervalSeconds,
+        { min: 1, max: 30 * 86_400 },
+      ),
+      confirmHours: r.int("SAVED_SEARCH_CONFIRM_HOURS", DEFAULT_SAVED_SEARCH_SETTINGS.confirmHours, {
+        min: 1,
+        max: 30 * 24,
+      }),
+      digestSize: DEFAULT_SAVED_SEARCH_SETTINGS.digestSize,
+      indexLagSeconds: r.int("SAVED_SEARCH_INDEX_LAG_SECONDS", DEFAULT_SAVED_SEARCH_SETTINGS.indexLagSeconds, {
+        min: 0,
+        max: 3600,
+      }),
+      savesPerAddressPerHour: readLimit(
+        r,
+        "SAVED_SEARCH_RATE_LIMIT_PER_ADDRESS",
+        10,
+        "turns the limit of saved searches per client address off: one client can make the site send any number of confirmation e-mails",
+      ),
+      mailsPerRecipientPerDay: readLimit(
+        r,
+        "SAVED_SEARCH_MAILS_PER_RECIPIENT",
+        3,
+        "turns the limit of confirmation e-mails per recipient off: anyone can make the site mail a stranger's address over and over",
+      ),
+      jobIntervalMs: r.int("SAVED_SEARCH_JOB_INTERVAL_MS", 60_000, { min: 100, max: 3_600_000 }),
+    },
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
     r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");

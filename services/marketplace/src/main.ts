@@ -7,13 +7,17 @@ import {
   createPostgres,
   createRedis,
   describeMediaStorage,
+  createPeriodicJob,
   runService,
   serveTraced,
   type ReadinessCheck,
   type ServiceKit,
 } from "@pss/service-kit";
 import { createAuthenticator, createPreviewLinks, createRateLimiter, serverOptions } from "@pss/http-kit";
+import { createGazetteer } from "@pss/geo";
 import { createMarketplace } from "./app.ts";
+import { createBuyerService } from "./buyers/buyer-service.ts";
+import { createSavedSearches } from "./saved-searches/saved-searches.ts";
 import { loadConfig, type MarketplaceConfig } from "./config.ts";
 import { createStatsRecorder } from "./stats/stats-recorder.ts";
 
@@ -40,6 +44,33 @@ function buildMarketplace({ config, logger, metrics, tracing }: ServiceKit<Marke
     globalLimiter: limiter(config.leadRateLimitGlobalPerMinute, 60, "lead-global"),
     trustedProxies: config.trustedProxies,
   };
+
+  const buyers = createBuyerService({
+    sql,
+    opensearch,
+    searchAlias: config.searchAlias,
+    publicBaseUrl: config.publicBaseUrl,
+    // Where "near" is: the datasets are read once per process, on the first search that names a place.
+    gazetteer: createGazetteer(),
+  });
+  const saved = config.savedSearches;
+  const savedSearches = createSavedSearches({
+    sql,
+    logger,
+    buyers,
+    publicBaseUrl: config.publicBaseUrl,
+    settings: saved,
+    addressLimiter: limiter(saved.savesPerAddressPerHour, 3600, "saved-search-address"),
+    recipientLimiter: limiter(saved.mailsPerRecipientPerDay, 86_400, "saved-search-recipient"),
+  });
+  // Digests due, every instance looking (each due search is taken by one: SKIP LOCKED); a full batch runs again at once.
+  const digests = createPeriodicJob({
+    name: "saved-search digests",
+    logger,
+    intervalMs: saved.jobIntervalMs,
+    firstDelayMs: Math.min(saved.jobIntervalMs, 5000),
+    tick: async () => (await savedSearches.runDigests(20)).due >= 20,
+  });
 
   // Buyer statistics: pages append to memory; the flusher writes through Redis (dedupe) to PostgreSQL.
   const stats =
@@ -91,6 +122,8 @@ function buildMarketplace({ config, logger, metrics, tracing }: ServiceKit<Marke
     stats,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
     tracing,
+    buyers,
+    savedSearches,
   });
   // Every request in its server span (service-kit tracing-http.ts), as the API's.
   serveTraced(app, tracing, {
@@ -108,10 +141,14 @@ function buildMarketplace({ config, logger, metrics, tracing }: ServiceKit<Marke
     ...describeMediaStorage(config.mediaStorage),
   });
 
+  digests.start();
   return {
     clients: { sql, redis },
     checks: readiness,
     stopIntake: () => app.stop(),
-    stop: { "flush buyer statistics": async () => stats?.stop() },
+    stop: {
+      "stop saved-search digests": () => digests.stop(),
+      "flush buyer statistics": async () => stats?.stop(),
+    },
   };
 }

@@ -22,7 +22,7 @@ const notServed = (): never => {
 function declaredRoutes(): RouteDeclaration[] {
   const buyers: BuyerService = {
     search: notServed,
-    facets: notServed,
+    findPlace: notServed,
     listing: notServed,
     broker: notServed,
     goneListing: notServed,

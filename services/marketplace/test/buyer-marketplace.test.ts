@@ -164,11 +164,14 @@ describe("a buyer, without JavaScript", () => {
     await Promise.all([page.waitForNavigation(), page.getByRole("link", { name: "← Previous page" }).click()]);
     expect(await page.locator(".cards > li").count()).toBe(12);
 
-    // The filter panel opens without JavaScript (details/summary); the drop-downs offer what is on the market.
+    // The filter panel opens without JavaScript (details/summary); the drop-downs offer what is on the market,
+    // each with how many listings it holds (issue 41: the counts).
     await page.locator("summary", { hasText: "Filters and sorting" }).click();
-    expect(await page.locator("#businessType option").allInnerTexts()).toEqual(
+    const types = await page.locator("#businessType option").allInnerTexts();
+    expect(types.map((t) => t.replace(/ \(\d+\)$/, ""))).toEqual(
       expect.arrayContaining(["Any type", "Bakery", "Coffee Shop", "Florist"]),
     );
+    expect(types.slice(1).every((t) => / \(\d+\)$/.test(t))).toBe(true);
     await page.getByLabel("Under contract").selectOption("true");
     expect(await submit(page, "Apply filters")).toBe(200);
     expect(await page.locator(".cards h3").allInnerTexts()).toEqual([m.roastery.title]);

@@ -1,3 +1,4 @@
+import { PRICE_BANDS } from "@pss/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueName } from "../../../test/support/env.ts";
 import {
@@ -166,6 +167,8 @@ describe("GET /v1/listings", () => {
         serviceProfileUrl: expect.stringMatching(/^https:\/\/market\.example\.test\/brokers\/\d+$/),
       },
       listedAt: expect.any(String),
+      // Issue 41: the badge (its price never went down).
+      priceReduced: false,
     });
     expect((byId.get(stateOnly) as any).location).toEqual({ state, country: "US", visibility: "SHOW_STATE_ONLY" });
     expect(JSON.stringify(res.body)).not.toMatch(/jane\.broker|@example\.com|555 0100/);
@@ -242,6 +245,12 @@ test("before the indexer ever ran (no index behind the alias) search answers an 
       total: 0,
       results: [],
       nextCursor: null,
+      // Issue 41: the counts, all empty (every price band is listed).
+      facets: {
+        businessType: [],
+        state: [],
+        priceBand: PRICE_BANDS.map((band) => ({ ...band, count: 0 })),
+      },
     });
   } finally {
     await fresh.stop();

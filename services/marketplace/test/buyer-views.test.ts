@@ -72,6 +72,8 @@ describe("GET /v1/listings/{serviceListingId}", () => {
         },
         listedAt: expect.any(String),
         updatedAt: expect.any(String),
+        // Issue 41: the badge (its price never went down).
+        priceReduced: false,
       },
     });
   });

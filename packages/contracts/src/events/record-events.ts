@@ -64,6 +64,7 @@ export const ListingUpsertedIndexerReader = pickReader(ListingUpserted, [
   "establishedAt",
   "location",
   "financials",
+  "property",
   "financing",
   "updatedAt",
 ]);

@@ -85,6 +85,13 @@ export const BrokerSummary = Type.Object(
   { additionalProperties: true },
 );
 
+/** "Price reduced": the asking price went down within this many days and stayed down (docs/buyers-and-search.md). */
+export const PRICE_REDUCED_DAYS = 30;
+
+const priceReduced = Type.Boolean({
+  description: `The asking price went down in the last ${PRICE_REDUCED_DAYS} days (and was not raised back since)`,
+});
+
 /** One search hit, or one entry of a broker's listings. */
 export const PublicListingSummary = Type.Object(
   {
@@ -100,6 +107,7 @@ export const PublicListingSummary = Type.Object(
     photo: Nullable(PublicPhoto),
     broker: BrokerSummary,
     listedAt: Type.String(),
+    priceReduced,
   },
   { additionalProperties: true },
 );
@@ -125,6 +133,7 @@ export const PublicListing = Type.Object(
     }),
     listedAt: Type.String(),
     updatedAt: Type.String(),
+    priceReduced,
   },
   { additionalProperties: true },
 );
@@ -150,6 +159,26 @@ export type PublicBroker = Static<typeof PublicBroker>;
 export const SEARCH_SORTS = ["relevance", "newest", "price_asc", "price_desc"] as const;
 export type SearchSort = (typeof SEARCH_SORTS)[number];
 export const SEARCH_PAGE = { default: 20, max: 50 } as const;
+/** "within N miles (or km) of": the radius's default and largest value. */
+export const SEARCH_RADIUS = { default: 25, max: 500 } as const;
+export const RADIUS_UNITS = ["mi", "km"] as const;
+export type RadiusUnit = (typeof RADIUS_UNITS)[number];
+/** "listed in the last N days": the largest N. */
+export const LISTED_WITHIN_DAYS_MAX = 365;
+
+/**
+ * The asking-price bands the search counts listings in (facets.priceBand), as [from, below): each band holds the
+ * prices from `from` up to, not including, `below`; the last has no upper end.
+ */
+export const PRICE_BANDS: readonly { from: number; below: number | null }[] = [
+  { from: 0, below: 100_000 },
+  { from: 100_000, below: 250_000 },
+  { from: 250_000, below: 500_000 },
+  { from: 500_000, below: 1_000_000 },
+  { from: 1_000_000, below: 2_500_000 },
+  { from: 2_500_000, below: 5_000_000 },
+  { from: 5_000_000, below: null },
+];
 
 // The search route trims every value and treats an empty one as absent; the document shows exactly that.
 const trimmed = (core: string) => `^${TRIMMED}*(?:${core})?${TRIMMED}*$`;
@@ -218,6 +247,49 @@ export const SearchQuery = Type.Object(
         [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
       }),
     ),
+    sbaPrequalified: Type.Optional(
+      Type.String({
+        description:
+          "true: only listings pre-qualified for an SBA loan (financing.sbaPrequalified); false: only those not",
+        [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
+      }),
+    ),
+    realEstateIncluded: Type.Optional(
+      Type.String({
+        description:
+          "true: only listings whose property is owned and sold with the business (property.propertyKind OWNED); false: only those not",
+        [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
+      }),
+    ),
+    priceReduced: Type.Optional(
+      Type.String({
+        description: `true: only listings whose asking price went down in the last ${PRICE_REDUCED_DAYS} days; false: only those not`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed("true|false") },
+      }),
+    ),
+    listedWithinDays: Type.Optional(
+      Type.String({
+        description: `Only listings that went live in the last N days: an integer from 1 to ${LISTED_WITHIN_DAYS_MAX}`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed("0*[1-9][0-9]{0,2}") },
+      }),
+    ),
+    near: Type.Optional(
+      searchText(
+        "Only listings within radius of this place: a 5-digit US ZIP code, 'City, ST', 'City, State', 'City, country code' or a city; an unknown place is refused (400). Listings that show only their state are never near anywhere",
+      ),
+    ),
+    radius: Type.Optional(
+      Type.String({
+        description: `With near: the distance, a number from 1 to ${SEARCH_RADIUS.max} (default ${SEARCH_RADIUS.default}); without near, refused (400)`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed("0*[1-9][0-9]{0,2}(?:\\.[0-9]{1,2})?") },
+      }),
+    ),
+    radiusUnit: Type.Optional(
+      Type.String({
+        description: `The radius's unit: ${RADIUS_UNITS.join(" or ")} (default mi)`,
+        [DOCUMENTED_ONLY]: { pattern: trimmed(RADIUS_UNITS.join("|")) },
+      }),
+    ),
     sort: Type.Optional(
       Type.String({
         description: `One of ${SEARCH_SORTS.join(", ")}; default relevance with q, else newest`,
@@ -240,12 +312,43 @@ export const SearchQuery = Type.Object(
   { additionalProperties: false, description: "Unknown parameters are refused" },
 );
 
+const FacetValue = Type.Object(
+  { value: Type.String(), count: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: true },
+);
+
+/**
+ * Counts of the matching listings per business type, state and asking-price band. Each facet counts with every
+ * filter of the search but its own (so the other values of a filter in use still show what choosing them would
+ * find); from the search index, which may lag PostgreSQL by a moment.
+ */
+export const SearchFacets = Type.Object(
+  {
+    businessType: Type.Array(FacetValue, { description: "Most listings first; spelled as a listing spells it" }),
+    state: Type.Array(FacetValue, { description: "Most listings first" }),
+    priceBand: Type.Array(
+      Type.Object(
+        {
+          from: Type.Number(),
+          below: Nullable(Type.Number({ description: "Prices below this; null: no upper end" })),
+          count: Type.Integer({ minimum: 0 }),
+        },
+        { additionalProperties: true },
+      ),
+      { description: "Every band of the asking price, in order, also those with no listing" },
+    ),
+  },
+  { additionalProperties: true },
+);
+export type SearchFacets = Static<typeof SearchFacets>;
+
 export const SearchResponse = Type.Object(
   {
     status: Type.Literal("success"),
     total: Type.Integer(),
     results: Type.Array(PublicListingSummary),
     nextCursor: Nullable(Type.String()),
+    facets: SearchFacets,
   },
   { additionalProperties: true },
 );
@@ -267,6 +370,14 @@ export interface ListingSearchDocument {
   financials: Static<typeof PublicFinancials>;
   /** financing.financingAvailable is true (absent in documents indexed before the field existed). */
   financingAvailable?: boolean;
+  /** financing.sbaPrequalified is true (absent in documents indexed before issue 41). */
+  sbaPrequalified?: boolean;
+  /** property.propertyKind is OWNED: the real estate goes with the business (absent before issue 41). */
+  realEstateIncluded?: boolean;
+  /** Where the public part of the address is (ZIP shown, else city; @pss/geo): absent when only the state is public or the place is unknown. */
+  geo?: { lat: number; lon: number };
+  /** When the asking price last went down and stayed down (@pss/database queries price-reduced.ts); null: never. */
+  priceReducedAt?: string | null;
   establishedAt: string | null;
   broker: { serviceBrokerId: string; name: string };
   /** When the listing last went live (moved into a buyer-visible status); "newest" sorts by it. */

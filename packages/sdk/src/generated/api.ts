@@ -4816,7 +4816,7 @@ export interface paths {
         };
         /**
          * Search buyer-visible listings
-         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).
+         * @description Full text over title and description, exact filters, sorts by relevance, newest or price; page with nextCursor. Every answer counts the matching listings per business type, state and asking-price band (facets; each facet counts with every filter but its own). near with radius and radiusUnit finds listings within that distance of a US ZIP code or a city (coordinates from GeoNames, CC BY 4.0, and the U.S. Census Bureau's ZIP code gazetteer); listings that show only their state are never near anywhere. priceReduced: the asking price went down in the last 30 days. Addresses are shown as each listing's visibility allows. 503 while search is unavailable. Rules beyond the schema (they span two parameters; 400 with details [{path, message}] naming the lower bound): minPrice must not be above maxPrice, minRevenue not above maxRevenue, minSde not above maxSde, radius and radiusUnit only with near. A cursor is valid only as the nextCursor of the same search (same q, filters and sort).
          */
         get: {
             parameters: {
@@ -4833,6 +4833,13 @@ export interface paths {
                     maxSde?: string;
                     financingAvailable?: string;
                     underContract?: string;
+                    sbaPrequalified?: string;
+                    realEstateIncluded?: string;
+                    priceReduced?: string;
+                    listedWithinDays?: string;
+                    near?: string;
+                    radius?: string;
+                    radiusUnit?: string;
                     sort?: string;
                     cursor?: string;
                     limit?: string;
@@ -4896,8 +4903,28 @@ export interface paths {
                                     serviceProfileUrl: string;
                                 };
                                 listedAt: string;
+                                /** @description The asking price went down in the last 30 days (and was not raised back since) */
+                                priceReduced: boolean;
                             }[];
                             nextCursor: string | null;
+                            facets: {
+                                /** @description Most listings first; spelled as a listing spells it */
+                                businessType: {
+                                    value: string;
+                                    count: number;
+                                }[];
+                                /** @description Most listings first */
+                                state: {
+                                    value: string;
+                                    count: number;
+                                }[];
+                                /** @description Every band of the asking price, in order, also those with no listing */
+                                priceBand: {
+                                    from: number;
+                                    below: number | null;
+                                    count: number;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -5051,6 +5078,8 @@ export interface paths {
                                 };
                                 listedAt: string;
                                 updatedAt: string;
+                                /** @description The asking price went down in the last 30 days (and was not raised back since) */
+                                priceReduced: boolean;
                             };
                         };
                     };
@@ -5227,6 +5256,8 @@ export interface paths {
                                         serviceProfileUrl: string;
                                     };
                                     listedAt: string;
+                                    /** @description The asking price went down in the last 30 days (and was not raised back since) */
+                                    priceReduced: boolean;
                                 }[];
                             };
                         };

@@ -13,7 +13,8 @@ import type postgres from "postgres";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { writeBulk, type IndexOperation, type OperationOutcome } from "../search-index/bulk-writer.ts";
-import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
+import { createGazetteer } from "@pss/geo";
+import { toSearchDocument, type ListingSource, type Locate } from "../search-index/search-document.ts";
 import {
   BROKER_UPSERTED,
   brokerEventProblem,
@@ -40,6 +41,8 @@ export interface IndexingDeps {
   ensureIndex: () => Promise<void>;
   /** Parallel rewrites per batch (matters for an LLM backend). */
   rewriteConcurrency?: number;
+  /** Places a listing for distance search (main.ts's gazetteer); absent: one of this handler's own. */
+  locate?: Locate;
 }
 
 type Item = { event: AnyEventEnvelope; ctx: MessageContext };
@@ -61,6 +64,7 @@ function sourceFromPayload(p: ListingEventPayload, version: number): ListingSour
     establishedAt: p.establishedAt,
     location: p.location as FullLocation,
     financials: p.financials,
+    property: p.property,
     financing: p.financing ?? null,
     updatedAt: p.updatedAt,
   };
@@ -77,6 +81,7 @@ function latestPerAggregate(events: AnyEventEnvelope[]): AnyEventEnvelope[] {
 }
 
 export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
+  const locate = deps.locate ?? createGazetteer().locate;
   const log = deps.logger.child({ component: "indexing" });
   const concurrency = deps.rewriteConcurrency ?? 4;
 
@@ -125,7 +130,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
             id: source.id,
             version: source.version,
             versionType: "external",
-            document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+            document: toSearchDocument(source, state, texts.get(source.id) ?? null, locate),
           },
         });
       else planned.push({ event, op: { kind: "delete", id: source.id, version: source.version } });
@@ -161,7 +166,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
         id: source.id,
         version: source.version,
         versionType: "external_gte",
-        document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+        document: toSearchDocument(source, state, texts.get(source.id) ?? null, locate),
       },
     }));
   }

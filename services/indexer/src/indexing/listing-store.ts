@@ -41,6 +41,7 @@ function toState(row: postgres.Row): StoredListingState {
     brokerId: broker.brokerId,
     brokerName: broker.brokerName,
     listedAt: broker.listedAt.toISOString(),
+    priceReducedAt: broker.priceReducedAt?.toISOString() ?? null,
   };
 }
 
@@ -64,7 +65,7 @@ export async function loadBrokerVersions(sql: postgres.Sql, ids: string[]): Prom
 const LISTING_COLUMNS = (sql: postgres.Sql) => sql`
   l.id, l.version, l.mode, l.status, l.business_type, l.title, l.description, l.description_optimized,
   ${isoTimestamp(sql, "l.established_at")} AS established_at, l.street_address1, l.city, l.state, l.postal_code, l.country,
-  l.visibility, l.financials, l.financing, ${isoTimestamp(sql, "l.updated_at")} AS updated_at,
+  l.visibility, l.financials, l.property, l.financing, ${isoTimestamp(sql, "l.updated_at")} AS updated_at,
   ${listingBrokerColumns(sql)}`;
 
 function toSourceAndState(r: postgres.Row): { source: ListingSource; state: StoredListingState } {
@@ -80,6 +81,7 @@ function toSourceAndState(r: postgres.Row): { source: ListingSource; state: Stor
       establishedAt: r.established_at,
       location: toListingLocation(r),
       financials: r.financials,
+      property: r.property,
       financing: r.financing,
       updatedAt: r.updated_at,
     },

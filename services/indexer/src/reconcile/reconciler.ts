@@ -29,7 +29,8 @@ import { publicIndexAction } from "../indexing/public-index-rule.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
-import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
+import { createGazetteer } from "@pss/geo";
+import { toSearchDocument, type ListingSource, type Locate } from "../search-index/search-document.ts";
 
 export const REPAIR_REASONS = ["pending_timeout", "version_mismatch", "missing_document", "stale_document"] as const;
 export type RepairReason = (typeof REPAIR_REASONS)[number];
@@ -85,6 +86,8 @@ export interface ReconcilerDeps {
   metrics?: ReconcilerMetrics;
   /** Only these partners' listings (tests sharing one database); absent = all. */
   partnerIds?: string[];
+  /** Places a listing for distance search (main.ts's gazetteer); absent: one of this reconciler's own. */
+  locate?: Locate;
 }
 
 export interface ReconcileResult {
@@ -102,6 +105,7 @@ export interface Reconciler {
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
+  const locate = deps.locate ?? createGazetteer().locate;
   const { sql, logger } = deps;
   const log = logger.child({ component: "reconciler", alias: deps.alias });
   const scoped = (column: postgres.PendingQuery<postgres.Row[]>) =>
@@ -179,7 +183,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
           id: source.id,
           version: source.version,
           versionType: "external_gte",
-          document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+          document: toSearchDocument(source, state, texts.get(source.id) ?? null, locate),
         });
       else if (action.kind === "delete") ops.push({ kind: "delete", id: source.id, version: source.version });
       else {

@@ -22,7 +22,8 @@ import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import { writeBulk, type IndexOperation } from "../search-index/bulk-writer.ts";
 import { aliasTargets } from "../search-index/ensure-index.ts";
 import { INDEX_MAPPINGS, INDEX_SETTINGS, versionedIndexName } from "../search-index/index-definition.ts";
-import { toSearchDocument, type ListingSource } from "../search-index/search-document.ts";
+import { createGazetteer } from "@pss/geo";
+import { toSearchDocument, type ListingSource, type Locate } from "../search-index/search-document.ts";
 
 export interface ReindexDeps {
   sql: postgres.Sql;
@@ -37,6 +38,8 @@ export interface ReindexDeps {
   dropGraceMs?: number;
   /** Called after each page with the documents written so far. */
   onProgress?: (written: number) => void;
+  /** Places a listing for distance search; absent: a gazetteer of this run's own. */
+  locate?: Locate;
 }
 
 export interface ReindexResult {
@@ -72,6 +75,7 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
   const { sql, opensearch: client, alias, logger } = deps;
   const pageSize = deps.pageSize ?? 500;
   const rewriter = deps.rewriter ?? createDeterministicRewriter();
+  const locate = deps.locate ?? createGazetteer().locate;
   const log = logger.child({ component: "reindex", alias });
 
   const lease = createLeaderLease({ sql, name: `reindex:${alias}`, ttlMs: LEASE_MS });
@@ -109,7 +113,7 @@ export async function reindex(deps: ReindexDeps): Promise<ReindexResult> {
               id: source.id,
               version: source.version,
               versionType,
-              document: toSearchDocument(source, state, texts.get(source.id) ?? null),
+              document: toSearchDocument(source, state, texts.get(source.id) ?? null, locate),
             },
           ]
         : action.kind === "delete"

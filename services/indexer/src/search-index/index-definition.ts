@@ -49,8 +49,13 @@ export const INDEX_MAPPINGS = {
       },
     },
     financials: { properties: { askingPrice: money, revenue: money, sde: money, inventory: money, ffande: money } },
-    // Added after version 1 was created: ensure-index.ts adds it to existing indexes in place.
+    // Added after version 1 was created: ensure-index.ts adds them to existing indexes in place (documents written
+    // before carry them once written again, or after `admin reindex`).
     financingAvailable: { type: "boolean" },
+    sbaPrequalified: { type: "boolean" },
+    realEstateIncluded: { type: "boolean" },
+    geo: { type: "geo_point" },
+    priceReducedAt: { type: "date" },
     establishedAt: { type: "date" },
     broker: {
       properties: {

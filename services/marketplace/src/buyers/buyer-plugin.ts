@@ -3,11 +3,13 @@ import { Elysia } from "elysia";
 import type { Logger } from "@pss/service-kit";
 import type { LeadIntakeDeps } from "../leads/lead-service.ts";
 import { createBuyerRoutes } from "./buyer-routes.ts";
-import { createBuyerService, type BuyerDeps } from "./buyer-service.ts";
+import { createBuyerService, type BuyerDeps, type BuyerService } from "./buyer-service.ts";
 import { createPageRoutes } from "./pages/page-routes.ts";
 import type { StatsRecorder } from "../stats/stats-recorder.ts";
 
 export interface BuyerPluginDeps extends BuyerDeps {
+  /** The search, listings and brokers (main.ts's, shared with the saved searches); absent: made from the deps. */
+  buyers?: BuyerService;
   logger: Logger;
   /** The inquiry form posts into the same intake, with the same limiters, as the JSON lead route. */
   leads: LeadIntakeDeps;
@@ -18,7 +20,7 @@ export interface BuyerPluginDeps extends BuyerDeps {
 }
 
 export function createBuyerPlugin(deps: BuyerPluginDeps) {
-  const buyers = createBuyerService(deps);
+  const buyers = deps.buyers ?? createBuyerService(deps);
   return new Elysia({ name: "buyers" }).use(createBuyerRoutes(buyers, deps.stats)).use(
     createPageRoutes({
       buyers,

@@ -15,7 +15,7 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
     .get(
       "/v1/listings",
       async ({ request, server }) => {
-        const result = await buyers.search(parseSearchQuery(rawQuery(request)));
+        const result = await buyers.search(parseSearchQuery(rawQuery(request), buyers.findPlace));
         stats?.shown(
           result.results.map((r) => r.serviceListingId),
           request,

@@ -3,13 +3,9 @@
 import type { Client } from "@opensearch-project/opensearch";
 import type { PublicBroker, PublicListing, PublicListingSummary } from "@pss/contracts";
 import type postgres from "postgres";
-import {
-  createListingSearch,
-  createSearchFacets,
-  SearchUnavailableError,
-  type ListingSearch,
-  type SearchFacetsReader,
-} from "./listing-search.ts";
+import { createGazetteer, type Gazetteer } from "@pss/geo";
+import { createListingSearch, SearchUnavailableError, type ListingSearch } from "./listing-search.ts";
+import type { FindPlace } from "./search-params.ts";
 import {
   findGoneListing,
   findPublicBroker,
@@ -27,11 +23,14 @@ export interface BuyerDeps {
   opensearch: Client | null;
   searchAlias: string;
   publicBaseUrl: string;
+  /** Places what a buyer types as "near" (main.ts's gazetteer); absent: one of this service's own. */
+  gazetteer?: Gazetteer;
 }
 
 export interface BuyerService {
   search: ListingSearch;
-  facets: SearchFacetsReader;
+  /** Where what a buyer typed as "near" is (the same datasets the indexer placed the listings with). */
+  findPlace: FindPlace;
   listing(id: string): Promise<PublicListing | null>;
   broker(id: string): Promise<PublicBroker | null>;
   /** A public listing that left the market (SOLD, ARCHIVED): only its business type and state. */
@@ -43,6 +42,7 @@ export interface BuyerService {
 const PROFILE_LISTINGS = 100;
 
 export function createBuyerService(deps: BuyerDeps): BuyerService {
+  const gazetteer = deps.gazetteer ?? createGazetteer();
   const unavailable = async (): Promise<never> => {
     throw new SearchUnavailableError();
   };
@@ -55,9 +55,7 @@ export function createBuyerService(deps: BuyerDeps): BuyerService {
           publicBaseUrl: deps.publicBaseUrl,
         })
       : unavailable,
-    facets: deps.opensearch
-      ? createSearchFacets({ opensearch: deps.opensearch, alias: deps.searchAlias })
-      : unavailable,
+    findPlace: (text) => gazetteer.find(text),
     async listing(id) {
       if (!isServiceId(id)) return null;
       const row = await findVisibleListing(deps.sql, id);

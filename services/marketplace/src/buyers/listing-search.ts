@@ -1,9 +1,18 @@
 // Buyers' full-text search over the OpenSearch alias: relevance on title (boosted) and description, exact
-// filters, price or recency sorts, and search_after paging with the listing ID as tiebreaker. The index lags
+// filters (figures, flags, "listed in the last N days", "price reduced", "within N miles of"), counts per business
+// type, state and price band (facets), price or recency sorts, and search_after paging with the listing ID as
+// tiebreaker. The index lags
 // PostgreSQL, so every hit is checked against PostgreSQL (one query per page) before it is returned: a listing
 // no longer buyer-visible is dropped, and the address is shown as its current visibility allows.
 import type { Client } from "@opensearch-project/opensearch";
-import type { ListingSearchDocument, SearchResponse, UntypedJson } from "@pss/contracts";
+import {
+  PRICE_BANDS,
+  PRICE_REDUCED_DAYS,
+  type ListingSearchDocument,
+  type SearchFacets,
+  type SearchResponse,
+  type UntypedJson,
+} from "@pss/contracts";
 import type postgres from "postgres";
 import { openSearchBody } from "@pss/service-kit";
 import { ApiError, BadRequestError } from "@pss/http-kit";
@@ -38,21 +47,71 @@ function range(field: string, min: number | null, max: number | null): unknown[]
   return [{ range: { [field]: { ...(min !== null ? { gte: min } : {}), ...(max !== null ? { lte: max } : {}) } } }];
 }
 
+/** A true/false filter on a flag that documents indexed before it existed lack ("not" includes them). */
+function flag(field: string, value: boolean | null, filter: unknown[], mustNot: unknown[]): void {
+  if (value === true) filter.push({ term: { [field]: true } });
+  if (value === false) mustNot.push({ term: { [field]: true } });
+}
+
+const PRICE_REDUCED = { range: { priceReducedAt: { gte: `now-${PRICE_REDUCED_DAYS}d` } } };
+
+/** The filters a facet counts without: each facet's own (business type, state, asking price). */
+interface FacetFilters {
+  businessType: unknown[];
+  state: unknown[];
+  price: unknown[];
+}
+
+const FACET_SIZE = 200;
+
+/** Counts per normalized (lower-cased) keyword, each with one listing's own spelling of it. */
+const termsFacet = (field: string) => ({
+  terms: { field, size: FACET_SIZE },
+  aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } },
+});
+
+const bool = (filter: unknown[]) => ({ bool: { filter } });
+
 export function buildSearchBody(r: SearchRequest) {
+  // Every filter but the facets' own: the hits and every facet count with these.
   const filter: unknown[] = [...buyerSearchFilter()];
   const mustNot: unknown[] = [];
-  if (r.businessType) filter.push({ term: { businessType: r.businessType } });
-  if (r.state) filter.push({ term: { "location.state": r.state } });
   if (r.city) filter.push({ term: { "location.city": r.city } });
   filter.push(
-    ...range("financials.askingPrice", r.minPrice, r.maxPrice),
     ...range("financials.revenue", r.minRevenue, r.maxRevenue),
     ...range("financials.sde", r.minSde, r.maxSde),
   );
   // "Not offered" includes documents indexed before the field existed (they lack it).
-  if (r.financingAvailable === true) filter.push({ term: { financingAvailable: true } });
-  if (r.financingAvailable === false) mustNot.push({ term: { financingAvailable: true } });
+  flag("financingAvailable", r.financingAvailable, filter, mustNot);
+  flag("sbaPrequalified", r.sbaPrequalified, filter, mustNot);
+  flag("realEstateIncluded", r.realEstateIncluded, filter, mustNot);
   if (r.underContract !== null) filter.push({ term: { underContract: r.underContract } });
+  if (r.priceReduced === true) filter.push(PRICE_REDUCED);
+  if (r.priceReduced === false) mustNot.push(PRICE_REDUCED);
+  if (r.listedWithinDays !== null) filter.push({ range: { listedAt: { gte: `now-${r.listedWithinDays}d` } } });
+  if (r.changedAfter) {
+    const window = { gt: r.changedAfter, ...(r.changedThrough ? { lte: r.changedThrough } : {}) };
+    filter.push({
+      bool: {
+        should: [{ range: { listedAt: window } }, { range: { priceReducedAt: window } }],
+        minimum_should_match: 1,
+      },
+    });
+  }
+  if (r.near)
+    filter.push({
+      geo_distance: {
+        distance: `${Math.round(r.near.radiusKm * 1000)}m`,
+        geo: { lat: r.near.place.point.lat, lon: r.near.place.point.lon },
+      },
+    });
+  // The facets' own filters: applied to the hits after the counts (post_filter), and to the other facets' counts.
+  const own: FacetFilters = {
+    businessType: r.businessType ? [{ term: { businessType: r.businessType } }] : [],
+    state: r.state ? [{ term: { "location.state": r.state } }] : [],
+    price: range("financials.askingPrice", r.minPrice, r.maxPrice),
+  };
+  const postFilter = [...own.businessType, ...own.state, ...own.price];
   // cross_fields: every word must appear, in the title or the description.
   const must = r.q
     ? [{ multi_match: { query: r.q, fields: ["title^2", "description"], type: "cross_fields", operator: "and" } }]
@@ -61,28 +120,78 @@ export function buildSearchBody(r: SearchRequest) {
     size: r.limit + 1,
     track_total_hits: true,
     query: { bool: { must, filter, ...(mustNot.length ? { must_not: mustNot } : {}) } },
+    ...(postFilter.length ? { post_filter: bool(postFilter) } : {}),
+    aggs: {
+      businessType: { filter: bool([...own.state, ...own.price]), aggs: { values: termsFacet("businessType") } },
+      state: { filter: bool([...own.businessType, ...own.price]), aggs: { values: termsFacet("location.state") } },
+      priceBand: {
+        filter: bool([...own.businessType, ...own.state]),
+        aggs: {
+          bands: {
+            range: {
+              field: "financials.askingPrice",
+              ranges: PRICE_BANDS.map((b) => ({ from: b.from, ...(b.below !== null ? { to: b.below } : {}) })),
+            },
+          },
+        },
+      },
+    },
     sort: SORTS[r.sort],
     ...(r.after ? { search_after: r.after } : {}),
     ...(r.from ? { from: r.from } : {}),
   };
 }
 
+type TermsAgg = {
+  values: { buckets: { key: string; doc_count: number; spelling: { hits: { hits: { _source: UntypedJson }[] } } }[] };
+};
+type SearchAggs = {
+  businessType: TermsAgg;
+  state: TermsAgg;
+  priceBand: { bands: { buckets: { from?: number; to?: number; doc_count: number }[] } };
+};
+
+function facetsOf(aggs: SearchAggs): SearchFacets {
+  const values = (agg: TermsAgg, read: (source: UntypedJson) => unknown) =>
+    agg.values.buckets.flatMap((b) => {
+      const spelled = read(b.spelling.hits.hits[0]?._source ?? {});
+      return typeof spelled === "string" ? [{ value: spelled, count: b.doc_count }] : [];
+    });
+  return {
+    businessType: values(aggs.businessType, (s) => s.businessType),
+    state: values(aggs.state, (s) => s.location?.state),
+    priceBand: PRICE_BANDS.map((band, i) => ({ ...band, count: aggs.priceBand.bands.buckets[i]?.doc_count ?? 0 })),
+  };
+}
+
+/** No index yet (before the indexer's first start): nothing to count. */
+export const NO_FACETS: SearchFacets = {
+  businessType: [],
+  state: [],
+  priceBand: PRICE_BANDS.map((band) => ({ ...band, count: 0 })),
+};
+
 export function createListingSearch(deps: ListingSearchDeps) {
   return async function search(request: SearchRequest): Promise<SearchResponse> {
     let hits: { _source: ListingSearchDocument; sort: unknown[] }[];
     let total: number;
+    let facets: SearchFacets;
     try {
       const res = await deps.opensearch.search({ index: deps.alias, body: openSearchBody(buildSearchBody(request)) });
-      const body = res.body as unknown as { hits: { total: { value: number }; hits: typeof hits } };
+      const body = res.body as unknown as {
+        hits: { total: { value: number }; hits: typeof hits };
+        aggregations: SearchAggs;
+      };
       hits = body.hits.hits;
       total = body.hits.total.value;
+      facets = facetsOf(body.aggregations);
     } catch (err) {
       // Before the indexer's first start there is no index: nothing is searchable yet.
       if (
         (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type ===
         "index_not_found_exception"
       )
-        return { status: "success", total: 0, results: [], nextCursor: null };
+        return { status: "success", total: 0, results: [], nextCursor: null, facets: NO_FACETS };
       const status = (err as { meta?: { statusCode?: number } }).meta?.statusCode;
       // Sort values OpenSearch cannot use: only a hand-made cursor gets here (its fingerprint matched).
       if (status === 400 && request.after)
@@ -105,6 +214,7 @@ export function createListingSearch(deps: ListingSearchDeps) {
       }),
       // From the last hit OpenSearch returned, shown or not: paging stays on the index's order.
       nextCursor: hits.length > request.limit && last ? encodeSearchCursor(request, last.sort) : null,
+      facets,
     };
   };
 }
@@ -122,53 +232,3 @@ function mayShow(now: CurrentHitState, request: SearchRequest): boolean {
 }
 
 export type ListingSearch = ReturnType<typeof createListingSearch>;
-
-/** What the search form offers in its drop-downs: values buyer-visible listings have, as partners spell them. */
-export interface SearchFacets {
-  businessTypes: string[];
-  states: string[];
-}
-
-const FACET_SIZE = 200;
-
-/** Distinct values of a normalized (lower-cased) keyword, each with one listing's own spelling of it. */
-const facet = (field: string) => ({
-  terms: { field, size: FACET_SIZE, order: { _key: "asc" } },
-  aggs: { spelling: { top_hits: { size: 1, _source: { includes: [field] } } } },
-});
-
-type FacetBuckets = { buckets: { key: string; spelling: { hits: { hits: { _source: UntypedJson }[] } } }[] };
-
-export function createSearchFacets(deps: Pick<ListingSearchDeps, "opensearch" | "alias">) {
-  return async function facets(): Promise<SearchFacets> {
-    let aggs: { businessTypes: FacetBuckets; states: FacetBuckets };
-    try {
-      const res = await deps.opensearch.search({
-        index: deps.alias,
-        body: openSearchBody({
-          size: 0,
-          query: { bool: { filter: buyerSearchFilter() } },
-          aggs: { businessTypes: facet("businessType"), states: facet("location.state") },
-        }),
-      });
-      aggs = (res.body as unknown as { aggregations: typeof aggs }).aggregations;
-    } catch (err) {
-      if (
-        (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type ===
-        "index_not_found_exception"
-      )
-        return { businessTypes: [], states: [] };
-      throw new SearchUnavailableError();
-    }
-    const spellings = (agg: FacetBuckets, read: (source: UntypedJson) => unknown) =>
-      agg.buckets
-        .map((b) => read(b.spelling.hits.hits[0]?._source ?? {}))
-        .filter((v): v is string => typeof v === "string");
-    return {
-      businessTypes: spellings(aggs.businessTypes, (s) => s.businessType),
-      states: spellings(aggs.states, (s) => s.location?.state),
-    };
-  };
-}
-
-export type SearchFacetsReader = ReturnType<typeof createSearchFacets>;

@@ -1,7 +1,13 @@
 // PostgreSQL reads for the buyers' pages: the source of truth, so a page is right the moment a PUT returns.
 // Only what buyer-visibility.ts allows is ever selected; ready photos only. Test records (docs/sandbox.md) are
 // read only for their previews, by the functions at the end of this file.
-import { listingBrokerColumns, listingWithBroker, toListingBroker, toListingLocation } from "@pss/database/queries";
+import {
+  listingBrokerColumns,
+  listingWithBroker,
+  priceReducedAt,
+  toListingBroker,
+  toListingLocation,
+} from "@pss/database/queries";
 import type { Visibility } from "@pss/contracts";
 import type postgres from "postgres";
 import {
@@ -43,6 +49,8 @@ export interface PublicListingRow {
   broker: { id: string; name: string; avatar: PublicImageRow | null };
   listedAt: Date;
   updatedAt: Date;
+  /** When the asking price last went down and stayed down; null: never. */
+  priceReducedAt: Date | null;
 }
 
 export interface PublicBrokerRow {
@@ -84,6 +92,7 @@ function toListingRow(r: postgres.Row): PublicListingRow {
     broker: { id: broker.brokerId, name: broker.brokerName, avatar: r.broker_avatar },
     listedAt: broker.listedAt,
     updatedAt: r.updated_at,
+    priceReducedAt: broker.priceReducedAt,
   };
 }
 
@@ -165,6 +174,8 @@ export interface CurrentHitState {
   broker: { id: string; name: string };
   /** The first ready photo (search results carry one; photos become ready after indexing). */
   photo: (PublicImageRow & { sortKey: number }) | null;
+  /** When the asking price last went down and stayed down (the badge); null: never. */
+  priceReducedAt: Date | null;
 }
 
 /**
@@ -175,7 +186,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
   if (listingIds.length === 0) return new Map();
   const rows = await sql`
     SELECT l.id, ${listingVisibleToBuyers(sql, "l")} AS visible, l.status, l.street_address1, l.city, l.state, l.postal_code, l.country, l.visibility,
-           b.id::text AS broker_id, b.name AS broker_name, ph.photo
+           b.id::text AS broker_id, b.name AS broker_name, ph.photo, ${priceReducedAt(sql, "l")} AS price_reduced_at
     FROM listings l JOIN brokers b ON b.id = l.broker_id
     LEFT JOIN LATERAL (
       SELECT json_build_object('sortKey', p.sort_key, 'width', p.width, 'height', p.height, 'variants', COALESCE(p.variants, '[]'::jsonb)) AS photo
@@ -191,6 +202,7 @@ export async function currentHitStates(sql: Sql, listingIds: number[]): Promise<
         location: toListingLocation(r),
         broker: { id: r.broker_id, name: r.broker_name },
         photo: r.photo ?? null,
+        priceReducedAt: r.price_reduced_at ?? null,
       },
     ]),
   );

@@ -2,6 +2,7 @@
 // live in one place: address by visibility, ready images only, no e-mail or phone, contact details removed.
 import {
   isBuyerVisible,
+  PRICE_REDUCED_DAYS,
   publicFinancials,
   publicLocation,
   rewriteDescription,
@@ -16,6 +17,12 @@ import type { CurrentHitState, PublicBrokerRow, PublicImageRow, PublicListingRow
 
 export const listingUrl = (base: string, id: number | string) => `${base}/listings/${id}`;
 export const brokerUrl = (base: string, id: string) => `${base}/brokers/${id}`;
+
+/** The "price reduced" badge: the asking price went down within PRICE_REDUCED_DAYS and stayed down. */
+export function isPriceReduced(priceReducedAt: Date | string | null | undefined, now = Date.now()): boolean {
+  if (!priceReducedAt) return false;
+  return now - new Date(priceReducedAt).getTime() <= PRICE_REDUCED_DAYS * 24 * 3600 * 1000;
+}
 
 /** What buyers read: the stored rewrite, or (until the indexer has made it) the same deterministic rewrite. */
 export function buyerDescription(row: {
@@ -70,6 +77,7 @@ export function toPublicListing(row: PublicListingRow, base: string): PublicList
     },
     listedAt: row.listedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    priceReduced: isPriceReduced(row.priceReducedAt),
   };
 }
 
@@ -92,6 +100,7 @@ export function summaryFromRow(row: PublicListingRow, base: string): PublicListi
       serviceProfileUrl: full.broker.serviceProfileUrl,
     },
     listedAt: full.listedAt,
+    priceReduced: full.priceReduced,
   };
 }
 
@@ -122,6 +131,8 @@ export function summaryFromDocument(
       serviceProfileUrl: brokerUrl(base, current.broker.id),
     },
     listedAt: doc.listedAt,
+    // From PostgreSQL, like the status: the badge never contradicts the listing's page.
+    priceReduced: isPriceReduced(current.priceReducedAt),
   };
 }
 

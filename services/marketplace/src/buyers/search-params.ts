@@ -2,7 +2,18 @@
 // every problem is shown beside its field). One reader, so both accept and refuse the same things.
 // Cursors are opaque base64url JSON: the sort values of the last hit (search_after) plus a fingerprint of the
 // query, so a cursor is never applied to a different search.
-import { codePointLength, isPageCursorText, SEARCH_PAGE, SEARCH_SORTS, type SearchSort } from "@pss/contracts";
+import {
+  codePointLength,
+  isPageCursorText,
+  LISTED_WITHIN_DAYS_MAX,
+  RADIUS_UNITS,
+  SEARCH_PAGE,
+  SEARCH_RADIUS,
+  SEARCH_SORTS,
+  type RadiusUnit,
+  type SearchSort,
+} from "@pss/contracts";
+import type { Place } from "@pss/geo";
 import { BadRequestError } from "@pss/http-kit";
 
 export interface SearchRequest {
@@ -20,13 +31,43 @@ export interface SearchRequest {
   financingAvailable: boolean | null;
   /** true: only listings under contract; false: none under contract. */
   underContract: boolean | null;
+  /** true: only listings pre-qualified for an SBA loan; false: only those not. */
+  sbaPrequalified: boolean | null;
+  /** true: only listings sold with their (owned) real estate; false: only those not. */
+  realEstateIncluded: boolean | null;
+  /** true: only listings whose price went down in the last PRICE_REDUCED_DAYS days; false: only those not. */
+  priceReduced: boolean | null;
+  /** Only listings that went live in the last N days. */
+  listedWithinDays: number | null;
+  /** Only listings within `radiusKm` of the place the buyer named. */
+  near: NearFilter | null;
   sort: SearchSort;
   limit: number;
   /** search_after values from the cursor. */
   after: unknown[] | null;
   /** Hits to skip (the search page's numbered pages; the JSON API pages with cursors only). */
   from?: number;
+  /**
+   * A saved search's digest only (never from a URL): listings that went live or were reduced in price after
+   * `changedAfter` and up to `changedThrough` (ISO 8601).
+   */
+  changedAfter?: string;
+  changedThrough?: string;
 }
+
+export interface NearFilter {
+  /** As typed (trimmed): what the URL and the form keep. */
+  text: string;
+  place: Place;
+  radius: number;
+  unit: RadiusUnit;
+  radiusKm: number;
+}
+
+/** Finds what a buyer typed as "near" (a gazetteer's find); null: no such place. */
+export type FindPlace = (text: string) => Place | null;
+
+const KM_PER_MILE = 1.609344;
 
 /** A parameter that cannot be used, with the API's sentence (`message`) and a buyer's (`hint`). */
 export interface SearchProblem {
@@ -48,6 +89,13 @@ export const SEARCH_PARAMETERS = [
   "maxSde",
   "financingAvailable",
   "underContract",
+  "sbaPrequalified",
+  "realEstateIncluded",
+  "priceReduced",
+  "listedWithinDays",
+  "near",
+  "radius",
+  "radiusUnit",
   "sort",
   "cursor",
   "limit",
@@ -65,6 +113,7 @@ export const MAX_SEARCH_WINDOW = 10_000;
 interface ReadOptions {
   /** The page's form: "$250,000" is read as 250000. */
   lenientAmounts: boolean;
+  findPlace: FindPlace;
 }
 
 class Reader {
@@ -110,6 +159,53 @@ class Reader {
     if (raw !== "true" && raw !== "false")
       return this.fail(name, `${name} must be true or false`, "Choose one of the options.");
     return raw === "true";
+  }
+
+  /** A whole number from `min` to `max`. */
+  integer(name: string, min: number, max: number, hint: string): number | null {
+    const raw = this.text(name);
+    if (raw === null) return null;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max)
+      return this.fail(name, `${name} must be an integer from ${min} to ${max}`, hint);
+    return n;
+  }
+
+  /** near, radius and radiusUnit together: a known place and a distance, or nothing. */
+  near(): NearFilter | null {
+    const text = this.text("near");
+    const radiusRaw = this.text("radius");
+    const unitRaw = this.text("radiusUnit");
+    let unit: RadiusUnit = "mi";
+    if (unitRaw !== null) {
+      if (!(RADIUS_UNITS as readonly string[]).includes(unitRaw))
+        return this.fail("radiusUnit", `radiusUnit must be one of ${RADIUS_UNITS.join(", ")}`, "Choose miles or km.");
+      unit = unitRaw as RadiusUnit;
+    }
+    let radius: number = SEARCH_RADIUS.default;
+    if (radiusRaw !== null) {
+      const n = Number(radiusRaw);
+      if (!/^\d+(\.\d{1,2})?$/.test(radiusRaw) || n < 1 || n > SEARCH_RADIUS.max)
+        return this.fail(
+          "radius",
+          `radius must be a number from 1 to ${SEARCH_RADIUS.max}`,
+          `Enter a distance from 1 to ${SEARCH_RADIUS.max}.`,
+        );
+      radius = n;
+    }
+    if (text === null) {
+      if (radiusRaw !== null || unitRaw !== null)
+        this.fail("near", "radius and radiusUnit need near (the place to measure from)", "Enter a city or ZIP code.");
+      return null;
+    }
+    const place = this.opts.findPlace(text);
+    if (!place)
+      return this.fail(
+        "near",
+        `near: no known place is called '${text.slice(0, 60)}'; give a 5-digit US ZIP code, 'City, ST' or 'City, country code'`,
+        "We do not know this place. Enter a US ZIP code, or a city with its state, e.g. Austin, TX.",
+      );
+    return { text, place, radius, unit, radiusKm: unit === "km" ? radius : radius * KM_PER_MILE };
   }
 }
 
@@ -160,6 +256,16 @@ function readFilters(query: Record<string, unknown>, opts: ReadOptions): { reque
     maxSde: amounts.maxSde!,
     financingAvailable: r.flag("financingAvailable"),
     underContract: r.flag("underContract"),
+    sbaPrequalified: r.flag("sbaPrequalified"),
+    realEstateIncluded: r.flag("realEstateIncluded"),
+    priceReduced: r.flag("priceReduced"),
+    listedWithinDays: r.integer(
+      "listedWithinDays",
+      1,
+      LISTED_WITHIN_DAYS_MAX,
+      `Choose 1 to ${LISTED_WITHIN_DAYS_MAX} days.`,
+    ),
+    near: r.near(),
     sort,
     limit,
     after: null,
@@ -181,6 +287,14 @@ function fingerprint(r: SearchRequest): string {
   // Filters added later extend the key only when used, so cursors handed out before them stay valid.
   const later = [r.minRevenue, r.maxRevenue, r.minSde, r.maxSde, r.financingAvailable, r.underContract];
   if (later.some((v) => v !== null)) key.push(later);
+  const issue41 = [
+    r.sbaPrequalified,
+    r.realEstateIncluded,
+    r.priceReduced,
+    r.listedWithinDays,
+    r.near ? [r.near.text.toLowerCase(), r.near.radiusKm] : null,
+  ];
+  if (issue41.some((v) => v !== null)) key.push(issue41);
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(key)).digest("base64url").slice(0, 16);
 }
 
@@ -208,11 +322,11 @@ function decodeCursor(cursor: string, request: SearchRequest): unknown[] {
 }
 
 /** GET /v1/listings: unknown parameters and the first problem are a 400. */
-export function parseSearchQuery(query: Record<string, unknown>): SearchRequest {
+export function parseSearchQuery(query: Record<string, unknown>, findPlace: FindPlace): SearchRequest {
   const unknown = Object.keys(query).filter((k) => !(SEARCH_PARAMETERS as readonly string[]).includes(k));
   if (unknown.length)
     throw new BadRequestError(`Unknown query parameter ${unknown[0]}; allowed: ${SEARCH_PARAMETERS.join(", ")}`);
-  const { request, reader } = readFilters(query, { lenientAmounts: false });
+  const { request, reader } = readFilters(query, { lenientAmounts: false, findPlace });
   reader.text("cursor");
   const [problem] = reader.problems;
   // The first problem is the message; details name every one (a rule across two fields, e.g. minPrice above
@@ -231,8 +345,12 @@ export function parseSearchQuery(query: Record<string, unknown>): SearchRequest 
 export function parseSearchPage(
   query: Record<string, unknown>,
   pageSize: number,
+  findPlace: FindPlace,
 ): { request: SearchRequest; page: number; problems: SearchProblem[] } {
-  const { request, reader } = readFilters({ ...query, limit: undefined, cursor: undefined }, { lenientAmounts: true });
+  const { request, reader } = readFilters(
+    { ...query, limit: undefined, cursor: undefined },
+    { lenientAmounts: true, findPlace },
+  );
   request.limit = pageSize;
   const lastPage = Math.floor(MAX_SEARCH_WINDOW / pageSize);
   let page = 1;

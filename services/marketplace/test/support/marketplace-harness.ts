@@ -20,6 +20,13 @@ import {
   type PreviewLinks,
 } from "@pss/http-kit";
 import { createMarketplace } from "../../src/app.ts";
+import { createBuyerService } from "../../src/buyers/buyer-service.ts";
+import {
+  createSavedSearches,
+  DEFAULT_SAVED_SEARCH_SETTINGS,
+  type SavedSearches,
+  type SavedSearchSettings,
+} from "../../src/saved-searches/saved-searches.ts";
 import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 
@@ -50,12 +57,16 @@ export interface MarketplaceOptions {
   sitemapPageSize?: number;
   /** The marketplace's spans (default: nothing recorded). */
   tracing?: Tracing;
+  /** Saved searches: settings over the defaults, and the limits per client address (an hour) and recipient (a day). */
+  savedSearches?: Partial<SavedSearchSettings> & { perAddress?: number; perRecipient?: number };
 }
 
 export interface MarketplaceHarness {
   baseUrl: string;
   /** Buyer statistics as the marketplace counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
   stats: StatsRecorder;
+  /** Its saved searches (runDigests: one round of the digest job, which the harness does not run by itself). */
+  savedSearches: SavedSearches;
   routes: { method: string; path: string }[];
   stop(): Promise<void>;
 }
@@ -80,22 +91,37 @@ export async function startMarketplace(
     trustedProxies,
   });
   stats.start();
+  const publicBaseUrl = opts.publicBaseUrl ?? "https://market.example.test";
+  // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
+  const opensearch = new OpenSearchClient({
+    node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
+    requestTimeout: 5000,
+    maxRetries: 0,
+  });
+  const searchAlias = opts.searchAlias ?? uniqueName("unused-listings");
+  const buyers = createBuyerService({ sql, opensearch, searchAlias, publicBaseUrl });
+  const savedSearches = createSavedSearches({
+    sql,
+    logger,
+    buyers,
+    publicBaseUrl,
+    settings: { ...DEFAULT_SAVED_SEARCH_SETTINGS, ...opts.savedSearches },
+    addressLimiter: limiter(opts.savedSearches?.perAddress, 3600, "saved-search-address"),
+    recipientLimiter: limiter(opts.savedSearches?.perRecipient, 86_400, "saved-search-recipient"),
+  });
   const app = createMarketplace({
     sql,
     logger,
-    publicBaseUrl: opts.publicBaseUrl ?? "https://market.example.test",
+    publicBaseUrl,
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
     media: {
       storage: opts.mediaStorage ?? createLocalMediaStorage({ dir: process.env.MEDIA_DIR ?? ".data/media-test" }),
       delivery: opts.mediaDelivery,
     },
-    // A unique alias unless the test names one: other engineers' tests share this OpenSearch.
-    opensearch: new OpenSearchClient({
-      node: opts.opensearchUrl ?? urls.OPENSEARCH_URL,
-      requestTimeout: 5000,
-      maxRetries: 0,
-    }),
-    searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
+    opensearch,
+    searchAlias,
+    buyers,
+    savedSearches,
     leads: {
       trustedProxies,
       addressLimiter: limiter(opts.leadLimits?.perAddress, 3600, "lead-address"),
@@ -113,6 +139,7 @@ export async function startMarketplace(
   return {
     baseUrl: `http://127.0.0.1:${app.server!.port}`,
     stats,
+    savedSearches,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async stop() {
       await app.stop();

@@ -3,6 +3,12 @@
 import type { PublicListingSummary } from "@pss/contracts";
 import { formatMoney, headlineOf, html, picture, placeOf, type Raw } from "./html.ts";
 
+/** Under contract, and the asking price went down lately: shown on cards and on the listing's page alike. */
+export function badges(l: { underContract: boolean; priceReduced: boolean }): Raw | string {
+  if (!l.underContract && !l.priceReduced) return "";
+  return html`<p>${l.underContract ? html`<span class="badge">Under contract</span> ` : ""}${l.priceReduced ? html`<span class="badge reduced">Price reduced</span>` : ""}</p>`;
+}
+
 const CARD_IMAGE_SIZES = "(min-width: 64rem) 20rem, (min-width: 40rem) 45vw, 100vw";
 
 export function listingCard(l: PublicListingSummary, headingLevel: 2 | 3 = 3): Raw {
@@ -16,7 +22,7 @@ export function listingCard(l: PublicListingSummary, headingLevel: 2 | 3 = 3): R
   return html`<li>
 ${l.photo ? picture(l.photo, `Photo of ${headline}`, { sizes: CARD_IMAGE_SIZES }) : html`<p class="no-photo">No photo yet</p>`}
 ${headingLevel === 2 ? html`<h2>${link}</h2>` : html`<h3>${link}</h3>`}
-${l.underContract ? html`<p><span class="badge">Under contract</span></p>` : ""}
+${badges(l)}
 <p class="muted">${l.businessType} · ${placeOf(l.location)}</p>
 <p><strong>${typeof f.askingPrice === "number" ? `Asking ${formatMoney(f.askingPrice)}` : "Price on request"}</strong></p>
 ${figures.length ? html`<p class="figures muted">${figures.join(" · ")}</p>` : ""}

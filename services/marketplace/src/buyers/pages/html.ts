@@ -27,6 +27,9 @@ function render(value: Value): string {
   return escapeHtml(String(value));
 }
 
+/** The markup a template produced (an e-mail's HTML body). */
+export const renderToString = (markup: Raw): string => markup[RAW];
+
 /** html`<p>${text}</p>`: values are escaped, nested html`` and raw() are kept. */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Raw {
   let out = strings[0]!;

@@ -1,6 +1,7 @@
 // The public listing page behind serviceListingUrl: the same public data as GET /v1/listings/{id}, a photo
 // gallery from the processed variants, the broker card and the inquiry form.
 import type { PublicListing, UntypedJson } from "@pss/contracts";
+import { badges } from "./cards.ts";
 import { excerpt } from "../public-views.ts";
 import {
   formatMoney,
@@ -84,7 +85,7 @@ export function renderListingPage(
   const body = html`<article>
 <header>
 <h1>${headline}</h1>
-${l.underContract ? html`<p><span class="badge">Under contract</span></p>` : ""}
+${badges(l)}
 <p class="muted">${l.businessType} · ${addressLine(l)}</p>
 ${price ? html`<p class="price">Asking ${price}</p>` : ""}
 </header>

@@ -7,7 +7,8 @@ import { DEPENDENCY_RETRY_AFTER_SECONDS, ServiceUnavailableError, type RequestTr
 import { submitLeadForm } from "../../leads/lead-form.ts";
 import type { LeadIntakeDeps } from "../../leads/lead-service.ts";
 import type { BuyerService } from "../buyer-service.ts";
-import { SearchUnavailableError, type SearchFacets } from "../listing-search.ts";
+import type { SearchResponse } from "@pss/contracts";
+import { NO_FACETS, SearchUnavailableError } from "../listing-search.ts";
 import { parseSearchPage, rawQuery } from "../search-params.ts";
 import { renderBrokerPage } from "./broker-page.ts";
 import { isSameSiteForm } from "./form-origin.ts";
@@ -55,23 +56,18 @@ export function createPageRoutes(deps: PageDeps) {
 
   async function searchPage(request: Request, server: PageServer, path: string): Promise<Response> {
     const query = rawQuery(request);
-    const { request: search, page, problems } = parseSearchPage(query, SEARCH_PAGE_SIZE);
+    const { request: search, page, problems } = parseSearchPage(query, SEARCH_PAGE_SIZE, buyers.findPlace);
     let unavailable = false;
-    const settle = async <T>(work: Promise<T>, fallback: T): Promise<T> => {
-      try {
-        return await work;
-      } catch (err) {
-        if (!(err instanceof SearchUnavailableError)) throw err;
-        unavailable = true;
-        return fallback;
-      }
-    };
-    const noFacets: SearchFacets = { businessTypes: [], states: [] };
-    const [result, facets] = await Promise.all([
-      problems.length ? null : settle(buyers.search(search), null),
-      settle(buyers.facets(), noFacets),
-    ]);
-    if (result && !unavailable)
+    let result: SearchResponse | null = null;
+    try {
+      // With problems, the search does not run; the drop-downs and counts then show every listing's.
+      const everything = problems.length ? parseSearchPage({}, SEARCH_PAGE_SIZE, buyers.findPlace).request : null;
+      result = await buyers.search(everything ?? search);
+    } catch (err) {
+      if (!(err instanceof SearchUnavailableError)) throw err;
+      unavailable = true;
+    }
+    if (result && !problems.length)
       deps.stats?.shown(
         result.results.map((r) => r.serviceListingId),
         request,
@@ -83,9 +79,10 @@ export function createPageRoutes(deps: PageDeps) {
       raw: firstValues(query),
       page,
       problems,
-      result: unavailable ? null : result,
-      facets,
+      result: problems.length ? null : result,
+      facets: result?.facets ?? NO_FACETS,
       unavailable,
+      nearLabel: search.near?.place.label,
     });
   }
 

@@ -21,6 +21,14 @@ export const STYLE = `
   h3 { font-size: 1.05rem; margin: .5rem 0 .25rem; line-height: 1.3; }
   .muted { color: var(--muted); }
   .badge { display: inline-block; padding: .15rem .6rem; border-radius: 999px; background: var(--bad); color: #fff; font-weight: 600; font-size: .85rem; }
+  .badge.reduced { background: #1d6b3a; }
+  .search-body { display: grid; gap: 1.5rem; }
+  @media (min-width: 64rem) { .search-body { grid-template-columns: 14rem 1fr; align-items: start; } }
+  .facets h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
+  .facets h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
+  .facets ul { list-style: none; margin: 0; padding: 0; }
+  .facets li { margin: .15rem 0; }
+  .small { font-size: .85rem; }
   .price { font-size: 1.4rem; font-weight: 700; margin: .5rem 0; }
   img { max-width: 100%; height: auto; }
   .gallery { margin: 1rem 0; }
