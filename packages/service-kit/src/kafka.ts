@@ -1,4 +1,4 @@
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { TopicSpec } from "@pss/contracts";
 import type { Logger } from "./logger.ts";
 
@@ -22,7 +22,10 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
             topic: t.name,
             numPartitions: t.partitions,
             replicationFactor: t.replicationFactor ?? 1,
-            configEntries: t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : [],
+            configEntries: [
+              ...(t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : []),
+              ...(t.minInsyncReplicas ? [{ name: "min.insync.replicas", value: String(t.minInsyncReplicas) }] : []),
+            ],
           })),
         });
       } catch (err) {

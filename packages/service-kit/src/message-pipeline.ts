@@ -2,7 +2,7 @@
 // partition batch (eachBatch): read the envelope (a message that is not one goes to the dead-letter topic), hand
 // the valid ones to the handler with heartbeats going on and retries with backoff for anything but PermanentError,
 // dead-letter what failed permanently, count and log each outcome.
-import type { IHeaders, KafkaMessage, Producer } from "kafkajs";
+import type { IHeaders, KafkaMessage, Producer } from "./kafka-client.ts";
 import type { AnyEventEnvelope } from "@pss/contracts";
 import { REPLAYED_FROM_HEADER } from "./dead-letters.ts";
 import { messageLogFields, parseEnvelope } from "./event-envelope.ts";

@@ -67,6 +67,27 @@ export function checkDatabaseUrl(r: EnvReader, url: string): void {
     );
 }
 
+/**
+ * The explicit override of checkPlaintextCredential: the operator states that the network between the services and
+ * the named servers is trusted (a private VPC link, a service mesh that encrypts), so credentials may cross it in
+ * plaintext.
+ */
+export const PLAINTEXT_CREDENTIALS_OVERRIDE = "ALLOW_PLAINTEXT_CREDENTIALS_I_UNDERSTAND";
+
+/**
+ * A credential about to be sent without TLS, under production: refused when any of `hosts` is reachable from
+ * elsewhere than this machine (anyone on the path could read it), unless PLAINTEXT_CREDENTIALS_OVERRIDE is true.
+ */
+export function checkPlaintextCredential(r: EnvReader, variable: string, what: string, hosts: string[]): void {
+  if (!isProduction(r)) return;
+  const remote = hosts.filter((h) => !isLoopbackHost(h));
+  if (remote.length === 0) return;
+  if (r.bool(PLAINTEXT_CREDENTIALS_OVERRIDE, false)) return;
+  r.problem(
+    `${variable}: ${what} would cross the network in plaintext to ${remote.join(", ")} with NODE_ENV=production: enable TLS (docs/operations.md, "Connecting to managed servers"), or set ${PLAINTEXT_CREDENTIALS_OVERRIDE}=true if that network is trusted`,
+  );
+}
+
 /** A secret under production: not one published in this repository. */
 export function checkSecret(r: EnvReader, name: string, value: string | undefined, known: readonly string[]): void {
   if (isProduction(r) && value !== undefined && known.includes(value.trim()))

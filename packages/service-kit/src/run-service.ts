@@ -10,7 +10,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import type { TopicSpec } from "@pss/contracts";
 import type Redis from "ioredis";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { Sql } from "./clients.ts";
 import type { LogLevel } from "./config.ts";
 import { loadConfigOrExit } from "./config.ts";

@@ -6,7 +6,7 @@
 // journey; the parent ID names the step (span) that sent the message, so each step that passes the trace on
 // takes a new parent ID and keeps the trace ID and flags.
 import { randomBytes } from "node:crypto";
-import type { IHeaders } from "kafkajs";
+import type { IHeaders } from "./kafka-client.ts";
 
 /** Kafka header names: the same as the HTTP headers they come from. */
 export const TRACE_HEADERS = { requestId: "x-request-id", traceparent: "traceparent" } as const;

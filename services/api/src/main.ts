@@ -1,9 +1,9 @@
 // Composition root: the only place that creates clients and wires dependencies; runService (service-kit) boots,
 // checks and stops them.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
   createHttpMetrics,
+  createEventProducer,
   createKafka,
   createMediaStorage,
   createOpenSearch,
@@ -78,12 +78,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   const redis = createRedis(config.redis);
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
-  // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
+  // Idempotent, acks=all, one request in flight (per-partition order); consumers drop repeats by aggregate version.
+  const producer = createEventProducer(kafka);
   const relay = createOutboxRelay(
     { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
     config.outboxRelay,

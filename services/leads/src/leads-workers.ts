@@ -14,7 +14,7 @@ import {
   type OutageBackoff,
   type OutageMetrics,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";

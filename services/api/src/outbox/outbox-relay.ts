@@ -9,7 +9,7 @@
 // Kafka can never take (too large, or refused permanently) is set aside with its reason and the rows after it
 // go on; the aggregate's later events still flow, each carrying the whole state at a higher version, so
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
-import type { Producer } from "kafkajs";
+import type { Producer } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createHeldLease, createLeaderLease, createPeriodicJob, traceHeaders, type Logger } from "@pss/service-kit";
 import {
