@@ -6,8 +6,19 @@ import { opensearchComponent } from "./opensearch.ts";
 import { postgresComponent } from "./postgres.ts";
 import { redisComponent } from "./redis.ts";
 import { s3Component } from "./s3.ts";
+import { kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+import type { SecuredProfile } from "./secured/profile.ts";
 
 export type { Component, InfraPaths } from "./component.ts";
+export { makeCertificateAuthority } from "./secured/certificates.ts";
+export { type KafkaCluster, type KafkaNode, kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+export {
+  SECURED_PORTS,
+  SECURED_USERS,
+  securedProfile,
+  type SecuredPorts,
+  type SecuredProfile,
+} from "./secured/profile.ts";
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
 export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
@@ -40,7 +51,15 @@ export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): Infra
   };
 }
 
-export function components(paths: InfraPaths): Component[] {
+/** The default profile's five servers, or with `secured` that profile's four (it has no object store). */
+export function components(paths: InfraPaths, secured?: SecuredProfile): Component[] {
+  if (secured)
+    return [
+      postgresComponent(paths, secured),
+      redisComponent(paths, secured),
+      kafkaClusterComponent(paths, secured),
+      opensearchComponent(paths, secured),
+    ];
   return [
     postgresComponent(paths),
     redisComponent(paths),
@@ -58,8 +77,8 @@ function leftToRunner(c: Component, env: Record<string, string | undefined>): bo
 }
 
 /** The components named by `parts`, or all of them when `parts` is empty or absent. */
-function selected(paths: InfraPaths, parts?: readonly PartName[]): Component[] {
-  const all = components(paths);
+function selected(paths: InfraPaths, parts?: readonly PartName[], secured?: SecuredProfile): Component[] {
+  const all = components(paths, secured);
   return parts && parts.length > 0 ? all.filter((c) => parts.includes(c.name)) : all;
 }
 
@@ -71,8 +90,9 @@ export async function up(
   env: Record<string, string | undefined> = process.env,
   paths = defaultPaths(),
   parts?: readonly PartName[],
+  secured?: SecuredProfile,
 ): Promise<InfraUrls> {
-  const local = selected(paths, parts).filter((c) => leftToRunner(c, env));
+  const local = selected(paths, parts, secured).filter((c) => leftToRunner(c, env));
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -90,7 +110,7 @@ export async function up(
     }),
   );
   const urls: Record<string, string> = {};
-  for (const c of components(paths)) {
+  for (const c of components(paths, secured)) {
     if (env[c.env.name]) {
       urls[c.env.name] = env[c.env.name]!;
       // A configured object store comes with its own bucket and credentials (whatever of them is set).
@@ -104,13 +124,17 @@ export async function up(
 }
 
 /** Stops the named parts (all of them when `parts` is empty or absent); the others keep running. */
-export async function down(paths = defaultPaths(), parts?: readonly PartName[]): Promise<void> {
-  await Promise.all(selected(paths, parts).map((c) => c.stop()));
+export async function down(
+  paths = defaultPaths(),
+  parts?: readonly PartName[],
+  secured?: SecuredProfile,
+): Promise<void> {
+  await Promise.all(selected(paths, parts, secured).map((c) => c.stop()));
 }
 
-export async function status(paths = defaultPaths(), parts?: readonly PartName[]) {
+export async function status(paths = defaultPaths(), parts?: readonly PartName[], secured?: SecuredProfile) {
   return Promise.all(
-    selected(paths, parts).map(async (c) => ({
+    selected(paths, parts, secured).map(async (c) => ({
       name: c.name,
       running: await c.running(),
       ready: await c.ready().catch(() => false),

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
@@ -7,6 +8,75 @@ import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } f
 
 export const KAFKA_PORT = 59092;
 const CONTROLLER_PORT = 59093;
+
+/**
+ * A KRaft cluster id, as `kafka-storage random-uuid` prints one: 16 random bytes in base64url, never starting with
+ * '-' (the tool's command line would read it as an option). No JVM start for it.
+ */
+export function newKafkaClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
+}
+
+/** Kafka's log4j settings: warnings and errors only, to its process log. */
+export function writeKafkaLog4j(path: string): void {
+  writeFileSync(
+    path,
+    [
+      "log4j.rootLogger=INFO, stdout",
+      "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
+      "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
+      "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
+      "log4j.logger.kafka=WARN",
+      "log4j.logger.org.apache.kafka=WARN",
+      "log4j.logger.state.change.logger=WARN",
+      "",
+    ].join("\n"),
+  );
+}
+
+/**
+ * Formats a KRaft node's storage (`kafka-storage format`) with the cluster's id; `scram` adds SCRAM credentials
+ * to the initial metadata (`--add-scram 'SCRAM-SHA-512=[name=…,password=…]'`), so they exist before any broker runs.
+ */
+export async function formatKafkaStorage(opts: {
+  libs: string;
+  log4jFile: string;
+  propsFile: string;
+  clusterId: string;
+  scram?: string[];
+}): Promise<void> {
+  await runCommand([
+    javaBinary(),
+    `-Dlog4j.configuration=file:${opts.log4jFile}`,
+    "-cp",
+    `${opts.libs}/*`,
+    "kafka.tools.StorageTool",
+    "format",
+    "-t",
+    opts.clusterId,
+    "-c",
+    opts.propsFile,
+    ...(opts.scram ?? []).flatMap((s) => ["--add-scram", s]),
+  ]);
+}
+
+/** The JVM arguments of a Kafka node. */
+export function kafkaJvmArgs(opts: { libs: string; log4jFile: string; propsFile: string; heap: string }): string[] {
+  return [
+    `-Xms${opts.heap}`,
+    `-Xmx${opts.heap}`,
+    "-XX:+UseG1GC",
+    "-Djava.awt.headless=true",
+    `-Dlog4j.configuration=file:${opts.log4jFile}`,
+    "-cp",
+    `${opts.libs}/*`,
+    "kafka.Kafka",
+    opts.propsFile,
+  ];
+}
 
 export function kafkaComponent(paths: InfraPaths): Component {
   const dir = join(paths.dataDir, "kafka");
@@ -55,53 +125,13 @@ export function kafkaComponent(paths: InfraPaths): Component {
           "",
         ].join("\n"),
       );
-      writeFileSync(
-        log4jFile,
-        [
-          "log4j.rootLogger=INFO, stdout",
-          "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
-          "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
-          "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
-          "log4j.logger.kafka=WARN",
-          "log4j.logger.org.apache.kafka=WARN",
-          "log4j.logger.state.change.logger=WARN",
-          "",
-        ].join("\n"),
-      );
-      const classpath = `${libs}/*`;
-      const java = javaBinary();
+      writeKafkaLog4j(log4jFile);
       // KRaft storage is formatted once per data directory.
-      if (!existsSync(join(logDir, "meta.properties"))) {
-        const clusterId = (await runCommand([java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"]))
-          .trim()
-          .split("\n")
-          .pop()!;
-        await runCommand([
-          java,
-          `-Dlog4j.configuration=file:${log4jFile}`,
-          "-cp",
-          classpath,
-          "kafka.tools.StorageTool",
-          "format",
-          "-t",
-          clusterId,
-          "-c",
-          propsFile,
-        ]);
-      }
+      if (!existsSync(join(logDir, "meta.properties")))
+        await formatKafkaStorage({ libs, log4jFile, propsFile, clusterId: newKafkaClusterId() });
       startDetached({
-        cmd: java,
-        args: [
-          "-Xms512m",
-          "-Xmx512m",
-          "-XX:+UseG1GC",
-          "-Djava.awt.headless=true",
-          `-Dlog4j.configuration=file:${log4jFile}`,
-          "-cp",
-          classpath,
-          "kafka.Kafka",
-          propsFile,
-        ],
+        cmd: javaBinary(),
+        args: kafkaJvmArgs({ libs, log4jFile, propsFile, heap: "512m" }),
         cwd: dir,
         logFile,
         pidFile,

@@ -105,6 +105,22 @@ export function createRedis(config: RedisConfig, opts: { lazy?: boolean } = {}):
   });
 }
 
+/**
+ * A readiness check of a Redis client that fails with the reason of the last failed connection (the server's
+ * WRONGPASS, a certificate not trusted) rather than only the client's state, so the log can name the problem.
+ */
+export function redisReadiness(redis: Redis): () => Promise<void> {
+  let lastError: Error | null = null;
+  redis.on("error", (err: Error) => (lastError = err));
+  redis.on("ready", () => (lastError = null));
+  return async () => {
+    if (redis.status === "ready") return;
+    throw lastError
+      ? Object.assign(new Error(`redis connection ${redis.status}: ${lastError.message}`), { cause: lastError })
+      : new Error(`redis connection ${redis.status}`);
+  };
+}
+
 export function createOpenSearch(config: OpenSearchConfig): OpenSearchClient {
   const tls = config.tls;
   return new OpenSearchClient({

@@ -38,7 +38,9 @@ function read<T>(env: Record<string, string>, reader: (r: EnvReader) => T): { va
 describe("PostgreSQL TLS from DATABASE_URL", () => {
   test("sslmode and sslrootcert are taken out of the URL (the client would send them to the server as settings)", () => {
     const { value, problems } = read(
-      { DATABASE_URL: `postgres://app:pw@db.internal:5432/pss?sslmode=verify-full&sslrootcert=${CA}&application_name=x` },
+      {
+        DATABASE_URL: `postgres://app:pw@db.internal:5432/pss?sslmode=verify-full&sslrootcert=${CA}&application_name=x`,
+      },
       (r) => readPostgresConfig(r),
     );
     expect(problems).toEqual([]);
@@ -59,9 +61,11 @@ describe("PostgreSQL TLS from DATABASE_URL", () => {
   });
 
   test("an unknown sslmode, a missing CA file, or TLS files without sslmode are refused at boot", () => {
-    expect(read({ DATABASE_URL: "postgres://a:b@db/pss?sslmode=verify" }, (r) => readPostgresConfig(r)).problems).toEqual(
-      ["DATABASE_URL's sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full, got 'verify'"],
-    );
+    expect(
+      read({ DATABASE_URL: "postgres://a:b@db/pss?sslmode=verify" }, (r) => readPostgresConfig(r)).problems,
+    ).toEqual([
+      "DATABASE_URL's sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full, got 'verify'",
+    ]);
     expect(
       read(
         { DATABASE_URL: "postgres://a:b@db/pss?sslmode=verify-full", DATABASE_TLS_CA_FILE: join(dir, "missing.pem") },
@@ -69,7 +73,8 @@ describe("PostgreSQL TLS from DATABASE_URL", () => {
       ).problems,
     ).toEqual([`DATABASE_TLS_CA_FILE=${join(dir, "missing.pem")}: no such file`]);
     expect(
-      read({ DATABASE_URL: "postgres://a:b@db/pss", DATABASE_TLS_CA_FILE: CA }, (r) => readPostgresConfig(r)).problems[0],
+      read({ DATABASE_URL: "postgres://a:b@db/pss", DATABASE_TLS_CA_FILE: CA }, (r) => readPostgresConfig(r))
+        .problems[0],
     ).toContain("add ?sslmode=verify-full");
   });
 
@@ -112,9 +117,9 @@ describe("Redis and OpenSearch credentials and TLS", () => {
   });
 
   test("TLS files with a plaintext URL are refused", () => {
-    expect(read({ REDIS_URL: "redis://cache:6379", REDIS_TLS_CA_FILE: CA }, (r) => readRedisConfig(r)).problems).toEqual(
-      ["REDIS_TLS_*_FILE are set but REDIS_URL is redis://: use rediss://"],
-    );
+    expect(
+      read({ REDIS_URL: "redis://cache:6379", REDIS_TLS_CA_FILE: CA }, (r) => readRedisConfig(r)).problems,
+    ).toEqual(["REDIS_TLS_*_FILE are set but REDIS_URL is redis://: use rediss://"]);
     expect(
       read({ OPENSEARCH_URL: "http://search:9200", OPENSEARCH_TLS_CA_FILE: CA }, (r) => readOpenSearchConfig(r))
         .problems,
@@ -168,7 +173,9 @@ describe("Kafka TLS, SASL and replication", () => {
       readKafkaConfig(r, "test"),
     );
     expect(value.security?.tls).toEqual({ caFile: CA, certFile: cert });
-    expect(problems).toEqual(["KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together (a client certificate needs its key)"]);
+    expect(problems).toEqual([
+      "KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together (a client certificate needs its key)",
+    ]);
   });
 
   test("an unknown mechanism, missing SASL credentials and min.insync.replicas above the replicas are refused", () => {
@@ -224,7 +231,9 @@ describe("production refuses credentials sent in plaintext to another host", () 
   }
 
   test("the same credentials over TLS are accepted", () => {
-    expect(read({ ...production, REDIS_URL: "rediss://:pw@cache.internal:6380" }, readRedisConfig).problems).toEqual([]);
+    expect(read({ ...production, REDIS_URL: "rediss://:pw@cache.internal:6380" }, readRedisConfig).problems).toEqual(
+      [],
+    );
     expect(
       read(
         {

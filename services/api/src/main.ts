@@ -10,6 +10,7 @@ import {
   createPostgres,
   createReadinessMonitor,
   createRedis,
+  redisReadiness,
   createSecretBox,
   createFeedSequencer,
 } from "@pss/service-kit";
@@ -129,13 +130,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
     postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-    redis: {
-      run: async () => {
-        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
-      },
-      required: false,
-      everyMs: 0,
-    },
+    redis: { run: redisReadiness(redis), required: false, everyMs: 0 },
     // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
     storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
@@ -204,7 +199,11 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   });
 
   function startWorkerLink(opts: HealthRoutesOptions) {
-    const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+    const monitor = createReadinessMonitor({
+      checks: opts.checks,
+      onFailure: opts.onCheckFailure,
+      onSuccess: opts.onCheckSuccess,
+    });
     const link = attachWorkerLink({
       answer: async (kind) => {
         if (kind === "metrics") return metrics.snapshot();

@@ -1,0 +1,286 @@
+// Steady partner and buyer traffic for the replicated-cluster fault runs, and the figures each run reports:
+// acknowledged writes, lost (acknowledged but never published to Kafka, or never reaching its effect), duplicated
+// (the same event twice on Kafka; an effect applied twice: a lead e-mailed twice, a fact delivered to the webhook
+// receiver under two delivery IDs), and the time to converge (every acknowledged write indexed at its version,
+// every lead e-mailed and announced) once the fault is over.
+import type { Kafka } from "@pss/service-kit";
+import { Topics } from "@pss/contracts";
+import type { Sql } from "@pss/service-kit";
+import {
+  acknowledged,
+  startLoad,
+  type Answer,
+  type Load,
+} from "../../../services/api/test/faults/support/fault-harness.ts";
+import type { SmtpSink } from "../../../services/leads/test/support/smtp-sink.ts";
+import type { Receiver } from "../../../services/webhooks/test/support/receiver.ts";
+import { startGroupAtEnd } from "../../support/consumer-groups.ts";
+import { uniqueName } from "../../support/env.ts";
+
+export interface Traffic {
+  partnerId: string;
+  apiBase: string;
+  apiKey: string;
+  /** Buyer-visible listings the leads go to (service IDs). */
+  leadListings: number[];
+  sql: Sql;
+  kafka: Kafka;
+  smtp: SmtpSink;
+  receiver: Receiver;
+  /** The receiver's path of the partner's endpoint. */
+  webhookPath: string;
+}
+
+export interface LeadAnswer {
+  leadId: string | null;
+  status: number;
+  startedAt: number;
+}
+
+/** Every event the test's own consumer group read from the listing and lead topics: event id → times seen. */
+export interface EventTap {
+  seen: Map<string, number>;
+  stop(): Promise<void>;
+}
+
+export async function tapEvents(kafka: Kafka): Promise<EventTap> {
+  const groupId = uniqueName("secured-tap");
+  const topics = [Topics.listingEvents.name, Topics.leadEvents.name];
+  await startGroupAtEnd(kafka, groupId, topics);
+  const consumer = kafka.consumer({ groupId, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  const seen = new Map<string, number>();
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      try {
+        const id = (JSON.parse(message.value?.toString() ?? "{}") as { eventId?: string }).eventId;
+        if (id) seen.set(id, (seen.get(id) ?? 0) + 1);
+      } catch {}
+    },
+  });
+  return { seen, stop: () => consumer.disconnect() };
+}
+
+export interface Run {
+  name: string;
+  load: Load;
+  leads: LeadAnswer[];
+  startedAt: number;
+  /** lead.received facts the receiver had before the run. */
+  announcedBefore: number;
+  /** When the partner's indexed versions grew (polled every 500 ms until settled): the consumers' progress. */
+  indexed: number[];
+  stop(): Promise<void>;
+  stopWatching(): Promise<void>;
+}
+
+/** Distinct lead.received facts the partner's webhook receiver got (by the office's lead count they carry). */
+function announcedLeads(t: Traffic): number {
+  const versions = new Set<string>();
+  for (const r of t.receiver.requests(t.webhookPath)) {
+    const body = JSON.parse(r.body) as { type: string; data: { officeId?: string; version?: number } };
+    if (body.type === "lead.received") versions.add(`${body.data.officeId}:${body.data.version}`);
+  }
+  return versions.size;
+}
+
+/** PUTs at `perSecond` over 4 lanes (fault-harness's load) and one lead a second to the lead listings. */
+export async function startTraffic(t: Traffic, name: string, perSecond: number): Promise<Run> {
+  const startedAt = Date.now();
+  const announcedBefore = announcedLeads(t);
+  const load = await startLoad({ baseUrl: t.apiBase, apiKey: t.apiKey }, { perSecond, clientTimeoutMs: 20_000 });
+  const leads: LeadAnswer[] = [];
+  const indexed: number[] = [];
+  let running = true;
+  let watching = true;
+  const watcher = watchIndexing(t, indexed, () => !watching);
+  const leadLoop = (async () => {
+    for (let n = 0; running; n++) {
+      const began = Date.now();
+      const listing = t.leadListings[n % t.leadListings.length];
+      let status = 0;
+      let leadId: string | null = null;
+      try {
+        const res = await fetch(`${t.apiBase}/v1/listings/${listing}/leads`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            name: `Buyer ${n}`,
+            email: `buyer.${name}.${n}@example.com`,
+            message: `Lead ${n} of the ${name} run.`,
+          }),
+          signal: AbortSignal.timeout(20_000),
+        });
+        status = res.status;
+        leadId = ((await res.json().catch(() => ({}))) as { leadId?: string }).leadId ?? null;
+      } catch {}
+      leads.push({ leadId, status, startedAt: began });
+      await Bun.sleep(Math.max(0, 1000 - (Date.now() - began)));
+    }
+  })();
+  return {
+    name,
+    load,
+    leads,
+    startedAt,
+    announcedBefore,
+    indexed,
+    async stop() {
+      running = false;
+      await Promise.all([load.stop(), leadLoop]);
+    },
+    async stopWatching() {
+      watching = false;
+      await watcher;
+    },
+  };
+}
+
+/** Records when the partner's indexed versions grow, until `until()` says stop. */
+function watchIndexing(t: Traffic, times: number[], until: () => boolean): Promise<void> {
+  return (async () => {
+    let last = -1;
+    while (!until()) {
+      const [row] = await t.sql<{ total: number }[]>`
+        SELECT coalesce(sum(indexed_version), 0)::int AS total FROM listings WHERE partner_id = ${t.partnerId}`.catch(
+        () => [{ total: last }],
+      );
+      if (row && row.total > last) {
+        if (last >= 0) times.push(Date.now());
+        last = row.total;
+      }
+      await Bun.sleep(500);
+    }
+  })();
+}
+
+export interface Figures {
+  name: string;
+  /** Partner PUTs answered 2xx, and buyer leads answered 202. */
+  acknowledged: { writes: number; leads: number };
+  /** PUTs not acknowledged (503 while PostgreSQL was down; never while only Kafka was hurt). */
+  refused: number;
+  maxPutMs: number;
+  /** Acknowledged but missing at the end: events never on Kafka, writes never indexed, leads never e-mailed. */
+  lost: { events: number; writes: number; leads: number; announcements: number };
+  /** The same event more than once on Kafka (a producer retry, harmless), and effects applied twice. */
+  duplicated: { kafkaRecords: number; emails: number; webhooks: number };
+  /** From the end of the fault until everything acknowledged reached its effect. */
+  convergedMs: number;
+  /** The longest time the indexer made no progress while writes were waiting for it. */
+  maxIndexingStallMs: number;
+}
+
+interface Converged {
+  unindexed: string[];
+  unmailed: string[];
+  unannounced: string[];
+  unpublished: string[];
+}
+
+/** What is still missing of everything the run acknowledged (empty lists: converged). */
+async function missing(t: Traffic, run: Run, tap: EventTap): Promise<Converged> {
+  const writes = run.load.answers.filter(acknowledged);
+  const lastByListing = new Map<string, Answer>();
+  for (const a of writes) lastByListing.set(a.externalId, a);
+  const rows = await t.sql<{ external_id: string; version: number; indexed_version: number | null; title: string }[]>`
+    SELECT external_id, version, indexed_version, title FROM listings
+    WHERE partner_id = ${t.partnerId} AND external_id = ANY(${[...lastByListing.keys()]}::text[])`;
+  const byId = new Map(rows.map((r) => [r.external_id, r]));
+  const unindexed = [...lastByListing.values()].flatMap((a) => {
+    const row = byId.get(a.externalId);
+    // Indexed at the stored version, which holds the last acknowledged write (or a later attempt).
+    return row && row.indexed_version !== null && row.indexed_version >= row.version ? [] : [a.externalId];
+  });
+  const leadIds = run.leads.filter((l) => l.status === 202 && l.leadId).map((l) => l.leadId as string);
+  const mailed = new Set(t.smtp.received.map((m) => m.headers["message-id"] ?? ""));
+  const unmailed = leadIds.filter((id) => ![...mailed].some((m) => m.startsWith(`<lead-${id}@`)));
+  // lead.received carries no buyer data (no lead ID): one fact per lead, each a new office lead count.
+  const short = run.announcedBefore + leadIds.length - announcedLeads(t);
+  const unannounced = Array.from({ length: Math.max(0, short) }, (_, i) => `lead.received #${i + 1}`);
+  // Every event the run's writes put in the outbox (kept: OUTBOX_RETENTION_SECONDS) must have been read from Kafka.
+  const events = await t.sql<{ event_id: string }[]>`
+    SELECT payload->>'eventId' AS event_id FROM outbox
+    WHERE topic = ANY(${[Topics.listingEvents.name, Topics.leadEvents.name]}::text[])
+      AND payload->>'partnerId' = ${t.partnerId} AND created_at >= ${new Date(run.startedAt - 1000)}`;
+  const unpublished = events.map((e) => e.event_id).filter((id) => !tap.seen.has(id));
+  return { unindexed, unmailed, unannounced, unpublished };
+}
+
+/**
+ * Waits (up to `timeoutMs`) until everything the run acknowledged reached its effect, measured from `faultEndedAt`,
+ * then counts what is lost and what was duplicated.
+ */
+export async function settle(
+  t: Traffic,
+  run: Run,
+  tap: EventTap,
+  faultEndedAt: number,
+  timeoutMs: number,
+): Promise<Figures> {
+  const deadline = Date.now() + timeoutMs;
+  let state = await missing(t, run, tap);
+  for (;;) {
+    const remaining = Object.values(state).reduce((n, l) => n + l.length, 0);
+    if (remaining === 0 || Date.now() > deadline) break;
+    await Bun.sleep(250);
+    state = await missing(t, run, tap);
+  }
+  const convergedMs = Date.now() - faultEndedAt;
+  await run.stopWatching();
+  const progress = [run.startedAt, ...run.indexed];
+  const maxIndexingStallMs = Math.max(0, ...progress.slice(1).map((at, i) => at - progress[i]!));
+  const messageIds = new Map<string, number>();
+  for (const m of t.smtp.received) {
+    const id = m.headers["message-id"] ?? "";
+    messageIds.set(id, (messageIds.get(id) ?? 0) + 1);
+  }
+  // One fact, one delivery: a fact under two delivery IDs was made twice (a repeat of one ID is a redelivery).
+  const deliveries = new Map<string, Set<string>>();
+  for (const r of t.receiver.requests(t.webhookPath)) {
+    const body = JSON.parse(r.body) as { type: string; data: Record<string, unknown> };
+    const fact = `${body.type}:${body.data.serviceListingId ?? ""}:${body.data.officeId ?? ""}:${body.data.version}`;
+    deliveries.set(fact, (deliveries.get(fact) ?? new Set()).add(r.headers["webhook-id"] ?? ""));
+  }
+  const puts = run.load.answers;
+  return {
+    name: run.name,
+    acknowledged: {
+      writes: puts.filter(acknowledged).length,
+      leads: run.leads.filter((l) => l.status === 202).length,
+    },
+    refused: puts.filter((a) => !acknowledged(a)).length,
+    maxPutMs: Math.round(Math.max(0, ...puts.filter(acknowledged).map((a) => a.ms))),
+    lost: {
+      events: state.unpublished.length,
+      writes: state.unindexed.length,
+      leads: state.unmailed.length,
+      announcements: state.unannounced.length,
+    },
+    duplicated: {
+      kafkaRecords: [...tap.seen.values()].filter((n) => n > 1).length,
+      emails: [...messageIds.values()].filter((n) => n > 1).length,
+      webhooks: [...deliveries.values()].filter((ids) => ids.size > 1).length,
+    },
+    convergedMs: Object.values(state).every((l) => l.length === 0) ? convergedMs : -1,
+    maxIndexingStallMs,
+  };
+}
+
+/** The run's figures as one log line (docs/operations.md quotes them). */
+export function report(f: Figures, extra: Record<string, number | string> = {}): string {
+  const fields = {
+    acknowledged: `${f.acknowledged.writes} writes + ${f.acknowledged.leads} leads`,
+    refused: f.refused,
+    lost: `${f.lost.events} events, ${f.lost.writes} writes, ${f.lost.leads} lead e-mails, ${f.lost.announcements} lead webhooks`,
+    duplicated: `${f.duplicated.emails} e-mails, ${f.duplicated.webhooks} webhooks (Kafka records seen twice: ${f.duplicated.kafkaRecords})`,
+    converged: f.convergedMs >= 0 ? `${(f.convergedMs / 1000).toFixed(1)} s after the fault` : "NOT converged",
+    "max PUT": `${f.maxPutMs} ms`,
+    "longest indexing stall": `${(f.maxIndexingStallMs / 1000).toFixed(1)} s`,
+    ...extra,
+  };
+  return `replicated-cluster fault "${f.name}": ${Object.entries(fields)
+    .map(([k, v]) => `${k} ${v}`)
+    .join("; ")}`;
+}
