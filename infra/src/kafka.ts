@@ -63,12 +63,22 @@ export async function formatKafkaStorage(opts: {
   ]);
 }
 
-/** The JVM arguments of a Kafka node. */
-export function kafkaJvmArgs(opts: { libs: string; log4jFile: string; propsFile: string; heap: string }): string[] {
+/**
+ * The JVM arguments of a Kafka node. `light`: the client compiler only and the serial collector, for the secured
+ * profile's three nodes on a small machine: they start in half the time and use less CPU, at a throughput a
+ * correctness run does not need.
+ */
+export function kafkaJvmArgs(opts: {
+  libs: string;
+  log4jFile: string;
+  propsFile: string;
+  heap: string;
+  light?: boolean;
+}): string[] {
   return [
     `-Xms${opts.heap}`,
     `-Xmx${opts.heap}`,
-    "-XX:+UseG1GC",
+    ...(opts.light ? ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] : ["-XX:+UseG1GC"]),
     "-Djava.awt.headless=true",
     `-Dlog4j.configuration=file:${opts.log4jFile}`,
     "-cp",

@@ -49,7 +49,8 @@ export function opensearchComponent(paths: InfraPaths, secured?: SecuredProfile)
         }
       : {}),
     logFile,
-    readyTimeoutMs: 120_000,
+    // The secured node also initialises its security index; both wait longer on a busy machine.
+    readyTimeoutMs: secured ? 300_000 : 120_000,
     async running() {
       return readPid(pidFile) !== null;
     },

@@ -87,8 +87,10 @@ export function kafkaClusterComponent(paths: InfraPaths, profile: SecuredProfile
       `ssl.keystore.location=${certs.serverKeyStoreFile}`,
       "ssl.truststore.type=PEM",
       `ssl.truststore.location=${certs.caFile}`,
-      // Client certificates are verified when sent (mutual TLS), not required.
+      // Client certificates are verified when sent (mutual TLS), not required: on the client listener (a SASL_SSL
+      // listener takes it only prefixed) and between controllers.
       "ssl.client.auth=requested",
+      "listener.name.sasl_ssl.ssl.client.auth=requested",
       `log.dirs=${logDir}`,
       "auto.create.topics.enable=false",
       "default.replication.factor=3",
@@ -141,7 +143,7 @@ export function kafkaClusterComponent(paths: InfraPaths, profile: SecuredProfile
         // A third of the default node's heap: three of them share the machine with everything else.
         startDetached({
           cmd: javaBinary(),
-          args: kafkaJvmArgs({ libs, log4jFile, propsFile, heap: "320m" }),
+          args: kafkaJvmArgs({ libs, log4jFile, propsFile, heap: "320m", light: true }),
           cwd: dir,
           logFile,
           pidFile,
@@ -172,7 +174,7 @@ export function kafkaClusterComponent(paths: InfraPaths, profile: SecuredProfile
     companions: securedKafkaVariables(profile),
     logFile: nodes.map((n) => n.logFile).join(", "),
     // Three JVMs starting at once on a small machine, one of them formatting first.
-    readyTimeoutMs: 180_000,
+    readyTimeoutMs: 300_000,
     nodes,
     clientConfig,
     async running() {

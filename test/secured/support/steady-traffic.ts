@@ -14,7 +14,6 @@ import {
 } from "../../../services/api/test/faults/support/fault-harness.ts";
 import type { SmtpSink } from "../../../services/leads/test/support/smtp-sink.ts";
 import type { Receiver } from "../../../services/webhooks/test/support/receiver.ts";
-import { startGroupAtEnd } from "../../support/consumer-groups.ts";
 import { uniqueName } from "../../support/env.ts";
 
 export interface Traffic {
@@ -37,29 +36,70 @@ export interface LeadAnswer {
   startedAt: number;
 }
 
-/** Every event the test's own consumer group read from the listing and lead topics: event id → times seen. */
-export interface EventTap {
-  seen: Map<string, number>;
-  stop(): Promise<void>;
+const EVENT_TOPICS = [Topics.listingEvents.name, Topics.leadEvents.name];
+
+/** Each event topic's partitions and their end offsets now: where a run's events start in the log. */
+export type LogPosition = Record<string, { partition: number; offset: string }[]>;
+
+async function logPosition(kafka: Kafka): Promise<LogPosition> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const position: LogPosition = {};
+    for (const topic of EVENT_TOPICS)
+      position[topic] = (await admin.fetchTopicOffsets(topic)).map((p) => ({ partition: p.partition, offset: p.high }));
+    return position;
+  } finally {
+    await admin.disconnect();
+  }
 }
 
-export async function tapEvents(kafka: Kafka): Promise<EventTap> {
-  const groupId = uniqueName("secured-tap");
-  const topics = [Topics.listingEvents.name, Topics.leadEvents.name];
-  await startGroupAtEnd(kafka, groupId, topics);
+/**
+ * Every event id in the log from `from` to the current end of each partition, with how many records carry it: a
+ * fresh reader (its own group, started at `from`, committing nothing) after the run, so it sees exactly what the
+ * log holds, not what a long-lived consumer happened to receive around the faults.
+ */
+async function readLog(kafka: Kafka, from: LogPosition, timeoutMs: number): Promise<Map<string, number>> {
+  const groupId = uniqueName("secured-log-reader");
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<string, bigint>();
+  try {
+    for (const topic of EVENT_TOPICS) {
+      await admin.setOffsets({ groupId, topic, partitions: from[topic] ?? [] });
+      for (const p of await admin.fetchTopicOffsets(topic)) ends.set(`${topic}/${p.partition}`, BigInt(p.high));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  const starts = new Map(
+    EVENT_TOPICS.flatMap((topic) => (from[topic] ?? []).map((p) => [`${topic}/${p.partition}`, BigInt(p.offset)])),
+  );
+  const remaining = new Set([...ends].filter(([key, end]) => end > (starts.get(key) ?? 0n)).map(([key]) => key));
+  const seen = new Map<string, number>();
+  if (remaining.size === 0) return seen;
   const consumer = kafka.consumer({ groupId, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
   await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
-  const seen = new Map<string, number>();
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      try {
+  try {
+    await consumer.subscribe({ topics: EVENT_TOPICS, fromBeginning: true });
+    const done = Promise.withResolvers<void>();
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ topic, partition, message }) => {
+        const key = `${topic}/${partition}`;
+        const end = ends.get(key) ?? 0n;
+        if (BigInt(message.offset) >= end) return;
         const id = (JSON.parse(message.value?.toString() ?? "{}") as { eventId?: string }).eventId;
         if (id) seen.set(id, (seen.get(id) ?? 0) + 1);
-      } catch {}
-    },
-  });
-  return { seen, stop: () => consumer.disconnect() };
+        if (BigInt(message.offset) === end - 1n && remaining.delete(key) && remaining.size === 0) done.resolve();
+      },
+    });
+    const timer = setTimeout(() => done.reject(new Error(`log not read to its end within ${timeoutMs} ms`)), timeoutMs);
+    await done.promise.finally(() => clearTimeout(timer));
+  } finally {
+    await consumer.disconnect();
+  }
+  return seen;
 }
 
 export interface Run {
@@ -69,6 +109,8 @@ export interface Run {
   startedAt: number;
   /** lead.received facts the receiver had before the run. */
   announcedBefore: number;
+  /** The event topics' ends when the run began. */
+  position: LogPosition;
   /** When the partner's indexed versions grew (polled every 500 ms until settled): the consumers' progress. */
   indexed: number[];
   stop(): Promise<void>;
@@ -87,6 +129,8 @@ function announcedLeads(t: Traffic): number {
 
 /** PUTs at `perSecond` over 4 lanes (fault-harness's load) and one lead a second to the lead listings. */
 export async function startTraffic(t: Traffic, name: string, perSecond: number): Promise<Run> {
+  // The log's ends first: every event created after startedAt is published after them.
+  const position = await logPosition(t.kafka);
   const startedAt = Date.now();
   const announcedBefore = announcedLeads(t);
   const load = await startLoad({ baseUrl: t.apiBase, apiKey: t.apiKey }, { perSecond, clientTimeoutMs: 20_000 });
@@ -107,7 +151,7 @@ export async function startTraffic(t: Traffic, name: string, perSecond: number):
           headers: { "content-type": "application/json" },
           body: JSON.stringify({
             name: `Buyer ${n}`,
-            email: `buyer.${name}.${n}@example.com`,
+            email: `buyer.${n}.${startedAt}@example.com`,
             message: `Lead ${n} of the ${name} run.`,
           }),
           signal: AbortSignal.timeout(20_000),
@@ -125,6 +169,7 @@ export async function startTraffic(t: Traffic, name: string, perSecond: number):
     leads,
     startedAt,
     announcedBefore,
+    position,
     indexed,
     async stop() {
       running = false;
@@ -161,6 +206,10 @@ export interface Figures {
   acknowledged: { writes: number; leads: number };
   /** PUTs not acknowledged (503 while PostgreSQL was down; never while only Kafka was hurt). */
   refused: number;
+  /** What the refused PUTs were answered (status, or the client's error), for a failing run's message. */
+  refusedAnswers: string[];
+  /** Up to five of what is missing, for a failing run's message. */
+  missingSample: string[];
   maxPutMs: number;
   /** Acknowledged but missing at the end: events never on Kafka, writes never indexed, leads never e-mailed. */
   lost: { events: number; writes: number; leads: number; announcements: number };
@@ -179,8 +228,16 @@ interface Converged {
   unpublished: string[];
 }
 
+/** The events the run's writes and leads put in the outbox, and whether the relay has published each. */
+async function runEvents(t: Traffic, run: Run): Promise<{ eventId: string; published: boolean }[]> {
+  return t.sql<{ eventId: string; published: boolean }[]>`
+    SELECT payload->>'eventId' AS "eventId", published_at IS NOT NULL AS published FROM outbox
+    WHERE topic = ANY(${EVENT_TOPICS}::text[])
+      AND payload->>'partnerId' = ${t.partnerId} AND created_at >= ${new Date(run.startedAt)}`;
+}
+
 /** What is still missing of everything the run acknowledged (empty lists: converged). */
-async function missing(t: Traffic, run: Run, tap: EventTap): Promise<Converged> {
+async function missing(t: Traffic, run: Run): Promise<Converged> {
   const writes = run.load.answers.filter(acknowledged);
   const lastByListing = new Map<string, Answer>();
   for (const a of writes) lastByListing.set(a.externalId, a);
@@ -199,12 +256,8 @@ async function missing(t: Traffic, run: Run, tap: EventTap): Promise<Converged> 
   // lead.received carries no buyer data (no lead ID): one fact per lead, each a new office lead count.
   const short = run.announcedBefore + leadIds.length - announcedLeads(t);
   const unannounced = Array.from({ length: Math.max(0, short) }, (_, i) => `lead.received #${i + 1}`);
-  // Every event the run's writes put in the outbox (kept: OUTBOX_RETENTION_SECONDS) must have been read from Kafka.
-  const events = await t.sql<{ event_id: string }[]>`
-    SELECT payload->>'eventId' AS event_id FROM outbox
-    WHERE topic = ANY(${[Topics.listingEvents.name, Topics.leadEvents.name]}::text[])
-      AND payload->>'partnerId' = ${t.partnerId} AND created_at >= ${new Date(run.startedAt - 1000)}`;
-  const unpublished = events.map((e) => e.event_id).filter((id) => !tap.seen.has(id));
+  // The run's events still in the outbox unpublished (published rows are kept: OUTBOX_RETENTION_SECONDS).
+  const unpublished = (await runEvents(t, run)).filter((e) => !e.published).map((e) => e.eventId);
   return { unindexed, unmailed, unannounced, unpublished };
 }
 
@@ -212,20 +265,14 @@ async function missing(t: Traffic, run: Run, tap: EventTap): Promise<Converged> 
  * Waits (up to `timeoutMs`) until everything the run acknowledged reached its effect, measured from `faultEndedAt`,
  * then counts what is lost and what was duplicated.
  */
-export async function settle(
-  t: Traffic,
-  run: Run,
-  tap: EventTap,
-  faultEndedAt: number,
-  timeoutMs: number,
-): Promise<Figures> {
+export async function settle(t: Traffic, run: Run, faultEndedAt: number, timeoutMs: number): Promise<Figures> {
   const deadline = Date.now() + timeoutMs;
-  let state = await missing(t, run, tap);
+  let state = await missing(t, run);
   for (;;) {
     const remaining = Object.values(state).reduce((n, l) => n + l.length, 0);
     if (remaining === 0 || Date.now() > deadline) break;
     await Bun.sleep(250);
-    state = await missing(t, run, tap);
+    state = await missing(t, run);
   }
   const convergedMs = Date.now() - faultEndedAt;
   await run.stopWatching();
@@ -243,6 +290,10 @@ export async function settle(
     const fact = `${body.type}:${body.data.serviceListingId ?? ""}:${body.data.officeId ?? ""}:${body.data.version}`;
     deliveries.set(fact, (deliveries.get(fact) ?? new Set()).add(r.headers["webhook-id"] ?? ""));
   }
+  // What the log holds: every event the run wrote must be there (lost otherwise); a record twice is a duplicate.
+  const log = await readLog(t.kafka, run.position, 60_000);
+  const lostIds = (await runEvents(t, run)).filter((e) => !log.has(e.eventId)).map((e) => e.eventId);
+  const lostEvents = lostIds.length;
   const puts = run.load.answers;
   return {
     name: run.name,
@@ -251,19 +302,27 @@ export async function settle(
       leads: run.leads.filter((l) => l.status === 202).length,
     },
     refused: puts.filter((a) => !acknowledged(a)).length,
+    refusedAnswers: puts
+      .filter((a) => !acknowledged(a))
+      .slice(0, 5)
+      .map((a) => `${a.status} after ${Math.round(a.ms)} ms: ${JSON.stringify(a.body).slice(0, 120)}`),
+    missingSample: [
+      ...Object.entries(state).flatMap(([kind, ids]) => ids.slice(0, 2).map((id) => `${kind}: ${id}`)),
+      ...lostIds.slice(0, 3).map((id) => `not in the log: ${id}`),
+    ],
     maxPutMs: Math.round(Math.max(0, ...puts.filter(acknowledged).map((a) => a.ms))),
     lost: {
-      events: state.unpublished.length,
+      events: lostEvents,
       writes: state.unindexed.length,
       leads: state.unmailed.length,
       announcements: state.unannounced.length,
     },
     duplicated: {
-      kafkaRecords: [...tap.seen.values()].filter((n) => n > 1).length,
+      kafkaRecords: [...log.values()].filter((n) => n > 1).length,
       emails: [...messageIds.values()].filter((n) => n > 1).length,
       webhooks: [...deliveries.values()].filter((ids) => ids.size > 1).length,
     },
-    convergedMs: Object.values(state).every((l) => l.length === 0) ? convergedMs : -1,
+    convergedMs: Object.values(state).every((l) => l.length === 0) && lostEvents === 0 ? convergedMs : -1,
     maxIndexingStallMs,
   };
 }
