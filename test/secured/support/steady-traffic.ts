@@ -307,7 +307,9 @@ export async function settle(t: Traffic, run: Run, faultEndedAt: number, timeout
       .slice(0, 5)
       .map((a) => `${a.status} after ${Math.round(a.ms)} ms: ${JSON.stringify(a.body).slice(0, 120)}`),
     missingSample: [
-      ...Object.entries(state).flatMap(([kind, ids]) => ids.slice(0, 2).map((id) => `${kind}: ${id}`)),
+      ...(Object.entries(state) as [string, string[]][]).flatMap(([kind, ids]) =>
+        ids.slice(0, 2).map((id) => `${kind}: ${id}`),
+      ),
       ...lostIds.slice(0, 3).map((id) => `not in the log: ${id}`),
     ],
     maxPutMs: Math.round(Math.max(0, ...puts.filter(acknowledged).map((a) => a.ms))),
