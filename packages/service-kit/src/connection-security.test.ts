@@ -13,7 +13,6 @@ import {
   type EnvReader,
 } from "./config.ts";
 import { kafkaConnection } from "./kafka-client.ts";
-import { PLAINTEXT_CREDENTIALS_OVERRIDE } from "./production-safety.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pss-tls-config-"));
 const pem = (name: string, body = "MIIB") => {
@@ -195,12 +194,13 @@ describe("Kafka TLS, SASL and replication", () => {
 
 describe("production refuses credentials sent in plaintext to another host", () => {
   const production = { NODE_ENV: "production" };
-  const cases: [string, Record<string, string>, (r: EnvReader) => unknown][] = [
-    ["a password in a redis:// URL", { REDIS_URL: "redis://:pw@cache.internal:6379" }, readRedisConfig],
+  const cases: [string, Record<string, string>, (r: EnvReader) => unknown, string][] = [
+    ["a password in a redis:// URL", { REDIS_URL: "redis://:pw@cache.internal:6379" }, readRedisConfig, "REDIS_URL"],
     [
       "OpenSearch credentials over http://",
       { OPENSEARCH_URL: "http://search.internal:9200", OPENSEARCH_USERNAME: "u", OPENSEARCH_PASSWORD: "p" },
       readOpenSearchConfig,
+      "OPENSEARCH_URL",
     ],
     [
       "a SASL mechanism without TLS",
@@ -211,18 +211,24 @@ describe("production refuses credentials sent in plaintext to another host", () 
         KAFKA_SASL_PASSWORD: "p",
       },
       (r) => readKafkaConfig(r, "t"),
+      "KAFKA_TLS",
     ],
   ];
 
-  for (const [what, env, reader] of cases) {
-    test(`${what}: one line naming the setting and the host; accepted on loopback, outside production, or overridden`, () => {
+  for (const [what, env, reader, variable] of cases) {
+    test(`${what}: one line naming the setting and the host; accepted on loopback, outside production, or with ${variable}_I_UNDERSTAND`, () => {
       const { problems } = read({ ...production, ...env }, reader);
       expect(problems).toHaveLength(1);
-      expect(problems[0]).toMatch(/plaintext to [a-z.]+\.internal with NODE_ENV=production/);
-      expect(problems[0]).toContain(PLAINTEXT_CREDENTIALS_OVERRIDE);
+      expect(problems[0]).toStartWith(`${variable}=`);
+      expect(problems[0]).toMatch(/in plaintext to [a-z.]+\.internal, refused with NODE_ENV=production/);
+      expect(problems[0]).toContain(`set ${variable}_I_UNDERSTAND=true if that network is trusted`);
       expect(problems[0]).not.toContain("pw");
       expect(read(env, reader).problems).toEqual([]);
-      expect(read({ ...production, ...env, [PLAINTEXT_CREDENTIALS_OVERRIDE]: "true" }, reader).problems).toEqual([]);
+      const overridden = createEnvReader({ ...production, ...env, [`${variable}_I_UNDERSTAND`]: "true" });
+      reader(overridden);
+      expect(() => overridden.done()).not.toThrow();
+      // Accepted, and said at boot.
+      expect(overridden.accepted()).toEqual([expect.stringContaining(`(accepted by ${variable}_I_UNDERSTAND=true)`)]);
       const loopback = Object.fromEntries(
         Object.entries(env).map(([k, v]) => [k, v.replace(/[a-z.]+\.internal/, "127.0.0.1")]),
       );

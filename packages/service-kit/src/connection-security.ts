@@ -90,7 +90,14 @@ export function readRedisSecurity(r: EnvReader, rawUrl: string): { url: string }
   const files = readTlsFiles(r, "REDIS");
   const secure = url.startsWith("rediss:");
   if (!secure && hasTlsFiles(files)) r.problem("REDIS_TLS_*_FILE are set but REDIS_URL is redis://: use rediss://");
-  if (credentials.password && !secure) checkPlaintextCredential(r, "REDIS_URL", "the Redis password", hostsOf(url));
+  if (credentials.password && !secure)
+    checkPlaintextCredential(r, {
+      variable: "REDIS_URL",
+      shown: url,
+      what: "the Redis password",
+      fix: "use rediss:// (REDIS_TLS_CA_FILE for a private CA)",
+      hosts: hostsOf(url),
+    });
   return { url, ...credentials, tls: secure ? files : null };
 }
 
@@ -110,7 +117,13 @@ export function readOpenSearchSecurity(r: EnvReader, rawUrl: string): { url: str
       "OpenSearch basic authentication needs both a user name and a password (OPENSEARCH_USERNAME, OPENSEARCH_PASSWORD)",
     );
   if (credentials.password && !secure)
-    checkPlaintextCredential(r, "OPENSEARCH_URL", "the OpenSearch password", hostsOf(url));
+    checkPlaintextCredential(r, {
+      variable: "OPENSEARCH_URL",
+      shown: url,
+      what: "the OpenSearch password",
+      fix: "use https:// (OPENSEARCH_TLS_CA_FILE for a private CA)",
+      hosts: hostsOf(url),
+    });
   return { url, ...credentials, tls: secure ? files : null };
 }
 
@@ -133,12 +146,13 @@ export function readKafkaSecurity(r: EnvReader, brokers: string[]): KafkaSecurit
   if (mechanism !== "none") {
     sasl = { mechanism, username: r.string("KAFKA_SASL_USERNAME"), password: r.string("KAFKA_SASL_PASSWORD") };
     if (!secure)
-      checkPlaintextCredential(
-        r,
-        "KAFKA_SASL_MECHANISM",
-        `the Kafka SASL credentials (${mechanism}) without KAFKA_TLS`,
-        brokers.map((b) => b.replace(/:\d+$/, "")),
-      );
+      checkPlaintextCredential(r, {
+        variable: "KAFKA_TLS",
+        shown: "false",
+        what: `the Kafka SASL credentials (${mechanism})`,
+        fix: "set KAFKA_TLS=true (KAFKA_TLS_CA_FILE for a private CA) and the brokers' TLS listener",
+        hosts: brokers.map((b) => b.replace(/:\d+$/, "")),
+      });
   }
   return { tls: secure ? files : null, sasl };
 }
