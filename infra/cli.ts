@@ -36,6 +36,10 @@ function parseParts(): PartName[] | null {
   return [name];
 }
 
+function withoutPassword(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]+):[^@]*@/, "$1:***@");
+}
+
 async function main(): Promise<number> {
   if (!["up", "down", "status", "logs"].includes(command ?? "")) {
     console.error(USAGE);
@@ -60,9 +64,10 @@ async function main(): Promise<number> {
       return 0;
     case "status": {
       const rows = await status(defaultPaths(), parts, secured);
+      // The secured profile's passwords are generated and secret: `up` prints them for `eval`, `status` does not.
       for (const r of rows)
         console.log(
-          `${r.name.padEnd(11)} ${r.ready ? "ready  " : r.running ? "running" : "stopped"} ${r.url}  log: ${r.log}`,
+          `${r.name.padEnd(11)} ${r.ready ? "ready  " : r.running ? "running" : "stopped"} ${secured ? withoutPassword(r.url) : r.url}  log: ${r.log}`,
         );
       return rows.every((r) => r.ready) ? 0 : 1;
     }

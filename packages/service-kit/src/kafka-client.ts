@@ -38,13 +38,28 @@ const EXPECTED_LINES = [
   (message: string) => message.includes("Limiting retries for the idempotent producer"),
 ];
 
-function kafkaLogger(logger: Logger): logCreator {
+/** The last connection error each client logged: what a readiness probe that ran out of time reports. */
+type SeenErrors = { last?: { message: string; at: number } };
+const lastConnectionErrors = new WeakMap<Kafka, SeenErrors>();
+
+/**
+ * The connection error this client logged last, if within `withinMs`: kafkajs keeps retrying a connection a TLS
+ * handshake refused, so a probe runs out of time before it sees why; the log line it wrote has the reason.
+ */
+export function recentConnectionError(kafka: Kafka, withinMs = 30_000): Error | null {
+  const last = lastConnectionErrors.get(kafka)?.last;
+  return last && Date.now() - last.at < withinMs ? new Error(last.message) : null;
+}
+
+function kafkaLogger(logger: Logger, seen: SeenErrors): logCreator {
   return () =>
     ({ level, log }) => {
       const { message, ...rest } = log;
       const fields = { component: "kafkajs", ...rest } as Record<string, unknown>;
       delete fields.timestamp;
       delete fields.logger;
+      if (message.startsWith("Connection error:") || /authentication failed/i.test(message))
+        seen.last = { message, at: Date.now() };
       if (EXPECTED_LINES.some((expected) => expected(message, fields))) logger.debug(message, fields);
       else if (level <= kafkaLogLevel.ERROR) logger.error(message, fields);
       else if (level === kafkaLogLevel.WARN) logger.warn(message, fields);
@@ -53,17 +68,20 @@ function kafkaLogger(logger: Logger): logCreator {
 }
 
 export function createKafka(config: KafkaConfig, logger: Logger): Kafka {
-  return new Kafka({
+  const seen: SeenErrors = {};
+  const kafka = new Kafka({
     clientId: config.clientId,
     ...kafkaConnection(config),
     logLevel: kafkaLogLevel.WARN,
-    logCreator: kafkaLogger(logger),
+    logCreator: kafkaLogger(logger, seen),
     // A TLS handshake and a SASL exchange take longer than a bare connect, the more so on a loaded host.
     connectionTimeout: config.security?.tls || config.security?.sasl ? 5000 : 1000,
     // Each wait at most 5 s: with the default 30 s cap, a service that waited through an outage (boot, relay)
     // could take half a minute to notice the broker was back.
     retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
   });
+  lastConnectionErrors.set(kafka, seen);
+  return kafka;
 }
 
 /**
