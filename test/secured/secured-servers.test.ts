@@ -494,8 +494,25 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
   afterEach(restoreAll, 240_000);
 
   /** What every fault run must show, with the run's details in the failure message. */
-  function expectSound(f: Figures, opts: { refusalsAllowed: boolean }): void {
+  async function expectSound(f: Figures, opts: { refusalsAllowed: boolean }): Promise<void> {
     const refused = opts.refusalsAllowed ? 0 : f.refused;
+    if (f.lostEventIds.length > 0) {
+      // What the outbox and the relay say of each event the log does not hold.
+      const rows = await clients.sql`
+        SELECT payload->>'eventId' AS event_id, topic, message_key, created_at, published_at FROM outbox
+        WHERE payload->>'eventId' = ANY(${f.lostEventIds.slice(0, 5)}::text[])`;
+      const relay = stack.get("api")!.lines.filter((l) => f.lostEventIds.slice(0, 5).some((id) => l.includes(id)));
+      console.error(`events not in the log:\n${JSON.stringify(rows, null, 1)}\nrelay:\n${relay.join("\n")}`);
+    }
+    if (f.lost.announcements > 0) {
+      const facts = await clients.sql`
+        SELECT count(*)::int AS written, count(published_at)::int AS published FROM outbox
+        WHERE topic = ${Topics.partnerEvents.name} AND payload->>'type' = 'lead.received'
+          AND payload->>'partnerId' = ${traffic!.partnerId}`;
+      const deliveries = await clients.sql`
+        SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE event_type = 'lead.received' GROUP BY status`;
+      console.error(`lead.received facts: ${JSON.stringify(facts)}; deliveries: ${JSON.stringify(deliveries)}`);
+    }
     expect({
       lost: f.lost,
       duplicatedEffects: f.duplicated.emails + f.duplicated.webhooks,
@@ -533,7 +550,7 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
     console.log(
       report(figures, { killed: `node ${leaderId}`, "down for": `${((backAt - killedAt) / 1000).toFixed(0)} s` }),
     );
-    expectSound(figures, { refusalsAllowed: false });
+    await expectSound(figures, { refusalsAllowed: false });
     expect(figures.maxPutMs).toBeLessThan(5000);
     // Consumers went on without the node: indexing never stopped for the whole 30 s it was down.
     expect(figures.maxIndexingStallMs).toBeLessThan(30_000);
@@ -555,7 +572,7 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
     await run.stop();
     const figures = await settle(t, run, doneAt, 180_000);
     console.log(report(figures, { "restart took": `${((doneAt - began) / 1000).toFixed(0)} s` }));
-    expectSound(figures, { refusalsAllowed: false });
+    await expectSound(figures, { refusalsAllowed: false });
     expect(figures.maxPutMs).toBeLessThan(5000);
     expectNoServiceRestarted();
   }, 600_000);
@@ -600,7 +617,7 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
     );
     expect(stuck[0]!.n).toBeGreaterThan(0);
     expect(stuck[0]!.published).toBe(0);
-    expectSound(figures, { refusalsAllowed: false });
+    await expectSound(figures, { refusalsAllowed: false });
     expectNoServiceRestarted();
   }, 600_000);
 
@@ -629,7 +646,7 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
         "services ready": `${(readyMs / 1000).toFixed(1)} s after it answered`,
       }),
     );
-    expectSound(figures, { refusalsAllowed: true });
+    await expectSound(figures, { refusalsAllowed: true });
     // Reconnected over TLS: every session is encrypted.
     const sessions = await t.sql<{ ssl: boolean }[]>`
       SELECT s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)

@@ -80,9 +80,14 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
   // Idempotent, acks=all, one request in flight (per-partition order); consumers drop repeats by aggregate version.
-  const producer = createEventProducer(kafka);
+  // A new producer after a failed round (outbox-relay.ts says why).
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
+    {
+      sql,
+      producer: () => createEventProducer(kafka),
+      logger,
+      metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
+    },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).

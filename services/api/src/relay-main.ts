@@ -14,8 +14,10 @@ await runService({ name: "outbox-relay", loadConfig: loadRelayConfig, build });
 function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
-  const producer = createEventProducer(kafka);
-  const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
+  const relay = createOutboxRelay(
+    { sql, producer: () => createEventProducer(kafka), logger, metrics: createRelayMetrics(metrics) },
+    config.outboxRelay,
+  );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
   const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
   feedSequencer.start();

@@ -210,6 +210,8 @@ export interface Figures {
   refusedAnswers: string[];
   /** Up to five of what is missing, for a failing run's message. */
   missingSample: string[];
+  /** Events of the run the log does not hold (their outbox rows say when they were written and published). */
+  lostEventIds: string[];
   maxPutMs: number;
   /** Acknowledged but missing at the end: events never on Kafka, writes never indexed, leads never e-mailed. */
   lost: { events: number; writes: number; leads: number; announcements: number };
@@ -312,6 +314,7 @@ export async function settle(t: Traffic, run: Run, faultEndedAt: number, timeout
       ),
       ...lostIds.slice(0, 3).map((id) => `not in the log: ${id}`),
     ],
+    lostEventIds: lostIds,
     maxPutMs: Math.round(Math.max(0, ...puts.filter(acknowledged).map((a) => a.ms))),
     lost: {
       events: lostEvents,

@@ -132,7 +132,10 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const relay = createOutboxRelay(
+    { sql, producer: () => producer, logger },
+    { maxBackoffMs: 1000, retentionMs: 3_600_000 },
+  );
   const stats = createStatsRecorder({
     sql,
     redis,
