@@ -9,6 +9,40 @@ import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } f
 export const KAFKA_PORT = 59092;
 const CONTROLLER_PORT = 59093;
 
+/** A one-node KRaft broker's server.properties: listening and advertised on `host` (the address clients use). */
+export function kafkaProperties(o: { host: string; port: number; controllerPort: number; logDir: string }): string {
+  return [
+    "process.roles=broker,controller",
+    "node.id=1",
+    `controller.quorum.voters=1@${o.host}:${o.controllerPort}`,
+    `listeners=PLAINTEXT://${o.host}:${o.port},CONTROLLER://${o.host}:${o.controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${o.host}:${o.port}`,
+    "controller.listener.names=CONTROLLER",
+    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    `log.dirs=${o.logDir}`,
+    // Services create their topics with explicit partition counts.
+    "auto.create.topics.enable=false",
+    "offsets.topic.replication.factor=1",
+    "offsets.topic.num.partitions=8",
+    "transaction.state.log.replication.factor=1",
+    "transaction.state.log.min.isr=1",
+    "num.partitions=1",
+    "group.initial.rebalance.delay.ms=0",
+    "",
+  ].join("\n");
+}
+
+export const KAFKA_LOG4J = [
+  "log4j.rootLogger=INFO, stdout",
+  "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
+  "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
+  "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
+  "log4j.logger.kafka=WARN",
+  "log4j.logger.org.apache.kafka=WARN",
+  "log4j.logger.state.change.logger=WARN",
+  "",
+].join("\n");
+
 /**
  * A KRaft cluster id, as `kafka-storage random-uuid` prints one: 16 random bytes in base64url, never starting with
  * '-' (the tool's command line would read it as an option). No JVM start for it.
@@ -18,23 +52,6 @@ export function newKafkaClusterId(): string {
     const id = randomBytes(16).toString("base64url");
     if (!id.startsWith("-")) return id;
   }
-}
-
-/** Kafka's log4j settings: warnings and errors only, to its process log. */
-export function writeKafkaLog4j(path: string): void {
-  writeFileSync(
-    path,
-    [
-      "log4j.rootLogger=INFO, stdout",
-      "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
-      "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
-      "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
-      "log4j.logger.kafka=WARN",
-      "log4j.logger.org.apache.kafka=WARN",
-      "log4j.logger.state.change.logger=WARN",
-      "",
-    ].join("\n"),
-  );
 }
 
 /**
@@ -115,27 +132,9 @@ export function kafkaComponent(paths: InfraPaths): Component {
       mkdirSync(dir, { recursive: true });
       writeFileSync(
         propsFile,
-        [
-          "process.roles=broker,controller",
-          "node.id=1",
-          `controller.quorum.voters=1@127.0.0.1:${CONTROLLER_PORT}`,
-          `listeners=PLAINTEXT://127.0.0.1:${KAFKA_PORT},CONTROLLER://127.0.0.1:${CONTROLLER_PORT}`,
-          `advertised.listeners=PLAINTEXT://127.0.0.1:${KAFKA_PORT}`,
-          "controller.listener.names=CONTROLLER",
-          "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-          `log.dirs=${logDir}`,
-          // Services create their topics with explicit partition counts.
-          "auto.create.topics.enable=false",
-          "offsets.topic.replication.factor=1",
-          "offsets.topic.num.partitions=8",
-          "transaction.state.log.replication.factor=1",
-          "transaction.state.log.min.isr=1",
-          "num.partitions=1",
-          "group.initial.rebalance.delay.ms=0",
-          "",
-        ].join("\n"),
+        kafkaProperties({ host: "127.0.0.1", port: KAFKA_PORT, controllerPort: CONTROLLER_PORT, logDir }),
       );
-      writeKafkaLog4j(log4jFile);
+      writeFileSync(log4jFile, KAFKA_LOG4J);
       // KRaft storage is formatted once per data directory.
       if (!existsSync(join(logDir, "meta.properties")))
         await formatKafkaStorage({ libs, log4jFile, propsFile, clusterId: newKafkaClusterId() });

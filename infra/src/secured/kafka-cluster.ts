@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import type { Component, InfraPaths } from "../component.ts";
-import { formatKafkaStorage, kafkaJvmArgs, writeKafkaLog4j } from "../kafka.ts";
+import { formatKafkaStorage, KAFKA_LOG4J, kafkaJvmArgs } from "../kafka.ts";
 import { javaBinary, resolveJars } from "../maven.ts";
 import { isPortOpen, readPid, removeFile, startDetached, stopPid } from "../process.ts";
 import { type SecuredProfile, SECURED_USERS } from "./profile.ts";
@@ -127,7 +127,7 @@ export function kafkaClusterComponent(paths: InfraPaths, profile: SecuredProfile
             throw new Error(`port ${p} is in use by a process this runner did not start (Kafka node ${id})`);
         mkdirSync(dir, { recursive: true });
         writeFileSync(propsFile, properties(id, port, controllerPort, logDir), { mode: 0o600 });
-        writeKafkaLog4j(log4jFile);
+        writeFileSync(log4jFile, KAFKA_LOG4J);
         if (!existsSync(join(logDir, "meta.properties")))
           await formatKafkaStorage({
             libs,

@@ -3,6 +3,14 @@
 // parse often does so because of its password).
 import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
 import {
+  checkDatabaseUrl,
+  checkPublicBaseUrl,
+  checkReplicationFactor,
+  isProduction,
+  PRODUCTION_REPLICATION_FACTOR,
+  refuseUnlessUnderstood,
+} from "./production-safety.ts";
+import {
   readKafkaSecurity,
   readOpenSearchSecurity,
   readPostgresTls,
@@ -12,7 +20,6 @@ import {
   type PostgresTls,
   type RedisSecurity,
 } from "./connection-security.ts";
-import { checkDatabaseUrl, checkPublicBaseUrl, isProduction, refuseUnlessUnderstood } from "./production-safety.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -218,13 +225,20 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
     max: 1_800_000,
   });
   const brokers = r.list("KAFKA_BROKERS");
-  const replicationFactor = r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, {
-    min: 1,
-    max: 10,
-  });
+  // Production's default is 3 copies; fewer only on purpose (production-safety.ts).
+  const replicationFactor = r.int(
+    "KAFKA_REPLICATION_FACTOR",
+    isProduction(r) ? PRODUCTION_REPLICATION_FACTOR : DEFAULT_TOPIC_SETTINGS.replicationFactor,
+    { min: 1, max: 10 },
+  );
+  checkReplicationFactor(r, replicationFactor);
+  // Copies that must have an event before it is acknowledged (acks=all): production's default is 2 of 3, so one
+  // broker may be lost without losing an acknowledged event; elsewhere the broker's own default.
   const minInsync = r.optionalString("KAFKA_MIN_INSYNC_REPLICAS")
     ? r.int("KAFKA_MIN_INSYNC_REPLICAS", undefined, { min: 1, max: 10 })
-    : undefined;
+    : isProduction(r) && replicationFactor >= PRODUCTION_REPLICATION_FACTOR
+      ? PRODUCTION_REPLICATION_FACTOR - 1
+      : undefined;
   // A topic whose min.insync.replicas exceeds its replicas refuses every write with acks=all.
   if (minInsync !== undefined && minInsync > replicationFactor)
     r.problem(

@@ -177,6 +177,14 @@ describe("Kafka TLS, SASL and replication", () => {
     ]);
   });
 
+  test("production creates topics with 3 copies and min.insync.replicas 2 unless told otherwise", () => {
+    expect(read({ ...base, NODE_ENV: "production" }, (r) => readKafkaConfig(r, "t")).value.topics).toMatchObject({
+      replicationFactor: 3,
+      minInsyncReplicas: 2,
+    });
+    expect(read(base, (r) => readKafkaConfig(r, "t")).value.topics.minInsyncReplicas).toBeUndefined();
+  });
+
   test("an unknown mechanism, missing SASL credentials and min.insync.replicas above the replicas are refused", () => {
     expect(read({ ...base, KAFKA_SASL_MECHANISM: "gssapi" }, (r) => readKafkaConfig(r, "t")).problems).toEqual([
       "KAFKA_SASL_MECHANISM must be one of none, plain, scram-sha-256, scram-sha-512, got 'gssapi'",

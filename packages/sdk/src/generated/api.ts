@@ -234,7 +234,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -335,7 +338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -377,6 +380,16 @@ export interface paths {
                 };
                 /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -1180,7 +1193,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1281,7 +1297,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1323,6 +1339,16 @@ export interface paths {
                 };
                 /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -2949,7 +2975,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     externalListingId: string;
                 };
@@ -2990,7 +3019,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3062,6 +3091,16 @@ export interface paths {
                 };
                 /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -3834,7 +3873,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     endpointId: string;
                 };
@@ -3859,7 +3901,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3891,6 +3933,16 @@ export interface paths {
                 };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -3965,7 +4017,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     endpointId: string;
                 };
@@ -3988,7 +4043,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4030,6 +4085,16 @@ export interface paths {
                 };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4106,7 +4171,10 @@ export interface paths {
                 query: {
                     since: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     endpointId: string;
                 };
@@ -4131,7 +4199,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4173,6 +4241,16 @@ export interface paths {
                 };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4247,7 +4325,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     endpointId: string;
                 };
@@ -4289,7 +4370,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4351,6 +4432,16 @@ export interface paths {
                 };
                 /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4580,7 +4671,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     deliveryId: string;
                 };
@@ -4603,7 +4697,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4645,6 +4739,16 @@ export interface paths {
                 };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5215,7 +5319,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     serviceListingId: string;
                 };
@@ -5253,7 +5360,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5303,7 +5410,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many leads from this address or for this listing; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
