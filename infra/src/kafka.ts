@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Kafka, logLevel } from "kafkajs";
+import { Kafka, logLevel, type KafkaConfig } from "kafkajs";
 import type { Component, InfraPaths } from "./component.ts";
 import { javaBinary, resolveJars } from "./maven.ts";
 import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } from "./process.ts";
@@ -105,6 +105,26 @@ export function kafkaJvmArgs(opts: {
   ];
 }
 
+/** The cluster answers metadata with at least `brokers` registered brokers and a controller (one attempt). */
+export async function kafkaClusterReady(
+  connection: Pick<KafkaConfig, "brokers" | "ssl" | "sasl">,
+  brokers: number,
+): Promise<boolean> {
+  const admin = new Kafka({
+    ...connection,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+    connectionTimeout: connection.ssl ? 3000 : 1000,
+  }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length >= brokers && cluster.controller !== null;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
 export function kafkaComponent(paths: InfraPaths): Component {
   const dir = join(paths.dataDir, "kafka");
   const logDir = join(dir, "data");
@@ -146,22 +166,7 @@ export function kafkaComponent(paths: InfraPaths): Component {
         pidFile,
       });
     },
-    async ready() {
-      const kafka = new Kafka({
-        brokers: [`127.0.0.1:${KAFKA_PORT}`],
-        logLevel: logLevel.NOTHING,
-        retry: { retries: 0 },
-        connectionTimeout: 1000,
-      });
-      const admin = kafka.admin();
-      try {
-        await admin.connect();
-        const cluster = await admin.describeCluster();
-        return cluster.brokers.length > 0 && cluster.controller !== null;
-      } finally {
-        await admin.disconnect().catch(() => {});
-      }
-    },
+    ready: () => kafkaClusterReady({ brokers: [`127.0.0.1:${KAFKA_PORT}`] }, 1),
     async stop() {
       const pid = readPid(pidFile);
       if (pid) await stopPid(pid, { graceMs: 30_000 });

@@ -5,9 +5,8 @@
 // own: the replicated-cluster fault tests do (services/api/test/faults/replicated-kafka.test.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Kafka, logLevel } from "kafkajs";
 import type { Component, InfraPaths } from "../component.ts";
-import { formatKafkaStorage, KAFKA_LOG4J, kafkaJvmArgs } from "../kafka.ts";
+import { formatKafkaStorage, KAFKA_LOG4J, kafkaClusterReady, kafkaJvmArgs } from "../kafka.ts";
 import { javaBinary, resolveJars } from "../maven.ts";
 import { isPortOpen, readPid, removeFile, startDetached, stopPid } from "../process.ts";
 import { type SecuredProfile, SECURED_USERS } from "./profile.ts";
@@ -184,22 +183,7 @@ export function kafkaClusterComponent(paths: InfraPaths, profile: SecuredProfile
       await Promise.all(nodes.map((n) => n.start()));
     },
     /** Every node is a registered broker and the quorum has a leader. */
-    async ready() {
-      const kafka = new Kafka({
-        ...clientConfig(),
-        logLevel: logLevel.NOTHING,
-        retry: { retries: 0 },
-        connectionTimeout: 3000,
-      });
-      const admin = kafka.admin();
-      try {
-        await admin.connect();
-        const cluster = await admin.describeCluster();
-        return cluster.brokers.length === nodes.length && cluster.controller !== null;
-      } finally {
-        await admin.disconnect().catch(() => {});
-      }
-    },
+    ready: () => kafkaClusterReady(clientConfig(), nodes.length),
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },

@@ -80,51 +80,56 @@ export function splitCredentials(r: EnvReader, prefix: string, rawUrl: string): 
   return { url: url.toString(), ...credentials };
 }
 
-export interface RedisSecurity extends UserPassword {
-  /** rediss://: the TLS files (empty: the system's CAs); null: plaintext. */
+/** A URL-addressed server's credentials and TLS: Redis (`rediss://`), OpenSearch (`https://`). */
+export interface UrlSecurity extends UserPassword {
+  /** The TLS scheme: the TLS files (empty: the system's CAs); null: plaintext. */
   tls: TlsFiles | null;
+}
+export type RedisSecurity = UrlSecurity;
+export type OpenSearchSecurity = UrlSecurity;
+
+/**
+ * `<PREFIX>_URL` with its credentials taken out (`<PREFIX>_USERNAME`/`_PASSWORD` win), its TLS files, and the
+ * production check of a password sent without TLS.
+ */
+function readUrlSecurity(
+  r: EnvReader,
+  rawUrl: string,
+  server: { prefix: string; name: string; tlsScheme: string; plainScheme: string },
+): { url: string } & UrlSecurity {
+  const { prefix, name, tlsScheme, plainScheme } = server;
+  const { url, ...credentials } = splitCredentials(r, prefix, rawUrl);
+  const files = readTlsFiles(r, prefix);
+  const secure = url.startsWith(`${tlsScheme}:`);
+  if (!secure && hasTlsFiles(files))
+    r.problem(`${prefix}_TLS_*_FILE are set but ${prefix}_URL is ${plainScheme}://: use ${tlsScheme}://`);
+  if (credentials.password && !secure)
+    checkPlaintextCredential(r, {
+      variable: `${prefix}_URL`,
+      shown: url,
+      what: `the ${name} password`,
+      fix: `use ${tlsScheme}:// (${prefix}_TLS_CA_FILE for a private CA)`,
+      hosts: hostsOf(url),
+    });
+  return { url, ...credentials, tls: secure ? files : null };
 }
 
 export function readRedisSecurity(r: EnvReader, rawUrl: string): { url: string } & RedisSecurity {
-  const { url, ...credentials } = splitCredentials(r, "REDIS", rawUrl);
-  const files = readTlsFiles(r, "REDIS");
-  const secure = url.startsWith("rediss:");
-  if (!secure && hasTlsFiles(files)) r.problem("REDIS_TLS_*_FILE are set but REDIS_URL is redis://: use rediss://");
-  if (credentials.password && !secure)
-    checkPlaintextCredential(r, {
-      variable: "REDIS_URL",
-      shown: url,
-      what: "the Redis password",
-      fix: "use rediss:// (REDIS_TLS_CA_FILE for a private CA)",
-      hosts: hostsOf(url),
-    });
-  return { url, ...credentials, tls: secure ? files : null };
-}
-
-export interface OpenSearchSecurity extends UserPassword {
-  /** https://: the TLS files (empty: the system's CAs); null: plaintext. */
-  tls: TlsFiles | null;
+  return readUrlSecurity(r, rawUrl, { prefix: "REDIS", name: "Redis", tlsScheme: "rediss", plainScheme: "redis" });
 }
 
 export function readOpenSearchSecurity(r: EnvReader, rawUrl: string): { url: string } & OpenSearchSecurity {
-  const { url, ...credentials } = splitCredentials(r, "OPENSEARCH", rawUrl);
-  const files = readTlsFiles(r, "OPENSEARCH");
-  const secure = url.startsWith("https:");
-  if (!secure && hasTlsFiles(files))
-    r.problem("OPENSEARCH_TLS_*_FILE are set but OPENSEARCH_URL is http://: use https://");
-  if (Boolean(credentials.username) !== Boolean(credentials.password))
+  const security = readUrlSecurity(r, rawUrl, {
+    prefix: "OPENSEARCH",
+    name: "OpenSearch",
+    tlsScheme: "https",
+    plainScheme: "http",
+  });
+  if (Boolean(security.username) !== Boolean(security.password))
     r.problem(
       "OpenSearch basic authentication needs both a user name and a password (OPENSEARCH_USERNAME, OPENSEARCH_PASSWORD)",
     );
-  if (credentials.password && !secure)
-    checkPlaintextCredential(r, {
-      variable: "OPENSEARCH_URL",
-      shown: url,
-      what: "the OpenSearch password",
-      fix: "use https:// (OPENSEARCH_TLS_CA_FILE for a private CA)",
-      hosts: hostsOf(url),
-    });
-  return { url, ...credentials, tls: secure ? files : null };
+  return security;
 }
 
 export const KAFKA_SASL_MECHANISMS = ["plain", "scram-sha-256", "scram-sha-512"] as const;
