@@ -7,6 +7,7 @@ import {
   components,
   defaultPaths,
   down,
+  ensureOpenssl,
   isPartName,
   PART_NAMES,
   securedProfile,
@@ -19,6 +20,7 @@ const USAGE = `usage: infra <up|down|status|logs> [--secured] [${PART_NAMES.join
 const [command, ...given] = process.argv.slice(2);
 // --secured: the secured profile (TLS, passwords, a 3-node Kafka cluster) under .data/secured, on its own ports,
 // beside the default one (infra/src/secured/profile.ts).
+if (given.includes("--secured")) await ensureOpenssl();
 const secured = given.includes("--secured") ? securedProfile(defaultPaths()) : undefined;
 const args = given.filter((a) => a !== "--secured");
 

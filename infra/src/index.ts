@@ -23,7 +23,7 @@ export {
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
 export { ZIPKIN_PORT } from "./zipkin.ts";
-export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
+export { ensureOpenssl, TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
 
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
 /** What goes with S3_ENDPOINT: taken from the local server when it is used, from the environment otherwise. */

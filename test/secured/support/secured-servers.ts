@@ -11,6 +11,7 @@ import {
   components,
   defaultPaths,
   down,
+  ensureOpenssl,
   securedProfile,
   up,
   type Component,
@@ -65,6 +66,7 @@ async function freeOpenSearchPort(): Promise<number> {
 
 export async function startSecuredServers(): Promise<SecuredServers> {
   const paths = defaultPaths(ROOT);
+  await ensureOpenssl();
   const dir = join(paths.dataDir, "secured-tests", crypto.randomUUID().slice(0, 8));
   const free = () => freePort();
   const profile = securedProfile(paths, {
