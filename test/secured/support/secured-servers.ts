@@ -3,7 +3,7 @@
 // directory of its own. Nothing is shared with the default servers or with another run, so its tests may stop and
 // kill these servers while every other file goes on. Started with the runner's own code (`up` with the profile),
 // the way `npm run infra -- up --secured` starts them, and removed at the end.
-import { rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
@@ -12,6 +12,7 @@ import {
   defaultPaths,
   down,
   ensureOpenssl,
+  SECURED_PORTS,
   securedProfile,
   up,
   type Component,
@@ -19,7 +20,7 @@ import {
   type SecuredProfile,
 } from "../../../infra/src/index.ts";
 import { javaBinary, resolveJars } from "../../../infra/src/maven.ts";
-import { runCommand } from "../../../infra/src/process.ts";
+import { isAlive, runCommand } from "../../../infra/src/process.ts";
 import {
   createEnvReader,
   createKafka,
@@ -64,10 +65,29 @@ async function freeOpenSearchPort(): Promise<number> {
   throw new Error("no free port between 9260 and 9299 for OpenSearch");
 }
 
+/**
+ * Stops the servers of profiles whose test process is gone (a run killed before its afterAll: its JVMs would stay)
+ * and removes them.
+ */
+async function removeAbandoned(paths: ReturnType<typeof defaultPaths>): Promise<void> {
+  const base = join(paths.dataDir, "secured-tests");
+  for (const name of existsSync(base) ? readdirSync(base) : []) {
+    const dir = join(base, name);
+    const owner = Number(existsSync(join(dir, "owner.pid")) ? readFileSync(join(dir, "owner.pid"), "utf8") : 0);
+    if (owner && isAlive(owner)) continue;
+    // Stopping goes by the pid files: the ports are not needed.
+    await down(paths, undefined, securedProfile(paths, { dir, ports: SECURED_PORTS })).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function startSecuredServers(): Promise<SecuredServers> {
   const paths = defaultPaths(ROOT);
   await ensureOpenssl();
+  await removeAbandoned(paths);
   const dir = join(paths.dataDir, "secured-tests", crypto.randomUUID().slice(0, 8));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "owner.pid"), String(process.pid));
   const free = () => freePort();
   const profile = securedProfile(paths, {
     dir,
