@@ -633,10 +633,21 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
     await servers.postgres.start();
     await waitUntil("PostgreSQL to answer", () => servers.postgres.ready(), 60_000);
     const upAt = Date.now();
+    // When each service was ready again, and what the last to be ready was waiting for.
+    const readyAt = new Map<string, number>();
+    let lastWaiting = "";
     await waitUntil(
       "every service ready again",
-      async () => (await Promise.all([...stack.values()].map(readyz))).every((r) => r.status === 200),
-      60_000,
+      async () => {
+        for (const p of stack.values()) {
+          if (readyAt.has(p.name)) continue;
+          const r = await readyz(p);
+          if (r.status === 200) readyAt.set(p.name, Date.now());
+          else lastWaiting = `${p.name} ${JSON.stringify(r.body.checks)}`;
+        }
+        return readyAt.size === stack.size;
+      },
+      90_000,
     );
     const readyMs = Date.now() - upAt;
     await Bun.sleep(3000);
@@ -645,7 +656,7 @@ describe("faults of the replicated Kafka cluster, under steady writes with every
     console.log(
       report(figures, {
         "down for": `${((upAt - downAt) / 1000).toFixed(1)} s`,
-        "services ready": `${(readyMs / 1000).toFixed(1)} s after it answered`,
+        "services ready": `${(readyMs / 1000).toFixed(1)} s after it answered (the last: ${lastWaiting || "none waited"})`,
       }),
     );
     await expectSound(figures, { refusalsAllowed: true });
