@@ -1,4 +1,13 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Component, InfraPaths } from "./component.ts";
 import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } from "./process.ts";
@@ -34,7 +43,9 @@ function chownToServerUser(path: string): void {
 export function serverDirOf(root: string, home = SERVER_USER_HOME): string {
   const real = existsSync(root) ? realpathSync(root) : root;
   const hash = new Bun.CryptoHasher("sha256").update(real).digest("hex").slice(0, 16);
-  const name = basename(real).replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40);
+  const name = basename(real)
+    .replace(/[^A-Za-z0-9._-]/g, "_")
+    .slice(0, 40);
   return join(home, `${name}-${hash}`);
 }
 

@@ -16,7 +16,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultPaths } from "../../infra/src/index.ts";
+import { resolveJars } from "../../infra/src/maven.ts";
 import { SERVER_USER_HOME, serverDirOf } from "../../infra/src/postgres.ts";
+import { postgresBinDir, redisServerBinary } from "../../infra/src/system-packages.ts";
 import { uniqueName } from "../support/env.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -57,7 +60,8 @@ async function run(cmd: string[], opts: { cwd?: string; timeoutMs?: number } = {
 }
 
 /** A command inside the namespace, from the private checkout. */
-const inNamespace = (cmd: string[], timeoutMs?: number) => run(["ip", "netns", "exec", namespace, ...cmd], { timeoutMs });
+const inNamespace = (cmd: string[], timeoutMs?: number) =>
+  run(["ip", "netns", "exec", namespace, ...cmd], { timeoutMs });
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -78,6 +82,11 @@ beforeAll(async () => {
       timeoutMs: 120_000,
     }),
   ).toMatchObject({ code: 0 });
+  // What a first `up` downloads or installs, fetched out here: the namespace has no network. (This run's own
+  // servers may have come from testcontainers, which needs none of it.)
+  await Promise.all([postgresBinDir(), redisServerBinary()]);
+  for (const name of ["kafka", "opensearch", "s3proxy"])
+    await resolveJars(join(checkout, "infra", "maven", name, "pom.xml"), defaultPaths().cacheDir, name);
   expect(await run(["ip", "netns", "add", namespace], { cwd: ROOT })).toMatchObject({ code: 0 });
   namespaceCreated = true;
   expect(await run(["ip", "netns", "exec", namespace, "ip", "link", "set", "lo", "up"], { cwd: ROOT })).toMatchObject({
@@ -94,7 +103,8 @@ afterAll(async () => {
     await start.proc.exited;
   }
   if (namespaceCreated) {
-    if (existsSync(join(checkout, "node_modules"))) await inNamespace(["npm", "run", "--silent", "infra", "--", "down"]);
+    if (existsSync(join(checkout, "node_modules")))
+      await inNamespace(["npm", "run", "--silent", "infra", "--", "down"]);
     // Whatever still runs in the namespace was started by this test.
     const pids = (await run(["ip", "netns", "pids", namespace], { cwd: ROOT })).out.split("\n").filter(Boolean);
     for (const pid of pids) {
@@ -166,8 +176,7 @@ test.skipIf(skipReason !== null)(
       exited = true;
     });
     const deadline = Date.now() + 150_000;
-    while (!output.includes("start: all services ready") && !exited && Date.now() < deadline)
-      await Bun.sleep(250);
+    while (!output.includes("start: all services ready") && !exited && Date.now() < deadline) await Bun.sleep(250);
     expect(output).toContain("start: all services ready");
 
     const admin = await inNamespace(["npm", "run", "--silent", "admin", "--", "partners", "create", "--name", "Acme"]);
