@@ -29,8 +29,8 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -134,8 +134,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
+                401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -144,8 +144,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
-                401: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -164,7 +164,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -335,7 +335,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -345,7 +345,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -355,7 +355,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -375,7 +375,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -385,7 +385,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -448,6 +448,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -526,7 +527,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -536,7 +537,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -556,6 +557,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -566,7 +577,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -621,6 +632,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -731,7 +743,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -741,7 +753,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -751,7 +763,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -771,7 +783,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -781,7 +793,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -846,11 +858,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -894,7 +908,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -904,7 +918,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -924,6 +938,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -934,7 +958,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -997,6 +1021,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -1080,7 +1105,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1090,8 +1115,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -1110,7 +1145,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1281,7 +1316,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1291,7 +1326,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1301,7 +1336,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1321,7 +1356,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1331,7 +1366,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1394,6 +1429,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1484,7 +1520,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1494,7 +1530,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1514,6 +1550,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1524,7 +1570,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1579,6 +1625,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1740,7 +1787,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1750,7 +1797,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1770,7 +1817,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1790,7 +1837,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1800,7 +1847,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1865,11 +1912,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1918,7 +1967,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1928,7 +1977,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1948,6 +1997,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1958,7 +2017,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2021,6 +2080,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -2116,7 +2176,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2126,8 +2186,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -2146,7 +2216,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2213,6 +2283,7 @@ export interface paths {
             parameters: {
                 query?: {
                     after?: string;
+                    /** @example 100 */
                     limit?: string;
                 };
                 header?: never;
@@ -2251,7 +2322,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2261,7 +2332,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2281,6 +2352,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2291,7 +2372,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2359,6 +2440,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2418,7 +2500,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2428,7 +2510,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2448,6 +2530,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2458,7 +2550,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2524,11 +2616,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-05-04T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2570,7 +2665,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2580,7 +2675,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2600,6 +2695,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2610,7 +2715,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2676,11 +2781,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-06-01T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example 31 */
                     officeId: string;
                 };
                 cookie?: never;
@@ -2703,7 +2811,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2713,7 +2821,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2733,6 +2841,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2743,7 +2861,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2814,6 +2932,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example 12 */
                     organizationId: string;
                 };
                 cookie?: never;
@@ -2841,7 +2960,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2851,7 +2970,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2871,6 +2990,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2881,7 +3010,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2951,6 +3080,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2962,7 +3092,7 @@ export interface paths {
                         name?: string;
                         /** @description E-mail address, at most 254 characters */
                         email?: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The inquiry (default: a fixed test message) */
                         message?: string;
@@ -2990,7 +3120,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3000,7 +3130,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3040,7 +3170,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3060,7 +3190,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3070,7 +3200,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3161,7 +3291,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3171,7 +3301,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3191,6 +3321,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3201,7 +3341,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3263,6 +3413,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3296,7 +3447,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3326,6 +3477,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3336,7 +3497,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3389,6 +3550,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3467,7 +3629,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3487,6 +3649,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Webhook endpoint not found: only to a key without lead tracking, for an endpointId taken by an endpoint that is or was subscribed to lead.received (which such a key cannot see) */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A partner may have at most 20 webhook endpoints; delete one first */
                 409: {
                     headers: {
@@ -3497,7 +3669,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3517,7 +3689,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3527,7 +3699,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3578,6 +3750,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3599,7 +3772,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3629,6 +3802,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3639,7 +3822,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3699,6 +3892,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 100 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -3736,7 +3930,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3756,6 +3950,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3766,7 +3970,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3836,6 +4040,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3859,7 +4064,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3889,6 +4094,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3899,7 +4114,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3964,6 +4189,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3985,7 +4211,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4025,6 +4251,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4035,7 +4271,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4101,10 +4347,12 @@ export interface paths {
         post: {
             parameters: {
                 query: {
+                    /** @example 2026-05-01T00:00:00Z */
                     since: string;
                 };
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4126,7 +4374,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4166,6 +4414,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4176,7 +4434,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4244,6 +4512,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4284,7 +4553,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4324,7 +4593,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4344,7 +4613,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4415,9 +4684,11 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example crm */
                     endpointId?: string;
                     status?: "pending" | "delivered" | "failed";
                     eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -4477,7 +4748,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4497,6 +4768,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4507,7 +4788,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4574,6 +4855,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 36849c3e-99bb-4b12-ab61-e96e334c98a3 */
                     deliveryId: string;
                 };
                 cookie?: never;
@@ -4595,7 +4877,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4635,6 +4917,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4645,7 +4937,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4709,8 +5011,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example taqueria */
                     q?: string;
                     businessType?: string;
+                    /** @example TX */
                     state?: string;
                     city?: string;
                     minPrice?: string;
@@ -4721,8 +5025,10 @@ export interface paths {
                     maxSde?: string;
                     financingAvailable?: string;
                     underContract?: string;
+                    /** @example newest */
                     sort?: string;
                     cursor?: string;
+                    /** @example 20 */
                     limit?: string;
                 };
                 header?: never;
@@ -4789,8 +5095,18 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4863,6 +5179,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -4943,8 +5260,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Listing not found: no buyer-visible listing with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4953,8 +5270,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Listing not found: no buyer-visible listing with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5027,6 +5344,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 77 */
                     serviceBrokerId: string;
                 };
                 cookie?: never;
@@ -5120,8 +5438,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Broker not found: no broker with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5130,8 +5448,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Broker not found: no broker with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5209,6 +5527,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -5220,7 +5539,7 @@ export interface paths {
                         name: string;
                         /** @description E-mail address, at most 254 characters */
                         email: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The buyer's question to the broker (not blank) */
                         message: string;
@@ -5245,7 +5564,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5265,7 +5584,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5285,7 +5604,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5957,7 +6276,30 @@ export interface components {
          */
         CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
     };
-    responses: never;
+    responses: {
+        /** @description 405: the path exists, but not for this method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE, CONNECT and QUERY are routed); the Allow header lists the path's methods. Without a key, a partner path answers 401 first */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                /** @description The path's methods, e.g. PUT, GET */
+                Allow: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 501: a method outside HTTP's standard ones (PROPFIND, MKCOL, ...) on any path, answered before anything else */
+        MethodNotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {

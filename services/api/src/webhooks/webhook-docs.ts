@@ -1,6 +1,6 @@
 // The OpenAPI prose of the webhook routes (webhook-routes.ts), kept out of the route definitions so
 // those read as code. The document (GET /partner/v1/openapi.json) shows each text exactly as written here.
-import { MAX_REPLAY_EVENTS } from "@pss/contracts";
+import { MAX_REPLAY_EVENTS, WebhookErrorMessages } from "@pss/contracts";
 
 /** Route descriptions, by method and path. */
 export const WEBHOOK_DOCS = {
@@ -35,4 +35,156 @@ export const WEBHOOK_DOCS = {
     `deliveries per partner over the last 24 hours (WEBHOOK_REPLAY_DAILY_BUDGET, 10,000 by default; a ` +
     `range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 ` +
     `{queued: 0} whatever the bounds.`,
+} as const;
+
+const ENDPOINT = {
+  endpointId: "crm",
+  url: "https://crm.acme-brokers.example/pss-webhooks",
+  events: ["listing.published", "listing.unpublished", "listing.report.changed"],
+  description: null,
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  failingSince: null,
+  previousSecretExpiresAt: null,
+  version: 1,
+  createdAt: "2026-05-01T12:05:00.000Z",
+  updatedAt: "2026-05-01T12:05:00.000Z",
+};
+const NOT_FOUND = {
+  summary: "No endpoint of yours has this ID",
+  value: { status: "error", error: WebhookErrorMessages.endpointNotFound },
+};
+const DELIVERY_ID = "36849c3e-99bb-4b12-ab61-e96e334c98a3";
+
+/** Each route's examples (docs/openapi.ts, OperationExamples), by method and path. */
+export const WEBHOOK_EXAMPLES = {
+  "PUT /webhook-endpoints/:endpointId": {
+    request: {
+      summary: "Create endpoint crm",
+      params: { endpointId: "crm" },
+      body: { url: ENDPOINT.url, events: ENDPOINT.events },
+    },
+    responses: {
+      201: {
+        summary: "Created: the signing secret is shown this once",
+        value: {
+          status: "success",
+          message: "Webhook endpoint created",
+          endpoint: ENDPOINT,
+          secret: "whsec_uEDm5JvUAd0pKIRdlOpERpt1k4uqj28Wd37R8M/9j6E=",
+        },
+      },
+      200: {
+        summary: "Updated (the same body again changes nothing; no secret)",
+        value: { status: "success", message: "Webhook endpoint updated", endpoint: ENDPOINT },
+      },
+      409: {
+        summary: "A 21st endpoint",
+        value: { status: "error", error: WebhookErrorMessages.tooManyEndpoints },
+      },
+    },
+  },
+  "GET /webhook-endpoints/:endpointId": {
+    request: { summary: "Read endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: { summary: "Never its secret", value: { status: "success", endpoint: ENDPOINT } },
+      404: NOT_FOUND,
+    },
+  },
+  "GET /webhook-endpoints": {
+    request: { summary: "Every endpoint, 100 a page", query: { limit: "100" } },
+    responses: {
+      200: { summary: "One page", value: { status: "success", results: [ENDPOINT], nextCursor: null } },
+    },
+  },
+  "DELETE /webhook-endpoints/:endpointId": {
+    request: { summary: "Delete endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: { summary: "Deleted", value: { status: "success", message: "Webhook endpoint deleted" } },
+      404: NOT_FOUND,
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/rotate-secret": {
+    request: { summary: "A new secret for endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: {
+        summary: "The new secret; the previous one signs too until previousSecretExpiresAt",
+        value: {
+          status: "success",
+          secret: "whsec_iit1ZqfUPWJQ23/MD7TONh0SQTAMcV6Ci32dHvRLXP0=",
+          previousSecretExpiresAt: "2026-05-02T12:10:00.000Z",
+        },
+      },
+      404: NOT_FOUND,
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/test": {
+    request: { summary: "Ping endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      202: { summary: "A signed ping is on its way", value: { status: "success", deliveryId: DELIVERY_ID } },
+      404: NOT_FOUND,
+      409: {
+        summary: "The endpoint is disabled",
+        value: { status: "error", error: WebhookErrorMessages.endpointDisabled },
+      },
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/recover": {
+    request: {
+      summary: "Send again what failed since May 1st",
+      params: { endpointId: "crm" },
+      query: { since: "2026-05-01T00:00:00Z" },
+    },
+    responses: { 202: { summary: "Queued again", value: { status: "success", requeued: 3 } }, 404: NOT_FOUND },
+  },
+  "POST /webhook-endpoints/:endpointId/replay": {
+    request: {
+      summary: "Replay the whole feed kept to endpoint crm",
+      params: { endpointId: "crm" },
+      body: { afterSequence: 0 },
+    },
+    responses: {
+      202: { summary: "Queued", value: { status: "success", queued: 2 } },
+      404: NOT_FOUND,
+    },
+  },
+  "GET /webhook-deliveries": {
+    request: { summary: "The newest delivery of endpoint crm", query: { endpointId: "crm", limit: "1" } },
+    responses: {
+      200: {
+        summary: "One page, newest first",
+        value: {
+          status: "success",
+          results: [
+            {
+              deliveryId: DELIVERY_ID,
+              endpointId: "crm",
+              eventType: "ping",
+              status: "delivered",
+              createdAt: "2026-05-01T12:10:00.000Z",
+              deliveredAt: "2026-05-01T12:10:00.210Z",
+              nextAttemptAt: null,
+              attemptCount: 1,
+              lastStatusCode: 204,
+              lastError: null,
+              attempts: [{ attempt: 1, at: "2026-05-01T12:10:00.010Z", statusCode: 204, latencyMs: 200, error: null }],
+              payload: { type: "ping", timestamp: "2026-05-01T12:10:00.000Z", data: { endpointId: "crm", version: 1 } },
+            },
+          ],
+          nextCursor: null,
+        },
+      },
+    },
+  },
+  "POST /webhook-deliveries/:deliveryId/retry": {
+    request: { summary: "Send one delivery again now", params: { deliveryId: DELIVERY_ID } },
+    responses: {
+      202: { summary: "Queued", value: { status: "success", deliveryId: DELIVERY_ID } },
+      404: {
+        summary: "No delivery of yours has this ID",
+        value: { status: "error", error: WebhookErrorMessages.deliveryNotFound },
+      },
+    },
+  },
 } as const;
