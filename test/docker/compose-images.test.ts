@@ -15,7 +15,11 @@ test("every service's image comes from a PSS_*_IMAGE variable with a pinned defa
   const notFromVariable = images.filter(([, image]) => !/^\$\{PSS_(?:[A-Z0-9_]+_)?IMAGE:-[^}]+:[^}]+\}$/.test(image));
   expect(notFromVariable).toEqual([]);
   const used = [...new Set(images.map(([, image]) => /^\$\{(PSS_(?:[A-Z0-9_]+_)?IMAGE)/.exec(image)![1]!))].sort();
-  const header = yaml.split("\n").filter((l) => l.startsWith("#")).slice(0, 15).join("\n");
+  const header = yaml
+    .split("\n")
+    .filter((l) => l.startsWith("#"))
+    .slice(0, 15)
+    .join("\n");
   const promised = /Every image comes from a variable \(([^)]*)\)/.exec(header.replace(/\n# /g, " "))?.[1];
   expect(promised?.split(/,\s*/).sort()).toEqual(used);
 });

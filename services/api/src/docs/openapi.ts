@@ -58,7 +58,7 @@ export interface OperationExamples {
 export const EXAMPLES_KEY = "x-pss-examples";
 
 /** A route's examples, spread into its `detail` (an extension key, read back by buildOpenApiDocument below). */
-export function withExamples(examples: OperationExamples): {} {
+export function withExamples(examples: OperationExamples): object {
   return { [EXAMPLES_KEY]: examples };
 }
 
