@@ -129,8 +129,11 @@ export const BROKER_EXAMPLES = {
       summary: "Two brokers in one request",
       body: {
         items: [
-          { externalBrokerId: "B-7", broker: EXAMPLE_BROKER },
-          { externalBrokerId: "B-8", broker: { name: "Sam Seller", email: "not an address" } },
+          {
+            externalBrokerId: "B-8",
+            broker: { name: "Sam Seller", email: "sam@acme-brokers.example", phone: "+1 512 555 0101" },
+          },
+          { externalBrokerId: "B-9", broker: { name: "Ann Agent", email: "not an address" } },
         ],
       },
     },
@@ -142,9 +145,18 @@ export const BROKER_EXAMPLES = {
           dryRun: false,
           counts: { created: 1, updated: 0, unchanged: 0, failed: 1 },
           results: [
-            { externalBrokerId: "B-7", httpStatus: 201, changed: true, body: BROKER_CREATED },
             {
               externalBrokerId: "B-8",
+              httpStatus: 201,
+              changed: true,
+              body: {
+                ...BROKER_CREATED,
+                serviceBrokerId: "78",
+                serviceProfileUrl: "https://market.example.com/brokers/78",
+              },
+            },
+            {
+              externalBrokerId: "B-9",
               httpStatus: 400,
               changed: false,
               body: {

@@ -167,7 +167,7 @@ export const LISTING_EXAMPLES = {
       summary: "Two listings in one request",
       body: {
         items: [
-          { externalListingId: "L-1042", listing: EXAMPLE_LISTING },
+          { externalListingId: "L-1044", listing: { ...EXAMPLE_LISTING, title: "Deli downtown" } },
           { externalListingId: "L-1043", listing: { ...EXAMPLE_LISTING, brokerExternalId: "B-99" } },
         ],
       },
@@ -180,7 +180,16 @@ export const LISTING_EXAMPLES = {
           dryRun: false,
           counts: { created: 1, updated: 0, unchanged: 0, failed: 1 },
           results: [
-            { externalListingId: "L-1042", httpStatus: 201, changed: true, body: LISTING_CREATED },
+            {
+              externalListingId: "L-1044",
+              httpStatus: 201,
+              changed: true,
+              body: {
+                ...LISTING_CREATED,
+                serviceListingId: 1044,
+                serviceListingUrl: "https://market.example.com/listings/1044",
+              },
+            },
             {
               externalListingId: "L-1043",
               httpStatus: 404,

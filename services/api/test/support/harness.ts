@@ -8,6 +8,7 @@ import { ALL_TOPICS } from "@pss/contracts";
 import {
   createLocalMediaStorage,
   createLogger,
+  createPostgres,
   ensureTopics,
   silentLogger,
   type Logger,
@@ -110,7 +111,11 @@ export interface ApiOptions {
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  // The API's own client settings (main.ts): a request answers 503 quickly while PostgreSQL cannot be reached.
+  const sql = createPostgres(
+    { url: opts.databaseUrl ?? urls.DATABASE_URL, maxConnections: 10 },
+    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5 },
+  );
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
