@@ -173,8 +173,6 @@ test("the status table: every status each operation answers is provoked, and the
   };
   /** Where examples and real answers differ in shape. */
   const unlike: string[] = [];
-  const expectStatus = async (key: string, wanted: number, send: () => Promise<number>) =>
-    record(op(key), wanted, await send());
   /** A route's own answer: its status, and its body against the document's example of that status. */
   const expectAnswer = async (key: string, wanted: number, opts: Parameters<typeof answer>[2] = {}) => {
     const o = op(key);

@@ -2,7 +2,7 @@
 // test setup, and offers small helpers to call it the way a partner does.
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import {
