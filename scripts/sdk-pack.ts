@@ -38,7 +38,7 @@ export async function packSdk(outDir: string): Promise<string> {
 
 if (import.meta.main) {
   const at = process.argv.indexOf("--out");
-  const outDir = resolve(at > 0 && process.argv[at + 1] ? process.argv[at + 1]! : join(ROOT, "release"));
+  const outDir = resolve((at > 0 ? process.argv[at + 1] : undefined) ?? join(ROOT, "release"));
   try {
     console.log(await packSdk(outDir));
     process.exit(0);
