@@ -7,31 +7,23 @@
 // (docs/sdk.md, "Install"). packages/sdk/test/package.test.ts runs this and installs the result into an empty project.
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { runCommand } from "../infra/src/process.ts";
 import { staleArtifacts } from "./sdk-openapi.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const SDK = join(ROOT, "packages", "sdk");
-
-async function run(cmd: string[], cwd: string): Promise<string> {
-  const proc = Bun.spawn(cmd, { cwd, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${err || out}`.trim());
-  return out;
-}
 
 /** Builds and packs the SDK into `outDir`; returns the tarball's path. */
 export async function packSdk(outDir: string): Promise<string> {
   const stale = await staleArtifacts();
   if (stale.length)
     throw new Error(`${stale.join("\n")}\nRun \`npm run --silent sdk:generate\` and commit the result first.`);
-  await run([process.execPath, "x", "tsc", "-p", "tsconfig.build.json"], SDK);
+  await runCommand([process.execPath, "x", "tsc", "-p", "tsconfig.build.json"], { cwd: SDK });
   mkdirSync(outDir, { recursive: true });
   // The build above is the prepack step's; --ignore-scripts keeps npm from running it a second time.
-  const packed = await run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", outDir], SDK);
+  const packed = await runCommand(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", outDir], {
+    cwd: SDK,
+  });
   const [{ filename }] = JSON.parse(packed) as [{ filename: string }];
   return join(outDir, filename);
 }
