@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { defaultPaths } from "../../infra/src/index.ts";
 import { resolveJars } from "../../infra/src/maven.ts";
 import { SERVER_USER_HOME, serverDirOf } from "../../infra/src/postgres.ts";
-import { postgresBinDir, redisServerBinary } from "../../infra/src/system-packages.ts";
+import { aptInstall, postgresBinDir, redisServerBinary } from "../../infra/src/system-packages.ts";
 import { uniqueName } from "../support/env.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -85,6 +85,7 @@ beforeAll(async () => {
   // What a first `up` downloads or installs, fetched out here: the namespace has no network. (This run's own
   // servers may have come from testcontainers, which needs none of it.)
   await Promise.all([postgresBinDir(), redisServerBinary()]);
+  if (!Bun.which("ip")) await aptInstall(["iproute2"]);
   for (const name of ["kafka", "opensearch", "s3proxy"])
     await resolveJars(join(checkout, "infra", "maven", name, "pom.xml"), defaultPaths().cacheDir, name);
   expect(await run(["ip", "netns", "add", namespace], { cwd: ROOT })).toMatchObject({ code: 0 });
