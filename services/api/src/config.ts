@@ -24,7 +24,7 @@ import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
-import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
+import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 
 export interface ApiConfig {
   port: number;
@@ -75,8 +75,8 @@ export interface ApiConfig {
   buyerStatsVisitorsPerAddress: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
   webhookSecretKey: Buffer;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (docs/webhooks.md "Replay"). */
-  webhookReplayDailyBudget: number;
+  /** Webhook deliveries a partner may re-send (retry, recover, replay, test) per audience in 24 hours (docs/webhooks.md "Re-sending"). */
+  webhookResendDailyBudget: number;
   /** Test mode and change history (docs/sandbox.md). */
   sandbox: SandboxConfig;
   /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
@@ -166,7 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
     buyerStatsVisitorsPerAddress: r.int("BUYER_STATS_VISITORS_PER_ADDRESS", 3, { min: 1, max: 100 }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
-    webhookReplayDailyBudget: r.int("WEBHOOK_REPLAY_DAILY_BUDGET", DEFAULT_REPLAY_DAILY_BUDGET, {
+    webhookResendDailyBudget: r.int("WEBHOOK_RESEND_DAILY_BUDGET", DEFAULT_RESEND_DAILY_BUDGET, {
       min: 1,
       max: 10_000_000,
     }),

@@ -3,10 +3,18 @@
 // partner group whatever the route (413, 414, 431, 501, and for partner routes 401 and 429; 400 and 415 wherever a
 // body is read), the rest from the route. The success answers are the document's own request examples, sent as
 // shown (service-assigned IDs replaced by this partner's). 500 is a bug and cannot be provoked; a 503 is provoked by
-// an API whose PostgreSQL and OpenSearch are unreachable. Methods: a path answers 405 (with Allow) to a standard
+// an API whose PostgreSQL and OpenSearch are unreachable; the webhook re-send routes' own 429 (their daily budget)
+// by an API whose budget is 1 delivery. Methods: a path answers 405 (with Allow) to a standard
 // method it does not serve and 501 to any other method, as components.responses states.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createFeedSequencer, silentLogger, type FeedSequencer } from "@pss/service-kit";
+import { ListingPublished } from "@pss/contracts";
+import {
+  createFeedSequencer,
+  insertOutboxFacts,
+  partnerFactRow,
+  silentLogger,
+  type FeedSequencer,
+} from "@pss/service-kit";
 import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { call, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
@@ -24,6 +32,8 @@ let api: ApiHarness;
 let limited: ApiHarness;
 /** The same application whose PostgreSQL and OpenSearch cannot be reached. */
 let down: ApiHarness;
+/** The same application with a daily webhook re-send budget of 1 delivery (per partner and audience). */
+let budgeted: ApiHarness;
 let sequencer: FeedSequencer;
 let doc: Json;
 let operations: Operation[];
@@ -36,6 +46,7 @@ const assigned: Record<string, string> = {};
 beforeAll(async () => {
   api = await startApi({ relay: false });
   limited = await startApi({ relay: false, rateLimitPerMinute: 1, leadLimits: { perAddress: 1 } });
+  budgeted = await startApi({ relay: false, webhookResendDailyBudget: 1 });
   down = await startApi({
     relay: false,
     databaseUrl: `postgres://pss:pss@127.0.0.1:${await freePort()}/none`,
@@ -56,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sequencer?.stop();
-  await Promise.all([api, limited, down].map((a) => a?.stop()));
+  await Promise.all([api, limited, budgeted, down].map((a) => a?.stop()));
 }, 60_000);
 
 const name = (o: Operation) => `${o.method} ${o.path}`;
@@ -164,20 +175,28 @@ async function raw(target: ApiHarness, method: string, path: string, lines: stri
 }
 
 test("the status table: every status each operation answers is provoked, and the document lists exactly those", async () => {
-  /** Provoked statuses by operation: what the API answered when asked for each. */
-  const provoked = new Map<string, Map<number, number>>();
+  /** Provoked statuses by operation: what the API answered each time it was asked for each (a 429 is provoked both
+   * by the per-key limit and, on the re-send routes, by their budget: every answer counts). */
+  const provoked = new Map<string, Map<number, number[]>>();
   const record = (o: Operation, wanted: number, got: number) => {
-    const m = provoked.get(name(o)) ?? new Map<number, number>();
-    m.set(wanted, got);
+    const m = provoked.get(name(o)) ?? new Map<number, number[]>();
+    m.set(wanted, [...(m.get(wanted) ?? []), got]);
     provoked.set(name(o), m);
   };
   /** Where examples and real answers differ in shape. */
   const unlike: string[] = [];
   /** A route's own answer: its status, and its body against the document's example of that status. */
-  const expectAnswer = async (key: string, wanted: number, opts: Parameters<typeof answer>[2] = {}) => {
+  const expectAnswer = async (
+    key: string,
+    wanted: number,
+    opts: Parameters<typeof answer>[2] = {},
+    target: ApiHarness = api,
+  ) => {
     const o = op(key);
-    const res = await answer(api, o, opts);
+    const res = await answer(target, o, opts);
     record(o, wanted, res.status);
+    if (wanted === 429 && res.status === 429 && !/^[1-9][0-9]*$/.test(res.headers.get("retry-after") ?? ""))
+      unlike.push(`${key} 429: Retry-After ${res.headers.get("retry-after")}`);
     const shown = Object.values<Json>(o.op.responses[String(wanted)]?.content?.["application/json"]?.examples ?? {})[0];
     // The document's own example is abridged.
     if (shown && res.status === wanted && key !== "GET /partner/v1/openapi.json")
@@ -240,18 +259,41 @@ test("the status table: every status each operation answers is provoked, and the
     const param = key.includes("offices") ? "officeId" : "organizationId";
     await expectAnswer(key, 404, { path: example(op(key), { [param]: "2147483647" }).path });
   }
-  // Webhook endpoints.
+  // Webhook endpoints. No indexer runs here: the listing's listing.published fact is written as the indexer writes it
+  // (its outbox row and feed draft), and numbered by the sequencer, so that replay has an event to send.
+  await insertOutboxFacts(api.sql, [
+    partnerFactRow(
+      ListingPublished,
+      { aggregateId: assigned.serviceListingId!, version: 1, partnerId: partner.partnerId, mode: "live" },
+      {
+        externalListingId: "L-1042",
+        serviceListingId: Number(assigned.serviceListingId),
+        externalBrokerId: "B-7",
+        serviceBrokerId: assigned.serviceBrokerId!,
+        status: "FOR_SALE",
+        version: 1,
+      },
+    ),
+  ]);
+  await waitFor(async () =>
+    (await call(api.baseUrl, "GET", `${P}/events?limit=1000`, { key: noLeadKey })).body.results?.some(
+      (e: Json) => e.type === "listing.published",
+    ),
+  );
   const putEndpoint = op(`PUT ${P}/webhook-endpoints/{endpointId}`);
   await expectAnswer(name(putEndpoint), 201);
   await expectAnswer(name(putEndpoint), 200, { body: { description: "CRM sync" } });
-  // 404: an ID a key without lead tracking cannot see, taken by an endpoint subscribed to lead.received.
+  // No 404: an ID taken by an endpoint a key without lead tracking cannot see (one subscribed to lead.received) is
+  // free for that key, which creates an endpoint of its own with it (IDs are per audience).
   await call(api.baseUrl, "PUT", `${P}/webhook-endpoints/leads`, {
     key: partner.apiKey,
     body: { url: "https://crm.acme-brokers.example/leads", events: ["lead.received"] },
   });
-  await expectAnswer(name(putEndpoint), 404, { key: noLeadKey, path: pathOf(putEndpoint, { endpointId: "leads" }) });
+  await expectAnswer(name(putEndpoint), 201, { key: noLeadKey, path: pathOf(putEndpoint, { endpointId: "leads" }) });
   const ping = await call(api.baseUrl, "POST", `${P}/webhook-endpoints/crm/test`, { key: partner.apiKey });
   assigned.deliveryId = ping.body.deliveryId;
+  // The deliveries list while the ping is the newest (the replay below adds a newer one).
+  await expectAnswer(`GET ${P}/webhook-deliveries`, 200);
   for (const key of [
     `GET ${P}/webhook-endpoints/{endpointId}`,
     `POST ${P}/webhook-endpoints/{endpointId}/rotate-secret`,
@@ -263,10 +305,23 @@ test("the status table: every status each operation answers is provoked, and the
     await expectAnswer(key, 404, { path: example(op(key), { endpointId: "nope" }).path });
   }
   await expectAnswer(`GET ${P}/webhook-endpoints`, 200);
-  await expectAnswer(`GET ${P}/webhook-deliveries`, 200);
   const retry = op(`POST ${P}/webhook-deliveries/{deliveryId}/retry`);
   await expectAnswer(name(retry), 202);
   await expectAnswer(name(retry), 404, { path: pathOf(retry, { deliveryId: "00000000-0000-4000-8000-000000000000" }) });
+  // 429: test, recover, replay and retry share one daily re-send budget per partner and audience. On an API whose
+  // budget is 1 delivery, the pings above have spent it for endpoints without lead data. Disabling and re-enabling
+  // the endpoint fails what is pending, so recover has failed deliveries to send again and no replay is running
+  // (whose 429 comes first); the replay's range holds the one published event, so it fits the whole budget (more
+  // would be a 400) but not what is left of it.
+  await call(api.baseUrl, "PUT", `${P}/webhook-endpoints/crm`, { key: partner.apiKey, body: { enabled: false } });
+  await call(api.baseUrl, "PUT", `${P}/webhook-endpoints/crm`, { key: partner.apiKey, body: { enabled: true } });
+  for (const key of [
+    `POST ${P}/webhook-endpoints/{endpointId}/test`,
+    `POST ${P}/webhook-endpoints/{endpointId}/recover`,
+    `POST ${P}/webhook-endpoints/{endpointId}/replay`,
+    `POST ${P}/webhook-deliveries/{deliveryId}/retry`,
+  ])
+    await expectAnswer(key, 429, {}, budgeted);
   // 409: a disabled endpoint refuses re-sending; a 21st endpoint is refused.
   await call(api.baseUrl, "PUT", `${P}/webhook-endpoints/crm`, { key: partner.apiKey, body: { enabled: false } });
   for (const key of [
@@ -363,12 +418,12 @@ test("the status table: every status each operation answers is provoked, and the
   const mismatches: string[] = [];
   for (const o of operations) {
     const documented = Object.keys(o.op.responses).map(Number).sort();
-    const answers = provoked.get(name(o)) ?? new Map<number, number>();
+    const answers = provoked.get(name(o)) ?? new Map<number, number[]>();
     const table = [...new Set([...answers.keys(), ...CANNOT])].sort();
     if (JSON.stringify(documented) !== JSON.stringify(table))
       mismatches.push(`${name(o)}: documented ${documented.join(",")}, the code answers ${table.join(",")}`);
     for (const [wanted, got] of answers)
-      if (wanted !== got) mismatches.push(`${name(o)}: asked for ${wanted}, got ${got}`);
+      for (const g of got) if (wanted !== g) mismatches.push(`${name(o)}: asked for ${wanted}, got ${g}`);
   }
   expect(mismatches).toEqual([]);
   expect(operations.length).toBeGreaterThanOrEqual(33);

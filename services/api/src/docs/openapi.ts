@@ -387,11 +387,13 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
     }
     const documented = (route.hooks?.detail?.responses ?? {}) as DocumentedResponses;
     for (const [status, about] of Object.entries(documented)) {
-      // A route's 400 adds to the edge's (which says what every request must obey) rather than replacing it.
-      if (typeof about === "string" && status === "400" && responses[status])
-        responses[status] = errorResponse(`${(responses[status] as { description: string }).description}. ${about}`);
-      else if (typeof about === "string")
-        responses[status] = errorResponse(about, status === "429" ? { "Retry-After": RETRY_AFTER } : {});
+      // A route's 400 adds to the edge's (which says what every request must obey) rather than replacing it; so
+      // does its 429 (a route's own bound, such as the webhook re-send budget, comes on top of the per-key limit).
+      const edge = (responses[status] as { description?: string } | undefined)?.description;
+      const headers = status === "429" ? { "Retry-After": RETRY_AFTER } : {};
+      if (typeof about === "string" && (status === "400" || status === "429") && edge)
+        responses[status] = errorResponse(`${edge}. ${about}`, headers);
+      else if (typeof about === "string") responses[status] = errorResponse(about, headers);
       else responses[status] = successResponse(about.schema, about.description);
     }
     if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse({ type: "object" });
