@@ -4175,7 +4175,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it).
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it).
          */
         post: {
             parameters: {
@@ -4335,7 +4335,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery of the endpoint created since a time
-         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
+         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
          */
         post: {
             parameters: {
@@ -4500,7 +4500,7 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
          */
         post: {
             parameters: {
@@ -4846,7 +4846,7 @@ export interface paths {
         put?: never;
         /**
          * Send one delivery again now (same webhook-id and body), with a fresh retry schedule
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
          */
         post: {
             parameters: {

@@ -4,9 +4,11 @@ import { MAX_REPLAY_EVENTS, WebhookErrorMessages } from "@pss/contracts";
 import { REPLAY_BUDGET_HINT } from "./webhook-replay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET, resendBudgetReached } from "./webhook-resend.ts";
 
+// Partner words: the figure, not the operators' setting that changes it (docs/api-internals.md names that).
 const RESEND_BUDGET_PROSE =
   "the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one " +
-  "for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default)";
+  `for endpoints carrying lead data and one for the others, ${DEFAULT_RESEND_DAILY_BUDGET.toLocaleString("en-US")} ` +
+  "deliveries each)";
 
 /** Route descriptions, by method and path. */
 export const WEBHOOK_DOCS = {
