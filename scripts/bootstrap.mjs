@@ -23,6 +23,7 @@ const scripts = {
   sync: ["packages/sdk/src/cli/main.ts"],
   "sdk:generate": ["scripts/sdk-openapi.ts"],
   "sdk:pack": ["scripts/sdk-pack.ts"],
+  "chart:readme": ["scripts/chart-readme.ts"],
   // Biome (biome.jsonc): `lint` checks rules and formatting and changes nothing; `format` rewrites the layout only.
   lint: ["x", "biome", "check", "--error-on-warnings"],
   format: ["scripts/format.ts"],

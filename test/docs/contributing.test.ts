@@ -45,6 +45,9 @@ test("every place the service checklist names, where services are registered, na
     "monitoring/prometheus.yml",
     "deploy/helm/partner-syndication-service/values.yaml",
     "deploy/helm/partner-syndication-service/values.schema.json",
+    "deploy/helm/partner-syndication-service/templates/deployments.yaml",
+    "deploy/helm/partner-syndication-service/templates/autoscaling.yaml",
+    "deploy/helm/partner-syndication-service/templates/_helpers.tpl",
     "Dockerfile",
   ];
   const missing: string[] = [];
