@@ -257,7 +257,8 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     },
     { variable: "RATE_LIMIT_PER_MINUTE", value: "0", load: loadApiConfig, says: "rate limit" },
     { variable: "LEAD_RATE_LIMIT_PER_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
-    { variable: "LEAD_RATE_LIMIT_PER_LISTING", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE", value: "0", load: loadApiConfig, says: "abuse limit" },
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
   ];
   for (const s of SWITCHES)

@@ -135,6 +135,23 @@ describe("the Helm chart", () => {
     expect(job.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe(hookSecret.metadata.name);
   });
 
+  it("behind the Ingress, the API believes the forwarded address of the proxies in services.api.trustProxyCidrs (private ranges by default)", async () => {
+    // Issue 37, item 5: without it every buyer had the ingress controller's address.
+    const byDefault = containerEnv(await template(production), "api");
+    expect(byDefault.TRUST_PROXY_CIDRS).toBe("10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7");
+    const config = apiConfig(byDefault);
+    expect(config.trustedProxies.trusts("10.42.0.17")).toBe(true);
+    expect(config.trustedProxies.trusts("203.0.113.9")).toBe(false);
+    const narrowed = containerEnv(
+      await template([...production, "--set", "services.api.trustProxyCidrs=10.42.0.0/16\\,2001:db8:cd::/48"]),
+      "api",
+    );
+    expect(narrowed.TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,2001:db8:cd::/48");
+    expect(apiConfig(narrowed).trustedProxies.ranges).toEqual(["10.42.0.0/16", "2001:db8:cd::/48"]);
+    const none = containerEnv(await template([...production, "--set", "services.api.trustProxyCidrs="]), "api");
+    expect(apiConfig(none).trustedProxies.ranges).toEqual([]);
+  });
+
   it("the migration hook runs as a ServiceAccount of its own, itself a hook made before the hook Secret and the Job (a pre-install hook runs before the release's own ServiceAccount exists)", async () => {
     const docs = await template(production);
     const accounts = byKind(docs, "ServiceAccount");

@@ -14,6 +14,7 @@ import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
+import { createIdempotencyLayer } from "./http/idempotency.ts";
 import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
@@ -60,6 +61,8 @@ export interface AppDeps {
   webhookSecrets: SecretBox;
   /** Webhook deliveries a partner may re-send per audience in 24 hours (default DEFAULT_RESEND_DAILY_BUDGET). */
   webhookResendDailyBudget?: number;
+  /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
+  idempotencyRetentionHours?: number;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -87,8 +90,16 @@ function hasBody(request: Request): boolean {
   return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
 }
 
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
   registerFormats();
+  // POSTs with an Idempotency-Key run in one transaction with their key (http/idempotency.ts): every route gets the
+  // layer's transaction-aware pool in place of the plain one.
+  const idempotency = createIdempotencyLayer({
+    sql: appDeps.sql,
+    secrets: appDeps.webhookSecrets,
+    retentionHours: appDeps.idempotencyRetentionHours,
+  });
+  const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
   const traces = createRequestTraces(deps.logger);
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
@@ -99,13 +110,13 @@ export function createApp(deps: AppDeps) {
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
   const partner = createPartnerContext(
-    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter },
+    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter, idempotency },
     partnerAuth,
     traces,
   );
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
-  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, idempotency, ...deps.leads };
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {

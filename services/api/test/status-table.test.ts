@@ -4,8 +4,9 @@
 // body is read), the rest from the route. The success answers are the document's own request examples, sent as
 // shown (service-assigned IDs replaced by this partner's). 500 is a bug and cannot be provoked; a 503 is provoked by
 // an API whose PostgreSQL and OpenSearch are unreachable; the webhook re-send routes' own 429 (their daily budget)
-// by an API whose budget is 1 delivery. Methods: a path answers 405 (with Allow) to a standard
-// method it does not serve and 501 to any other method, as components.responses states.
+// by an API whose budget is 1 delivery; every POST's 422 by an Idempotency-Key sent again with another request.
+// Methods: a path answers 405 (with Allow) to a standard method it does not serve and 501 to any other method, as
+// components.responses states.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ListingPublished } from "@pss/contracts";
 import {
@@ -108,12 +109,11 @@ async function send(
   return (await answer(target, o, opts)).status;
 }
 
+/** How a request differs from the operation's example request. */
+type AnswerOptions = { key?: string; path?: string; body?: unknown; headers?: Record<string, string> };
+
 /** The operation's example request (or its variant in `opts`), answered. */
-function answer(
-  target: ApiHarness,
-  o: Operation,
-  opts: { key?: string; path?: string; body?: unknown; headers?: Record<string, string> } = {},
-) {
+function answer(target: ApiHarness, o: Operation, opts: AnswerOptions = {}) {
   const ex = example(o);
   return call(target.baseUrl, o.method, opts.path ?? ex.path, {
     key: opts.key ?? (isPublic(o) ? undefined : partner.apiKey),
@@ -186,12 +186,7 @@ test("the status table: every status each operation answers is provoked, and the
   /** Where examples and real answers differ in shape. */
   const unlike: string[] = [];
   /** A route's own answer: its status, and its body against the document's example of that status. */
-  const expectAnswer = async (
-    key: string,
-    wanted: number,
-    opts: Parameters<typeof answer>[2] = {},
-    target: ApiHarness = api,
-  ) => {
+  const expectAnswer = async (key: string, wanted: number, opts: AnswerOptions = {}, target: ApiHarness = api) => {
     const o = op(key);
     const res = await answer(target, o, opts);
     record(o, wanted, res.status);
@@ -202,6 +197,17 @@ test("the status table: every status each operation answers is provoked, and the
     if (shown && res.status === wanted && key !== "GET /partner/v1/openapi.json")
       for (const d of shapeDifferences(shown.value, res.body)) unlike.push(`${key} ${wanted}: ${d}`);
   };
+
+  /**
+   * A POST's success sent with an Idempotency-Key (so its answer is kept), then another request (`other`: another
+   * path or query) with the same key, which is 422: every POST takes one (docs/partner-api.md, "Idempotency-Key").
+   */
+  const expectKeyed = async (key: string, wanted: number, opts: AnswerOptions, other: AnswerOptions) => {
+    const headers = { ...opts.headers, "idempotency-key": crypto.randomUUID() };
+    await expectAnswer(key, wanted, { ...opts, headers });
+    await expectAnswer(key, 422, { ...opts, ...other, headers });
+  };
+  const dryRunOf = (key: string) => ({ path: `${example(op(key)).path}?dryRun=true` });
 
   // --- The routes' own answers, in an order that builds what the next needs. -----------------------------------
   const P = "/partner/v1";
@@ -219,7 +225,7 @@ test("the status table: every status each operation answers is provoked, and the
     await expectAnswer(key, 404, { path: example(op(key), { externalBrokerId: "nope" }).path });
   }
   await expectAnswer(`GET ${P}/brokers`, 200);
-  await expectAnswer(`POST ${P}/brokers/batch`, 200);
+  await expectKeyed(`POST ${P}/brokers/batch`, 200, {}, dryRunOf(`POST ${P}/brokers/batch`));
   // Listings.
   const putListing = op(`PUT ${P}/listings/{externalListingId}`);
   await expectAnswer(name(putListing), 201);
@@ -240,7 +246,7 @@ test("the status table: every status each operation answers is provoked, and the
     await expectAnswer(key, 404, { path: example(op(key), { externalListingId: "nope" }).path });
   }
   await expectAnswer(`GET ${P}/listings`, 200);
-  await expectAnswer(`POST ${P}/listings/batch`, 200);
+  await expectKeyed(`POST ${P}/listings/batch`, 200, {}, dryRunOf(`POST ${P}/listings/batch`));
   // The feed: 200, and 410 once retention removed what after= points before.
   const feed = op(`GET ${P}/events`);
   await expectAnswer(name(feed), 200);
@@ -301,12 +307,20 @@ test("the status table: every status each operation answers is provoked, and the
     `POST ${P}/webhook-endpoints/{endpointId}/recover`,
     `POST ${P}/webhook-endpoints/{endpointId}/replay`,
   ]) {
-    await expectAnswer(key, op(key).op.responses["202"] ? 202 : 200);
+    const success = op(key).op.responses["202"] ? 202 : 200;
+    if (op(key).method === "POST")
+      await expectKeyed(key, success, {}, { path: example(op(key), { endpointId: "other" }).path });
+    else await expectAnswer(key, success);
     await expectAnswer(key, 404, { path: example(op(key), { endpointId: "nope" }).path });
   }
   await expectAnswer(`GET ${P}/webhook-endpoints`, 200);
   const retry = op(`POST ${P}/webhook-deliveries/{deliveryId}/retry`);
-  await expectAnswer(name(retry), 202);
+  await expectKeyed(
+    name(retry),
+    202,
+    {},
+    { path: pathOf(retry, { deliveryId: "00000000-0000-4000-8000-000000000001" }) },
+  );
   await expectAnswer(name(retry), 404, { path: pathOf(retry, { deliveryId: "00000000-0000-4000-8000-000000000000" }) });
   // 429: test, recover, replay and retry share one daily re-send budget per partner and audience. On an API whose
   // budget is 1 delivery, the pings above have spent it for endpoints without lead data. Disabling and re-enabling
@@ -345,7 +359,7 @@ test("the status table: every status each operation answers is provoked, and the
   const purge = op(`DELETE ${P}/test-data`);
   await call(api.baseUrl, "PUT", `${P}/brokers/B-7`, { key: testKey, body: example(putBroker).body });
   await call(api.baseUrl, "PUT", `${P}/listings/L-1042`, { key: testKey, body: example(putListing).body });
-  await expectAnswer(name(testLead), 202, { key: testKey });
+  await expectKeyed(name(testLead), 202, { key: testKey }, { path: pathOf(testLead, { externalListingId: "other" }) });
   await expectAnswer(name(testLead), 403);
   await expectAnswer(name(testLead), 404, { key: testKey, path: pathOf(testLead, { externalListingId: "nope" }) });
   await call(api.baseUrl, "PUT", `${P}/listings/L-1042`, { key: testKey, body: { status: "ARCHIVED" } });
@@ -361,7 +375,7 @@ test("the status table: every status each operation answers is provoked, and the
     await expectAnswer(key, 404, { path: pathOf(op(key), { [param]: "999999999999" }) });
   }
   const lead = op("POST /v1/listings/{serviceListingId}/leads");
-  await expectAnswer(name(lead), 202);
+  await expectKeyed(name(lead), 202, {}, { path: pathOf(lead, { serviceListingId: "999999999999" }) });
   await expectAnswer(name(lead), 404, { path: pathOf(lead, { serviceListingId: "999999999999" }) });
 
   // --- What any operation can answer (operations in parallel: each probe stands alone). -----------------------

@@ -234,7 +234,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -335,7 +338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -377,6 +380,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -1215,7 +1228,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1316,7 +1332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1358,6 +1374,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -3078,7 +3104,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example L-1042 */
                     externalListingId: string;
@@ -3120,7 +3149,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3192,6 +3221,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4028,7 +4067,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example crm */
                     endpointId: string;
@@ -4054,7 +4096,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4106,6 +4148,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4180,7 +4232,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example crm */
                     endpointId: string;
@@ -4204,7 +4259,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4266,6 +4321,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4343,7 +4408,10 @@ export interface paths {
                     /** @example 2026-05-01T00:00:00Z */
                     since: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example crm */
                     endpointId: string;
@@ -4369,7 +4437,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4431,6 +4499,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4505,7 +4583,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example crm */
                     endpointId: string;
@@ -4548,7 +4629,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4610,6 +4691,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4851,7 +4942,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example 36849c3e-99bb-4b12-ab61-e96e334c98a3 */
                     deliveryId: string;
@@ -4875,7 +4969,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4937,6 +5031,16 @@ export interface paths {
                 };
                 /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5523,7 +5627,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @example 1042 */
                     serviceListingId: string;
@@ -5562,7 +5669,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5612,7 +5719,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Error. Too many leads from this address or for this listing; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Error. Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];

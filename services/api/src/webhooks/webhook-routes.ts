@@ -95,7 +95,11 @@ export function createWebhookRoutes(
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
   // tracking that names lead.received gets 401 whatever else is wrong, as on the lead-count routes. Endpoints
   // carrying lead data are outside such a key's scope: named by ID they answer as unknown IDs do.
-  return new Elysia({ name: "webhook-routes" })
+  // Every POST below honours Idempotency-Key; rotate-secret's answer (the new secret) is kept encrypted.
+  return ctx
+    .idempotentPosts(new Elysia({ name: "webhook-routes" }), {
+      sealedPaths: ["/webhook-endpoints/:endpointId/rotate-secret"],
+    })
     .use(ctx.auth)
     .onTransform(createLeadDataGuard())
     .put(
