@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // Local infrastructure for machines without a Docker engine: `up`, `down`, `status`, `logs`, each for one
-// part (postgres, redis, kafka, opensearch, s3) when it is named, otherwise for all five.
+// part (postgres, redis, kafka, opensearch, s3, zipkin) when it is named, otherwise for all of them; zipkin, the
+// optional trace store, only when named (or running, for status and down).
 import { existsSync, readFileSync } from "node:fs";
 import { components, defaultPaths, down, isPartName, PART_NAMES, status, up, type PartName } from "./src/index.ts";
 

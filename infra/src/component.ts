@@ -14,7 +14,7 @@ export interface InfraPaths {
 
 /** One server the runner manages. */
 export interface Component {
-  name: "postgres" | "redis" | "kafka" | "opensearch" | "s3";
+  name: "postgres" | "redis" | "kafka" | "opensearch" | "s3" | "zipkin";
   /** The URL services use, in the variable they read it from. */
   env: { name: string; value: string };
   /**

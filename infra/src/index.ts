@@ -6,10 +6,12 @@ import { opensearchComponent } from "./opensearch.ts";
 import { postgresComponent } from "./postgres.ts";
 import { redisComponent } from "./redis.ts";
 import { s3Component } from "./s3.ts";
+import { zipkinComponent } from "./zipkin.ts";
 
 export type { Component, InfraPaths } from "./component.ts";
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
+export { ZIPKIN_PORT } from "./zipkin.ts";
 export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
 
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
@@ -23,7 +25,9 @@ type ServerUrl = Exclude<(typeof URL_VARIABLES)[number], "S3_ENDPOINT">;
 export type InfraUrls = Record<ServerUrl, string> &
   Partial<Record<"S3_ENDPOINT" | (typeof S3_VARIABLES)[number], string>>;
 
-export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3"] as const;
+export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3", "zipkin"] as const;
+/** Parts `up` starts only when named (the trace store: `npm start` names it unless PSS_ZIPKIN=0). */
+const ON_REQUEST: readonly PartName[] = ["zipkin"];
 export type PartName = (typeof PART_NAMES)[number];
 
 export function isPartName(name: string): name is PartName {
@@ -47,12 +51,18 @@ export function components(paths: InfraPaths): Component[] {
     kafkaComponent(paths),
     opensearchComponent(paths),
     s3Component(paths),
+    zipkinComponent(paths),
   ];
 }
 
 /** Whether the environment leaves a part to the runner: its URL is not set, and it is needed at all. */
-function leftToRunner(c: Component, env: Record<string, string | undefined>): boolean {
+function leftToRunner(
+  c: Component,
+  env: Record<string, string | undefined>,
+  parts: readonly PartName[] | undefined,
+): boolean {
   if (env[c.env.name]) return false;
+  if (ON_REQUEST.includes(c.name) && !parts?.includes(c.name)) return false;
   // Variants kept in a local directory need no object store.
   return !(c.name === "s3" && env.MEDIA_STORAGE === "local");
 }
@@ -72,7 +82,7 @@ export async function up(
   paths = defaultPaths(),
   parts?: readonly PartName[],
 ): Promise<InfraUrls> {
-  const local = selected(paths, parts).filter((c) => leftToRunner(c, env));
+  const local = selected(paths, parts).filter((c) => leftToRunner(c, env, parts));
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -95,7 +105,7 @@ export async function up(
       urls[c.env.name] = env[c.env.name]!;
       // A configured object store comes with its own bucket and credentials (whatever of them is set).
       if (c.name === "s3") for (const v of S3_VARIABLES) if (env[v]) urls[v] = env[v]!;
-    } else if (leftToRunner(c, env)) {
+    } else if (leftToRunner(c, env, parts)) {
       urls[c.env.name] = c.env.value;
       Object.assign(urls, c.companions);
     }
@@ -109,8 +119,13 @@ export async function down(paths = defaultPaths(), parts?: readonly PartName[]):
 }
 
 export async function status(paths = defaultPaths(), parts?: readonly PartName[]) {
+  const named = parts && parts.length > 0;
+  // An optional part that is not running is not reported as down unless it is named.
+  const shown = [];
+  for (const c of selected(paths, parts))
+    if (named || !ON_REQUEST.includes(c.name) || (await c.running())) shown.push(c);
   return Promise.all(
-    selected(paths, parts).map(async (c) => ({
+    shown.map(async (c) => ({
       name: c.name,
       running: await c.running(),
       ready: await c.ready().catch(() => false),

@@ -622,4 +622,37 @@ describe("the Helm chart", () => {
       expect(r.err).toContain(field);
     }
   });
+
+  it("traces: off by default; to a Zipkin of the operator's, or to the release's own with its UI", async () => {
+    const off = await template(production);
+    for (const service of SERVICES) expect(containerEnv(off, service).TRACING_ZIPKIN_URL).toBeUndefined();
+    expect(byKind(off, "Deployment").some((d) => d.metadata.name.endsWith("-zipkin"))).toBe(false);
+
+    const theirs = await template([
+      ...production,
+      "--set",
+      "tracing.zipkinUrl=http://zipkin.observability:9411/api/v2/spans",
+      "--set",
+      "tracing.sampleRatio=0.1",
+    ]);
+    for (const service of SERVICES) {
+      const env = containerEnv(theirs, service);
+      expect(env).toMatchObject({
+        TRACING_ZIPKIN_URL: "http://zipkin.observability:9411/api/v2/spans",
+        TRACING_SAMPLE_RATIO: "0.1",
+      });
+      // Each service accepts it.
+      expect(() => LOADERS[service](env)).not.toThrow();
+    }
+
+    const own = await template([...production, "--set", "tracing.zipkin.enabled=true"]);
+    const zipkin = byKind(own, "Deployment").find((d) => d.metadata.name === "pss-partner-syndication-service-zipkin");
+    expect(zipkin?.spec.template.spec.containers[0].image).toBe("openzipkin/zipkin:3.5.1");
+    expect(byKind(own, "Service").some((d) => d.metadata.name === "pss-partner-syndication-service-zipkin")).toBe(true);
+    expect(containerEnv(own, "api").TRACING_ZIPKIN_URL).toBe(
+      "http://pss-partner-syndication-service-zipkin:9411/api/v2/spans",
+    );
+    const bad = await helm(["template", "pss", CHART, ...production, "--set", "tracing.sampleRatio=2"]);
+    expect(bad.code).not.toBe(0);
+  });
 });

@@ -17,6 +17,7 @@ import { Partitioners, type Consumer, type Producer } from "kafkajs";
 import { DEFAULT_CONSUMER_SETTINGS } from "./config.ts";
 import { PermanentError, type EventConsumer, type EventConsumerOptions } from "./event-consumer-types.ts";
 import { createMessagePipeline, type Handled, type PipelineItem } from "./message-pipeline.ts";
+import { disabledTracing } from "./tracing.ts";
 
 export * from "./event-consumer-types.ts";
 export { messageLogFields, parseEnvelope } from "./event-envelope.ts";
@@ -38,6 +39,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     heartbeatIntervalMs: session.heartbeatIntervalMs,
     isStopping: () => stopping,
     producer: () => producer!,
+    tracing: opts.tracing ?? disabledTracing(opts.groupId),
   });
 
   /** Both handler forms as one: the events that failed for good, and a single event's outcome. */

@@ -22,6 +22,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createOutageMetrics, type OutageMetrics } from "./outage-wait.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { retryUntilDone } from "./retry-until.ts";
+import { createTracing, type Tracing, type TracingConfig } from "./tracing.ts";
 import { createShutdown, type Shutdown, type ShutdownOptions } from "./shutdown.ts";
 
 /** Clients main.ts created: each gets its standard readiness check (PostgreSQL, Kafka) and is closed last. */
@@ -93,6 +94,8 @@ export interface ServiceKit<C> {
   consumerMetrics(): ConsumerMetrics;
   /** `<service>_dependency_*` metrics of workers that wait out our own outages (made once). */
   outageMetrics(): OutageMetrics;
+  /** This process's spans (config.tracing; off when the service has none): flushed at shutdown. */
+  tracing: Tracing;
 }
 
 /** The process-wide pieces bootService uses; fakes in tests. */
@@ -206,7 +209,7 @@ export async function bootService(
   await boot;
 }
 
-export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: number }> {
+export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: number; tracing?: TracingConfig }> {
   /** The service's name: logs, metrics, health. */
   name: string;
   loadConfig: () => C;
@@ -223,6 +226,7 @@ export async function runService<
     healthPort: number;
     developmentProfile?: string | null;
     productionOverrides?: readonly string[];
+    tracing?: TracingConfig;
   },
 >(def: ServiceDefinition<C>): Promise<void> {
   const config = loadConfigOrExit(def.name, def.loadConfig);
@@ -234,6 +238,12 @@ export async function runService<
   // In production, each protection switched off on purpose, once (production-safety.ts refuseUnlessUnderstood).
   for (const accepted of config.productionOverrides ?? []) logger.warn(`production override: ${accepted}`);
   const metrics = createMetrics({ service: def.name });
+  const tracing = createTracing(config.tracing ?? { zipkinUrl: null, sampleRatio: 0, serviceName: `pss-${def.name}` }, {
+    metrics,
+    logger,
+  });
+  if (tracing.recording && config.tracing)
+    logger.info("tracing on", { zipkinUrl: config.tracing.zipkinUrl, sampleRatio: config.tracing.sampleRatio });
   const state = createBootState();
   let shutdown: Shutdown | null = null;
   const parts = await def.build({
@@ -249,8 +259,11 @@ export async function runService<
     // Memoised: each registers its metric families once on the registry.
     consumerMetrics: once(() => createConsumerMetrics(metrics, { logger })),
     outageMetrics: once(() => createOutageMetrics(metrics, def.name)),
+    tracing,
   });
   if (!parts) return;
+  // The last spans (the work stopped above) leave before the clients close; bounded by the export's timeout.
+  parts.close = { ...parts.close, "flush spans": () => tracing.shutdown() };
   shutdown = createShutdown(logger, parts.shutdown);
   shutdown.listen();
   await bootService(parts, { service: def.name, logger, metrics, shutdown, healthPort: config.healthPort }, state);

@@ -2,7 +2,16 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
+import {
+  activeSpanRecording,
+  annotateRequest,
+  disabledTracing,
+  traceIdOf,
+  type HttpMetrics,
+  type Logger,
+  type SecretBox,
+  type Tracing,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -63,6 +72,21 @@ export interface AppDeps {
   webhookResendDailyBudget?: number;
   /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /**
+   * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
+   * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
+   */
+  tracing?: Tracing;
+}
+
+/** The record a route's path names, as span attributes: what an operator searches traces by. */
+function recordAttributes(params: Record<string, string | undefined> | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  if (!params) return attributes;
+  if (params.externalListingId) attributes["pss.external_listing_id"] = params.externalListingId;
+  if (params.externalBrokerId) attributes["pss.external_broker_id"] = params.externalBrokerId;
+  if (params.serviceListingId) attributes["pss.listing_id"] = params.serviceListingId;
+  return attributes;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -100,7 +124,7 @@ export function createApp(appDeps: AppDeps) {
     retentionHours: appDeps.idempotencyRetentionHours,
   });
   const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
-  const traces = createRequestTraces(deps.logger);
+  const traces = createRequestTraces(deps.logger, deps.tracing ?? disabledTracing("pss-api"));
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
@@ -148,6 +172,14 @@ export function createApp(appDeps: AppDeps) {
       const violation = edgeViolation(request, deps.maxBodyBytes);
       if (violation) throw violation;
     })
+    // The request's span is named by its route template, and carries the record its path names.
+    .onTransform(({ request, route, params }) => {
+      if (activeSpanRecording())
+        annotateRequest(recordAttributes(params as Record<string, string | undefined>), {
+          method: request.method,
+          route,
+        });
+    })
     .onParse(async ({ request, route }) => {
       // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
       // so no Content-Type is needed.
@@ -192,6 +224,7 @@ export function createApp(appDeps: AppDeps) {
       const trace = traces.of(request);
       deps.logger.info("request", {
         requestId: trace.requestId,
+        traceId: traceIdOf(trace.traceparent),
         traceparent: trace.traceparent,
         method: request.method,
         path: pathOf(request.url),

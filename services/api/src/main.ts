@@ -12,6 +12,7 @@ import {
   createRedis,
   createSecretBox,
   createFeedSequencer,
+  serveTraced,
 } from "@pss/service-kit";
 import {
   describeMediaStorage,
@@ -67,7 +68,7 @@ function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
   return null; // runs until its shutdown exits the process
 }
 
-function buildApi({ config, logger, metrics, isStopping, booted, exit }: ServiceKit<ApiConfig>) {
+function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }: ServiceKit<ApiConfig>) {
   const isWorker = config.workerIndex !== null;
   // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
   const sql = createPostgres(config.postgres, {
@@ -85,7 +86,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     retry: { retries: 5 },
   });
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
+    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined, tracing },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
@@ -198,7 +199,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       secret: config.sandbox.previewLinkSecret,
       ttlSeconds: config.sandbox.previewLinkTtlSeconds,
     }),
-  }).listen({
+    tracing,
+  });
+  // Every request in its server span (service-kit tracing-http.ts), whatever the app does with it.
+  serveTraced(app, tracing, {
     port: config.port,
     hostname: "0.0.0.0",
     // Workers share the port; the kernel spreads connections over them.

@@ -12,7 +12,13 @@ import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 await runService({ name: "outbox-relay", loadConfig: loadRelayConfig, build });
 
 // The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
-function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
+function build({
+  config,
+  logger,
+  metrics,
+  booted,
+  tracing,
+}: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
   const producer = kafka.producer({
@@ -20,7 +26,10 @@ function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof
     createPartitioner: Partitioners.DefaultPartitioner,
     retry: { retries: 5 },
   });
-  const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
+  const relay = createOutboxRelay(
+    { sql, producer, logger, metrics: createRelayMetrics(metrics), tracing },
+    config.outboxRelay,
+  );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
   const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
   feedSequencer.start();

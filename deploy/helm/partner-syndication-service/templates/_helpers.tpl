@@ -357,3 +357,10 @@ spec:
 {{- define "pss.backupClaim" -}}
 {{- default (printf "%s-backup" (include "pss.fullname" .)) .Values.backup.pvc.existingClaim -}}
 {{- end -}}
+
+{{- /* Where the services send their spans: tracing.zipkinUrl, else the release's own Zipkin, else nothing (off). */ -}}
+{{- define "pss.zipkinUrl" -}}
+{{- if .Values.tracing.zipkinUrl -}}{{ .Values.tracing.zipkinUrl }}
+{{- else if .Values.tracing.zipkin.enabled -}}http://{{ include "pss.dev" (dict "root" . "name" "zipkin") }}:9411/api/v2/spans
+{{- end -}}
+{{- end -}}

@@ -11,7 +11,19 @@
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
 import type { Producer } from "kafkajs";
 import type postgres from "postgres";
-import { createHeldLease, createLeaderLease, createPeriodicJob, traceHeaders, type Logger } from "@pss/service-kit";
+import {
+  createHeldLease,
+  createLeaderLease,
+  createPeriodicJob,
+  disabledTracing,
+  recordFailure,
+  SpanKind,
+  traceHeaders,
+  traceparentOf,
+  type Logger,
+  type Span,
+  type Tracing,
+} from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -88,9 +100,10 @@ export async function readPendingRows(
 }
 
 export function createOutboxRelay(
-  deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics },
+  deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics; tracing?: Tracing },
   opts: OutboxRelayOptions = {},
 ): OutboxRelay {
+  const tracing = deps.tracing ?? disabledTracing("pss-outbox-relay");
   const batchSize = opts.batchSize ?? 500;
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
@@ -122,21 +135,53 @@ export function createOutboxRelay(
     }
   }
 
+  /**
+   * The relay's step of a write's trace: a producer span per row, a child of the span that wrote the row (its
+   * traceparent), and the traceparent the message carries on. A row written without a trace gets none.
+   */
+  function publishSpan(row: OutboxRow & { event_id?: string | null }): Span | null {
+    if (!row.traceparent) return null;
+    const span = tracing.startSpan(`publish ${row.topic}`, { kind: SpanKind.PRODUCER, parent: row.traceparent });
+    if (span.isRecording())
+      span.setAttributes({
+        "messaging.system": "kafka",
+        "messaging.destination.name": row.topic,
+        "messaging.kafka.message.key": row.message_key,
+        "pss.outbox_id": row.id,
+        ...(row.event_id ? { "pss.event_id": row.event_id } : {}),
+        ...(row.request_id ? { "pss.request_id": row.request_id } : {}),
+      });
+    return span;
+  }
+
   async function send(rows: OutboxRow[]): Promise<void> {
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    const spans: Span[] = [];
     for (const row of rows) {
       const list = byTopic.get(row.topic) ?? [];
+      const span = publishSpan(row);
+      if (span) spans.push(span);
       list.push({
         key: row.message_key,
         value: row.payload,
-        headers: traceHeaders({ requestId: row.request_id, traceparent: row.traceparent }),
+        headers: traceHeaders({
+          requestId: row.request_id,
+          traceparent: traceparentOf(span ?? undefined) ?? row.traceparent,
+        }),
       });
       byTopic.set(row.topic, list);
     }
-    await deps.producer.sendBatch({
-      acks: -1,
-      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-    });
+    try {
+      await deps.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
+    } catch (err) {
+      for (const span of spans) recordFailure(span, err);
+      throw err;
+    } finally {
+      for (const span of spans) span.end();
+    }
   }
 
   /** One line per published event: the relay's step of the write's journey through the logs. */

@@ -9,10 +9,13 @@ import {
   createLocalMediaStorage,
   createLogger,
   createPostgres,
+  disabledTracing,
   ensureTopics,
+  serveTraced,
   silentLogger,
   type Logger,
   type MediaStorage,
+  type Tracing,
 } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
@@ -110,6 +113,12 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** The API's and its relay's spans (default: nothing recorded). */
+  tracing?: Tracing;
+  /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
+  outboxRetentionMs?: number;
+  /** Sees the text of every statement the API and its relay send (a diagnostic counts them). */
+  onQuery?: (query: string) => void;
 }
 
 /** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
@@ -123,7 +132,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   // The API's own client settings (main.ts): a request answers 503 quickly while PostgreSQL cannot be reached.
   const sql = createPostgres(
     { url: opts.databaseUrl ?? urls.DATABASE_URL, maxConnections: 10 },
-    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5 },
+    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5, onQuery: opts.onQuery },
   );
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
@@ -146,7 +155,11 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const tracing = opts.tracing ?? disabledTracing("pss-api");
+  const relay = createOutboxRelay(
+    { sql, producer, logger, tracing },
+    { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
+  );
   const stats = createStatsRecorder({
     sql,
     redis,
@@ -207,7 +220,10 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });
