@@ -1,5 +1,15 @@
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+  copyFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Component, InfraPaths } from "./component.ts";
 import { type SecuredProfile, SECURED_USERS } from "./secured/profile.ts";
 import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } from "./process.ts";
@@ -10,16 +20,83 @@ const USER = "pss";
 const PASSWORD = "pss";
 const DATABASE = "pss";
 
+/**
+ * Where the clusters of checkouts run by root live: in the home of the `postgres` user (Debian's package makes it
+ * /var/lib/postgresql), one directory per checkout. PostgreSQL refuses to run as root, so under root it runs as
+ * `postgres`, which cannot enter a checkout under a 0700 directory (root's home, any Debian user's home).
+ */
+export const SERVER_USER_HOME = "/var/lib/postgresql/partner-syndication-service";
+
+const isRoot = () => process.getuid?.() === 0;
+
 /** PostgreSQL refuses to run as root: when we are root, its files belong to and it runs as 'postgres'. */
 function asServerUser(cmd: string[]): string[] {
-  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd;
+  return isRoot() ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd;
 }
 
 function chownToServerUser(path: string): void {
-  if (process.getuid?.() !== 0) return;
+  if (!isRoot()) return;
   const ids = Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim();
   const gid = Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim();
   chownSync(path, Number(ids), Number(gid));
+}
+
+/** The directory of one checkout's cluster under SERVER_USER_HOME: named after the checkout, unique by its real path. */
+export function serverDirOf(root: string, home = SERVER_USER_HOME): string {
+  const real = existsSync(root) ? realpathSync(root) : root;
+  const hash = new Bun.CryptoHasher("sha256").update(real).digest("hex").slice(0, 16);
+  const name = basename(real)
+    .replace(/[^A-Za-z0-9._-]/g, "_")
+    .slice(0, 40);
+  return join(home, `${name}-${hash}`);
+}
+
+/**
+ * The PostgreSQL server's files: where the server user can reach them whatever the checkout's permissions.
+ * - `local`: the checkout's own directory (pid file; and the record of where the cluster is); only we read it.
+ * - `server`: the data directory, socket directory and password file, read and written by the server user.
+ * Run as another user than root, the server is that user, so both are the checkout's `.data/postgres`. Under root
+ * the server is `postgres`, so its files go to SERVER_USER_HOME; a cluster that an earlier version initialised
+ * inside the checkout (which `postgres` could reach then) stays where it is.
+ */
+export function postgresDirs(
+  paths: InfraPaths,
+  asRoot = isRoot(),
+  secured?: SecuredProfile,
+): { local: string; server: string; record: string } {
+  const local = join(secured?.dir ?? paths.dataDir, "postgres");
+  const record = join(local, "server-dir");
+  if (!asRoot || existsSync(join(local, "pgdata", "PG_VERSION"))) return { local, server: local, record };
+  // A secured profile's cluster is its own: keyed by the profile's directory, not the checkout's.
+  return { local, server: serverDirOf(secured?.dir ?? paths.root, paths.serverUserHome ?? SERVER_USER_HOME), record };
+}
+
+/** Where a checkout's or profile's cluster files are, as recorded: what to remove with it. */
+export function recordedServerDir(localDir: string): string | null {
+  const record = join(localDir, "postgres", "server-dir");
+  return existsSync(record) ? readFileSync(record, "utf8").trim() || null : null;
+}
+
+/** Creates `path` and any missing parent, each enterable by every user (whatever the umask), as /var/lib is. */
+function enterableDirectory(path: string): void {
+  if (existsSync(path)) return;
+  enterableDirectory(dirname(path));
+  mkdirSync(path);
+  chmodSync(path, 0o755);
+}
+
+/**
+ * Prepares a cluster directory outside the checkout. The checkout records it (`record`); a cluster there without
+ * that record was left by an earlier copy of this checkout whose `.data` was deleted since: deleting `.data` resets
+ * the database, as it does when the cluster lives inside it, so that cluster is removed (never one that runs: the
+ * port check comes first).
+ */
+function prepareServerDir(server: string, record: string): void {
+  const recorded = existsSync(record) ? readFileSync(record, "utf8").trim() : null;
+  if (recorded !== server && existsSync(server)) rmSync(server, { recursive: true, force: true });
+  mkdirSync(server, { recursive: true });
+  chmodSync(server, 0o700);
+  writeFileSync(record, `${server}\n`);
 }
 
 /**
@@ -28,11 +105,11 @@ function chownToServerUser(path: string): void {
  * rejected, clients verify the certificate and host name, sslmode=verify-full).
  */
 export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): Component {
+  const { local: dir, server, record } = postgresDirs(paths, isRoot(), secured);
   const base = secured?.dir ?? paths.dataDir;
-  const dir = join(base, "postgres");
-  const pgdata = join(dir, "pgdata");
-  const socketDir = join(dir, "run");
-  const tlsDir = join(dir, "tls");
+  const pgdata = join(server, "pgdata");
+  const socketDir = join(server, "run");
+  const tlsDir = join(server, "tls");
   const logFile = join(base, "logs", "postgres.log");
   const pidFile = join(dir, "server.pid");
   const port = secured?.ports.postgres ?? POSTGRES_PORT;
@@ -58,11 +135,16 @@ export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): 
       if (await isPortOpen(port)) {
         throw new Error(`port ${port} is in use by a process this runner did not start; stop it or set DATABASE_URL`);
       }
+      mkdirSync(dir, { recursive: true });
+      if (server !== dir) {
+        enterableDirectory(dirname(server));
+        prepareServerDir(server, record);
+      }
       mkdirSync(socketDir, { recursive: true });
       mkdirSync(join(base, "logs"), { recursive: true });
-      for (const p of [dir, socketDir]) chownToServerUser(p);
+      for (const p of [server, socketDir]) chownToServerUser(p);
       if (!existsSync(join(pgdata, "PG_VERSION"))) {
-        const pwfile = join(dir, "pwfile");
+        const pwfile = join(server, "pwfile");
         writeFileSync(pwfile, password);
         chownToServerUser(pwfile);
         chmodSync(pwfile, 0o600);
@@ -80,6 +162,8 @@ export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): 
             "UTF8",
             "--locale=C.UTF-8",
           ]),
+          // The server user's own directory: initdb returns to its working directory, which must be enterable.
+          { cwd: server },
         );
         removeFile(pwfile);
         // Secured: TLS or nothing over TCP (the socket in socketDir stays for the runner's own checks).
@@ -129,7 +213,7 @@ export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): 
         ["checkpoint_completion_target", "0.9"],
       ].flatMap(([k, v]) => ["-c", `${k}=${v}`]);
       const [cmd, ...args] = asServerUser([`${bin}/postgres`, "-D", pgdata, ...settings]);
-      startDetached({ cmd: cmd!, args, cwd: dir, logFile, pidFile });
+      startDetached({ cmd: cmd!, args, cwd: server, logFile, pidFile });
     },
     async ready() {
       const bin = await postgresBinDir();
@@ -150,10 +234,13 @@ export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): 
           "-tAc",
           `SELECT 1 FROM pg_database WHERE datname='${DATABASE}'`,
         ]),
+        { cwd: server },
       );
       if (exists.exitCode !== 0) return false;
       if (exists.stdout.toString().trim() !== "1") {
-        await runCommand(asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(port), "-U", user, DATABASE]));
+        await runCommand(asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(port), "-U", user, DATABASE]), {
+          cwd: server,
+        });
       }
       return true;
     },

@@ -62,9 +62,12 @@ export function createPostgres(
     applicationName?: string;
     genericPlans?: boolean /** Seconds; a request path wants a short one to answer 503 fast. */;
     connectTimeoutSeconds?: number;
+    /** Each statement's text as it is sent (a diagnostic's statement count; bench/put-anatomy.ts). */
+    onQuery?: (query: string) => void;
   } = {},
 ): Sql {
   const prepared = config.preparedStatements !== false;
+  const { onQuery } = opts;
   const { url, ssl } = postgresConnection(config);
   return postgres(url, {
     ssl,
@@ -78,6 +81,7 @@ export function createPostgres(
     // failed connect is cheap, so retry after at most half a second (seconds, by consecutive failures).
     backoff: (retries: number) => Math.min(0.1 * retries, 0.5),
     onnotice: () => {},
+    ...(onQuery ? { debug: (_connection: number, query: string) => onQuery(query) } : {}),
     connection: {
       application_name: opts.applicationName ?? "pss",
       // Key lookups re-planned on every execution spent more time planning (1.5 ms) than running (0.3 ms):

@@ -20,6 +20,7 @@ import {
   type SecuredProfile,
 } from "../../../infra/src/index.ts";
 import { javaBinary, resolveJars } from "../../../infra/src/maven.ts";
+import { recordedServerDir } from "../../../infra/src/postgres.ts";
 import { isAlive, runCommand } from "../../../infra/src/process.ts";
 import {
   createEnvReader,
@@ -65,6 +66,13 @@ async function freeOpenSearchPort(): Promise<number> {
   throw new Error("no free port between 9260 and 9299 for OpenSearch");
 }
 
+/** A profile's files, and its PostgreSQL cluster's where they are apart (run as root: the server user's home). */
+function removeProfile(dir: string): void {
+  const cluster = recordedServerDir(dir);
+  if (cluster) rmSync(cluster, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /**
  * Stops the servers of profiles whose test process is gone (a run killed before its afterAll: its JVMs would stay)
  * and removes them.
@@ -77,7 +85,7 @@ async function removeAbandoned(paths: ReturnType<typeof defaultPaths>): Promise<
     if (owner && isAlive(owner)) continue;
     // Stopping goes by the pid files: the ports are not needed.
     await down(paths, undefined, securedProfile(paths, { dir, ports: SECURED_PORTS })).catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    removeProfile(dir);
   }
 }
 
@@ -108,7 +116,7 @@ export async function startSecuredServers(): Promise<SecuredServers> {
   ];
   const destroy = async () => {
     await down(paths, undefined, profile).catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    removeProfile(dir);
   };
   let urls: Record<string, string | undefined>;
   try {
