@@ -7,9 +7,11 @@ import {
   realpathSync,
   rmSync,
   writeFileSync,
+  copyFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Component, InfraPaths } from "./component.ts";
+import { type SecuredProfile, SECURED_USERS } from "./secured/profile.ts";
 import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } from "./process.ts";
 import { postgresBinDir } from "./system-packages.ts";
 
@@ -57,11 +59,22 @@ export function serverDirOf(root: string, home = SERVER_USER_HOME): string {
  * the server is `postgres`, so its files go to SERVER_USER_HOME; a cluster that an earlier version initialised
  * inside the checkout (which `postgres` could reach then) stays where it is.
  */
-export function postgresDirs(paths: InfraPaths, asRoot = isRoot()): { local: string; server: string; record: string } {
-  const local = join(paths.dataDir, "postgres");
+export function postgresDirs(
+  paths: InfraPaths,
+  asRoot = isRoot(),
+  secured?: SecuredProfile,
+): { local: string; server: string; record: string } {
+  const local = join(secured?.dir ?? paths.dataDir, "postgres");
   const record = join(local, "server-dir");
   if (!asRoot || existsSync(join(local, "pgdata", "PG_VERSION"))) return { local, server: local, record };
-  return { local, server: serverDirOf(paths.root, paths.serverUserHome ?? SERVER_USER_HOME), record };
+  // A secured profile's cluster is its own: keyed by the profile's directory, not the checkout's.
+  return { local, server: serverDirOf(secured?.dir ?? paths.root, paths.serverUserHome ?? SERVER_USER_HOME), record };
+}
+
+/** Where a checkout's or profile's cluster files are, as recorded: what to remove with it. */
+export function recordedServerDir(localDir: string): string | null {
+  const record = join(localDir, "postgres", "server-dir");
+  return existsSync(record) ? readFileSync(record, "utf8").trim() || null : null;
 }
 
 /** Creates `path` and any missing parent, each enterable by every user (whatever the umask), as /var/lib is. */
@@ -86,16 +99,32 @@ function prepareServerDir(server: string, record: string): void {
   writeFileSync(record, `${server}\n`);
 }
 
-export function postgresComponent(paths: InfraPaths): Component {
-  const { local: dir, server, record } = postgresDirs(paths);
+/**
+ * PostgreSQL on loopback: the default profile's (port 55432, the well-known local password, plaintext), or with a
+ * secured profile its own server (its port and generated password, TLS only: every TCP connection without TLS is
+ * rejected, clients verify the certificate and host name, sslmode=verify-full).
+ */
+export function postgresComponent(paths: InfraPaths, secured?: SecuredProfile): Component {
+  const { local: dir, server, record } = postgresDirs(paths, isRoot(), secured);
+  const base = secured?.dir ?? paths.dataDir;
   const pgdata = join(server, "pgdata");
   const socketDir = join(server, "run");
-  const logFile = join(paths.dataDir, "logs", "postgres.log");
+  const tlsDir = join(server, "tls");
+  const logFile = join(base, "logs", "postgres.log");
   const pidFile = join(dir, "server.pid");
+  const port = secured?.ports.postgres ?? POSTGRES_PORT;
+  const password = secured?.secrets.postgres ?? PASSWORD;
+  const user = secured ? SECURED_USERS.postgres : USER;
 
   return {
     name: "postgres",
-    env: { name: "DATABASE_URL", value: `postgres://${USER}:${PASSWORD}@127.0.0.1:${POSTGRES_PORT}/${DATABASE}` },
+    env: {
+      name: "DATABASE_URL",
+      value: secured
+        ? `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}?sslmode=verify-full`
+        : `postgres://${USER}:${PASSWORD}@127.0.0.1:${POSTGRES_PORT}/${DATABASE}`,
+    },
+    ...(secured ? { companions: { DATABASE_TLS_CA_FILE: secured.certs.caFile } } : {}),
     logFile,
     readyTimeoutMs: 60_000,
     async running() {
@@ -103,10 +132,8 @@ export function postgresComponent(paths: InfraPaths): Component {
     },
     async start() {
       const bin = await postgresBinDir();
-      if (await isPortOpen(POSTGRES_PORT)) {
-        throw new Error(
-          `port ${POSTGRES_PORT} is in use by a process this runner did not start; stop it or set DATABASE_URL`,
-        );
+      if (await isPortOpen(port)) {
+        throw new Error(`port ${port} is in use by a process this runner did not start; stop it or set DATABASE_URL`);
       }
       mkdirSync(dir, { recursive: true });
       if (server !== dir) {
@@ -114,11 +141,11 @@ export function postgresComponent(paths: InfraPaths): Component {
         prepareServerDir(server, record);
       }
       mkdirSync(socketDir, { recursive: true });
-      mkdirSync(join(paths.dataDir, "logs"), { recursive: true });
+      mkdirSync(join(base, "logs"), { recursive: true });
       for (const p of [server, socketDir]) chownToServerUser(p);
       if (!existsSync(join(pgdata, "PG_VERSION"))) {
         const pwfile = join(server, "pwfile");
-        writeFileSync(pwfile, PASSWORD);
+        writeFileSync(pwfile, password);
         chownToServerUser(pwfile);
         chmodSync(pwfile, 0o600);
         await runCommand(
@@ -127,7 +154,7 @@ export function postgresComponent(paths: InfraPaths): Component {
             "-D",
             pgdata,
             "-U",
-            USER,
+            user,
             `--pwfile=${pwfile}`,
             "--auth-local=trust",
             "--auth-host=scram-sha-256",
@@ -139,16 +166,45 @@ export function postgresComponent(paths: InfraPaths): Component {
           { cwd: server },
         );
         removeFile(pwfile);
+        // Secured: TLS or nothing over TCP (the socket in socketDir stays for the runner's own checks).
+        if (secured) {
+          writeFileSync(
+            join(pgdata, "pg_hba.conf"),
+            [
+              "local all all trust",
+              "hostssl all all 127.0.0.1/32 scram-sha-256",
+              "host all all 0.0.0.0/0 reject",
+              "",
+            ].join("\n"),
+          );
+          chownToServerUser(join(pgdata, "pg_hba.conf"));
+        }
+      }
+      // The server reads its key as its own user, and only a key nobody else can read.
+      if (secured) {
+        mkdirSync(tlsDir, { recursive: true });
+        copyFileSync(secured.certs.serverCertFile, join(tlsDir, "server.pem"));
+        copyFileSync(secured.certs.serverKeyFile, join(tlsDir, "server.key"));
+        chmodSync(join(tlsDir, "server.key"), 0o600);
+        for (const f of [tlsDir, join(tlsDir, "server.pem"), join(tlsDir, "server.key")]) chownToServerUser(f);
       }
       // The log file is written by the server user, so let it own the file.
       writeFileSync(logFile, "", { flag: "a" });
       chownToServerUser(logFile);
       const settings = [
         ["listen_addresses", "127.0.0.1"],
-        ["port", String(POSTGRES_PORT)],
+        ["port", String(port)],
         ["unix_socket_directories", socketDir],
         ["max_connections", "300"],
-        ["shared_buffers", "1GB"],
+        // The secured profile is for correctness runs, beside the default one: a small cache.
+        ["shared_buffers", secured ? "128MB" : "1GB"],
+        ...(secured
+          ? [
+              ["ssl", "on"],
+              ["ssl_cert_file", join(tlsDir, "server.pem")],
+              ["ssl_key_file", join(tlsDir, "server.key")],
+            ]
+          : []),
         ["effective_cache_size", "4GB"],
         ["work_mem", "16MB"],
         ["maintenance_work_mem", "256MB"],
@@ -161,7 +217,7 @@ export function postgresComponent(paths: InfraPaths): Component {
     },
     async ready() {
       const bin = await postgresBinDir();
-      const check = Bun.spawnSync([`${bin}/pg_isready`, "-h", "127.0.0.1", "-p", String(POSTGRES_PORT), "-q"]);
+      const check = Bun.spawnSync([`${bin}/pg_isready`, "-h", "127.0.0.1", "-p", String(port), "-q"]);
       if (check.exitCode !== 0) return false;
       // The application database is created once, after the server first answers.
       const exists = Bun.spawnSync(
@@ -170,9 +226,9 @@ export function postgresComponent(paths: InfraPaths): Component {
           "-h",
           socketDir,
           "-p",
-          String(POSTGRES_PORT),
+          String(port),
           "-U",
-          USER,
+          user,
           "-d",
           "postgres",
           "-tAc",
@@ -182,10 +238,9 @@ export function postgresComponent(paths: InfraPaths): Component {
       );
       if (exists.exitCode !== 0) return false;
       if (exists.stdout.toString().trim() !== "1") {
-        await runCommand(
-          asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(POSTGRES_PORT), "-U", USER, DATABASE]),
-          { cwd: server },
-        );
+        await runCommand(asServerUser([`${bin}/createdb`, "-h", socketDir, "-p", String(port), "-U", user, DATABASE]), {
+          cwd: server,
+        });
       }
       return true;
     },

@@ -157,7 +157,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
   const tracing = opts.tracing ?? disabledTracing("pss-api");
   const relay = createOutboxRelay(
-    { sql, producer, logger, tracing },
+    { sql, producer: () => producer, logger, tracing },
     { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
   );
   const stats = createStatsRecorder({
