@@ -17,3 +17,30 @@ export type DocumentedResponses = Record<number, string | { description: string;
 export function documented(responses: DocumentedResponses): DocumentDecoration["responses"] {
   return responses as unknown as DocumentDecoration["responses"];
 }
+
+/**
+ * An operation's examples, declared beside its route (in the feature's *-docs.ts, so they move with the route): one
+ * request as a client sends it, and the body of each answer shown. The document shows the request as parameter
+ * `example`s, a request body example and a curl command (`x-codeSamples`), and each answer under its status;
+ * tests check every example against the schema beside it and send the requests to the real services
+ * (packages/sdk/test/openapi-examples.test.ts, services/api/test/status-table.test.ts).
+ */
+export interface OperationExamples {
+  request: {
+    summary: string;
+    /** Path parameters by name, as sent (before percent-encoding). */
+    params?: Record<string, string | number>;
+    query?: Record<string, string>;
+    body?: unknown;
+  };
+  /** Answers by status: what the API answers to the request above (the success) and to others worth showing. */
+  responses: Partial<Record<number, { summary: string; value: unknown }>>;
+}
+
+/** Where a route's `detail` carries its OperationExamples. */
+export const EXAMPLES_KEY = "x-pss-examples";
+
+/** A route's examples, spread into its `detail` (an extension key, read back by the API's buildOpenApiDocument). */
+export function withExamples(examples: OperationExamples): object {
+  return { [EXAMPLES_KEY]: examples };
+}

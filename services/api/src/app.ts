@@ -18,7 +18,7 @@ import {
 import { PUBLIC_API_OPERATIONS } from "@pss/marketplace/public-api-docs";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { renderDocsPage } from "./docs/docs-page.ts";
-import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
+import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createFeedRoutes } from "./feed/feed-routes.ts";
@@ -97,7 +97,9 @@ export function createApp(appDeps: AppDeps) {
 
   const app = pipeline
     .install(new Elysia({ normalize: false, systemRouter: false }))
-    .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
+    .get("/partner/v1/openapi.json", () => openApi(), {
+      detail: { summary: "This API's OpenAPI 3.1 document", ...withExamples(OPENAPI_EXAMPLES) },
+    })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group

@@ -1,14 +1,15 @@
 // Composition root: the only place that creates clients and wires dependencies; runService (service-kit) boots,
 // checks and stops them.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
   createFeedSequencer,
   createHttpMetrics,
+  createEventProducer,
   createKafka,
   createPostgres,
   createReadinessMonitor,
   createRedis,
+  redisReadiness,
   createSecretBox,
   serveTraced,
   pingKafka,
@@ -70,14 +71,16 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   const redis = createRedis(config.redis);
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
-  // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
+  // Idempotent, acks=all, one request in flight (per-partition order); consumers drop repeats by aggregate version.
+  // A new producer after a failed round (outbox-relay.ts says why).
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined, tracing },
+    {
+      sql,
+      producer: () => createEventProducer(kafka),
+      logger,
+      metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
+      tracing,
+    },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
@@ -87,13 +90,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
     postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-    redis: {
-      run: async () => {
-        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
-      },
-      required: false,
-      everyMs: 0,
-    },
+    redis: { run: redisReadiness(redis), required: false, everyMs: 0 },
   };
   // A Kafka probe opens an admin connection: run it at most every 15 s, and only where this process relays.
   readiness.kafka = config.outboxRelayEnabled
@@ -159,7 +156,11 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   });
 
   function startWorkerLink(opts: HealthRoutesOptions) {
-    const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+    const monitor = createReadinessMonitor({
+      checks: opts.checks,
+      onFailure: opts.onCheckFailure,
+      onSuccess: opts.onCheckSuccess,
+    });
     const link = attachWorkerLink({
       answer: async (kind) => {
         if (kind === "metrics") return metrics.snapshot();

@@ -7,6 +7,7 @@ import {
   createPostgres,
   createRedis,
   describeMediaStorage,
+  redisReadiness,
   createPeriodicJob,
   runService,
   serveTraced,
@@ -91,13 +92,7 @@ function buildMarketplace({ config, logger, metrics, tracing }: ServiceKit<Marke
   // an object-storage outage answers 503 on /media only: both are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
     postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-    redis: {
-      run: async () => {
-        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
-      },
-      required: false,
-      everyMs: 0,
-    },
+    redis: { run: redisReadiness(redis), required: false, everyMs: 0 },
     storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
 

@@ -13,7 +13,7 @@ import {
   PutQuery,
   variantsWithUrls,
 } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError, retryTransaction } from "@pss/http-kit";
 import { parseHistoryQuery, parsePageQuery } from "../http/pagination.ts";
@@ -23,7 +23,7 @@ import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { storedBrokerQuality } from "./broker-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
-import { BROKER_DOCS } from "./broker-docs.ts";
+import { BROKER_DOCS, BROKER_EXAMPLES } from "./broker-docs.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -89,6 +89,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description: BROKER_DOCS["PUT /brokers/:externalBrokerId"],
+          ...withExamples(BROKER_EXAMPLES["PUT /brokers/:externalBrokerId"]),
         },
       },
     )
@@ -105,6 +106,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a broker back as stored, with the state of its avatar processing",
+          ...withExamples(BROKER_EXAMPLES["GET /brokers/:externalBrokerId"]),
           responses: documented({
             200: {
               description: "The broker",
@@ -128,6 +130,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "The broker's change history, newest first",
           description: BROKER_DOCS["GET /brokers/:externalBrokerId/history"],
+          ...withExamples(BROKER_EXAMPLES["GET /brokers/:externalBrokerId/history"]),
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
             404: ErrorMessages.brokerNotFound,
@@ -151,6 +154,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's brokers (reconciliation)",
+          ...withExamples(BROKER_EXAMPLES["GET /brokers"]),
           responses: documented({
             200: {
               description: "One page; nextCursor is null on the last",

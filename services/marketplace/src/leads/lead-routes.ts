@@ -2,16 +2,17 @@
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } from "@pss/contracts";
 import {
-  documented,
+  addressBucket,
   BadRequestError,
-  type RequestTraces,
+  clientAddress,
+  documented,
   idempotentPosts,
   keyScope,
-  addressBucket,
-  clientAddress,
+  withExamples,
+  type RequestTraces,
 } from "@pss/http-kit";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
-import { LEAD_DOCS } from "./lead-docs.ts";
+import { LEAD_DOCS, LEAD_EXAMPLES } from "./lead-docs.ts";
 
 export type LeadIntakeOptions = Omit<LeadIntakeDeps, "sql" | "logger" | "idempotency">;
 
@@ -44,6 +45,7 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions 
       detail: {
         summary: "Send a buyer's inquiry to the listing's broker (public, no key)",
         description: LEAD_DOCS["POST /v1/listings/:serviceListingId/leads"],
+        ...withExamples(LEAD_EXAMPLES["POST /v1/listings/:serviceListingId/leads"]),
         responses: documented({
           404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
           429: "Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds",
