@@ -8,9 +8,11 @@
 //    at a steady rate, loses one media and one indexer container to `docker kill` and has Redis restarted mid-load;
 //    every acknowledged write is searchable, every photo is processed, every webhook and lead delivered: 0 lost,
 //    0 duplicated.
-// 3. With api=2, one API container killed again and again while buyers send inquiries with an Idempotency-Key and
-//    retry until answered: as many leads stored and e-mailed as 2xx answers (the balancer never sends a POST twice,
-//    a retry after a lost answer gets the first answer); a client's own X-Forwarded-For changes nothing.
+// 3. Issue 41: the marketplace scaled to 3 apart from the API, under a steady buyer load (search, listing pages,
+//    inquiries with an Idempotency-Key retried until answered) while a partner writes; one marketplace container is
+//    killed: 0 failed buyer GETs (the balancer re-sends an idempotent request that reached no answer), as many leads
+//    stored and e-mailed as 2xx answers (never a POST twice; a retry after a lost answer gets the first answer), and
+//    the partner's PUT p99 with and without the buyer load, reported; a client's own X-Forwarded-For changes nothing.
 // 4. Each app container stops gracefully on SIGTERM within its compose stop grace period (measured), and
 //    `docker compose down` (volumes kept) then `up` keeps every acknowledged write.
 //
@@ -33,9 +35,10 @@ const unavailable = await containerTestsUnavailable();
 if (unavailable) console.error(`compose stack tests skipped: ${unavailable}`);
 const it = unavailable ? test.skip : test;
 
-const APP_SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const APP_SERVICES = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
 const GRACE_S: Record<(typeof APP_SERVICES)[number], number> = {
   api: 30,
+  marketplace: 30,
   "outbox-relay": 30,
   media: 40,
   indexer: 30,
@@ -433,13 +436,21 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   expect([Number(rowsTotal), Number(distinctPhotos)]).toEqual([ids.length * 2, ids.length * 2]);
 }, 900_000);
 
-it("api=2 with one API container killed again and again: every inquiry sent with an Idempotency-Key until answered is stored and e-mailed exactly once; a forged X-Forwarded-For changes nothing", async () => {
+/** The p-th percentile (0-100) of some durations, in ms. */
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+it("marketplace=3 under buyer load while a partner writes, one marketplace container killed: 0 failed buyer GETs, every inquiry stored and e-mailed once, the partner's PUT p99 with and without buyers", async () => {
   const p = project!;
   expect(partner.apiKey).not.toBe(""); // the first test made the partner
-  // The scale test left api=2; run alone (-t), this test scales the API itself.
-  if ((await p.containers("api")).length < 2)
-    await p.compose(["up", "-d", "--wait", "--wait-timeout", "300", "--scale", "api=2"], 360_000);
-  expect((await p.containers("api")).length).toBe(2);
+  await p.compose(
+    ["up", "-d", "--wait", "--wait-timeout", "300", "--scale", "marketplace=3", "--scale", "api=2"],
+    360_000,
+  );
+  expect((await p.containers("marketplace")).length).toBe(3);
   const email = `idempotent-${token}@broker.example`;
   const broker = `idem-broker-${token}`;
   expect(
@@ -458,6 +469,7 @@ it("api=2 with one API container killed again and again: every inquiry sent with
   });
   expect(put.status).toBe(201);
   const listingId = ((await put.json()) as { serviceListingId: number }).serviceListingId;
+  await until("the listing to be searchable", () => searchable(`bakery ${token}`, listingId), 120_000);
 
   // --- a forged X-Forwarded-For through the balancer: 12 views claiming 12 addresses are one address's (3) --------
   for (let i = 0; i < 12; i++) {
@@ -470,7 +482,6 @@ it("api=2 with one API container killed again and again: every inquiry sent with
     expect(res.status).toBe(200);
     await res.arrayBuffer();
   }
-
   // Counted before any container is killed (a killed instance loses the views it had not flushed yet).
   const views = async () =>
     (
@@ -482,67 +493,121 @@ it("api=2 with one API container killed again and again: every inquiry sent with
   await Bun.sleep(3_000);
   expect(await views()).toBe(3);
 
-  // --- inquiries while an API container is killed and started again, over and over --------------------------------
-  const t0 = Date.now();
-  let killing = true;
-  let kills = 0;
-  const killer = (async () => {
-    while (killing) {
-      await Bun.sleep(2_500);
-      if (!killing) break;
-      const [victim] = await p.containers("api");
-      if (!victim) continue;
-      await must(["docker", "kill", victim]);
-      kills++;
-      await Bun.sleep(1_500);
-      await must(["docker", "start", victim]);
-      await until(
-        "the killed API container to be healthy again",
-        async () =>
-          (await must(["docker", "inspect", "--format", "{{.State.Health.Status}}", victim])).trim() === "healthy",
-        90_000,
-      );
+  // --- the partner's writes: a PUT every 100 ms, timed ------------------------------------------------------------
+  const partnerWrites = async (label: string, ms: number): Promise<number[]> => {
+    const took: number[] = [];
+    const stopAt = Date.now() + ms;
+    for (let n = 0; Date.now() < stopAt; n++) {
+      const t = performance.now();
+      const res = await api(`/partner/v1/listings/pw-${token}-${label}-${n % 20}`, {
+        method: "PUT",
+        key: partner.apiKey,
+        body: JSON.stringify(sample.listing(broker, { title: `Partner write ${n} ${token}`, photos: [] })),
+      });
+      expect([label, res.status < 300]).toEqual([label, true]);
+      await res.arrayBuffer();
+      took.push(performance.now() - t);
+      await Bun.sleep(Math.max(0, 100 - (performance.now() - t)));
     }
-  })();
+    return took;
+  };
+  const quiet1 = await partnerWrites("quiet1", 12_000);
+  const quiet2 = await partnerWrites("quiet2", 12_000);
+
+  // --- buyers: search, listing pages and inquiries, while the partner writes and a marketplace container dies -------
+  let buying = true;
+  const getFailures: string[] = [];
+  let gets = 0;
+  const byInstance = new Map<string, number>();
+  const browse = async (b: number) => {
+    for (let i = 0; buying; i++) {
+      const path =
+        i % 3 === 0
+          ? `/v1/listings?q=${encodeURIComponent(`bakery ${token}`)}&near=${encodeURIComponent("Austin, TX")}`
+          : i % 3 === 1
+            ? `/listings/${listingId}`
+            : `/listings?businessType=Restaurant&sort=newest&page=${1 + (i % 2)}`;
+      const res = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
+        headers: { "user-agent": `load-buyer-${b}` },
+        signal: AbortSignal.timeout(15_000),
+      }).catch((err: Error) => err);
+      gets++;
+      if (res instanceof Error || res.status !== 200)
+        getFailures.push(`${path}: ${res instanceof Error ? res.message : res.status}`);
+      else {
+        const instance = res.headers.get("x-pss-instance") ?? "?";
+        byInstance.set(instance, (byInstance.get(instance) ?? 0) + 1);
+        await res.arrayBuffer();
+      }
+      await Bun.sleep(50);
+    }
+  };
   let sentInquiries = 0;
   let answered = 0;
   let replayed = 0;
   let attempts = 0;
   const statuses = new Map<string, number>();
-  const sendOne = async (n: number) => {
-    const key = crypto.randomUUID();
-    for (let attempt = 1; attempt <= 40; attempt++) {
-      attempts++;
-      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/listings/${listingId}/leads`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": key },
-        body: JSON.stringify({ name: `Buyer ${n}`, email: `idem${n}@example.com`, message: `Inquiry ${n} ${token}` }),
-        signal: AbortSignal.timeout(10_000),
-      }).catch(() => null);
-      const label = String(res?.status ?? "no answer");
-      statuses.set(label, (statuses.get(label) ?? 0) + 1);
-      if (res && res.status >= 200 && res.status < 300) {
-        answered++;
-        if (res.headers.get("idempotent-replayed") === "true") replayed++;
-        return;
+  const inquire = async () => {
+    while (buying) {
+      const n = sentInquiries++;
+      const key = crypto.randomUUID();
+      for (let attempt = 1; attempt <= 40; attempt++) {
+        attempts++;
+        const res = await fetch(`http://127.0.0.1:${apiPort}/v1/listings/${listingId}/leads`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": key },
+          body: JSON.stringify({ name: `Buyer ${n}`, email: `idem${n}@example.com`, message: `Inquiry ${n} ${token}` }),
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => null);
+        const label = String(res?.status ?? "no answer");
+        statuses.set(label, (statuses.get(label) ?? 0) + 1);
+        if (res && res.status >= 200 && res.status < 300) {
+          answered++;
+          if (res.headers.get("idempotent-replayed") === "true") replayed++;
+          break;
+        }
+        await res?.arrayBuffer().catch(() => {});
+        await Bun.sleep(300);
       }
-      await res?.arrayBuffer().catch(() => {});
-      await Bun.sleep(300);
+      await Bun.sleep(400);
     }
-    throw new Error(`inquiry ${n} was never answered 2xx`);
   };
-  // Eight buyers at a time, until the container was killed at least three times (at most 3 minutes).
-  const deadline = Date.now() + 180_000;
-  while ((kills < 3 || sentInquiries < 40) && Date.now() < deadline)
-    await Promise.all(Array.from({ length: 8 }, () => sendOne(sentInquiries++)));
-  killing = false;
-  await killer;
-  timings.idempotentLeads = seconds(t0);
-  console.error(
-    `idempotency under kills: ${sentInquiries} inquiries, ${answered} answered 2xx (${replayed} replayed), ${attempts} attempts, ${kills} kills; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
-  );
-  expect(kills).toBeGreaterThanOrEqual(3);
+  const buyers = [...Array.from({ length: 4 }, (_, b) => browse(b)), inquire(), inquire()];
+  const killer = (async () => {
+    await Bun.sleep(6_000);
+    const [victim] = await p.containers("marketplace");
+    await must(["docker", "kill", victim!]);
+    return victim!;
+  })();
+  const busy = await partnerWrites("busy", 24_000);
+  buying = false;
+  await Promise.all(buyers);
+  const killed = await killer;
+  await must(["docker", "start", killed]);
+
+  const report = {
+    putP99QuietMs: [Math.round(percentile(quiet1, 99)), Math.round(percentile(quiet2, 99))],
+    putP99WithBuyersMs: Math.round(percentile(busy, 99)),
+    putP50QuietMs: Math.round(percentile([...quiet1, ...quiet2], 50)),
+    putP50WithBuyersMs: Math.round(percentile(busy, 50)),
+    puts: { quiet: quiet1.length + quiet2.length, withBuyers: busy.length },
+    buyerGets: gets,
+    getFailures: getFailures.length,
+    getsPerMarketplace: Object.fromEntries(byInstance),
+    inquiries: { sent: sentInquiries, answered, replayed, attempts, statuses: Object.fromEntries(statuses) },
+  };
+  console.error(`marketplace scaling: ${JSON.stringify(report)}`);
+  expect(getFailures).toEqual([]);
+  expect(gets).toBeGreaterThan(100);
+  // The three marketplace containers served buyers; the API containers served no buyer page.
+  expect([...byInstance.keys()].filter((i) => i.startsWith("marketplace")).length).toBeGreaterThanOrEqual(3);
+  expect([...byInstance.keys()].filter((i) => !i.startsWith("marketplace"))).toEqual([]);
   expect(answered).toBe(sentInquiries);
+  // "Unchanged within the noise" on a shared machine: the p99 with buyers within the quiet runs' spread plus a
+  // margin (docs/operations.md, "Scaling": the figures of each run are recorded there; the benchmark measures it).
+  const quietP99 = Math.max(...report.putP99QuietMs);
+  const noise = Math.abs(report.putP99QuietMs[0]! - report.putP99QuietMs[1]!);
+  expect(report.putP99WithBuyersMs).toBeLessThanOrEqual(quietP99 * 2 + noise + 100);
 
   // --- as many leads and e-mails as 2xx answers ----------------------------------------------------------------------
   const stored = async () => Number((await p.sql(`SELECT count(*) FROM leads WHERE listing_id = ${listingId}`))[0]![0]);

@@ -86,8 +86,8 @@ export function composeProject(opts: {
     [
       "services:",
       // Every buyer of these tests is this host (one address), sending hundreds of inquiries a minute: the inquiry
-      // limits would stop them.
-      "  api:",
+      // limits would stop them. Inquiries are the marketplace's (issue 41).
+      "  marketplace:",
       "    environment:",
       '      LEAD_RATE_LIMIT_PER_ADDRESS: "0"',
       '      LEAD_RATE_LIMIT_PER_LISTING_ADDRESS: "0"',
