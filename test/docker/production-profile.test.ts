@@ -250,6 +250,37 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       expect(loadLeadsConfig({ ...productionValues, SMTP_HOST: host }).smtp?.host).toBe(host);
   });
 
+  test("the database's development password is refused however it is given: in the URL, percent-encoded, or as PGPASSWORD beside a URL without one", () => {
+    for (const env of [
+      { DATABASE_URL: "postgres://pss:%70%73%73@db.internal:5432/pss" },
+      { DATABASE_URL: "postgres://pss@db.internal:5432/pss", PGPASSWORD: "pss" },
+      { DATABASE_URL: "postgresql://app@db.internal/pss", PGPASSWORD: "postgres" },
+    ])
+      expect({ env, problems: problemsOf(() => loadIndexerConfig({ ...productionValues, ...env })) }).toEqual({
+        env,
+        problems: [expect.stringContaining(DB)],
+      });
+    // A URL's own password is the one the client uses: PGPASSWORD beside it is not read.
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss:9f2c-own-secret@db.internal:5432/pss",
+          PGPASSWORD: "pss",
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss@db.internal:5432/pss",
+          PGPASSWORD: "9f2c-own-secret",
+        }),
+      ),
+    ).toEqual([]);
+  });
+
   const SWITCHES: {
     variable: string;
     value: string;
@@ -270,6 +301,9 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     { variable: "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS", value: "0", load: loadMarketplaceConfig, says: "abuse limit" },
     { variable: "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE", value: "0", load: loadMarketplaceConfig, says: "abuse limit" },
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
+    // Trusting everyone's X-Forwarded-For: any client names its own address to the inquiry limits and views cap.
+    { variable: "TRUST_PROXY_CIDRS", value: "0.0.0.0/0", load: loadMarketplaceConfig, says: "X-Forwarded-For" },
+    { variable: "TRUST_PROXY_CIDRS", value: "::/0", load: loadMarketplaceConfig, says: "X-Forwarded-For" },
     // Issue 40: a credential sent without TLS to another host.
     {
       variable: "REDIS_URL",

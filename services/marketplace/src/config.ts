@@ -21,6 +21,7 @@ import {
   readRedisConfig,
   readSearchAlias,
   readTracingConfig,
+  refuseUnlessUnderstood,
   type EnvReader,
   type LogLevel,
   type MediaStorageConfig,
@@ -107,8 +108,16 @@ const REPLACED_SETTINGS: Record<string, string> = {
 function readTrustedProxies(r: EnvReader): TrustedProxies {
   for (const [name, message] of Object.entries(REPLACED_SETTINGS))
     if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
+  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
   for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
+  // Trusting (nearly) everyone is the old TRUST_PROXY=true again: any client names its own address.
+  if (broad.length > 0)
+    refuseUnlessUnderstood(
+      r,
+      "TRUST_PROXY_CIDRS",
+      broad.join(","),
+      "trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so the inquiry limits and the views cap no longer count per client",
+    );
   return proxies;
 }
 
