@@ -1,4 +1,4 @@
-// Child processes the benchmark drives: the API under test, the bare baseline server, the load generator.
+// Child processes the benchmark drives: the API and the marketplace under test, the bare baseline server, the load generator.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { localWebhookKeyEnv } from "../../scripts/local-webhook-key.ts";
@@ -99,6 +99,35 @@ export async function startApiOnly(env: Record<string, string>): Promise<ApiProc
   await waitHttp(`http://127.0.0.1:${healthPort}/readyz`);
   return {
     url,
+    pid: proc.pid,
+    rssMb: () => rssMbOf(proc.pid),
+    async stop() {
+      proc.kill("SIGTERM");
+      await Promise.race([proc.exited, Bun.sleep(20_000)]);
+      proc.kill("SIGKILL");
+    },
+  };
+}
+
+/** One marketplace process (services/marketplace: buyers' pages, search, inquiries), as `npm start` runs it. */
+export async function startMarketplaceProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const proc = Bun.spawn(serviceCommand("services/marketplace/src/main.ts", "marketplace"), {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...env,
+      MARKETPLACE_PORT: String(port),
+      HEALTH_PORT: String(healthPort),
+      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`);
+  return {
+    url: `http://127.0.0.1:${port}`,
     pid: proc.pid,
     rssMb: () => rssMbOf(proc.pid),
     async stop() {

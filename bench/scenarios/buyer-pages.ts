@@ -2,41 +2,45 @@
 // (the default) and with counting off (BUYER_STATS_FLUSH_MS=0): what counting views costs a page (issue 24).
 // Counting appends to memory; the flusher (here every second) deduplicates in Redis and writes PostgreSQL.
 import type { BenchContext } from "../lib/context.ts";
-import { runLoad, startApiProcess } from "../lib/processes.ts";
+import { runLoad, startApiProcess, startMarketplaceProcess } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
 
 const FIREFOX = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:127.0) Gecko/20100101 Firefox/127.0";
 
 export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
-  let listingId: number | null = null;
+  // The partner's PUT goes to the API; the page is the marketplace's (issue 41).
+  const api = await startApiProcess({ ...ctx.urls });
+  let listingId: number;
+  try {
+    const res = await fetch(`${api.url}/partner/v1/listings/bench-buyer-page`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${ctx.partner.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        brokerExternalId: ctx.brokerExternalId,
+        status: "FOR_SALE",
+        businessType: "Restaurant",
+        title: "Benchmark taqueria",
+        description: "A well-established taqueria with trained staff and a loyal lunch crowd.",
+        location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
+        financials: { askingPrice: 450000 },
+      }),
+    });
+    if (res.status !== 200 && res.status !== 201) throw new Error(`listing PUT answered ${res.status}`);
+    listingId = ((await res.json()) as { serviceListingId: number }).serviceListingId;
+  } finally {
+    await api.stop();
+  }
   const runs: Record<"off" | "on", Awaited<ReturnType<typeof runLoad>>> = {} as never;
   for (const counting of ["off", "on"] as const) {
-    const api = await startApiProcess({
+    const marketplace = await startMarketplaceProcess({
       ...ctx.urls,
       BUYER_STATS_FLUSH_MS: counting === "on" ? "1000" : "0",
       TRUST_PROXY_CIDRS: "127.0.0.0/8,::1", // each visitor's own address (load.mjs), as behind our proxy
     });
     try {
-      if (listingId === null) {
-        const res = await fetch(`${api.url}/partner/v1/listings/bench-buyer-page`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${ctx.partner.apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            brokerExternalId: ctx.brokerExternalId,
-            status: "FOR_SALE",
-            businessType: "Restaurant",
-            title: "Benchmark taqueria",
-            description: "A well-established taqueria with trained staff and a loyal lunch crowd.",
-            location: { city: "Austin", state: "TX", country: "US", visibility: "SHOW_CITY_STATE" },
-            financials: { askingPrice: 450000 },
-          }),
-        });
-        if (res.status !== 200 && res.status !== 201) throw new Error(`listing PUT answered ${res.status}`);
-        listingId = ((await res.json()) as { serviceListingId: number }).serviceListingId;
-      }
       // 50,000 distinct visitors in turn: most requests are a new visitor that the flusher asks Redis about.
       const spec = {
-        url: api.url,
+        url: marketplace.url,
         mode: "get" as const,
         path: `/listings/${listingId}`,
         connections: 16,
@@ -46,7 +50,7 @@ export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
       await runLoad({ ...spec, durationSeconds: ctx.warmupSeconds });
       runs[counting] = await runLoad({ ...spec, durationSeconds: ctx.durationSeconds });
     } finally {
-      await api.stop();
+      await marketplace.stop();
     }
   }
   const { on, off } = runs;

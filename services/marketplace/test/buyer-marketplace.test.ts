@@ -71,7 +71,10 @@ async function open(context: BrowserContext, path: string): Promise<{ page: Page
 
 /** Submits the page's form with a click and returns the status of the page it lands on. */
 async function submit(page: Page, button: string): Promise<number> {
-  const [res] = await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: button }).click()]);
+  const [res] = await Promise.all([
+    page.waitForNavigation(),
+    page.getByRole("button", { name: button, exact: true }).click(),
+  ]);
   return res!.status();
 }
 
