@@ -75,53 +75,18 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   };
 }
 
-/** One API process (relay and all, as `env` says), without a separate relay process. */
-export async function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
+/** One service process serving HTTP: `ports` names its public and health ports in its own variables. */
+async function startHttpService(
+  entry: string,
+  name: string,
+  env: Record<string, string>,
+  ports: (port: number, healthPort: number) => Record<string, string>,
+): Promise<ApiProcess> {
   const port = await freePort();
   const healthPort = await freePort();
-  const proc = Bun.spawn(serviceCommand("services/api/src/main.ts", "api"), {
+  const proc = Bun.spawn(serviceCommand(entry, name), {
     cwd: ROOT,
-    // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
-    // The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
-    env: {
-      ...process.env,
-      ...localWebhookKeyEnv(process.env, join(ROOT, ".data")),
-      API_WORKERS: "1",
-      ...env,
-      API_PORT: String(port),
-      API_HEALTH_PORT: String(healthPort),
-      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
-    },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`);
-  return {
-    url,
-    pid: proc.pid,
-    rssMb: () => rssMbOf(proc.pid),
-    async stop() {
-      proc.kill("SIGTERM");
-      await Promise.race([proc.exited, Bun.sleep(20_000)]);
-      proc.kill("SIGKILL");
-    },
-  };
-}
-
-/** One marketplace process (services/marketplace: buyers' pages, search, inquiries), as `npm start` runs it. */
-export async function startMarketplaceProcess(env: Record<string, string>): Promise<ApiProcess> {
-  const port = await freePort();
-  const healthPort = await freePort();
-  const proc = Bun.spawn(serviceCommand("services/marketplace/src/main.ts", "marketplace"), {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...env,
-      MARKETPLACE_PORT: String(port),
-      HEALTH_PORT: String(healthPort),
-      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
-    },
+    env: { ...process.env, ...env, ...ports(port, healthPort), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -136,6 +101,25 @@ export async function startMarketplaceProcess(env: Record<string, string>): Prom
       proc.kill("SIGKILL");
     },
   };
+}
+
+/** One API process (relay and all, as `env` says), without a separate relay process. */
+export function startApiOnly(env: Record<string, string>): Promise<ApiProcess> {
+  // One API process unless a scenario asks for more (api-workers): its RSS is one process's.
+  // The API needs a WEBHOOK_SECRET_KEY: the one `npm start` uses (generated once under .data/) unless set.
+  const withKey = { ...localWebhookKeyEnv(process.env, join(ROOT, ".data")), API_WORKERS: "1", ...env };
+  return startHttpService("services/api/src/main.ts", "api", withKey, (port, healthPort) => ({
+    API_PORT: String(port),
+    API_HEALTH_PORT: String(healthPort),
+  }));
+}
+
+/** One marketplace process (services/marketplace: buyers' pages, search, inquiries), as `npm start` runs it. */
+export function startMarketplaceProcess(env: Record<string, string>): Promise<ApiProcess> {
+  return startHttpService("services/marketplace/src/main.ts", "marketplace", env, (port, healthPort) => ({
+    MARKETPLACE_PORT: String(port),
+    HEALTH_PORT: String(healthPort),
+  }));
 }
 
 export async function startBareServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {

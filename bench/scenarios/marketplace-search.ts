@@ -61,7 +61,7 @@ async function seed(ctx: BenchContext, n: number, tag: string): Promise<void> {
              CASE WHEN g % 5 = 0 THEN '{"propertyKind":"OWNED"}'::jsonb ELSE '{"propertyKind":"LEASED"}'::jsonb END,
              jsonb_build_object('financingAvailable', g % 3 = 0, 'sbaPrequalified', g % 4 = 0),
              '\\x00', now() - (g % 90) * interval '1 day', now() - (g % 90) * interval '1 day'
-      FROM generate_series(${done + 1}::int, ${done + batch}::int) g`;
+      FROM generate_series(${done + 1}::bigint, ${done + batch}::bigint) g`;
   }
   await ctx.sql`ANALYZE listings`;
 }
