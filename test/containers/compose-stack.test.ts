@@ -451,6 +451,7 @@ it("marketplace=3 under buyer load while a partner writes, one marketplace conta
     360_000,
   );
   expect((await p.containers("marketplace")).length).toBe(3);
+  served.clear(); // from here: which instances the balancer sent this test's requests to
   const email = `idempotent-${token}@broker.example`;
   const broker = `idem-broker-${token}`;
   expect(
@@ -533,7 +534,11 @@ it("marketplace=3 under buyer load while a partner writes, one marketplace conta
       }).catch((err: Error) => err);
       gets++;
       if (res instanceof Error || res.status !== 200)
-        getFailures.push(`${path}: ${res instanceof Error ? res.message : res.status}`);
+        getFailures.push(
+          res instanceof Error
+            ? `${path}: ${res.message}`
+            : `${path}: ${res.status} from ${res.headers.get("x-pss-instance") ?? "the balancer"} at ${Math.round((Date.now() - loadStart) / 100) / 10} s: ${(await res.text()).slice(0, 120)}`,
+        );
       else {
         const instance = res.headers.get("x-pss-instance") ?? "?";
         byInstance.set(instance, (byInstance.get(instance) ?? 0) + 1);
@@ -572,11 +577,14 @@ it("marketplace=3 under buyer load while a partner writes, one marketplace conta
       await Bun.sleep(400);
     }
   };
+  const loadStart = Date.now();
+  let killedAt = Number.NaN;
   const buyers = [...Array.from({ length: 4 }, (_, b) => browse(b)), inquire(), inquire()];
   const killer = (async () => {
     await Bun.sleep(6_000);
     const [victim] = await p.containers("marketplace");
     await must(["docker", "kill", victim!]);
+    killedAt = Math.round((Date.now() - loadStart) / 100) / 10;
     return victim!;
   })();
   const busy = await partnerWrites("busy", 24_000);
@@ -594,9 +602,13 @@ it("marketplace=3 under buyer load while a partner writes, one marketplace conta
     buyerGets: gets,
     getFailures: getFailures.length,
     getsPerMarketplace: Object.fromEntries(byInstance),
+    killedAtSeconds: killedAt,
+    servedBeforeLoad: Object.fromEntries(served),
     inquiries: { sent: sentInquiries, answered, replayed, attempts, statuses: Object.fromEntries(statuses) },
   };
   console.error(`marketplace scaling: ${JSON.stringify(report)}`);
+  if (getFailures.length > 0)
+    console.error(`failed buyer GETs:\n${getFailures.join("\n")}\n${await p.logs("balancer", 40)}`);
   expect(getFailures).toEqual([]);
   expect(gets).toBeGreaterThan(100);
   // The three marketplace containers served buyers; the API containers served no buyer page.
