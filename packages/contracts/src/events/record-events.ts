@@ -49,8 +49,9 @@ export const ListingUpserted = defineEvent({
   topic: Topics.listingEvents,
   aggregateType: "listing",
   payload: ListingUpsertedPayload,
-  // Added after the first events were written: older events lack them.
-  optionalInReader: ["financing"],
+  // Added after the first events were written: older events lack them. `property` was always written, but the
+  // indexer reads it only since issue 41 (realEstateIncluded): a payload without it is "not owned", never poison.
+  optionalInReader: ["financing", "property"],
 });
 
 /** What the indexer reads of listing.upserted (the search document, services/indexer). */
