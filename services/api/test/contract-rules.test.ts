@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { servedByPartnerApi } from "@pss/contracts";
 import { uniqueName } from "../../../test/support/env.ts";
 import { call, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
@@ -42,6 +43,9 @@ afterAll(async () => {
   await api.stop();
 });
 
+/** Where a path is served: the partner API, or the marketplace for the public routes its document also shows. */
+const baseOf = (path: string) => (servedByPartnerApi(path) ? api.baseUrl : api.marketplaceUrl);
+
 const operationOf = (op: string) => {
   const [method, path] = op.split(" ") as [string, string];
   return doc.paths[path]?.[method.toLowerCase()];
@@ -72,7 +76,7 @@ describe("every rule beyond the schema", () => {
 
         const [method, path] = op.split(" ") as [string, string];
         const query = r.violation.query ? `?${new URLSearchParams(r.violation.query)}` : "";
-        const res = await call(api.baseUrl, method, `${concrete(path)}${query}`, {
+        const res = await call(baseOf(path), method, `${concrete(path)}${query}`, {
           key: partner.apiKey,
           body: r.violation.body,
         });
@@ -110,7 +114,7 @@ describe("what a schema can carry is in the schema", () => {
     for (const op of cursorOperations()) {
       const path = concrete(op.split(" ")[1]!);
       for (const cursor of ["", " ", "AAAA="]) {
-        const res = await call(api.baseUrl, "GET", `${path}?cursor=${encodeURIComponent(cursor)}`, {
+        const res = await call(baseOf(path), "GET", `${path}?cursor=${encodeURIComponent(cursor)}`, {
           key: partner.apiKey,
         });
         expect({ op, cursor, status: res.status }).toEqual({ op, cursor, status: 400 });
