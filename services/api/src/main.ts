@@ -12,6 +12,7 @@ import {
   createRedis,
   createSecretBox,
   createFeedSequencer,
+  numberFeedPass,
   serveTraced,
 } from "@pss/service-kit";
 import {
@@ -86,7 +87,15 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     retry: { retries: 5 },
   });
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined, tracing },
+    {
+      sql,
+      producer,
+      logger,
+      metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
+      tracing,
+      // The feed sequencer runs beside an enabled relay: each round's delete and a numbering pass commit together.
+      feedPass: (tx) => numberFeedPass(tx),
+    },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
@@ -193,6 +202,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
+    writeGroupConcurrency: config.writeGroupConcurrency,
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,

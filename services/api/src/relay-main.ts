@@ -3,7 +3,7 @@
 // relaying never competes with requests for the API's event loop.
 import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
+import { createFeedSequencer, createKafka, createPostgres, numberFeedPass, runService } from "@pss/service-kit";
 import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
@@ -27,7 +27,8 @@ function build({
     retry: { retries: 5 },
   });
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: createRelayMetrics(metrics), tracing },
+    // Each round's delete and a pass of the feed's numbering commit together (outbox-relay.ts, markSentRows).
+    { sql, producer, logger, metrics: createRelayMetrics(metrics), tracing, feedPass: (tx) => numberFeedPass(tx) },
     config.outboxRelay,
   );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
