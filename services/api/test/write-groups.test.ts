@@ -83,7 +83,7 @@ describe("single PUTs written together", () => {
       });
       const events = await observer`
         SELECT request_id, traceparent, payload->>'version' AS version FROM outbox WHERE message_key = ${String(results[k]!.listingId)}`;
-      expect(events).toEqual([
+      expect([...events]).toEqual([
         { request_id: p.source.trace!.requestId, traceparent: p.source.trace!.traceparent, version: "1" },
       ]);
       const [draft] = await observer`
