@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createBenchContext } from "./lib/context.ts";
 import { cpuSecondsOf } from "./lib/cpu-meter.ts";
 import { fairBaseline, removeBaselineRows } from "./lib/fair-baseline.ts";
-import { runLoad, startApiProcess } from "./lib/processes.ts";
+import { runLoad, runOpenLoop, startApiProcess } from "./lib/processes.ts";
 import { sampleWaits } from "./lib/open-loop-conditions.ts";
 import { beginPhase, quiesce } from "./lib/write-phase.ts";
 
@@ -34,10 +34,32 @@ function machine(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 const kafka = kafkaPid();
+/** CPU seconds of this process's children that ended and were reaped (the load generator, once it exits). */
+function reapedChildren(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[13]) + Number(f[14])) / 100;
+}
+
+/** With PGSS=1 (a server with pg_stat_statements loaded): the statements of a measurement, per row written. */
+const pgss = process.env.PGSS === "1";
+async function statements(rows: number): Promise<void> {
+  const top = await ctx.sql`
+    SELECT calls::int, rows::int, total_exec_time::float8 AS ms, wal_bytes::float8 AS wal,
+           left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 14`;
+  for (const t of top)
+    console.log(
+      `    ${((t.ms * 1000) / rows).toFixed(0).padStart(5)} µs/row ${(t.calls / rows).toFixed(3).padStart(7)} calls/row ${String(Math.round(t.wal / rows)).padStart(6)} B WAL/row  ${t.q}`,
+    );
+}
 
 async function split(label: string, procs: Record<string, number>, run: () => Promise<number>) {
   const all = { ...procs, ...(kafka ? { kafka } : {}) };
+  if (pgss) await ctx.sql`SELECT pg_stat_statements_reset()`;
   const m0 = machine();
+  const children0 = reapedChildren();
   const c0 = Object.fromEntries(Object.entries(all).map(([k, pid]) => [k, cpuSecondsOf(pid)]));
   const pg0 = await pgCpu();
   const waits = sampleWaits(ctx);
@@ -61,11 +83,17 @@ async function split(label: string, procs: Record<string, number>, run: () => Pr
     known += d;
     parts.push(`pg:${app} ${per(d)}`);
   }
+  const loadgen = reapedChildren() - children0;
+  if (loadgen > 0) {
+    known += loadgen;
+    parts.push(`load generator ${per(loadgen)}`);
+  }
   const busy = m1.busy - m0.busy;
   const idleShare = 1 - busy / (m1.total - m0.total);
   console.log(
     `[load ${load()}] ${label}: ${rows} rows, ${Math.round(rows / seconds)} rows/s; CPU µs per row: ${parts.join(", ")}, rest of the machine ${per(busy - known)} (all ${per(busy)}); machine idle ${(idleShare * 100).toFixed(0)} %; ${waited}`,
   );
+  if (pgss) await statements(rows);
 }
 
 /** CPU seconds of this database's backends by application (the ones alive now; a short-lived one is missed). */
@@ -82,7 +110,7 @@ async function pgCpu(): Promise<Map<string, number>> {
 if (process.env.FAIR !== "0") {
   for (const mode of MODES) {
     await quiesce(ctx.sql);
-    await split(`fair ${mode}`, {}, async () => {
+    await split(`fair ${mode}`, { client: process.pid }, async () => {
       const r = await fairBaseline({
         sql: ctx.sql,
         partnerId: ctx.partner.partnerId,
@@ -100,21 +128,35 @@ if (process.env.FAIR !== "0") {
 }
 
 const api = await startApiProcess({ ...ctx.urls, DATABASE_POOL_SIZE: "32" });
-const procs = { api: api.pid, relay: api.relayPid!, self: process.pid };
+const procs = { api: api.pid, relay: api.relayPid!, bench: process.pid };
 try {
   const common = { url: api.url, key: ctx.partner.apiKey, broker: ctx.brokerExternalId, connections: 32 };
   await runLoad({ ...common, mode: "new", prefix: `${prefix}-warm`, offset: 0, durationSeconds: 2 });
   for (const mode of MODES) {
     const phase = await beginPhase(ctx.sql, { partnerId: ctx.partner.partnerId, prefix, procs });
     await split(`API ${mode}`, procs, async () => {
-      await runLoad({
-        ...common,
-        mode: mode === "create" ? "new" : "update",
-        prefix,
-        offset: 0,
-        existing: 2000,
-        durationSeconds: D,
-      });
+      // RATE: a fixed arrival rate (open loop) instead of saturation, so settings compare at the same load.
+      if (process.env.RATE)
+        await runOpenLoop({
+          url: api.url,
+          key: ctx.partner.apiKey,
+          broker: ctx.brokerExternalId,
+          mode: mode === "create" ? "new" : "update",
+          rate: Number(process.env.RATE),
+          durationSeconds: D,
+          prefix,
+          existing: 2000,
+          salt: Date.now() % 1_000_000,
+        });
+      else
+        await runLoad({
+          ...common,
+          mode: mode === "create" ? "new" : "update",
+          prefix,
+          offset: 0,
+          existing: 2000,
+          durationSeconds: D,
+        });
       const r = await phase.end();
       console.log(
         `  WAL ${Math.round(r.wal.bytes / r.rows)} B/row; drained in ${r.drainMs} ms; phase CPU µs/row ${Object.entries(
