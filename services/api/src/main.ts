@@ -37,6 +37,7 @@ import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
+import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
 await runService({
   name: "api",
@@ -203,6 +204,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
     writeGroupConcurrency: config.writeGroupConcurrency,
+    writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
