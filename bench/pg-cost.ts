@@ -19,6 +19,8 @@ import { startApiOnly } from "./lib/processes.ts";
 import { markSentRows, readPendingRows } from "../services/api/src/outbox/outbox-relay.ts";
 
 const N = Number(process.env.N ?? 400);
+/** PUTs in flight at once (1: one at a time; more: the API writes them in groups, listing-write-groups.ts). */
+const C = Number(process.env.C ?? 1);
 const ROUND = Number(process.env.ROUND ?? 20);
 const MODES = (process.env.MODES ?? "create,update").split(",") as ("create" | "update")[];
 const ctx = await createBenchContext({ durationSeconds: 1, warmupSeconds: 0 });
@@ -47,6 +49,15 @@ const lsn = async () => {
   return (await sql`SELECT pg_current_wal_flush_lsn()::text AS l`)[0]!.l as string;
 };
 /** WAL bytes (and records, full-page images) of this database between two LSNs. */
+async function walByType(from: string, to: string) {
+  return sql`
+    WITH r AS (SELECT * FROM pg_get_wal_records_info(${from}::pg_lsn, ${to}::pg_lsn)),
+    mine AS (SELECT DISTINCT xid FROM r WHERE block_ref LIKE ${`%/${dbOid}/%`} AND xid <> 0)
+    SELECT resource_manager || '/' || split_part(record_type, ' ', 1) AS type, count(*)::int AS n,
+           sum(record_length)::float8 AS bytes, sum(fpi_length)::float8 AS fpi
+    FROM r WHERE block_ref LIKE ${`%/${dbOid}/%`} OR xid IN (SELECT xid FROM mine)
+    GROUP BY 1 ORDER BY 3 DESC LIMIT 10`;
+}
 async function walOf(from: string, to: string) {
   const [row] = await sql`
     WITH r AS (SELECT * FROM pg_get_wal_records_info(${from}::pg_lsn, ${to}::pg_lsn)),
@@ -82,10 +93,15 @@ async function measure(
   await work();
   const to = await lsn();
   const wal = await walOf(from, to);
+  const types = process.env.WAL_TYPES === "1" ? await walByType(from, to) : [];
   const cpu = Object.entries(pids).map(([k, p]) => `${k} ${((cpuNs(p) - c0[k]!) / 1000 / per).toFixed(0)} µs`);
-  const first = Object.entries(pids)[0]!;
+  const waitedFor = Object.keys(pids).filter((k) => k.startsWith("backend")).length;
+  if (waitedFor > 1) cpu.unshift(`backends together`);
+  const backendNs = Object.entries(pids)
+    .filter(([k]) => k.startsWith("backend"))
+    .reduce((sum, [k, p]) => sum + cpuNs(p) - c0[k]!, 0);
   results.set(label, {
-    cpuUs: (cpuNs(first[1]) - c0[first[0]]!) / 1000 / per,
+    cpuUs: backendNs / 1000 / per,
     walB: wal.bytes / per,
     records: wal.n / per,
     fpiB: wal.fpi / per,
@@ -93,6 +109,10 @@ async function measure(
   console.log(
     `${label.padEnd(34)} CPU per event: ${cpu.join(", ")}; WAL ${(wal.bytes / per).toFixed(0)} B (${(wal.n / per).toFixed(1)} records, full-page images ${(wal.fpi / per).toFixed(0)} B)`,
   );
+  for (const t of types)
+    console.log(
+      `      ${String(t.type).padEnd(26)} ${(t.n / per).toFixed(2).padStart(6)} records ${(t.bytes / per).toFixed(0).padStart(6)} B (images ${(t.fpi / per).toFixed(0)} B)`,
+    );
 }
 
 const prefix = `pgcost-${Date.now().toString(36)}`;
@@ -102,8 +122,12 @@ const relaySql = postgres(ctx.urls.DATABASE_URL, {
   onnotice: () => {},
   connection: { application_name: "pss-outbox-relay", plan_cache_mode: "force_generic_plan" },
 });
-const api = await startApiOnly({ ...ctx.urls, DATABASE_POOL_SIZE: "1", OUTBOX_RELAY_ENABLED: "false" });
-console.log(`load ${load()}; N ${N} one at a time; relay rounds of ${ROUND}`);
+const api = await startApiOnly({
+  ...ctx.urls,
+  DATABASE_POOL_SIZE: C > 1 ? "4" : "1",
+  OUTBOX_RELAY_ENABLED: "false",
+});
+console.log(`load ${load()}; N ${N}, ${C} in flight; relay rounds of ${ROUND}`);
 try {
   const put = async (i: number, asking: number) => {
     const body = listingBody(ctx.brokerExternalId, i);
@@ -116,11 +140,10 @@ try {
     await res.arrayBuffer();
     if (res.status >= 300) throw new Error(`PUT ${res.status}`);
   };
-  for (let i = 0; i < 20; i++) await put(1_000_000 + i, 1);
-  const [{ pid: apiBackend }] = (await sql`
-    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'pss-api'`) as unknown as [
-    { pid: number },
-  ];
+  await Promise.all(Array.from({ length: 8 }, (_, w) => (async () => { for (let i = w; i < 40; i += 8) await put(1_000_000 + i, 1); })()));
+  const apiBackends = (
+    await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'pss-api'`
+  ).map((r) => Number(r.pid));
   const relayBackend = await backendPid(relaySql);
   const sequencer = createFeedSequencer({ sql: relaySql, logger: silentLogger }, { retentionDays: 35 });
   const drain = async () => {
@@ -135,16 +158,21 @@ try {
   for (const mode of MODES) {
     await measure(
       `API ${mode}s (request path)`,
-      { backend: Number(apiBackend), api: api.pid },
+      { ...Object.fromEntries(apiBackends.map((p, k) => [`backend${k}`, p])), api: api.pid },
       N,
-      async () => {
-        for (let i = 0; i < N; i++) await put(i, mode === "create" ? 1 : 2);
-      },
+      () =>
+        Promise.all(
+          Array.from({ length: C }, (_, w) =>
+            (async () => {
+              for (let i = w; i < N; i += C) await put(i, mode === "create" ? 1 : 2);
+            })(),
+          ),
+        ).then(() => {}),
       true,
     );
     let readNs = 0;
     let deleteNs = 0;
-    await measure(`relay ${mode}s (read + delete)`, { backend: relayBackend }, N, async () => {
+    await measure(`relay ${mode}s (read + delete)`, { backend0: relayBackend }, N, async () => {
       for (;;) {
         const c0 = cpuNs(relayBackend);
         const rows = await readPendingRows(relaySql, { batchSize: ROUND, maxBatchBytes: 1 << 30 });
@@ -158,7 +186,7 @@ try {
     console.log(
       `  of which the reads ${(readNs / 1000 / N).toFixed(0)} µs, the deletes ${(deleteNs / 1000 / N).toFixed(0)} µs per event`,
     );
-    await measure(`sequencer ${mode}s (rounds of ${ROUND})`, { backend: relayBackend }, N, async () => {
+    await measure(`sequencer ${mode}s (rounds of ${ROUND})`, { backend0: relayBackend }, N, async () => {
       for (;;) {
         const [{ n }] = (await relaySql`SELECT count(*)::int AS n FROM feed_drafts`) as unknown as [{ n: number }];
         if (n === 0) break;
@@ -170,7 +198,7 @@ try {
     const fairPid = await backendPid(fair);
     await measure(
       `fair ${mode}s`,
-      { backend: fairPid },
+      { backend0: fairPid },
       N,
       async () => {
         for (let i = 0; i < N; i++) {
