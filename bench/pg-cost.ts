@@ -140,7 +140,13 @@ try {
     await res.arrayBuffer();
     if (res.status >= 300) throw new Error(`PUT ${res.status}`);
   };
-  await Promise.all(Array.from({ length: 8 }, (_, w) => (async () => { for (let i = w; i < 40; i += 8) await put(1_000_000 + i, 1); })()));
+  await Promise.all(
+    Array.from({ length: 8 }, (_, w) =>
+      (async () => {
+        for (let i = w; i < 40; i += 8) await put(1_000_000 + i, 1);
+      })(),
+    ),
+  );
   const apiBackends = (
     await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'pss-api'`
   ).map((r) => Number(r.pid));

@@ -5,6 +5,11 @@ export interface InfraPaths {
   dataDir: string;
   /** Downloads shared between checkouts and runs (Maven jars). */
   cacheDir: string;
+  /**
+   * Under root: where servers that run as a user of their own (PostgreSQL, as `postgres`) keep their files, one
+   * directory per checkout, so that user reaches them whatever the checkout's permissions (postgres.ts).
+   */
+  serverUserHome?: string;
 }
 
 /** One server the runner manages. */

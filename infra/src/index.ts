@@ -6,13 +6,24 @@ import { opensearchComponent } from "./opensearch.ts";
 import { postgresComponent } from "./postgres.ts";
 import { redisComponent } from "./redis.ts";
 import { s3Component } from "./s3.ts";
+import { kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+import type { SecuredProfile } from "./secured/profile.ts";
 import { zipkinComponent } from "./zipkin.ts";
 
 export type { Component, InfraPaths } from "./component.ts";
+export { makeCertificateAuthority } from "./secured/certificates.ts";
+export { type KafkaCluster, type KafkaNode, kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+export {
+  SECURED_PORTS,
+  SECURED_USERS,
+  securedProfile,
+  type SecuredPorts,
+  type SecuredProfile,
+} from "./secured/profile.ts";
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
 export { ZIPKIN_PORT } from "./zipkin.ts";
-export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
+export { ensureOpenssl, TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
 
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
 /** What goes with S3_ENDPOINT: taken from the local server when it is used, from the environment otherwise. */
@@ -44,7 +55,15 @@ export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): Infra
   };
 }
 
-export function components(paths: InfraPaths): Component[] {
+/** The default profile's servers (Zipkin only on request), or with `secured` that profile's four (no object store). */
+export function components(paths: InfraPaths, secured?: SecuredProfile): Component[] {
+  if (secured)
+    return [
+      postgresComponent(paths, secured),
+      redisComponent(paths, secured),
+      kafkaClusterComponent(paths, secured),
+      opensearchComponent(paths, secured),
+    ];
   return [
     postgresComponent(paths),
     redisComponent(paths),
@@ -68,8 +87,8 @@ function leftToRunner(
 }
 
 /** The components named by `parts`, or all of them when `parts` is empty or absent. */
-function selected(paths: InfraPaths, parts?: readonly PartName[]): Component[] {
-  const all = components(paths);
+function selected(paths: InfraPaths, parts?: readonly PartName[], secured?: SecuredProfile): Component[] {
+  const all = components(paths, secured);
   return parts && parts.length > 0 ? all.filter((c) => parts.includes(c.name)) : all;
 }
 
@@ -81,8 +100,9 @@ export async function up(
   env: Record<string, string | undefined> = process.env,
   paths = defaultPaths(),
   parts?: readonly PartName[],
+  secured?: SecuredProfile,
 ): Promise<InfraUrls> {
-  const local = selected(paths, parts).filter((c) => leftToRunner(c, env, parts));
+  const local = selected(paths, parts, secured).filter((c) => leftToRunner(c, env, parts));
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -100,7 +120,7 @@ export async function up(
     }),
   );
   const urls: Record<string, string> = {};
-  for (const c of components(paths)) {
+  for (const c of components(paths, secured)) {
     if (env[c.env.name]) {
       urls[c.env.name] = env[c.env.name]!;
       // A configured object store comes with its own bucket and credentials (whatever of them is set).
@@ -114,15 +134,19 @@ export async function up(
 }
 
 /** Stops the named parts (all of them when `parts` is empty or absent); the others keep running. */
-export async function down(paths = defaultPaths(), parts?: readonly PartName[]): Promise<void> {
-  await Promise.all(selected(paths, parts).map((c) => c.stop()));
+export async function down(
+  paths = defaultPaths(),
+  parts?: readonly PartName[],
+  secured?: SecuredProfile,
+): Promise<void> {
+  await Promise.all(selected(paths, parts, secured).map((c) => c.stop()));
 }
 
-export async function status(paths = defaultPaths(), parts?: readonly PartName[]) {
+export async function status(paths = defaultPaths(), parts?: readonly PartName[], secured?: SecuredProfile) {
   const named = parts && parts.length > 0;
   // An optional part that is not running is not reported as down unless it is named.
   const shown = [];
-  for (const c of selected(paths, parts))
+  for (const c of selected(paths, parts, secured))
     if (named || !ON_REQUEST.includes(c.name) || (await c.running())) shown.push(c);
   return Promise.all(
     shown.map(async (c) => ({

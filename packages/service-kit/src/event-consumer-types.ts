@@ -1,6 +1,6 @@
 // What handlers and services see of an event consumer (event-consumer.ts): options, the per-message context and
 // the one error that means "never".
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { AnyEventEnvelope } from "@pss/contracts";
 import type { ConsumerSettings } from "./config.ts";
 import type { ConsumerMetrics } from "./consumer-metrics.ts";

@@ -4,7 +4,7 @@
 // dead-letter what failed permanently, count and log each outcome. Each message is a consumer span (tracing.ts), a
 // child of the span that sent it (its traceparent header); a single message's handler runs inside it, and the
 // context of each message of a batch carries its own span's traceparent, for what the batch writes about it.
-import type { IHeaders, KafkaMessage, Producer } from "kafkajs";
+import type { IHeaders, KafkaMessage, Producer } from "./kafka-client.ts";
 import type { AnyEventEnvelope } from "@pss/contracts";
 import { REPLAYED_FROM_HEADER } from "./dead-letters.ts";
 import { messageLogFields, parseEnvelope } from "./event-envelope.ts";

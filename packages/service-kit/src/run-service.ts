@@ -10,7 +10,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import type { TopicSpec } from "@pss/contracts";
 import type Redis from "ioredis";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { Sql } from "./clients.ts";
 import type { LogLevel } from "./config.ts";
 import { loadConfigOrExit } from "./config.ts";
@@ -24,6 +24,7 @@ import { createMetrics, type Metrics } from "./metrics.ts";
 import { retryUntilDone } from "./retry-until.ts";
 import { createTracing, type Tracing, type TracingConfig } from "./tracing.ts";
 import { createShutdown, type Shutdown, type ShutdownOptions } from "./shutdown.ts";
+import { connectionProblem } from "./dependency-errors.ts";
 
 /** Clients main.ts created: each gets its standard readiness check (PostgreSQL, Kafka) and is closed last. */
 export interface ServiceClients {
@@ -142,6 +143,35 @@ function standardCloses(clients: ServiceClients): ShutdownSteps {
   return steps;
 }
 
+/**
+ * What readiness checks tell the log. A failure waiting cures (an outage) is a debug line: the services say more
+ * about it where they wait. A failure it does not cure (credentials refused, a certificate not trusted: someone
+ * must fix a setting or a server) is an error line naming the check (the server) and the problem, once per
+ * problem, and a line when the check passes again.
+ */
+export function readinessLog(logger: Logger): Required<Pick<HealthRoutesOptions, "onCheckFailure" | "onCheckSuccess">> {
+  const reported = new Map<string, string>();
+  return {
+    onCheckFailure(name, err) {
+      const message = (err as Error)?.message ?? String(err);
+      const problem = connectionProblem(err);
+      if (!problem) {
+        logger.debug("readiness check failing", { check: name, err: message });
+        return;
+      }
+      if (reported.get(name) === problem) return;
+      reported.set(name, problem);
+      logger.error(`${name}: ${problem}; not ready until it is fixed`, { check: name, problem, err: message });
+    },
+    onCheckSuccess(name) {
+      const problem = reported.get(name);
+      if (!problem) return;
+      reported.delete(name);
+      logger.info(`${name}: connected again`, { check: name, after: problem });
+    },
+  };
+}
+
 /** Health port, shutdown steps and the retried boot of one service's parts. Returns when the boot settled. */
 export async function bootService(
   parts: ServiceParts,
@@ -167,8 +197,7 @@ export async function bootService(
     checks,
     isStopping: state.isStopping,
     metrics: env.metrics,
-    onCheckFailure: (name, err) =>
-      logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+    ...readinessLog(logger),
   };
   const health = parts.health
     ? parts.health(healthOptions)

@@ -6,7 +6,7 @@
 // traceparent = "00-<trace-id: 32 hex>-<parent-id: 16 hex>-<flags: 2 hex>". The trace ID names the whole journey;
 // the parent ID names the span that sent the message (each step is a span of its own); flag 01: recorded.
 import { parseTraceParent } from "@opentelemetry/core";
-import type { IHeaders } from "kafkajs";
+import type { IHeaders } from "./kafka-client.ts";
 
 /** Kafka header names: the same as the HTTP headers they come from. */
 export const TRACE_HEADERS = { requestId: "x-request-id", traceparent: "traceparent" } as const;

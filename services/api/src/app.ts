@@ -20,7 +20,7 @@ import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
-import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
+import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
 import { createIdempotencyLayer } from "./http/idempotency.ts";
@@ -257,7 +257,9 @@ export function createApp(appDeps: AppDeps) {
         partnerId: principalIn(context)?.partnerId,
       });
     })
-    .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
+    .get("/partner/v1/openapi.json", () => openApi(), {
+      detail: { summary: "This API's OpenAPI 3.1 document", ...withExamples(OPENAPI_EXAMPLES) },
+    })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group

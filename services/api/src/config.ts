@@ -20,6 +20,7 @@ import {
   type PostgresConfig,
   type RedisConfig,
   readTracingConfig,
+  refuseUnlessUnderstood,
   type TracingConfig,
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
@@ -154,8 +155,16 @@ const REPLACED_SETTINGS: Record<string, string> = {
 function readTrustedProxies(r: EnvReader): TrustedProxies {
   for (const [name, message] of Object.entries(REPLACED_SETTINGS))
     if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
+  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
   for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
+  // Trusting (nearly) everyone is the old TRUST_PROXY=true again: any client names its own address.
+  if (broad.length > 0)
+    refuseUnlessUnderstood(
+      r,
+      "TRUST_PROXY_CIDRS",
+      broad.join(","),
+      "trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so the inquiry limits and the views cap no longer count per client",
+    );
   return proxies;
 }
 

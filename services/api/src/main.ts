@@ -1,15 +1,16 @@
 // Composition root: the only place that creates clients and wires dependencies; runService (service-kit) boots,
 // checks and stops them.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
   createHttpMetrics,
+  createEventProducer,
   createKafka,
   createMediaStorage,
   createOpenSearch,
   createPostgres,
   createReadinessMonitor,
   createRedis,
+  redisReadiness,
   createSecretBox,
   createFeedSequencer,
   numberFeedPass,
@@ -81,16 +82,12 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   const redis = createRedis(config.redis);
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
-  // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
+  // Idempotent, acks=all, one request in flight (per-partition order); consumers drop repeats by aggregate version.
+  // A new producer after a failed round (outbox-relay.ts says why).
   const relay = createOutboxRelay(
     {
       sql,
-      producer,
+      producer: () => createEventProducer(kafka),
       logger,
       metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
       tracing,
@@ -152,13 +149,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
     postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-    redis: {
-      run: async () => {
-        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
-      },
-      required: false,
-      everyMs: 0,
-    },
+    redis: { run: redisReadiness(redis), required: false, everyMs: 0 },
     // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
     storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
@@ -234,7 +225,11 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   });
 
   function startWorkerLink(opts: HealthRoutesOptions) {
-    const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+    const monitor = createReadinessMonitor({
+      checks: opts.checks,
+      onFailure: opts.onCheckFailure,
+      onSuccess: opts.onCheckSuccess,
+    });
     const link = attachWorkerLink({
       answer: async (kind) => {
         if (kind === "metrics") return metrics.snapshot();

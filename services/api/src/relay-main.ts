@@ -1,9 +1,15 @@
 // Composition root for a relay-only process: the outbox relay without the HTTP API. Run API instances with
 // OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
 // relaying never competes with requests for the API's event loop.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createFeedSequencer, createKafka, createPostgres, numberFeedPass, runService } from "@pss/service-kit";
+import {
+  createEventProducer,
+  createFeedSequencer,
+  createKafka,
+  createPostgres,
+  numberFeedPass,
+  runService,
+} from "@pss/service-kit";
 import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
@@ -21,14 +27,16 @@ function build({
 }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
   const relay = createOutboxRelay(
     // Each round's delete and a pass of the feed's numbering commit together (outbox-relay.ts, markSentRows).
-    { sql, producer, logger, metrics: createRelayMetrics(metrics), tracing, feedPass: (tx) => numberFeedPass(tx) },
+    {
+      sql,
+      producer: () => createEventProducer(kafka),
+      logger,
+      metrics: createRelayMetrics(metrics),
+      tracing,
+      feedPass: (tx) => numberFeedPass(tx),
+    },
     config.outboxRelay,
   );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).

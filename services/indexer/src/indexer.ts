@@ -9,7 +9,7 @@ import {
   type Logger,
   type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
 import type { DescriptionRewriter } from "./rewriting/description-rewriter.ts";

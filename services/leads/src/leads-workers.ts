@@ -15,7 +15,7 @@ import {
   type OutageMetrics,
   type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";

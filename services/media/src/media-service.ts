@@ -11,7 +11,7 @@ import {
   type OutageMetrics,
   type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
 import { createImageDownloader, type Resolver } from "./download/image-downloader.ts";

@@ -11,7 +11,7 @@ import {
   type Resolver,
   type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { WebhooksConfig } from "./config.ts";
 import { createDeliveryRepository } from "./delivery/delivery-repository.ts";

@@ -9,7 +9,7 @@
 // Kafka can never take (too large, or refused permanently) is set aside with its reason and the rows after it
 // go on; the aggregate's later events still flow, each carrying the whole state at a higher version, so
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
-import type { Producer } from "kafkajs";
+import type { Producer } from "@pss/service-kit";
 import type postgres from "postgres";
 import {
   createHeldLease,
@@ -162,7 +162,13 @@ export async function markSentRows(
 export function createOutboxRelay(
   deps: {
     sql: postgres.Sql;
-    producer: Producer;
+    /**
+     * Makes the producer the relay sends with; called again after a failed round. A new producer (a new producer
+     * id): kafkajs rolls its idempotent sequence numbers back when a request fails, also when the broker wrote the
+     * batch, so the old one's next batch could be refused as out of order for good (docs/operations.md, "Kafka
+     * client behaviour under broker faults").
+     */
+    producer: () => Producer;
     logger: Logger;
     metrics?: RelayMetrics;
     tracing?: Tracing;
@@ -187,7 +193,7 @@ export function createOutboxRelay(
   const log = deps.logger.child({ component: "outbox-relay" });
   const lease = createLeaderLease({ sql: deps.sql, name: RELAY_LEASE, ttlMs: leaseMs });
   const status = createOutboxStatus({ sql: deps.sql });
-  let producerConnected = false;
+  let producer: Producer | null = null;
 
   async function setAside(rows: OutboxRow[], reason: string): Promise<void> {
     await deps.sql`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
@@ -245,7 +251,7 @@ export function createOutboxRelay(
       byTopic.set(row.topic, list);
     }
     try {
-      await deps.producer.sendBatch({
+      await producer!.sendBatch({
         acks: -1,
         topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
       });
@@ -286,9 +292,10 @@ export function createOutboxRelay(
       );
     }
     if (plan.send.length > 0) {
-      if (!producerConnected) {
-        await deps.producer.connect();
-        producerConnected = true;
+      if (!producer) {
+        const fresh = deps.producer();
+        await fresh.connect();
+        producer = fresh;
       }
       await publishIsolatingRefusals(plan.send, {
         send,
@@ -304,7 +311,7 @@ export function createOutboxRelay(
   }
 
   let lastCleanup = 0;
-  /** One round under the lease; a failure disconnects the producer (reconnected next round). */
+  /** One round under the lease; a failure drops the producer (a new one sends the next round). */
   async function tick(): Promise<boolean> {
     try {
       const more = await publishRound();
@@ -317,10 +324,9 @@ export function createOutboxRelay(
       }
       return more;
     } catch (err) {
-      if (producerConnected) {
-        producerConnected = false;
-        await deps.producer.disconnect().catch(() => {});
-      }
+      const failed = producer;
+      producer = null;
+      await failed?.disconnect().catch(() => {});
       throw err;
     }
   }
@@ -349,8 +355,8 @@ export function createOutboxRelay(
     start: () => job.start(),
     async stop() {
       await job.stop();
-      if (producerConnected) await deps.producer.disconnect().catch(() => {});
-      producerConnected = false;
+      await producer?.disconnect().catch(() => {});
+      producer = null;
     },
     backlog: () => status.backlog(),
     isActive: () => job.isRunning() && lease.isHeld(),

@@ -2,12 +2,13 @@
 // test setup, and offers small helpers to call it the way a partner does.
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import {
   createLocalMediaStorage,
   createLogger,
+  createPostgres,
   disabledTracing,
   ensureTopics,
   serveTraced,
@@ -128,11 +129,11 @@ export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family:
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, {
-    max: 10,
-    onnotice: () => {},
-    ...(opts.onQuery ? { debug: (_connection: number, query: string) => opts.onQuery!(query) } : {}),
-  });
+  // The API's own client settings (main.ts): a request answers 503 quickly while PostgreSQL cannot be reached.
+  const sql = createPostgres(
+    { url: opts.databaseUrl ?? urls.DATABASE_URL, maxConnections: 10 },
+    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5, onQuery: opts.onQuery },
+  );
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -156,7 +157,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
   const tracing = opts.tracing ?? disabledTracing("pss-api");
   const relay = createOutboxRelay(
-    { sql, producer, logger, tracing },
+    { sql, producer: () => producer, logger, tracing },
     { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
   );
   const stats = createStatsRecorder({
