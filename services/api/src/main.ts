@@ -11,6 +11,7 @@ import {
   createRedis,
   redisReadiness,
   createSecretBox,
+  numberFeedPass,
   serveTraced,
   pingKafka,
   runService,
@@ -28,6 +29,7 @@ import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metric
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
+import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
 await runService({
   name: "api",
@@ -80,6 +82,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       logger,
       metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
       tracing,
+      // The feed sequencer runs beside an enabled relay: each round's delete and a numbering pass commit together.
+      feedPass: (tx) => numberFeedPass(tx),
     },
     config.outboxRelay,
   );
@@ -129,6 +133,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
+    writeGroupConcurrency: config.writeGroupConcurrency,
+    writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,

@@ -4,3 +4,4 @@ export * from "./iso-timestamp.ts";
 export * from "./listed-at.ts";
 export * from "./listing-with-broker.ts";
 export * from "./price-reduced.ts";
+export * from "./feed-facts.ts";
