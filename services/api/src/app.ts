@@ -113,7 +113,6 @@ export function createApp(appDeps: AppDeps) {
       previews,
       rateLimiter: deps.partnerRateLimiter,
       idempotency,
-      listingWrites,
     },
     partnerAuth,
     traces,
@@ -131,7 +130,7 @@ export function createApp(appDeps: AppDeps) {
         .onTransform(({ body }) => throwBodyRejection(body))
         .use(createHealthRoutes(partner))
         .use(createBrokerRoutes(partner))
-        .use(createListingRoutes(partner))
+        .use(createListingRoutes(partner, listingWrites))
         .use(createFeedRoutes(partner))
         .use(createReportRoutes(partner))
         .use(createStatsRoutes(partner))

@@ -28,6 +28,7 @@ import {
 import { dryRunListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
+import type { ListingWriteGroups } from "./listing-write-groups.ts";
 import { storedListingQuality } from "./listing-quality.ts";
 import { LISTING_DOCS, LISTING_EXAMPLES } from "./listing-docs.ts";
 
@@ -72,7 +73,8 @@ export function toListingRecord(
   };
 }
 
-export function createListingRoutes(ctx: PartnerContext) {
+/** `writes`: the single PUT's writes, grouped with the PUTs beside them (listing-write-groups.ts). */
+export function createListingRoutes(ctx: PartnerContext, writes: ListingWriteGroups) {
   const { sql } = ctx.deps;
   return new Elysia({ name: "listing-routes" })
     .use(ctx.auth)
@@ -82,7 +84,7 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await ctx.deps.listingWrites.upsert(partner, externalId, body, {
+        const result = await writes.upsert(partner, externalId, body, {
           origin: ctx.originOf(partner, request),
           trace: ctx.traceOf(request),
         });

@@ -19,7 +19,6 @@ import {
   type PreviewLinks,
 } from "@pss/http-kit";
 import { annotateRequest, type Logger } from "@pss/service-kit";
-import type { ListingWriteGroups } from "../listings/listing-write-groups.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 export interface PartnerDeps {
@@ -31,8 +30,6 @@ export interface PartnerDeps {
   rateLimiter?: RateLimiter;
   /** Idempotency-Key on POSTs (http/idempotency.ts); `sql` above is its transaction-aware pool. */
   idempotency: IdempotencyLayer;
-  /** Single listing PUTs, written together while others are being written (group commit: listing-write-groups.ts). */
-  listingWrites: ListingWriteGroups;
 }
 
 /** A live key on a test-mode-only route. */
