@@ -1,5 +1,7 @@
 // The contract test: Schemathesis (pinned, from PyPI) reads the API's own OpenAPI document and runs every
 // check it has against the real API, with a valid key that has lead tracking. Any failure it reports fails here.
+// The document also shows the public routes the marketplace serves (issue 41): Schemathesis talks to the site's one
+// address, npm start's balancer in front of both, routing by @pss/contracts site-routing.ts as every balancer does.
 //   PSS_CONTRACT_MAX_EXAMPLES  examples per operation and phase (default 100, the issue's acceptance level)
 //   PSS_CONTRACT_PHASES        Schemathesis phases (default examples,coverage,fuzzing,stateful)
 //   PSS_CONTRACT_MAX_SECONDS   time budget of the run (default 180; fuzzing and stateful repeat until it is spent)
@@ -7,6 +9,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { startLocalBalancer } from "../../../scripts/local-balancer.ts";
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from "./support/schemathesis.ts";
 import { startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
@@ -19,9 +22,14 @@ const MAX_SECONDS = Number(process.env.PSS_CONTRACT_MAX_SECONDS ?? 180);
 let api: ApiHarness;
 let partner: Partner;
 let st: string;
+/** The site: the partner API and the marketplace behind one address. */
+let site: ReturnType<typeof startLocalBalancer> | undefined;
+let siteUrl = "";
 beforeAll(async () => {
   // No relay: the contract is the HTTP API; Kafka's state must not slow the run or its shutdown.
   [api, st] = await Promise.all([startApi({ relay: false }), ensureSchemathesis()]);
+  site = startLocalBalancer({ port: 0, apiUrl: api.baseUrl, marketplaceUrl: api.marketplaceUrl });
+  siteUrl = `http://127.0.0.1:${site.port}`;
   partner = await api.createPartner({ leadTracking: true });
   // Generated listings name this broker, so creating them is possible (see schemathesis_hooks.py).
   const broker = await partner.put(`/partner/v1/brokers/${BROKER_ID}`, {
@@ -30,7 +38,10 @@ beforeAll(async () => {
   });
   expect(broker.status).toBe(201);
 }, 300_000);
-afterAll(() => api?.stop(), 30_000);
+afterAll(async () => {
+  site?.stop(true);
+  await api?.stop();
+}, 30_000);
 
 test(
   `Schemathesis ${SCHEMATHESIS_VERSION} with all checks finds no failure in the partner and public API`,
@@ -41,9 +52,9 @@ test(
     mkdirSync(reportDir, { recursive: true });
     const args = [
       "run",
-      `${api.baseUrl}/partner/v1/openapi.json`,
+      `${siteUrl}/partner/v1/openapi.json`,
       "--url",
-      api.baseUrl,
+      siteUrl,
       "--checks",
       "all",
       "--max-examples",
