@@ -79,6 +79,21 @@ def _min_not_above_max(case, query, body):
                 query[low_name], query[high_name] = query[high_name], query[low_name]
 
 
+KNOWN_PLACE = "Austin, TX"
+
+
+def _radius_needs_near(case, query, body):
+    # A distance is measured from a place: radius or radiusUnit alone is refused (400 naming near).
+    if query and ("radius" in query or "radiusUnit" in query) and not str(query.get("near", "")).strip(JS_WHITESPACE):
+        query["near"] = KNOWN_PLACE
+
+
+def _near_known_place(case, query, body):
+    # near must name a place the gazetteer knows (a US ZIP code or a city); a generated string almost never does.
+    if query and "near" in query and str(query["near"]).strip(JS_WHITESPACE):
+        query["near"] = KNOWN_PLACE
+
+
 def _listing_create_requires(case, query, body):
     # Generated IDs are new, so every PUT is a create: it carries the required parts.
     if not isinstance(body, dict):
@@ -153,6 +168,8 @@ FIXERS = {
     "cursor-as-handed-out": _cursor_as_handed_out,
     "start-not-after-end": _start_not_after_end,
     "min-not-above-max": _min_not_above_max,
+    "radius-needs-near": _radius_needs_near,
+    "near-known-place": _near_known_place,
     "listing-create-requires": _listing_create_requires,
     "broker-ids-equal": _broker_ids_equal,
     "unique-photo-urls": _unique_photo_urls,
