@@ -270,7 +270,8 @@ export const SearchQuery = Type.Object(
     listedWithinDays: Type.Optional(
       Type.String({
         description: `Only listings that went live in the last N days: an integer from 1 to ${LISTED_WITHIN_DAYS_MAX}`,
-        [DOCUMENTED_ONLY]: { pattern: trimmed("0*[1-9][0-9]{0,2}") },
+        // 1 to 365 (LISTED_WITHIN_DAYS_MAX), leading zeros allowed, as the route reads it.
+        [DOCUMENTED_ONLY]: { pattern: trimmed("0*(?:[1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-5])") },
       }),
     ),
     near: Type.Optional(
@@ -281,7 +282,10 @@ export const SearchQuery = Type.Object(
     radius: Type.Optional(
       Type.String({
         description: `With near: the distance, a number from 1 to ${SEARCH_RADIUS.max} (default ${SEARCH_RADIUS.default}); without near, refused (400)`,
-        [DOCUMENTED_ONLY]: { pattern: trimmed("0*[1-9][0-9]{0,2}(?:\\.[0-9]{1,2})?") },
+        // 1 to 500 (SEARCH_RADIUS.max), at most two decimals, as the route reads it.
+        [DOCUMENTED_ONLY]: {
+          pattern: trimmed("0*(?:[1-9][0-9]?(?:\\.[0-9]{1,2})?|[1-4][0-9]{2}(?:\\.[0-9]{1,2})?|500(?:\\.0{1,2})?)"),
+        },
       }),
     ),
     radiusUnit: Type.Optional(
