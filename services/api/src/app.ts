@@ -18,6 +18,7 @@ import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
+import { storedError, type RequestLog } from "./request-log/request-log.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
@@ -29,6 +30,7 @@ import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts
 import { createHealthRoutes } from "./partner/health-routes.ts";
 import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
+import { createPortalUserRoutes } from "./portal-users/portal-user-routes.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
@@ -60,6 +62,8 @@ export interface AppDeps {
   webhookSecrets: SecretBox;
   /** Replayed webhook deliveries a partner may queue in 24 hours (default DEFAULT_REPLAY_DAILY_BUDGET). */
   webhookReplayDailyBudget?: number;
+  /** Where every request a key authenticated is recorded for the partner portal; absent = not recorded. */
+  requestLog?: RequestLog;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -93,7 +97,9 @@ export function createApp(deps: AppDeps) {
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
-  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
+  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info") || deps.requestLog !== undefined;
+  /** The error answers of 4xx requests, for the request log. */
+  const clientErrors = new WeakMap<Request, unknown>();
   const previews =
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
@@ -163,13 +169,30 @@ export function createApp(deps: AppDeps) {
       Object.assign(set.headers, traceResponseHeaders(trace));
       set.headers["content-type"] = "application/json";
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
+      if (deps.requestLog && mapped.status >= 400 && mapped.status < 500) clientErrors.set(request, mapped.body);
       return mapped.body;
     })
     .onAfterResponse((context) => {
       const { request, set, route } = context;
       const begun = started.get(request);
+      const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
+      const principal = principalIn(context);
+      if (deps.requestLog && principal && begun !== undefined) {
+        const query = request.url.indexOf("?");
+        deps.requestLog.record({
+          at: performance.timeOrigin + begun,
+          partnerId: principal.partnerId,
+          mode: principal.mode,
+          keyId: principal.keyId,
+          method: request.method,
+          path: pathOf(request.url) + (query >= 0 ? request.url.slice(query) : ""),
+          status,
+          durationMs: Math.round((performance.now() - begun) * 10) / 10,
+          requestId: traces.of(request).requestId,
+          error: status >= 400 && status < 500 ? storedError(clientErrors.get(request)) : null,
+        });
+      }
       if (deps.httpMetrics && begun !== undefined) {
-        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
         deps.httpMetrics.observe({
           method: request.method,
           route: unmatched.has(request) ? null : route,
@@ -186,7 +209,7 @@ export function createApp(deps: AppDeps) {
         path: pathOf(request.url),
         status: set.status,
         durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
-        partnerId: principalIn(context)?.partnerId,
+        partnerId: principal?.partnerId,
       });
     })
     .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
@@ -203,6 +226,7 @@ export function createApp(deps: AppDeps) {
         .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
+        .use(createPortalUserRoutes(partner))
         .use(
           createWebhookRoutes(partner, {
             secrets: deps.webhookSecrets,

@@ -81,6 +81,8 @@ export interface ApiConfig {
   sandbox: SandboxConfig;
   /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
   feedRetentionDays: number;
+  /** Records every request a key authenticated for the partner portal (API_REQUEST_LOG; docs/portal.md). */
+  requestLog: boolean;
 }
 
 export interface SandboxConfig {
@@ -172,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
+    requestLog: r.bool("API_REQUEST_LOG", true),
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
     r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");

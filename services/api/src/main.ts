@@ -34,6 +34,7 @@ import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metric
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
+import { createRequestLog } from "./request-log/request-log.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
 
 await runService({
@@ -129,6 +130,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       : undefined;
   buyerStats?.start();
 
+  // The partner portal's view of every partner request: appended in memory, written in batches off the request path.
+  const requestLog = config.requestLog ? createRequestLog({ sql, logger }) : undefined;
+  requestLog?.start();
+
   // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
@@ -182,6 +187,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookReplayDailyBudget: config.webhookReplayDailyBudget,
+    requestLog,
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
@@ -237,6 +243,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       "stop retention job": () => retention.stop(),
       "stop feed sequencer": () => feedSequencer.stop(),
       "flush buyer statistics": async () => buyerStats?.stop(),
+      "flush request log": async () => requestLog?.stop(),
       "stop outbox relay": async () => {
         await booted;
         await relay.stop();

@@ -1,7 +1,5 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
-import { isEmail } from "@pss/contracts";
 import {
-  checkMailHost,
   developmentProfileNotice,
   ConfigError,
   createEnvReader,
@@ -13,7 +11,7 @@ import {
   type LogLevel,
   type PostgresConfig,
 } from "@pss/service-kit";
-import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
+import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
 
 export interface LeadsConfig {
   healthPort: number;
@@ -37,37 +35,10 @@ export interface LeadsConfig {
   delivery: { maxAttempts: number; retryBaseMs: number; claimTimeoutMs: number };
 }
 
-/** "Name <address>" or "address" -> the address. */
-function senderAddress(from: string): string {
-  return (/<([^<>]+)>\s*$/.exec(from)?.[1] ?? from).trim();
-}
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): LeadsConfig {
   const r = createEnvReader(env);
   const problems: string[] = [];
-  const smtpHost = r.optionalString("SMTP_HOST");
-  const secure = r.bool("SMTP_SECURE", false);
-  const smtpPort = r.int("SMTP_PORT", secure ? 465 : 587, { min: 1, max: 65535 });
-  const user = r.optionalString("SMTP_USER");
-  const password = r.optionalString("SMTP_PASSWORD");
-  const from = r.optionalString("SMTP_FROM");
-  checkMailHost(r, smtpHost);
-  let smtp: SmtpConfig | null = null;
-  if (smtpHost) {
-    const address = from ? senderAddress(from) : "";
-    if (!from) problems.push("SMTP_FROM is required when SMTP_HOST is set (the sender of lead e-mails)");
-    else if (!isEmail(address)) problems.push(`SMTP_FROM must be an address or "Name <address>", got '${from}'`);
-    if (user && !password) problems.push("SMTP_PASSWORD is required when SMTP_USER is set");
-    smtp = {
-      host: smtpHost,
-      port: smtpPort,
-      secure,
-      user,
-      password,
-      from: from ?? "",
-      fromDomain: address.slice(address.lastIndexOf("@") + 1),
-    };
-  }
+  const smtp = readSmtpConfig(r, problems);
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),

@@ -20,6 +20,7 @@ import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
 import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
+import { createRequestLog, type RequestLog } from "../../src/request-log/request-log.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
@@ -30,6 +31,8 @@ export interface ApiHarness {
   relay: OutboxRelay;
   /** Buyer statistics as the API counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
   stats: StatsRecorder;
+  /** The request log (with `requestLog: true`): flushes every 100 ms; `flush()` writes what is buffered now. */
+  requestLog: RequestLog | undefined;
   /** Every route the application registered (method and path pattern). */
   routes: { method: string; path: string }[];
   /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
@@ -105,6 +108,8 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** Record every partner request in the request log (the portal's "API requests"; off by default in tests). */
+  requestLog?: boolean;
 }
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
@@ -141,6 +146,8 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     trustProxy: opts.trustProxy,
   });
   stats.start();
+  const requestLog = opts.requestLog ? createRequestLog({ sql, logger, flushIntervalMs: 100 }) : undefined;
+  requestLog?.start();
   const app = createApp({
     sql,
     logger,
@@ -189,6 +196,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
+    requestLog,
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
@@ -201,6 +209,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     kafka,
     relay,
     stats,
+    requestLog,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({
@@ -226,6 +235,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     async stop() {
       await app.stop();
       await stats.stop();
+      await requestLog?.stop();
       await relay.stop();
       await sql.end({ timeout: 5 });
       redis.disconnect();

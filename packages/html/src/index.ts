@@ -1,0 +1,1 @@
+export { escapeHtml, html, jsonForScript, raw, renderToString, type Raw, type HtmlValue } from "./html.ts";
