@@ -25,3 +25,4 @@ export * from "./listing-report.ts";
 export * from "./http/stats.ts";
 export * from "./untyped-json.ts";
 export * from "./http/portal-users.ts";
+export * from "./warning-fixes.ts";

@@ -51,21 +51,26 @@ CREATE TABLE api_request_daily (
 COMMENT ON TABLE api_request_daily IS 'owner: services/api (the request-log writer)';
 
 -- Each listing's report as the report tracker last computed it (owner: services/webhooks, the report tracker, in the
--- transaction that locks the listing): status, overall state, quality score and warning codes. A narrow copy, so the
--- portal's overview aggregates 100,000 listings and filters them by state or warning code without reading the wide
--- listings rows; the listing's own page computes its report live.
+-- transaction that locks the listing): what the portal's listings list shows (external ID, title, status, overall
+-- state, quality score, warning codes, broker, last write). A narrow copy, so the portal's overview aggregates
+-- 100,000 listings and its list filters and searches them without reading the wide listings rows; the listing's own
+-- page computes its report live.
 CREATE TABLE listing_report_summaries (
   listing_id bigint PRIMARY KEY REFERENCES listings(id) ON DELETE CASCADE,
   partner_id uuid NOT NULL,
   mode text NOT NULL,
+  external_id text NOT NULL,
+  title text,
   broker_id bigint NOT NULL,
   status text NOT NULL,
   state text NOT NULL,
   score smallint NOT NULL,
   warnings text[] NOT NULL,
+  -- listings.updated_at of the version summarized: the list's order, newest write first.
+  updated_at timestamptz(3) NOT NULL,
   computed_at timestamptz(3) NOT NULL DEFAULT now()
 );
-CREATE INDEX listing_report_summaries_partner ON listing_report_summaries (partner_id, mode);
+CREATE INDEX listing_report_summaries_partner ON listing_report_summaries (partner_id, mode, updated_at DESC, listing_id DESC);
 COMMENT ON TABLE listing_report_summaries IS 'owner: services/webhooks (the report tracker)';
 
 -- Existing listings get their summary from the tracker's background pass: every broker's listings once.

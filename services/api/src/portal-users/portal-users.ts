@@ -5,6 +5,7 @@
 import { isEmail, MAX_PORTAL_USERS, type PortalUser } from "@pss/contracts";
 import { isoTimestamp } from "@pss/database/queries";
 import type postgres from "postgres";
+import { AdminError } from "../admin/partner-admin.ts";
 
 /** Addresses are compared and stored lower-cased: Jane@Example.com and jane@example.com are one person. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -52,7 +53,7 @@ export async function putPortalUser(
 ): Promise<{ created: boolean; user: PortalUser }> {
   return sql.begin(async (tx) => {
     const [partner] = await tx`SELECT id FROM partners WHERE id = ${write.partnerId}::uuid FOR UPDATE`;
-    if (!partner) throw new Error(`partner ${write.partnerId} does not exist`);
+    if (!partner) throw new AdminError("not_found", `partner ${write.partnerId} not found`);
     const [existing] = await tx`
       SELECT id FROM portal_users WHERE partner_id = ${write.partnerId}::uuid AND email = ${write.email}`;
     if (!existing) {
@@ -91,4 +92,44 @@ export async function listPortalUsers(sql: postgres.Sql, partnerId: string): Pro
 export async function deletePortalUser(sql: postgres.Sql, partnerId: string, email: string): Promise<boolean> {
   const rows = await sql`DELETE FROM portal_users WHERE partner_id = ${partnerId}::uuid AND email = ${email} RETURNING id`;
   return rows.length > 0;
+}
+
+/** The operators' `admin portal-users` (services/admin): the same writes, with an operator's checks and words. */
+export function createPortalUserAdmin(sql: postgres.Sql) {
+  const emailOf = (raw: string) => {
+    const email = normalizeEmail(raw);
+    if (!isPortalEmail(email)) throw new AdminError("invalid_argument", `--email must be an e-mail address, got '${raw}'`);
+    return email;
+  };
+  const partnerExists = async (partnerId: string) => {
+    const [row] = await sql`SELECT 1 FROM partners WHERE id = ${partnerId}::uuid`;
+    if (!row) throw new AdminError("not_found", `partner ${partnerId} not found`);
+  };
+  return {
+    async invite(args: { partnerId: string; email: string; leadAccess: boolean }) {
+      try {
+        const { created, user } = await putPortalUser(sql, {
+          partnerId: args.partnerId,
+          email: emailOf(args.email),
+          leadAccess: args.leadAccess,
+          byKeyId: null,
+        });
+        return { partnerId: args.partnerId, invited: created, portalUser: user };
+      } catch (err) {
+        if (err instanceof PortalUserLimitError) throw new AdminError("invalid_argument", err.message);
+        throw err;
+      }
+    },
+    async list(partnerId: string) {
+      await partnerExists(partnerId);
+      return { partnerId, portalUsers: await listPortalUsers(sql, partnerId) };
+    },
+    async remove(args: { partnerId: string; email: string }) {
+      const email = emailOf(args.email);
+      await partnerExists(args.partnerId);
+      if (!(await deletePortalUser(sql, args.partnerId, email)))
+        throw new AdminError("not_found", `no portal user ${email} for partner ${args.partnerId}`);
+      return { partnerId: args.partnerId, removed: email };
+    },
+  };
 }
