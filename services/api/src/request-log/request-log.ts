@@ -56,12 +56,20 @@ export interface RequestLogOptions {
   batchSize?: number;
 }
 
-/** The error answer as stored: the body as JSON, cut to MAX_ERROR_CHARS (then kept as its text in `truncated`). */
+/**
+ * The error answer as stored: the JSON the partner got (the error mapper's body is its text), cut to
+ * MAX_ERROR_CHARS (then kept as its text in `truncated`).
+ */
 export function storedError(body: unknown): unknown {
   if (body === null || body === undefined) return null;
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  if (text.length <= MAX_ERROR_CHARS) return typeof body === "string" ? { text: body } : body;
-  return { truncated: text.slice(0, MAX_ERROR_CHARS) };
+  if (text.length > MAX_ERROR_CHARS) return { truncated: text.slice(0, MAX_ERROR_CHARS) };
+  if (typeof body !== "string") return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return { text: body };
+  }
 }
 
 export function createRequestLog(opts: RequestLogOptions): RequestLog {
@@ -115,9 +123,11 @@ export function createRequestLog(opts: RequestLogOptions): RequestLog {
     await opts.sql.begin(async (tx) => {
       await tx`
         INSERT INTO api_request_log (slot, at, partner_id, mode, key_id, method, path, status, duration_ms, request_id, error)
-        SELECT * FROM unnest(${slots}::smallint[], ${ats}::timestamptz[], ${partners}::uuid[], ${modes}::text[], ${keys}::bigint[],
-                             ${methods}::text[], ${paths}::text[], ${statuses}::smallint[], ${durations}::real[], ${requestIds}::text[],
-                             ${errors}::jsonb[])`;
+        SELECT u.slot, u.at, u.partner_id, u.mode, u.key_id, u.method, u.path, u.status, u.duration_ms, u.request_id, u.error::jsonb
+        FROM unnest(${slots}::smallint[], ${ats}::timestamptz[], ${partners}::uuid[], ${modes}::text[], ${keys}::bigint[],
+                    ${methods}::text[], ${paths}::text[], ${statuses}::smallint[], ${durations}::real[], ${requestIds}::text[],
+                    ${errors}::text[])
+             AS u(slot, at, partner_id, mode, key_id, method, path, status, duration_ms, request_id, error)`;
       await tx`
         INSERT INTO api_request_daily AS d (partner_id, mode, day, requests, client_errors, server_errors)
         SELECT * FROM unnest(${counts.map((c) => c.partner)}::uuid[], ${counts.map((c) => c.mode)}::text[], ${counts.map((c) => c.day)}::date[],

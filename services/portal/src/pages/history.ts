@@ -13,10 +13,13 @@ export interface HistoryEntryView {
   statusChange?: { from: string | null; to: string } | null;
 }
 
-/** A changed value as text: strings as they are, anything else as JSON, long ones cut. */
+/** A changed value as text: strings as they are, anything else as JSON, long ones cut, e-mail addresses masked. */
 function valueText(value: unknown): string {
   if (value === undefined || value === null) return "(none)";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(
+    /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*(@[A-Za-z0-9.-]+\.[A-Za-z]{2,})/g,
+    "$1***$2",
+  );
   return text.length > 160 ? `${text.slice(0, 160)}…` : text;
 }
 
