@@ -50,6 +50,7 @@ const APP_SERVICES = [
   { name: "outbox-relay", main: "services/api/src/relay-main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "indexer", main: "services/indexer/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "leads", main: "services/leads/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
+  { name: "portal", main: "services/portal/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   {
     name: "media",
     main: "services/media/src/main.ts",

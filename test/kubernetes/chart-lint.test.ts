@@ -11,6 +11,7 @@ import { loadConfig as indexerConfig } from "../../services/indexer/src/config.t
 import { loadConfig as leadsConfig } from "../../services/leads/src/config.ts";
 import { loadConfig as mediaConfig } from "../../services/media/src/config.ts";
 import { loadConfig as webhooksConfig } from "../../services/webhooks/src/config.ts";
+import { loadConfig as portalConfig } from "../../services/portal/src/config.ts";
 import {
   CHART,
   DEV_VALUES,
@@ -27,7 +28,7 @@ if (!bin)
   console.error("chart lint tests skipped: no helm (npm test builds it from the Go module proxy when Go is there)");
 const it = bin ? test : test.skip;
 
-const SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks", "portal"] as const;
 type Service = (typeof SERVICES)[number];
 const HEALTH_PORTS: Record<Service, number> = {
   api: 8085,
@@ -36,6 +37,7 @@ const HEALTH_PORTS: Record<Service, number> = {
   indexer: 8082,
   leads: 8083,
   webhooks: 8086,
+  portal: 8087,
 };
 const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unknown> = {
   api: apiConfig,
@@ -44,6 +46,7 @@ const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unkn
   indexer: indexerConfig,
   leads: leadsConfig,
   webhooks: webhooksConfig,
+  portal: portalConfig,
 };
 const production = PRODUCTION_SETTINGS.flatMap((s) => ["--set", s]);
 
@@ -96,7 +99,7 @@ describe("the Helm chart", () => {
     expect([dev.code, dev.err]).toEqual([0, ""]);
   });
 
-  it("renders six Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
+  it("renders seven Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
     const docs = await template(production);
     expect(
       byKind(docs, "Deployment")
@@ -112,6 +115,11 @@ describe("the Helm chart", () => {
     }
     expect(containerEnv(docs, "api").OUTBOX_RELAY_ENABLED).toBe("false");
     expect(containerEnv(docs, "leads").SMTP_HOST).toBe("smtp.example.com");
+    // The portal e-mails sign-in links through the same relay, and serves on the port its Service names.
+    expect(containerEnv(docs, "portal").SMTP_HOST).toBe("smtp.example.com");
+    expect(containerEnv(docs, "portal").PORTAL_PORT).toBe("8090");
+    const portalService = byKind(docs, "Service").find((s) => s.metadata.name.endsWith("-portal"))!;
+    expect(portalService.spec.ports).toContainEqual({ name: "http", port: 8090, targetPort: "http" });
     // One webhook key, generated, the same for the API and the webhooks service.
     const key = containerEnv(docs, "api").WEBHOOK_SECRET_KEY!;
     expect(Buffer.from(key, "base64").length).toBe(32);
@@ -153,7 +161,7 @@ describe("the Helm chart", () => {
       expect(deployment(docs, service).spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
       expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema", "600"]);
     }
-    expect(byKind(docs, "PodDisruptionBudget").length).toBe(6);
+    expect(byKind(docs, "PodDisruptionBudget").length).toBe(7);
     expect(byKind(docs, "HorizontalPodAutoscaler")).toEqual([]);
     const hpa = await template([...production, "--set", "services.media.autoscaling.enabled=true"]);
     expect(byKind(hpa, "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name)).toEqual([
