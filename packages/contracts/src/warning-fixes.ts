@@ -21,8 +21,7 @@ export const WARNING_FIXES: Readonly<Record<WarningCode, string>> = {
   ASKING_PRICE_MISSING: "Send financials.askingPrice: buyers filtering by price never see listings without one.",
   FINANCIALS_INCOMPLETE: "Send financials.revenue or financials.sde (cash flow) so buyers can judge the price.",
   POSTAL_CODE_MISMATCH: "Check location.postalCode against location.country.",
-  STREET_ADDRESS_MISSING:
-    "Send location.streetAddress1, or choose a narrower visibility than SHOW_FULL_ADDRESS.",
+  STREET_ADDRESS_MISSING: "Send location.streetAddress1, or choose a narrower visibility than SHOW_FULL_ADDRESS.",
   BROKER_PHONE_MISSING: "Add the broker's phone (with the country code) with a PUT of the broker.",
   AVATAR_MISSING: "Send the broker's avatarUrl: profiles with a face get more inquiries.",
   AVATAR_TOO_SMALL: `Send an avatar at least ${RECOMMENDED_AVATAR_SIDE} px on each side.`,

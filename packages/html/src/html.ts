@@ -27,8 +27,8 @@ function render(value: HtmlValue): string {
 
 /** html`<p>${text}</p>`: values are escaped, nested html`` and raw() are kept. */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Raw {
-  let out = strings[0]!;
-  values.forEach((v, i) => (out += render(v) + strings[i + 1]!));
+  let out = strings[0] ?? "";
+  values.forEach((v, i) => (out += render(v) + (strings[i + 1] ?? "")));
   return raw(out);
 }
 

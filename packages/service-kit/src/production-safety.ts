@@ -135,7 +135,8 @@ export const LEAD_MAIL: MailPurpose = {
 /** Where a service's e-mails go under production: somewhere real (a broker's inbox, through your relay). */
 export function checkMailHost(r: EnvReader, smtpHost: string | undefined, purpose: MailPurpose = LEAD_MAIL): void {
   if (!isProduction(r)) return;
-  if (smtpHost === undefined) r.problem(`SMTP_HOST is required with NODE_ENV=production: without it ${purpose.withoutIt}`);
+  if (smtpHost === undefined)
+    r.problem(`SMTP_HOST is required with NODE_ENV=production: without it ${purpose.withoutIt}`);
   else if (isMailSinkHost(smtpHost))
     r.problem(
       `SMTP_HOST=${smtpHost} is a development mail sink, refused with NODE_ENV=production: ${purpose.sinkMeans}; set your mail relay`,

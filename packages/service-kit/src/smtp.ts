@@ -39,7 +39,10 @@ export function readSmtpConfig(r: EnvReader, problems: string[], purpose?: MailP
   checkMailHost(r, host, purpose);
   if (!host) return null;
   const address = from ? senderAddress(from) : "";
-  if (!from) problems.push("SMTP_FROM is required when SMTP_HOST is set (the sender of every e-mail: lead forwarding, portal sign-in links)");
+  if (!from)
+    problems.push(
+      "SMTP_FROM is required when SMTP_HOST is set (the sender of every e-mail: lead forwarding, portal sign-in links)",
+    );
   else if (!isEmail(address)) problems.push(`SMTP_FROM must be an address or "Name <address>", got '${from}'`);
   if (user && !password) problems.push("SMTP_PASSWORD is required when SMTP_USER is set");
   return {

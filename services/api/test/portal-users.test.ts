@@ -22,7 +22,11 @@ afterAll(() => api?.stop());
 describe("inviting a portal user", () => {
   test("201 with the user on the first PUT, 200 after; the address is compared lower-cased", async () => {
     const email = address();
-    const first = await put(withLeads.apiKey, email.replace(/^./, (c) => c.toUpperCase()), { leadAccess: true });
+    const first = await put(
+      withLeads.apiKey,
+      email.replace(/^./, (c) => c.toUpperCase()),
+      { leadAccess: true },
+    );
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({
       status: "success",
@@ -56,7 +60,9 @@ describe("inviting a portal user", () => {
     const res = await put(withLeads.test!.apiKey, address());
     expect(res.status).toBe(403);
     expect(res.body.error).toContain("live key");
-    expect((await call(api.baseUrl, "GET", "/partner/v1/portal-users", { key: withLeads.test!.apiKey })).status).toBe(403);
+    expect((await call(api.baseUrl, "GET", "/partner/v1/portal-users", { key: withLeads.test!.apiKey })).status).toBe(
+      403,
+    );
   });
 
   test("an address that is not one, or a body with unknown fields, is a 400", async () => {
@@ -65,7 +71,9 @@ describe("inviting a portal user", () => {
     expect(bad.body.error).toBe("email must be an e-mail address of at most 254 characters");
     const extra = await put(withLeads.apiKey, address(), { leadAccess: true, role: "admin" });
     expect(extra.status).toBe(400);
-    const noKey = await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(address())}`, { body: {} });
+    const noKey = await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(address())}`, {
+      body: {},
+    });
     expect(noKey.status).toBe(401);
   });
 });

@@ -16,10 +16,17 @@ beforeAll(async () => {
 });
 afterAll(() => api?.stop());
 
-const logOf = async (requestId: string) => {
-  await api.requestLog!.flush();
-  return api.sql`SELECT * FROM api_request_log WHERE partner_id = ${partner.partnerId} AND request_id = ${requestId}`;
-};
+/** The request's row, once written: a request is recorded just after its answer went out, then flushed. */
+async function logOf(requestId: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await api.requestLog!.flush();
+    const rows =
+      await api.sql`SELECT * FROM api_request_log WHERE partner_id = ${partner.partnerId} AND request_id = ${requestId}`;
+    if (rows.length > 0 || Date.now() > deadline) return rows;
+    await Bun.sleep(20);
+  }
+}
 
 describe("the request log", () => {
   test("records a successful write without its body, with the key, status, duration and request ID", async () => {
@@ -62,18 +69,38 @@ describe("the request log", () => {
 
   test("leaves out requests no key authenticated (nobody to show them to)", async () => {
     const requestId = uniqueName("req");
-    expect((await call(api.baseUrl, "GET", "/partner/v1/listings", { key: "pss_live_nope", headers: { "x-request-id": requestId } })).status).toBe(401);
+    expect(
+      (
+        await call(api.baseUrl, "GET", "/partner/v1/listings", {
+          key: "pss_live_nope",
+          headers: { "x-request-id": requestId },
+        })
+      ).status,
+    ).toBe(401);
     await api.requestLog!.flush();
     const rows = await api.sql`SELECT 1 FROM api_request_log WHERE request_id = ${requestId}`;
     expect(rows).toHaveLength(0);
   });
 
   test("counts requests, 4xx and 5xx per partner, mode and UTC day", async () => {
-    const before = await api.sql`SELECT requests, client_errors FROM api_request_daily WHERE partner_id = ${partner.partnerId} AND mode = 'live' AND day = (now() AT TIME ZONE 'UTC')::date`;
+    const before =
+      await api.sql`SELECT requests, client_errors FROM api_request_daily WHERE partner_id = ${partner.partnerId} AND mode = 'live' AND day = (now() AT TIME ZONE 'UTC')::date`;
     await partner.get("/partner/v1/health");
-    await partner.get(`/partner/v1/listings/${uniqueName("missing")}`);
-    await api.requestLog!.flush();
-    const [after] = await api.sql`SELECT requests, client_errors FROM api_request_daily WHERE partner_id = ${partner.partnerId} AND mode = 'live' AND day = (now() AT TIME ZONE 'UTC')::date`;
+    const missing = uniqueName("missing");
+    await partner.get(`/partner/v1/listings/${missing}`);
+    // Both recorded (the second after the first), and flushed.
+    const deadline = Date.now() + 10_000;
+    while (
+      (
+        await api.sql`SELECT 1 FROM api_request_log WHERE partner_id = ${partner.partnerId} AND path = ${`/partner/v1/listings/${missing}`}`
+      ).length === 0 &&
+      Date.now() < deadline
+    ) {
+      await api.requestLog!.flush();
+      await Bun.sleep(20);
+    }
+    const [after] =
+      await api.sql`SELECT requests, client_errors FROM api_request_daily WHERE partner_id = ${partner.partnerId} AND mode = 'live' AND day = (now() AT TIME ZONE 'UTC')::date`;
     expect(after!.requests - (before[0]?.requests ?? 0)).toBe(2);
     expect(after!.client_errors - (before[0]?.client_errors ?? 0)).toBe(1);
   });

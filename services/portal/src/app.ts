@@ -150,7 +150,10 @@ export function createPortalApp(deps: PortalDeps) {
       if (error instanceof PageNotFound || code === "NOT_FOUND") return notFoundPage();
       if (isDependencyUnavailable(error)) return unavailablePage();
       if (code === "PARSE" || code === "VALIDATION") return formRefusedPage();
-      log.error("portal page failed", { err: error instanceof Error ? error : String(error), path: new URL(request.url).pathname });
+      log.error("portal page failed", {
+        err: error instanceof Error ? error : String(error),
+        path: new URL(request.url).pathname,
+      });
       return plainPage("Something went wrong", html`<h1>Something went wrong</h1><p>Try again in a moment.</p>`, 500);
     })
     .onAfterResponse(({ request, set, route }) => {
@@ -226,7 +229,13 @@ export function createPortalApp(deps: PortalDeps) {
     .get(`${BASE}/:mode`, async ({ request, params }) => {
       const { viewer, scope } = await scopeOf(request, params.mode);
       const overview = await readOverview(deps.sql, scope);
-      return portalPage({ viewer, mode: scope.mode, section: "overview", title: "Overview", body: overviewBody(scope, overview) });
+      return portalPage({
+        viewer,
+        mode: scope.mode,
+        section: "overview",
+        title: "Overview",
+        body: overviewBody(scope, overview),
+      });
     })
     .get(`${BASE}/:mode/listings`, async ({ request, params, query }) => {
       const { viewer, scope } = await scopeOf(request, params.mode);
@@ -269,8 +278,8 @@ export function createPortalApp(deps: PortalDeps) {
         readDailyStats(deps.sql, {
           listingId: listing.id,
           mode: scope.mode,
-          first: days[0]!,
-          last: days.at(-1)!,
+          first: days[0] ?? "",
+          last: days.at(-1) ?? "",
           inquiries: scope.leadAccess,
         }),
       ]);
@@ -303,25 +312,35 @@ export function createPortalApp(deps: PortalDeps) {
           inquiries: scope.leadAccess ? days.map((day) => stats.get(day)?.inquiries ?? 0) : null,
           history: entries,
           olderHistory: history?.nextCursor ?? null,
-          keyPrefixes: await keyPrefixes(scope.partnerId, entries.map((e) => e.keyId)),
+          keyPrefixes: await keyPrefixes(
+            scope.partnerId,
+            entries.map((e) => e.keyId),
+          ),
         }),
       });
     })
     .get(`${BASE}/:mode/brokers`, async ({ request, params, query }) => {
       const { viewer, scope } = await scopeOf(request, params.mode);
-      const q = one((query as Query).q)?.trim().slice(0, 200) || undefined;
+      const q =
+        one((query as Query).q)
+          ?.trim()
+          .slice(0, 200) || undefined;
       const after = one((query as Query).after);
       const page = await readBrokers(deps.sql, scope, { q, after });
-      return portalPage({ viewer, mode: scope.mode, section: "brokers", title: "Brokers", body: brokersBody(scope, q, after, page) });
+      return portalPage({
+        viewer,
+        mode: scope.mode,
+        section: "brokers",
+        title: "Brokers",
+        body: brokersBody(scope, q, after, page),
+      });
     })
     .get(`${BASE}/:mode/brokers/:externalId`, async ({ request, params, query }) => {
       const { viewer, scope } = await scopeOf(request, params.mode);
       const broker = await findBroker(deps.sql, scope, params.externalId);
       if (!broker) throw new PageNotFound();
       const link =
-        scope.mode === "live"
-          ? `${deps.publicBaseUrl}/brokers/${broker.id}`
-          : await deps.previews.brokerUrl(broker.id);
+        scope.mode === "live" ? `${deps.publicBaseUrl}/brokers/${broker.id}` : await deps.previews.brokerUrl(broker.id);
       const [listings, history] = await Promise.all([
         readListings(deps.sql, scope, { broker: broker.externalId }),
         brokerHistory(deps.sql, scope, broker.externalId, {
@@ -357,7 +376,10 @@ export function createPortalApp(deps: PortalDeps) {
           listings: { rows: listings.rows, more: listings.next !== null },
           history: entries,
           olderHistory: history?.nextCursor ?? null,
-          keyPrefixes: await keyPrefixes(scope.partnerId, entries.map((e) => e.keyId)),
+          keyPrefixes: await keyPrefixes(
+            scope.partnerId,
+            entries.map((e) => e.keyId),
+          ),
         }),
       });
     })

@@ -1,5 +1,12 @@
 // Composition root: the only place that creates clients; runService (service-kit) boots, checks and stops them.
-import { createHttpMetrics, createPeriodicJob, createPostgres, runService, type ServiceKit, type ServiceParts } from "@pss/service-kit";
+import {
+  createHttpMetrics,
+  createPeriodicJob,
+  createPostgres,
+  runService,
+  type ServiceKit,
+  type ServiceParts,
+} from "@pss/service-kit";
 import { createSmtpCheck, createSmtpTransport } from "@pss/service-kit/smtp";
 import { createPreviewLinks } from "@pss/api/record-reads";
 import { createPortalApp } from "./app.ts";
@@ -16,7 +23,9 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
   const sql = createPostgres(config.postgres, { applicationName: "pss-portal", connectTimeoutSeconds: 1.5 });
   const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
   if (!config.smtp)
-    logger.warn("SMTP_HOST is not set: sign-in links and invitations are written to this log instead of e-mailed (development only)");
+    logger.warn(
+      "SMTP_HOST is not set: sign-in links and invitations are written to this log instead of e-mailed (development only)",
+    );
   const mailer = createPortalMailer({ transport, smtp: config.smtp, logger });
   const sessions = createSessions({
     sql,
@@ -68,7 +77,9 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
   cleanup.start();
   return {
     clients: { sql },
-    checks: { smtp: transport ? { run: createSmtpCheck(transport), required: false, everyMs: 30_000, timeoutMs: 5000 } : null },
+    checks: {
+      smtp: transport ? { run: createSmtpCheck(transport), required: false, everyMs: 30_000, timeoutMs: 5000 } : null,
+    },
     stopIntake: () => app.stop(),
     stop: {
       "stop invitations": () => invitations.stop(),

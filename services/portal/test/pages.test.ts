@@ -47,7 +47,8 @@ async function logged(path: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     await api.requestLog!.flush();
-    const [row] = await api.sql`SELECT 1 FROM api_request_log WHERE partner_id = ${partner.partnerId} AND path LIKE ${`${path}%`} LIMIT 1`;
+    const [row] =
+      await api.sql`SELECT 1 FROM api_request_log WHERE partner_id = ${partner.partnerId} AND path LIKE ${`${path}%`} LIMIT 1`;
     if (row) return;
     if (Date.now() > deadline) throw new Error(`no request to ${path} in the log`);
     await Bun.sleep(50);
@@ -64,13 +65,21 @@ beforeAll(async () => {
     expect((await p.put(`/partner/v1/brokers/${brokerId}`, sample.broker())).status).toBe(201);
   }
   // A live listing without an asking price (a warning), and a test listing with simulated inquiries.
-  const live = await partner.put(`/partner/v1/listings/${listingId}`, sample.listing(brokerId, { financials: { revenue: 900000 } }));
+  const live = await partner.put(
+    `/partner/v1/listings/${listingId}`,
+    sample.listing(brokerId, { financials: { revenue: 900000 } }),
+  );
   expect(live.status).toBe(201);
   const test = await partner.test!.put(`/partner/v1/listings/${testListingId}`, sample.listing(brokerId));
   expect(test.status).toBe(201);
   for (let i = 0; i < 3; i++)
     expect(
-      (await call(api.baseUrl, "POST", `/partner/v1/test/listings/${testListingId}/leads`, { key: partner.test!.apiKey, body: {} })).status,
+      (
+        await call(api.baseUrl, "POST", `/partner/v1/test/listings/${testListingId}/leads`, {
+          key: partner.test!.apiKey,
+          body: {},
+        })
+      ).status,
     ).toBe(202);
   await tracker.recompute(String(live.body.serviceListingId));
   await tracker.recompute(String(test.body.serviceListingId));
@@ -80,9 +89,17 @@ beforeAll(async () => {
 
   const lead = `${uniqueName("lead")}@brokerage.example`.toLowerCase();
   const noLead = `${uniqueName("nolead")}@brokerage.example`.toLowerCase();
-  for (const [email, leadAccess] of [[lead, true], [noLead, false]] as const)
+  for (const [email, leadAccess] of [
+    [lead, true],
+    [noLead, false],
+  ] as const)
     expect(
-      (await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, { key: partner.apiKey, body: { leadAccess } })).status,
+      (
+        await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, {
+          key: partner.apiKey,
+          body: { leadAccess },
+        })
+      ).status,
     ).toBe(201);
   withLeads = portal.client();
   withoutLeads = portal.client();
@@ -151,7 +168,9 @@ describe("pages", () => {
     expect(warned.text).toContain(listingId);
     const none = await withoutLeads.get("/portal/live/listings?warning=TITLE_MISSING");
     expect(none.text).not.toContain(listingId);
-    expect((await withoutLeads.get(`/portal/live/listings?q=${encodeURIComponent(listingId.slice(0, 12))}`)).text).toContain(listingId);
+    expect(
+      (await withoutLeads.get(`/portal/live/listings?q=${encodeURIComponent(listingId.slice(0, 12))}`)).text,
+    ).toContain(listingId);
     expect((await withoutLeads.get("/portal/live/listings?q=taqueria")).text).toContain(listingId);
     expect((await withoutLeads.get("/portal/live/listings?state=LIVE")).text).not.toContain(listingId);
     expect((await withoutLeads.get(`/portal/live/listings/${encodeURIComponent(testListingId)}`)).status).toBe(404);

@@ -217,7 +217,9 @@ describe("limits on asking for links", () => {
     const limited = await startPortal({ limits: { perAddress: 4, perEmail: 2 }, invitations: false });
     try {
       // Each part from an address of its own (the database keeps other runs' requests for the hour).
-      const someAddress = () => ({ "x-forwarded-for": `198.51.100.${Math.floor(Math.random() * 250) + 1}, 10.0.0.${Math.floor(Math.random() * 250) + 1}` });
+      const someAddress = () => ({
+        "x-forwarded-for": `198.51.100.${Math.floor(Math.random() * 250) + 1}, 10.0.0.${Math.floor(Math.random() * 250) + 1}`,
+      });
       const client = limited.client();
       const stranger = address("flooded");
       expect((await client.requestLink(stranger, someAddress())).status).toBe(200);

@@ -45,14 +45,17 @@ describe("listing report summaries", () => {
       warnings: [...new Set(put.body.warnings.map((w: { code: string }) => w.code))].sort(),
     });
     expect(first!.warnings).toContain("ASKING_PRICE_MISSING");
-    const [{ report_version: version }] = await api.sql`SELECT report_version FROM listings WHERE id = ${serviceId}`;
+    const version = (await api.sql`SELECT report_version FROM listings WHERE id = ${serviceId}`)[0]!.report_version;
 
     // Unchanged: nothing written.
     await tracker.recompute(String(serviceId));
     expect((await summaryOf(serviceId))!.computed).toBe(first!.computed);
 
     // The fix: the warning goes, the score rises, the state (still PROCESSING) is not announced again.
-    const fixed = await partner.put(`/partner/v1/listings/${id}`, { title: "Taqueria, downtown Austin", financials: { askingPrice: 450000 } });
+    const fixed = await partner.put(`/partner/v1/listings/${id}`, {
+      title: "Taqueria, downtown Austin",
+      financials: { askingPrice: 450000 },
+    });
     expect(fixed.status).toBe(200);
     await tracker.recompute(String(serviceId));
     const after = await summaryOf(serviceId);
@@ -60,7 +63,8 @@ describe("listing report summaries", () => {
     expect(after!.score).toBe(fixed.body.qualityScore);
     expect(after!.title).toBe("Taqueria, downtown Austin");
     expect(new Date(after!.updated_at).getTime()).toBeGreaterThan(new Date(first!.updated_at).getTime());
-    const [{ report_version: versionAfter }] = await api.sql`SELECT report_version FROM listings WHERE id = ${serviceId}`;
+    const versionAfter = (await api.sql`SELECT report_version FROM listings WHERE id = ${serviceId}`)[0]!
+      .report_version;
     expect(versionAfter).toBe(version);
 
     // A status buyers do not see changes the state: summary and announcement together.

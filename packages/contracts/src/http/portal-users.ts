@@ -24,13 +24,10 @@ export const PortalUser = Type.Object(
   {
     email: Type.String({ description: "The person's e-mail address, lower-cased: what they sign in with" }),
     leadAccess: Type.Boolean(),
-    invitation: Type.Union(
-      [Type.Literal("pending"), Type.Literal("sent"), Type.Literal("failed")],
-      {
-        description:
-          "The invitation e-mail the portal sends once, when the person is first invited: pending (about to be sent), sent, or failed (the mail relay refused it; the person can still ask for a sign-in link on the portal's sign-in page)",
-      },
-    ),
+    invitation: Type.Union([Type.Literal("pending"), Type.Literal("sent"), Type.Literal("failed")], {
+      description:
+        "The invitation e-mail the portal sends once, when the person is first invited: pending (about to be sent), sent, or failed (the mail relay refused it; the person can still ask for a sign-in link on the portal's sign-in page)",
+    }),
     createdAt: DateTime,
     updatedAt: DateTime,
     lastSignInAt: Type.Union([DateTime, Type.Null()], { description: "null until the person first signs in" }),

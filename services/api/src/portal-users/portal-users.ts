@@ -32,7 +32,8 @@ function columns(sql: postgres.Sql) {
     ${isoTimestamp(sql, "updated_at")} AS updated_at, ${isoTimestamp(sql, "last_sign_in_at")} AS last_sign_in_at`;
 }
 
-function toPortalUser(row: postgres.Row): PortalUser {
+function toPortalUser(row: postgres.Row | undefined): PortalUser {
+  if (!row) throw new Error("the portal user's row was not returned");
   return {
     email: row.email,
     leadAccess: row.lead_access,
@@ -66,7 +67,7 @@ export async function putPortalUser(
         INSERT INTO portal_users (partner_id, email, lead_access, changed_by_key_id)
         VALUES (${write.partnerId}::uuid, ${write.email}, ${write.leadAccess}, ${write.byKeyId}::bigint)
         RETURNING ${columns(tx as unknown as postgres.Sql)}`;
-      return { created: true, user: toPortalUser(row!) };
+      return { created: true, user: toPortalUser(row) };
     }
     const [row] = await tx`
       UPDATE portal_users SET
@@ -78,7 +79,7 @@ export async function putPortalUser(
         invitation_due_at = CASE WHEN invitation_state = 'failed' THEN now() ELSE invitation_due_at END
       WHERE id = ${existing.id}
       RETURNING ${columns(tx as unknown as postgres.Sql)}`;
-    return { created: false, user: toPortalUser(row!) };
+    return { created: false, user: toPortalUser(row) };
   });
 }
 
@@ -90,7 +91,8 @@ export async function listPortalUsers(sql: postgres.Sql, partnerId: string): Pro
 
 /** Removes the person's access; their sessions and sign-in links go with them (ON DELETE CASCADE). */
 export async function deletePortalUser(sql: postgres.Sql, partnerId: string, email: string): Promise<boolean> {
-  const rows = await sql`DELETE FROM portal_users WHERE partner_id = ${partnerId}::uuid AND email = ${email} RETURNING id`;
+  const rows =
+    await sql`DELETE FROM portal_users WHERE partner_id = ${partnerId}::uuid AND email = ${email} RETURNING id`;
   return rows.length > 0;
 }
 
@@ -98,7 +100,8 @@ export async function deletePortalUser(sql: postgres.Sql, partnerId: string, ema
 export function createPortalUserAdmin(sql: postgres.Sql) {
   const emailOf = (raw: string) => {
     const email = normalizeEmail(raw);
-    if (!isPortalEmail(email)) throw new AdminError("invalid_argument", `--email must be an e-mail address, got '${raw}'`);
+    if (!isPortalEmail(email))
+      throw new AdminError("invalid_argument", `--email must be an e-mail address, got '${raw}'`);
     return email;
   };
   const partnerExists = async (partnerId: string) => {

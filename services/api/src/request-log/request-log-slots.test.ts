@@ -15,7 +15,8 @@ describe("the request log's ring of daily slots", () => {
       const now = Date.UTC(2025, 5, 1) + hour * 3_600_000;
       const emptied = slotToEmpty(now);
       // Every millisecond of the kept window (now - 7 days … now) lies in another slot.
-      for (let t = now - REQUEST_LOG_DAYS * DAY_MS; t <= now; t += 3_600_000) expect(requestLogSlot(t)).not.toBe(emptied);
+      for (let t = now - REQUEST_LOG_DAYS * DAY_MS; t <= now; t += 3_600_000)
+        expect(requestLogSlot(t)).not.toBe(emptied);
       // …and the slot holds the day eight days ago, which has left the window.
       expect(requestLogSlot(now - 8 * DAY_MS)).toBe(emptied);
       expect(utcDayNumber(now - 8 * DAY_MS) + 1).toBeLessThanOrEqual(utcDayNumber(now - REQUEST_LOG_DAYS * DAY_MS));

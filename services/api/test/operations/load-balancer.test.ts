@@ -64,7 +64,11 @@ async function startPortal() {
     { PORTAL_PORT: String(port), HEALTH_PORT: String(healthPort), TRUST_PROXY: "true" },
     healthPort,
   );
-  await waitUntil("the portal to be ready", async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, 30_000);
+  await waitUntil(
+    "the portal to be ready",
+    async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
+    30_000,
+  );
   portal = { process, port, healthPort };
 }
 

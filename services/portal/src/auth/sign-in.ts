@@ -37,8 +37,8 @@ export function createSignIn(deps: SignInDeps) {
     const [row] = await deps.sql`
       SELECT count(*)::int AS n, extract(epoch from min(at))::float8 * 1000 AS oldest FROM portal_sign_in_requests
       WHERE ${deps.sql(column)} = ${hash} AND at > now() - ${WINDOW_MS}::float8 * interval '1 millisecond'`;
-    if (row!.n < limit) return null;
-    return Math.max(1, Math.ceil((row!.oldest + WINDOW_MS - Date.now()) / 1000));
+    if (!row || row.n < limit) return null;
+    return Math.max(1, Math.ceil((row.oldest + WINDOW_MS - Date.now()) / 1000));
   }
 
   /** Makes a link for each partner that invited the address and e-mails them together. */
@@ -55,9 +55,10 @@ export function createSignIn(deps: SignInDeps) {
         VALUES (${sha256(token)}, ${user.id}::bigint, ${browserHash}, now() + ${LINK_TTL_MS}::float8 * interval '1 millisecond')`;
       links.push({ partner: user.partner_name, url: `${deps.portalUrl}/sign-in/${token}` });
     }
+    const [only] = links;
     const paragraphs =
-      links.length === 1
-        ? [`Open this link to sign in to ${links[0]!.partner}'s partner portal:`, links[0]!.url]
+      links.length === 1 && only
+        ? [`Open this link to sign in to ${only.partner}'s partner portal:`, only.url]
         : [
             "Your address may sign in to the partner portals of several partners. Open the link of the one you want:",
             ...links.flatMap((l) => [`${l.partner}:`, l.url]),

@@ -39,7 +39,14 @@ export interface BrokerPageData {
   email: string;
   phone: string | null;
   forwardingEmail: string | null;
-  avatar: { url: string | null; state: string | null; failureReason: string | null; width: number | null; height: number | null; thumbnail: string | null };
+  avatar: {
+    url: string | null;
+    state: string | null;
+    failureReason: string | null;
+    width: number | null;
+    height: number | null;
+    thumbnail: string | null;
+  };
   warnings: QualityWarning[];
   score: number;
   link: string;

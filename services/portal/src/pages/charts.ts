@@ -15,11 +15,11 @@ export interface Bar {
 
 const ACCENT = "#0b5cad";
 
-/** Horizontal bars, one per row, with the value written beside each. */
-export function barChart(opts: { title: string; caption: string; bars: Bar[]; unit: string }): Raw {
+/** Horizontal bars, one per row, with the value written beside each. `narrow`: for a side column. */
+export function barChart(opts: { title: string; caption: string; bars: Bar[]; unit: string; narrow?: boolean }): Raw {
   const id = nextId("bars");
-  const width = 640;
-  const labelWidth = 190;
+  const width = opts.narrow ? 360 : 640;
+  const labelWidth = opts.narrow ? 80 : 190;
   const rowHeight = 26;
   const max = Math.max(1, ...opts.bars.map((b) => b.value));
   const height = Math.max(rowHeight, opts.bars.length * rowHeight) + 8;
@@ -30,7 +30,11 @@ export function barChart(opts: { title: string; caption: string; bars: Bar[]; un
     return html`<text x="${labelWidth - 8}" y="${y + 16}" text-anchor="end" font-size="13" fill="#1d2733">${b.label}</text><rect x="${labelWidth}" y="${y + 4}" width="${w}" height="${rowHeight - 10}" fill="${b.color ?? ACCENT}" rx="2"></rect><text x="${labelWidth + w + 6}" y="${y + 16}" font-size="13" fill="#1d2733">${formatNumber(b.value)}</text>`;
   });
   const description = opts.bars.map((b) => `${b.label}: ${formatNumber(b.value)} ${opts.unit}`).join("; ");
-  return html`<figure class="chart"><svg role="img" aria-labelledby="${id}-t ${id}-d" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><title id="${id}-t">${opts.title}</title><desc id="${id}-d">${description || "No data"}</desc>${rows}</svg><figcaption>${opts.caption}</figcaption>${dataTable("", [opts.unit], opts.bars.map((b) => [b.label, [b.value]]))}</figure>`;
+  return html`<figure class="chart"><svg role="img" aria-labelledby="${id}-t ${id}-d" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><title id="${id}-t">${opts.title}</title><desc id="${id}-d">${description || "No data"}</desc>${rows}</svg><figcaption>${opts.caption}</figcaption>${dataTable(
+    "",
+    [opts.unit],
+    opts.bars.map((b) => [b.label, [b.value]]),
+  )}</figure>`;
 }
 
 export interface Series {
@@ -40,7 +44,13 @@ export interface Series {
 }
 
 /** One line per series over days (oldest first), with the days' dates under the axis every `labelEvery` days. */
-export function dailyChart(opts: { title: string; caption: string; days: string[]; series: Series[]; unit: string }): Raw {
+export function dailyChart(opts: {
+  title: string;
+  caption: string;
+  days: string[];
+  series: Series[];
+  unit: string;
+}): Raw {
   const id = nextId("daily");
   const width = 640;
   const height = 220;
@@ -54,12 +64,15 @@ export function dailyChart(opts: { title: string; caption: string; days: string[
   const y = (v: number) => top + (height - top - bottom) * (1 - v / max);
   const ticks = [0, Math.round(max / 2), max].filter((v, i, a) => a.indexOf(v) === i);
   const labelEvery = n > 14 ? 7 : n > 7 ? 2 : 1;
+  // The last day is always labelled; a regular label too close before it gives way.
+  const labelled = (i: number) =>
+    i === n - 1 || (i % labelEvery === 0 && (n - 1 - i >= Math.ceil(labelEvery / 2) || labelEvery === 1));
   const grid = ticks.map(
     (v) =>
       html`<line x1="${left}" x2="${width - right}" y1="${y(v)}" y2="${y(v)}" stroke="#d3d9e0"></line><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11" fill="#4f5b68">${formatNumber(v)}</text>`,
   );
   const labels = opts.days.map((d, i) =>
-    i % labelEvery === 0 || i === n - 1
+    labelled(i)
       ? html`<text x="${x(i)}" y="${height - 14}" text-anchor="middle" font-size="11" fill="#4f5b68">${d.slice(5)}</text>`
       : "",
   );

@@ -28,7 +28,12 @@ export function historyBeforeId(cursor: string | undefined): string | null {
   if (!cursor || !/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
-    if (Array.isArray(parsed) && parsed[0] === "h1" && typeof parsed[1] === "string" && /^[1-9][0-9]{0,17}$/.test(parsed[1]))
+    if (
+      Array.isArray(parsed) &&
+      parsed[0] === "h1" &&
+      typeof parsed[1] === "string" &&
+      /^[1-9][0-9]{0,17}$/.test(parsed[1])
+    )
       return parsed[1];
   } catch {}
   return null;

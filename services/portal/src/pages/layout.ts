@@ -16,8 +16,9 @@ export const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "content-security-policy": PORTAL_CSP,
   "x-content-type-options": "nosniff",
-  // Portal URLs name listings, filters and sign-in links: never sent to another site.
-  "referrer-policy": "no-referrer",
+  // Portal URLs name listings, filters and sign-in links: never sent to another site. (Not no-referrer: with it the
+  // browser sends "Origin: null" on the portal's own forms, which the same-site check must refuse.)
+  "referrer-policy": "same-origin",
   // A partner's data: never kept by a shared cache or the browser's back-forward history on a shared machine.
   "cache-control": "no-store",
 } as const;
@@ -33,7 +34,7 @@ const SECTIONS: { id: Section; label: string; path: string }[] = [
 ];
 
 export const sectionPath = (mode: RecordMode, section: Section) =>
-  section === "account" ? `${BASE}/account` : `${BASE}/${mode}${SECTIONS.find((s) => s.id === section)!.path}`;
+  section === "account" ? `${BASE}/account` : `${BASE}/${mode}${SECTIONS.find((s) => s.id === section)?.path ?? ""}`;
 
 /** A form's hidden CSRF field for the signed-in viewer. */
 export const csrfField = (viewer: Viewer) =>

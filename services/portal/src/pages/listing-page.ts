@@ -16,7 +16,14 @@ export interface ListingPageData {
   businessType: string;
   report: ListingReport;
   /** Photos in the partner's order, with a thumbnail URL once processed. */
-  photos: { url: string; state: string; width: number | null; height: number | null; failureReason: string | null; thumbnail: string | null }[];
+  photos: {
+    url: string;
+    state: string;
+    width: number | null;
+    height: number | null;
+    failureReason: string | null;
+    thumbnail: string | null;
+  }[];
   /** The buyer's page (live) or a preview link of a test record. */
   link: string;
   days: string[];
@@ -74,12 +81,14 @@ ${d.report.reasons.length ? html`<ul class="notice">${d.report.reasons.map((r) =
             html`<li>${p.thumbnail ? html`<img src="${p.thumbnail}" alt="Photo ${i + 1} of ${d.photos.length}" loading="lazy">` : html`<p class="no-photo">${p.state === "failed" ? "Not usable" : "Not processed yet"}</p>`}<p>${mediaBadge(p.state)}${p.width ? html` ${p.width}×${p.height} px` : ""}</p>${p.failureReason ? html`<p class="bad">${p.failureReason}</p>` : ""}<p class="muted"><a href="${p.url}">${p.url}</a></p></li>`,
         )}</ul>`
   }</section>
-<section aria-labelledby="performance"><h2 id="performance">Views${d.inquiries ? " and inquiries" : ""}, last 30 days</h2>${dailyChart({
-    title: d.inquiries ? "Views, search impressions and inquiries per day" : "Views and search impressions per day",
-    caption: `Buyers who opened the listing's page and searches that showed it${d.inquiries ? ", and inquiries," : ""} each UTC day. Totals: ${formatNumber(d.views.reduce((a, b) => a + b, 0))} views.`,
-    unit: "",
-    days: d.days,
-    series,
-  })}</section>
+<section aria-labelledby="performance"><h2 id="performance">Views${d.inquiries ? " and inquiries" : ""}, last 30 days</h2>${dailyChart(
+    {
+      title: d.inquiries ? "Views, search impressions and inquiries per day" : "Views and search impressions per day",
+      caption: `Buyers who opened the listing's page and searches that showed it${d.inquiries ? ", and inquiries," : ""} each UTC day. Totals: ${formatNumber(d.views.reduce((a, b) => a + b, 0))} views.`,
+      unit: "",
+      days: d.days,
+      series,
+    },
+  )}</section>
 <section aria-labelledby="history"><h2 id="history">Change history</h2>${historyTimeline(d.history, d.keyPrefixes, d.olderHistory)}</section>`;
 }

@@ -27,13 +27,34 @@ export function listingsBody(
   pending: number,
 ) {
   const base = `${BASE}/${scope.mode}/listings`;
-  const kept = { status: filter.status, state: filter.state, warning: filter.warning, broker: filter.broker, q: filter.q };
+  const kept = {
+    status: filter.status,
+    state: filter.state,
+    warning: filter.warning,
+    broker: filter.broker,
+    q: filter.q,
+  };
   return html`<h1>Listings</h1>
 <form class="filters" method="get" action="${base}" role="search" aria-label="Filter listings">
 ${textField("q", "External ID or title", filter.q)}
-${select("status", "Status", LISTING_STATUSES.map((s) => ({ value: s, label: statusLabel(s) })), filter.status)}
-${select("state", "Processing state", REPORT_STATES.map((s) => ({ value: s, label: stateLabel(s) })), filter.state)}
-${select("warning", "Warning", LISTING_WARNING_CODES.map((c) => ({ value: c, label: c })), filter.warning)}
+${select(
+  "status",
+  "Status",
+  LISTING_STATUSES.map((s) => ({ value: s, label: statusLabel(s) })),
+  filter.status,
+)}
+${select(
+  "state",
+  "Processing state",
+  REPORT_STATES.map((s) => ({ value: s, label: stateLabel(s) })),
+  filter.state,
+)}
+${select(
+  "warning",
+  "Warning",
+  LISTING_WARNING_CODES.map((c) => ({ value: c, label: c })),
+  filter.warning,
+)}
 ${textField("broker", "Broker (external ID)", filter.broker, "text")}
 <button type="submit">Show</button>
 </form>

@@ -18,7 +18,8 @@ const STATE_COLORS: Record<string, string> = {
 export function overviewBody(scope: PortalScope, o: Overview) {
   const listings = `${BASE}/${scope.mode}/listings`;
   const requests7 = o.requests.total.reduce((a, b) => a + b, 0);
-  const errors7 = o.requests.clientErrors.reduce((a, b) => a + b, 0) + o.requests.serverErrors.reduce((a, b) => a + b, 0);
+  const errors7 =
+    o.requests.clientErrors.reduce((a, b) => a + b, 0) + o.requests.serverErrors.reduce((a, b) => a + b, 0);
   const pending = o.listings - o.summarized;
   return html`<h1>Overview</h1>
 <div class="grid">
@@ -49,6 +50,7 @@ ${barChart({
   title: "Listings by quality score",
   caption: "100 means buyers miss nothing; each warning costs points.",
   unit: "listings",
+  narrow: true,
   bars: o.scoreBands.map((n, i) => ({ label: i === 9 ? "90–100" : `${i * 10}–${i * 10 + 9}`, value: n })).reverse(),
 })}
 </div></div>

@@ -25,7 +25,11 @@ export const stateLabel = (state: string) => STATE_LOOK[state]?.label ?? state;
 export const stateBadge = (state: string) =>
   html`<span class="badge ${STATE_LOOK[state]?.tone ?? "info"}">${stateLabel(state)}</span>`;
 
-export const statusLabel = (status: string) => status.replace(/_/g, " ").toLowerCase().replace(/^./, (c) => c.toUpperCase());
+export const statusLabel = (status: string) =>
+  status
+    .replace(/_/g, " ")
+    .toLowerCase()
+    .replace(/^./, (c) => c.toUpperCase());
 
 export const fixOf = (code: string) => WARNING_FIXES[code as WarningCode] ?? "";
 
@@ -45,7 +49,12 @@ export function pager(next: string | null, url: (cursor: string | null) => strin
   return html`<nav class="pager" aria-label="Pages">${first ? "" : html`<a href="${url(null)}">First page</a>`}${next ? html`<a href="${url(next)}" rel="next">Next page</a>` : ""}</nav>`;
 }
 
-export function select(name: string, label: string, options: readonly { value: string; label: string }[], value?: string): Raw {
+export function select(
+  name: string,
+  label: string,
+  options: readonly { value: string; label: string }[],
+  value?: string,
+): Raw {
   const id = `f-${name}`;
   return html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}"><option value="">Any</option>${options.map(
     (o) => html`<option value="${o.value}"${o.value === value ? raw(" selected") : ""}>${o.label}</option>`,

@@ -20,9 +20,19 @@ export function requestsBody(
   return html`<h1>API requests</h1>
 <p class="muted">Every request the partner's ${scope.mode} keys made in the last 7 days, newest first. Request bodies are never kept; a refused request (4xx) shows the answer it got.</p>
 <form class="filters" method="get" action="${base}" role="search" aria-label="Filter requests">
-${select("class", "Status", STATUS_CLASSES.map((c) => ({ value: c, label: c })), filter.statusClass)}
+${select(
+  "class",
+  "Status",
+  STATUS_CLASSES.map((c) => ({ value: c, label: c })),
+  filter.statusClass,
+)}
 ${textField("path", "Path starts with", filter.path, "text")}
-${select("key", "Key", keys.map((k) => ({ value: k.id, label: `${keyLabel(k.key_prefix, k.id)}${k.revoked ? " (revoked)" : ""}` })), filter.keyId)}
+${select(
+  "key",
+  "Key",
+  keys.map((k) => ({ value: k.id, label: `${keyLabel(k.key_prefix, k.id)}${k.revoked ? " (revoked)" : ""}` })),
+  filter.keyId,
+)}
 <button type="submit">Show</button>
 </form>
 ${

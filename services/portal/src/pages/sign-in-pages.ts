@@ -3,7 +3,13 @@ import { html } from "@pss/html";
 import type { LinkRefusal } from "../auth/sign-in.ts";
 import { BASE, plainPage } from "./layout.ts";
 
-export function signInPage(args: { csrf: string; email?: string; notice?: string; status?: number; headers?: Record<string, string> }) {
+export function signInPage(args: {
+  csrf: string;
+  email?: string;
+  notice?: string;
+  status?: number;
+  headers?: Record<string, string>;
+}) {
   return plainPage(
     "Sign in",
     html`<h1>Sign in to the partner portal</h1>

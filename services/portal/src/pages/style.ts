@@ -38,7 +38,8 @@ export const STYLE = `
   .good { color: var(--good); } .warn { color: var(--warn); } .bad { color: var(--bad); } .info { color: var(--info); }
   ul.plain { list-style: none; padding: 0; margin: 0; }
   ol.steps { list-style: none; padding: 0; margin: 0; border-left: 3px solid var(--line); }
-  ol.steps li { margin: 0 0 .6rem; padding-left: .8rem; }
+  ol.steps li { margin: 0 0 .5rem; padding-left: .8rem; }
+  ol.steps li p { margin: .1rem 0; }
   ol.timeline { list-style: none; padding: 0; margin: 0; }
   ol.timeline > li { border-left: 3px solid var(--line); padding: 0 0 .8rem .8rem; }
   .photos { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .75rem; }

@@ -36,5 +36,5 @@ export async function readBrokers(
       listings: r.listings,
     }),
   );
-  return { rows: page, next: rows.length > BROKERS_PAGE ? page.at(-1)!.externalId : null };
+  return { rows: page, next: rows.length > BROKERS_PAGE ? (page.at(-1)?.externalId ?? null) : null };
 }

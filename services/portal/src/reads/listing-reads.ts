@@ -31,7 +31,7 @@ export interface ListingRow {
 
 export function parseAfter(raw: string | undefined): { at: string; id: string } | null {
   const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([1-9][0-9]{0,18})$/.exec(raw ?? "");
-  return m ? { at: m[1]!, id: m[2]! } : null;
+  return m?.[1] && m[2] ? { at: m[1], id: m[2] } : null;
 }
 
 /** LIKE pattern of the words as typed: %, _ and \ match themselves. */
@@ -57,11 +57,7 @@ export async function readListings(
           ? sql`AND s.broker_id = (SELECT id FROM brokers WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND external_id = ${filter.broker})`
           : sql``
       }
-      ${
-        q
-          ? sql`AND (s.external_id LIKE ${`${likeEscape(q)}%`} OR s.title ILIKE ${`%${likeEscape(q)}%`})`
-          : sql``
-      }
+      ${q ? sql`AND (s.external_id LIKE ${`${likeEscape(q)}%`} OR s.title ILIKE ${`%${likeEscape(q)}%`})` : sql``}
       ${after ? sql`AND (s.updated_at, s.listing_id) < (${after.at}::timestamptz, ${after.id}::bigint)` : sql``}
     ORDER BY s.updated_at DESC, s.listing_id DESC
     LIMIT ${LISTINGS_PAGE + 1}`;
@@ -88,5 +84,5 @@ export async function unsummarizedListings(sql: postgres.Sql, scope: PortalScope
     SELECT count(*)::int AS n FROM listings l
     WHERE l.partner_id = ${scope.partnerId}::uuid AND l.mode = ${scope.mode}
       AND NOT EXISTS (SELECT 1 FROM listing_report_summaries s WHERE s.listing_id = l.id)`;
-  return row!.n;
+  return row?.n ?? 0;
 }

@@ -30,6 +30,7 @@ export interface Overview {
 export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promise<Overview> {
   const days7 = lastDays(7);
   const days30 = lastDays(30);
+  const [first7 = "", first30 = ""] = [days7[0], days30[0]];
   const [counts, warnings, bands, listings, endpoints, requests, inquiries] = await Promise.all([
     sql`
       SELECT status, state, count(*)::int AS n FROM listing_report_summaries
@@ -53,12 +54,12 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
       ORDER BY e.failing_since NULLS LAST, e.external_id`,
     sql`
       SELECT to_char(day, 'YYYY-MM-DD') AS day, requests, client_errors, server_errors FROM api_request_daily
-      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND day >= ${days7[0]!}::date`,
+      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND day >= ${first7}::date`,
     scope.leadAccess
       ? sql`
           SELECT to_char((l.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::int AS n FROM leads l
           WHERE l.partner_id = ${scope.partnerId}::uuid AND l.mode = ${scope.mode}
-            AND l.created_at >= ${days30[0]!}::date AT TIME ZONE 'UTC'
+            AND l.created_at >= ${first30}::date AT TIME ZONE 'UTC'
           GROUP BY 1`
       : Promise.resolve(null),
   ]);
@@ -75,7 +76,7 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
   const perDay = new Map(requests.map((r) => [r.day as string, r]));
   const leadDays = inquiries ? new Map(inquiries.map((r) => [r.day as string, r.n as number])) : null;
   return {
-    listings: listings[0]!.n,
+    listings: listings[0]?.n ?? 0,
     summarized,
     byStatus,
     byState,

@@ -20,7 +20,10 @@ describe("the request log's reads", () => {
   });
 
   test("a page position is the last row's time and request ID", () => {
-    expect(parseBefore("2026-11-22T20:30:15.123Z|req-1")).toEqual({ at: "2026-11-22T20:30:15.123Z", requestId: "req-1" });
+    expect(parseBefore("2026-11-22T20:30:15.123Z|req-1")).toEqual({
+      at: "2026-11-22T20:30:15.123Z",
+      requestId: "req-1",
+    });
     expect(parseBefore("2026-11-22T20:30:15.123Z|bad id")).toBeNull();
     expect(parseBefore(undefined)).toBeNull();
   });

@@ -33,7 +33,7 @@ export interface RequestRow {
 
 export function parseBefore(raw: string | undefined): { at: string; requestId: string } | null {
   const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([A-Za-z0-9._:-]{1,64})$/.exec(raw ?? "");
-  return m ? { at: m[1]!, requestId: m[2]! } : null;
+  return m?.[1] && m[2] ? { at: m[1], requestId: m[2] } : null;
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

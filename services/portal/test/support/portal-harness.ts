@@ -35,6 +35,8 @@ export interface PortalOptions {
   limits?: { perAddress: number; perEmail: number };
   /** Served over http, but tell the cookies it is https (what a TLS-terminating proxy in front does). */
   https?: boolean;
+  /** The portal's host name in its links (default 127.0.0.1); a browser test maps it to loopback. */
+  host?: string;
   /** Send invitations (every 100 ms). Default true. */
   invitations?: boolean;
   logger?: Logger;
@@ -45,13 +47,19 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "portal-test" }) : silentLogger);
   const sql = postgres(urls.DATABASE_URL, { max: 10, onnotice: () => {} });
   const sink = await startSmtpSink();
-  const smtp = { host: "127.0.0.1", port: sink.port, secure: false, from: "Partner portal <portal@pss.test>", fromDomain: "pss.test" };
+  const smtp = {
+    host: "127.0.0.1",
+    port: sink.port,
+    secure: false,
+    from: "Partner portal <portal@pss.test>",
+    fromDomain: "pss.test",
+  };
   const transport = createSmtpTransport(smtp);
   const mailer = createPortalMailer({ transport, smtp, logger });
   const sessions = createSessions({ sql });
   const publicBaseUrl = opts.publicBaseUrl ?? "https://market.example.test";
   const port = await freePort();
-  const portalUrl = `${opts.https ? "https" : "http"}://127.0.0.1:${port}/portal`;
+  const portalUrl = `${opts.https ? "https" : "http"}://${opts.host ?? "127.0.0.1"}:${port}/portal`;
   const signIn = createSignIn({
     sql,
     sessions,
@@ -187,12 +195,15 @@ export async function signInAs(portal: PortalHarness, client: PortalClient, emai
   const deadline = Date.now() + 15_000;
   let mail: ReceivedMail | undefined;
   while (!mail) {
-    mail = portal.sink.received.slice(before).find((m) => m.envelopeTo.includes(email) && /sign-in link/.test(m.headers.subject ?? ""));
+    mail = portal.sink.received
+      .slice(before)
+      .find((m) => m.envelopeTo.includes(email) && /sign-in link/.test(m.headers.subject ?? ""));
     if (mail) break;
     if (Date.now() > deadline) throw new Error(`no sign-in mail for ${email}`);
     await Bun.sleep(50);
   }
   const opened = await client.get(signInLinkIn(mail));
-  if (opened.status !== 303) throw new Error(`the sign-in link answered ${opened.status}: ${opened.text.slice(0, 300)}`);
+  if (opened.status !== 303)
+    throw new Error(`the sign-in link answered ${opened.status}: ${opened.text.slice(0, 300)}`);
   return client.cookies.get("pss_portal_session")!;
 }
