@@ -32,9 +32,11 @@ CREATE TABLE api_request_log_5 PARTITION OF api_request_log FOR VALUES IN (5);
 CREATE TABLE api_request_log_6 PARTITION OF api_request_log FOR VALUES IN (6);
 CREATE TABLE api_request_log_7 PARTITION OF api_request_log FOR VALUES IN (7);
 CREATE TABLE api_request_log_8 PARTITION OF api_request_log FOR VALUES IN (8);
--- Newest first per partner and mode; errors apart, as the portal filters them most.
+-- Newest first per partner and mode; errors apart, as the portal filters them most; by path prefix (a listing's
+-- requests: /partner/v1/listings/<its ID>), where the planner reads the few matching rows instead of every request.
 CREATE INDEX api_request_log_partner_at ON api_request_log (partner_id, mode, at DESC);
 CREATE INDEX api_request_log_partner_errors ON api_request_log (partner_id, mode, at DESC) WHERE status >= 400;
+CREATE INDEX api_request_log_partner_path ON api_request_log (partner_id, mode, path text_pattern_ops);
 COMMENT ON TABLE api_request_log IS 'owner: services/api (the request-log writer appends; the retention job empties the partition of the day that left the 7 days)';
 
 -- Requests per partner, mode and UTC day by outcome: the overview's error rate over 7 days without counting the log.
@@ -70,7 +72,12 @@ CREATE TABLE listing_report_summaries (
   updated_at timestamptz(3) NOT NULL,
   computed_at timestamptz(3) NOT NULL DEFAULT now()
 );
+-- The list's order; its rare filters (a processing state such as FAILED, one broker, one warning code) each have an
+-- index of their own, so a filter that matches 1 listing in 1,000 reads those and not the partner's whole list.
 CREATE INDEX listing_report_summaries_partner ON listing_report_summaries (partner_id, mode, updated_at DESC, listing_id DESC);
+CREATE INDEX listing_report_summaries_state ON listing_report_summaries (partner_id, mode, state, updated_at DESC, listing_id DESC);
+CREATE INDEX listing_report_summaries_broker ON listing_report_summaries (broker_id, updated_at DESC, listing_id DESC);
+CREATE INDEX listing_report_summaries_warnings ON listing_report_summaries USING gin (warnings);
 COMMENT ON TABLE listing_report_summaries IS 'owner: services/webhooks (the report tracker)';
 
 -- Existing listings get their summary from the tracker's background pass: every broker's listings once.

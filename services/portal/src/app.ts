@@ -41,7 +41,8 @@ import {
   unavailablePage,
 } from "./pages/sign-in-pages.ts";
 import { readBrokers } from "./reads/broker-reads.ts";
-import { readListings, unsummarizedListings, type ListingFilter } from "./reads/listing-reads.ts";
+import { readListings, recentlyUnsummarized, type ListingFilter } from "./reads/listing-reads.ts";
+import { createOverviewCache } from "./reads/overview-cache.ts";
 import { readOverview } from "./reads/overview-reads.ts";
 import { readKeys, readRequests, STATUS_CLASSES, type StatusClass } from "./reads/request-reads.ts";
 import { lastDays, type PortalScope } from "./reads/scope.ts";
@@ -60,8 +61,8 @@ export interface PortalDeps {
   previews: PreviewLinks;
   trustProxy: boolean;
   httpMetrics?: HttpMetrics;
-  /** Largest form body accepted (default 16 KiB). */
-  maxBodyBytes?: number;
+  /** How long the overview's figures are shared before they are computed again (0: every view computes). */
+  overviewCacheMs: number;
 }
 
 type Query = Record<string, string | undefined>;
@@ -80,6 +81,11 @@ export function createPortalApp(deps: PortalDeps) {
   const secure = deps.portalUrl.startsWith("https:");
   const started = new WeakMap<Request, number>();
   const log = deps.logger;
+
+  const overviews = createOverviewCache({
+    ttlMs: deps.overviewCacheMs,
+    compute: (scope) => readOverview(deps.sql, scope),
+  });
 
   const cookieFor = (name: string, value: string, maxAgeSeconds?: number) =>
     setCookie(name, value, { maxAgeSeconds, secure });
@@ -228,13 +234,13 @@ export function createPortalApp(deps: PortalDeps) {
     // --- Pages --------------------------------------------------------------------------------------------------
     .get(`${BASE}/:mode`, async ({ request, params }) => {
       const { viewer, scope } = await scopeOf(request, params.mode);
-      const overview = await readOverview(deps.sql, scope);
+      const { overview, computedAt } = await overviews.get(scope);
       return portalPage({
         viewer,
         mode: scope.mode,
         section: "overview",
         title: "Overview",
-        body: overviewBody(scope, overview),
+        body: overviewBody(scope, overview, computedAt),
       });
     })
     .get(`${BASE}/:mode/listings`, async ({ request, params, query }) => {
@@ -250,7 +256,7 @@ export function createPortalApp(deps: PortalDeps) {
       };
       const [page, pending] = await Promise.all([
         readListings(deps.sql, scope, filter),
-        filter.after ? Promise.resolve(0) : unsummarizedListings(deps.sql, scope),
+        filter.after ? Promise.resolve(0) : recentlyUnsummarized(deps.sql, scope),
       ]);
       return portalPage({
         viewer,

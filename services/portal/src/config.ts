@@ -37,6 +37,8 @@ export interface PortalConfig {
   /** PREVIEW_LINK_SECRET, as the API's: preview links of test records (absent: the key kept in PostgreSQL). */
   previewLinkSecret?: string;
   previewLinkTtlSeconds: number;
+  /** Seconds the overview's figures are shared by the views of one partner and mode (0: computed for each view). */
+  overviewCacheSeconds: number;
 }
 
 export const PORTAL_MAIL = {
@@ -81,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: r.bool("TRUST_PROXY", false),
     previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
     previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
+    overviewCacheSeconds: r.int("PORTAL_OVERVIEW_CACHE_SECONDS", 10, { min: 0, max: 3600 }),
   };
   config.productionOverrides = r.accepted();
   try {

@@ -66,6 +66,7 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
     }),
     trustProxy: config.trustProxy,
     httpMetrics: createHttpMetrics(metrics),
+    overviewCacheMs: config.overviewCacheSeconds * 1000,
   }).listen({
     port: config.port,
     hostname: "0.0.0.0",

@@ -15,13 +15,14 @@ const STATE_COLORS: Record<string, string> = {
   FAILED: "#b3261e",
 };
 
-export function overviewBody(scope: PortalScope, o: Overview) {
+export function overviewBody(scope: PortalScope, o: Overview, computedAt: number) {
   const listings = `${BASE}/${scope.mode}/listings`;
   const requests7 = o.requests.total.reduce((a, b) => a + b, 0);
   const errors7 =
     o.requests.clientErrors.reduce((a, b) => a + b, 0) + o.requests.serverErrors.reduce((a, b) => a + b, 0);
   const pending = o.listings - o.summarized;
   return html`<h1>Overview</h1>
+<p class="muted">Figures as of ${formatTime(new Date(computedAt))}.</p>
 <div class="grid">
 <div class="card"><h2 class="card-title">Listings</h2><p class="figure">${formatNumber(o.listings)}</p><p><a href="${listings}">All listings</a></p></div>
 <div class="card"><h2 class="card-title">Live for buyers</h2><p class="figure">${formatNumber((o.byState.get("LIVE") ?? 0) + (o.byState.get("LIVE_WITH_WARNINGS") ?? 0))}</p><p><a href="${listings}${queryOf({ state: "LIVE_WITH_WARNINGS" })}">${formatNumber(o.byState.get("LIVE_WITH_WARNINGS") ?? 0)} with warnings</a></p></div>

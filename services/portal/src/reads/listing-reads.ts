@@ -78,11 +78,19 @@ export async function readListings(
   return { rows: page, next: rows.length > LISTINGS_PAGE && last ? `${last.updatedAt}|${last.listingId}` : null };
 }
 
-/** Listings of the scope not summarized yet (written moments ago, or the report tracker is not running). */
-export async function unsummarizedListings(sql: postgres.Sql, scope: PortalScope): Promise<number> {
+/** How far back a write is looked for among those the report tracker has not summarized yet. */
+export const RECENT_WRITES_MINUTES = 15;
+
+/**
+ * Listings written in the last RECENT_WRITES_MINUTES whose current version is not summarized yet (the tracker
+ * follows within a second while it runs): read through the listings' (partner, mode, updated_at) index, so the
+ * partner's older listings are never read.
+ */
+export async function recentlyUnsummarized(sql: postgres.Sql, scope: PortalScope): Promise<number> {
   const [row] = await sql`
     SELECT count(*)::int AS n FROM listings l
     WHERE l.partner_id = ${scope.partnerId}::uuid AND l.mode = ${scope.mode}
-      AND NOT EXISTS (SELECT 1 FROM listing_report_summaries s WHERE s.listing_id = l.id)`;
+      AND l.updated_at > now() - ${RECENT_WRITES_MINUTES}::int * interval '1 minute'
+      AND NOT EXISTS (SELECT 1 FROM listing_report_summaries s WHERE s.listing_id = l.id AND s.updated_at >= l.updated_at)`;
   return row?.n ?? 0;
 }

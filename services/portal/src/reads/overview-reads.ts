@@ -3,9 +3,11 @@
 // report tracker), deliveries failing now (webhook endpoints and their pending deliveries), the API's requests and
 // errors per day (api_request_daily) and, with lead access only, inquiries.
 import type postgres from "postgres";
+import { recentlyUnsummarized } from "./listing-reads.ts";
 import { lastDays, type PortalScope } from "./scope.ts";
 
 export interface Overview {
+  /** Summarized listings and those written in the last minutes that are not yet. */
   listings: number;
   /** Listings the report tracker has summarized (the figures below cover these). */
   summarized: number;
@@ -31,20 +33,17 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
   const days7 = lastDays(7);
   const days30 = lastDays(30);
   const [first7 = "", first30 = ""] = [days7[0], days30[0]];
-  const [counts, warnings, bands, listings, endpoints, requests, inquiries] = await Promise.all([
+  // One pass over the partner's summaries, grouped finely enough to give every figure below (a few hundred groups
+  // at most: statuses × states × score bands × the warning combinations that occur).
+  const [groups, pending, endpoints, requests, inquiries] = await Promise.all([
     sql`
-      SELECT status, state, count(*)::int AS n FROM listing_report_summaries
-      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} GROUP BY status, state`,
-    sql`
-      SELECT code, count(*)::int AS n FROM listing_report_summaries s, unnest(s.warnings) AS code
-      WHERE s.partner_id = ${scope.partnerId}::uuid AND s.mode = ${scope.mode} GROUP BY code ORDER BY n DESC, code`,
-    sql`
-      SELECT least(score / 10, 9)::int AS band, count(*)::int AS n FROM listing_report_summaries
-      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} GROUP BY 1`,
-    sql`SELECT count(*)::int AS n FROM listings WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode}`,
+      SELECT status, state, least(score / 10, 9)::int AS band, warnings, count(*)::int AS n FROM listing_report_summaries
+      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} GROUP BY 1, 2, 3, 4`,
+    recentlyUnsummarized(sql, scope),
     sql`
       SELECT e.external_id, e.url, e.enabled, to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS failing_since,
-             (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.attempt_count > 0) AS retrying,
+             (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.attempt_count > 0
+                AND d.created_at > now() - interval '7 days') AS retrying,
              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'failed'
                 AND d.created_at > now() - interval '1 day') AS failed_today
       FROM webhook_endpoints e
@@ -65,22 +64,26 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
   ]);
   const byStatus = new Map<string, number>();
   const byState = new Map<string, number>();
+  const byWarning = new Map<string, number>();
+  const scoreBands = Array<number>(10).fill(0);
   let summarized = 0;
-  for (const r of counts) {
+  for (const r of groups) {
     byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + r.n);
     byState.set(r.state, (byState.get(r.state) ?? 0) + r.n);
+    for (const code of r.warnings as string[]) byWarning.set(code, (byWarning.get(code) ?? 0) + r.n);
+    scoreBands[r.band] = (scoreBands[r.band] ?? 0) + r.n;
     summarized += r.n;
   }
-  const scoreBands = Array<number>(10).fill(0);
-  for (const r of bands) scoreBands[r.band] = r.n;
   const perDay = new Map(requests.map((r) => [r.day as string, r]));
   const leadDays = inquiries ? new Map(inquiries.map((r) => [r.day as string, r.n as number])) : null;
   return {
-    listings: listings[0]?.n ?? 0,
+    listings: summarized + pending,
     summarized,
     byStatus,
     byState,
-    warnings: warnings.map((r) => ({ code: r.code, listings: r.n })),
+    warnings: [...byWarning]
+      .map(([code, listings]) => ({ code, listings }))
+      .sort((a, b) => b.listings - a.listings || a.code.localeCompare(b.code)),
     scoreBands,
     failingEndpoints: endpoints.map((e) => ({
       endpointId: e.external_id,

@@ -2,6 +2,7 @@
 // request log the API writes (api_request_log), newest first, filtered by status class, path and key, keyset-paged.
 // The lead routes' requests (lead counts, simulated leads) are shown only to people with lead access.
 import type postgres from "postgres";
+import { REQUEST_LOG_DAYS, REQUEST_LOG_SLOTS, utcDayNumber } from "@pss/api/request-log-slots";
 import type { PortalScope } from "./scope.ts";
 
 export const REQUESTS_PAGE = 100;
@@ -45,19 +46,30 @@ export async function readRequests(
 ): Promise<{ rows: RequestRow[]; next: string | null }> {
   const before = parseBefore(filter.before);
   const low = filter.statusClass ? Number(filter.statusClass[0]) * 100 : null;
-  const rows = await sql`
-    SELECT to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, r.key_id::text AS key_id, k.key_prefix,
-           r.method, r.path, r.status, r.duration_ms, r.request_id, r.error
-    FROM api_request_log r LEFT JOIN api_keys k ON k.id = r.key_id
-    WHERE r.partner_id = ${scope.partnerId}::uuid AND r.mode = ${scope.mode} AND r.at >= now() - interval '7 days'
-      ${low !== null ? sql`AND r.status >= ${low} AND r.status < ${low + 100}` : sql``}
-      ${filter.path ? sql`AND r.path LIKE ${`${likeEscape(filter.path)}%`}` : sql``}
-      ${filter.keyId ? sql`AND r.key_id = ${filter.keyId}::bigint` : sql``}
-      ${scope.leadAccess ? sql`` : sql`AND r.path !~ ${LEAD_ROUTES}`}
-      ${before ? sql`AND (r.at, r.request_id) < (${before.at}::timestamptz, ${before.requestId})` : sql``}
-    ORDER BY r.at DESC, r.request_id DESC
-    LIMIT ${REQUESTS_PAGE + 1}`;
-  const page = rows.slice(0, REQUESTS_PAGE).map(
+  // Day by day, newest first: each day is one partition of the log (its ring slot), read until the page is full.
+  // One query over all nine would make PostgreSQL open every partition's index and find a first matching row in
+  // each before answering (a Merge Append), however few rows the page needs; a rare filter still reads them all.
+  const now = Date.now();
+  const newestDay = before ? Math.min(utcDayNumber(Date.parse(before.at)), utcDayNumber(now)) : utcDayNumber(now);
+  const oldestDay = utcDayNumber(now - REQUEST_LOG_DAYS * 86_400_000);
+  const found: postgres.Row[] = [];
+  for (let day = newestDay; day >= oldestDay && found.length <= REQUESTS_PAGE; day--) {
+    const rows = await sql`
+      SELECT to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, r.key_id::text AS key_id, k.key_prefix,
+             r.method, r.path, r.status, r.duration_ms, r.request_id, r.error
+      FROM api_request_log r LEFT JOIN api_keys k ON k.id = r.key_id
+      WHERE r.slot = ${day % REQUEST_LOG_SLOTS} AND r.partner_id = ${scope.partnerId}::uuid AND r.mode = ${scope.mode}
+        AND r.at >= ${new Date(Math.max(day * 86_400_000, now - REQUEST_LOG_DAYS * 86_400_000))} AND r.at < ${new Date((day + 1) * 86_400_000)}
+        ${low !== null ? sql`AND r.status >= ${low} AND r.status < ${low + 100}` : sql``}
+        ${filter.path ? sql`AND r.path LIKE ${`${likeEscape(filter.path)}%`}` : sql``}
+        ${filter.keyId ? sql`AND r.key_id = ${filter.keyId}::bigint` : sql``}
+        ${scope.leadAccess ? sql`` : sql`AND r.path !~ ${LEAD_ROUTES}`}
+        ${before ? sql`AND (r.at, r.request_id) < (${before.at}::timestamptz, ${before.requestId})` : sql``}
+      ORDER BY r.at DESC, r.request_id DESC
+      LIMIT ${REQUESTS_PAGE + 1 - found.length}`;
+    found.push(...rows);
+  }
+  const page = found.slice(0, REQUESTS_PAGE).map(
     (r): RequestRow => ({
       at: r.at,
       keyId: r.key_id,
@@ -71,7 +83,7 @@ export async function readRequests(
     }),
   );
   const last = page.at(-1);
-  return { rows: page, next: rows.length > REQUESTS_PAGE && last ? `${last.at}|${last.requestId}` : null };
+  return { rows: page, next: found.length > REQUESTS_PAGE && last ? `${last.at}|${last.requestId}` : null };
 }
 
 /** The partner's keys of this mode, for the key filter (revoked ones too: their requests are in the log). */

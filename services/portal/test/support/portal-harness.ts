@@ -77,6 +77,8 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
     portalUrl: portalUrl,
     previews: createPreviewLinks({ sql, publicBaseUrl, ttlSeconds: 3600 }),
     trustProxy: true,
+    // Every view computes: the tests read what they just wrote.
+    overviewCacheMs: 0,
   }).listen({ port, hostname: "127.0.0.1", development: false });
   const invitations =
     opts.invitations === false
