@@ -108,6 +108,7 @@ await bunTest(
     ? [
         "--path-ignore-patterns=test/containers/**",
         "--path-ignore-patterns=test/kubernetes/chart-cluster.test.ts",
+        "--path-ignore-patterns=test/kubernetes/chart-production.test.ts",
         ...args,
       ]
     : args,
@@ -142,9 +143,9 @@ async function kubernetesStep(
       log,
       run: (env) =>
         bunTest(
-          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts"],
+          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts", "test/kubernetes/chart-production.test.ts"],
           { ...process.env, ...urls, ...env },
-          20 * 60_000,
+          30 * 60_000,
         ),
     });
     if (result.skipped) console.error(`test: kubernetes chart tests skipped: ${result.skipped}`);

@@ -109,6 +109,30 @@ describe("NODE_ENV=production with the compose file's development defaults", () 
   });
 });
 
+describe("Kafka's copies of every event under NODE_ENV=production", () => {
+  const copies = (env: Env) => loadIndexerConfig(env).kafka.topics.replicationFactor;
+
+  test("production keeps 3 copies unless told otherwise; development 1", () => {
+    expect(copies(productionValues)).toBe(3);
+    expect(copies({ ...composeDefaults, NODE_ENV: "development" })).toBe(1);
+    expect(copies({ ...productionValues, KAFKA_REPLICATION_FACTOR: "5" })).toBe(5);
+  });
+
+  test("fewer than 3 is refused by every service with one line naming the override, and accepted with it", () => {
+    for (const s of SERVICES)
+      expect([s.name, problemsOf(() => s.load({ ...productionValues, KAFKA_REPLICATION_FACTOR: "1" }))]).toEqual([
+        s.name,
+        [
+          "KAFKA_REPLICATION_FACTOR=1 keeps fewer than 3 copies of every event (a lost broker loses acknowledged events), refused with NODE_ENV=production: unset it, or set KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true to run so on purpose",
+        ],
+      ]);
+    expect(
+      copies({ ...productionValues, KAFKA_REPLICATION_FACTOR: "2", KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true" }),
+    ).toBe(2);
+    expect(copies({ ...composeDefaults, NODE_ENV: "development", KAFKA_REPLICATION_FACTOR: "1" })).toBe(1);
+  });
+});
+
 describe("the development profile and a real production configuration", () => {
   for (const s of SERVICES)
     test(`${s.name}: compose's defaults boot as development and say so; production values boot silently`, () => {
@@ -233,7 +257,9 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     },
     { variable: "RATE_LIMIT_PER_MINUTE", value: "0", load: loadApiConfig, says: "rate limit" },
     { variable: "LEAD_RATE_LIMIT_PER_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
-    { variable: "LEAD_RATE_LIMIT_PER_LISTING", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
   ];
   for (const s of SWITCHES)
     test(`${s.variable}=${s.value} switches a protection off: refused in production, one line naming ${s.variable}_I_UNDERSTAND; accepted with it, and logged at boot`, () => {

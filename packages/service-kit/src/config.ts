@@ -2,7 +2,14 @@
 // Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
 // parse often does so because of its password).
 import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
-import { checkDatabaseUrl, checkPublicBaseUrl, isProduction, refuseUnlessUnderstood } from "./production-safety.ts";
+import {
+  checkDatabaseUrl,
+  checkPublicBaseUrl,
+  checkReplicationFactor,
+  isProduction,
+  PRODUCTION_REPLICATION_FACTOR,
+  refuseUnlessUnderstood,
+} from "./production-safety.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -200,15 +207,19 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
     min: 6_000,
     max: 1_800_000,
   });
+  // Production's default is 3 copies; fewer only on purpose (production-safety.ts).
+  const replicationFactor = r.int(
+    "KAFKA_REPLICATION_FACTOR",
+    isProduction(r) ? PRODUCTION_REPLICATION_FACTOR : DEFAULT_TOPIC_SETTINGS.replicationFactor,
+    { min: 1, max: 10 },
+  );
+  checkReplicationFactor(r, replicationFactor);
   return {
     brokers: r.list("KAFKA_BROKERS"),
     clientId,
     topics: {
       partitions: r.int("KAFKA_TOPIC_PARTITIONS", DEFAULT_TOPIC_SETTINGS.partitions, { min: 1, max: 1000 }),
-      replicationFactor: r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, {
-        min: 1,
-        max: 10,
-      }),
+      replicationFactor,
     },
     consumer: {
       sessionTimeoutMs,

@@ -158,6 +158,24 @@ export function refuseUnlessUnderstood(r: EnvReader, variable: string, shown: st
     );
 }
 
+/** Copies of every Kafka partition production wants: a broker may be lost (or restarted) without losing events. */
+export const PRODUCTION_REPLICATION_FACTOR = 3;
+
+/**
+ * KAFKA_REPLICATION_FACTOR under production: at least 3 (its default there), or fewer only with
+ * KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true (a cluster of fewer brokers, on purpose), logged at boot; the cluster's
+ * broker count is stated at boot when the topics are checked (kafka.ts, ensureTopics).
+ */
+export function checkReplicationFactor(r: EnvReader, replicationFactor: number): void {
+  if (replicationFactor >= PRODUCTION_REPLICATION_FACTOR) return;
+  refuseUnlessUnderstood(
+    r,
+    "KAFKA_REPLICATION_FACTOR",
+    String(replicationFactor),
+    `keeps fewer than ${PRODUCTION_REPLICATION_FACTOR} copies of every event (a lost broker loses acknowledged events)`,
+  );
+}
+
 /** The one line a service logs at boot outside production, so nobody mistakes a development stack for a real one. */
 export function developmentProfileNotice(r: EnvReader): string | null {
   return isProduction(r)

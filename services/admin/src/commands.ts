@@ -20,6 +20,14 @@ import type { AdminConfig, AdminReads, Server } from "./admin-config.ts";
 import { createBackup } from "./backup/backup.ts";
 import { passphraseFrom } from "./backup/key-file.ts";
 import { restoreBackup } from "./backup/restore.ts";
+import {
+  assertFreeLocation,
+  downloadBackup,
+  objectStoreClient,
+  parseObjectStoreLocation,
+  uploadBackup,
+  withScratch,
+} from "./backup/object-store.ts";
 import { signingKeyId } from "./backup/signature.ts";
 
 export class UsageError extends Error {}
@@ -430,7 +438,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage:
-      "backup --to <dir> [--with-webhook-key < passphrase]   (PostgreSQL at one snapshot, the media store's variants, signed with BACKUP_SIGNING_KEY; the webhook key only when asked, sealed with the passphrase on stdin; docs/operations.md)",
+      "backup --to <dir|s3://bucket/path> [--with-webhook-key < passphrase]   (PostgreSQL at one snapshot, the media store's variants, signed with BACKUP_SIGNING_KEY; the webhook key only when asked, sealed with the passphrase on stdin; docs/operations.md)",
     flags: { to: "value", "with-webhook-key": "boolean" },
     required: ["to"],
     refused: {
@@ -440,27 +448,36 @@ export const COMMANDS: Record<string, Command> = {
     needs: ["postgres"],
     reads: (f) => ({ mediaStore: true, backupSigningKey: true, webhookKey: f["with-webhook-key"] === true }),
     async run(ctx, f) {
-      const dir = str(f, "to");
+      const target = str(f, "to");
+      const progress = (line: string) => ctx.warn(`backup: ${line}`);
       const webhookKey =
         f["with-webhook-key"] === true
           ? { key: ctx.config.webhookKey!, passphrase: passphraseFrom(await ctx.readStdin(), "--with-webhook-key") }
           : null;
-      const m = await createBackup(
-        {
-          sql: ctx.sql(),
-          mediaStore: ctx.config.mediaStore!,
-          signingKey: ctx.config.backupSigningKey!,
-          webhookKey,
-          progress: (line) => ctx.warn(`backup: ${line}`),
-        },
-        dir,
-      );
+      const deps = {
+        sql: ctx.sql(),
+        mediaStore: ctx.config.mediaStore!,
+        signingKey: ctx.config.backupSigningKey!,
+        webhookKey,
+        progress,
+      };
+      const location = parseObjectStoreLocation(target);
+      const m = location
+        ? await withScratch(async (dir) => {
+            // Checked before the backup is made too: a name in use fails at once, not after the copy.
+            const client = objectStoreClient(deps.mediaStore, location);
+            await assertFreeLocation(client, location);
+            const made = await createBackup(deps, dir);
+            await uploadBackup(client, location, dir, progress);
+            return made;
+          })
+        : await createBackup(deps, target);
       if (m.webhookKey)
         ctx.warn(
-          `backup: ${dir}/${m.webhookKey.file} holds the webhook secret key sealed with your passphrase: whoever has both reads every partner's webhook secret in this backup; keep the passphrase apart from it`,
+          `backup: ${target}/${m.webhookKey.file} holds the webhook secret key sealed with your passphrase: whoever has both reads every partner's webhook secret in this backup; keep the passphrase apart from it`,
         );
       return {
-        backup: dir,
+        backup: location ? location.url : target,
         recoveryPoint: m.recoveryPoint.at,
         snapshot: m.recoveryPoint.snapshot,
         tables: m.database.tables.length,
@@ -475,7 +492,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   restore: {
     usage:
-      "restore --from <dir> [--webhook-key-to <file> < passphrase]   (checks the seal with BACKUP_SIGNING_KEY and every sum, into a new, empty database and the media store; then run 'reindex')",
+      "restore --from <dir|s3://bucket/path> [--webhook-key-to <file> < passphrase]   (checks the seal with BACKUP_SIGNING_KEY and every sum, into a new, empty database and the media store; then run 'reindex')",
     flags: { from: "value", "webhook-key-to": "value" },
     required: ["from"],
     needs: ["postgres"],
@@ -483,19 +500,24 @@ export const COMMANDS: Record<string, Command> = {
     async run(ctx, f) {
       const dir = str(f, "from");
       const webhookKeyTo = opt(f, "webhook-key-to");
-      const r = await restoreBackup(
-        {
-          sql: ctx.sql(),
-          signingKey: ctx.config.backupSigningKey!,
-          mediaStore: ctx.config.mediaStore!,
-          progress: (line) => ctx.warn(`restore: ${line}`),
-        },
-        dir,
-        {
-          webhookKeyTo,
-          passphrase: async () => passphraseFrom(await ctx.readStdin(), "--webhook-key-to"),
-        },
-      );
+      const progress = (line: string) => ctx.warn(`restore: ${line}`);
+      const deps = {
+        sql: ctx.sql(),
+        signingKey: ctx.config.backupSigningKey!,
+        mediaStore: ctx.config.mediaStore!,
+        progress,
+      };
+      const options = {
+        webhookKeyTo,
+        passphrase: async () => passphraseFrom(await ctx.readStdin(), "--webhook-key-to"),
+      };
+      const location = parseObjectStoreLocation(dir);
+      const r = location
+        ? await withScratch(async (scratch) => {
+            await downloadBackup(objectStoreClient(deps.mediaStore, location), location, scratch, progress);
+            return restoreBackup(deps, scratch, options);
+          })
+        : await restoreBackup(deps, dir, options);
       const key = r.manifest.webhookKey;
       const next = [
         "npm run admin -- reindex (or docker compose run --rm admin reindex): search is rebuilt from PostgreSQL",

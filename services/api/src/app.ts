@@ -14,6 +14,7 @@ import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
+import { createIdempotencyLayer } from "./http/idempotency.ts";
 import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
@@ -33,7 +34,7 @@ import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.
 import { createPortalUserRoutes } from "./portal-users/portal-user-routes.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
-import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
+import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
@@ -60,8 +61,10 @@ export interface AppDeps {
   buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (default DEFAULT_REPLAY_DAILY_BUDGET). */
-  webhookReplayDailyBudget?: number;
+  /** Webhook deliveries a partner may re-send per audience in 24 hours (default DEFAULT_RESEND_DAILY_BUDGET). */
+  webhookResendDailyBudget?: number;
+  /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
+  idempotencyRetentionHours?: number;
   /** Where every request a key authenticated is recorded for the partner portal; absent = not recorded. */
   requestLog?: RequestLog;
 }
@@ -91,8 +94,16 @@ function hasBody(request: Request): boolean {
   return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
 }
 
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
   registerFormats();
+  // POSTs with an Idempotency-Key run in one transaction with their key (http/idempotency.ts): every route gets the
+  // layer's transaction-aware pool in place of the plain one.
+  const idempotency = createIdempotencyLayer({
+    sql: appDeps.sql,
+    secrets: appDeps.webhookSecrets,
+    retentionHours: appDeps.idempotencyRetentionHours,
+  });
+  const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
   const traces = createRequestTraces(deps.logger);
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
@@ -105,13 +116,13 @@ export function createApp(deps: AppDeps) {
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
   const partner = createPartnerContext(
-    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter },
+    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter, idempotency },
     partnerAuth,
     traces,
   );
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
-  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, idempotency, ...deps.leads };
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
@@ -230,7 +241,7 @@ export function createApp(deps: AppDeps) {
         .use(
           createWebhookRoutes(partner, {
             secrets: deps.webhookSecrets,
-            replayDailyBudget: deps.webhookReplayDailyBudget ?? DEFAULT_REPLAY_DAILY_BUDGET,
+            resendDailyBudget: deps.webhookResendDailyBudget ?? DEFAULT_RESEND_DAILY_BUDGET,
           }),
         ),
     )

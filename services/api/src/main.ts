@@ -105,14 +105,21 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       windowSeconds: 3600,
       name: "lead-address",
     }),
-    listingLimiter: createRateLimiter({
+    listingAddressLimiter: createRateLimiter({
       redis,
       logger,
-      limit: config.leadRateLimitPerListing,
+      limit: config.leadRateLimitPerListingAddress,
       windowSeconds: 3600,
-      name: "lead-listing",
+      name: "lead-listing-address",
     }),
-    trustProxy: config.trustProxy,
+    globalLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: config.leadRateLimitGlobalPerMinute,
+      windowSeconds: 60,
+      name: "lead-global",
+    }),
+    trustedProxies: config.trustedProxies,
     countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
   };
 
@@ -123,9 +130,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
           sql,
           redis,
           logger,
-          trustProxy: config.trustProxy,
+          trustedProxies: config.trustedProxies,
           flushIntervalMs: config.buyerStatsFlushMs,
           visitorsPerAddress: config.buyerStatsVisitorsPerAddress,
+          visitorsPerSite: config.buyerStatsVisitorsPerSite,
         })
       : undefined;
   buyerStats?.start();
@@ -159,6 +167,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     logger,
     testDataRetentionDays: config.sandbox.testDataRetentionDays,
     historyRetentionDays: config.sandbox.historyRetentionDays,
+    idempotencyRetentionHours: config.idempotencyRetentionHours,
     intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
   });
 
@@ -186,7 +195,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     leads,
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
-    webhookReplayDailyBudget: config.webhookReplayDailyBudget,
+    webhookResendDailyBudget: config.webhookResendDailyBudget,
+    idempotencyRetentionHours: config.idempotencyRetentionHours,
     requestLog,
     previews: createPreviewLinks({
       sql,

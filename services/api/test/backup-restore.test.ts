@@ -25,7 +25,6 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { mediaRelativePath } from "@pss/contracts";
 import { migrate } from "@pss/database";
-import { SECRET_TABLES } from "@pss/database/backup";
 import {
   contentName,
   createS3MediaStorage,
@@ -39,6 +38,7 @@ import { verifyWebhook } from "../../../packages/sdk/src/index.ts";
 import { signManifest } from "../../admin/src/backup/signature.ts";
 import { generateApiKey, hashApiKey, keyPrefix } from "../src/auth/api-key.ts";
 import { testS3Env, testUrls, uniqueName } from "../../../test/support/env.ts";
+import { tableDigests } from "../../../test/support/table-digests.ts";
 import { admin, adminEnv, json } from "./support/admin-cli.ts";
 import { sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
 
@@ -101,26 +101,6 @@ async function storedNames(): Promise<string[]> {
   const names: string[] = [];
   for await (const f of storage.list()) names.push(f.name);
   return names.sort();
-}
-
-/**
- * Every backed-up table's rows as one digest (write_xid left out: restore stamps its own, see restore.ts); the
- * secrets the API makes again (day keys, preview-link secret) are not backed up.
- */
-async function tableDigests(sql: postgres.Sql): Promise<Record<string, { rows: number; md5: string }>> {
-  const tables = await sql<{ name: string }[]>`
-    SELECT relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = current_schema() AND c.relkind = 'r'
-      AND relname <> ALL (${["schema_migrations", "leader_leases", ...SECRET_TABLES]})
-    ORDER BY relname`;
-  const out: Record<string, { rows: number; md5: string }> = {};
-  for (const { name } of tables) {
-    const [d] = await sql<{ rows: number; md5: string }[]>`
-      SELECT count(*)::int AS rows, coalesce(md5(string_agg(x, E'\n' ORDER BY x)), '') AS md5
-      FROM (SELECT (to_jsonb(t) - 'write_xid')::text AS x FROM ${sql(name)} t) s`;
-    out[name] = d!;
-  }
-  return out;
 }
 
 // What the source answered before the backup, compared with what the restored database answers.
@@ -525,5 +505,69 @@ describe("what restore refuses", () => {
       `admin: no backup at ${join(work, "nothing-here")}: the directory does not exist`,
     ]);
     expect(existsSync(join(work, "nothing-here"))).toBe(false);
+  });
+});
+
+describe("backups in the object store (the chart's backup CronJob and restore Job)", () => {
+  const location = `s3://${s3.S3_BUCKET}/${uniqueName("backup-drill-remote")}/first`;
+  const prefix = location.slice(`s3://${s3.S3_BUCKET}/`.length);
+  const client = new Bun.S3Client({
+    endpoint: s3.S3_ENDPOINT,
+    bucket: s3.S3_BUCKET,
+    region: s3.S3_REGION,
+    accessKeyId: s3.S3_ACCESS_KEY_ID,
+    secretAccessKey: s3.S3_SECRET_ACCESS_KEY,
+  });
+  const remoteKeys = async () =>
+    ((await client.list({ prefix: `${prefix}/`, maxKeys: 1000 })).contents ?? []).map((o) => o.key).sort();
+  const REMOTE = `${base}_remote`;
+
+  afterAll(async () => {
+    for (const key of await remoteKeys()) await client.delete(key);
+    await dropDatabase(REMOTE).catch(() => {});
+  });
+
+  test("backup --to s3://… uploads the same files, manifest last; restore --from s3://… brings back every row and variant; a used name and a location without a manifest are refused", async () => {
+    const source = await tableDigests(api.sql);
+    const made = json(await admin(["backup", "--to", location], cliEnv(RESTORED)), "admin backup to the object store");
+    expect(made.backup).toBe(location);
+    expect(made.objects).toBe(photos.length);
+    const keys = await remoteKeys();
+    expect(keys).toContain(`${prefix}/manifest.json`);
+    expect(keys).toContain(`${prefix}/database/listings.copy.gz`);
+    for (const p of photos) expect(keys).toContain(`${prefix}/objects/${mediaRelativePath(p.name)}`);
+    // The scratch copy is gone: only the object store holds the backup.
+    const again = await admin(["backup", "--to", location], cliEnv(RESTORED));
+    expect([again.code, again.stderr.trim()]).toEqual([
+      1,
+      `admin: ${location} already holds files: give a new name for each backup`,
+    ]);
+
+    await createDatabase(REMOTE, false);
+    const remotePrefix = `${uniqueName("backup-drill-remote-media")}/`;
+    const restored = json(
+      await admin(["restore", "--from", location], cliEnv(REMOTE, { S3_PREFIX: remotePrefix })),
+      "admin restore from the object store",
+    );
+    expect(restored.restoredFrom).toBe(location);
+    const sql = postgres(dbUrl(REMOTE), { max: 1, onnotice: () => {} });
+    try {
+      expect(await tableDigests(sql)).toEqual(source);
+    } finally {
+      await sql.end();
+    }
+    const target = createS3MediaStorage({ ...store, prefix: remotePrefix });
+    for (const p of photos) {
+      const object = await target.read(p.name);
+      expect(new Uint8Array(await new Response(object!.body).arrayBuffer())).toEqual(new Uint8Array(p.bytes));
+      await target.delete(p.name);
+    }
+
+    const missing = `s3://${s3.S3_BUCKET}/${uniqueName("backup-drill-none")}/nothing`;
+    const none = await admin(["restore", "--from", missing], cliEnv(SPARE));
+    expect([none.code, none.stderr.trim()]).toEqual([
+      1,
+      `admin: ${missing} has no manifest.json: not a backup, or an interrupted one (a backup uploads its manifest last)`,
+    ]);
   });
 });

@@ -197,5 +197,6 @@ test("the document's webhooks section describes every event sent to partners' en
   ).toEqual([
     ["path", "endpointId", true],
     ["query", "since", true],
+    ["header", "Idempotency-Key", false],
   ]);
 });

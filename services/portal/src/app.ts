@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type postgres from "postgres";
 import { RECORD_MODES, type RecordMode } from "@pss/contracts";
 import { isDependencyUnavailable, type HttpMetrics, type Logger } from "@pss/service-kit";
-import { addressBucket, clientAddress } from "@pss/api/client-address";
+import { addressBucket, clientAddress, type TrustedProxies } from "@pss/api/client-address";
 import {
   brokerHistory,
   findBroker,
@@ -59,7 +59,8 @@ export interface PortalDeps {
   /** The portal's public address, ending in /portal. */
   portalUrl: string;
   previews: PreviewLinks;
-  trustProxy: boolean;
+  /** Proxies whose X-Forwarded-For names the client (the sign-in limits per address). */
+  trustedProxies: TrustedProxies;
   httpMetrics?: HttpMetrics;
   /** How long the overview's figures are shared before they are computed again (0: every view computes). */
   overviewCacheMs: number;
@@ -203,7 +204,7 @@ export function createPortalApp(deps: PortalDeps) {
         });
       const outcome = await deps.signIn.requestLink({
         email,
-        addressBucket: addressBucket(clientAddress(request, server, deps.trustProxy)),
+        addressBucket: addressBucket(clientAddress(request, server, deps.trustedProxies)),
         browserToken: browser,
       });
       if ("retryAfterSeconds" in outcome) return limitedPage(outcome.retryAfterSeconds);

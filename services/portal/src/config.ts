@@ -13,6 +13,7 @@ import {
   type PostgresConfig,
 } from "@pss/service-kit";
 import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
+import { parseTrustedProxies, type TrustedProxies } from "@pss/api/client-address";
 
 export interface PortalConfig {
   /** The portal's pages (PORTAL_PORT); the balancer sends /portal/ here. */
@@ -32,8 +33,8 @@ export interface PortalConfig {
   /** Sign-in link requests per hour per client address (IPv6: per /64) and per e-mail address. */
   signInLimitPerAddress: number;
   signInLimitPerEmail: number;
-  /** Behind one trusted proxy: the client address is the right-most X-Forwarded-For entry (TRUST_PROXY). */
-  trustProxy: boolean;
+  /** The proxies whose X-Forwarded-For is believed (TRUST_PROXY_CIDRS, as the API's): none by default. */
+  trustedProxies: TrustedProxies;
   /** PREVIEW_LINK_SECRET, as the API's: preview links of test records (absent: the key kept in PostgreSQL). */
   previewLinkSecret?: string;
   previewLinkTtlSeconds: number;
@@ -45,6 +46,12 @@ export const PORTAL_MAIL = {
   withoutIt: "nobody can sign in to the partner portal (sign-in links go by e-mail)",
   sinkMeans: "sign-in links would never reach the partners' staff",
 };
+
+function readTrustedProxies(r: ReturnType<typeof createEnvReader>, problems: string[]): TrustedProxies {
+  const { proxies, problems: found } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
+  for (const p of found) problems.push(`TRUST_PROXY_CIDRS: ${p}`);
+  return proxies;
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): PortalConfig {
   const r = createEnvReader(env);
@@ -80,7 +87,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       5,
       "turns the sign-in link limit per e-mail address off: anyone can flood a person's inbox with sign-in links",
     ),
-    trustProxy: r.bool("TRUST_PROXY", false),
+    trustedProxies: readTrustedProxies(r, problems),
     previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
     previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     overviewCacheSeconds: r.int("PORTAL_OVERVIEW_CACHE_SECONDS", 10, { min: 0, max: 3600 }),

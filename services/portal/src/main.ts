@@ -64,7 +64,7 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
       secret: config.previewLinkSecret,
       ttlSeconds: config.previewLinkTtlSeconds,
     }),
-    trustProxy: config.trustProxy,
+    trustedProxies: config.trustedProxies,
     httpMetrics: createHttpMetrics(metrics),
     overviewCacheMs: config.overviewCacheSeconds * 1000,
   }).listen({

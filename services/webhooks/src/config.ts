@@ -41,9 +41,9 @@ export interface WebhooksConfig {
   retryScheduleMs: number[];
   /** An endpoint whose every attempt failed for this long is disabled. */
   disableAfterMs: number;
-  /** Deliveries in flight at once (this instance). */
+  /** Deliveries in flight at once (this instance), for endpoints carrying lead data and for the others each. */
   concurrency: number;
-  /** Deliveries in flight at once to one endpoint, and for one partner, across instances (fair sharing). */
+  /** Deliveries in flight at once to one endpoint, and for one partner (per audience), across instances (fair sharing). */
   endpointConcurrency: number;
   partnerConcurrency: number;
   pollMs: number;

@@ -18,6 +18,11 @@ import {
 } from "@pss/contracts";
 import type { DocumentDecoration } from "elysia";
 import { webhookEventDocs } from "./openapi-webhooks.ts";
+import {
+  DEFAULT_IDEMPOTENCY_RETENTION_HOURS,
+  IDEMPOTENCY_KEY_RULE,
+  IdempotencyKeyReusedError,
+} from "../http/idempotency.ts";
 
 /**
  * Responses a route documents (descriptions, and schemas where the framework does not validate them). Small answers
@@ -219,6 +224,15 @@ function successResponse(schema: unknown, description = "Success") {
   };
 }
 
+/** Every POST takes one (http/idempotency.ts; docs/partner-api.md, "Idempotency-Key"). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: `Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept ${DEFAULT_IDEMPOTENCY_RETENTION_HOURS} hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing.`,
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+};
+
 export type OpenApiDocument = ReturnType<typeof buildOpenApiDocument>;
 
 export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) {
@@ -247,6 +261,7 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
       });
     }
 
+    if (route.method === "POST") params.push(IDEMPOTENCY_KEY_PARAMETER);
     const isPublic = opts.publicPaths.includes(route.path) || !route.path.startsWith("/partner/");
     const hasBody = route.hooks?.body !== undefined;
     const responses: Record<string, unknown> = edgeResponses({
@@ -270,6 +285,11 @@ export function buildOpenApiDocument(routes: RouteInfo[], opts: OpenApiOptions) 
       else responses[status] = successResponse(about.schema, about.description);
     }
     if (!Object.keys(responses).some((s) => s.startsWith("2"))) responses["200"] = successResponse({ type: "object" });
+    if (route.method === "POST") {
+      responses["422"] = errorResponse(new IdempotencyKeyReusedError().message);
+      const bad = responses["400"] as { description: string } | undefined;
+      responses["400"] = errorResponse(`${bad ? `${bad.description}. ` : ""}${IDEMPOTENCY_KEY_RULE}`);
+    }
 
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.hooks?.detail?.summary,

@@ -1,26 +1,98 @@
-// Who is asking, for the abuse limits on public lead intake.
+// Who is asking, for the abuse limits on public lead intake and the buyer statistics' visitor cap.
+import { BlockList, isIP } from "node:net";
 import type { Server } from "bun";
 
 /**
- * The client's address. Behind a load balancer the socket only shows the balancer, so with trustProxy the
- * right-most X-Forwarded-For entry is used: the one our own (single, trusted) proxy appended. Entries to its
- * left come from the client and are never trusted. Without trustProxy the header is ignored entirely.
+ * The proxies whose X-Forwarded-For the API believes (TRUST_PROXY_CIDRS; docs/operations.md, "Trusted proxies"):
+ * address ranges. Empty: none, the socket's peer is the client.
+ */
+export interface TrustedProxies {
+  /** Whether an address (as normalizeAddress returns it) is one of the trusted proxies'. */
+  trusts(address: string): boolean;
+  readonly ranges: readonly string[];
+}
+
+export const NO_TRUSTED_PROXIES: TrustedProxies = { trusts: () => false, ranges: [] };
+
+/**
+ * An address as text, checked and in one spelling: IPv4 (also when IPv4-mapped, or with a :port), IPv6 (brackets,
+ * :port and a %zone removed, lower case); null when the text is not an address (a hostname, "unknown", garbage).
+ */
+export function normalizeAddress(text: string | null | undefined): string | null {
+  if (!text) return null;
+  let t = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(t);
+  if (bracketed) t = bracketed[1]!;
+  else if (/^\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}$/.test(t)) t = t.slice(0, t.lastIndexOf(":"));
+  t = t.replace(/%.*$/, "").toLowerCase();
+  const family = isIP(t);
+  if (family === 4) return t;
+  if (family !== 6) return null;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(t);
+  return mapped ? mapped[1]! : t;
+}
+
+/** TRUST_PROXY_CIDRS: comma-separated ranges (10.0.0.0/8, fd00::/8) or single addresses; the problems, if any. */
+export function parseTrustedProxies(text: string): { proxies: TrustedProxies; problems: string[] } {
+  const list = new BlockList();
+  const ranges: string[] = [];
+  const problems: string[] = [];
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [addressText, prefixText, extra] = item.split("/");
+    const address = normalizeAddress(addressText);
+    const family = address === null ? 0 : isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
+    if (
+      !address ||
+      extra !== undefined ||
+      !(prefix >= 0 && prefix <= max) ||
+      address !== addressText!.trim().toLowerCase()
+    ) {
+      problems.push(
+        `'${item.slice(0, 60)}' is not an address range (write e.g. 10.0.0.0/8, 172.16.0.0/12, fd00::/8 or 10.1.2.3)`,
+      );
+      continue;
+    }
+    list.addSubnet(address, prefix, family === 4 ? "ipv4" : "ipv6");
+    ranges.push(`${address}/${prefix}`);
+  }
+  if (ranges.length === 0) return { proxies: NO_TRUSTED_PROXIES, problems };
+  return {
+    proxies: { ranges, trusts: (a) => list.check(a, isIP(a) === 4 ? "ipv4" : "ipv6") },
+    problems,
+  };
+}
+
+/**
+ * The client's address. The socket's peer, unless that peer is a trusted proxy: then X-Forwarded-For is read from
+ * the right (each proxy appends the address it saw), skipping the entries of trusted proxies, and the first entry
+ * that is not one is the client. Entries to its left were written by the client and are never believed. An entry
+ * that is not an address ends the walk: the hop that wrote it (the last trusted one) is taken. No header, or only
+ * trusted entries: the left-most trusted hop.
  */
 export function clientAddress(
   request: Request,
   server: Pick<Server<unknown>, "requestIP"> | null,
-  trustProxy: boolean,
+  trusted: TrustedProxies = NO_TRUSTED_PROXIES,
 ): string | null {
-  if (trustProxy) {
-    const hops = request.headers
-      .get("x-forwarded-for")
-      ?.split(",")
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const last = hops?.at(-1);
-    if (last) return last;
+  const peerText = server?.requestIP(request)?.address;
+  const peer = normalizeAddress(peerText) ?? peerText ?? null;
+  if (peer === null || !trusted.trusts(peer)) return peer;
+  const header = request.headers.get("x-forwarded-for");
+  if (!header) return peer;
+  const hops = header.split(",");
+  let client = peer;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = normalizeAddress(hops[i]);
+    if (hop === null) break;
+    client = hop;
+    if (!trusted.trusts(hop)) break;
   }
-  return server?.requestIP(request)?.address ?? null;
+  return client;
 }
 
 /**
@@ -36,8 +108,21 @@ export function addressBucket(address: string | null): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(plain);
   if (mapped) return mapped[1]!;
   if (!plain.includes(":")) return plain;
-  const groups = expandIpv6(plain);
-  return groups ? `${groups.slice(0, 4).join(":")}::/64` : plain;
+  return ipv6Prefix(plain, 4) ?? plain;
+}
+
+/**
+ * The /48 an IPv6 address is in (a site's usual allocation: 65,536 /64s), as "a:b:c::/48"; null for IPv4 and for
+ * what is not an address. The buyer statistics cap the visitors of one /48 as well as those of one /64.
+ */
+export function sitePrefix(address: string | null): string | null {
+  const bucket = addressBucket(address);
+  return bucket.endsWith("::/64") ? ipv6Prefix(bucket.slice(0, -3), 3) : null;
+}
+
+function ipv6Prefix(address: string, groups: 3 | 4): string | null {
+  const all = expandIpv6(address);
+  return all ? `${all.slice(0, groups).join(":")}::/${groups * 16}` : null;
 }
 
 function expandIpv6(address: string): string[] | null {

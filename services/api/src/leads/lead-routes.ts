@@ -4,22 +4,26 @@ import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } fro
 import { documented } from "../docs/openapi.ts";
 import { BadRequestError } from "../http/errors.ts";
 import type { RequestTraces } from "../http/request-trace.ts";
-import { clientAddress } from "./client-address.ts";
+import { idempotentPosts, keyScope } from "../http/idempotency.ts";
+import { addressBucket, clientAddress } from "./client-address.ts";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
 import { LEAD_DOCS } from "./lead-docs.ts";
 
-export interface LeadIntakeOptions extends Omit<LeadIntakeDeps, "sql" | "logger"> {
-  /** Take the client address from X-Forwarded-For (right-most entry) instead of the socket. */
-  trustProxy?: boolean;
-}
+export type LeadIntakeOptions = Omit<LeadIntakeDeps, "sql" | "logger" | "idempotency">;
 
 export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions & { traces: RequestTraces }) {
-  return new Elysia({ name: "lead-intake-routes" }).post(
+  const routes = new Elysia({ name: "lead-intake-routes" });
+  // Idempotency-Key per client address (its rate-limit bucket): one buyer's keys never meet another's.
+  if (deps.idempotency)
+    idempotentPosts(routes, deps.idempotency, ({ request, server }) =>
+      keyScope.address(addressBucket(clientAddress(request, server ?? null, deps.trustedProxies))),
+    );
+  return routes.post(
     "/v1/listings/:serviceListingId/leads",
     async ({ params, body, request, server, set }) => {
       if (!isServiceId(params.serviceListingId))
         throw new BadRequestError("serviceListingId must be a positive integer");
-      const address = clientAddress(request, server, deps.trustProxy ?? false);
+      const address = clientAddress(request, server, deps.trustedProxies);
       const { leadId } = await submitLead(deps, {
         listingId: params.serviceListingId,
         body,
@@ -38,7 +42,7 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions 
         description: LEAD_DOCS["POST /v1/listings/:serviceListingId/leads"],
         responses: documented({
           404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
-          429: "Too many leads from this address or for this listing; wait Retry-After seconds",
+          429: "Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds",
         }),
       },
     },

@@ -24,7 +24,8 @@ const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
 
 export function createTestModeRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "test-mode-routes" })
+  return ctx
+    .idempotentPosts(new Elysia({ name: "test-mode-routes" }))
     .use(ctx.auth)
     .post(
       "/test/listings/:externalListingId/leads",

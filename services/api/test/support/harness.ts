@@ -18,6 +18,7 @@ import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
+import { parseTrustedProxies } from "../../src/leads/client-address.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
 import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { createRequestLog, type RequestLog } from "../../src/request-log/request-log.ts";
@@ -87,8 +88,8 @@ export async function call(
 
 export interface ApiOptions {
   rateLimitPerMinute?: number;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (default the API's). */
-  webhookReplayDailyBudget?: number;
+  /** Webhook deliveries a partner may re-send per audience in 24 hours (default the API's). */
+  webhookResendDailyBudget?: number;
   relay?: boolean;
   redisUrl?: string;
   logger?: Logger;
@@ -99,18 +100,26 @@ export interface ApiOptions {
   port?: number;
   publicBaseUrl?: string;
   /** Lead intake limits (per address, per listing), given the harness's Redis. */
-  leadLimits?: { perAddress?: number; perListing?: number };
+  leadLimits?: { perAddress?: number; perListingAddress?: number };
   mediaStorage?: MediaStorage;
   mediaDelivery?: "api" | "redirect";
   /** Buyer statistics flush interval (default 200 ms). */
   statsFlushMs?: number;
-  /** Buyer statistics take the client address from X-Forwarded-For (as behind our own proxy). */
+  /**
+   * The test's own requests (from loopback) come through a trusted proxy: buyer statistics and lead intake take the
+   * client address from X-Forwarded-For (TRUST_PROXY_CIDRS=127.0.0.0/8,::1).
+   */
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
   /** Record every partner request in the request log (the portal's "API requests"; off by default in tests). */
   requestLog?: boolean;
 }
+
+/** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
+export const LOOPBACK_PROXIES = parseTrustedProxies("127.0.0.0/8,::1").proxies;
+/** `server` for a request handed to code directly: it came from loopback (the proxy above). */
+export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family: "IPv4" as const, port: 1 }) };
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
@@ -143,7 +152,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     redis,
     logger,
     flushIntervalMs: opts.statsFlushMs ?? 200,
-    trustProxy: opts.trustProxy,
+    trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
   });
   stats.start();
   const requestLog = opts.requestLog ? createRequestLog({ sql, logger, flushIntervalMs: 100 }) : undefined;
@@ -172,30 +181,34 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
       maxRetries: 0,
     }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
-    leads: opts.leadLimits && {
-      // Unique limiter names: counters of other runs sharing this Redis never interfere.
-      addressLimiter: opts.leadLimits.perAddress
-        ? createRateLimiter({
-            redis,
-            logger,
-            limit: opts.leadLimits.perAddress,
-            windowSeconds: 3600,
-            name: uniqueName("lead-address"),
-          })
+    leads:
+      opts.leadLimits || opts.trustProxy
+        ? {
+            trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
+            // Unique limiter names: counters of other runs sharing this Redis never interfere.
+            addressLimiter: opts.leadLimits?.perAddress
+              ? createRateLimiter({
+                  redis,
+                  logger,
+                  limit: opts.leadLimits.perAddress,
+                  windowSeconds: 3600,
+                  name: uniqueName("lead-address"),
+                })
+              : undefined,
+            listingAddressLimiter: opts.leadLimits?.perListingAddress
+              ? createRateLimiter({
+                  redis,
+                  logger,
+                  limit: opts.leadLimits.perListingAddress,
+                  windowSeconds: 3600,
+                  name: uniqueName("lead-listing-address"),
+                })
+              : undefined,
+          }
         : undefined,
-      listingLimiter: opts.leadLimits.perListing
-        ? createRateLimiter({
-            redis,
-            logger,
-            limit: opts.leadLimits.perListing,
-            windowSeconds: 3600,
-            name: uniqueName("lead-listing"),
-          })
-        : undefined,
-    },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
-    webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
+    webhookResendDailyBudget: opts.webhookResendDailyBudget,
     requestLog,
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();

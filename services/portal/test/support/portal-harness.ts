@@ -4,6 +4,7 @@ import postgres from "postgres";
 import { createLogger, silentLogger, type Logger } from "@pss/service-kit";
 import { createSmtpTransport } from "@pss/service-kit/smtp";
 import { createPreviewLinks } from "@pss/api/record-reads";
+import { parseTrustedProxies } from "@pss/api/client-address";
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from "../../../leads/test/support/smtp-sink.ts";
 import { testUrls } from "../../../../test/support/env.ts";
 import { freePort } from "../../../../test/support/ports.ts";
@@ -76,7 +77,8 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
     publicBaseUrl,
     portalUrl: portalUrl,
     previews: createPreviewLinks({ sql, publicBaseUrl, ttlSeconds: 3600 }),
-    trustProxy: true,
+    // The tests' own client is the proxy: its X-Forwarded-For names the client (the limits per address).
+    trustedProxies: parseTrustedProxies("127.0.0.1").proxies,
     // Every view computes: the tests read what they just wrote.
     overviewCacheMs: 0,
   }).listen({ port, hostname: "127.0.0.1", development: false });
