@@ -330,9 +330,14 @@ describe.skipIf(missing !== null)("what the balancer sends again (issue 37, item
     const backend = join(scripted, "backend.cfg");
     writeFileSync(
       backend,
-      ["backend api", "  balance roundrobin", ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`), ""].join(
-        "\n",
-      ),
+      [
+        "backend api",
+        "  balance roundrobin",
+        ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`),
+        // Every deployment's backend file names the portal's backend too (haproxy.cfg routes /portal/ to it).
+        "backend portal",
+        "",
+      ].join("\n"),
     );
     const port = await freePort();
     const proxy = Bun.spawn([HAPROXY, "-W", "-db", "-f", join(CONFIG_DIR, "haproxy.cfg"), "-f", backend], {
