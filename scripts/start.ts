@@ -66,7 +66,7 @@ const supervisor = createSupervisor({
         ...process.env,
         ...urls,
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
-        ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
+        ...(svc.name === "api" || svc.name === "webhooks" || svc.name === "portal" ? webhookKey : {}),
         // The webhooks service puts buyer-facing URLs in event data: the API's address unless configured.
         ...(svc.name === "webhooks"
           ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` }

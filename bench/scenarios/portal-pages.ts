@@ -9,6 +9,7 @@ import type { BenchContext } from "../lib/context.ts";
 import { seedPortalPartner } from "../lib/portal-seed.ts";
 import { freePort, ROOT, runLoad, serviceCommand, waitHttp } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
+import { localWebhookKeyEnv } from "../../scripts/local-webhook-key.ts";
 
 const P99_TARGET_MS = 300;
 const CONNECTIONS = 4;
@@ -18,7 +19,14 @@ async function startPortalProcess(env: Record<string, string>) {
   const healthPort = await freePort();
   const proc = Bun.spawn(serviceCommand("services/portal/src/main.ts", "portal"), {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORTAL_PORT: String(port), HEALTH_PORT: String(healthPort), LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      ...localWebhookKeyEnv(process.env, join(ROOT, ".data")),
+      ...env,
+      PORTAL_PORT: String(port),
+      HEALTH_PORT: String(healthPort),
+      LOG_LEVEL: "warn",
+    },
     stdout: "ignore",
     stderr: "inherit",
   });

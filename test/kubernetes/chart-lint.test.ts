@@ -131,6 +131,7 @@ describe("the Helm chart", () => {
     expect(Buffer.from(key, "base64").length).toBe(32);
     expect(`webhookSecretKey.value=${key}`).toBe(PRODUCTION_SETTINGS.at(-1)!);
     expect(containerEnv(docs, "webhooks").WEBHOOK_SECRET_KEY).toBe(key);
+    expect(containerEnv(docs, "portal").WEBHOOK_SECRET_KEY).toBe(key);
 
     const job = byKind(docs, "Job")[0]!;
     expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");

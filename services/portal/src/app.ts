@@ -4,7 +4,20 @@
 import { Elysia } from "elysia";
 import type postgres from "postgres";
 import { RECORD_MODES, type RecordMode } from "@pss/contracts";
-import { isDependencyUnavailable, type HttpMetrics, type Logger } from "@pss/service-kit";
+import { isDependencyUnavailable, type HttpMetrics, type Logger, type SecretBox } from "@pss/service-kit";
+import {
+  ApiError,
+  generateWebhookSecret,
+  listDeliveries,
+  pageEndpoints,
+  queuePing,
+  replayEvents,
+  retryDelivery,
+  rotateSecret,
+  toEndpointRecord,
+  type ActionOutcome,
+  type WebhookScope,
+} from "@pss/api/webhook-actions";
 import { addressBucket, clientAddress, type TrustedProxies } from "@pss/api/client-address";
 import {
   brokerHistory,
@@ -31,6 +44,8 @@ import { listingsBody } from "./pages/listings-page.ts";
 import { overviewBody } from "./pages/overview-page.ts";
 import { LISTING_STATUSES, REPORT_STATES } from "./pages/parts.ts";
 import { requestsBody } from "./pages/requests-page.ts";
+import { deliveryBody, noticeText, secretBody, webhooksBody, webhooksPath } from "./pages/webhooks-page.ts";
+import { failureStreaks, responseExcerpts } from "./reads/webhook-reads.ts";
 import {
   checkEmailPage,
   formRefusedPage,
@@ -46,7 +61,7 @@ import { createOverviewCache } from "./reads/overview-cache.ts";
 import { readOverview } from "./reads/overview-reads.ts";
 import { readKeys, readRequests, STATUS_CLASSES, type StatusClass } from "./reads/request-reads.ts";
 import { lastDays, type PortalScope } from "./reads/scope.ts";
-import { LISTING_WARNING_CODES } from "@pss/contracts";
+import { LISTING_WARNING_CODES, WEBHOOK_EVENT_TYPES } from "@pss/contracts";
 import { html } from "@pss/html";
 
 export interface PortalDeps {
@@ -64,6 +79,10 @@ export interface PortalDeps {
   httpMetrics?: HttpMetrics;
   /** How long the overview's figures are shared before they are computed again (0: every view computes). */
   overviewCacheMs: number;
+  /** Encrypts a rotated webhook signing secret (WEBHOOK_SECRET_KEY, the API's and the webhooks service's). */
+  webhookSecrets: SecretBox;
+  /** Re-sent deliveries per partner and audience in 24 hours (WEBHOOK_RESEND_DAILY_BUDGET, the API's). */
+  resendDailyBudget: number;
 }
 
 type Query = Record<string, string | undefined>;
@@ -124,6 +143,58 @@ export function createPortalApp(deps: PortalDeps) {
     for (const [k, v] of Object.entries(headers)) for (const value of [v].flat()) h.append(k, value);
     return new Response(null, { status: 303, headers: h });
   };
+
+  /** The person's webhook scope: their partner and mode, lead-data endpoints only with lead access (as a key's). */
+  const webhookScope = (scope: PortalScope): WebhookScope => ({
+    partnerId: scope.partnerId,
+    mode: scope.mode,
+    leadData: scope.leadAccess,
+  });
+
+  /** A signed-in person's form post on a page of one mode. */
+  async function formScope(request: Request, body: unknown, rawMode: string) {
+    const mode = modeOf(rawMode);
+    const viewer = await formViewer(request, body);
+    return { viewer, scope: { partnerId: viewer.partnerId, mode, leadAccess: viewer.leadAccess } as PortalScope };
+  }
+
+  /** What a refused webhook action (404, 409, 400, 429 with Retry-After) says, as a page of the person's portal. */
+  function actionRefused(viewer: Viewer, scope: PortalScope, status: number, message: string, headers = {}) {
+    return portalPage({
+      viewer,
+      mode: scope.mode,
+      section: "webhooks",
+      title: "Not done",
+      status,
+      headers,
+      body: html`<p><a href="${webhooksPath(scope)}">← Webhooks</a></p><h1>Not done</h1><p class="notice bad" role="alert">${message}</p>`,
+    });
+  }
+
+  /** Runs a webhook action; its outcome as a redirect to where it shows, or the refusal as a page. */
+  async function webhookAction<T>(
+    viewer: Viewer,
+    scope: PortalScope,
+    act: () => Promise<ActionOutcome<T>>,
+    done: (value: T) => Response,
+    notFound: string,
+  ): Promise<Response> {
+    try {
+      const outcome = await act();
+      if ("notFound" in outcome) return actionRefused(viewer, scope, 404, notFound);
+      if ("endpointDisabled" in outcome)
+        return actionRefused(
+          viewer,
+          scope,
+          409,
+          'The endpoint is disabled: re-enable it first (a PUT with "enabled": true).',
+        );
+      return done(outcome.ok);
+    } catch (err) {
+      if (err instanceof ApiError) return actionRefused(viewer, scope, err.status, err.message, err.headers ?? {});
+      throw err;
+    }
+  }
 
   async function keyPrefixes(partnerId: string, ids: (string | null)[]): Promise<Map<string, string>> {
     const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
@@ -388,6 +459,164 @@ export function createPortalApp(deps: PortalDeps) {
             entries.map((e) => e.keyId),
           ),
         }),
+      });
+    })
+    .get(`${BASE}/:mode/webhooks`, async ({ request, params, query }) => {
+      const { viewer, scope } = await scopeOf(request, params.mode);
+      const q = query as Query;
+      const day = (v: string | undefined) =>
+        v && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v)) ? v : undefined;
+      const filter = {
+        endpoint: one(q.endpoint)?.slice(0, 128) || undefined,
+        status: oneOf(one(q.status), ["pending", "delivered", "failed"] as const),
+        event: oneOf(one(q.event), [...WEBHOOK_EVENT_TYPES, "ping"] as const),
+        from: day(one(q.from)),
+        to: day(one(q.to)),
+        cursor: one(q.cursor),
+      };
+      const ws = webhookScope(scope);
+      const endpoints = (await pageEndpoints(deps.sql, ws, null, 100)).map((e) => ({
+        stored: e,
+        record: toEndpointRecord(e),
+      }));
+      let page: Awaited<ReturnType<typeof listDeliveries>>;
+      try {
+        page = await listDeliveries(deps.sql, {
+          scope: ws,
+          endpointExternalId: filter.endpoint,
+          status: filter.status,
+          eventType: filter.event as never,
+          createdFrom: filter.from ? new Date(`${filter.from}T00:00:00Z`) : undefined,
+          createdBefore: filter.to ? new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000) : undefined,
+          limit: 50,
+          cursor: filter.cursor,
+        });
+      } catch (err) {
+        // A cursor that is not one the page made: start from the newest.
+        if (!(err instanceof ApiError)) throw err;
+        page = await listDeliveries(deps.sql, { scope: ws, limit: 50 });
+      }
+      const streakById = await failureStreaks(
+        deps.sql,
+        endpoints.map((e) => e.stored.id),
+      );
+      return portalPage({
+        viewer,
+        mode: scope.mode,
+        section: "webhooks",
+        title: "Webhooks",
+        body: webhooksBody({
+          scope,
+          viewer,
+          endpoints: endpoints.map((e) => e.record),
+          streaks: new Map(endpoints.map((e) => [e.record.endpointId, streakById.get(e.stored.id) ?? 0])),
+          deliveries: page.results,
+          next: page.nextCursor,
+          filter,
+          notice: noticeText(one(q.notice), one(q.n)),
+        }),
+      });
+    })
+    .get(`${BASE}/:mode/webhooks/deliveries/:deliveryId`, async ({ request, params, query }) => {
+      const { viewer, scope } = await scopeOf(request, params.mode);
+      if (!/^[0-9a-f-]{36}$/i.test(params.deliveryId)) throw new PageNotFound();
+      const { results } = await listDeliveries(deps.sql, {
+        scope: webhookScope(scope),
+        deliveryId: params.deliveryId.toLowerCase(),
+        limit: 1,
+      });
+      const delivery = results[0];
+      if (!delivery) throw new PageNotFound();
+      const excerpts = await responseExcerpts(deps.sql, [delivery.deliveryId]);
+      return portalPage({
+        viewer,
+        mode: scope.mode,
+        section: "webhooks",
+        title: "Delivery",
+        body: deliveryBody({
+          scope,
+          viewer,
+          delivery,
+          excerpts: excerpts.get(delivery.deliveryId) ?? new Map(),
+          notice: noticeText(one((query as Query).notice), undefined),
+        }),
+      });
+    })
+    .post(`${BASE}/:mode/webhooks/deliveries/:deliveryId/resend`, async ({ request, params, body }) => {
+      const { viewer, scope } = await formScope(request, body, params.mode);
+      const id = params.deliveryId.toLowerCase();
+      if (!/^[0-9a-f-]{36}$/.test(id)) throw new PageNotFound();
+      return webhookAction(
+        viewer,
+        scope,
+        () => retryDelivery(deps.sql, webhookScope(scope), id, { dailyBudget: deps.resendDailyBudget }),
+        () => redirect(`${webhooksPath(scope)}/deliveries/${id}?notice=resent`),
+        "No such delivery here.",
+      );
+    })
+    .post(`${BASE}/:mode/webhooks/endpoints/:endpointId/test`, async ({ request, params, body }) => {
+      const { viewer, scope } = await formScope(request, body, params.mode);
+      return webhookAction(
+        viewer,
+        scope,
+        () => queuePing(deps.sql, webhookScope(scope), params.endpointId, { dailyBudget: deps.resendDailyBudget }),
+        () => redirect(`${webhooksPath(scope)}?endpoint=${encodeURIComponent(params.endpointId)}&notice=tested`),
+        "No such endpoint here.",
+      );
+    })
+    .post(`${BASE}/:mode/webhooks/endpoints/:endpointId/replay`, async ({ request, params, body }) => {
+      const { viewer, scope } = await formScope(request, body, params.mode);
+      const form = (body ?? {}) as Record<string, unknown>;
+      // datetime-local fields carry no zone: the page says they are UTC.
+      const instant = (v: string | undefined) =>
+        v && /^\d{4}-\d\d-\d\dT\d\d(:\d\d){1,2}$/.test(v) ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined;
+      const number = (v: string | undefined) => (v && /^\d{1,15}$/.test(v) ? Number(v) : undefined);
+      const range = {
+        since: instant(one(form.since)),
+        until: instant(one(form.until)),
+        afterSequence: number(one(form.afterSequence)),
+        throughSequence: number(one(form.throughSequence)),
+      };
+      const given = Object.fromEntries(Object.entries(range).filter(([, v]) => v !== undefined));
+      if (Object.keys(given).length === 0)
+        return actionRefused(
+          viewer,
+          scope,
+          400,
+          "Give the range to replay: a start or an end time, or change-feed numbers.",
+        );
+      return webhookAction(
+        viewer,
+        scope,
+        () =>
+          replayEvents(deps.sql, webhookScope(scope), params.endpointId, given, {
+            publicBaseUrl: deps.publicBaseUrl,
+            dailyBudget: deps.resendDailyBudget,
+          }),
+        (queued) =>
+          redirect(
+            `${webhooksPath(scope)}?endpoint=${encodeURIComponent(params.endpointId)}&notice=replayed&n=${queued}`,
+          ),
+        "No such endpoint here.",
+      );
+    })
+    .post(`${BASE}/:mode/webhooks/endpoints/:endpointId/rotate-secret`, async ({ request, params, body }) => {
+      const { viewer, scope } = await formScope(request, body, params.mode);
+      const secret = generateWebhookSecret();
+      const rotated = await rotateSecret(
+        deps.sql,
+        webhookScope(scope),
+        params.endpointId,
+        deps.webhookSecrets.encrypt(secret),
+      );
+      if (!rotated) return actionRefused(viewer, scope, 404, "No such endpoint here.");
+      // Shown once, on this answer to the POST (never on a page one could reload or find in the history).
+      return portalPage({
+        viewer,
+        mode: scope.mode,
+        section: "webhooks",
+        title: "New signing secret",
+        body: secretBody(scope, params.endpointId, secret, rotated.previousSecretExpiresAt),
       });
     })
     .get(`${BASE}/:mode/requests`, async ({ request, params, query }) => {

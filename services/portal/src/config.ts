@@ -9,11 +9,13 @@ import {
   readLogLevel,
   readPostgresConfig,
   readPublicBaseUrl,
+  readSecretKey,
   type LogLevel,
   type PostgresConfig,
 } from "@pss/service-kit";
 import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
 import { parseTrustedProxies, type TrustedProxies } from "@pss/api/client-address";
+import { DEFAULT_RESEND_DAILY_BUDGET } from "@pss/api/webhook-actions";
 
 export interface PortalConfig {
   /** The portal's pages (PORTAL_PORT); the balancer sends /portal/ here. */
@@ -40,6 +42,10 @@ export interface PortalConfig {
   previewLinkTtlSeconds: number;
   /** Seconds the overview's figures are shared by the views of one partner and mode (0: computed for each view). */
   overviewCacheSeconds: number;
+  /** WEBHOOK_SECRET_KEY (or _FILE), the API's: a secret rotated in the portal is stored encrypted with it. */
+  webhookSecretKey: Buffer;
+  /** WEBHOOK_RESEND_DAILY_BUDGET, the API's: the portal's resends, replays and tests draw from the same budget. */
+  resendDailyBudget: number;
 }
 
 export const PORTAL_MAIL = {
@@ -91,6 +97,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
     previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     overviewCacheSeconds: r.int("PORTAL_OVERVIEW_CACHE_SECONDS", 10, { min: 0, max: 3600 }),
+    webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
+    resendDailyBudget: r.int("WEBHOOK_RESEND_DAILY_BUDGET", DEFAULT_RESEND_DAILY_BUDGET, { min: 1, max: 10_000_000 }),
   };
   config.productionOverrides = r.accepted();
   try {

@@ -3,6 +3,7 @@ import {
   createHttpMetrics,
   createPeriodicJob,
   createPostgres,
+  createSecretBox,
   runService,
   type ServiceKit,
   type ServiceParts,
@@ -67,6 +68,8 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
     trustedProxies: config.trustedProxies,
     httpMetrics: createHttpMetrics(metrics),
     overviewCacheMs: config.overviewCacheSeconds * 1000,
+    webhookSecrets: createSecretBox(config.webhookSecretKey),
+    resendDailyBudget: config.resendDailyBudget,
   }).listen({
     port: config.port,
     hostname: "0.0.0.0",

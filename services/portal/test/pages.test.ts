@@ -39,6 +39,7 @@ const pages = (mode: "live" | "test", listing: string) => [
   `/portal/${mode}/brokers`,
   `/portal/${mode}/brokers/${encodeURIComponent(brokerId)}`,
   `/portal/${mode}/requests`,
+  `/portal/${mode}/webhooks`,
   "/portal/account",
 ];
 

@@ -189,6 +189,7 @@ describe("the partner portal in a browser", () => {
       "/portal/live/brokers",
       `/portal/live/brokers/${brokerId}`,
       "/portal/live/requests",
+      "/portal/live/webhooks",
       "/portal/test",
       `/portal/test/listings/${testListing}`,
       "/portal/account",
@@ -201,6 +202,50 @@ describe("the partner portal in a browser", () => {
     const withLeads = await lead.newPage();
     await withLeads.goto(`${base}/portal/test/listings/${testListing}`);
     expect(await withLeads.locator("body").innerText()).toContain("Views and inquiries, last 30 days");
+  }, 90_000);
+
+  test("a delivery that failed against a receiver answering 500 is resent from the portal once it recovers, and delivered", async () => {
+    const endpointId = uniqueName("hooks");
+    const path = `/hooks/${endpointId}`;
+    receiver.script(path, () => ({ status: 500 }));
+    expect(
+      (
+        await partner.put(`/partner/v1/webhook-endpoints/${endpointId}`, {
+          url: receiver.url(path),
+          events: ["listing.report.changed"],
+        })
+      ).status,
+    ).toBe(201);
+    const queued = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${endpointId}/test`, {
+      key: partner.apiKey,
+    });
+    const deliveryId = queued.body.deliveryId as string;
+    await eventually(
+      "the delivery to fail",
+      async () => (await api.sql`SELECT status FROM webhook_deliveries WHERE id = ${deliveryId}::uuid`)[0]?.status,
+      (s) => s === "failed",
+    );
+    const page = await lead.newPage();
+    await page.goto(`${base}/portal/live/webhooks?endpoint=${endpointId}&status=failed`);
+    const row = page.locator("tr", { has: page.getByRole("cell", { name: endpointId }) });
+    expect(await row.innerText()).toContain("HTTP 500");
+    // The receiver recovers; the person resends from the log.
+    receiver.script(path, () => ({ status: 204 }));
+    const [landed] = await Promise.all([
+      page.waitForNavigation(),
+      row.getByRole("button", { name: /^Resend/ }).click(),
+    ]);
+    expect(landed!.status()).toBe(200);
+    expect(await page.getByRole("status").innerText()).toContain("queued again");
+    await eventually(
+      "the delivery to be delivered",
+      async () => {
+        await page.reload();
+        return page.locator("main").innerText();
+      },
+      (text) => text.includes("HTTP 204") && /delivered/.test(text),
+    );
+    await page.screenshot({ path: `${SCREENSHOTS}/delivery-resent.jpg`, type: "jpeg", quality: 60, fullPage: true });
   }, 90_000);
 
   test("a forged form from another page, without the CSRF token, is refused and changes nothing", async () => {
@@ -259,6 +304,7 @@ describe("the partner portal in a browser", () => {
       ["brokers", lead, "/portal/live/brokers"],
       ["broker", lead, `/portal/live/brokers/${brokerId}`],
       ["requests", lead, "/portal/live/requests"],
+      ["webhooks", lead, "/portal/live/webhooks"],
       ["test-overview", lead, "/portal/test"],
       ["account", lead, "/portal/account"],
     ];

@@ -41,7 +41,7 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
       WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} GROUP BY 1, 2, 3, 4`,
     recentlyUnsummarized(sql, scope),
     sql`
-      SELECT e.external_id, e.url, e.enabled, to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS failing_since,
+      SELECT COALESCE(e.shown_external_id, e.external_id) AS external_id, e.url, e.enabled, to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS failing_since,
              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.attempt_count > 0
                 AND d.created_at > now() - interval '7 days') AS retrying,
              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'failed'
@@ -50,7 +50,7 @@ export async function readOverview(sql: postgres.Sql, scope: PortalScope): Promi
       WHERE e.partner_id = ${scope.partnerId}::uuid AND e.mode = ${scope.mode}
         ${scope.leadAccess ? sql`` : sql`AND NOT e.carries_lead_data`}
         AND (e.failing_since IS NOT NULL OR NOT e.enabled)
-      ORDER BY e.failing_since NULLS LAST, e.external_id`,
+      ORDER BY e.failing_since NULLS LAST, 1`,
     sql`
       SELECT to_char(day, 'YYYY-MM-DD') AS day, requests, client_errors, server_errors FROM api_request_daily
       WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND day >= ${first7}::date`,

@@ -6,7 +6,7 @@ import { createSmtpTransport } from "@pss/service-kit/smtp";
 import { createPreviewLinks } from "@pss/api/record-reads";
 import { parseTrustedProxies } from "@pss/api/client-address";
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from "../../../leads/test/support/smtp-sink.ts";
-import { testUrls } from "../../../../test/support/env.ts";
+import { testUrls, testWebhookSecrets } from "../../../../test/support/env.ts";
 import { freePort } from "../../../../test/support/ports.ts";
 import { createPortalApp } from "../../src/app.ts";
 import { createInvitationSender } from "../../src/auth/invitations.ts";
@@ -38,6 +38,8 @@ export interface PortalOptions {
   https?: boolean;
   /** The portal's host name in its links (default 127.0.0.1); a browser test maps it to loopback. */
   host?: string;
+  /** WEBHOOK_RESEND_DAILY_BUDGET (default the API's 10,000). */
+  resendDailyBudget?: number;
   /** Send invitations (every 100 ms). Default true. */
   invitations?: boolean;
   logger?: Logger;
@@ -81,6 +83,8 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
     trustedProxies: parseTrustedProxies("127.0.0.1").proxies,
     // Every view computes: the tests read what they just wrote.
     overviewCacheMs: 0,
+    webhookSecrets: testWebhookSecrets(),
+    resendDailyBudget: opts.resendDailyBudget ?? 10_000,
   }).listen({ port, hostname: "127.0.0.1", development: false });
   const invitations =
     opts.invitations === false
