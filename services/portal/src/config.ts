@@ -64,10 +64,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   const smtp = readSmtpConfig(r, problems, PORTAL_MAIL);
   const publicBaseUrl = readPublicBaseUrl(r, "http://127.0.0.1:8080");
+  const givenPortalUrl = r.optionalString("PORTAL_URL");
   const portalUrl = r.url("PORTAL_URL", `${publicBaseUrl}/portal`).replace(/\/+$/, "");
   if (!new URL(portalUrl).pathname.endsWith("/portal"))
     problems.push(`PORTAL_URL must end in /portal (the path the portal serves), got '${portalUrl}'`);
-  if (isProduction(r) && isLoopbackHost(new URL(portalUrl).hostname))
+  // Derived from PUBLIC_BASE_URL, whose own check says it once.
+  if (givenPortalUrl !== undefined && isProduction(r) && isLoopbackHost(new URL(portalUrl).hostname))
     problems.push(
       `PORTAL_URL is a loopback address (${portalUrl}) with NODE_ENV=production: sign-in links would not work; set PUBLIC_BASE_URL (or PORTAL_URL) to the public address`,
     );
