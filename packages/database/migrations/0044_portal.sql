@@ -29,8 +29,8 @@ CREATE INDEX portal_users_email ON portal_users (email);
 CREATE INDEX portal_users_invitation_due ON portal_users (invitation_due_at) WHERE invitation_state = 'pending';
 COMMENT ON TABLE portal_users IS 'owner: services/api (portal-users: the partner''s PUT/DELETE and the admin CLI); services/portal: invitation_* (it sends the invitation e-mail) and last_sign_in_at';
 
--- Every request for a sign-in link, known address or not, for the per-address and per-e-mail limits. Only keyed
--- hashes are kept (the client address, IPv6 by /64, and the lower-cased e-mail), and only for a day.
+-- Every request for a sign-in link, known address or not, for the per-address and per-e-mail limits. Only SHA-256
+-- hashes are kept (of the client address, IPv6 by /64, and of the lower-cased e-mail), and only for a day.
 CREATE TABLE portal_sign_in_requests (
   id bigserial PRIMARY KEY,
   at timestamptz(3) NOT NULL DEFAULT now(),

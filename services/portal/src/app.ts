@@ -61,7 +61,10 @@ import { createOverviewCache } from "./reads/overview-cache.ts";
 import { readOverview } from "./reads/overview-reads.ts";
 import { readKeys, readRequests, STATUS_CLASSES, type StatusClass } from "./reads/request-reads.ts";
 import { lastDays, type PortalScope } from "./reads/scope.ts";
-import { LISTING_WARNING_CODES, WEBHOOK_EVENT_TYPES } from "@pss/contracts";
+import { LISTING_WARNING_CODES, WEBHOOK_EVENT_TYPES, type DeliveredEventType } from "@pss/contracts";
+
+/** What the delivery log's event filter offers: every event type an endpoint may receive, and the test ping. */
+const DELIVERED_EVENT_TYPES: readonly DeliveredEventType[] = [...WEBHOOK_EVENT_TYPES, "ping"];
 import { html } from "@pss/html";
 
 export interface PortalDeps {
@@ -469,7 +472,7 @@ export function createPortalApp(deps: PortalDeps) {
       const filter = {
         endpoint: one(q.endpoint)?.slice(0, 128) || undefined,
         status: oneOf(one(q.status), ["pending", "delivered", "failed"] as const),
-        event: oneOf(one(q.event), [...WEBHOOK_EVENT_TYPES, "ping"] as const),
+        event: oneOf<DeliveredEventType>(one(q.event), DELIVERED_EVENT_TYPES),
         from: day(one(q.from)),
         to: day(one(q.to)),
         cursor: one(q.cursor),
@@ -485,7 +488,7 @@ export function createPortalApp(deps: PortalDeps) {
           scope: ws,
           endpointExternalId: filter.endpoint,
           status: filter.status,
-          eventType: filter.event as never,
+          eventType: filter.event,
           createdFrom: filter.from ? new Date(`${filter.from}T00:00:00Z`) : undefined,
           createdBefore: filter.to ? new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000) : undefined,
           limit: 50,
