@@ -107,6 +107,22 @@ beforeAll(async () => {
   expect(put.status).toBe(201);
   // Its one warning (the photos wait for processing, which would say more only if one failed).
   expect(put.body.warnings.map((w: { code: string }) => w.code)).toEqual(["ASKING_PRICE_MISSING"]);
+  // A few more, of every status and quality, so the overview has something to show (and to photograph).
+  const statuses = ["FOR_SALE", "FOR_SALE", "UNDER_CONTRACT", "PENDING_CONTRACT", "SOLD", "DRAFT", "ARCHIVED"];
+  const batch = await call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+    key: partner.apiKey,
+    body: {
+      items: statuses.map((status, i) => ({
+        externalListingId: uniqueName(`more-${i}`),
+        listing: sample.listing(brokerId, {
+          status,
+          title: i % 3 === 0 ? null : `Business ${i} for sale`,
+          financials: i % 2 === 0 ? { revenue: 500000 } : { askingPrice: 250000 + i * 10000, revenue: 600000 },
+        }),
+      })),
+    },
+  });
+  expect(batch.status).toBe(200);
   for (const [email, leadAccess] of [
     [leadEmail, true],
     [noLeadEmail, false],
