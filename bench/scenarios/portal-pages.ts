@@ -96,6 +96,8 @@ export async function portalPages(ctx: BenchContext): Promise<Row[]> {
         });
         continue;
       }
+      // The overview computed for every view is what the 10 s sharing saves: reported beside the target, not held to it.
+      const asDeployed = url === portal.url;
       rows.push({
         scenario: `portal page: ${name}`,
         figure: r.p99,
@@ -103,8 +105,8 @@ export async function portalPages(ctx: BenchContext): Promise<Row[]> {
         baseline: baseline?.p99,
         baselineLabel: "sign-in page (no data read), same process",
         ratio: baseline ? round(r.p99 / Math.max(baseline.p99, 0.001), 1) : undefined,
-        target: `≤ ${P99_TARGET_MS} ms`,
-        pass: r.p99 <= P99_TARGET_MS && r.non2xx === 0 && r.errors === 0,
+        target: asDeployed ? `≤ ${P99_TARGET_MS} ms` : "reported",
+        pass: asDeployed ? r.p99 <= P99_TARGET_MS && r.non2xx === 0 && r.errors === 0 : null,
         notes: `p50 ${r.p50} ms, p99.9 ${r.p999} ms, ${round(r.rps)} pages/s at ${CONNECTIONS} connections; non-2xx ${r.non2xx}`,
       });
     }
@@ -123,21 +125,22 @@ export async function portalPages(ctx: BenchContext): Promise<Row[]> {
   return rows;
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the heaviest queries, for docs/benchmarks.md. */
-async function writePlans(ctx: BenchContext, partnerId: string) {
+/** EXPLAIN (ANALYZE, BUFFERS) of the heaviest queries, as the pages run them, for docs/benchmarks.md. */
+export async function writePlans(ctx: Pick<BenchContext, "sql">, partnerId: string) {
   const plans: string[] = [];
   const explain = async (title: string, query: string) => {
     const rows = await ctx.sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${query}`);
     plans.push(`## ${title}\n${rows.map((r) => r["QUERY PLAN"]).join("\n")}\n`);
   };
   const p = `'${partnerId}'::uuid`;
+  const today = Math.floor(Date.now() / 86_400_000);
   await explain(
-    "overview: listings by status and state",
-    `SELECT status, state, count(*) FROM listing_report_summaries WHERE partner_id = ${p} AND mode = 'live' GROUP BY status, state`,
+    "overview: one pass over the summaries (every figure but the endpoints and the requests)",
+    `SELECT status, state, least(score / 10, 9)::int AS band, warnings, count(*)::int AS n FROM listing_report_summaries WHERE partner_id = ${p} AND mode = 'live' GROUP BY 1, 2, 3, 4`,
   );
   await explain(
-    "overview: open warnings by code",
-    `SELECT code, count(*) FROM listing_report_summaries s, unnest(s.warnings) AS code WHERE s.partner_id = ${p} AND s.mode = 'live' GROUP BY code`,
+    "listings: newest first",
+    `SELECT s.listing_id FROM listing_report_summaries s JOIN brokers b ON b.id = s.broker_id WHERE s.partner_id = ${p} AND s.mode = 'live' ORDER BY s.updated_at DESC, s.listing_id DESC LIMIT 51`,
   );
   await explain(
     "listings: one rare warning, newest first",
@@ -148,8 +151,12 @@ async function writePlans(ctx: BenchContext, partnerId: string) {
     `SELECT s.listing_id FROM listing_report_summaries s WHERE s.partner_id = ${p} AND s.mode = 'live' AND (s.external_id LIKE 'laundromat%' OR s.title ILIKE '%laundromat%') ORDER BY s.updated_at DESC, s.listing_id DESC LIMIT 51`,
   );
   await explain(
-    "API requests: 4xx, newest first",
-    `SELECT r.at FROM api_request_log r WHERE r.partner_id = ${p} AND r.mode = 'live' AND r.at >= now() - interval '7 days' AND r.status >= 400 AND r.status < 500 ORDER BY r.at DESC, r.request_id DESC LIMIT 101`,
+    "API requests: 4xx, today's partition (the page reads one day at a time, newest first)",
+    `SELECT r.at FROM api_request_log r WHERE r.slot = ${today % 9} AND r.partner_id = ${p} AND r.mode = 'live' AND r.at >= to_timestamp(${today * 86400}) AND r.at < to_timestamp(${(today + 1) * 86400}) AND r.status >= 400 AND r.status < 500 ORDER BY r.at DESC, r.request_id DESC LIMIT 101`,
+  );
+  await explain(
+    "webhooks: the delivery log's first page",
+    `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.partner_id = ${p} AND e.partner_id = ${p} AND e.mode = 'live' ORDER BY d.created_at DESC, d.id DESC LIMIT 51`,
   );
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "portal-plans.txt"), plans.join("\n"));
