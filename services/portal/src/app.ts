@@ -34,7 +34,6 @@ import type { Sessions, Viewer } from "./auth/sessions.ts";
 import type { SignIn } from "./auth/sign-in.ts";
 import { csrfTokenFor, isCsrfTokenFor, isTokenText, newToken } from "./auth/tokens.ts";
 import { COOKIES, readCookies, setCookie } from "./http/cookies.ts";
-import { isFromPortal } from "./http/same-site.ts";
 import { accountBody } from "./pages/account-page.ts";
 import { brokerBody, brokersBody } from "./pages/brokers-page.ts";
 import { historyBeforeId } from "./pages/history.ts";
@@ -65,7 +64,7 @@ import { LISTING_WARNING_CODES, WEBHOOK_EVENT_TYPES, type DeliveredEventType } f
 
 /** What the delivery log's event filter offers: every event type an endpoint may receive, and the test ping. */
 const DELIVERED_EVENT_TYPES: readonly DeliveredEventType[] = [...WEBHOOK_EVENT_TYPES, "ping"];
-import { html } from "@pss/html";
+import { html, isSameSiteForm } from "@pss/html";
 
 export interface PortalDeps {
   sql: postgres.Sql;
@@ -133,7 +132,7 @@ export function createPortalApp(deps: PortalDeps) {
 
   /** A post from the signed-in viewer's own page: same site, and the form's token is this session's. */
   async function formViewer(request: Request, body: unknown): Promise<Viewer> {
-    if (!isFromPortal(request, deps.portalUrl)) throw new FormRefused();
+    if (!isSameSiteForm(request, deps.portalUrl)) throw new FormRefused();
     const viewer = await deps.sessions.find(readCookies(request).get(COOKIES.session));
     if (!viewer) throw new SignInRequired();
     if (!isCsrfTokenFor(viewer.sessionToken, one((body as Record<string, unknown> | null)?.csrf)))
@@ -266,7 +265,7 @@ export function createPortalApp(deps: PortalDeps) {
     .post(`${BASE}/sign-in`, async ({ request, body, server }) => {
       const browser = readCookies(request).get(COOKIES.browser);
       const form = (body ?? {}) as Record<string, unknown>;
-      if (!isFromPortal(request, deps.portalUrl) || !isTokenText(browser) || !isCsrfTokenFor(browser, one(form.csrf)))
+      if (!isSameSiteForm(request, deps.portalUrl) || !isTokenText(browser) || !isCsrfTokenFor(browser, one(form.csrf)))
         return formRefusedPage();
       const email = (one(form.email) ?? "").trim().toLowerCase();
       if (email.length === 0 || email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))

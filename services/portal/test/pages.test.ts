@@ -6,7 +6,7 @@ import { silentLogger } from "@pss/service-kit";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import { createReportTracker } from "../../webhooks/src/reports/report-tracker.ts";
 import { uniqueName } from "../../../test/support/env.ts";
-import { signInAs, startPortal, type PortalClient, type PortalHarness } from "./support/portal-harness.ts";
+import { startPortal, twoSignedIn, type PortalClient, type PortalHarness } from "./support/portal-harness.ts";
 
 let api: ApiHarness;
 let portal: PortalHarness;
@@ -88,24 +88,7 @@ beforeAll(async () => {
   expect((await partner.get(`/partner/v1/offices/${partner.officeId}/leads/count`)).status).toBe(200);
   await logged(`/partner/v1/offices/${partner.officeId}/leads/count`);
 
-  const lead = `${uniqueName("lead")}@brokerage.example`.toLowerCase();
-  const noLead = `${uniqueName("nolead")}@brokerage.example`.toLowerCase();
-  for (const [email, leadAccess] of [
-    [lead, true],
-    [noLead, false],
-  ] as const)
-    expect(
-      (
-        await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, {
-          key: partner.apiKey,
-          body: { leadAccess },
-        })
-      ).status,
-    ).toBe(201);
-  withLeads = portal.client();
-  withoutLeads = portal.client();
-  await signInAs(portal, withLeads, lead);
-  await signInAs(portal, withoutLeads, noLead);
+  ({ withLeads, withoutLeads } = await twoSignedIn(portal, api.baseUrl, partner.apiKey, "pages"));
 }, 90_000);
 afterAll(async () => {
   await portal?.stop();

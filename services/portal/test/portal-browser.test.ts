@@ -14,7 +14,7 @@ import { call, sample, startApi, type ApiHarness, type Partner } from "../../api
 import { startReceiver, type Receiver } from "../../webhooks/test/support/receiver.ts";
 import { startWebhooks, type WebhooksHarness } from "../../webhooks/test/support/webhooks-harness.ts";
 import { uniqueName } from "../../../test/support/env.ts";
-import { signInLinkIn, startPortal, type PortalHarness } from "./support/portal-harness.ts";
+import { inviteTwo, signInLinkIn, startPortal, type PortalHarness } from "./support/portal-harness.ts";
 
 /** The names the browser uses (mapped to loopback): the portal, and another page of the same site. */
 const PORTAL_HOST = "portal.example.test";
@@ -34,8 +34,8 @@ let lead: BrowserContext;
 let noLead: BrowserContext;
 const brokerId = uniqueName("broker");
 const listingId = uniqueName("bakery");
-const leadEmail = `${uniqueName("ana")}@brokerage.example`.toLowerCase();
-const noLeadEmail = `${uniqueName("ben")}@brokerage.example`.toLowerCase();
+let leadEmail = "";
+let noLeadEmail = "";
 
 async function eventually<T>(what: string, read: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -123,18 +123,7 @@ beforeAll(async () => {
     },
   });
   expect(batch.status).toBe(200);
-  for (const [email, leadAccess] of [
-    [leadEmail, true],
-    [noLeadEmail, false],
-  ] as const)
-    expect(
-      (
-        await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, {
-          key: partner.apiKey,
-          body: { leadAccess },
-        })
-      ).status,
-    ).toBe(201);
+  ({ lead: leadEmail, noLead: noLeadEmail } = await inviteTwo(api.baseUrl, partner.apiKey, "browser"));
 }, 180_000);
 
 afterAll(async () => {

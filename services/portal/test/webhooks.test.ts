@@ -7,7 +7,7 @@ import { call, startApi, type ApiHarness, type Partner } from "../../api/test/su
 import { startReceiver, verified, type Receiver } from "../../webhooks/test/support/receiver.ts";
 import { startWebhooks, until, type WebhooksHarness } from "../../webhooks/test/support/webhooks-harness.ts";
 import { uniqueName } from "../../../test/support/env.ts";
-import { csrfIn, signInAs, startPortal, type PortalClient, type PortalHarness } from "./support/portal-harness.ts";
+import { csrfIn, startPortal, twoSignedIn, type PortalClient, type PortalHarness } from "./support/portal-harness.ts";
 
 const BUDGET = 6;
 let api: ApiHarness;
@@ -47,23 +47,7 @@ beforeAll(async () => {
       })
     ).status,
   ).toBe(201);
-  const users: [string, boolean][] = [
-    [`${uniqueName("hooks-lead")}@brokerage.example`.toLowerCase(), true],
-    [`${uniqueName("hooks-nolead")}@brokerage.example`.toLowerCase(), false],
-  ];
-  for (const [email, leadAccess] of users)
-    expect(
-      (
-        await call(api.baseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, {
-          key: partner.apiKey,
-          body: { leadAccess },
-        })
-      ).status,
-    ).toBe(201);
-  withLeads = portal.client();
-  withoutLeads = portal.client();
-  await signInAs(portal, withLeads, users[0]![0]);
-  await signInAs(portal, withoutLeads, users[1]![0]);
+  ({ withLeads, withoutLeads } = await twoSignedIn(portal, api.baseUrl, partner.apiKey, "hooks"));
 }, 120_000);
 afterAll(async () => {
   await Promise.allSettled([webhooks?.stop(), portal?.stop()]);

@@ -3,15 +3,7 @@ import { html, raw, type Raw } from "@pss/html";
 import { WARNING_FIXES, type QualityWarning, type WarningCode } from "@pss/contracts";
 
 export const REPORT_STATES = ["LIVE", "LIVE_WITH_WARNINGS", "PROCESSING", "NOT_VISIBLE", "FAILED"] as const;
-export const LISTING_STATUSES = [
-  "DRAFT",
-  "FOR_SALE",
-  "REVIEWING_OFFERS",
-  "PENDING_CONTRACT",
-  "UNDER_CONTRACT",
-  "SOLD",
-  "ARCHIVED",
-] as const;
+export { LISTING_STATUSES } from "@pss/contracts";
 
 const STATE_LOOK: Record<string, { label: string; tone: string }> = {
   LIVE: { label: "Live", tone: "good" },

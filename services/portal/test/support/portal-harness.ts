@@ -6,7 +6,8 @@ import { createSmtpTransport } from "@pss/service-kit/smtp";
 import { createPreviewLinks } from "@pss/api/record-reads";
 import { parseTrustedProxies } from "@pss/api/client-address";
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from "../../../leads/test/support/smtp-sink.ts";
-import { testUrls, testWebhookSecrets } from "../../../../test/support/env.ts";
+import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
+import { call } from "../../../api/test/support/harness.ts";
 import { freePort } from "../../../../test/support/ports.ts";
 import { createPortalApp } from "../../src/app.ts";
 import { createInvitationSender } from "../../src/auth/invitations.ts";
@@ -214,4 +215,39 @@ export async function signInAs(portal: PortalHarness, client: PortalClient, emai
   if (opened.status !== 303)
     throw new Error(`the sign-in link answered ${opened.status}: ${opened.text.slice(0, 300)}`);
   return client.cookies.get("pss_portal_session")!;
+}
+
+/**
+ * Two portal users of a partner invited through the API (`PUT /partner/v1/portal-users/{email}` with `apiKey`, a
+ * live key with lead tracking): one with lead access, one without. Their addresses; with `portal`, each also signed
+ * in in a client of its own.
+ */
+export async function inviteTwo(
+  apiBaseUrl: string,
+  apiKey: string,
+  prefix: string,
+): Promise<{ lead: string; noLead: string }> {
+  const lead = `${uniqueName(`${prefix}-lead`)}@brokerage.example`.toLowerCase();
+  const noLead = `${uniqueName(`${prefix}-nolead`)}@brokerage.example`.toLowerCase();
+  for (const [email, leadAccess] of [
+    [lead, true],
+    [noLead, false],
+  ] as const) {
+    const res = await call(apiBaseUrl, "PUT", `/partner/v1/portal-users/${encodeURIComponent(email)}`, {
+      key: apiKey,
+      body: { leadAccess },
+    });
+    if (res.status !== 201) throw new Error(`inviting ${email} answered ${res.status}`);
+  }
+  return { lead, noLead };
+}
+
+/** inviteTwo, then each signed in in a client of its own. */
+export async function twoSignedIn(portal: PortalHarness, apiBaseUrl: string, apiKey: string, prefix: string) {
+  const { lead, noLead } = await inviteTwo(apiBaseUrl, apiKey, prefix);
+  const withLeads = portal.client();
+  const withoutLeads = portal.client();
+  await signInAs(portal, withLeads, lead);
+  await signInAs(portal, withoutLeads, noLead);
+  return { withLeads, withoutLeads, lead, noLead };
 }
