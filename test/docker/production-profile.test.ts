@@ -263,6 +263,8 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     value: string;
     load: (env: Env) => { productionOverrides: readonly string[] };
     says: string;
+    /** What else makes the setting a protection off (a password the plaintext connection would carry). */
+    with?: Env;
   }[] = [
     { variable: "MEDIA_ALLOWED_HOSTS", value: "10.0.0.5:80", load: loadMediaConfig, says: "private-address check" },
     {
@@ -278,12 +280,40 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
     { variable: "PORTAL_SIGN_IN_LIMIT_PER_ADDRESS", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
     { variable: "PORTAL_SIGN_IN_LIMIT_PER_EMAIL", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
+    // Issue 40: a credential sent without TLS to another host.
+    {
+      variable: "REDIS_URL",
+      value: "redis://cache.internal:6379",
+      with: { REDIS_PASSWORD: "s3cret-redis" },
+      load: loadApiConfig,
+      says: "the Redis password in plaintext to cache.internal",
+    },
+    {
+      variable: "OPENSEARCH_URL",
+      value: "http://search.internal:9200",
+      with: { OPENSEARCH_USERNAME: "pss", OPENSEARCH_PASSWORD: "s3cret-search" },
+      load: loadIndexerConfig,
+      says: "the OpenSearch password in plaintext to search.internal",
+    },
+    {
+      variable: "KAFKA_TLS",
+      value: "false",
+      with: {
+        KAFKA_BROKERS: "kafka.internal:9092",
+        KAFKA_SASL_MECHANISM: "scram-sha-512",
+        KAFKA_SASL_USERNAME: "pss",
+        KAFKA_SASL_PASSWORD: "s3cret-kafka",
+      },
+      load: loadIndexerConfig,
+      says: "the Kafka SASL credentials (scram-sha-512) in plaintext to kafka.internal",
+    },
   ];
   for (const s of SWITCHES)
     test(`${s.variable}=${s.value} switches a protection off: refused in production, one line naming ${s.variable}_I_UNDERSTAND; accepted with it, and logged at boot`, () => {
-      const env = { ...productionValues, [s.variable]: s.value };
+      const env = { ...productionValues, ...s.with, [s.variable]: s.value };
       const problems = problemsOf(() => s.load(env));
       expect(problems).toHaveLength(1);
+      expect(problems[0]).not.toContain("s3cret");
       expect(problems[0]).toStartWith(`${s.variable}=${s.value} `);
       expect(problems[0]).toContain(s.says);
       expect(problems[0]).toContain(`${s.variable}_I_UNDERSTAND=true`);
@@ -296,7 +326,7 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       expect(accepted.productionOverrides).toEqual([expect.stringContaining(`${s.variable}=${s.value}`)]);
       // Development takes it as before, without a word.
       expect(
-        s.load({ ...composeDefaults, NODE_ENV: "development", [s.variable]: s.value }).productionOverrides,
+        s.load({ ...composeDefaults, ...s.with, NODE_ENV: "development", [s.variable]: s.value }).productionOverrides,
       ).toEqual([]);
     });
 

@@ -103,6 +103,28 @@ export function checkDatabaseUrl(r: EnvReader, url: string): void {
     );
 }
 
+/**
+ * A credential about to cross the network without TLS, under production: `variable` is the setting that leaves TLS
+ * out (shown as `variable=shown`, never with a secret), `what` names the credential, `fix` says how to add TLS.
+ * Refused when any of `hosts` is reachable from elsewhere than this machine, unless `<variable>_I_UNDERSTAND=true`
+ * states that network is trusted (a private link, a mesh that encrypts): then accepted and logged at boot.
+ */
+export function checkPlaintextCredential(
+  r: EnvReader,
+  check: { variable: string; shown: string; what: string; fix: string; hosts: string[] },
+): void {
+  if (!isProduction(r)) return;
+  const remote = check.hosts.filter((h) => !isLoopbackHost(h));
+  if (remote.length === 0) return;
+  const override = overrideVariable(check.variable);
+  const line = `${check.variable}=${check.shown} sends ${check.what} in plaintext to ${remote.join(", ")}`;
+  if (r.bool(override, false)) r.accept(`${line} (accepted by ${override}=true)`);
+  else
+    r.problem(
+      `${line}, refused with NODE_ENV=production: ${check.fix} (docs/operations.md, "Connecting to managed servers"), or set ${override}=true if that network is trusted`,
+    );
+}
+
 /** A secret under production: not one published in this repository. */
 export function checkSecret(r: EnvReader, name: string, value: string | undefined, known: readonly string[]): void {
   if (isProduction(r) && value !== undefined && known.includes(value.trim()))

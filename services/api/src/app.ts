@@ -2,7 +2,16 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
+import {
+  activeSpanRecording,
+  annotateRequest,
+  disabledTracing,
+  traceIdOf,
+  type HttpMetrics,
+  type Logger,
+  type SecretBox,
+  type Tracing,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -11,7 +20,7 @@ import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
-import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
+import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
 import { createIdempotencyLayer } from "./http/idempotency.ts";
@@ -67,6 +76,21 @@ export interface AppDeps {
   idempotencyRetentionHours?: number;
   /** Where every request a key authenticated is recorded for the partner portal; absent = not recorded. */
   requestLog?: RequestLog;
+  /**
+   * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
+   * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
+   */
+  tracing?: Tracing;
+}
+
+/** The record a route's path names, as span attributes: what an operator searches traces by. */
+function recordAttributes(params: Record<string, string | undefined> | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  if (!params) return attributes;
+  if (params.externalListingId) attributes["pss.external_listing_id"] = params.externalListingId;
+  if (params.externalBrokerId) attributes["pss.external_broker_id"] = params.externalBrokerId;
+  if (params.serviceListingId) attributes["pss.listing_id"] = params.serviceListingId;
+  return attributes;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -104,7 +128,7 @@ export function createApp(appDeps: AppDeps) {
     retentionHours: appDeps.idempotencyRetentionHours,
   });
   const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
-  const traces = createRequestTraces(deps.logger);
+  const traces = createRequestTraces(deps.logger, deps.tracing ?? disabledTracing("pss-api"));
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
@@ -153,6 +177,14 @@ export function createApp(appDeps: AppDeps) {
       Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
       const violation = edgeViolation(request, deps.maxBodyBytes);
       if (violation) throw violation;
+    })
+    // The request's span is named by its route template, and carries the record its path names.
+    .onTransform(({ request, route, params }) => {
+      if (activeSpanRecording())
+        annotateRequest(recordAttributes(params as Record<string, string | undefined>), {
+          method: request.method,
+          route,
+        });
     })
     .onParse(async ({ request, route }) => {
       // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
@@ -215,6 +247,7 @@ export function createApp(appDeps: AppDeps) {
       const trace = traces.of(request);
       deps.logger.info("request", {
         requestId: trace.requestId,
+        traceId: traceIdOf(trace.traceparent),
         traceparent: trace.traceparent,
         method: request.method,
         path: pathOf(request.url),
@@ -223,7 +256,9 @@ export function createApp(appDeps: AppDeps) {
         partnerId: principal?.partnerId,
       });
     })
-    .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
+    .get("/partner/v1/openapi.json", () => openApi(), {
+      detail: { summary: "This API's OpenAPI 3.1 document", ...withExamples(OPENAPI_EXAMPLES) },
+    })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group

@@ -19,6 +19,8 @@ import {
   type MediaStorageConfig,
   type PostgresConfig,
   type RedisConfig,
+  readTracingConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
@@ -34,6 +36,8 @@ export interface ApiConfig {
   healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -161,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
     publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-api"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 20),
@@ -236,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export interface RelayConfig {
   healthPort: number;
   logLevel: LogLevel;
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -277,6 +283,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
   const config: RelayConfig = {
     healthPort: r.int("HEALTH_PORT", 8084, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-outbox-relay"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 2),

@@ -4,7 +4,14 @@
 import { Elysia } from "elysia";
 import type postgres from "postgres";
 import { RECORD_MODES, type RecordMode } from "@pss/contracts";
-import { isDependencyUnavailable, type HttpMetrics, type Logger, type SecretBox } from "@pss/service-kit";
+import {
+  activeSpanRecording,
+  annotateRequest,
+  isDependencyUnavailable,
+  type HttpMetrics,
+  type Logger,
+  type SecretBox,
+} from "@pss/service-kit";
 import {
   ApiError,
   generateWebhookSecret,
@@ -115,6 +122,7 @@ export function createPortalApp(deps: PortalDeps) {
   async function viewerOf(request: Request): Promise<Viewer> {
     const viewer = await deps.sessions.find(readCookies(request).get(COOKIES.session));
     if (!viewer) throw new SignInRequired();
+    annotateRequest({ "pss.partner_id": viewer.partnerId });
     return viewer;
   }
 
@@ -135,6 +143,7 @@ export function createPortalApp(deps: PortalDeps) {
     if (!isSameSiteForm(request, deps.portalUrl)) throw new FormRefused();
     const viewer = await deps.sessions.find(readCookies(request).get(COOKIES.session));
     if (!viewer) throw new SignInRequired();
+    annotateRequest({ "pss.partner_id": viewer.partnerId });
     if (!isCsrfTokenFor(viewer.sessionToken, one((body as Record<string, unknown> | null)?.csrf)))
       throw new FormRefused();
     return viewer;
@@ -211,9 +220,14 @@ export function createPortalApp(deps: PortalDeps) {
     return (list.find((v) => v.format === "jpg" || v.format === "jpeg") ?? list[0])?.url ?? null;
   };
 
-  const app = new Elysia({ normalize: false })
+  // No Bun router (systemRouter): every request goes through the handler serveTraced wraps.
+  const app = new Elysia({ normalize: false, systemRouter: false })
     .onRequest(({ request }) => {
       started.set(request, performance.now());
+    })
+    // The request's span (main.ts serves the app traced) is named by its route template, as the API's.
+    .onTransform(({ request, route }) => {
+      if (activeSpanRecording()) annotateRequest({}, { method: request.method, route });
     })
     .onError(({ code, error, request }) => {
       if (error instanceof SignInRequired) {

@@ -10,8 +10,10 @@ import {
   readPostgresConfig,
   readPublicBaseUrl,
   readSecretKey,
+  readTracingConfig,
   type LogLevel,
   type PostgresConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
 import { parseTrustedProxies, type TrustedProxies } from "@pss/api/client-address";
@@ -23,6 +25,8 @@ export interface PortalConfig {
   /** /healthz, /readyz and /metrics (HEALTH_PORT). */
   healthPort: number;
   logLevel: LogLevel;
+  /** Spans of every page and form (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO): off unless set. */
+  tracing: TracingConfig;
   developmentProfile: string | null;
   productionOverrides: readonly string[];
   postgres: PostgresConfig;
@@ -77,6 +81,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: r.int("PORTAL_PORT", 8090, { min: 0, max: 65535 }),
     healthPort: r.int("HEALTH_PORT", 8087, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-portal"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: [],
     postgres: readPostgresConfig(r, 10),

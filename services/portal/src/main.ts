@@ -5,6 +5,7 @@ import {
   createPostgres,
   createSecretBox,
   runService,
+  serveTraced,
   type ServiceKit,
   type ServiceParts,
 } from "@pss/service-kit";
@@ -19,7 +20,7 @@ import { loadConfig, type PortalConfig } from "./config.ts";
 
 await runService({ name: "portal", loadConfig, build });
 
-function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServiceParts {
+function build({ config, logger, metrics, tracing }: ServiceKit<PortalConfig>): ServiceParts {
   // A short connect timeout: while PostgreSQL is unreachable, pages answer 503 quickly instead of hanging.
   const sql = createPostgres(config.postgres, { applicationName: "pss-portal", connectTimeoutSeconds: 1.5 });
   const transport = config.smtp ? createSmtpTransport(config.smtp) : null;
@@ -70,7 +71,9 @@ function build({ config, logger, metrics }: ServiceKit<PortalConfig>): ServicePa
     overviewCacheMs: config.overviewCacheSeconds * 1000,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     resendDailyBudget: config.resendDailyBudget,
-  }).listen({
+  });
+  // Every request in its server span (service-kit tracing-http.ts), as the API's.
+  serveTraced(app, tracing, {
     port: config.port,
     hostname: "0.0.0.0",
     development: false,

@@ -29,8 +29,8 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -134,8 +134,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
+                401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -144,8 +144,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
-                401: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -164,7 +164,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -338,7 +338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -348,7 +348,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -358,7 +358,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -378,7 +378,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -398,7 +398,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -461,6 +461,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -539,7 +540,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -549,7 +550,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -569,6 +570,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -579,7 +590,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -634,6 +645,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -744,7 +756,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -754,7 +766,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -764,7 +776,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -784,7 +796,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -794,7 +806,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -859,11 +871,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -907,7 +921,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -917,7 +931,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -937,6 +951,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -947,7 +971,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1010,6 +1034,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -1093,7 +1118,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1103,8 +1128,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -1123,7 +1158,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1297,7 +1332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1307,7 +1342,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1317,7 +1352,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1337,7 +1372,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1357,7 +1392,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1420,6 +1455,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1510,7 +1546,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1520,7 +1556,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1540,6 +1576,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1550,7 +1596,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1605,6 +1651,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1766,7 +1813,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1776,7 +1823,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1796,7 +1843,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1816,7 +1863,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1826,7 +1873,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1891,11 +1938,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1944,7 +1993,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1954,7 +2003,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1974,6 +2023,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1984,7 +2043,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2047,6 +2106,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -2142,7 +2202,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2152,8 +2212,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -2172,7 +2242,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2239,6 +2309,7 @@ export interface paths {
             parameters: {
                 query?: {
                     after?: string;
+                    /** @example 100 */
                     limit?: string;
                 };
                 header?: never;
@@ -2277,7 +2348,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2287,7 +2358,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2307,6 +2378,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2317,7 +2398,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2385,6 +2466,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2444,7 +2526,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2454,7 +2536,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2474,6 +2556,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2484,7 +2576,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2550,11 +2642,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-05-04T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2596,7 +2691,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2606,7 +2701,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2626,6 +2721,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2636,7 +2741,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2702,11 +2807,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-06-01T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example 31 */
                     officeId: string;
                 };
                 cookie?: never;
@@ -2729,7 +2837,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2739,7 +2847,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2759,6 +2867,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2769,7 +2887,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2840,6 +2958,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example 12 */
                     organizationId: string;
                 };
                 cookie?: never;
@@ -2867,7 +2986,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2877,7 +2996,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2897,6 +3016,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2907,7 +3036,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2980,6 +3109,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2991,7 +3121,7 @@ export interface paths {
                         name?: string;
                         /** @description E-mail address, at most 254 characters */
                         email?: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The inquiry (default: a fixed test message) */
                         message?: string;
@@ -3019,7 +3149,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3029,7 +3159,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3069,7 +3199,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3089,7 +3219,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3109,7 +3239,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3200,7 +3330,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3210,7 +3340,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3230,6 +3360,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3240,7 +3380,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3306,6 +3456,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example dana@acme-brokers.example */
                     email: string;
                 };
                 cookie?: never;
@@ -3385,7 +3536,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). email must be an e-mail address of at most 254 characters */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). email must be an e-mail address of at most 254 characters */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3425,7 +3576,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3445,7 +3596,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3455,7 +3606,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3509,6 +3660,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example dana@acme-brokers.example */
                     email: string;
                 };
                 cookie?: never;
@@ -3530,7 +3682,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. email must be an e-mail address of at most 254 characters */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). email must be an e-mail address of at most 254 characters */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3570,6 +3722,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3580,7 +3742,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3682,16 +3854,6 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["RequestId"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
                 /** @description Unauthorized */
                 401: {
                     headers: {
@@ -3712,6 +3874,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3722,7 +3894,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3787,6 +3959,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3820,7 +3993,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3850,6 +4023,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3860,7 +4043,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3913,6 +4096,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3991,7 +4175,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4021,7 +4205,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4041,7 +4225,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4051,7 +4235,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4102,6 +4286,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4123,7 +4308,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4153,6 +4338,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4163,7 +4358,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4223,6 +4428,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 100 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -4260,7 +4466,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4280,6 +4486,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4290,7 +4506,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4363,6 +4579,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4386,7 +4603,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4416,8 +4633,28 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4436,7 +4673,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4497,7 +4734,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it).
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it).
          */
         post: {
             parameters: {
@@ -4507,6 +4744,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4528,7 +4766,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4568,8 +4806,28 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4588,7 +4846,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4649,11 +4907,12 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery of the endpoint created since a time
-         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
+         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
          */
         post: {
             parameters: {
                 query: {
+                    /** @example 2026-05-01T00:00:00Z */
                     since: string;
                 };
                 header?: {
@@ -4661,6 +4920,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4684,7 +4944,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4724,8 +4984,28 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4744,7 +5024,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4805,7 +5085,7 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
          */
         post: {
             parameters: {
@@ -4815,6 +5095,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4855,7 +5136,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4895,7 +5176,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4915,7 +5196,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4935,7 +5216,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4996,9 +5277,11 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example crm */
                     endpointId?: string;
                     status?: "pending" | "delivered" | "failed";
                     eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -5058,7 +5341,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5078,6 +5361,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -5088,7 +5381,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5151,7 +5444,7 @@ export interface paths {
         put?: never;
         /**
          * Send one delivery again now (same webhook-id and body), with a fresh retry schedule
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
          */
         post: {
             parameters: {
@@ -5161,6 +5454,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example 36849c3e-99bb-4b12-ab61-e96e334c98a3 */
                     deliveryId: string;
                 };
                 cookie?: never;
@@ -5182,7 +5476,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5222,8 +5516,28 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5242,7 +5556,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5306,8 +5620,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example taqueria */
                     q?: string;
                     businessType?: string;
+                    /** @example TX */
                     state?: string;
                     city?: string;
                     minPrice?: string;
@@ -5318,8 +5634,10 @@ export interface paths {
                     maxSde?: string;
                     financingAvailable?: string;
                     underContract?: string;
+                    /** @example newest */
                     sort?: string;
                     cursor?: string;
+                    /** @example 20 */
                     limit?: string;
                 };
                 header?: never;
@@ -5386,8 +5704,18 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5460,6 +5788,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -5540,8 +5869,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Listing not found: no buyer-visible listing with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5550,8 +5879,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Listing not found: no buyer-visible listing with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5624,6 +5953,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 77 */
                     serviceBrokerId: string;
                 };
                 cookie?: never;
@@ -5717,8 +6047,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Broker not found: no broker with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5727,8 +6057,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Broker not found: no broker with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5809,6 +6139,7 @@ export interface paths {
                     "Idempotency-Key"?: string;
                 };
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -5820,7 +6151,7 @@ export interface paths {
                         name: string;
                         /** @description E-mail address, at most 254 characters */
                         email: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The buyer's question to the broker (not blank) */
                         message: string;
@@ -5845,7 +6176,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5865,7 +6196,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5885,7 +6216,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5905,7 +6236,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds */
+                /** @description Error. Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -6567,7 +6898,30 @@ export interface components {
          */
         CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
     };
-    responses: never;
+    responses: {
+        /** @description 405: the path exists, but not for this method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE, CONNECT and QUERY are routed); the Allow header lists the path's methods. Without a key, a partner path answers 401 first */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                /** @description The path's methods, e.g. PUT, GET */
+                Allow: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 501: a method outside HTTP's standard ones (PROPFIND, MKCOL, ...) on any path, answered before anything else */
+        MethodNotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {

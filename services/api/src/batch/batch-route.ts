@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { BATCH_MAX_ITEMS, PutQuery } from "@pss/contracts";
 import type { TSchema } from "@sinclair/typebox";
 import type postgres from "postgres";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples, type OperationExamples } from "../docs/openapi.ts";
 import type { ItemOutcome } from "../listings/listing-batch.ts";
 import type { WriteSource } from "../listings/listing-service.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
@@ -34,6 +34,7 @@ export interface BatchRecordKind<Body, Result> {
   batchBody: TSchema;
   response: TSchema;
   description: string;
+  examples: OperationExamples;
   /** The single PUT's dry-run answer body. */
   dryRun(sql: postgres.Sql, scope: RecordScope, externalId: string, body: Body): Promise<unknown>;
   upsert(
@@ -120,6 +121,7 @@ export function createBatchRoute<Body, Result>(ctx: PartnerContext, kind: BatchR
         detail: {
           summary: `Create or update up to ${BATCH_MAX_ITEMS} ${kind.record}s in one request (or, with dryRun=true, only say what that would do)`,
           description: kind.description,
+          ...withExamples(kind.examples),
           responses: documented({
             200: { description: "One result per item, in request order", schema: kind.response },
             400: BATCH_REFUSED,

@@ -1,13 +1,13 @@
 // POST /v1/listings/{serviceListingId}/leads: a buyer's inquiry. Public (no key); see docs/leads.md.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, isServiceId, LeadAccepted, LeadBody } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { BadRequestError } from "../http/errors.ts";
 import type { RequestTraces } from "../http/request-trace.ts";
 import { idempotentPosts, keyScope } from "../http/idempotency.ts";
 import { addressBucket, clientAddress } from "./client-address.ts";
 import { submitLead, type LeadIntakeDeps } from "./lead-service.ts";
-import { LEAD_DOCS } from "./lead-docs.ts";
+import { LEAD_DOCS, LEAD_EXAMPLES } from "./lead-docs.ts";
 
 export type LeadIntakeOptions = Omit<LeadIntakeDeps, "sql" | "logger" | "idempotency">;
 
@@ -40,6 +40,7 @@ export function createLeadIntakeRoutes(deps: LeadIntakeDeps & LeadIntakeOptions 
       detail: {
         summary: "Send a buyer's inquiry to the listing's broker (public, no key)",
         description: LEAD_DOCS["POST /v1/listings/:serviceListingId/leads"],
+        ...withExamples(LEAD_EXAMPLES["POST /v1/listings/:serviceListingId/leads"]),
         responses: documented({
           404: `${ErrorMessages.listingNotFound}: no buyer-visible listing with this ID`,
           429: "Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds",

@@ -6,7 +6,7 @@ import type postgres from "postgres";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { ApiError, BadRequestError, RateLimitedError, UnauthorizedError } from "../http/errors.ts";
 import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
-import type { Logger } from "@pss/service-kit";
+import { annotateRequest, type Logger } from "@pss/service-kit";
 import { idempotentPosts, keyScope, type IdempotencyLayer } from "../http/idempotency.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { PreviewLinks } from "../previews/preview-links.ts";
@@ -43,8 +43,10 @@ export function createPartnerAuth(deps: { authenticator: Authenticator; rateLimi
     const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
     const principal = key ? await deps.authenticator.authenticate(key) : null;
     if (!principal) throw new UnauthorizedError();
-    // Known before the rate limit answers: the request log line of a 429 names the partner too (principalIn).
+    // Known before the rate limit answers: the request log line of a 429 names the partner too (principalIn), and
+    // so does its span (searchable by partner in the trace store).
     Object.assign(context, { partner: principal });
+    annotateRequest({ "pss.partner_id": principal.partnerId, "pss.mode": principal.mode });
     const retryAfter = await deps.rateLimiter.check(principal.keyId);
     if (retryAfter !== null) throw new RateLimitedError(retryAfter);
     return { partner: principal };

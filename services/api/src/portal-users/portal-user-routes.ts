@@ -11,7 +11,7 @@ import {
   PortalUserPutResponse,
 } from "@pss/contracts";
 import type { Principal } from "../auth/authenticator.ts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { ApiError, BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import {
@@ -22,7 +22,7 @@ import {
   PortalUserLimitError,
   putPortalUser,
 } from "./portal-users.ts";
-import { PORTAL_USER_DOCS } from "./portal-user-docs.ts";
+import { PORTAL_USER_DOCS, PORTAL_USER_EXAMPLES } from "./portal-user-docs.ts";
 
 class LiveKeyOnlyError extends ApiError {
   constructor() {
@@ -86,6 +86,7 @@ export function createPortalUserRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Invite a person to the partner portal, or change whether they see lead figures",
           description: PORTAL_USER_DOCS["PUT /portal-users/:email"],
+          ...withExamples(PORTAL_USER_EXAMPLES["PUT /portal-users/:email"]),
           responses: documented({
             200: { description: "Updated", schema: PortalUserPutResponse },
             201: { description: "Invited: the portal e-mails them an invitation", schema: PortalUserPutResponse },
@@ -108,6 +109,7 @@ export function createPortalUserRoutes(ctx: PartnerContext) {
         detail: {
           summary: "List the partner's portal users",
           description: PORTAL_USER_DOCS["GET /portal-users"],
+          ...withExamples(PORTAL_USER_EXAMPLES["GET /portal-users"]),
           responses: documented({ 200: { description: "Every portal user", schema: PortalUserList }, ...common }),
         },
       },
@@ -125,6 +127,7 @@ export function createPortalUserRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Remove a person's access to the partner portal (signed out everywhere at once)",
           description: PORTAL_USER_DOCS["DELETE /portal-users/:email"],
+          ...withExamples(PORTAL_USER_EXAMPLES["DELETE /portal-users/:email"]),
           responses: documented({
             200: { description: "Removed", schema: PortalUserDeleted },
             400: PortalUserErrorMessages.badEmail,

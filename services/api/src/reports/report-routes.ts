@@ -2,12 +2,12 @@
 // key's partner and mode like every record; the rules are listingReport in @pss/contracts.
 import { Elysia } from "elysia";
 import { ErrorMessages, ListingReportResponse } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { listingReportOf } from "./listing-report-of.ts";
-import { REPORT_DOCS } from "./report-docs.ts";
+import { REPORT_DOCS, REPORT_EXAMPLES } from "./report-docs.ts";
 
 export function createReportRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
@@ -25,6 +25,7 @@ export function createReportRoutes(ctx: PartnerContext) {
         summary:
           "The listing's processing report: every step from the write to the buyer's page, and one overall state",
         description: REPORT_DOCS["GET /listings/:externalListingId/report"],
+        ...withExamples(REPORT_EXAMPLES["GET /listings/:externalListingId/report"]),
         responses: documented({
           200: { description: "The report", schema: ListingReportResponse },
           404: ErrorMessages.listingNotFound,

@@ -3,7 +3,7 @@
 // deduplicates in Redis and adds the counts to PostgreSQL in one idempotent statement per batch
 // (stats-repository.ts).
 //
-// Who counts (docs/partner-api.md, "Buyer statistics per listing"): a visitor is its address (IPv6: its /64) and its
+// Who counts (docs/partner-api.md, "Buyer statistics per listing"; how: docs/api-internals.md): a visitor is its address (IPv6: its /64) and its
 // User-Agent, hashed under the day's key with the listing (visitors.ts); one view and one impression per visitor per
 // listing per UTC day, and at most `visitorsPerAddress` visitors per address per listing per day, so a script
 // rotating User-Agents adds no more than a few buyers sharing one address do; an IPv6 address's /48 (65,536 /64s)

@@ -2,16 +2,20 @@
 // test setup, and offers small helpers to call it the way a partner does.
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import {
   createLocalMediaStorage,
   createLogger,
+  createPostgres,
+  disabledTracing,
   ensureTopics,
+  serveTraced,
   silentLogger,
   type Logger,
   type MediaStorage,
+  type Tracing,
 } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
@@ -114,6 +118,12 @@ export interface ApiOptions {
   databaseUrl?: string;
   /** Record every partner request in the request log (the portal's "API requests"; off by default in tests). */
   requestLog?: boolean;
+  /** The API's and its relay's spans (default: nothing recorded). */
+  tracing?: Tracing;
+  /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
+  outboxRetentionMs?: number;
+  /** Sees the text of every statement the API and its relay send (a diagnostic counts them). */
+  onQuery?: (query: string) => void;
 }
 
 /** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
@@ -124,7 +134,11 @@ export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family:
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  // The API's own client settings (main.ts): a request answers 503 quickly while PostgreSQL cannot be reached.
+  const sql = createPostgres(
+    { url: opts.databaseUrl ?? urls.DATABASE_URL, maxConnections: 10 },
+    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5, onQuery: opts.onQuery },
+  );
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -146,7 +160,11 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const tracing = opts.tracing ?? disabledTracing("pss-api");
+  const relay = createOutboxRelay(
+    { sql, producer: () => producer, logger, tracing },
+    { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
+  );
   const stats = createStatsRecorder({
     sql,
     redis,
@@ -210,7 +228,10 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
     requestLog,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });

@@ -1,7 +1,7 @@
 // The real portal in-process on a free port, against the test PostgreSQL and an SMTP sink on loopback, with a
 // browser-like client for the HTTP tests: a cookie jar, the forms' CSRF tokens, and the sign-in by e-mail link.
 import postgres from "postgres";
-import { createLogger, silentLogger, type Logger } from "@pss/service-kit";
+import { createLogger, disabledTracing, serveTraced, silentLogger, type Logger, type Tracing } from "@pss/service-kit";
 import { createSmtpTransport } from "@pss/service-kit/smtp";
 import { createPreviewLinks } from "@pss/api/record-reads";
 import { parseTrustedProxies } from "@pss/api/client-address";
@@ -41,6 +41,8 @@ export interface PortalOptions {
   host?: string;
   /** WEBHOOK_RESEND_DAILY_BUDGET (default the API's 10,000). */
   resendDailyBudget?: number;
+  /** The portal's spans (default: nothing recorded). */
+  tracing?: Tracing;
   /** Send invitations (every 100 ms). Default true. */
   invitations?: boolean;
   logger?: Logger;
@@ -86,7 +88,9 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
     overviewCacheMs: 0,
     webhookSecrets: testWebhookSecrets(),
     resendDailyBudget: opts.resendDailyBudget ?? 10_000,
-  }).listen({ port, hostname: "127.0.0.1", development: false });
+  });
+  // As main.ts serves it: every request in its server span.
+  serveTraced(app, opts.tracing ?? disabledTracing("pss-portal"), { port, hostname: "127.0.0.1", development: false });
   const invitations =
     opts.invitations === false
       ? null
