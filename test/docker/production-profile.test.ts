@@ -258,6 +258,37 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       expect(loadLeadsConfig({ ...productionValues, SMTP_HOST: host }).smtp?.host).toBe(host);
   });
 
+  test("the database's development password is refused however it is given: in the URL, percent-encoded, or as PGPASSWORD beside a URL without one", () => {
+    for (const env of [
+      { DATABASE_URL: "postgres://pss:%70%73%73@db.internal:5432/pss" },
+      { DATABASE_URL: "postgres://pss@db.internal:5432/pss", PGPASSWORD: "pss" },
+      { DATABASE_URL: "postgresql://app@db.internal/pss", PGPASSWORD: "postgres" },
+    ])
+      expect({ env, problems: problemsOf(() => loadIndexerConfig({ ...productionValues, ...env })) }).toEqual({
+        env,
+        problems: [expect.stringContaining(DB)],
+      });
+    // A URL's own password is the one the client uses: PGPASSWORD beside it is not read.
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss:9f2c-own-secret@db.internal:5432/pss",
+          PGPASSWORD: "pss",
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss@db.internal:5432/pss",
+          PGPASSWORD: "9f2c-own-secret",
+        }),
+      ),
+    ).toEqual([]);
+  });
+
   const SWITCHES: {
     variable: string;
     value: string;
@@ -280,6 +311,16 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
     { variable: "PORTAL_SIGN_IN_LIMIT_PER_ADDRESS", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
     { variable: "PORTAL_SIGN_IN_LIMIT_PER_EMAIL", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
+    // Trusting everyone's X-Forwarded-For: any client names its own address to the inquiry limits and views cap.
+    { variable: "TRUST_PROXY_CIDRS", value: "0.0.0.0/0", load: loadApiConfig, says: "X-Forwarded-For" },
+    { variable: "TRUST_PROXY_CIDRS", value: "::/0", load: loadApiConfig, says: "X-Forwarded-For" },
+    // The portal's sign-in link limits per address count by the same client address.
+    {
+      variable: "TRUST_PROXY_CIDRS",
+      value: "2000::/3",
+      load: loadPortalConfig,
+      says: "sign-in link limits per address",
+    },
     // Issue 40: a credential sent without TLS to another host.
     {
       variable: "REDIS_URL",

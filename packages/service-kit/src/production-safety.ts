@@ -88,7 +88,10 @@ export function checkPublicBaseUrl(r: EnvReader, url: string | undefined): void 
     );
 }
 
-/** DATABASE_URL under production: not one of the repository's local passwords. */
+/**
+ * DATABASE_URL under production: not one of the repository's local passwords, neither in the URL nor in
+ * PGPASSWORD, which the PostgreSQL client (postgres.js) uses when the URL holds none.
+ */
 export function checkDatabaseUrl(r: EnvReader, url: string): void {
   if (!isProduction(r)) return;
   let password: string;
@@ -97,9 +100,11 @@ export function checkDatabaseUrl(r: EnvReader, url: string): void {
   } catch {
     return; // its reader reports a URL that does not parse
   }
+  const through = password === "" ? " through PGPASSWORD (the URL holds none)" : "";
+  if (password === "") password = r.optionalString("PGPASSWORD") ?? "";
   if (DEVELOPMENT_PASSWORDS.includes(password))
     r.problem(
-      "DATABASE_URL uses a development password with NODE_ENV=production (the repository's local default): give the database user its own secret",
+      `DATABASE_URL uses a development password${through} with NODE_ENV=production (the repository's local default): give the database user its own secret`,
     );
 }
 

@@ -28,7 +28,7 @@ import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/out
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from "./http/idempotency.ts";
-import { parseTrustedProxies, type TrustedProxies } from "./leads/client-address.ts";
+import { readTrustedProxiesSetting, type TrustedProxies } from "./leads/client-address.ts";
 
 export interface ApiConfig {
   port: number;
@@ -149,9 +149,7 @@ const REPLACED_SETTINGS: Record<string, string> = {
 function readTrustedProxies(r: EnvReader): TrustedProxies {
   for (const [name, message] of Object.entries(REPLACED_SETTINGS))
     if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
-  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
-  return proxies;
+  return readTrustedProxiesSetting(r, "the inquiry limits and the views cap");
 }
 
 export const MEDIA_DELIVERIES = ["api", "redirect"] as const;

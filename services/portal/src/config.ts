@@ -16,7 +16,7 @@ import {
   type TracingConfig,
 } from "@pss/service-kit";
 import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
-import { parseTrustedProxies, type TrustedProxies } from "@pss/api/client-address";
+import { readTrustedProxiesSetting, type TrustedProxies } from "@pss/api/client-address";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "@pss/api/webhook-actions";
 
 export interface PortalConfig {
@@ -57,12 +57,6 @@ export const PORTAL_MAIL = {
   sinkMeans: "sign-in links would never reach the partners' staff",
 };
 
-function readTrustedProxies(r: ReturnType<typeof createEnvReader>, problems: string[]): TrustedProxies {
-  const { proxies, problems: found } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
-  for (const p of found) problems.push(`TRUST_PROXY_CIDRS: ${p}`);
-  return proxies;
-}
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): PortalConfig {
   const r = createEnvReader(env);
   const problems: string[] = [];
@@ -100,7 +94,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       5,
       "turns the sign-in link limit per e-mail address off: anyone can flood a person's inbox with sign-in links",
     ),
-    trustedProxies: readTrustedProxies(r, problems),
+    trustedProxies: readTrustedProxiesSetting(r, "the sign-in link limits per address"),
     previewLinkSecret: r.optionalString("PREVIEW_LINK_SECRET"),
     previewLinkTtlSeconds: r.int("PREVIEW_LINK_TTL_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     overviewCacheSeconds: r.int("PORTAL_OVERVIEW_CACHE_SECONDS", 10, { min: 0, max: 3600 }),
