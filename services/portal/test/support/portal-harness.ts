@@ -105,7 +105,7 @@ export async function startPortal(opts: PortalOptions = {}): Promise<PortalHarne
     sink,
     signIn,
     sessions,
-    client: () => createClient(origin),
+    client: () => createPortalClient(origin),
     async mailTo(to, subject, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -154,7 +154,8 @@ export function signInLinkIn(mail: ReceivedMail): string {
 
 export const csrfIn = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? null;
 
-function createClient(origin: string): PortalClient {
+/** A browser-like client of the portal at `origin` (the in-process one, or one behind a balancer). */
+export function createPortalClient(origin: string): PortalClient {
   const cookies = new Map<string, string>();
   const absorb = (res: Response) => {
     for (const line of res.headers.getSetCookie()) {
