@@ -1,7 +1,6 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
 import {
   developmentProfileNotice,
-  ConfigError,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -60,12 +59,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       claimTimeoutMs: r.int("LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS", 300, { min: 5, max: 86_400 }) * 1000,
     },
   };
-  try {
-    r.done();
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
-    throw err;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  for (const p of problems) r.problem(p);
+  r.done();
   return config;
 }

@@ -1,6 +1,5 @@
 // The only place the portal reads its environment. Fails at boot with every problem listed.
 import {
-  ConfigError,
   createEnvReader,
   developmentProfileNotice,
   isLoopbackHost,
@@ -102,12 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     resendDailyBudget: r.int("WEBHOOK_RESEND_DAILY_BUDGET", DEFAULT_RESEND_DAILY_BUDGET, { min: 1, max: 10_000_000 }),
   };
   config.productionOverrides = r.accepted();
-  try {
-    r.done();
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
-    throw err;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  for (const p of problems) r.problem(p);
+  r.done();
   return config;
 }
