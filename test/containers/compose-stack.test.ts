@@ -21,6 +21,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makePicture } from "../../services/media/test/support/image-server.ts";
 import { sample } from "../../services/api/test/support/harness.ts";
 import { createPortalClient } from "../../services/portal/test/support/portal-harness.ts";
+import { parseMessage } from "../../services/leads/test/support/smtp-sink.ts";
 import {
   composeProject,
   containerTestsUnavailable,
@@ -109,12 +110,15 @@ async function searchable(word: string, id: number): Promise<boolean> {
   return body.results.some((r) => r.serviceListingId === id);
 }
 
-async function sinkMessages(): Promise<{ MessageID: string; To: { Address: string }[]; Subject: string }[]> {
+async function sinkMessages(): Promise<
+  { ID: string; MessageID: string; To: { Address: string }[]; Subject: string }[]
+> {
   const res = await fetch(`http://127.0.0.1:${project!.env.PSS_SMTP_UI_PORT}/api/v1/messages`, {
     signal: AbortSignal.timeout(5_000),
   });
-  return ((await res.json()) as { messages: { MessageID: string; To: { Address: string }[]; Subject: string }[] })
-    .messages;
+  return (
+    (await res.json()) as { messages: { ID: string; MessageID: string; To: { Address: string }[]; Subject: string }[] }
+  ).messages;
 }
 
 async function sendLead(listingId: number, n: number): Promise<boolean> {
@@ -269,12 +273,12 @@ it("docker compose up -d --wait brings the whole stack up; a partner's listing w
   timings.firstListingJourney = seconds(t0);
 }, 600_000);
 
-/** A message's plain text from the SMTP sink (Mailpit's API). */
+/** A message's plain text from the SMTP sink (its raw form, as Mailpit's API and the built sink both serve it). */
 async function sinkText(id: string): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${project!.env.PSS_SMTP_UI_PORT}/api/v1/message/${id}`, {
+  const res = await fetch(`http://127.0.0.1:${project!.env.PSS_SMTP_UI_PORT}/api/v1/message/${id}/raw`, {
     signal: AbortSignal.timeout(5_000),
   });
-  return ((await res.json()) as { Text: string }).Text;
+  return parseMessage(await res.text()).text ?? "";
 }
 
 it("the partner portal behind the balancer: a person the partner invites gets the invitation, signs in by the e-mailed link and sees the listing's page", async () => {
@@ -301,7 +305,7 @@ it("the partner portal behind the balancer: a person the partner invites gets th
     60_000,
   );
   // The link names PUBLIC_BASE_URL's host; the path is what the balancer routes.
-  const link = /https?:\/\/[^\s/]+(\/portal\/sign-in\/[A-Za-z0-9_-]{43})/.exec(await sinkText(linkMail.MessageID));
+  const link = /https?:\/\/[^\s/]+(\/portal\/sign-in\/[A-Za-z0-9_-]{43})/.exec(await sinkText(linkMail.ID));
   expect(link).not.toBeNull();
   const opened = await client.get(link![1]!);
   expect(opened.status).toBe(303);
