@@ -13,6 +13,7 @@ import {
   redisReadiness,
   createSecretBox,
   createFeedSequencer,
+  numberFeedPass,
   serveTraced,
 } from "@pss/service-kit";
 import {
@@ -38,6 +39,7 @@ import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRequestLog } from "./request-log/request-log.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
+import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
 await runService({
   name: "api",
@@ -90,6 +92,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       logger,
       metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
       tracing,
+      // The feed sequencer runs beside an enabled relay: each round's delete and a numbering pass commit together.
+      feedPass: (tx) => numberFeedPass(tx),
     },
     config.outboxRelay,
   );
@@ -196,6 +200,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
     requestLog,
+    writeGroupConcurrency: config.writeGroupConcurrency,
+    writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
