@@ -1,0 +1,61 @@
+// Lanes for the main part of `npm test`: at most `width` test files at a time, each lane taking the next file as
+// soon as its last one is done, and each lane on a PostgreSQL database of its own. A database holds singletons a
+// file may rely on while it runs (the outbox relay's lease, the whole outbox a relay-less test expects to stay
+// unpublished, the change feed's sequencer); Kafka, OpenSearch, Redis and S3 are shared as between engineers'
+// runs, by unique names (docs/testing.md, "Staying isolated on shared servers").
+import postgres from "postgres";
+import type { TestPlan } from "./test-plan.ts";
+
+/** Lane 1 uses the database of the URL itself; lane n > 1 `<database>_lane<n>`, made when missing. */
+export function laneDatabaseUrl(baseUrl: string, lane: number): string {
+  if (lane === 1) return baseUrl;
+  const url = new URL(baseUrl);
+  url.pathname = `/${decodeURIComponent(url.pathname.slice(1))}_lane${lane}`;
+  return url.toString();
+}
+
+/** Creates the lanes' databases that do not exist yet (the preload migrates each before its first file). */
+export async function ensureLaneDatabases(baseUrl: string, width: number): Promise<string[]> {
+  const urls = Array.from({ length: width }, (_, i) => laneDatabaseUrl(baseUrl, i + 1));
+  const sql = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  try {
+    for (const url of urls.slice(1)) {
+      const name = decodeURIComponent(new URL(url).pathname.slice(1));
+      const [exists] = await sql`SELECT 1 FROM pg_database WHERE datname = ${name}`;
+      if (exists) continue;
+      // Another run on the same server may make it at the same moment: that is as good.
+      await sql.unsafe(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch((err: { code?: string }) => {
+        if (err.code !== "42P04" && err.code !== "23505") throw err;
+      });
+    }
+  } finally {
+    await sql.end();
+  }
+  return urls;
+}
+
+/** Runs work(item, lane) for every item, at most width at once; lanes are numbered from 1. */
+export async function inLanes<T>(
+  items: readonly T[],
+  width: number,
+  work: (item: T, lane: number) => Promise<void>,
+): Promise<void> {
+  const queue = [...items];
+  const lane = async (n: number) => {
+    while (queue.length > 0) await work(queue.shift() as T, n);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, items.length)) }, (_, i) => lane(i + 1)));
+}
+
+/**
+ * The plan's concurrent files in lanes (work gets the lane, from 1), then each file that must run alone, one after
+ * another once every other file is done (work gets lane null: nothing else runs meanwhile).
+ */
+export async function runPlan(
+  plan: TestPlan,
+  width: number,
+  work: (file: string, lane: number | null) => Promise<void>,
+): Promise<void> {
+  await inLanes(plan.concurrent, width, work);
+  for (const { file } of plan.alone) await work(file, null);
+}
