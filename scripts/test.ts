@@ -130,10 +130,13 @@ async function bunTestFile(
   file: string,
   env: Record<string, string | undefined>,
   onLine: (line: OutputLine) => void,
+  opts: { alone: boolean },
 ): Promise<BunTestRun> {
   return runBunTest({
-    // --no-orphans: a file killed at its limit takes the processes it started with it.
-    args: ["--timeout", "60000", "--no-orphans", `./${file}`],
+    // --no-orphans: when the file's process ends (done, or killed at its limit), so does everything it started,
+    // even detached. Not for a file that runs alone: it restarts the shared servers it stopped (detached, from
+    // the local runner), which must outlive it.
+    args: ["--timeout", "60000", ...(opts.alone ? [] : ["--no-orphans"]), `./${file}`],
     env: { ...env, PSS_TEST_QUIET: "1", BUN_OPTIONS: bunOptions },
     limitMs: FILE_LIMIT_MS,
     onLine: (line) => {
@@ -166,13 +169,15 @@ async function mainPart(env: Record<string, string | undefined>, ignored: string
     if (lane === null) {
       // Alone: its output as it comes, on the run's own database (a fault test's outage is nobody else's).
       concurrentSeconds ||= (Date.now() - t0) / 1000;
-      const run = await bunTestFile(file, env, report);
+      const run = await bunTestFile(file, env, report, { alone: true });
       count(run, file);
       took[file] = run.seconds;
       return;
     }
     const lines: OutputLine[] = [];
-    const run = await bunTestFile(file, { ...env, DATABASE_URL: databases[lane - 1] }, (line) => lines.push(line));
+    const run = await bunTestFile(file, { ...env, DATABASE_URL: databases[lane - 1] }, (line) => lines.push(line), {
+      alone: false,
+    });
     for (const line of lines) report(line);
     count(run, file);
     took[file] = run.seconds;
