@@ -66,9 +66,9 @@ test("the longest files start first: measured ones by their last duration, the o
   expect(fresh.concurrent.at(-1)).toBe("packages/contracts/src/mode.test.ts");
 });
 
-test("lanes: PSS_TEST_LANES when it is a positive whole number, else twice the cores (at least 2, at most 8)", () => {
+test("lanes: PSS_TEST_LANES when it is a positive whole number, else one more than the cores (at least 2, at most 8)", () => {
   expect(testLanes({ PSS_TEST_LANES: "3" })).toBe(3);
   expect(testLanes({ PSS_TEST_LANES: "1" })).toBe(1);
-  const byCores = Math.max(2, Math.min(8, 2 * navigator.hardwareConcurrency));
+  const byCores = Math.max(2, Math.min(8, navigator.hardwareConcurrency + 1));
   for (const value of [undefined, "0", "-2", "two", "1.5"]) expect(testLanes({ PSS_TEST_LANES: value })).toBe(byCores);
 });

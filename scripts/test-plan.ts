@@ -58,9 +58,13 @@ export function planTests(root: string, files: string[], durations: Record<strin
   return { concurrent, alone };
 }
 
-/** How many files run at once: PSS_TEST_LANES, else twice the cores (the tests wait far more than they compute). */
+/**
+ * How many files run at once: PSS_TEST_LANES, else one more than the cores. A file alone keeps about one core busy
+ * at most, servers included (a whole run one file at a time stayed near load 1 on 2 cores: the tests wait far more
+ * than they compute); more lanes than that only make every file slower and the timing-bound tests fragile.
+ */
 export function testLanes(env: Record<string, string | undefined>): number {
   const wanted = Number(env.PSS_TEST_LANES);
   if (Number.isInteger(wanted) && wanted >= 1) return wanted;
-  return Math.max(2, Math.min(8, 2 * navigator.hardwareConcurrency));
+  return Math.max(2, Math.min(8, navigator.hardwareConcurrency + 1));
 }
