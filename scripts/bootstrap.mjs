@@ -22,6 +22,7 @@ const scripts = {
   typecheck: ["x", "tsc", "--noEmit", "-p", "."],
   sync: ["packages/sdk/src/cli/main.ts"],
   "sdk:generate": ["scripts/sdk-openapi.ts"],
+  "chart:readme": ["scripts/chart-readme.ts"],
   // Biome (biome.jsonc): `lint` checks rules and formatting and changes nothing; `format` rewrites the layout only.
   lint: ["x", "biome", "check", "--error-on-warnings"],
   format: ["scripts/format.ts"],

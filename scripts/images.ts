@@ -2,9 +2,28 @@
 // (Debian's mirror, Maven Central, the npm registry), tags them locally and writes `.env` beside docker-compose.yml
 // pointing compose's image variables at them. Where a registry is reachable nothing needs this: compose's defaults
 // are the official images. docs/operations.md ("Containers") describes the images and their variables.
+//
+// `npm run images -- --push REGISTRY` then tags each with the release version and the commit, pushes it to
+// REGISTRY (e.g. registry.example.com/team; `docker login` first where needed) and prints each image's
+// repository@digest: what the Helm chart's image.repository and image.digest take (docs/operations.md, "Kubernetes").
 import { buildImages } from "./containers/build-images.ts";
 import { writeComposeEnv } from "./containers/compose-env.ts";
 import { ensureEngine, nofileLimit } from "./containers/engine.ts";
+import { commitTag, parseRegistry, pushImages, releaseVersion } from "./containers/push-images.ts";
+
+const args = process.argv.slice(2);
+let registry: string | null = null;
+try {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg === "--push") registry = parseRegistry(args[++i]);
+    else if (arg.startsWith("--push=")) registry = parseRegistry(arg.slice("--push=".length));
+    else throw new Error(`unknown argument '${arg}' (usage: npm run images [-- --push REGISTRY])`);
+  }
+} catch (err) {
+  console.error(`images: ${(err as Error).message}`);
+  process.exit(2);
+}
 
 const started = Date.now();
 const engine = await ensureEngine({ install: true });
@@ -25,5 +44,22 @@ const envFile = writeComposeEnv({
 console.error(
   `images: ${Object.keys(built.variables).length} images ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${envFile} points docker compose at them`,
 );
-for (const [name, tag] of Object.entries(built.variables)) console.log(`${name}=${tag}`);
+if (!registry) {
+  for (const [name, tag] of Object.entries(built.variables)) console.log(`${name}=${tag}`);
+} else {
+  const tags = [releaseVersion(), await commitTag()];
+  try {
+    const pushed = await pushImages({
+      registry,
+      images: built.variables,
+      tags,
+      log: (line) => console.error(`images: ${line}`),
+    });
+    console.error(`images: pushed ${pushed.length} images to ${registry} as ${tags.join(" and ")}; their digests:`);
+    for (const p of pushed) console.log(`${p.variable}=${p.repository}@${p.digest}`);
+  } catch (err) {
+    console.error(`images: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
 // An engine this command started keeps running: `docker compose up` is what comes next.

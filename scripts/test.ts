@@ -198,13 +198,19 @@ async function mainPart(env: Record<string, string | undefined>, ignored: string
 const mainEnv = { ...process.env, ...urls, ...(helm ? { PSS_HELM: helm } : {}) };
 if (args.length === 0) {
   // The compose tests need the engine the container part provides: in the main run they would only skip.
-  await mainPart(mainEnv, containerPart ? ["test/containers/", "test/kubernetes/chart-cluster.test.ts"] : []);
+  await mainPart(
+    mainEnv,
+    containerPart
+      ? ["test/containers/", "test/kubernetes/chart-cluster.test.ts", "test/kubernetes/chart-production.test.ts"]
+      : [],
+  );
 } else {
   await bunTest(
     containerPart
       ? [
           "--path-ignore-patterns=test/containers/**",
           "--path-ignore-patterns=test/kubernetes/chart-cluster.test.ts",
+          "--path-ignore-patterns=test/kubernetes/chart-production.test.ts",
           ...args,
         ]
       : args,
@@ -240,9 +246,9 @@ async function kubernetesStep(
       log,
       run: (env) =>
         bunTest(
-          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts"],
+          ["--timeout", "720000", "test/kubernetes/chart-cluster.test.ts", "test/kubernetes/chart-production.test.ts"],
           { ...process.env, ...urls, ...env },
-          20 * 60_000,
+          30 * 60_000,
         ),
     });
     if (result.skipped) console.error(`test: kubernetes chart tests skipped: ${result.skipped}`);

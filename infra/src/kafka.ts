@@ -8,6 +8,60 @@ import { isPortOpen, readPid, removeFile, runCommand, startDetached, stopPid } f
 export const KAFKA_PORT = 59092;
 const CONTROLLER_PORT = 59093;
 
+/** A one-node KRaft broker's server.properties: listening and advertised on `host` (the address clients use). */
+export function kafkaProperties(o: { host: string; port: number; controllerPort: number; logDir: string }): string {
+  return [
+    "process.roles=broker,controller",
+    "node.id=1",
+    `controller.quorum.voters=1@${o.host}:${o.controllerPort}`,
+    `listeners=PLAINTEXT://${o.host}:${o.port},CONTROLLER://${o.host}:${o.controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${o.host}:${o.port}`,
+    "controller.listener.names=CONTROLLER",
+    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    `log.dirs=${o.logDir}`,
+    // Services create their topics with explicit partition counts.
+    "auto.create.topics.enable=false",
+    "offsets.topic.replication.factor=1",
+    "offsets.topic.num.partitions=8",
+    "transaction.state.log.replication.factor=1",
+    "transaction.state.log.min.isr=1",
+    "num.partitions=1",
+    "group.initial.rebalance.delay.ms=0",
+    "",
+  ].join("\n");
+}
+
+export const KAFKA_LOG4J = [
+  "log4j.rootLogger=INFO, stdout",
+  "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
+  "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
+  "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
+  "log4j.logger.kafka=WARN",
+  "log4j.logger.org.apache.kafka=WARN",
+  "log4j.logger.state.change.logger=WARN",
+  "",
+].join("\n");
+
+/** KRaft storage formatted for a new data directory (once per directory). */
+export async function formatKafkaStorage(java: string, classpath: string, log4jFile: string, propsFile: string) {
+  const clusterId = (await runCommand([java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"]))
+    .trim()
+    .split("\n")
+    .pop()!;
+  await runCommand([
+    java,
+    `-Dlog4j.configuration=file:${log4jFile}`,
+    "-cp",
+    classpath,
+    "kafka.tools.StorageTool",
+    "format",
+    "-t",
+    clusterId,
+    "-c",
+    propsFile,
+  ]);
+}
+
 export function kafkaComponent(paths: InfraPaths): Component {
   const dir = join(paths.dataDir, "kafka");
   const logDir = join(dir, "data");
@@ -35,60 +89,13 @@ export function kafkaComponent(paths: InfraPaths): Component {
       mkdirSync(dir, { recursive: true });
       writeFileSync(
         propsFile,
-        [
-          "process.roles=broker,controller",
-          "node.id=1",
-          `controller.quorum.voters=1@127.0.0.1:${CONTROLLER_PORT}`,
-          `listeners=PLAINTEXT://127.0.0.1:${KAFKA_PORT},CONTROLLER://127.0.0.1:${CONTROLLER_PORT}`,
-          `advertised.listeners=PLAINTEXT://127.0.0.1:${KAFKA_PORT}`,
-          "controller.listener.names=CONTROLLER",
-          "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-          `log.dirs=${logDir}`,
-          // Services create their topics with explicit partition counts.
-          "auto.create.topics.enable=false",
-          "offsets.topic.replication.factor=1",
-          "offsets.topic.num.partitions=8",
-          "transaction.state.log.replication.factor=1",
-          "transaction.state.log.min.isr=1",
-          "num.partitions=1",
-          "group.initial.rebalance.delay.ms=0",
-          "",
-        ].join("\n"),
+        kafkaProperties({ host: "127.0.0.1", port: KAFKA_PORT, controllerPort: CONTROLLER_PORT, logDir }),
       );
-      writeFileSync(
-        log4jFile,
-        [
-          "log4j.rootLogger=INFO, stdout",
-          "log4j.appender.stdout=org.apache.log4j.ConsoleAppender",
-          "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout",
-          "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n",
-          "log4j.logger.kafka=WARN",
-          "log4j.logger.org.apache.kafka=WARN",
-          "log4j.logger.state.change.logger=WARN",
-          "",
-        ].join("\n"),
-      );
+      writeFileSync(log4jFile, KAFKA_LOG4J);
       const classpath = `${libs}/*`;
       const java = javaBinary();
       // KRaft storage is formatted once per data directory.
-      if (!existsSync(join(logDir, "meta.properties"))) {
-        const clusterId = (await runCommand([java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"]))
-          .trim()
-          .split("\n")
-          .pop()!;
-        await runCommand([
-          java,
-          `-Dlog4j.configuration=file:${log4jFile}`,
-          "-cp",
-          classpath,
-          "kafka.tools.StorageTool",
-          "format",
-          "-t",
-          clusterId,
-          "-c",
-          propsFile,
-        ]);
-      }
+      if (!existsSync(join(logDir, "meta.properties"))) await formatKafkaStorage(java, classpath, log4jFile, propsFile);
       startDetached({
         cmd: java,
         args: [

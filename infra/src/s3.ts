@@ -21,27 +21,36 @@ export const LOCAL_S3 = {
 } as const;
 
 /** S3Proxy's properties for a loopback server of LOCAL_S3's bucket and credentials, its data under dataDir. */
-export function s3ProxyProperties(endpoint: string, dataDir: string): string {
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+const LOCAL_CREDENTIALS: S3Credentials = {
+  accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
+  secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+};
+
+export function s3ProxyProperties(endpoint: string, dataDir: string, credentials = LOCAL_CREDENTIALS): string {
   return [
     `s3proxy.endpoint=${endpoint}`,
     // Signed requests only (SigV4 or V2), as with a real provider: an unsigned client is refused.
     "s3proxy.authorization=aws-v2-or-v4",
-    `s3proxy.identity=${LOCAL_S3.S3_ACCESS_KEY_ID}`,
-    `s3proxy.credential=${LOCAL_S3.S3_SECRET_ACCESS_KEY}`,
+    `s3proxy.identity=${credentials.accessKeyId}`,
+    `s3proxy.credential=${credentials.secretAccessKey}`,
     "jclouds.provider=filesystem-nio2",
     `jclouds.filesystem.basedir=${dataDir}`,
     "",
   ].join("\n");
 }
 
-/** A client of LOCAL_S3's bucket on the server at endpoint, signed with its credentials. */
-export function localS3Client(endpoint: string): Bun.S3Client {
+/** A client of LOCAL_S3's bucket on the server at endpoint, signed with its credentials (or the ones given). */
+export function localS3Client(endpoint: string, credentials = LOCAL_CREDENTIALS): Bun.S3Client {
   return new Bun.S3Client({
     endpoint,
     bucket: LOCAL_S3.S3_BUCKET,
     region: LOCAL_S3.S3_REGION,
-    accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
-    secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+    ...credentials,
   });
 }
 

@@ -41,11 +41,11 @@ export interface KubeBinaries {
 
 type Log = (line: string) => void;
 
-function goBinary(): string | null {
+export function goBinary(): string | null {
   return Bun.which("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
 }
 
-function cacheRoot(): string {
+export function cacheRoot(): string {
   return defaultPaths().cacheDir;
 }
 
@@ -62,7 +62,7 @@ function corednsPath(): string {
 }
 
 /** A module's source as a writable copy (the module cache is read-only; builds with replace directives need one). */
-async function moduleCopy(go: string, module: string): Promise<string> {
+export async function moduleCopy(go: string, module: string): Promise<string> {
   const info = JSON.parse(await runCommand([go, "mod", "download", "-json", module], { cwd: tmpdir() })) as {
     Dir: string;
   };
@@ -72,7 +72,7 @@ async function moduleCopy(go: string, module: string): Promise<string> {
   return src;
 }
 
-async function goBuild(go: string, src: string, pkg: string, out: string, ldflags: string): Promise<void> {
+export async function goBuild(go: string, src: string, pkg: string, out: string, ldflags: string): Promise<void> {
   mkdirSync(join(out, ".."), { recursive: true });
   await runCommand(["nice", "-n", "19", go, "build", "-trimpath", "-ldflags", ldflags, "-o", `${out}.part`, pkg], {
     cwd: src,

@@ -1,10 +1,17 @@
 // npm test's Kubernetes step (scripts/test.ts, container part, after the compose tests): a one-node cluster
-// (cluster.ts) with the images `npm run images` built imported into it, the chart test
-// (test/kubernetes/chart-cluster.test.ts) run against it, and the cluster stopped with the host left as found.
-// The binaries' build (first run only) is started early by `prepareKubernetes` at nice 19, so it overlaps the
-// rest of the run instead of adding to it.
+// (cluster.ts) with the images `npm run images` built imported into it for the development install, a registry
+// (registry.ts) holding the service image as `npm run images -- --push` pushes it for the production install, the
+// chart tests (test/kubernetes/chart-cluster.test.ts, chart-production.test.ts) run against them, and the
+// registry and the cluster stopped with the host left as found. The binaries' build (first run only) is started
+// early by `prepareKubernetes` at nice 19, so it overlaps the rest of the run instead of adding to it.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "../../infra/src/process.ts";
+import { commitTag, pushImages, releaseVersion } from "../containers/push-images.ts";
 import { ensureKubeBinaries, type KubeBinaries } from "./binaries.ts";
 import { cannotStartCluster, type Cluster, startCluster } from "./cluster.ts";
+import { ensureRegistryBinary, startRegistry } from "./registry.ts";
 
 type Log = (line: string) => void;
 
@@ -17,7 +24,8 @@ export function kubernetesStepEnabled(env: Record<string, string | undefined> = 
 export function prepareKubernetes(log: Log): Promise<KubeBinaries> | null {
   if (cannotStartCluster()) return null;
   const t0 = Date.now();
-  const ready = ensureKubeBinaries({ build: true, log }).then((b) => {
+  const ready = ensureKubeBinaries({ build: true, log }).then(async (b) => {
+    await ensureRegistryBinary({ log });
     const s = (Date.now() - t0) / 1000;
     if (s > 5) log(`Kubernetes binaries ready after ${s.toFixed(0)} s`);
     return b;
@@ -53,6 +61,7 @@ export async function chartStep(opts: {
   t = Date.now();
   const cluster: Cluster = await startCluster({ log: opts.log });
   timings.cluster = (Date.now() - t) / 1000;
+  let registry: Awaited<ReturnType<typeof startRegistry>> | null = null;
   try {
     t = Date.now();
     const tags = Object.values(opts.images);
@@ -65,6 +74,14 @@ export async function chartStep(opts: {
     timings.import = (Date.now() - t) / 1000;
     opts.log(`${imported} images imported into the node in ${timings.import.toFixed(0)} s`);
     t = Date.now();
+    registry = await startRegistry({
+      binary: await ensureRegistryBinary({ log: opts.log }),
+      hostsDir: cluster.registryHostsDir,
+      log: opts.log,
+    });
+    const published = await publishForProduction(registry.address, service, opts.log);
+    timings.registry = (Date.now() - t) / 1000;
+    t = Date.now();
     await opts.run({
       ...opts.images,
       PSS_KUBERNETES_TESTS: "1",
@@ -73,12 +90,58 @@ export async function chartStep(opts: {
       PSS_HELM: binaries.path("helm"),
       PSS_NODE_IP: cluster.nodeIp,
       PSS_UPGRADE_IMAGE: upgradeImage,
+      PSS_REGISTRY_REPOSITORY: published.repository,
+      PSS_REGISTRY_TAGS: published.tags.join(","),
+      PSS_REGISTRY_DIGEST: published.digest,
+      PSS_REGISTRY_UPGRADE_DIGEST: published.upgradeDigest,
     });
     timings.test = (Date.now() - t) / 1000;
   } finally {
     t = Date.now();
+    await registry?.stop();
     await cluster.stop();
     timings.stop = (Date.now() - t) / 1000;
   }
   return { timings };
+}
+
+/** The migration only the upgrade drill's "new version" has: it gives the upgrade's hook a migration to run. */
+export const DRILL_MIGRATION = {
+  file: "9990_upgrade_drill.sql",
+  version: "9990",
+  sql: "-- The cluster test's upgrade drill (scripts/kubernetes/chart-step.ts): only in the image it builds on top of\n-- this release's as the next version, so the upgrade's migration hook has a migration to run. Changes nothing.\nSELECT 1;\n",
+};
+
+/**
+ * What the production install pulls from the registry, as an operator's release process would push it: the service
+ * image under the release version and the commit (`npm run images -- --push`), and the next version, that image
+ * plus DRILL_MIGRATION (a layer on top: a new digest, its other layers already in the registry).
+ */
+async function publishForProduction(
+  registry: string,
+  service: string,
+  log: Log,
+): Promise<{ repository: string; tags: string[]; digest: string; upgradeDigest: string }> {
+  const commit = await commitTag();
+  const tags = [releaseVersion(), commit];
+  const [release] = await pushImages({ registry, images: { PSS_IMAGE: service }, tags, log });
+  if (!release) throw new Error(`${service} was not pushed`);
+  const ctx = mkdtempSync(join(tmpdir(), "pss-drill-image-"));
+  try {
+    writeFileSync(join(ctx, DRILL_MIGRATION.file), DRILL_MIGRATION.sql);
+    writeFileSync(
+      join(ctx, "Dockerfile"),
+      `FROM ${service}\nCOPY ${DRILL_MIGRATION.file} /app/packages/database/migrations/${DRILL_MIGRATION.file}\n`,
+    );
+    const next = `${service}-drill`;
+    await runCommand(["docker", "build", "--quiet", "-t", next, ctx], { env: { DOCKER_BUILDKIT: "0" } });
+    const [upgrade] = await pushImages({ registry, images: { PSS_IMAGE: next }, tags: [`${commit}-next`], log });
+    if (!upgrade) throw new Error(`${next} was not pushed`);
+    // The registry's names were for pushing only (the registry's port changes from run to run): untagged again.
+    const names = [next, ...tags.map((tag) => `${release.repository}:${tag}`), `${upgrade.repository}:${commit}-next`];
+    await runCommand(["docker", "rmi", ...names]).catch(() => "");
+    return { repository: release.repository, tags, digest: release.digest, upgradeDigest: upgrade.digest };
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
 }

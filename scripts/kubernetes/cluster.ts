@@ -7,7 +7,8 @@
 //
 // Facts of these machines this relies on (issue 33): cgroup v1 (so Kubernetes 1.34, containerd 1.6); no
 // CAP_SYS_RESOURCE (so restrict_oom_score_adj); dockerd's FORWARD policy DROP (so rules that accept the pods' traffic, allowPodTraffic); no
-// image registry (so a pause image built here, and images imported from Docker).
+// public image registry (so a pause image built here, images imported from Docker, and a registry of our own:
+// registry.ts).
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,6 +57,8 @@ type Log = (line: string) => void;
 export interface Cluster {
   nodeIp: string;
   kubeconfig: string;
+  /** The CRI's registry configuration directory (config_path): <host:port>/hosts.toml per registry. */
+  registryHostsDir: string;
   binaries: KubeBinaries;
   /** Runs kubectl against the cluster; its stdout. Throws with its stderr when it fails. */
   kubectl(args: string[], opts?: { timeoutMs?: number; stdin?: string }): Promise<string>;
@@ -152,6 +155,8 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
   const nodeIp = defaultRouteAddress() ?? "127.0.0.1"; // cannotStartCluster() checked there is one
   const procs: Proc[] = [];
   const kubeconfig = join(p.run, "admin.kubeconfig");
+  const registryHostsDir = join(p.run, "registry-hosts");
+  mkdirSync(registryHostsDir, { recursive: true });
   const run = (name: string, cmd: string[]) => {
     const fd = openSync(join(p.logs, `${name}.log`), "w");
     const proc = Bun.spawn(cmd, { stdin: "ignore", stdout: fd, stderr: fd, detached: true, cwd: p.run });
@@ -245,7 +250,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
     mkdirSync(cniConf, { recursive: true });
     writeFileSync(join(cniConf, "10-pss.conflist"), JSON.stringify(cniConfig(hostMtu()), null, 2));
     const containerdConfig = join(p.run, "containerd.toml");
-    writeFileSync(containerdConfig, containerdToml(p, cniConf));
+    writeFileSync(containerdConfig, containerdToml(p, cniConf, registryHostsDir));
     run("containerd", ["/usr/bin/containerd", "--config", containerdConfig]);
     const ctr = (args: string[], o?: { stdin?: "pipe" }) =>
       Bun.spawn(["ctr", "--address", p.socket, "-n", "k8s.io", ...args], {
@@ -361,6 +366,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
   return {
     nodeIp,
     kubeconfig,
+    registryHostsDir,
     binaries,
     kubectl,
     helm: (args, o = {}) =>
@@ -482,7 +488,7 @@ export function cniConfig(mtu: number | null) {
   };
 }
 
-export function containerdToml(p: ReturnType<typeof clusterPaths>, cniConf: string): string {
+export function containerdToml(p: ReturnType<typeof clusterPaths>, cniConf: string, registryHostsDir: string): string {
   return `version = 2
 root = "${p.containerdRoot}"
 state = "${p.containerdState}"
@@ -507,6 +513,9 @@ oom_score = 0
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "${cniConf}"
+  # Per registry a hosts.toml (registry.ts: the test's registry speaks plain HTTP on loopback).
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${registryHostsDir}"
 [plugins."io.containerd.internal.v1.opt"]
   path = "${join(p.containerdRoot, "opt")}"
 `;

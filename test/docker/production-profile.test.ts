@@ -5,7 +5,11 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "@pss/service-kit";
-import { loadConfig as loadApiConfig, loadRelayConfig } from "../../services/api/src/config.ts";
+import {
+  loadConfig as loadApiConfig,
+  loadRelayConfig,
+  PRODUCTION_RATE_LIMIT_PER_MINUTE,
+} from "../../services/api/src/config.ts";
 import { loadConfig as loadIndexerConfig } from "../../services/indexer/src/config.ts";
 import { loadConfig as loadLeadsConfig } from "../../services/leads/src/config.ts";
 import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
@@ -105,6 +109,30 @@ describe("NODE_ENV=production with the compose file's development defaults", () 
   });
 });
 
+describe("Kafka's copies of every event under NODE_ENV=production", () => {
+  const copies = (env: Env) => loadIndexerConfig(env).kafka.topics.replicationFactor;
+
+  test("production keeps 3 copies unless told otherwise; development 1", () => {
+    expect(copies(productionValues)).toBe(3);
+    expect(copies({ ...composeDefaults, NODE_ENV: "development" })).toBe(1);
+    expect(copies({ ...productionValues, KAFKA_REPLICATION_FACTOR: "5" })).toBe(5);
+  });
+
+  test("fewer than 3 is refused by every service with one line naming the override, and accepted with it", () => {
+    for (const s of SERVICES)
+      expect([s.name, problemsOf(() => s.load({ ...productionValues, KAFKA_REPLICATION_FACTOR: "1" }))]).toEqual([
+        s.name,
+        [
+          "KAFKA_REPLICATION_FACTOR=1 keeps fewer than 3 copies of every event (a lost broker loses acknowledged events), refused with NODE_ENV=production: unset it, or set KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true to run so on purpose",
+        ],
+      ]);
+    expect(
+      copies({ ...productionValues, KAFKA_REPLICATION_FACTOR: "2", KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true" }),
+    ).toBe(2);
+    expect(copies({ ...composeDefaults, NODE_ENV: "development", KAFKA_REPLICATION_FACTOR: "1" })).toBe(1);
+  });
+});
+
 describe("the development profile and a real production configuration", () => {
   for (const s of SERVICES)
     test(`${s.name}: compose's defaults boot as development and say so; production values boot silently`, () => {
@@ -144,4 +172,218 @@ describe("the development profile and a real production configuration", () => {
     for (const [name, s] of appServices)
       expect({ name, env_file: s.env_file }).toEqual({ name, env_file: [{ path: ".env", required: false }] });
   });
+});
+
+// Issue 37, item 8: each refusal holds whatever the spelling, and a setting that switches a protection off needs
+// its explicit `<VARIABLE>_I_UNDERSTAND=true` in production.
+describe("NODE_ENV=production refusals cannot be sidestepped", () => {
+  test("a loopback PUBLIC_BASE_URL in any notation is refused: IPv4-mapped IPv6 (dotted or hex, compressed or not), IPv4 shorthands, ::1 written out", () => {
+    for (const url of [
+      "http://[::ffff:127.0.0.1]:8080",
+      "http://[::ffff:7f00:1]:8080",
+      "http://[0:0:0:0:0:ffff:7f00:1]",
+      "http://[0000:0000:0000:0000:0000:ffff:127.0.0.9]",
+      "http://[::ffff:0.0.0.0]",
+      "http://[::127.0.0.1]",
+      "http://[0:0:0:0:0:0:0:1]",
+      "http://127.1:8080",
+      "http://2130706433",
+      "http://0x7f.0.0.1",
+      "http://LOCALHOST.:8080",
+      "http://ip6-localhost",
+    ])
+      expect({
+        url,
+        problems: problemsOf(() => loadWebhooksConfig({ ...productionValues, PUBLIC_BASE_URL: url })),
+      }).toEqual({
+        url,
+        problems: [expect.stringContaining(LOOPBACK)],
+      });
+    // Public addresses, IPv4-mapped included, are not loopback.
+    for (const url of ["http://[::ffff:203.0.114.7]", "http://[2001:db9::1]", "https://localhost.example.com"])
+      expect(loadWebhooksConfig({ ...productionValues, PUBLIC_BASE_URL: url }).publicBaseUrl).toBe(url);
+  });
+
+  test("the tests' published webhook key is refused whatever its encoding: base64 padded or not, base64url, hex in either case", () => {
+    const key = Buffer.from(TEST_WEBHOOK_SECRET_KEY, "base64");
+    expect(key.length).toBe(32);
+    for (const written of [
+      key.toString("base64"),
+      key.toString("base64").replace(/=+$/, ""),
+      key.toString("base64url"),
+      key.toString("hex"),
+      key.toString("hex").toUpperCase(),
+      ` ${key.toString("hex")}\n`,
+    ]) {
+      expect(problemsOf(() => loadWebhooksConfig({ ...productionValues, WEBHOOK_SECRET_KEY: written }))).toEqual([
+        expect.stringContaining(KEY),
+      ]);
+      expect(problemsOf(() => loadApiConfig({ ...productionValues, WEBHOOK_SECRET_KEY: written }))).toEqual([
+        expect.stringContaining(KEY),
+      ]);
+    }
+  });
+
+  test("a mail sink is refused by any DNS label of SMTP_HOST, the chart's own <release>-smtp-sink Service included; a real relay is kept", () => {
+    for (const host of [
+      "mailpit.mail.svc.cluster.local",
+      "mailpit.ns.svc.cluster.local.",
+      "MailHog.tools",
+      "pss-partner-syndication-service-smtp-sink",
+      "pss-partner-syndication-service-smtp-sink.pss.svc.cluster.local",
+      "mail.smtp4dev.internal",
+      "relay-mailpit-smtp.mail",
+    ])
+      expect({ host, problems: problemsOf(() => loadLeadsConfig({ ...productionValues, SMTP_HOST: host })) }).toEqual({
+        host,
+        problems: [expect.stringContaining(`SMTP_HOST=${host} is a development mail sink`)],
+      });
+    for (const host of ["smtp.example.com", "email-smtp.eu-west-1.amazonaws.com", "sinkhole-relay.example.com"])
+      expect(loadLeadsConfig({ ...productionValues, SMTP_HOST: host }).smtp?.host).toBe(host);
+  });
+
+  const SWITCHES: {
+    variable: string;
+    value: string;
+    load: (env: Env) => { productionOverrides: readonly string[] };
+    says: string;
+  }[] = [
+    { variable: "MEDIA_ALLOWED_HOSTS", value: "10.0.0.5:80", load: loadMediaConfig, says: "private-address check" },
+    {
+      variable: "WEBHOOK_ALLOWED_HOSTS",
+      value: "10.0.0.5:80",
+      load: loadWebhooksConfig,
+      says: "private-address check",
+    },
+    { variable: "RATE_LIMIT_PER_MINUTE", value: "0", load: loadApiConfig, says: "rate limit" },
+    { variable: "LEAD_RATE_LIMIT_PER_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_PER_LISTING", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
+  ];
+  for (const s of SWITCHES)
+    test(`${s.variable}=${s.value} switches a protection off: refused in production, one line naming ${s.variable}_I_UNDERSTAND; accepted with it, and logged at boot`, () => {
+      const env = { ...productionValues, [s.variable]: s.value };
+      const problems = problemsOf(() => s.load(env));
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toStartWith(`${s.variable}=${s.value} `);
+      expect(problems[0]).toContain(s.says);
+      expect(problems[0]).toContain(`${s.variable}_I_UNDERSTAND=true`);
+      expect(problems[0]).not.toContain("\n");
+      // A value that is not true does not count as understanding.
+      expect(problemsOf(() => s.load({ ...env, [`${s.variable}_I_UNDERSTAND`]: "maybe" })).join()).toContain(
+        `${s.variable}_I_UNDERSTAND must be true or false`,
+      );
+      const accepted = s.load({ ...env, [`${s.variable}_I_UNDERSTAND`]: "true" });
+      expect(accepted.productionOverrides).toEqual([expect.stringContaining(`${s.variable}=${s.value}`)]);
+      // Development takes it as before, without a word.
+      expect(
+        s.load({ ...composeDefaults, NODE_ENV: "development", [s.variable]: s.value }).productionOverrides,
+      ).toEqual([]);
+    });
+
+  test("production without RATE_LIMIT_PER_MINUTE limits each key (a production default); development keeps it off", () => {
+    expect(loadApiConfig(productionValues).rateLimitPerMinute).toBe(PRODUCTION_RATE_LIMIT_PER_MINUTE);
+    expect(loadApiConfig({ ...composeDefaults, NODE_ENV: "development" }).rateLimitPerMinute).toBe(0);
+    expect(loadApiConfig({ ...productionValues, RATE_LIMIT_PER_MINUTE: "600" }).rateLimitPerMinute).toBe(600);
+  });
+
+  test("a production boot with a sidestep exits 1 before touching any server, one line for each; with its override it boots and logs it once", async () => {
+    const root = join(import.meta.dir, "..", "..");
+    const base: Env = {
+      ...productionValues,
+      // Unreachable servers: the refusal comes first, so nothing is ever connected to.
+      DATABASE_URL: "postgres://pss:9f2c-own-secret@127.0.0.1:1/pss",
+      KAFKA_BROKERS: "127.0.0.1:1",
+      REDIS_URL: "redis://127.0.0.1:1",
+      OPENSEARCH_URL: "http://127.0.0.1:1",
+      S3_ENDPOINT: "http://127.0.0.1:1",
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+    };
+    const runs = await Promise.all(
+      [
+        {
+          script: "services/api/src/main.ts",
+          env: {
+            PUBLIC_BASE_URL: "http://[::ffff:127.0.0.1]:8080",
+            WEBHOOK_SECRET_KEY: Buffer.from(TEST_WEBHOOK_SECRET_KEY, "base64").toString("hex"),
+            RATE_LIMIT_PER_MINUTE: "0",
+          },
+          lines: [LOOPBACK, KEY, "RATE_LIMIT_PER_MINUTE=0 "],
+        },
+        {
+          script: "services/leads/src/main.ts",
+          env: { SMTP_HOST: "mailpit.mail.svc.cluster.local" },
+          lines: ["SMTP_HOST="],
+        },
+        {
+          script: "services/webhooks/src/main.ts",
+          env: { WEBHOOK_ALLOWED_HOSTS: "10.0.0.5:80" },
+          lines: ["WEBHOOK_ALLOWED_HOSTS="],
+        },
+        {
+          script: "services/media/src/main.ts",
+          env: { MEDIA_ALLOWED_HOSTS: "10.0.0.5:80" },
+          lines: ["MEDIA_ALLOWED_HOSTS="],
+        },
+      ].map(async (c) => {
+        const env = Object.fromEntries(Object.entries({ ...base, ...c.env }).filter(([, v]) => v !== undefined));
+        const proc = Bun.spawn([process.execPath, c.script], {
+          cwd: root,
+          env: env as Record<string, string>,
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const timer = setTimeout(() => proc.kill(), 20_000);
+        const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+        clearTimeout(timer);
+        return { script: c.script, code, stderr, lines: c.lines };
+      }),
+    );
+    for (const run of runs) {
+      const problems = run.stderr
+        .split("\n")
+        .filter((l) => l.startsWith("  - "))
+        .map((l) => l.slice(4));
+      expect({ script: run.script, code: run.code }).toEqual({ script: run.script, code: 1 });
+      expect({ script: run.script, problems: problems.length }).toEqual({
+        script: run.script,
+        problems: run.lines.length,
+      });
+      for (const line of run.lines) expect(problems.filter((p) => p.startsWith(line))).toHaveLength(1);
+    }
+    // With its override the same setting boots, and the service says so in its log, once.
+    const media = Bun.spawn([process.execPath, "services/media/src/main.ts"], {
+      cwd: root,
+      env: Object.fromEntries(
+        Object.entries({
+          ...base,
+          MEDIA_ALLOWED_HOSTS: "10.0.0.5:80",
+          MEDIA_ALLOWED_HOSTS_I_UNDERSTAND: "true",
+        }).filter(([, v]) => v !== undefined),
+      ) as Record<string, string>,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const timer = setTimeout(() => media.kill(), 20_000);
+    let logged = "";
+    const reader = media.stdout.getReader();
+    while (!logged.includes("production override:")) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      logged += new TextDecoder().decode(chunk.value);
+    }
+    media.kill();
+    clearTimeout(timer);
+    await media.exited;
+    const warning = logged
+      .split("\n")
+      .filter((l) => l.includes("production override:"))
+      .map((l) => JSON.parse(l) as { level: string; msg?: string; message?: string });
+    expect(warning).toHaveLength(1);
+    expect(warning[0]!.level).toBe("warn");
+    expect(JSON.stringify(warning[0])).toContain(
+      "production override: MEDIA_ALLOWED_HOSTS=10.0.0.5:80 switches off the private-address check for these hosts",
+    );
+  }, 60_000);
 });

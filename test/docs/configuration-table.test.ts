@@ -36,8 +36,13 @@ function variablesReadByCode(): Set<string> {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(/\br\.(?:string|optionalString|int|bool|url|list|oneOf)\(\s*"([A-Z0-9_]+)"/g))
       names.add(m[1]!);
+    // A limit or an allowlist that can switch a protection off, and its production override NAME_I_UNDERSTAND
+    // (service-kit config.ts, production-safety.ts).
+    for (const m of text.matchAll(/\b(?:readLimit|readAllowedHosts)\(\s*r,\s*"([A-Z0-9_]+)"/g))
+      names.add(m[1]!).add(`${m[1]}_I_UNDERSTAND`);
     // A secret key is read as NAME or NAME_FILE (secret-key-config.ts).
-    for (const m of text.matchAll(/\breadSecretKey\(\s*r,\s*"([A-Z0-9_]+)"/g)) names.add(m[1]!).add(`${m[1]}_FILE`);
+    for (const m of text.matchAll(/\b(?:readSecretKey\(\s*r|readRequiredKey\(\s*r,\s*env),\s*"([A-Z0-9_]+)"/g))
+      names.add(m[1]!).add(`${m[1]}_FILE`);
   }
   return names;
 }

@@ -64,6 +64,15 @@ const byKind = (docs: Rendered[], kind: string) => docs.filter((d) => d.kind ===
 const deployment = (docs: Rendered[], service: Service) =>
   byKind(docs, "Deployment").find((d) => d.metadata.name.endsWith(`-${service}`))!;
 
+/** The value under `key` of a Secret the chart renders (stringData or data). */
+function secretValue(docs: Rendered[], name: string, key: string): string | undefined {
+  const secret = byKind(docs, "Secret").find((s) => s.metadata.name === name);
+  return (
+    secret?.stringData?.[key] ??
+    (secret?.data?.[key] !== undefined ? Buffer.from(secret.data[key]!, "base64").toString() : undefined)
+  );
+}
+
 /** The environment a service's container starts with: its ConfigMap, then its env entries (Secrets resolved). */
 function containerEnv(docs: Rendered[], service: Service): Record<string, string | undefined> {
   const pod = deployment(docs, service).spec.template.spec;
@@ -77,10 +86,7 @@ function containerEnv(docs: Rendered[], service: Service): Record<string, string
     if (e.value !== undefined) env[e.name] = String(e.value);
     const ref = e.valueFrom?.secretKeyRef;
     if (ref) {
-      const secret = byKind(docs, "Secret").find((s) => s.metadata.name === ref.name);
-      const value =
-        secret?.stringData?.[ref.key] ??
-        (secret?.data?.[ref.key] !== undefined ? Buffer.from(secret.data[ref.key]!, "base64").toString() : undefined);
+      const value = secretValue(docs, ref.name, ref.key);
       if (value === undefined && !ref.optional) throw new Error(`${service}: ${e.name} refers to a missing secret key`);
       env[e.name] = value;
     }
@@ -112,9 +118,12 @@ describe("the Helm chart", () => {
     }
     expect(containerEnv(docs, "api").OUTBOX_RELAY_ENABLED).toBe("false");
     expect(containerEnv(docs, "leads").SMTP_HOST).toBe("smtp.example.com");
-    // One webhook key, generated, the same for the API and the webhooks service.
+    expect(containerEnv(docs, "leads").SMTP_FROM).toBe("Listings <leads@example.com>");
+    expect(containerEnv(docs, "api").KAFKA_REPLICATION_FACTOR).toBe("3");
+    // One webhook key, the one given, the same for the API and the webhooks service.
     const key = containerEnv(docs, "api").WEBHOOK_SECRET_KEY!;
     expect(Buffer.from(key, "base64").length).toBe(32);
+    expect(`webhookSecretKey.value=${key}`).toBe(PRODUCTION_SETTINGS.at(-1)!);
     expect(containerEnv(docs, "webhooks").WEBHOOK_SECRET_KEY).toBe(key);
 
     const job = byKind(docs, "Job")[0]!;
@@ -124,6 +133,356 @@ describe("the Helm chart", () => {
     const hookSecret = byKind(docs, "Secret").find((s) => s.metadata.annotations?.["helm.sh/hook"])!;
     expect(hookSecret.metadata.annotations?.["helm.sh/hook-weight"]).toBe("-10");
     expect(job.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe(hookSecret.metadata.name);
+  });
+
+  it("the migration hook runs as a ServiceAccount of its own, itself a hook made before the hook Secret and the Job (a pre-install hook runs before the release's own ServiceAccount exists)", async () => {
+    const docs = await template(production);
+    const accounts = byKind(docs, "ServiceAccount");
+    const hookAccount = accounts.find((a) => a.metadata.annotations?.["helm.sh/hook"])!;
+    expect(hookAccount.metadata.name).toBe("pss-partner-syndication-service-migrate");
+    expect(hookAccount.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    const weight = (d: Rendered) => Number(d.metadata.annotations?.["helm.sh/hook-weight"]);
+    const hookSecret = byKind(docs, "Secret").find((s) => s.metadata.annotations?.["helm.sh/hook"])!;
+    const job = byKind(docs, "Job")[0]!;
+    expect(weight(hookAccount)).toBeLessThan(weight(hookSecret));
+    expect(weight(hookSecret)).toBeLessThan(weight(job));
+    expect(job.spec.template.spec.serviceAccountName).toBe(hookAccount.metadata.name);
+    // The services run as the release's own ServiceAccount, never the hook's (removed once the hook succeeded).
+    for (const service of SERVICES)
+      expect(deployment(docs, service).spec.template.spec.serviceAccountName).toBe("pss-partner-syndication-service");
+
+    // serviceAccount.annotations (workload identity) on both; create=false: every pod runs as the given one.
+    const annotated = await template([
+      ...production,
+      "--set",
+      "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/pss",
+    ]);
+    for (const a of byKind(annotated, "ServiceAccount"))
+      expect(a.metadata.annotations?.["eks.amazonaws.com/role-arn"]).toBe("arn:aws:iam::1:role/pss");
+    const own = await template([
+      ...production,
+      "--set",
+      "serviceAccount.create=false",
+      "--set",
+      "serviceAccount.name=pss-runner",
+    ]);
+    expect(byKind(own, "ServiceAccount")).toEqual([]);
+    expect(byKind(own, "Job")[0]!.spec.template.spec.serviceAccountName).toBe("pss-runner");
+    expect(deployment(own, "media").spec.template.spec.serviceAccountName).toBe("pss-runner");
+    const missing = await helm(["template", "pss", CHART, ...production, "--set", "serviceAccount.create=false"]);
+    expect(missing.err).toContain("serviceAccount.name is required with serviceAccount.create=false");
+  });
+
+  it("renders byte for byte the same twice from the same values (helm template under Argo CD or Flux): no generated key, no random value", async () => {
+    const a = await helm(["template", "pss", CHART, ...production]);
+    const b = await helm(["template", "pss", CHART, ...production]);
+    expect(a.code).toBe(0);
+    expect(a.out).toBe(b.out);
+    const existing = [...production.slice(0, -2), "--set", "webhookSecretKey.existingSecret=hook-key"];
+    expect((await helm(["template", "pss", CHART, ...existing])).out).toBe(
+      (await helm(["template", "pss", CHART, ...existing])).out,
+    );
+  });
+
+  it("production refuses to render without a webhook key given (a generated one would change at every GitOps render) and without the SMTP sender", async () => {
+    const noKey = await helm(["template", "pss", CHART, ...production.slice(0, -2)]);
+    expect(noKey.code).toBe(1);
+    expect(noKey.err).toContain(
+      "webhookSecretKey.value or webhookSecretKey.existingSecret is required with nodeEnv=production",
+    );
+    const withoutFrom = production.flatMap((a, i) =>
+      a.startsWith("smtp.from=") ? [] : production[i + 1]?.startsWith("smtp.from=") ? [] : [a],
+    );
+    const noFrom = await helm(["template", "pss", CHART, ...withoutFrom]);
+    expect(noFrom.code).toBe(1);
+    expect(noFrom.err).toContain("smtp.from (or smtp.existingSecret) is required with nodeEnv=production");
+    // Development still generates its key and keeps its sender default.
+    const dev = await template(["-f", DEV_VALUES]);
+    expect(Buffer.from(containerEnv(dev, "api").WEBHOOK_SECRET_KEY!, "base64").length).toBe(32);
+    expect(containerEnv(dev, "leads").SMTP_FROM).toBe("leads@pss.local");
+  });
+
+  it("keeps every value that may carry a credential in a Secret, and restarts pods on a change without publishing a hash of the secret values", async () => {
+    const settings = [
+      ...production,
+      "--set",
+      "redis.url=redis://:redis-password@redis.example.com:6379",
+      "--set",
+      "opensearch.url=https://os-user:os-password@search.example.com",
+      "--set",
+      "env.SOME_TOKEN=env-secret-value",
+      "--set",
+      "services.media.env.MEDIA_TOKEN=media-secret-value",
+    ];
+    const docs = await template(settings);
+    const configMaps = JSON.stringify(byKind(docs, "ConfigMap"));
+    const pods = JSON.stringify(byKind(docs, "Deployment"));
+    for (const secret of [
+      "redis-password",
+      "os-password",
+      "env-secret-value",
+      "media-secret-value",
+      "a-real-password",
+    ]) {
+      expect([secret, configMaps.includes(secret), pods.includes(secret)]).toEqual([secret, false, false]);
+    }
+    expect(containerEnv(docs, "api").REDIS_URL).toBe("redis://:redis-password@redis.example.com:6379");
+    expect(containerEnv(docs, "indexer").OPENSEARCH_URL).toBe("https://os-user:os-password@search.example.com");
+    expect(containerEnv(docs, "api").SOME_TOKEN).toBe("env-secret-value");
+    expect(containerEnv(docs, "media").MEDIA_TOKEN).toBe("media-secret-value");
+    expect(containerEnv(docs, "api").MEDIA_TOKEN).toBeUndefined();
+
+    const annotations = (d: Rendered[]) =>
+      deployment(d, "api").spec.template.metadata.annotations as Record<string, string>;
+    const secretsText = (await helm(["template", "pss", CHART, ...settings, "--show-only", "templates/secrets.yaml"]))
+      .out;
+    const fingerprint = annotations(docs)["fingerprint/secrets"]!;
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(Object.keys(annotations(docs))).not.toContain("checksum/secrets");
+    // Not a bare hash of what the Secrets hold: keyed with the webhook key, which readers of pods do not have.
+    expect(fingerprint).not.toBe(new Bun.CryptoHasher("sha256").update(secretsText).digest("hex"));
+    // A credential change restarts the pods; the same values do not.
+    const changed = await template([
+      ...settings,
+      "--set",
+      "database.url=postgres://pss:another-password@db.example.com:5432/pss",
+    ]);
+    expect(annotations(changed)["fingerprint/secrets"]).not.toBe(fingerprint);
+    expect(annotations(await template(settings))["fingerprint/secrets"]).toBe(fingerprint);
+    // With the key in a Secret of yours there is nothing to key it with: no fingerprint, rollout.generation instead.
+    const own = await template([
+      ...production.slice(0, -2),
+      "--set",
+      "webhookSecretKey.existingSecret=hook-key",
+      "--set",
+      "rollout.generation=3",
+    ]);
+    expect(annotations(own)["fingerprint/secrets"]).toBeUndefined();
+    expect(annotations(own)["rollout/generation"]).toBe("3");
+    expect(annotations(own)["checksum/config"]).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("keeps public traffic and monitoring apart: the API's Service has only its public port, every service a ClusterIP health Service, and a NetworkPolicy (on by default) admits only the ingress controller and the monitoring namespace", async () => {
+    const docs = await template([...production, "--set", "services.api.service.type=LoadBalancer"]);
+    const services = Object.fromEntries(byKind(docs, "Service").map((s) => [s.metadata.name, s.spec]));
+    const api = services["pss-partner-syndication-service-api"]!;
+    expect([api.type, api.ports.map((p: { port: number }) => p.port)]).toEqual(["LoadBalancer", [8080]]);
+    for (const service of SERVICES) {
+      const health = services[`pss-partner-syndication-service-${service}-health`]!;
+      expect([service, health.type, health.ports.map((p: { port: number }) => p.port)]).toEqual([
+        service,
+        "ClusterIP",
+        [HEALTH_PORTS[service]],
+      ]);
+    }
+    const policies = Object.fromEntries(
+      byKind(docs, "NetworkPolicy").map((p) => [
+        p.metadata.name.replace("pss-partner-syndication-service-", ""),
+        p.spec,
+      ]),
+    );
+    expect(Object.keys(policies).sort()).toEqual([...SERVICES].sort());
+    const rules = (name: string) =>
+      policies[name].ingress.map((r: { ports: { port: string }[]; from: unknown[] }) => ({
+        port: r.ports[0]!.port,
+        from: JSON.stringify(r.from),
+      }));
+    expect(policies.api.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("api");
+    const apiRules = rules("api");
+    expect(apiRules.map((r: { port: string }) => r.port)).toEqual(["http", "health"]);
+    expect(apiRules[0].from).toContain("ingress-nginx");
+    expect(apiRules[1].from).toContain("monitoring");
+    expect(apiRules[1].from).not.toContain("ingress-nginx");
+    for (const worker of SERVICES.filter((s) => s !== "api"))
+      expect([worker, rules(worker).map((r: { port: string }) => r.port)]).toEqual([worker, ["health"]]);
+    const off = await template([...production, "--set", "networkPolicy.enabled=false"]);
+    expect(byKind(off, "NetworkPolicy")).toEqual([]);
+  });
+
+  it("optional Ingress (host from publicBaseUrl), ServiceMonitor, trusted proxy ranges, and an image pinned by digest", async () => {
+    const plain = await template(production);
+    expect(byKind(plain, "Ingress")).toEqual([]);
+    expect(byKind(plain, "ServiceMonitor")).toEqual([]);
+    expect(deployment(plain, "api").spec.template.spec.containers[0].image).toBe("partner-syndication-service:0.1.0");
+    const digest = `sha256:${"a".repeat(64)}`;
+    const docs = await template([
+      ...production,
+      "--set",
+      "ingress.enabled=true",
+      "--set",
+      "ingress.className=nginx",
+      "--set",
+      "ingress.tlsSecretName=listings-tls",
+      "--set",
+      "serviceMonitor.enabled=true",
+      "--set",
+      "services.api.trustProxyCidrs=10.42.0.0/16\\,fd00::/8",
+      "--set",
+      "image.repository=registry.example.com/partner-syndication-service",
+      "--set",
+      "image.tag=1.4.0",
+      "--set",
+      `image.digest=${digest}`,
+    ]);
+    const [ingress] = byKind(docs, "Ingress");
+    expect(ingress!.spec.rules[0].host).toBe("listings.example.com");
+    expect(ingress!.spec.tls[0].secretName).toBe("listings-tls");
+    expect(ingress!.spec.rules[0].http.paths[0].backend.service).toEqual({
+      name: "pss-partner-syndication-service-api",
+      port: { name: "http" },
+    });
+    const [monitor] = byKind(docs, "ServiceMonitor");
+    expect(monitor!.spec.endpoints[0]).toMatchObject({ port: "health", path: "/metrics" });
+    const monitored = byKind(docs, "Service").filter((s) =>
+      Object.entries(monitor!.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v),
+    );
+    expect(monitored.map((s) => s.metadata.name).sort()).toEqual(
+      SERVICES.map((s) => `pss-partner-syndication-service-${s}-health`).sort(),
+    );
+    expect(containerEnv(docs, "api").TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,fd00::/8");
+    expect(containerEnv(docs, "media").TRUST_PROXY_CIDRS).toBeUndefined();
+    for (const service of SERVICES)
+      expect(deployment(docs, service).spec.template.spec.containers[0].image).toBe(
+        `registry.example.com/partner-syndication-service:1.4.0@${digest}`,
+      );
+    expect(byKind(docs, "Job")[0]!.spec.template.spec.containers[0].image).toContain(`@${digest}`);
+    const bad = await helm(["template", "pss", CHART, ...production, "--set", "image.digest=latest"]);
+    expect(bad.err).toContain("digest");
+  });
+
+  it("pod templates carry the app.kubernetes.io labels, and each service takes its own scheduling and resources", async () => {
+    const docs = await template([
+      ...production,
+      "--set",
+      "priorityClassName=pss-normal",
+      "--set",
+      "services.media.priorityClassName=pss-batch",
+      "--set",
+      "services.media.nodeSelector.pool=media",
+      "--set",
+      "services.indexer.tolerations[0].key=dedicated",
+      "--set",
+      "services.indexer.tolerations[0].operator=Exists",
+      "--set",
+      "services.api.topologySpreadConstraints[0].maxSkew=1",
+      "--set",
+      "services.api.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone",
+      "--set",
+      "services.api.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
+      "--set",
+      "services.leads.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=1",
+      "--set",
+      "services.leads.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey=kubernetes.io/hostname",
+      "--set",
+      "services.webhooks.resources.limits.memory=1Gi",
+    ]);
+    for (const service of SERVICES) {
+      const labels = deployment(docs, service).spec.template.metadata.labels;
+      expect(labels).toMatchObject({
+        "app.kubernetes.io/name": "partner-syndication-service",
+        "app.kubernetes.io/instance": "pss",
+        "app.kubernetes.io/version": "0.1.0",
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/component": service,
+      });
+    }
+    const spec = (s: Service) => deployment(docs, s).spec.template.spec;
+    expect([spec("media").priorityClassName, spec("api").priorityClassName]).toEqual(["pss-batch", "pss-normal"]);
+    expect(spec("media").nodeSelector).toEqual({ pool: "media" });
+    expect(spec("api").nodeSelector).toBeUndefined();
+    expect(spec("indexer").tolerations).toEqual([{ key: "dedicated", operator: "Exists" }]);
+    expect(spec("api").topologySpreadConstraints[0].topologyKey).toBe("topology.kubernetes.io/zone");
+    expect(spec("leads").affinity.podAntiAffinity).toBeDefined();
+    expect(spec("media").affinity).toBeUndefined();
+    expect(spec("webhooks").containers[0].resources.limits.memory).toBe("1Gi");
+    expect(spec("leads").containers[0].resources.limits.memory).toBe("768Mi");
+  });
+
+  it("the backup CronJob is off by default; on, it backs up to the object store or a kept PVC; the restore Job renders only for a named backup, into the database and media prefix given", async () => {
+    expect(byKind(await template(production), "CronJob")).toEqual([]);
+    const unsealed = await helm(["template", "pss", CHART, ...production, "--set", "backup.enabled=true"]);
+    expect(unsealed.err).toContain("backup.signingKey.value or backup.signingKey.existingSecret is required");
+    const sealed = ["--set", "backup.signingKey.existingSecret=backup-seal"];
+    const s3 = await template([...production, ...sealed, "--set", "backup.enabled=true"]);
+    const [cron] = byKind(s3, "CronJob");
+    expect(cron!.spec.concurrencyPolicy).toBe("Forbid");
+    const pod = cron!.spec.jobTemplate.spec.template.spec;
+    const c = pod.containers[0];
+    expect(c.command.slice(0, 2)).toEqual(["sh", "-c"]);
+    expect(c.command[2]).toContain(
+      'services/admin/src/cli.ts backup --json --to "$BACKUP_TARGET$(date -u +%Y%m%dT%H%M%SZ)"',
+    );
+    expect(c.command[2]).not.toContain("webhook-key");
+    expect(c.env.find((e: { name: string }) => e.name === "BACKUP_SIGNING_KEY").valueFrom.secretKeyRef).toEqual({
+      name: "backup-seal",
+      key: "key",
+    });
+    expect(c.env.find((e: { name: string }) => e.name === "BACKUP_TARGET").value).toBe("s3://pss-media/backups/");
+    expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+    expect(pod.volumes.find((v: { name: string }) => v.name === "tmp").emptyDir.sizeLimit).toBe("4Gi");
+    expect(byKind(s3, "PersistentVolumeClaim")).toEqual([]);
+
+    const pvc = await template([
+      ...production,
+      "--set",
+      "backup.enabled=true",
+      "--set",
+      "backup.destination=pvc",
+      "--set",
+      `backup.signingKey.value=${"ab".repeat(32)}`,
+    ]);
+    expect(secretValue(pvc, "pss-partner-syndication-service-backup-signing-key", "key")).toBe("ab".repeat(32));
+    const [claim] = byKind(pvc, "PersistentVolumeClaim");
+    expect(claim!.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+    const pvcPod = byKind(pvc, "CronJob")[0]!.spec.jobTemplate.spec.template.spec;
+    expect(pvcPod.volumes.find((v: { name: string }) => v.name === "backup").persistentVolumeClaim.claimName).toBe(
+      claim!.metadata.name,
+    );
+    expect(pvcPod.containers[0].env.find((e: { name: string }) => e.name === "BACKUP_TARGET").value).toBe("/backup/");
+
+    expect(byKind(await template(production), "Job").map((j) => j.metadata.name)).toEqual([
+      "pss-partner-syndication-service-migrate",
+    ]);
+    const restore = await template([
+      ...production,
+      "--set",
+      "restore.backup=20261128T101500Z",
+      "--set",
+      "restore.databaseSecret=new-database",
+      "--set",
+      "restore.mediaPrefix=restored/",
+      ...sealed,
+      "--show-only",
+      "templates/restore-job.yaml",
+    ]);
+    expect(restore.length).toBe(1);
+    const job = restore[0]!.spec.template.spec.containers[0];
+    expect(job.command[2]).toBe(
+      "exec bun services/admin/src/cli.ts restore --json --from 's3://pss-media/backups/20261128T101500Z'",
+    );
+    const env = Object.fromEntries(
+      job.env.map((e: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string } } }) => [
+        e.name,
+        e.value ?? e.valueFrom?.secretKeyRef.name,
+      ]),
+    );
+    expect(env.DATABASE_URL).toBe("new-database");
+    expect(env.S3_PREFIX).toBe("restored/");
+  });
+
+  it("README.md is generated from values.yaml and explains every value", async () => {
+    const { chartReadme, valueDocs } = await import("../../scripts/chart-readme.ts");
+    const values = readFileSync(join(CHART, "values.yaml"), "utf8");
+    const readme = chartReadme(values, readFileSync(join(CHART, "Chart.yaml"), "utf8"));
+    expect(readFileSync(join(CHART, "README.md"), "utf8") === readme ? "current" : "run npm run chart:readme").toBe(
+      "current",
+    );
+    const undescribed = valueDocs(values)
+      .filter((d) => !d.section && !d.description)
+      .map((d) => d.key);
+    expect(undescribed).toEqual([]);
+    expect(readme).toContain("| `services.<name>.replicas` |");
+    expect(readme).toContain('| `webhookSecretKey.existingSecret` | `""` |');
   });
 
   it("gives every service probes on its health port, a grace period of its compose stop budget plus the preStop pause, and a locked-down pod", async () => {
@@ -163,31 +522,33 @@ describe("the Helm chart", () => {
   });
 
   it("takes credentials from existing Secrets instead of making them", async () => {
-    const docs = await template([
-      ...production,
-      "--set",
+    const existing = [
       "database.existingSecret=db-creds",
-      "--set",
       "s3.existingSecret=s3-creds",
-      "--set",
       "smtp.existingSecret=mail",
-      "--set",
       "webhookSecretKey.existingSecret=hook-key",
+    ].flatMap((s) => ["--set", s]);
+    const docs = await template([...production, ...existing]);
+    // Left: the URLs that may carry a password (redis.url, opensearch.url), in a Secret the chart makes.
+    expect(byKind(docs, "Secret").map((s) => s.metadata.name)).toEqual(["pss-partner-syndication-service-env"]);
+    const all = await template([
+      ...production,
+      ...existing,
+      "--set",
+      "redis.existingSecret=redis-url",
+      "--set",
+      "opensearch.existingSecret=search-url",
     ]);
-    expect(byKind(docs, "Secret")).toEqual([]);
-    const env = deployment(docs, "api").spec.template.spec.containers[0].env as {
+    expect(byKind(all, "Secret")).toEqual([]);
+    const env = deployment(all, "api").spec.template.spec.containers[0].env as {
       name: string;
       valueFrom?: { secretKeyRef: { name: string } };
     }[];
     const secretOf = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef.name;
-    expect([secretOf("DATABASE_URL"), secretOf("S3_SECRET_ACCESS_KEY"), secretOf("WEBHOOK_SECRET_KEY")]).toEqual([
-      "db-creds",
-      "s3-creds",
-      "hook-key",
-    ]);
-    expect(byKind(docs, "Job")[0]!.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe(
-      "db-creds",
-    );
+    expect(
+      ["DATABASE_URL", "S3_SECRET_ACCESS_KEY", "WEBHOOK_SECRET_KEY", "REDIS_URL", "OPENSEARCH_URL"].map(secretOf),
+    ).toEqual(["db-creds", "s3-creds", "hook-key", "redis-url", "search-url"]);
+    expect(byKind(all, "Job")[0]!.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe("db-creds");
   });
 
   it("refuses to render the production values without the servers' addresses, naming what to set", async () => {

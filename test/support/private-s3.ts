@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { defaultPaths, LOCAL_S3 } from "../../infra/src/index.ts";
-import { localS3Client, s3ProxyProperties } from "../../infra/src/s3.ts";
+import { localS3Client, type S3Credentials, s3ProxyProperties } from "../../infra/src/s3.ts";
 import { cachedJars, javaBinary } from "../../infra/src/maven.ts";
 import { freePort } from "./ports.ts";
 
@@ -34,7 +34,13 @@ export function privateS3Unavailable(): string | null {
   return null;
 }
 
-export async function startPrivateS3(): Promise<PrivateS3> {
+/**
+ * `host`: the address it listens on and is reached at (default loopback); `credentials`: its own key pair (default
+ * the repository's local one, which NODE_ENV=production refuses).
+ */
+export async function startPrivateS3(
+  opts: { host?: string; credentials?: { accessKeyId: string; secretAccessKey: string } } = {},
+): Promise<PrivateS3> {
   const paths = defaultPaths();
   const libs = cachedJars(join(paths.root, "infra", "maven", "s3proxy", "pom.xml"), paths.cacheDir, "s3proxy");
   if (!libs) throw new Error(privateS3Unavailable() ?? "S3Proxy jars missing");
@@ -42,10 +48,14 @@ export async function startPrivateS3(): Promise<PrivateS3> {
   const dataDir = join(dir, "data");
   mkdirSync(join(dataDir, LOCAL_S3.S3_BUCKET), { recursive: true, mode: 0o700 });
   const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${opts.host ?? "127.0.0.1"}:${port}`;
+  const credentials: S3Credentials = opts.credentials ?? {
+    accessKeyId: LOCAL_S3.S3_ACCESS_KEY_ID,
+    secretAccessKey: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+  };
   const props = join(dir, "s3proxy.properties");
-  writeFileSync(props, s3ProxyProperties(endpoint, dataDir));
-  const client = localS3Client(endpoint);
+  writeFileSync(props, s3ProxyProperties(endpoint, dataDir, credentials));
+  const client = localS3Client(endpoint, credentials);
   let proc: Subprocess | null = null;
 
   async function start() {
@@ -101,8 +111,8 @@ export async function startPrivateS3(): Promise<PrivateS3> {
       S3_ENDPOINT: endpoint,
       S3_BUCKET: LOCAL_S3.S3_BUCKET,
       S3_REGION: LOCAL_S3.S3_REGION,
-      S3_ACCESS_KEY_ID: LOCAL_S3.S3_ACCESS_KEY_ID,
-      S3_SECRET_ACCESS_KEY: LOCAL_S3.S3_SECRET_ACCESS_KEY,
+      S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     },
     stop,
     start,

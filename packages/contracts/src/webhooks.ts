@@ -302,7 +302,8 @@ export const WebhookEndpointPutResponse = Type.Object(
     endpoint: WebhookEndpointRecord,
     secret: Type.Optional(
       Type.String({
-        description: "The signing secret (whsec_…): only in the 201 that created the endpoint; store it now",
+        description:
+          "The signing secret (whsec_…), shown once: in the 201 that created the endpoint, and in the 200 that subscribed it to lead.received for the first time (a new secret; the previous one stops signing at once); store it now",
       }),
     ),
   },
@@ -337,7 +338,11 @@ export const WebhookDeliveryQueued = Type.Object(
 export const WebhookRecoverQueued = Type.Object(
   {
     status: Type.Literal("success"),
-    requeued: Type.Integer({ description: "Failed deliveries queued to be sent again" }),
+    requeued: Type.Integer({ description: "Failed deliveries queued to be sent again (the oldest first)" }),
+    notQueued: Type.Integer({
+      description:
+        "Failed deliveries of the range left failed because the daily re-send budget had no room for them: recover again later (a 429 says when)",
+    }),
   },
   { additionalProperties: true },
 );

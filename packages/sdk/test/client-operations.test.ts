@@ -59,17 +59,64 @@ describe("webhooks", () => {
     for await (const d of client.webhooks.deliveries.list({ endpointId: id })) deliveries.push(d);
     expect(deliveries.map((d) => d.deliveryId)).toEqual([(ping as { deliveryId: string }).deliveryId]);
 
-    expect((await client.webhooks.recover(id, new Date(Date.now() - 3600_000))).httpStatus).toBe(202);
-    const replay = await client.webhooks.replay(id, { afterSequence: 0 });
-    expect(replay.httpStatus).toBe(202);
-    expect(replay.queued).toBeGreaterThanOrEqual(0);
+    // Nothing of it has failed, and the live feed holds none of its event types: nothing to queue.
+    expect(await client.webhooks.recover(id, new Date(Date.now() - 3600_000))).toMatchObject({
+      httpStatus: 202,
+      requeued: 0,
+      notQueued: 0,
+    });
+    expect(await client.webhooks.replay(id, { afterSequence: 0 })).toMatchObject({ httpStatus: 202, queued: 0 });
 
     const unknown = await apiError(client.webhooks.deliveries.retry(crypto.randomUUID()));
     expect(unknown.status).toBe(404);
     await client.webhooks.delete(id);
     expect((await apiError(client.webhooks.get(id))).status).toBe(404);
   });
+
+  test("replay queues the feed's events the endpoint subscribes to, each once", async () => {
+    // A test key: its simulated lead puts a lead.received in the test feed.
+    const { testClient, listingId } = await testListingWithLead();
+    const lead = await waitForFeedEvent(testClient, "lead.received", listingId);
+    const id = uniqueName("sdk-replay");
+    await testClient.webhooks.put(id, { url: "https://crm.example.com/hooks/pss", events: ["lead.received"] });
+    const range = { afterSequence: lead.sequence - 1, throughSequence: lead.sequence };
+    expect(await testClient.webhooks.replay(id, range)).toMatchObject({ httpStatus: 202, queued: 1 });
+    const queued = [];
+    for await (const d of testClient.webhooks.deliveries.list({ endpointId: id })) queued.push(d);
+    expect(queued).toMatchObject([
+      { eventType: "lead.received", status: "pending", payload: { data: { sequence: lead.sequence } } },
+    ]);
+    // Still pending: a repeat queues nothing twice.
+    expect(await testClient.webhooks.replay(id, range)).toMatchObject({ httpStatus: 202, queued: 0 });
+    await testClient.webhooks.delete(id);
+    await testClient.testMode.purge();
+  });
 });
+
+/** With the partner's test key: a broker, a listing of it, and a simulated lead on the listing (accepted). */
+async function testListingWithLead(): Promise<{ testClient: PartnerClient; listingId: string }> {
+  const testClient = createPartnerClient({ baseUrl: api.baseUrl, apiKey: partner.test!.apiKey });
+  const brokerId = uniqueName("sdk-tb");
+  const listingId = uniqueName("sdk-tl");
+  await testClient.putBroker(brokerId, sample.broker() as never);
+  await testClient.putListing(listingId, sample.listing(brokerId) as never);
+  expect((await testClient.testMode.createLead(listingId, { name: "Test Buyer" })).httpStatus).toBe(202);
+  return { testClient, listingId };
+}
+
+/** The feed's event of `type` about the listing, once the sequencer has numbered it. */
+async function waitForFeedEvent(c: PartnerClient, type: string, externalListingId: string): Promise<FeedEvent> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const page = await c.events.page({ after: "0", limit: 500 });
+    const found = page.results.find(
+      (e) => e.type === type && (e.data as { externalListingId?: string }).externalListingId === externalListingId,
+    );
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${type} in the feed`);
+    await Bun.sleep(50);
+  }
+}
 
 describe("history, test mode and the change feed", () => {
   test("a listing's history pages newest first through every version", async () => {
@@ -88,12 +135,7 @@ describe("history, test mode and the change feed", () => {
   });
 
   test("with a test key, a simulated lead is accepted and purge removes the test records", async () => {
-    const testClient = createPartnerClient({ baseUrl: api.baseUrl, apiKey: partner.test!.apiKey });
-    const brokerId = uniqueName("sdk-tb");
-    const listingId = uniqueName("sdk-tl");
-    await testClient.putBroker(brokerId, sample.broker() as never);
-    await testClient.putListing(listingId, sample.listing(brokerId) as never);
-    expect((await testClient.testMode.createLead(listingId, { name: "Test Buyer" })).httpStatus).toBe(202);
+    const { testClient, listingId } = await testListingWithLead();
     const purged = await testClient.testMode.purge();
     expect(purged.deleted).toMatchObject({ listings: 1, brokers: 1, leads: 1 });
     expect((await apiError(testClient.getListing(listingId))).status).toBe(404);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isAllowlisted, isForbiddenAddress } from "./address-policy.ts";
+import { isAllowlisted, isForbiddenAddress, isLocalOnlyAddress } from "./address-policy.ts";
 
 describe("isForbiddenAddress", () => {
   test.each([
@@ -75,5 +75,35 @@ describe("isAllowlisted", () => {
     expect(isAllowlisted(url("http://[::1]:4000/x"), ["[::1]:4000"])).toBe(true);
     expect(isAllowlisted(url("http://[::1]:4000/x"), ["::1"])).toBe(true);
     expect(isAllowlisted(url("http://[::1]:4000/x"), ["[::1]:4001"])).toBe(false);
+  });
+});
+
+describe("isLocalOnlyAddress (production's loopback check)", () => {
+  test.each([
+    "127.0.0.1",
+    "127.9.8.7",
+    "0.0.0.0",
+    "::1",
+    "::",
+    "0:0:0:0:0:0:0:1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "0:0:0:0:0:ffff:7f00:2",
+    "::ffff:0.0.0.0",
+    "::127.0.0.1",
+  ])("%s reaches only this host", (address) => {
+    expect(isLocalOnlyAddress(address)).toBe(true);
+  });
+  test.each([
+    "10.0.0.1",
+    "203.0.114.7",
+    "::ffff:203.0.114.7",
+    "2001:db9::1",
+    "fe80::1",
+    "64:ff9b::7f00:1",
+    "localhost",
+    "x",
+  ])("%s does not", (address) => {
+    expect(isLocalOnlyAddress(address)).toBe(false);
   });
 });

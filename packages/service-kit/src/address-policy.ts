@@ -108,6 +108,26 @@ function isForbiddenV6(g: number[]): boolean {
   return false;
 }
 
+const LOOPBACK_V4 = range("127.0.0.0/8");
+const THIS_NETWORK_V4 = range("0.0.0.0/8");
+const isLocalV4 = (ip: number) => inV4Range(ip, LOOPBACK_V4) || inV4Range(ip, THIS_NETWORK_V4);
+
+/**
+ * True when the address reaches only this host: 127.0.0.0/8, 0.0.0.0/8 (the unspecified address), ::1, ::, and
+ * those IPv4 addresses mapped (::ffff:a.b.c.d) or embedded (::a.b.c.d) in IPv6, in any notation (hex groups,
+ * dotted tail, compressed or written out). Not an IP address at all: false.
+ */
+export function isLocalOnlyAddress(address: string): boolean {
+  const family = isIP(address.split("%")[0]!);
+  if (family === 4) return isLocalV4(v4(address));
+  if (family !== 6) return false;
+  const g = parseV6(address);
+  if (g === null) return false;
+  const zeroUntil = (n: number) => g.slice(0, n).every((x) => x === 0);
+  // ::ffff:a.b.c.d, and ::, ::1 and ::a.b.c.d (0.0.0.0 and 0.0.0.1 are in 0.0.0.0/8).
+  return ((zeroUntil(5) && g[5] === 0xffff) || zeroUntil(6)) && isLocalV4(embeddedV4(g, 6));
+}
+
 /** True when the address is anything but public unicast (or not an IP address at all). */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address.split("%")[0]!);

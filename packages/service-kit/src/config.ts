@@ -2,7 +2,14 @@
 // Values are echoed in problems to help fix them, URLs without their credentials (a URL that fails to
 // parse often does so because of its password).
 import { DEFAULT_TOPIC_SETTINGS, type TopicSettings } from "@pss/contracts";
-import { checkDatabaseUrl, checkPublicBaseUrl, isProduction } from "./production-safety.ts";
+import {
+  checkDatabaseUrl,
+  checkPublicBaseUrl,
+  checkReplicationFactor,
+  isProduction,
+  PRODUCTION_REPLICATION_FACTOR,
+  refuseUnlessUnderstood,
+} from "./production-safety.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -37,12 +44,17 @@ export interface EnvReader {
   oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T;
   /** Records a problem no single read can see (a combination of variables). */
   problem(message: string): void;
+  /** Records a switched-off protection production accepts on purpose (production-safety.ts refuseUnlessUnderstood). */
+  accept(message: string): void;
+  /** What accept() recorded, for one warning line each at boot; the live list, so read it whenever. */
+  accepted(): readonly string[];
   /** Throws ConfigError when any read failed. */
   done(): void;
 }
 
 export function createEnvReader(env: Env): EnvReader {
   const problems: string[] = [];
+  const accepted: string[] = [];
   const raw = (name: string) => {
     const v = env[name];
     return v === undefined || v.trim() === "" ? undefined : v.trim();
@@ -120,6 +132,12 @@ export function createEnvReader(env: Env): EnvReader {
     problem(message) {
       problems.push(message);
     },
+    accept(message) {
+      accepted.push(message);
+    },
+    accepted() {
+      return accepted;
+    },
     done() {
       if (problems.length > 0) throw new ConfigError(problems);
     },
@@ -189,15 +207,19 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
     min: 6_000,
     max: 1_800_000,
   });
+  // Production's default is 3 copies; fewer only on purpose (production-safety.ts).
+  const replicationFactor = r.int(
+    "KAFKA_REPLICATION_FACTOR",
+    isProduction(r) ? PRODUCTION_REPLICATION_FACTOR : DEFAULT_TOPIC_SETTINGS.replicationFactor,
+    { min: 1, max: 10 },
+  );
+  checkReplicationFactor(r, replicationFactor);
   return {
     brokers: r.list("KAFKA_BROKERS"),
     clientId,
     topics: {
       partitions: r.int("KAFKA_TOPIC_PARTITIONS", DEFAULT_TOPIC_SETTINGS.partitions, { min: 1, max: 1000 }),
-      replicationFactor: r.int("KAFKA_REPLICATION_FACTOR", DEFAULT_TOPIC_SETTINGS.replicationFactor, {
-        min: 1,
-        max: 10,
-      }),
+      replicationFactor,
     },
     consumer: {
       sessionTimeoutMs,
@@ -239,6 +261,33 @@ export function readPublicBaseUrl(r: EnvReader, localFallback: string): string {
   const url = r.url("PUBLIC_BASE_URL", localFallback).replace(/\/+$/, "");
   checkPublicBaseUrl(r, given);
   return url;
+}
+
+/**
+ * A limit where `0` turns it off (`fallback` when unset): with NODE_ENV=production, 0 needs
+ * `<NAME>_I_UNDERSTAND=true` (production-safety.ts). `off` completes "<NAME>=0 …": what is then unprotected.
+ */
+export function readLimit(r: EnvReader, name: string, fallback: number, off: string): number {
+  const n = r.int(name, fallback, { min: 0 });
+  if (n === 0) refuseUnlessUnderstood(r, name, "0", off);
+  return n;
+}
+
+/**
+ * `host[:port]` entries exempt from the private-address check of outbound requests to partners' URLs (test
+ * receivers and image hosts on loopback), lower case. With NODE_ENV=production any entry needs
+ * `<NAME>_I_UNDERSTAND=true`: an exempt host is one a partner's URL can reach inside our network.
+ */
+export function readAllowedHosts(r: EnvReader, name: string, partnersUrls: string): string[] {
+  const hosts = r.list(name, []).map((h) => h.toLowerCase());
+  if (hosts.length > 0)
+    refuseUnlessUnderstood(
+      r,
+      name,
+      hosts.join(","),
+      `switches off the private-address check for these hosts: ${partnersUrls} naming one reach inside our network`,
+    );
+  return hosts;
 }
 
 export function readLogLevel(r: EnvReader): LogLevel {

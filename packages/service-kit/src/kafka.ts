@@ -14,6 +14,14 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
   try {
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.name));
+    // Stated at boot: how many copies the cluster can keep (production wants 3: production-safety.ts).
+    const copies = Math.max(1, ...topics.map((t) => t.replicationFactor ?? 1));
+    const { brokers } = await admin.describeCluster();
+    logger?.info("kafka cluster", { brokers: brokers.length, replicationFactor: copies });
+    if (missing.length > 0 && brokers.length < copies)
+      throw new Error(
+        `KAFKA_REPLICATION_FACTOR=${copies} needs ${copies} brokers and the cluster has ${brokers.length}: add brokers, or set KAFKA_REPLICATION_FACTOR=${brokers.length} (with NODE_ENV=production also KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true)`,
+      );
     if (missing.length > 0) {
       try {
         await admin.createTopics({

@@ -1,37 +1,73 @@
 // What NODE_ENV=production refuses at boot (docs/operations.md, "Production checklist"): settings that are fine on a
 // developer's machine and silently wrong for real partners and buyers. Each is one clear line in the boot error.
 // Development (anything but NODE_ENV=production: `npm start`, the compose file's default profile) keeps its
-// conveniences: loopback links, the mail sink, the well-known local credentials.
+// conveniences: loopback links, the mail sink, the well-known local credentials, allowlists and limits turned off.
+//
+// Two kinds of refusal, one convention (docs/operations.md, "Overrides"):
+// - a development default (a loopback public URL, a mail sink, a published credential) is refused outright: no
+//   production needs one, so nothing overrides it; each check compares what the value MEANS (the address after
+//   normalisation, the key's bytes, every DNS label), never only its spelling;
+// - a setting that switches a protection off (an allowlist exempting hosts from the private-address check, a limit
+//   at 0) is refused unless `<VARIABLE>_I_UNDERSTAND=true` is set beside it (refuseUnlessUnderstood); then the
+//   service boots and logs one warning line per accepted override.
+import { isLocalOnlyAddress } from "./address-policy.ts";
 import type { EnvReader } from "./config.ts";
+import { parseSecretKey } from "./secret-box.ts";
 
 /** Credentials shipped in this repository for local use: never acceptable with NODE_ENV=production. */
 export const DEVELOPMENT_PASSWORDS: readonly string[] = ["pss", "postgres", "password"];
 export const DEVELOPMENT_S3_SECRETS: readonly string[] = ["pss-compose-secret", "pss-local-secret"];
-/** The tests' webhook key (test/support/env.ts): public, so it protects nothing. */
+/** The tests' webhook key (test/support/env.ts): public, so it protects nothing, in whatever encoding it is given. */
 export const DEVELOPMENT_WEBHOOK_KEYS: readonly string[] = ["dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0cy1rZXktMzI="];
-/** Mail sinks that accept and keep every message: SMTP_HOST naming one means no broker is ever reached. */
+/**
+ * Mail sinks that accept and keep every message: SMTP_HOST naming one (as any DNS label, or a hyphenated part of
+ * one, such as the chart's `<release>-smtp-sink` Service or `<release>-mailpit-smtp`) means no broker is reached.
+ */
 export const MAIL_SINK_HOSTS: readonly string[] = ["smtp-sink", "mailhog", "mailpit", "maildev", "smtp4dev"];
+/** Host names that always mean this machine (besides `localhost` and `*.localhost`; Debian's /etc/hosts). */
+const LOCAL_HOST_NAMES: readonly string[] = ["localhost", "ip6-localhost", "ip6-loopback", "localhost.localdomain"];
+
+/** The variable that accepts, with NODE_ENV=production, what `variable` switches off. */
+export function overrideVariable(variable: string): string {
+  return `${variable}_I_UNDERSTAND`;
+}
 
 export function isProduction(r: EnvReader): boolean {
   return r.optionalString("NODE_ENV") === "production";
 }
 
-/** A host only this machine reaches: localhost names, 127.0.0.0/8, ::1, and the unspecified addresses. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname
+/**
+ * The host as an HTTP URL has it: IPv4 shorthands (`127.1`, `2130706433`, `0x7f.1`) become dotted quads and IPv6
+ * literals their compressed form (`[::ffff:127.0.0.1]` is `[::ffff:7f00:1]`); lower case, no trailing dot.
+ */
+function normaliseHost(hostname: string): string {
+  const bare = hostname.trim().replace(/^\[|\]$/g, "");
+  let host = bare;
+  try {
+    host = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    // not a host a URL can hold: judged as written
+  }
+  return host
     .toLowerCase()
     .replace(/^\[|\]$/g, "")
     .replace(/\.$/, "");
-  return (
-    host === "localhost" ||
-    host.endsWith(".localhost") ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
-    host === "::1" ||
-    host === "0:0:0:0:0:0:0:1" ||
-    host === "0.0.0.0" ||
-    host === "::" ||
-    host === "::ffff:127.0.0.1"
-  );
+}
+
+/**
+ * A host only this machine reaches: localhost names, 127.0.0.0/8, ::1, the unspecified addresses, and any of
+ * those IPv4 addresses mapped into IPv6, in every notation (normalised first, then judged as an address).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = normaliseHost(hostname);
+  return LOCAL_HOST_NAMES.includes(host) || host.endsWith(".localhost") || isLocalOnlyAddress(host);
+}
+
+/** SMTP_HOST names a mail sink: one of its DNS labels is a sink's name, alone or as a hyphenated part. */
+export function isMailSinkHost(smtpHost: string): boolean {
+  return normaliseHost(smtpHost)
+    .split(".")
+    .some((label) => MAIL_SINK_HOSTS.some((sink) => `-${label}-`.includes(`-${sink}-`)));
 }
 
 function hostOf(url: string): string | undefined {
@@ -75,6 +111,14 @@ export function checkSecret(r: EnvReader, name: string, value: string | undefine
     );
 }
 
+/** A 32-byte key under production: not one published in this repository, compared as bytes (any encoding). */
+export function checkSecretKey(r: EnvReader, name: string, key: Buffer, known: readonly string[]): void {
+  if (isProduction(r) && known.some((k) => parseSecretKey(k)?.equals(key) === true))
+    r.problem(
+      `${name} is a development default published in this repository, refused with NODE_ENV=production: generate your own (\`openssl rand -base64 32\`)`,
+    );
+}
+
 /** Where lead e-mails go under production: somewhere real (a broker's inbox, through your relay). */
 export function checkMailHost(r: EnvReader, smtpHost: string | undefined): void {
   if (!isProduction(r)) return;
@@ -82,10 +126,43 @@ export function checkMailHost(r: EnvReader, smtpHost: string | undefined): void 
     r.problem(
       "SMTP_HOST is required with NODE_ENV=production: without it no lead is e-mailed to its broker (leads would wait as pending)",
     );
-  else if (MAIL_SINK_HOSTS.includes(smtpHost.toLowerCase()))
+  else if (isMailSinkHost(smtpHost))
     r.problem(
       `SMTP_HOST=${smtpHost} is a development mail sink, refused with NODE_ENV=production: buyers' inquiries would never reach brokers; set your mail relay`,
     );
+}
+
+/**
+ * A setting that switches a protection off (`variable` shown as `variable=shown`; `what` completes the sentence,
+ * saying what is off and for whom): refused with NODE_ENV=production unless `<variable>_I_UNDERSTAND=true`; then
+ * accepted, and the service logs it at boot (EnvReader.accepted()). Outside production: nothing to say.
+ */
+export function refuseUnlessUnderstood(r: EnvReader, variable: string, shown: string, what: string): void {
+  if (!isProduction(r)) return;
+  const override = overrideVariable(variable);
+  if (r.bool(override, false)) r.accept(`${variable}=${shown} ${what} (accepted by ${override}=true)`);
+  else
+    r.problem(
+      `${variable}=${shown} ${what}, refused with NODE_ENV=production: unset it, or set ${override}=true to run so on purpose`,
+    );
+}
+
+/** Copies of every Kafka partition production wants: a broker may be lost (or restarted) without losing events. */
+export const PRODUCTION_REPLICATION_FACTOR = 3;
+
+/**
+ * KAFKA_REPLICATION_FACTOR under production: at least 3 (its default there), or fewer only with
+ * KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true (a cluster of fewer brokers, on purpose), logged at boot; the cluster's
+ * broker count is stated at boot when the topics are checked (kafka.ts, ensureTopics).
+ */
+export function checkReplicationFactor(r: EnvReader, replicationFactor: number): void {
+  if (replicationFactor >= PRODUCTION_REPLICATION_FACTOR) return;
+  refuseUnlessUnderstood(
+    r,
+    "KAFKA_REPLICATION_FACTOR",
+    String(replicationFactor),
+    `keeps fewer than ${PRODUCTION_REPLICATION_FACTOR} copies of every event (a lost broker loses acknowledged events)`,
+  );
 }
 
 /** The one line a service logs at boot outside production, so nobody mistakes a development stack for a real one. */

@@ -218,7 +218,12 @@ export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: n
 
 /** Runs one service process: see the top of this file. */
 export async function runService<
-  C extends { logLevel: LogLevel; healthPort: number; developmentProfile?: string | null },
+  C extends {
+    logLevel: LogLevel;
+    healthPort: number;
+    developmentProfile?: string | null;
+    productionOverrides?: readonly string[];
+  },
 >(def: ServiceDefinition<C>): Promise<void> {
   const config = loadConfigOrExit(def.name, def.loadConfig);
   const base = def.logFields?.(config);
@@ -226,6 +231,8 @@ export async function runService<
   installCrashGuard(logger);
   // Outside NODE_ENV=production the service says so once (production-safety.ts).
   if (config.developmentProfile) logger.warn(config.developmentProfile);
+  // In production, each protection switched off on purpose, once (production-safety.ts refuseUnlessUnderstood).
+  for (const accepted of config.productionOverrides ?? []) logger.warn(`production override: ${accepted}`);
   const metrics = createMetrics({ service: def.name });
   const state = createBootState();
   let shutdown: Shutdown | null = null;

@@ -1,7 +1,7 @@
 // Reads a 32-byte encryption key (WEBHOOK_SECRET_KEY) from the environment or from a file named by <NAME>_FILE
 // (a mounted secret; `npm start` and compose generate one for local use). Always required: there is no built-in
 // key, so no deployment can run with a key published in this repository. The value is never echoed in a problem.
-import { checkSecret, DEVELOPMENT_WEBHOOK_KEYS } from "./production-safety.ts";
+import { checkSecretKey, DEVELOPMENT_WEBHOOK_KEYS } from "./production-safety.ts";
 import { readFileSync } from "node:fs";
 import type { EnvReader } from "./config.ts";
 import { parseSecretKey, SECRET_KEY_RULE } from "./secret-box.ts";
@@ -35,11 +35,12 @@ export function readSecretKey(
       return placeholder;
     }
   }
-  checkSecret(r, file !== undefined ? `the key in ${name}_FILE` : name, text, DEVELOPMENT_WEBHOOK_KEYS);
   const key = parseSecretKey(text ?? "");
   if (!key) {
     r.problem(`${file !== undefined ? `the file ${name}_FILE names ('${file}')` : name} ${SECRET_KEY_RULE}`);
     return placeholder;
   }
+  // The key's bytes, so no other encoding of a published key (hex, unpadded base64, base64url) gets through.
+  checkSecretKey(r, file !== undefined ? `the key in ${name}_FILE` : name, key, DEVELOPMENT_WEBHOOK_KEYS);
   return key;
 }

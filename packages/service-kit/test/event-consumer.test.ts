@@ -283,3 +283,21 @@ test("ensureTopics grows a topic with fewer partitions than configured and never
     await admin.disconnect();
   }
 }, 60_000);
+
+test("ensureTopics states the cluster's brokers and the copies asked for at boot, and names the mismatch when the cluster has fewer brokers than copies", async () => {
+  const lines: { msg: string; brokers?: number; replicationFactor?: number }[] = [];
+  const logger = createLogger({ service: "test", level: "info", write: (line) => lines.push(JSON.parse(line)) });
+  const name = uniqueName("copies-test");
+  // The test run's Kafka is one broker: three copies cannot be kept, and no topic is made.
+  await expect(ensureTopics(kafka, [{ name, partitions: 1, replicationFactor: 3 }], logger)).rejects.toThrow(
+    "KAFKA_REPLICATION_FACTOR=3 needs 3 brokers and the cluster has 1: add brokers, or set KAFKA_REPLICATION_FACTOR=1 (with NODE_ENV=production also KAFKA_REPLICATION_FACTOR_I_UNDERSTAND=true)",
+  );
+  expect(lines.find((l) => l.msg === "kafka cluster")).toMatchObject({ brokers: 1, replicationFactor: 3 });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    expect(await admin.listTopics()).not.toContain(name);
+  } finally {
+    await admin.disconnect();
+  }
+});

@@ -89,20 +89,44 @@ describe("admin configuration", () => {
     ).toThrow(/S3_BUCKET is required/);
   });
 
-  test("backup reads the webhook key as the services do, and says how to go without it", () => {
+  test("backup --with-webhook-key reads the webhook key as the services do, and says how to go without it", () => {
     const key = "a".repeat(64);
+    const signing = "b".repeat(64);
     const config = loadAdminConfig(
-      { DATABASE_URL: "postgres://a@b/c", WEBHOOK_SECRET_KEY: key, MEDIA_STORAGE: "local" },
+      {
+        DATABASE_URL: "postgres://a@b/c",
+        WEBHOOK_SECRET_KEY: key,
+        BACKUP_SIGNING_KEY: signing,
+        MEDIA_STORAGE: "local",
+      },
       ["postgres"],
       undefined,
-      { mediaStore: true, webhookKey: true },
+      { mediaStore: true, webhookKey: true, backupSigningKey: true },
     );
     expect(config.webhookKey?.toString("hex")).toBe(key);
+    expect(config.backupSigningKey?.toString("hex")).toBe(signing);
     expect(() =>
-      loadAdminConfig({ DATABASE_URL: "postgres://a@b/c", MEDIA_STORAGE: "local" }, ["postgres"], undefined, {
-        mediaStore: true,
+      loadAdminConfig(
+        { DATABASE_URL: "postgres://a@b/c", MEDIA_STORAGE: "local", BACKUP_SIGNING_KEY: signing },
+        ["postgres"],
+        undefined,
+        { mediaStore: true, webhookKey: true, backupSigningKey: true },
+      ),
+    ).toThrow(/WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE .* or leave the flag out/);
+  });
+
+  test("backup and restore need a signing key of their own: required, and never the webhook key", () => {
+    const reads = { mediaStore: true, backupSigningKey: true };
+    const env = { DATABASE_URL: "postgres://a@b/c", MEDIA_STORAGE: "local" };
+    expect(() => loadAdminConfig(env, ["postgres"], undefined, reads)).toThrow(
+      /BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE is required to make or restore a backup/,
+    );
+    const key = "c".repeat(64);
+    expect(() =>
+      loadAdminConfig({ ...env, BACKUP_SIGNING_KEY: key, WEBHOOK_SECRET_KEY: key }, ["postgres"], undefined, {
+        ...reads,
         webhookKey: true,
       }),
-    ).toThrow(/WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE .* or pass --without-webhook-key/);
+    ).toThrow(/BACKUP_SIGNING_KEY is the webhook secret key/);
   });
 });

@@ -50,6 +50,8 @@ export interface AdminConfig {
   mediaStore: MediaStorageConfig | null;
   /** WEBHOOK_SECRET_KEY (or _FILE), for commands that read `webhookKey`. */
   webhookKey: Buffer | null;
+  /** BACKUP_SIGNING_KEY (or _FILE), for commands that read `backupSigningKey` (backup, restore). */
+  backupSigningKey: Buffer | null;
   /** Needed servers whose URL was not set and came from the local infrastructure runner. */
   local: Server[];
 }
@@ -59,17 +61,27 @@ export interface AdminReads {
   /** The services' media store: MEDIA_DIR when MEDIA_STORAGE=local, else the S3_* bucket (what compose and npm start use). */
   mediaStore?: boolean;
   webhookKey?: boolean;
+  backupSigningKey?: boolean;
 }
 
-function readWebhookKey(r: EnvReader, env: Record<string, string | undefined>): Buffer | null {
-  if (!env.WEBHOOK_SECRET_KEY?.trim() && !env.WEBHOOK_SECRET_KEY_FILE?.trim()) {
-    r.problem(
-      "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed to back up the webhook secret key; or pass --without-webhook-key",
-    );
+/** A 32-byte key the command needs, read as the services read theirs (NAME or NAME_FILE); `missing` says why. */
+function readRequiredKey(r: EnvReader, env: Record<string, string | undefined>, name: string, missing: string) {
+  if (!env[name]?.trim() && !env[`${name}_FILE`]?.trim()) {
+    r.problem(missing);
     return null;
   }
-  return readSecretKey(r, "WEBHOOK_SECRET_KEY");
+  return readSecretKey(r, name);
 }
+
+const WEBHOOK_KEY_MISSING =
+  "WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (as the API and webhooks service have it) is needed for --with-webhook-key; or leave the flag out (the key is then not in the backup)";
+/**
+ * BACKUP_SIGNING_KEY (or _FILE) seals every backup's manifest and is checked by every restore. It is never written
+ * into a backup: keep it apart from them (a secrets manager), and keep it safe: without it no backup can be
+ * restored (docs/operations.md, "Backup and restore").
+ */
+const SIGNING_KEY_MISSING =
+  "BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE is required to make or restore a backup: 32 random bytes (`openssl rand -base64 32`), kept apart from the backups and the same for every backup you may restore";
 
 /**
  * `needs`: the servers the command talks to; the others are neither read nor required.
@@ -112,9 +124,16 @@ export function loadAdminConfig(
     s3: has("s3") ? (readMediaStorageConfig(r) as S3StorageConfig) : null,
     mediaDir: has("s3") || localMedia ? r.string("MEDIA_DIR", ".data/media") : ".data/media",
     mediaStore: null,
-    webhookKey: reads.webhookKey ? readWebhookKey(r, env) : null,
+    webhookKey: reads.webhookKey ? readRequiredKey(r, env, "WEBHOOK_SECRET_KEY", WEBHOOK_KEY_MISSING) : null,
+    backupSigningKey: reads.backupSigningKey
+      ? readRequiredKey(r, env, "BACKUP_SIGNING_KEY", SIGNING_KEY_MISSING)
+      : null,
     local,
   };
+  if (config.webhookKey && config.backupSigningKey?.equals(config.webhookKey))
+    r.problem(
+      "BACKUP_SIGNING_KEY is the webhook secret key: give backups a signing key of their own (`openssl rand -base64 32`)",
+    );
   if (reads.mediaStore) config.mediaStore = localMedia ? { kind: "local", dir: config.mediaDir } : config.s3;
   r.done();
   return config;

@@ -17,7 +17,17 @@ import { copyVariants } from "@pss/media/copy-variants";
 import { createFailedMediaReset } from "@pss/media/failed-media-reset";
 import type { AdminConfig, AdminReads, Server } from "./admin-config.ts";
 import { createBackup } from "./backup/backup.ts";
+import { passphraseFrom } from "./backup/key-file.ts";
 import { restoreBackup } from "./backup/restore.ts";
+import {
+  assertFreeLocation,
+  downloadBackup,
+  objectStoreClient,
+  parseObjectStoreLocation,
+  uploadBackup,
+  withScratch,
+} from "./backup/object-store.ts";
+import { signingKeyId } from "./backup/signature.ts";
 
 export class UsageError extends Error {}
 
@@ -399,34 +409,53 @@ export const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage:
-      "backup --to <dir> [--without-webhook-key]   (PostgreSQL at one snapshot, the media store's variants, the webhook secret key; docs/operations.md)",
-    flags: { to: "value", "without-webhook-key": "boolean" },
+      "backup --to <dir|s3://bucket/path> [--with-webhook-key < passphrase]   (PostgreSQL at one snapshot, the media store's variants, signed with BACKUP_SIGNING_KEY; the webhook key only when asked, sealed with the passphrase on stdin; docs/operations.md)",
+    flags: { to: "value", "with-webhook-key": "boolean" },
     required: ["to"],
+    refused: {
+      "without-webhook-key":
+        "the webhook key is left out unless --with-webhook-key asks for it (sealed with a passphrase): drop the flag",
+    },
     needs: ["postgres"],
-    reads: (f) => ({ mediaStore: true, webhookKey: f["without-webhook-key"] !== true }),
+    reads: (f) => ({ mediaStore: true, backupSigningKey: true, webhookKey: f["with-webhook-key"] === true }),
     async run(ctx, f) {
-      const dir = str(f, "to");
-      const m = await createBackup(
-        {
-          sql: ctx.sql(),
-          mediaStore: ctx.config.mediaStore!,
-          webhookKey: ctx.config.webhookKey,
-          progress: (line) => ctx.warn(`backup: ${line}`),
-        },
-        dir,
-      );
+      const target = str(f, "to");
+      const progress = (line: string) => ctx.warn(`backup: ${line}`);
+      const webhookKey =
+        f["with-webhook-key"] === true
+          ? { key: ctx.config.webhookKey!, passphrase: passphraseFrom(await ctx.readStdin(), "--with-webhook-key") }
+          : null;
+      const deps = {
+        sql: ctx.sql(),
+        mediaStore: ctx.config.mediaStore!,
+        signingKey: ctx.config.backupSigningKey!,
+        webhookKey,
+        progress,
+      };
+      const location = parseObjectStoreLocation(target);
+      const m = location
+        ? await withScratch(async (dir) => {
+            // Checked before the backup is made too: a name in use fails at once, not after the copy.
+            const client = objectStoreClient(deps.mediaStore, location);
+            await assertFreeLocation(client, location);
+            const made = await createBackup(deps, dir);
+            await uploadBackup(client, location, dir, progress);
+            return made;
+          })
+        : await createBackup(deps, target);
       if (m.webhookKey)
         ctx.warn(
-          `backup: ${dir}/${m.webhookKey.file} is the webhook secret key: with it the database's webhook secrets can be read, so keep the backup as safe as the key itself`,
+          `backup: ${target}/${m.webhookKey.file} holds the webhook secret key sealed with your passphrase: whoever has both reads every partner's webhook secret in this backup; keep the passphrase apart from it`,
         );
       return {
-        backup: dir,
+        backup: location ? location.url : target,
         recoveryPoint: m.recoveryPoint.at,
         snapshot: m.recoveryPoint.snapshot,
         tables: m.database.tables.length,
         rows: m.database.tables.reduce((n, t) => n + t.rows, 0),
         objects: m.objects.count,
         objectBytes: m.objects.bytes,
+        signedWith: { keyId: signingKeyId(ctx.config.backupSigningKey!) },
         webhookKey: m.webhookKey ? { keyId: m.webhookKey.keyId, file: m.webhookKey.file } : null,
         durationsMs: m.durationsMs,
       };
@@ -434,24 +463,40 @@ export const COMMANDS: Record<string, Command> = {
   },
   restore: {
     usage:
-      "restore --from <dir> [--webhook-key-to <file>]   (into a new, empty database and the media store; then run 'reindex')",
+      "restore --from <dir|s3://bucket/path> [--webhook-key-to <file> < passphrase]   (checks the seal with BACKUP_SIGNING_KEY and every sum, into a new, empty database and the media store; then run 'reindex')",
     flags: { from: "value", "webhook-key-to": "value" },
     required: ["from"],
     needs: ["postgres"],
-    reads: () => ({ mediaStore: true }),
+    reads: () => ({ mediaStore: true, backupSigningKey: true }),
     async run(ctx, f) {
       const dir = str(f, "from");
-      const r = await restoreBackup(
-        { sql: ctx.sql(), mediaStore: ctx.config.mediaStore!, progress: (line) => ctx.warn(`restore: ${line}`) },
-        dir,
-        { webhookKeyTo: opt(f, "webhook-key-to") },
-      );
+      const webhookKeyTo = opt(f, "webhook-key-to");
+      const progress = (line: string) => ctx.warn(`restore: ${line}`);
+      const deps = {
+        sql: ctx.sql(),
+        signingKey: ctx.config.backupSigningKey!,
+        mediaStore: ctx.config.mediaStore!,
+        progress,
+      };
+      const options = {
+        webhookKeyTo,
+        passphrase: async () => passphraseFrom(await ctx.readStdin(), "--webhook-key-to"),
+      };
+      const location = parseObjectStoreLocation(dir);
+      const r = location
+        ? await withScratch(async (scratch) => {
+            await downloadBackup(objectStoreClient(deps.mediaStore, location), location, scratch, progress);
+            return restoreBackup(deps, scratch, options);
+          })
+        : await restoreBackup(deps, dir, options);
       const key = r.manifest.webhookKey;
       const next = [
         "npm run admin -- reindex (or docker compose run --rm admin reindex): search is rebuilt from PostgreSQL",
-        key
-          ? `give the services the backup's webhook secret key (key id ${key.keyId}) as WEBHOOK_SECRET_KEY_FILE${r.webhookKeyWrittenTo ? `: written to ${r.webhookKeyWrittenTo}` : `: it is ${dir}/${key.file}`}`
-          : "give the services the webhook secret key the backup was made with (not in this backup)",
+        key && r.webhookKeyWrittenTo
+          ? `give the services the backup's webhook secret key (key id ${key.keyId}) as WEBHOOK_SECRET_KEY_FILE: written to ${r.webhookKeyWrittenTo}`
+          : key
+            ? `give the services the backup's webhook secret key (key id ${key.keyId}): --webhook-key-to <file> with its passphrase on stdin writes it out, or use the key from your secrets manager`
+            : "give the services the webhook secret key the backup was made with (not in this backup: from your secrets manager)",
         "start the services: unsent events wait in the outbox and are sent then; Kafka needs nothing restored",
       ];
       for (const line of next) ctx.warn(`next: ${line}`);
@@ -480,6 +525,7 @@ ${Object.values(COMMANDS)
 Output: one JSON document on stdout when stdout is not a terminal (or with --json), tables on a terminal.
 Servers: DATABASE_URL, REDIS_URL, KAFKA_BROKERS, OPENSEARCH_URL (OPENSEARCH_INDEX_ALIAS for reindex), S3_ENDPOINT
 with S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY (media copy-to-s3; backup and restore unless
-MEDIA_STORAGE=local, then MEDIA_DIR), WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (backup); each URL not set is
+MEDIA_STORAGE=local, then MEDIA_DIR), BACKUP_SIGNING_KEY or BACKUP_SIGNING_KEY_FILE (backup and restore),
+WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEY_FILE (backup --with-webhook-key); each URL not set is
 the local infrastructure's (npm start / npm run infra -- up).
 Exit codes: 0 ok, 1 failure (not found, configuration, server), 2 usage error.`;

@@ -31,7 +31,7 @@ import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
-import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
+import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
 
 export interface AppDeps {
@@ -58,8 +58,8 @@ export interface AppDeps {
   buyerStats?: StatsRecorder;
   /** Encrypts webhook signing secrets (WEBHOOK_SECRET_KEY; the webhooks service decrypts them to sign). */
   webhookSecrets: SecretBox;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (default DEFAULT_REPLAY_DAILY_BUDGET). */
-  webhookReplayDailyBudget?: number;
+  /** Webhook deliveries a partner may re-send per audience in 24 hours (default DEFAULT_RESEND_DAILY_BUDGET). */
+  webhookResendDailyBudget?: number;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -206,7 +206,7 @@ export function createApp(deps: AppDeps) {
         .use(
           createWebhookRoutes(partner, {
             secrets: deps.webhookSecrets,
-            replayDailyBudget: deps.webhookReplayDailyBudget ?? DEFAULT_REPLAY_DAILY_BUDGET,
+            resendDailyBudget: deps.webhookResendDailyBudget ?? DEFAULT_RESEND_DAILY_BUDGET,
           }),
         ),
     )

@@ -4,7 +4,9 @@ import {
   developmentProfileNotice,
   ConfigError,
   createEnvReader,
+  isProduction,
   readKafkaConfig,
+  readLimit,
   readLogLevel,
   readMediaStorageConfig,
   readPostgresConfig,
@@ -22,7 +24,7 @@ import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
-import { DEFAULT_REPLAY_DAILY_BUDGET } from "./webhooks/webhook-replay.ts";
+import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 
 export interface ApiConfig {
   port: number;
@@ -32,10 +34,16 @@ export interface ApiConfig {
   logLevel: LogLevel;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   redis: RedisConfig;
   kafka: KafkaConfig;
-  /** Requests per minute per API key; 0 turns rate limiting off (the spec publishes no limit). */
+  /**
+   * Requests (batch items) per minute per API key; 0 turns rate limiting off (the development default: the spec
+   * publishes no limit). With NODE_ENV=production the default is PRODUCTION_RATE_LIMIT_PER_MINUTE, and 0 needs
+   * RATE_LIMIT_PER_MINUTE_I_UNDERSTAND=true.
+   */
   rateLimitPerMinute: number;
   /** Largest accepted request body in bytes. */
   maxBodyBytes: number;
@@ -67,8 +75,8 @@ export interface ApiConfig {
   buyerStatsVisitorsPerAddress: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
   webhookSecretKey: Buffer;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (docs/webhooks.md "Replay"). */
-  webhookReplayDailyBudget: number;
+  /** Webhook deliveries a partner may re-send (retry, recover, replay, test) per audience in 24 hours (docs/webhooks.md "Re-sending"). */
+  webhookResendDailyBudget: number;
   /** Test mode and change history (docs/sandbox.md). */
   sandbox: SandboxConfig;
   /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
@@ -89,6 +97,13 @@ export interface SandboxConfig {
 }
 
 export const MIN_PREVIEW_SECRET_LENGTH = 32;
+
+/**
+ * The per-key limit production applies when RATE_LIMIT_PER_MINUTE is unset: a flood guard, not a published quota.
+ * About 1,000 requests (or batch items) a second, above what one partner's sync reaches on one API instance
+ * (docs/benchmarks.md), so only a runaway client meets it, and it can never take every instance for itself.
+ */
+export const PRODUCTION_RATE_LIMIT_PER_MINUTE = 60_000;
 
 function readSandboxConfig(r: EnvReader): SandboxConfig {
   return {
@@ -112,10 +127,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 20),
     redis: readRedisConfig(r),
     kafka: readKafkaConfig(r, "pss-api"),
-    rateLimitPerMinute: r.int("RATE_LIMIT_PER_MINUTE", 0, { min: 0 }),
+    rateLimitPerMinute: readLimit(
+      r,
+      "RATE_LIMIT_PER_MINUTE",
+      isProduction(r) ? PRODUCTION_RATE_LIMIT_PER_MINUTE : 0,
+      "turns the per-key rate limit off: one API key can take the whole API's capacity",
+    ),
     maxBodyBytes: r.int("MAX_BODY_BYTES", 1_048_576, { min: 1024 }),
     mediaStorage: readMediaStorageConfig(r),
     mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
@@ -129,13 +150,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
     trustProxy: r.bool("TRUST_PROXY", false),
-    leadRateLimitPerAddress: r.int("LEAD_RATE_LIMIT_PER_ADDRESS", 20, { min: 0 }),
-    leadRateLimitPerListing: r.int("LEAD_RATE_LIMIT_PER_LISTING", 60, { min: 0 }),
+    leadRateLimitPerAddress: readLimit(
+      r,
+      "LEAD_RATE_LIMIT_PER_ADDRESS",
+      20,
+      "turns the lead abuse limit per client address off: one client can send brokers any number of inquiries",
+    ),
+    leadRateLimitPerListing: readLimit(
+      r,
+      "LEAD_RATE_LIMIT_PER_LISTING",
+      60,
+      "turns the lead abuse limit per listing off: many addresses together can flood one broker",
+    ),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
     buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
     buyerStatsVisitorsPerAddress: r.int("BUYER_STATS_VISITORS_PER_ADDRESS", 3, { min: 1, max: 100 }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
-    webhookReplayDailyBudget: r.int("WEBHOOK_REPLAY_DAILY_BUDGET", DEFAULT_REPLAY_DAILY_BUDGET, {
+    webhookResendDailyBudget: r.int("WEBHOOK_RESEND_DAILY_BUDGET", DEFAULT_RESEND_DAILY_BUDGET, {
       min: 1,
       max: 10_000_000,
     }),
@@ -160,6 +191,8 @@ export interface RelayConfig {
   logLevel: LogLevel;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   outboxRelay: OutboxRelayLimits;
@@ -198,6 +231,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
     healthPort: r.int("HEALTH_PORT", 8084, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 2),
     kafka: readKafkaConfig(r, "pss-outbox-relay"),
     outboxRelay: readOutboxRelayLimits(r),

@@ -181,7 +181,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     leads,
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
-    webhookReplayDailyBudget: config.webhookReplayDailyBudget,
+    webhookResendDailyBudget: config.webhookResendDailyBudget,
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,

@@ -1,9 +1,11 @@
 // The lead-data rule on every webhook route (services/api/src/webhooks/lead-data-rule.ts, docs/webhooks.md
 // "Lead data"), with two keys of ONE partner: A has lead tracking, B has not. For B an endpoint carrying lead data
 // (and its deliveries) does not exist: naming it by ID gets exactly the answer an unknown ID gets (same status, same
-// body) on every route, lists and the endpoint limit leave it out, and nothing B sends changes it. Naming
-// lead.received itself gets 401 {"status":"error","error":"Unauthorized"} (the lead-count routes' answer). A, and B
-// on an endpoint without lead data, work as before.
+// body, and the status the unknown ID's answer must have) on every route, lists and the endpoint limit leave it
+// out, nothing B sends changes it, and B's PUT of its ID creates an endpoint of B's own (IDs are per audience).
+// Naming lead.received itself gets 401 {"status":"error","error":"Unauthorized"} (the lead-count routes' answer).
+// A, and B on an endpoint without lead data, work as before; an endpoint B made becomes a lead endpoint only with a
+// URL A gives, and a new secret.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { webhookBody } from "@pss/contracts";
 import { uniqueName } from "../../../test/support/env.ts";
@@ -25,6 +27,8 @@ const leadEndpoint = uniqueName("lead-hook");
 const formerLeadEndpoint = uniqueName("former-lead-hook");
 /** An endpoint without lead data, which B manages as before. */
 const plainEndpoint = uniqueName("plain-hook");
+/** A's lead endpoint whose ID B then creates an endpoint of its own with. */
+const sharedId = uniqueName("shared-hook");
 let leadDeliveryId: string;
 let listingDeliveryOfLeadEndpoint: string;
 let plainDeliveryId: string;
@@ -75,6 +79,9 @@ beforeAll(async () => {
     (await req(keyB, "PUT", `/webhook-endpoints/${plainEndpoint}`, { url: CRM_URL, events: ["listing.published"] }))
       .status,
   ).toBe(201);
+  expect(
+    (await req(keyA, "PUT", `/webhook-endpoints/${sharedId}`, { url: CRM_URL, events: ["lead.received"] })).status,
+  ).toBe(201);
   leadDeliveryId = await insertFailedDelivery(leadEndpoint, "lead.received");
   listingDeliveryOfLeadEndpoint = await insertFailedDelivery(leadEndpoint, "listing.published");
   plainDeliveryId = await insertFailedDelivery(plainEndpoint, "listing.published");
@@ -105,11 +112,40 @@ describe("for a key without lead tracking, lead endpoints and their deliveries a
         expect(hidden.status).toBe(400);
       }
     }
-    // A body that would create: the ID is taken, which a create cannot hide; the answer is the unknown ID's 404.
-    const taken = await req(keyB, "PUT", endpointPath(leadEndpoint), { url: B_URL, events: ["listing.published"] });
-    expect(taken).toMatchObject({ status: 404, body: { status: "error", error: "Webhook endpoint not found" } });
     expect((await getEndpoint(keyA, leadEndpoint)).body.endpoint).toEqual(before);
     expect((await getEndpoint(keyA, formerLeadEndpoint)).body.endpoint.url).toBe(CRM_URL);
+  });
+
+  test("PUT that creates with an ID a lead endpoint holds: 201 and an endpoint of B's own, as for an ID nobody has; A's endpoint stays A's", async () => {
+    const aBefore = (await getEndpoint(keyA, sharedId)).body.endpoint;
+    const body = { url: B_URL, events: ["listing.published"] };
+    const fresh = unknownEndpoint();
+    const [created, createdFresh] = [
+      await req(keyB, "PUT", endpointPath(sharedId), body),
+      await req(keyB, "PUT", endpointPath(fresh), body),
+    ];
+    // The same answer as for a new ID, but for the ID and the secret.
+    const shape = (r: { status: number; body: any }, id: string) => ({
+      status: r.status,
+      body: {
+        ...r.body,
+        secret: r.body.secret?.startsWith("whsec_"),
+        endpoint: { ...r.body.endpoint, endpointId: r.body.endpoint.endpointId === id, createdAt: 0, updatedAt: 0 },
+      },
+    });
+    expect(shape(created, sharedId)).toEqual(shape(createdFresh, fresh));
+    expect(created.status).toBe(201);
+    // B reads, lists and changes its own; A's lead endpoint is untouched and is what A names by that ID.
+    expect((await getEndpoint(keyB, sharedId)).body.endpoint).toMatchObject({ endpointId: sharedId, url: B_URL });
+    expect((await req(keyB, "PUT", endpointPath(sharedId), { description: "B's" })).status).toBe(200);
+    const listedB = (await req(keyB, "GET", "/webhook-endpoints?limit=500")).body.results.filter(
+      (e: any) => e.endpointId === sharedId,
+    );
+    expect(listedB.map((e: any) => e.url)).toEqual([B_URL]);
+    expect((await getEndpoint(keyA, sharedId)).body.endpoint).toEqual(aBefore);
+    expect((await req(keyB, "DELETE", endpointPath(sharedId))).status).toBe(200);
+    expect((await getEndpoint(keyB, sharedId)).status).toBe(404);
+    expect((await getEndpoint(keyA, sharedId)).body.endpoint).toEqual(aBefore);
   });
 
   test("PUT that subscribes to lead.received, new or existing endpoint: 401 before any other check", async () => {
@@ -146,7 +182,7 @@ describe("for a key without lead tracking, lead endpoints and their deliveries a
       for (const id of [leadEndpoint, formerLeadEndpoint]) {
         const { hidden, unknown } = await asUnknown(method, path, id, unknownEndpoint());
         expect({ method, path: path(id), hidden }).toEqual({ method, path: path(id), hidden: unknown });
-        expect(hidden.status).toBe(404);
+        expect(hidden).toMatchObject({ status: 404, body: { status: "error", error: "Webhook endpoint not found" } });
       }
     }
     const after = (await getEndpoint(keyA, leadEndpoint)).body.endpoint;
@@ -171,13 +207,15 @@ describe("for a key without lead tracking, lead endpoints and their deliveries a
           unknownEndpoint(),
         );
         expect({ q, hidden }).toEqual({ q, hidden: unknown });
+        // The unknown ID's answer itself: 404 for a valid request, the 400 an invalid query gets first.
+        expect({ q, status: hidden.status }).toEqual({ q, status: q === "since=yesterday" ? 400 : 404 });
       }
-      for (const body of [
-        { afterSequence: 0 },
-        { since: new Date(Date.now() - 3_600_000).toISOString() },
-        { afterSequence: -1, bogus: true },
-        { afterSequence: 5, throughSequence: 5 },
-      ]) {
+      for (const [body, status] of [
+        [{ afterSequence: 0 }, 404],
+        [{ since: new Date(Date.now() - 3_600_000).toISOString() }, 404],
+        [{ afterSequence: -1, bogus: true }, 400],
+        [{ afterSequence: 5, throughSequence: 5 }, 400],
+      ] as const) {
         const { hidden, unknown } = await asUnknown(
           "POST",
           (x) => `/webhook-endpoints/${x}/replay`,
@@ -186,6 +224,7 @@ describe("for a key without lead tracking, lead endpoints and their deliveries a
           body,
         );
         expect({ body, hidden }).toEqual({ body, hidden: unknown });
+        expect({ body, status: hidden.status }).toEqual({ body, status });
       }
     }
     expect(await deliveries()).toBe(before);
@@ -253,6 +292,34 @@ describe("the endpoint limit counts what the key can see", () => {
     } finally {
       await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p.partnerId}`;
     }
+  });
+});
+
+describe("an endpoint becomes a lead endpoint only at a URL a key with lead tracking gives, with a new secret", () => {
+  test("A subscribing B's endpoint to lead.received: 400 without url; with it, 200 and a new secret that replaces B's at once", async () => {
+    const id = uniqueName("b-made");
+    const made = await req(keyB, "PUT", `/webhook-endpoints/${id}`, { url: B_URL, events: ["listing.published"] });
+    expect(made.status).toBe(201);
+    const events = ["listing.published", "lead.received"];
+    // The URL B chose is not taken over silently.
+    const noUrl = await req(keyA, "PUT", `/webhook-endpoints/${id}`, { events });
+    expect(noUrl).toMatchObject({ status: 400, body: { status: "error", details: [{ path: "url" }] } });
+    expect(noUrl.body.error).toStartWith("url: must be given when the endpoint is subscribed to lead.received");
+    expect((await getEndpoint(keyB, id)).body.endpoint).toMatchObject({ url: B_URL, events: ["listing.published"] });
+
+    const subscribed = await req(keyA, "PUT", `/webhook-endpoints/${id}`, { url: CRM_URL, events });
+    expect(subscribed).toMatchObject({
+      status: 200,
+      body: { message: "Webhook endpoint updated", endpoint: { url: CRM_URL, events, previousSecretExpiresAt: null } },
+    });
+    expect(subscribed.body.secret).toMatch(/^whsec_/);
+    expect(subscribed.body.secret).not.toBe(made.body.secret);
+    // Now lead data: gone for B.
+    expect((await getEndpoint(keyB, id)).status).toBe(404);
+    // Later changes of a lead endpoint need neither (and issue no new secret).
+    const later = await req(keyA, "PUT", `/webhook-endpoints/${id}`, { description: "CRM" });
+    expect(later.status).toBe(200);
+    expect(later.body.secret).toBeUndefined();
   });
 });
 

@@ -26,6 +26,8 @@ export interface IndexerConfig {
   logLevel: LogLevel;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   opensearch: OpenSearchConfig;
@@ -45,6 +47,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("HEALTH_PORT", 8082, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-indexer"),
     opensearch: readOpenSearchConfig(r),

@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import {
   developmentProfileNotice,
   createEnvReader,
+  readAllowedHosts,
   readKafkaConfig,
   readLogLevel,
   readMediaStorageConfig,
@@ -18,6 +19,8 @@ export interface MediaConfig {
   logLevel: LogLevel;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
@@ -56,6 +59,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("HEALTH_PORT", 8081, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-media"),
     groupId: r.string("MEDIA_CONSUMER_GROUP", "pss-media"),
@@ -67,7 +71,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxInputPixels: r.int("MEDIA_MAX_INPUT_PIXELS", 50_000_000, { min: 10_000 }),
     connectTimeoutMs: r.int("MEDIA_CONNECT_TIMEOUT_MS", 5_000, { min: 10 }),
     totalTimeoutMs,
-    allowedHosts: r.list("MEDIA_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
+    allowedHosts: readAllowedHosts(r, "MEDIA_ALLOWED_HOSTS", "partners' image URLs"),
     maxAttempts: r.int("MEDIA_MAX_ATTEMPTS", 4, { min: 1, max: 20 }),
     retryBaseMs: r.int("MEDIA_RETRY_BASE_MS", 2_000, { min: 1 }),
     // The slowest attempt (the whole download, then decoding and storing) fits well inside the default.

@@ -2,6 +2,7 @@
 import {
   developmentProfileNotice,
   createEnvReader,
+  readAllowedHosts,
   readKafkaConfig,
   readLogLevel,
   readPostgresConfig,
@@ -21,6 +22,8 @@ export interface WebhooksConfig {
   logLevel: LogLevel;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
+  /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
+  productionOverrides: readonly string[];
   postgres: PostgresConfig;
   kafka: KafkaConfig;
   groupId: string;
@@ -38,9 +41,9 @@ export interface WebhooksConfig {
   retryScheduleMs: number[];
   /** An endpoint whose every attempt failed for this long is disabled. */
   disableAfterMs: number;
-  /** Deliveries in flight at once (this instance). */
+  /** Deliveries in flight at once (this instance), for endpoints carrying lead data and for the others each. */
   concurrency: number;
-  /** Deliveries in flight at once to one endpoint, and for one partner, across instances (fair sharing). */
+  /** Deliveries in flight at once to one endpoint, and for one partner (per audience), across instances (fair sharing). */
   endpointConcurrency: number;
   partnerConcurrency: number;
   pollMs: number;
@@ -62,13 +65,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
     developmentProfile: developmentProfileNotice(r),
+    productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),
     kafka: readKafkaConfig(r, "pss-webhooks"),
     groupId: r.string("WEBHOOKS_CONSUMER_GROUP", "pss-webhooks"),
     reportGroupId: r.string("REPORT_TRACKER_CONSUMER_GROUP", "pss-report-tracker"),
     publicBaseUrl: readPublicBaseUrl(r, "http://127.0.0.1:8080"),
     secretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
-    allowedHosts: r.list("WEBHOOK_ALLOWED_HOSTS", []).map((h) => h.toLowerCase()),
+    allowedHosts: readAllowedHosts(r, "WEBHOOK_ALLOWED_HOSTS", "partners' webhook endpoint URLs"),
     timeoutMs: r.int("WEBHOOK_TIMEOUT_MS", 10_000, { min: 100, max: 600_000 }),
     retryScheduleMs: schedule ?? parseSchedule(DEFAULT_RETRY_SCHEDULE)!,
     disableAfterMs: r.int("WEBHOOK_DISABLE_AFTER_MS", 5 * DAY_MS, { min: 1000 }),

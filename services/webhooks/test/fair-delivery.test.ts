@@ -2,11 +2,12 @@
 // loopback: partner P1 points three endpoints at a tarpit (it answers only long after the sender's 2 s timeout),
 // one with a backlog of 10,000 deliveries due (written straight to PostgreSQL, as a replay of 10,000 would queue
 // them, beyond what the API's replay budget allows in one go), the others with 100 each; partner P2's new delivery
-// still arrives within seconds, and P1 never has more attempts in flight than its endpoint and partner limits.
+// still arrives within seconds, and P1 never has more attempts in flight than its endpoint and partner limits. And a
+// partner retrying its slow deliveries again and again (a retry of a delivery in flight) cannot get past the limits.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { call, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import { uniqueName } from "../../../test/support/env.ts";
-import { startReceiver, type Receiver } from "./support/receiver.ts";
+import { mostAtOnce, startReceiver, type Receiver } from "./support/receiver.ts";
 import { startWebhooks, until, type WebhooksHarness } from "./support/webhooks-harness.ts";
 
 const BACKLOG = 10_000;
@@ -91,4 +92,61 @@ test("a partner with tarpit endpoints and 10,000 deliveries due does not delay a
   const early = (path: string) => receiver.requests(path).filter((r) => r.receivedAt - first < 1_500).length;
   for (const path of tarpitPaths) expect(early(path)).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
   expect(tarpitPaths.reduce((n, path) => n + early(path), 0)).toBe(PARTNER_CONCURRENCY);
+}, 60_000);
+
+test("retrying slow deliveries again and again never puts more attempts in flight than the caps, nor one delivery on the wire twice at once", async () => {
+  // A receiver that answers (204) after 1.5 s, within the sender's 2 s timeout: each attempt holds its slot that long.
+  const p3 = await api.createPartner();
+  const paths = [1, 2].map((i) => `/slow/${uniqueName(`p3-${i}`)}`);
+  for (const path of paths) receiver.script(path, () => ({ status: 204, delayMs: 1_500 }));
+  const endpoints = [await endpointOf(p3, paths[0]!), await endpointOf(p3, paths[1]!)];
+  // The file's webhooks instance (started here when this test runs alone), now also serving P3.
+  webhooks ??= await startWebhooks({
+    allowedHosts: [receiver.hostPort],
+    publicBaseUrl: api.baseUrl,
+    partners: [],
+    env: {
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
+      WEBHOOK_PARTNER_CONCURRENCY: String(PARTNER_CONCURRENCY),
+    },
+  });
+  webhooks.partners.add(p3.partnerId);
+  try {
+    // 16 deliveries, 8 per endpoint.
+    const deliveries: string[] = [];
+    for (const ep of endpoints)
+      for (let i = 0; i < 8; i++) {
+        const ping = await call(api.baseUrl, "POST", `/partner/v1/webhook-endpoints/${ep}/test`, { key: p3.apiKey });
+        expect(ping.status).toBe(202);
+        deliveries.push(ping.body.deliveryId);
+      }
+    // Every delivery retried four times a second for 8 s, whatever its state (in flight most of the time).
+    const until8s = Date.now() + 8_000;
+    let retries = 0;
+    while (Date.now() < until8s) {
+      const answers = await Promise.all(
+        deliveries.map((id) =>
+          call(api.baseUrl, "POST", `/partner/v1/webhook-deliveries/${id}/retry`, { key: p3.apiKey }),
+        ),
+      );
+      for (const a of answers) expect(a.status).toBe(202);
+      retries += answers.length;
+      await Bun.sleep(250);
+    }
+    const requests = () => paths.flatMap((path) => receiver.requests(path));
+    await until("the attempts in flight to end", () => requests().every((r) => r.answeredAt !== undefined), 10_000);
+    // The retries kept the receiver busy (deliveries were sent again)...
+    expect(retries).toBeGreaterThan(16 * 4);
+    expect(requests().length).toBeGreaterThan(16 + 8);
+    // ...within the caps: at most 4 at once per endpoint and the partner's 6 in all.
+    for (const path of paths) expect(mostAtOnce(receiver.requests(path))).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
+    expect(mostAtOnce(requests())).toBeLessThanOrEqual(PARTNER_CONCURRENCY);
+    // A retry of a delivery in flight waited for that attempt: no webhook-id was ever on the wire twice at once.
+    const byId = Map.groupBy(requests(), (r) => r.headers["webhook-id"]!);
+    expect(byId.size).toBe(16);
+    expect(Math.max(...[...byId.values()].map(mostAtOnce))).toBe(1);
+  } finally {
+    webhooks.partners.delete(p3.partnerId);
+    await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p3.partnerId}::uuid`;
+  }
 }, 60_000);

@@ -1,7 +1,9 @@
 // A broker event concerns every listing of the broker (its phone is in the processing report). With thousands of
 // listings the report tracker's handler must not do them all itself: it records the broker and returns, and the
 // background pass recomputes every listing in short pages, while a partner's PUT of one of them goes through at
-// once. On the real PostgreSQL and API; the listings past the first are inserted in SQL (copies of the first).
+// once. A broker changed again and again during its pass does not restart the pass: its later listings are
+// recomputed too. On the real PostgreSQL and API; the listings past the first are inserted in SQL (copies of the
+// first).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { BrokerUpserted, type AnyEventEnvelope } from "@pss/contracts";
 import { createLogger, silentLogger } from "@pss/service-kit";
@@ -15,30 +17,38 @@ const LISTINGS = 2_000;
 let api: ApiHarness;
 let partner: Partner;
 let tracker: ReportTracker;
+const trackers: ReportTracker[] = [];
+
+function startTracker(of: Partner, pageSize: number): ReportTracker {
+  const t = createReportTracker({
+    sql: api.sql,
+    logger: process.env.TEST_LOGS ? createLogger({ service: "report-pass-test", level: "debug" }) : silentLogger,
+    onlyPartners: new Set([of.partnerId]),
+    pageSize,
+  });
+  t.start();
+  trackers.push(t);
+  return t;
+}
 
 beforeAll(async () => {
   api = await startApi({ relay: false });
   partner = await api.createPartner();
-  tracker = createReportTracker({
-    sql: api.sql,
-    logger: process.env.TEST_LOGS ? createLogger({ service: "report-pass-test", level: "debug" }) : silentLogger,
-    onlyPartners: new Set([partner.partnerId]),
-    pageSize: 500,
-  });
-  tracker.start();
+  tracker = startTracker(partner, 500);
 }, 60_000);
 
 afterAll(async () => {
-  await tracker?.stop();
+  await Promise.all(trackers.map((t) => t.stop()));
   await api?.stop();
 });
 
-test(`a broker event for a broker of ${LISTINGS} listings returns at once; a PUT of one of them is not held up; every report is recomputed`, async () => {
+/** A broker of `count` listings (the first PUT, the rest copies of it in SQL), none of them reported yet. */
+async function brokerWithListings(of: Partner, count: number) {
   const brokerExternalId = uniqueName("broker");
-  const broker = await partner.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker());
+  const broker = await of.put(`/partner/v1/brokers/${brokerExternalId}`, sample.broker());
   expect(broker.status).toBe(201);
   const first = uniqueName("listing");
-  const put = await partner.put(`/partner/v1/listings/${first}`, sample.listing(brokerExternalId, { photos: [] }));
+  const put = await of.put(`/partner/v1/listings/${first}`, sample.listing(brokerExternalId, { photos: [] }));
   expect(put.status).toBe(201);
   const template = String(put.body.serviceListingId);
   const [owner] = await api.sql`SELECT broker_id::text AS broker_id FROM listings WHERE id = ${template}::bigint`;
@@ -53,7 +63,7 @@ test(`a broker event for a broker of ${LISTINGS} listings returns at once; a PUT
   const list = columns.map((c) => `"${c}"`).join(", ");
   await api.sql.unsafe(
     `INSERT INTO listings (external_id, ${list})
-     SELECT $1 || n, ${list} FROM listings, generate_series(2, ${LISTINGS}) AS n WHERE id = $2::bigint`,
+     SELECT $1 || n, ${list} FROM listings, generate_series(2, ${count}) AS n WHERE id = $2::bigint`,
     [`${first}-`, template],
   );
   await api.sql`UPDATE listings SET report_state = NULL, report_version = 0 WHERE broker_id = ${brokerId}::bigint`;
@@ -61,22 +71,29 @@ test(`a broker event for a broker of ${LISTINGS} listings returns at once; a PUT
     (
       await api.sql`SELECT count(*)::int AS n FROM listings WHERE broker_id = ${brokerId}::bigint AND report_state IS NULL`
     )[0]!.n as number;
-  expect(await unreported()).toBe(LISTINGS);
-
-  const event: AnyEventEnvelope = {
+  expect(await unreported()).toBe(count);
+  /** A broker.upserted event for it, as the consumer hands it to the tracker. */
+  const event = (): AnyEventEnvelope => ({
     eventId: crypto.randomUUID(),
     type: BrokerUpserted.type,
     aggregateType: "broker",
     aggregateId: brokerId,
     version: 2,
-    partnerId: partner.partnerId,
+    partnerId: of.partnerId,
     mode: "live",
     occurredAt: new Date().toISOString(),
     payload: {},
-  };
+  });
+  const passEnded = async () =>
+    (await api.sql`SELECT 1 FROM report_recompute_brokers WHERE broker_id = ${brokerId}::bigint`).length === 0;
+  return { brokerId, first, unreported, event, passEnded };
+}
+
+test(`a broker event for a broker of ${LISTINGS} listings returns at once; a PUT of one of them is not held up; every report is recomputed`, async () => {
+  const { brokerId, first, unreported, event, passEnded } = await brokerWithListings(partner, LISTINGS);
   // The consumer's handler only records the broker: it does not recompute thousands of listings itself.
   const handling = performance.now();
-  await tracker.handle(event);
+  await tracker.handle(event());
   expect(performance.now() - handling).toBeLessThan(1_000);
 
   // Meanwhile the pass is at work; a partner's PUT of one of the broker's listings is answered promptly.
@@ -93,10 +110,35 @@ test(`a broker event for a broker of ${LISTINGS} listings returns at once; a PUT
     WHERE payload->>'type' = 'listing.report.changed' AND payload->>'partnerId' = ${partner.partnerId}
       AND (payload->>'aggregateId')::bigint IN (SELECT id FROM listings WHERE broker_id = ${brokerId}::bigint)`;
   expect(facts).toEqual({ n: LISTINGS, listings: LISTINGS });
-  await until(
-    "the broker's pass to end",
-    async () =>
-      (await api.sql`SELECT 1 FROM report_recompute_brokers WHERE broker_id = ${brokerId}::bigint`).length === 0,
-    10_000,
-  );
+  await until("the broker's pass to end", passEnded, 10_000);
+}, 120_000);
+
+test("a broker changed again and again during its pass: the pass goes on to its last listing (one more pass follows), so every report is recomputed", async () => {
+  const other = await api.createPartner();
+  // Small pages: a pass over the broker takes many pages, each event arrives long before the pass could end.
+  const busy = startTracker(other, 50);
+  const { unreported, event, passEnded } = await brokerWithListings(other, LISTINGS);
+  let events = 0;
+  let changing = true;
+  const changes = (async () => {
+    for (let i = 0; changing && i < 400; i++) {
+      await busy.handle(event());
+      events++;
+      await Bun.sleep(100);
+    }
+  })();
+  try {
+    // Restarting from the first listing on every event, the pass would never reach the broker's later listings.
+    await until(
+      "every report recomputed while the broker keeps changing",
+      async () => (await unreported()) === 0,
+      30_000,
+    );
+    expect(events).toBeGreaterThan(5);
+  } finally {
+    changing = false;
+    await changes;
+  }
+  // The events coalesced into one more pass, which ends.
+  await until("the broker's pass to end", passEnded, 30_000);
 }, 120_000);

@@ -25,6 +25,8 @@ export const PRODUCTION_SETTINGS = [
   "s3.secretAccessKey=a-real-secret",
   "smtp.host=smtp.example.com",
   "smtp.from=Listings <leads@example.com>",
+  // The key every render must repeat (GitOps): given, never generated, in production.
+  "webhookSecretKey.value=c2V2ZW50ZWVuLWJ5dGVzLW9mLWEtcmVhbC1rZXktMzI=",
 ];
 
 export interface Rendered {

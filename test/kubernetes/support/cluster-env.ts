@@ -56,6 +56,28 @@ export function tools(env: ClusterEnv, namespace: string) {
   };
 }
 
+/** The first partner and its API key, as NOTES.txt tells an operator: the admin CLI in the API's pod. */
+export async function createFirstPartner(
+  kubectl: ReturnType<typeof tools>["kubectl"],
+  prefix: string,
+  name: string,
+): Promise<{ apiKey: string }> {
+  const out = await kubectl([
+    "exec",
+    `deploy/${prefix}-api`,
+    "--",
+    "bun",
+    "services/admin/src/cli.ts",
+    "partners",
+    "create",
+    "--name",
+    name,
+    "--lead-tracking",
+    "--json",
+  ]);
+  return JSON.parse(out) as { apiKey: string };
+}
+
 /** repository and tag of an image reference (the tag after the last colon that follows the last slash). */
 export function splitImage(ref: string): { repository: string; tag: string } {
   const slash = ref.lastIndexOf("/");
@@ -63,4 +85,51 @@ export function splitImage(ref: string): { repository: string; tag: string } {
   return colon > slash
     ? { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) }
     : { repository: ref, tag: "latest" };
+}
+
+/**
+ * What a chart test file works in: a namespace of its own (`<label>-<6 hex>`), the release `pss`, its tools, and
+ * its step timings. `env` is null when the tests cannot run here (`unavailable` says why).
+ */
+export function chartTestContext(label: string, unavailable: string | null) {
+  const token = `k${label[0]}${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
+  const namespace = `pss-${label}-${token.slice(2, 8)}`;
+  const release = "pss";
+  const prefix = `${release}-partner-syndication-service`;
+  const env = unavailable ? null : clusterEnv();
+  const { kubectl, helm } = env ? tools(env, namespace) : ({} as ReturnType<typeof tools>);
+  /** kubectl without the namespace (namespaces themselves). */
+  const cluster = (args: string[]) => runTool([env!.kubectlBin, "--kubeconfig", env!.kubeconfig, ...args]);
+  return {
+    token,
+    namespace,
+    release,
+    prefix,
+    env,
+    kubectl,
+    helm,
+    timings: {} as Record<string, number>,
+    seconds: (t0: number) => Math.round((Date.now() - t0) / 100) / 10,
+    createNamespace: () => cluster(["create", "namespace", namespace]),
+    /** Whatever a failed step left: the release and the namespace go (the cluster is stopped after the files). */
+    async removeRelease() {
+      await helm(["uninstall", release, "--wait", "--timeout", "2m"], { timeoutMs: 150_000 }).catch(() => {});
+      await cluster(["delete", "namespace", namespace, "--wait=true", "--timeout=120s"]).catch(() => {});
+    },
+    /** Every object still labelled with the release (kind/name, sorted): what `helm uninstall` left. */
+    async leftovers(): Promise<string[]> {
+      const out = await kubectl([
+        "get",
+        "all,configmap,secret,serviceaccount,networkpolicy,poddisruptionbudget,cronjob,job,pvc,ingress",
+        "-l",
+        `app.kubernetes.io/instance=${release}`,
+        "-o",
+        "name",
+      ]);
+      return out.split("\n").filter(Boolean).sort();
+    },
+    async clusterIp(service: string): Promise<string> {
+      return (await kubectl(["get", "service", `${prefix}-${service}`, "-o", "jsonpath={.spec.clusterIP}"])).trim();
+    },
+  };
 }

@@ -13,6 +13,13 @@ app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: {{ .Chart.Name }}
+{{- end -}}
+
+{{/* Every label of one component's objects and pod templates: (dict "root" $ "component" "api"). */}}
+{{- define "pss.componentLabels" -}}
+{{ include "pss.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/* Selector labels of one component: (dict "root" $ "component" "api"). */}}
@@ -22,8 +29,35 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* repository:tag, or repository[:tag]@digest when a digest is given (the digest decides what is pulled). */}}
 {{- define "pss.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s%s@%s" .Values.image.repository (ternary (printf ":%s" .Values.image.tag) "" (ne .Values.image.tag "")) .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Development: the development values or any nodeEnv but production (generated keys and defaults allowed). */}}
+{{- define "pss.isDevelopment" -}}
+{{- if or .Values.development.enabled (ne .Values.nodeEnv "production") -}}true{{- end -}}
+{{- end -}}
+
+{{- define "pss.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "pss.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required with serviceAccount.create=false (a ServiceAccount that exists)" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The migration hook's ServiceAccount: a hook of its own, made before the Job (the release's is not there yet). */}}
+{{- define "pss.migrateServiceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- printf "%s-migrate" (include "pss.fullname" .) -}}
+{{- else -}}
+{{- include "pss.serviceAccountName" . -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The in-cluster servers of development mode, by Service name. */}}
@@ -97,6 +131,20 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-webhook-key" (include "pss.fullname" .)) .Values.webhookSecretKey.existingSecret -}}
 {{- end -}}
 
+{{/* Each service's health port (/healthz, /readyz, /metrics), as compose has them. */}}
+{{- define "pss.healthPorts" -}}
+api: 8085
+outbox-relay: 8084
+media: 8081
+indexer: 8082
+leads: 8083
+webhooks: 8086
+{{- end -}}
+
+{{- define "pss.envSecret" -}}
+{{- printf "%s-env" (include "pss.fullname" .) -}}
+{{- end -}}
+
 {{/* DATABASE_URL from its Secret: (dict "root" $ "secret" name). */}}
 {{- define "pss.databaseEnv" -}}
 - name: DATABASE_URL
@@ -106,6 +154,91 @@ app.kubernetes.io/component: {{ .component }}
       key: {{ if .root.Values.database.existingSecret }}{{ .root.Values.database.existingSecretKey }}{{ else }}url{{ end }}
 {{- end -}}
 
+{{/* One variable from a Secret key: (dict "name" "REDIS_URL" "secret" "x" "key" "url"). */}}
+{{- define "pss.secretVar" -}}
+- name: {{ .name }}
+  valueFrom: { secretKeyRef: { name: {{ .secret }}, key: {{ .key | quote }} } }
+{{- end -}}
+
+{{/* What every process of the release reads from Secrets besides the database: Redis and OpenSearch URLs (they may
+     carry a password) and the extra environment (`env`, then the component's own). (dict "root" $ "component" c). */}}
+{{- define "pss.secretEnv" -}}
+{{- $root := .root -}}
+{{- $own := include "pss.envSecret" $root -}}
+{{- with $root.Values.redis.existingSecret }}
+{{ include "pss.secretVar" (dict "name" "REDIS_URL" "secret" . "key" $root.Values.redis.existingSecretKey) }}
+{{- else }}
+{{ include "pss.secretVar" (dict "name" "REDIS_URL" "secret" $own "key" "REDIS_URL") }}
+{{- end }}
+{{- with $root.Values.opensearch.existingSecret }}
+{{ include "pss.secretVar" (dict "name" "OPENSEARCH_URL" "secret" . "key" $root.Values.opensearch.existingSecretKey) }}
+{{- else }}
+{{ include "pss.secretVar" (dict "name" "OPENSEARCH_URL" "secret" $own "key" "OPENSEARCH_URL") }}
+{{- end }}
+{{- range $k, $_ := $root.Values.env }}
+{{ include "pss.secretVar" (dict "name" $k "secret" $own "key" $k) }}
+{{- end }}
+{{- with .component }}
+{{- range $k, $_ := (get $root.Values.services .).env }}
+{{ include "pss.secretVar" (dict "name" $k "secret" $own "key" (printf "%s.%s" $.component $k)) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY. */}}
+{{- define "pss.s3Env" -}}
+{{ include "pss.secretVar" (dict "name" "S3_ACCESS_KEY_ID" "secret" (include "pss.s3Secret" .) "key" "accessKeyId") }}
+{{ include "pss.secretVar" (dict "name" "S3_SECRET_ACCESS_KEY" "secret" (include "pss.s3Secret" .) "key" "secretAccessKey") }}
+{{- end -}}
+
+{{- define "pss.webhookKeyEnv" -}}
+{{ include "pss.secretVar" (dict "name" "WEBHOOK_SECRET_KEY" "secret" (include "pss.webhookKeySecret" .) "key" (ternary .Values.webhookSecretKey.existingSecretKey "key" (ne .Values.webhookSecretKey.existingSecret ""))) }}
+{{- end -}}
+
+{{/* Pod annotations that restart pods on a change: the ConfigMap's hash (no credentials in it), the Secrets the
+     chart makes fingerprinted with a key only the operator holds (a bare hash of them on every pod would let
+     anyone who may read pods test guesses of a weak password offline), and rollout.generation. */}}
+{{- define "pss.rolloutAnnotations" -}}
+checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- with (include "pss.fingerprintKey" .) }}
+fingerprint/secrets: {{ printf "%s\n%s" . (include (print $.Template.BasePath "/secrets.yaml") $) | sha256sum }}
+{{- end }}
+{{- with .Values.rollout.generation }}
+rollout/generation: {{ . | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The fingerprint's key: webhookSecretKey.value, secret material the operator gave the chart. Without it (the
+     key in a Secret of yours) there is no fingerprint: raise rollout.generation after changing a credential. */}}
+{{- define "pss.fingerprintKey" -}}
+{{- .Values.webhookSecretKey.value -}}
+{{- end -}}
+
+{{/* Scheduling of one component: its own setting, else the release-wide one. (dict "root" $ "values" $v). */}}
+{{- define "pss.scheduling" -}}
+{{- $r := .root.Values -}}
+{{- $v := .values -}}
+{{- with (default $r.priorityClassName $v.priorityClassName) }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with (default $r.nodeSelector $v.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (default $r.tolerations $v.tolerations) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (default $r.affinity $v.affinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (default $r.topologySpreadConstraints $v.topologySpreadConstraints) }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
 {{- define "pss.podSecurity" -}}
 automountServiceAccountToken: false
 enableServiceLinks: false
@@ -113,14 +246,6 @@ securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
 {{- with .Values.imagePullSecrets }}
 imagePullSecrets:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with .Values.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with .Values.tolerations }}
-tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
@@ -160,4 +285,75 @@ tolerations:
     {{- toYaml $root.Values.migrations.resources | nindent 4 }}
   volumeMounts:
     - { name: tmp, mountPath: /tmp }
+{{- end -}}
+
+{{/* A pod that runs the admin CLI with the services' settings (backup, restore): (dict "root" $ "name" "backup"
+     "script" "…sh…" "databaseSecret" name "databaseKey" key "env" (list …) "volumes" (list …) "mounts" (list …)
+     "resources" {…}). The script runs under sh: BACKUP_TARGET and the time are put together there. */}}
+{{- define "pss.adminPod" -}}
+{{- $root := .root -}}
+metadata:
+  labels:
+    {{- include "pss.componentLabels" (dict "root" $root "component" .name) | nindent 4 }}
+spec:
+  restartPolicy: Never
+  serviceAccountName: {{ include "pss.serviceAccountName" $root }}
+  {{- include "pss.podSecurity" $root | nindent 2 }}
+  {{- with (include "pss.scheduling" (dict "root" $root "values" (dict)) | trim) }}{{ . | nindent 2 }}{{ end }}
+  containers:
+    - name: {{ .name }}
+      image: {{ include "pss.image" $root }}
+      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      command: ["sh", "-c", {{ .script | quote }}]
+      envFrom:
+        - configMapRef:
+            name: {{ include "pss.fullname" $root }}-config
+      env:
+        - name: DATABASE_URL
+          valueFrom: { secretKeyRef: { name: {{ .databaseSecret }}, key: {{ .databaseKey | quote }} } }
+        {{- include "pss.s3Env" $root | nindent 8 }}
+        {{- include "pss.secretEnv" (dict "root" $root) | nindent 8 }}
+        {{- include "pss.secretVar" (dict "name" "BACKUP_SIGNING_KEY" "secret" (include "pss.backupSigningKeySecret" $root) "key" (ternary $root.Values.backup.signingKey.existingSecretKey "key" (ne $root.Values.backup.signingKey.existingSecret "")) ) | nindent 8 }}
+        - { name: TMPDIR, value: /tmp }
+        {{- with .env }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.securityContext | nindent 8 }}
+      resources:
+        {{- toYaml .resources | nindent 8 }}
+      volumeMounts:
+        - { name: tmp, mountPath: /tmp }
+        {{- with .mounts }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+  volumes:
+    - name: tmp
+      emptyDir: { sizeLimit: {{ $root.Values.backup.scratchSizeLimit }} }
+    {{- with .volumes }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* Where backups are: s3://bucket/prefix or /backup/ on the claim (dict "root" $ "kind" s3|pvc). */}}
+{{- define "pss.backupLocation" -}}
+{{- if eq .kind "s3" -}}
+{{- printf "s3://%s/%s" (default .root.Values.s3.bucket .root.Values.backup.bucket) .root.Values.backup.prefix -}}
+{{- else -}}
+/backup/
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret with BACKUP_SIGNING_KEY: yours, or the chart's from backup.signingKey.value; one is required. */}}
+{{- define "pss.backupSigningKeySecret" -}}
+{{- if .Values.backup.signingKey.existingSecret -}}
+{{- .Values.backup.signingKey.existingSecret -}}
+{{- else -}}
+{{- $_ := required "backup.signingKey.value or backup.signingKey.existingSecret is required for backups and restores: the key that seals each backup's manifest (32 bytes, e.g. $(head -c 32 /dev/urandom | base64))" .Values.backup.signingKey.value -}}
+{{- printf "%s-backup-signing-key" (include "pss.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "pss.backupClaim" -}}
+{{- default (printf "%s-backup" (include "pss.fullname" .)) .Values.backup.pvc.existingClaim -}}
 {{- end -}}

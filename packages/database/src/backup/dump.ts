@@ -13,6 +13,15 @@ import { tap } from "./files.ts";
 
 /** Not backed up: the migrator's bookkeeping (restore re-creates it by migrating) and leases that expire anyway. */
 export const TRANSIENT_TABLES = ["schema_migrations", "leader_leases"];
+/**
+ * Not backed up either: secrets the API makes again on demand, whose copy in a backup would outlive the promise
+ * they were made under. A day key of the buyer statistics links that day's visitor hashes to addresses and must be
+ * gone once its day is over (migration 0031): in a backup it would last as long as the backup (after a restore a
+ * fresh key starts, so a visitor seen earlier that day may count once more). The preview-link secret signs links
+ * to test records: after a restore a new one is made, and links issued before it (valid an hour by default) stop
+ * working.
+ */
+export const SECRET_TABLES = ["listing_stats_day_keys", "preview_link_secret"];
 
 export interface DumpedTable {
   name: string;
@@ -52,7 +61,7 @@ export async function backedUpTables(sql: postgres.Sql | postgres.TransactionSql
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-    WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname <> ALL (${TRANSIENT_TABLES})
+    WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname <> ALL (${[...TRANSIENT_TABLES, ...SECRET_TABLES]})
     GROUP BY c.relname
     ORDER BY c.relname`;
 }

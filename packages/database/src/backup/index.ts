@@ -3,6 +3,7 @@ export {
   dumpDatabase,
   backedUpTables,
   TRANSIENT_TABLES,
+  SECRET_TABLES,
   type DatabaseDump,
   type DumpedTable,
   type DumpedSequence,

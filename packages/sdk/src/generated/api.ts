@@ -3382,7 +3382,7 @@ export interface paths {
         };
         /**
          * Create or update a webhook endpoint
-         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received needs a key with lead-tracking permission (401, before any other check), and for a key without it an endpoint that is or ever was subscribed to lead.received does not exist (its ID answers as an unknown one; a create with an ID such an endpoint holds answers 404); a key creates endpoints while it sees fewer than 20 in its mode, and at most 20 carry lead data (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
+         * @description 201 when the endpointId is new, with the signing secret (whsec_…) shown this once; 200 otherwise (JSON Merge Patch: omitted fields keep their value, description null clears it). An identical repeat changes nothing. Rules beyond the schema: on create (an endpointId this key's mode does not have yet), url and events are required (400 with details [{path: "url"}, {path: "events"}] naming what is missing; an update may send any subset); subscribing to lead.received needs a key with lead-tracking permission (401, before any other check), and for a key without it an endpoint that is or ever was subscribed to lead.received does not exist (its ID answers as an unknown one, and a create with an ID only such an endpoint holds creates an endpoint of this key's own: IDs are per audience; a key with lead tracking naming an ID both hold gets the one carrying lead data). The PUT that subscribes an existing endpoint to lead.received for the first time must give url (400 otherwise) and answers a new secret, which replaces the old one at once. A key creates endpoints while it sees fewer than 20 in its mode, and at most 20 carry lead data (409). An endpoint belongs to the key's mode: one created with a test key (pss_test_…) receives only test records' events and is seen only by test keys; a live key's only live ones (the same endpointId names one endpoint per mode). enabled: true re-enables an endpoint that was disabled (by the partner, by a 410 answer, or after failing for 5 days); enabled: false fails its pending deliveries (recover sends them again).
          */
         put: {
             parameters: {
@@ -3432,7 +3432,7 @@ export interface paths {
                                 createdAt: string;
                                 updatedAt: string;
                             };
-                            /** @description The signing secret (whsec_…): only in the 201 that created the endpoint; store it now */
+                            /** @description The signing secret (whsec_…), shown once: in the 201 that created the endpoint, and in the 200 that subscribed it to lead.received for the first time (a new secret; the previous one stops signing at once); store it now */
                             secret?: string;
                         };
                     };
@@ -3462,7 +3462,7 @@ export interface paths {
                                 createdAt: string;
                                 updatedAt: string;
                             };
-                            /** @description The signing secret (whsec_…): only in the 201 that created the endpoint; store it now */
+                            /** @description The signing secret (whsec_…), shown once: in the 201 that created the endpoint, and in the 200 that subscribed it to lead.received for the first time (a new secret; the previous one stops signing at once); store it now */
                             secret?: string;
                         };
                     };
@@ -3958,7 +3958,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery */
+        /**
+         * Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4035,7 +4038,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4096,7 +4099,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery of the endpoint created since a time
-         * @description Each is queued with its original webhook-id and body and a fresh retry schedule.
+         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
          */
         post: {
             parameters: {
@@ -4111,7 +4114,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description How many deliveries were queued */
+                /** @description How many deliveries were queued, and how many the budget left failed */
                 202: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4121,8 +4124,10 @@ export interface paths {
                         "application/json": {
                             /** @constant */
                             status: "success";
-                            /** @description Failed deliveries queued to be sent again */
+                            /** @description Failed deliveries queued to be sent again (the oldest first) */
                             requeued: number;
+                            /** @description Failed deliveries of the range left failed because the daily re-send budget had no room for them: recover again later (a 429 says when) */
+                            notQueued: number;
                         };
                     };
                 };
@@ -4176,7 +4181,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4237,7 +4242,7 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed deliveries per partner over the last 24 hours (WEBHOOK_REPLAY_DAILY_BUDGET, 10,000 by default; a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
          */
         post: {
             parameters: {
@@ -4354,7 +4359,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed deliveries per partner over the last 24 hours: beyond either, wait Retry-After seconds */
+                /** @description One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4568,7 +4573,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send one delivery again now (same webhook-id and body), with a fresh retry schedule */
+        /**
+         * Send one delivery again now (same webhook-id and body), with a fresh retry schedule
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4645,7 +4653,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];

@@ -1,10 +1,11 @@
 // `admin backup --to <dir>`: the database (one snapshot, the recovery point), then the media store's variants,
-// then the webhook secret key, then manifest.json. Variants are copied after the snapshot, so every variant a
-// backed-up record names is there (the media garbage collector's grace period outlasts a backup); extra ones
-// written meanwhile are harmless. Search and Kafka are not backed up: the index is rebuilt from PostgreSQL
-// (`admin reindex`) and unsent events wait in the outbox table, which is in the backup.
+// then (only when asked) the webhook secret key sealed with a passphrase, then manifest.sig and manifest.json.
+// Variants are copied after the snapshot, so every variant a backed-up record names is there (the media garbage
+// collector's grace period outlasts a backup); extra ones written meanwhile are harmless. Search and Kafka are not
+// backed up: the index is rebuilt from PostgreSQL (`admin reindex`) and unsent events wait in the outbox table,
+// which is in the backup. The directory is the operator's alone (0700, files 0600), whatever it was before.
 import { createHash } from "node:crypto";
-import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { once } from "node:events";
 import { BackupError, dumpDatabase } from "@pss/database/backup";
@@ -26,12 +27,16 @@ import {
   WEBHOOK_KEY_FILE,
   type Manifest,
 } from "./manifest.ts";
+import { sealKey } from "./key-file.ts";
+import { SIGNATURE_FILE, signManifest } from "./signature.ts";
 
 export interface BackupDeps {
   sql: postgres.Sql;
   mediaStore: MediaStorageConfig;
-  /** null: the key is not included (--without-webhook-key). */
-  webhookKey: Buffer | null;
+  /** Seals manifest.json (BACKUP_SIGNING_KEY); never written into the backup. */
+  signingKey: Buffer;
+  /** Only with --with-webhook-key: the key, and the passphrase it is sealed with. */
+  webhookKey: { key: Buffer; passphrase: string } | null;
   progress(message: string): void;
 }
 
@@ -45,6 +50,8 @@ export async function createBackup(deps: BackupDeps, dir: string): Promise<Manif
   if (existsSync(dir) && readdirSync(dir).length > 0)
     throw new BackupError(`${dir} is not empty: give a new directory for each backup`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // mkdir leaves an existing (empty) directory's mode as it was, and applies the umask to a new one.
+  chmodSync(dir, 0o700);
   const started = performance.now();
 
   const database = await dumpDatabase(deps.sql, dir, {
@@ -67,12 +74,13 @@ export async function createBackup(deps: BackupDeps, dir: string): Promise<Manif
 
   let webhookKey: Manifest["webhookKey"] = null;
   if (deps.webhookKey) {
-    const text = `${deps.webhookKey.toString("base64")}\n`;
+    const text = sealKey(deps.webhookKey.key, deps.webhookKey.passphrase);
     writeFileSync(join(dir, WEBHOOK_KEY_FILE), text, { mode: 0o600 });
     webhookKey = {
       file: WEBHOOK_KEY_FILE,
-      keyId: createSecretBox(deps.webhookKey).keyId,
+      keyId: createSecretBox(deps.webhookKey.key).keyId,
       sha256: createHash("sha256").update(text).digest("hex"),
+      sealed: "scrypt+aes-256-gcm",
     };
   }
 
@@ -96,8 +104,10 @@ export async function createBackup(deps: BackupDeps, dir: string): Promise<Manif
       total: Math.round(performance.now() - started),
     },
   };
+  const bytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(join(dir, SIGNATURE_FILE), signManifest(bytes, deps.signingKey), { mode: 0o600 });
   // Last: its presence says the backup is complete.
-  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, MANIFEST_FILE), bytes, { mode: 0o600 });
   return manifest;
 }
 

@@ -1,5 +1,5 @@
-// `admin restore --from <dir>`: checks everything it can before changing anything (the manifest, every file's
-// SHA-256, an empty target database, a schema this release knows), puts the variants back (each checked against
+// `admin restore --from <dir>`: checks everything it can before changing anything (the manifest's seal under
+// BACKUP_SIGNING_KEY, every file's SHA-256, an empty target database, a schema this release knows), puts the variants back (each checked against
 // its name, the SHA-256 of its bytes), writes the webhook key where asked, then loads the database in one
 // transaction (@pss/database/backup). Variants go back first because that is repeatable: content-addressed
 // names make a second run skip what is there, while the database load happens once.
@@ -20,10 +20,13 @@ import {
 import { copyVariants } from "@pss/media/copy-variants";
 import type postgres from "postgres";
 import { failuresText } from "./backup.ts";
+import { openKey } from "./key-file.ts";
 import { OBJECTS_DIR, readManifest, type Manifest } from "./manifest.ts";
 
 export interface RestoreDeps {
   sql: postgres.Sql;
+  /** Checks manifest.sig: a backup it does not vouch for is refused before anything is read from it. */
+  signingKey: Buffer;
   mediaStore: MediaStorageConfig;
   progress(message: string): void;
 }
@@ -65,29 +68,41 @@ function indexedObjects(dir: string, manifest: Manifest): MediaStorage {
   };
 }
 
-function writeWebhookKey(dir: string, manifest: Manifest, to: string) {
-  if (!manifest.webhookKey)
-    throw new BackupError("the backup holds no webhook secret key (it was made with --without-webhook-key)");
-  const text = readFileSync(join(dir, manifest.webhookKey.file), "utf8");
+const NO_KEY =
+  "the backup holds no webhook secret key (it is left out unless the backup was made with --with-webhook-key)";
+
+/** The backup's key, opened with the passphrase; checked against the id the manifest records. */
+function openWebhookKey(dir: string, manifest: Manifest, passphrase: string): Buffer {
+  if (!manifest.webhookKey) throw new BackupError(NO_KEY);
+  const file = manifest.webhookKey.file;
+  const key = openKey(readFileSync(join(dir, file), "utf8"), passphrase, file);
+  if (createSecretBox(key).keyId !== manifest.webhookKey.keyId)
+    throw new BackupError(`backup file ${file} is damaged: it holds another key than the manifest names`);
+  return key;
+}
+
+function writeWebhookKey(key: Buffer, to: string) {
   if (existsSync(to)) {
     const present = parseSecretKey(readFileSync(to, "utf8"));
-    if (present && createSecretBox(present).keyId === manifest.webhookKey.keyId) return;
+    if (present?.equals(key)) return;
     throw new BackupError(`${to} exists and holds another key: move it away or choose another --webhook-key-to`);
   }
-  writeFileSync(to, text, { mode: 0o600 });
+  writeFileSync(to, `${key.toString("base64")}\n`, { mode: 0o600 });
 }
 
 export async function restoreBackup(
   deps: RestoreDeps,
   dir: string,
-  opts: { webhookKeyTo?: string } = {},
+  /** webhookKeyTo: where to write the backup's webhook key, opened with the passphrase (asked for only then). */
+  opts: { webhookKeyTo?: string; passphrase?: () => Promise<string> } = {},
 ): Promise<RestoreResult> {
   const started = performance.now();
-  const manifest = readManifest(dir);
+  const manifest = readManifest(dir, deps.signingKey);
   await verifyFile(dir, manifest.objects.index, manifest.objects.indexSha256);
   if (manifest.webhookKey) await verifyFile(dir, manifest.webhookKey.file, manifest.webhookKey.sha256);
-  if (opts.webhookKeyTo && !manifest.webhookKey)
-    throw new BackupError("the backup holds no webhook secret key (it was made with --without-webhook-key)");
+  if (opts.webhookKeyTo && !manifest.webhookKey) throw new BackupError(NO_KEY);
+  // Opened before anything changes: a wrong passphrase stops the restore here.
+  const webhookKey = opts.webhookKeyTo ? openWebhookKey(dir, manifest, (await opts.passphrase?.()) ?? "") : null;
 
   let objects: RestoreResult["objects"] = { restored: 0, alreadyThere: 0, bytes: 0 };
   let objectsDone = started;
@@ -112,7 +127,7 @@ export async function restoreBackup(
           `${manifest.objects.index} lists ${count} variants, the manifest says ${manifest.objects.count}`,
         );
       objects = { restored: copied.copied, alreadyThere: copied.alreadyThere, bytes: copied.bytes };
-      if (opts.webhookKeyTo) writeWebhookKey(dir, manifest, opts.webhookKeyTo);
+      if (webhookKey && opts.webhookKeyTo) writeWebhookKey(webhookKey, opts.webhookKeyTo);
       objectsDone = performance.now();
     },
   });

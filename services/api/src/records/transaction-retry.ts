@@ -1,9 +1,11 @@
 // Deadlocks and serialization failures are not errors of the request: PostgreSQL rolled the transaction back
-// and a new attempt normally succeeds. Every write path runs its transaction through retryTransaction.
+// and a new attempt normally succeeds. Nor is a row lock a NOWAIT could not take (a writer that must not wait while
+// holding other locks, webhooks/webhook-resend.ts, tries again). Every write path runs its transaction through
+// retryTransaction.
 import { ApiError } from "../http/errors.ts";
 
-/** 40P01 deadlock_detected, 40001 serialization_failure. */
-const RETRYABLE_SQLSTATES = new Set(["40P01", "40001"]);
+/** 40P01 deadlock_detected, 40001 serialization_failure, 55P03 lock_not_available (FOR UPDATE NOWAIT). */
+const RETRYABLE_SQLSTATES = new Set(["40P01", "40001", "55P03"]);
 
 export function isRetryableConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

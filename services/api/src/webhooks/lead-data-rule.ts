@@ -16,9 +16,16 @@
 //   carrying lead data (and so their deliveries) out for such a key. For it they do not exist: naming one by ID on
 //   any route answers exactly as an unknown ID does (404 "Webhook endpoint not found" / "Webhook delivery not
 //   found", an empty deliveries list), lists omit them, the endpoint limit and the replay budget leave them out,
-//   and a subscription made meanwhile finds nothing rather than changing a lead endpoint. The one thing such a key
-//   can find out is that an ID it tries to CREATE is taken (a PUT that would create answers 404 instead of 201):
-//   two endpoints cannot share an ID, so that cannot be hidden; nothing else of the endpoint shows.
+//   and a subscription made meanwhile finds nothing rather than changing a lead endpoint. Endpoint IDs are per
+//   audience (migration 0035): such a key's PUT of an ID only a lead endpoint holds creates an endpoint of its own
+//   (201), so not even a create tells it the ID is taken. A key with lead tracking that names an ID both hold gets
+//   the lead endpoint.
+// - Becoming lead data: the PUT that first subscribes an endpoint to lead.received must name its url and answers a
+//   new secret (webhook-endpoint-service.ts), so lead data never goes to a URL or under a secret only a key
+//   without lead tracking chose.
+// - Capacity, counters and delays (issue 37): re-sends to lead endpoints draw from a budget of their own
+//   (webhook-resend.ts), and the webhooks service gives attempts to lead endpoints caps and worker slots of their
+//   own, so nothing a key without lead tracking can time or count moves with lead deliveries.
 import type { Principal } from "../auth/authenticator.ts";
 import { UnauthorizedError } from "../http/errors.ts";
 

@@ -42,7 +42,7 @@ export interface StoredEndpoint {
 export const DISABLED_BY_PARTNER = 'disabled by the partner (a PUT with "enabled": false)';
 
 const COLUMNS = (sql: Sql) => sql`
-  id::text, external_id, url, events, description, enabled, version, disabled_reason, disabled_at, failing_since,
+  id::text, COALESCE(shown_external_id, external_id) AS external_id, url, events, description, enabled, version, disabled_reason, disabled_at, failing_since,
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at, carries_lead_data`;
 
 function toStored(r: postgres.Row): StoredEndpoint {
@@ -94,9 +94,19 @@ export const inScope = (sql: Sql, scope: WebhookScope, alias = "") => {
     : sql`${inPartnerMode(sql, scope, alias)} AND NOT ${sql.unsafe(`${p}carries_lead_data`)}`;
 };
 
+/**
+ * The endpoint the key names by `externalId` (a condition on webhook_endpoints as `alias`): IDs are per audience
+ * (migration 0035), so a key with lead tracking may see two endpoints of one ID; it names the one carrying lead data.
+ */
+export const endpointNamed = (sql: Sql, scope: WebhookScope, externalId: string, alias = "e") =>
+  sql`${sql.unsafe(`${alias}.id`)} = (
+    SELECT n.id FROM webhook_endpoints n
+    WHERE ${inScope(sql, scope, "n")} AND (n.external_id = ${externalId} OR n.shown_external_id = ${externalId})
+    ORDER BY n.carries_lead_data DESC LIMIT 1)`;
+
 export async function findEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<StoredEndpoint | null> {
   const [row] =
-    await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
+    await sql`SELECT ${COLUMNS(sql)} FROM webhook_endpoints e WHERE ${endpointNamed(sql, scope, externalId)}`;
   return row ? toStored(row) : null;
 }
 
@@ -132,7 +142,14 @@ async function countEndpoints(tx: postgres.TransactionSql, where: postgres.Pendi
 
 export type CreateOutcome = { created: StoredEndpoint } | { raced: true } | { limitReached: true };
 
-/** Creates the endpoint unless the ID was taken meanwhile or the partner already has the most endpoints allowed. */
+/** The private external_id of an endpoint whose ID an endpoint of the other audience holds (migration 0035). */
+const privateExternalId = (externalId: string) => `${externalId}\u001f${crypto.randomUUID()}`;
+
+/**
+ * Creates the endpoint unless the ID was taken meanwhile (in this key's view) or the partner already has the most
+ * endpoints allowed. An ID only an endpoint this key cannot see holds (one carrying lead data, for a key without
+ * lead tracking) is free for it: its endpoint is stored under a private external_id and shows the ID it was given.
+ */
 export async function createEndpoint(
   sql: postgres.Sql,
   args: { scope: WebhookScope; externalId: string; document: EndpointDocument; secretEncrypted: string },
@@ -143,10 +160,15 @@ export async function createEndpoint(
     await lockEndpointCount(tx, scope);
     // The endpoints this key can see: a key without lead tracking must not learn of the others by a 409.
     if ((await countEndpoints(tx, inScope(tx, scope))) >= MAX_WEBHOOK_ENDPOINTS) return { limitReached: true };
+    const holders = await tx`
+      SELECT carries_lead_data, external_id = ${args.externalId} AS plain FROM webhook_endpoints
+      WHERE ${inPartnerMode(tx, scope)} AND (external_id = ${args.externalId} OR shown_external_id = ${args.externalId})`;
+    if (holders.some((h) => scope.leadData || !h.carries_lead_data)) return { raced: true };
+    const stored = holders.some((h) => h.plain) ? privateExternalId(args.externalId) : args.externalId;
     const d = args.document;
     const [row] = await tx`
-      INSERT INTO webhook_endpoints (partner_id, mode, external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted, carries_lead_data)
-      VALUES (${scope.partnerId}, ${scope.mode}, ${args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
+      INSERT INTO webhook_endpoints (partner_id, mode, external_id, shown_external_id, url, events, description, enabled, disabled_cause, disabled_reason, disabled_at, secret_encrypted, carries_lead_data)
+      VALUES (${scope.partnerId}, ${scope.mode}, ${stored}, ${stored === args.externalId ? null : args.externalId}, ${d.url}, ${d.events}::text[], ${d.description}, ${d.enabled},
               ${d.enabled ? null : "partner"}, ${d.enabled ? null : DISABLED_BY_PARTNER}, ${d.enabled ? null : tx`now()`}, ${args.secretEncrypted},
               ${d.events.includes(LEAD_EVENT)})
       ON CONFLICT (partner_id, mode, external_id) DO NOTHING
@@ -158,21 +180,25 @@ export async function createEndpoint(
 /**
  * Writes the new document if the endpoint is still at `expectedVersion`; null when it changed meanwhile. Enabling
  * clears why it was disabled and its failure streak; disabling fails its pending deliveries (recover sends them
- * again once it is enabled); a new URL starts a new failure streak.
+ * again once it is enabled); a new URL starts a new failure streak. Subscribing to lead.received for the first time
+ * needs `newSecretEncrypted`: the secret is replaced at once, without the rotation's overlap (a key without lead
+ * tracking may know the old one).
  */
 export async function updateEndpoint(
   sql: postgres.Sql,
   scope: WebhookScope,
   current: StoredEndpoint,
   document: EndpointDocument,
+  newSecretEncrypted?: string,
 ): Promise<StoredEndpoint | { limitReached: true } | null> {
   if (current.carriesLeadData || !document.events.includes(LEAD_EVENT)) return writeEndpoint(sql, current, document);
-  // Subscribing to lead.received for the first time: the limit of endpoints carrying lead data.
+  // Subscribing to lead.received for the first time: the limit of endpoints carrying lead data, and a new secret.
+  if (newSecretEncrypted === undefined) throw new Error("a first subscription to lead.received needs a new secret");
   return sql.begin(async (tx) => {
     await lockEndpointCount(tx, scope);
     if ((await countEndpoints(tx, tx`${inPartnerMode(tx, scope)} AND carries_lead_data`)) >= MAX_WEBHOOK_ENDPOINTS)
       return { limitReached: true as const };
-    return writeEndpoint(tx, current, document);
+    return writeEndpoint(tx, current, document, newSecretEncrypted);
   });
 }
 
@@ -180,6 +206,7 @@ async function writeEndpoint(
   sql: Sql,
   current: StoredEndpoint,
   document: EndpointDocument,
+  newSecretEncrypted?: string,
 ): Promise<StoredEndpoint | null> {
   const enabling = document.enabled && !current.document.enabled;
   const disabling = !document.enabled && current.document.enabled;
@@ -192,6 +219,11 @@ async function writeEndpoint(
         ${enabling ? sql`disabled_cause = NULL, disabled_reason = NULL, disabled_at = NULL,` : sql``}
         ${disabling ? sql`disabled_cause = 'partner', disabled_reason = ${DISABLED_BY_PARTNER}, disabled_at = now(),` : sql``}
         ${newStreak ? sql`failing_since = NULL,` : sql``}
+        ${
+          newSecretEncrypted !== undefined
+            ? sql`secret_encrypted = ${newSecretEncrypted}, previous_secret_encrypted = NULL, previous_secret_expires_at = NULL,`
+            : sql``
+        }
         carries_lead_data = carries_lead_data OR ${document.events.includes(LEAD_EVENT)},
         version = version + 1, updated_at = now()
       WHERE id = ${current.id}::bigint AND version = ${current.version}
@@ -206,7 +238,7 @@ async function writeEndpoint(
 
 export async function deleteEndpoint(sql: Sql, scope: WebhookScope, externalId: string): Promise<boolean> {
   const rows =
-    await sql`DELETE FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId} RETURNING id`;
+    await sql`DELETE FROM webhook_endpoints e WHERE ${inScope(sql, scope, "e")} AND ${endpointNamed(sql, scope, externalId)} RETURNING id`;
   return rows.length > 0;
 }
 
@@ -218,9 +250,9 @@ export async function rotateSecret(
   secretEncrypted: string,
 ): Promise<{ previousSecretExpiresAt: Date } | null> {
   const [row] = await sql`
-    UPDATE webhook_endpoints SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
+    UPDATE webhook_endpoints e SET previous_secret_encrypted = secret_encrypted, secret_encrypted = ${secretEncrypted},
       previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_MS}::bigint * interval '1 millisecond', version = version + 1, updated_at = now()
-    WHERE ${inScope(sql, scope)} AND external_id = ${externalId}
+    WHERE ${inScope(sql, scope, "e")} AND ${endpointNamed(sql, scope, externalId)}
     RETURNING previous_secret_expires_at`;
   return row ? { previousSecretExpiresAt: row.previous_secret_expires_at } : null;
 }

@@ -5,7 +5,7 @@ import { WebhookErrorMessages, type WebhookEndpointBody } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Principal } from "../auth/authenticator.ts";
-import { ConflictError, NotFoundError, validationError } from "../http/errors.ts";
+import { ConflictError, validationError } from "../http/errors.ts";
 import { ContendedWriteError, retryTransaction } from "../records/transaction-retry.ts";
 import {
   applyEndpointBody,
@@ -13,7 +13,7 @@ import {
   sameDocument,
   type EndpointDocument,
 } from "./webhook-endpoint-document.ts";
-import { webhookScopeOf } from "./lead-data-rule.ts";
+import { LEAD_EVENT, webhookScopeOf } from "./lead-data-rule.ts";
 import {
   createEndpoint,
   findEndpoint,
@@ -26,9 +26,16 @@ import { generateWebhookSecret } from "./webhook-secrets.ts";
 export interface EndpointUpsertResult {
   created: boolean;
   endpoint: StoredEndpoint;
-  /** Only when created. */
+  /** Only when created, or subscribed to lead.received for the first time (a new secret). */
   secret?: string;
 }
+
+/** A first subscription to lead.received names the URL (lead data goes where a key with lead tracking says). */
+const LEAD_URL_REQUIRED = {
+  path: "url",
+  message:
+    "must be given when the endpoint is subscribed to lead.received for the first time: lead data goes only to a URL a key with lead tracking set (the answer carries a new secret)",
+};
 
 const MAX_WRITE_ATTEMPTS = 8;
 
@@ -67,17 +74,26 @@ async function upsertOnce(
       });
       if ("created" in outcome) return { created: true, endpoint: outcome.created, secret };
       if ("limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
-      // Taken meanwhile, or by an endpoint outside this key's scope (one that carries lead data): that one answers as
-      // every route answers an unknown ID for this key. Only a create can tell the ID is taken (docs/webhooks.md).
-      if (!scope.leadData && (await findEndpoint(sql, { ...scope, leadData: true }, externalId))?.carriesLeadData)
-        throw new NotFoundError(WebhookErrorMessages.endpointNotFound);
+      // Taken meanwhile in this key's view (an ID only an endpoint it cannot see holds is free for it, migration
+      // 0035): read it again.
       continue;
     }
     const document = next as EndpointDocument;
     if (sameDocument(document, current.document)) return { created: false, endpoint: current };
-    const outcome = await updateEndpoint(sql, scope, current, document);
+    // Becoming an endpoint that carries lead data: its URL and secret may have been chosen by a key without lead
+    // tracking, so this request states the URL and the endpoint gets a new secret, shown in this answer.
+    const gainsLeadData = !current.carriesLeadData && document.events.includes(LEAD_EVENT);
+    if (gainsLeadData && body.url === undefined) throw validationError([LEAD_URL_REQUIRED]);
+    const secret = gainsLeadData ? generateWebhookSecret() : undefined;
+    const outcome = await updateEndpoint(
+      sql,
+      scope,
+      current,
+      document,
+      secret === undefined ? undefined : secrets.encrypt(secret),
+    );
     if (outcome && "limitReached" in outcome) throw new ConflictError(WebhookErrorMessages.tooManyEndpoints);
-    if (outcome) return { created: false, endpoint: outcome };
+    if (outcome) return { created: false, endpoint: outcome, ...(secret === undefined ? {} : { secret }) };
   }
   throw new ContendedWriteError();
 }

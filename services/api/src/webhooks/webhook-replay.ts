@@ -6,10 +6,10 @@
 // (lead-data-rule.ts): the scope leaves lead-data endpoints and lead.received out for a key without lead tracking,
 // so such an endpoint answers as an unknown one.
 //
-// Bounds (docs/webhooks.md "Replay"), so one request cannot become thousands of POSTs again and again: one running
-// replay per endpoint (while a delivery an earlier replay queued is pending, 429), and a daily budget of replayed
-// deliveries per partner over the last 24 hours (429 with Retry-After when the range would go beyond it). A key
-// without lead tracking's budget counts only replays to endpoints it can see (it learns nothing of the others).
+// Bounds (docs/webhooks.md "Replay" and "Re-sending"), so one request cannot become thousands of POSTs again and
+// again: one running replay per endpoint (while a delivery an earlier replay queued is pending, 429), and the daily
+// re-send budget of the endpoint's audience (webhook-resend.ts; 429 with Retry-After when the range would go beyond
+// it). The endpoint is locked for the whole request (webhook-resend.ts), so what is checked is what is acted on.
 // Numbers are the endpoint's numbering, as the webhooks service sends them (fact-handler.ts): the full sequence
 // for an endpoint that carries lead data, the records audience's (no lead events, no holes) for any other; the
 // range's afterSequence and throughSequence count in that numbering too.
@@ -23,11 +23,10 @@ import {
 import type postgres from "postgres";
 import { parseInstant, recordBound } from "../http/instants.ts";
 import { BadRequestError, RateLimitedError, validationError } from "../http/errors.ts";
-import type { ActionOutcome } from "./webhook-delivery-repository.ts";
-import { inScope, type WebhookScope } from "./webhook-endpoint-repository.ts";
+import { byExternalId, type ResendOptions } from "./webhook-delivery-repository.ts";
+import type { WebhookScope } from "./webhook-endpoint-repository.ts";
+import { resend, type ActionOutcome } from "./webhook-resend.ts";
 
-/** Replayed deliveries a partner may queue in 24 hours (WEBHOOK_REPLAY_DAILY_BUDGET). */
-export const DEFAULT_REPLAY_DAILY_BUDGET = 10_000;
 /** Retry-After while the endpoint's previous replay is still running (its end cannot be foreseen: retries). */
 export const REPLAY_RUNNING_RETRY_AFTER_SECONDS = 60;
 
@@ -35,17 +34,14 @@ export const REPLAY_RUNNING =
   "A replay to this endpoint is still running (deliveries it queued are pending): retry after Retry-After seconds, once the deliveries list shows them delivered or failed";
 
 export const REPLAY_BUDGET_DOC =
-  "One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and a daily budget of replayed deliveries per partner over the last 24 hours: beyond either, wait Retry-After seconds";
-
-const budgetSpent = (used: number, budget: number, wanted: number) =>
-  `Daily replay budget reached: ${used} of ${budget} deliveries replayed in the last 24 hours, and this range would queue ${wanted} more; retry after Retry-After seconds or narrow the range`;
+  "One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds";
 
 export async function replayEvents(
   sql: postgres.Sql,
   scope: WebhookScope,
   externalId: string,
   range: WebhookReplayBody,
-  opts: { publicBaseUrl: string; dailyBudget: number },
+  opts: { publicBaseUrl: string } & ResendOptions,
 ): Promise<ActionOutcome<number>> {
   if (
     range.afterSequence !== undefined &&
@@ -56,89 +52,73 @@ export async function replayEvents(
   }
   if (range.since && range.until && parseInstant(range.until) <= parseInstant(range.since))
     throw validationError([{ path: "until", message: "must be later than since" }]);
-  const [endpoint] =
-    await sql`SELECT id::text, enabled, events, carries_lead_data FROM webhook_endpoints WHERE ${inScope(sql, scope)} AND external_id = ${externalId}`;
-  if (!endpoint) return { notFound: true };
-  if (!endpoint.enabled) return { endpointDisabled: true };
-  const types = (endpoint.events as string[]).filter(
-    (t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData),
-  );
-  const n = endpoint.carries_lead_data ? sql`seq` : sql`record_seq`;
-  const events = await sql`
-    SELECT ${n} AS seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
-    WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[]) AND ${n} IS NOT NULL
-      ${range.afterSequence !== undefined ? sql`AND ${n} > ${range.afterSequence}` : sql``}
-      ${range.throughSequence !== undefined ? sql`AND ${n} <= ${range.throughSequence}` : sql``}
-      ${range.since ? sql`AND occurred_at >= ${recordBound(range.since)}` : sql``}
-      ${range.until ? sql`AND occurred_at < ${recordBound(range.until)}` : sql``}
-    ORDER BY ${n} LIMIT ${MAX_REPLAY_EVENTS + 1}`;
-  if (events.length > MAX_REPLAY_EVENTS)
-    throw new BadRequestError(
-      `The range holds more than ${MAX_REPLAY_EVENTS} events: narrow it (afterSequence and throughSequence), or replay it in parts`,
+  return resend(sql, scope, opts.dailyBudget, byExternalId(scope, externalId), async (tx, endpoint, budget) => {
+    const types = endpoint.events.filter(
+      (t) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t) && (t !== "lead.received" || scope.leadData),
     );
-  if (events.length === 0) return { ok: 0 };
-  const bodies = events.map((e) =>
-    webhookBody(
-      e.type,
-      (e.occurred_at as Date).toISOString(),
-      withPublicUrls(
-        { ...(e.data as Record<string, unknown>), sequence: Number(e.seq) },
-        opts.publicBaseUrl,
-        scope.mode,
-      ),
-    ),
-  );
-  const eventIds = events.map((e) => e.event_id as string);
-  return sql.begin(async (tx): Promise<ActionOutcome<number>> => {
-    // One replay of the partner at a time: the running check, the budget and the queueing agree.
-    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`pss.webhook-replay:${scope.partnerId}`}, 0))`;
-    const [{ n: pending }] = (await tx`
-      SELECT count(*)::int AS n FROM webhook_deliveries
-      WHERE endpoint_id = ${endpoint.id}::bigint AND status = 'pending' AND event_id = ANY(${eventIds}::uuid[])`) as unknown as [
-      { n: number },
-    ];
-    const wanted = events.length - pending;
-    if (wanted === 0) return { ok: 0 };
+    const n = endpoint.carriesLeadData ? tx`seq` : tx`record_seq`;
+    const events = await tx`
+      SELECT ${n} AS seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
+      WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[]) AND ${n} IS NOT NULL
+        ${range.afterSequence !== undefined ? tx`AND ${n} > ${range.afterSequence}` : tx``}
+        ${range.throughSequence !== undefined ? tx`AND ${n} <= ${range.throughSequence}` : tx``}
+        ${range.since ? tx`AND occurred_at >= ${recordBound(range.since)}` : tx``}
+        ${range.until ? tx`AND occurred_at < ${recordBound(range.until)}` : tx``}
+      ORDER BY ${n} LIMIT ${MAX_REPLAY_EVENTS + 1}`;
+    if (events.length > MAX_REPLAY_EVENTS)
+      throw new BadRequestError(
+        `The range holds more than ${MAX_REPLAY_EVENTS} events: narrow it (afterSequence and throughSequence), or replay it in parts`,
+      );
+    if (events.length === 0) return { ok: 0 };
+    const eventIds = events.map((e) => e.event_id as string);
+    // What this endpoint already has of the range: a pending one is left as it is (never queued twice).
+    const existing = new Map(
+      (
+        await tx`
+          SELECT event_id::text AS event_id, status FROM webhook_deliveries
+          WHERE endpoint_id = ${endpoint.id}::bigint AND event_id = ANY(${eventIds}::uuid[])`
+      ).map((r) => [r.event_id as string, r.status as string]),
+    );
+    const wanted = events.filter((e) => existing.get(e.event_id) !== "pending");
+    if (wanted.length === 0) return { ok: 0 };
     const [running] = await tx`
       SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}::bigint AND status = 'pending' AND replay_id IS NOT NULL LIMIT 1`;
     if (running) throw new RateLimitedError(REPLAY_RUNNING_RETRY_AFTER_SECONDS, REPLAY_RUNNING);
-    if (wanted > opts.dailyBudget)
+    if (wanted.length > opts.dailyBudget)
       throw new BadRequestError(
-        `The range would queue ${wanted} deliveries, more than the daily replay budget of ${opts.dailyBudget}: narrow it, or replay it in parts on different days`,
+        `The range would queue ${wanted.length} deliveries, more than the daily re-send budget of ${opts.dailyBudget}: narrow it, or replay it in parts on different days`,
       );
-    await tx`DELETE FROM webhook_replays WHERE partner_id = ${scope.partnerId}::uuid AND created_at <= now() - interval '1 day'`;
-    // Retry-After: when enough of the budget used has aged out of the 24 hours for this range to fit.
-    const [budget] = (await tx`
-      WITH r AS (
-        SELECT created_at, sum(queued) OVER (ORDER BY created_at, id) AS freed, sum(queued) OVER () AS used
-        FROM webhook_replays
-        WHERE partner_id = ${scope.partnerId}::uuid AND created_at > now() - interval '1 day'
-          ${scope.leadData ? tx`` : tx`AND NOT lead_data`}
-      )
-      SELECT COALESCE((SELECT max(used) FROM r), 0)::int AS used,
-             (SELECT ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int FROM r
-              WHERE used - freed + ${wanted} <= ${opts.dailyBudget}) AS retry_after`) as unknown as [
-      { used: number; retry_after: number | null },
-    ];
-    if (budget.used + wanted > opts.dailyBudget)
-      throw new RateLimitedError(
-        Math.max(1, budget.retry_after ?? 1),
-        budgetSpent(budget.used, opts.dailyBudget, wanted),
-      );
+    await budget.require(wanted.length, " or narrow the range");
     const replayId = crypto.randomUUID();
-    const queued = await tx`
+    // Deliveries it had (delivered or failed) again, as they were: rows the worker never holds, so no wait on it.
+    const again = await tx`
+      UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), round_start = attempt_count,
+        claim_token = claim_token + 1, claimed_at = NULL, replay_id = ${replayId}::uuid
+      WHERE endpoint_id = ${endpoint.id}::bigint AND event_id = ANY(${wanted.filter((e) => existing.has(e.event_id)).map((e) => e.event_id)}::uuid[])
+        AND status <> 'pending'
+      RETURNING 1`;
+    const fresh = wanted.filter((e) => !existing.has(e.event_id));
+    const bodies = fresh.map((e) =>
+      webhookBody(
+        e.type,
+        (e.occurred_at as Date).toISOString(),
+        withPublicUrls(
+          { ...(e.data as Record<string, unknown>), sequence: Number(e.seq) },
+          opts.publicBaseUrl,
+          scope.mode,
+        ),
+      ),
+    );
+    // A delivery the fan-out creates meanwhile for one of them stays (ON CONFLICT): it is that event's delivery.
+    const inserted = await tx`
       INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at, replay_id)
       SELECT gen_random_uuid(), ${endpoint.id}::bigint, ${scope.partnerId}::uuid, x.event_id, x.type, x.payload, now(), ${replayId}::uuid
-      FROM unnest(${eventIds}::uuid[], ${events.map((e) => e.type)}::text[], ${bodies}::text[]) WITH ORDINALITY AS x(event_id, type, payload, n)
+      FROM unnest(${fresh.map((e) => e.event_id)}::uuid[], ${fresh.map((e) => e.type)}::text[], ${bodies}::text[]) WITH ORDINALITY AS x(event_id, type, payload, n)
       ORDER BY x.n
-      ON CONFLICT (endpoint_id, event_id) DO UPDATE SET status = 'pending', next_attempt_at = now(),
-        round_start = webhook_deliveries.attempt_count, claim_token = webhook_deliveries.claim_token + 1,
-        claimed_at = NULL, replay_id = excluded.replay_id
-      WHERE webhook_deliveries.status <> 'pending'
+      ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING 1`;
-    await tx`
-      INSERT INTO webhook_replays (id, partner_id, endpoint_id, lead_data, queued)
-      VALUES (${replayId}::uuid, ${scope.partnerId}::uuid, ${endpoint.id}::bigint, ${endpoint.carries_lead_data}, ${queued.length})`;
-    return { ok: queued.length };
+    const queued = again.length + inserted.length;
+    await budget.spend("replay", queued, replayId);
+    return { ok: queued };
   });
 }

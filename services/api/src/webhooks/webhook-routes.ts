@@ -29,14 +29,9 @@ import { recordBound } from "../http/instants.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
-import {
-  listDeliveries,
-  queuePing,
-  recoverDeliveries,
-  retryDelivery,
-  type ActionOutcome,
-} from "./webhook-delivery-repository.ts";
+import { listDeliveries, queuePing, recoverDeliveries, retryDelivery } from "./webhook-delivery-repository.ts";
 import { REPLAY_BUDGET_DOC, replayEvents } from "./webhook-replay.ts";
+import { RESEND_BUDGET_DOC } from "./webhook-resend.ts";
 import {
   deleteEndpoint,
   findEndpoint,
@@ -46,6 +41,7 @@ import {
 } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
+import type { ActionOutcome } from "./webhook-resend.ts";
 import { WEBHOOK_DOCS } from "./webhook-docs.ts";
 
 const DEFAULT_PAGE = 100;
@@ -88,9 +84,13 @@ const endpointNotFound = { ...unauthorized, 404: WebhookErrorMessages.endpointNo
 
 export function createWebhookRoutes(
   ctx: PartnerContext,
-  deps: { secrets: SecretBox /** Replayed deliveries per partner in 24 hours. */; replayDailyBudget: number },
+  deps: {
+    secrets: SecretBox /** Re-sent deliveries per partner and audience in 24 hours. */;
+    resendDailyBudget: number;
+  },
 ) {
   const { sql } = ctx.deps;
+  const resendOptions = { dailyBudget: deps.resendDailyBudget };
   const endpointIdOf = (raw: string | undefined) => ctx.externalId(raw, "endpointId");
 
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
@@ -225,7 +225,7 @@ export function createWebhookRoutes(
       "/webhook-endpoints/:endpointId/test",
       async ({ params, set, partner }) => {
         const deliveryId = unwrap(
-          await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId)),
+          await queuePing(sql, scopeOf(partner), endpointIdOf(params.endpointId), resendOptions),
           WebhookErrorMessages.endpointNotFound,
         );
         set.status = 202;
@@ -236,10 +236,12 @@ export function createWebhookRoutes(
         detail: {
           summary:
             "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/test"],
           responses: documented({
             202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
+            429: RESEND_BUDGET_DOC,
           }),
         },
       },
@@ -247,23 +249,33 @@ export function createWebhookRoutes(
     .post(
       "/webhook-endpoints/:endpointId/recover",
       async ({ params, query, set, partner }) => {
-        const requeued = unwrap(
-          await recoverDeliveries(sql, scopeOf(partner), endpointIdOf(params.endpointId), recordBound(query.since)),
+        const recovered = unwrap(
+          await recoverDeliveries(
+            sql,
+            scopeOf(partner),
+            endpointIdOf(params.endpointId),
+            recordBound(query.since),
+            resendOptions,
+          ),
           WebhookErrorMessages.endpointNotFound,
         );
         set.status = 202;
-        return { status: "success" as const, requeued };
+        return { status: "success" as const, ...recovered };
       },
       {
         query: WebhookRecoverQuery,
         response: { 202: WebhookRecoverQueued },
         detail: {
           summary: "Send again every failed delivery of the endpoint created since a time",
-          description: "Each is queued with its original webhook-id and body and a fresh retry schedule.",
+          description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/recover"],
           responses: documented({
-            202: { description: "How many deliveries were queued", schema: WebhookRecoverQueued },
+            202: {
+              description: "How many deliveries were queued, and how many the budget left failed",
+              schema: WebhookRecoverQueued,
+            },
             ...endpointNotFound,
             409: WebhookErrorMessages.endpointDisabled,
+            429: RESEND_BUDGET_DOC,
           }),
         },
       },
@@ -273,7 +285,7 @@ export function createWebhookRoutes(
       async ({ params, body, set, partner }) => {
         const outcome = await replayEvents(sql, scopeOf(partner), endpointIdOf(params.endpointId), body, {
           publicBaseUrl: ctx.deps.publicBaseUrl,
-          dailyBudget: deps.replayDailyBudget,
+          ...resendOptions,
         });
         const queued = unwrap(outcome, WebhookErrorMessages.endpointNotFound);
         set.status = 202;
@@ -328,7 +340,7 @@ export function createWebhookRoutes(
         if (typeof params.deliveryId !== "string" || !isUuid(params.deliveryId))
           throw new BadRequestError("deliveryId must be a UUID, as the deliveries list shows it");
         const deliveryId = unwrap(
-          await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase()),
+          await retryDelivery(sql, scopeOf(partner), params.deliveryId.toLowerCase(), resendOptions),
           WebhookErrorMessages.deliveryNotFound,
         );
         set.status = 202;
@@ -338,11 +350,13 @@ export function createWebhookRoutes(
         response: { 202: WebhookDeliveryQueued },
         detail: {
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
+          description: WEBHOOK_DOCS["POST /webhook-deliveries/:deliveryId/retry"],
           responses: documented({
             202: { description: "Queued", schema: WebhookDeliveryQueued },
             ...unauthorized,
             404: WebhookErrorMessages.deliveryNotFound,
             409: WebhookErrorMessages.endpointDisabled,
+            429: RESEND_BUDGET_DOC,
           }),
         },
       },

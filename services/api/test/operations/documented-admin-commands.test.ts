@@ -59,9 +59,9 @@ function exampleOf(comment: string): Record<string, unknown> | null {
   }
 }
 
-/** The words of a command line the way sh splits this simple form (double quotes only). */
+/** The words of a command line the way sh splits this simple form (double quotes only; `< file` is sh's, not a word). */
 function words(command: string): string[] {
-  return [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  return [...command.replace(/\s+<\s+\S+\s*$/, "").matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 }
 
 const all = DOCUMENTS.flatMap(documented);

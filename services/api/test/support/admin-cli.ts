@@ -18,9 +18,13 @@ export function adminEnv(overrides: Record<string, string | undefined> = {}): Re
   return env;
 }
 
-/** `command` is the part after `npm run --silent admin -- `, as words. */
-export async function admin(command: string[], env: Record<string, string> = adminEnv()): Promise<AdminRun> {
-  return run(["npm", "run", "--silent", "admin", "--", ...command], env);
+/** `command` is the part after `npm run --silent admin -- `, as words; `stdin`: what is piped in (else nothing). */
+export async function admin(
+  command: string[],
+  env: Record<string, string> = adminEnv(),
+  stdin?: string,
+): Promise<AdminRun> {
+  return run(["npm", "run", "--silent", "admin", "--", ...command], env, stdin);
 }
 
 /** A documented command line, run by the shell exactly as written (quotes and all). */
@@ -28,8 +32,14 @@ export async function shell(line: string, env: Record<string, string>): Promise<
   return run(["sh", "-c", line], env);
 }
 
-async function run(argv: string[], env: Record<string, string>): Promise<AdminRun> {
-  const proc = Bun.spawn(argv, { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+async function run(argv: string[], env: Record<string, string>, stdin?: string): Promise<AdminRun> {
+  const proc = Bun.spawn(argv, {
+    cwd: ROOT,
+    env,
+    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),

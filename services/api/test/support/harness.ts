@@ -84,8 +84,8 @@ export async function call(
 
 export interface ApiOptions {
   rateLimitPerMinute?: number;
-  /** Replayed webhook deliveries a partner may queue in 24 hours (default the API's). */
-  webhookReplayDailyBudget?: number;
+  /** Webhook deliveries a partner may re-send per audience in 24 hours (default the API's). */
+  webhookResendDailyBudget?: number;
   relay?: boolean;
   redisUrl?: string;
   logger?: Logger;
@@ -188,7 +188,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
-    webhookReplayDailyBudget: opts.webhookReplayDailyBudget,
+    webhookResendDailyBudget: opts.webhookResendDailyBudget,
   }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;

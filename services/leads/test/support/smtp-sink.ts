@@ -27,9 +27,9 @@ export type RecipientReply = (address: string, attempt: number) => { code: numbe
 /** Before answering RCPT TO for a recipient: a promise to wait for (a slow or stuck server), or undefined. */
 export type RecipientWait = (address: string, attempt: number) => Promise<unknown> | undefined;
 
-/** `port`: listen there (a sink started again where a stopped one was: our relay back after an outage). */
+/** `port`: listen there (a sink started again where a stopped one was: our relay back after an outage); `host`: on that address (default loopback). */
 export async function startSmtpSink(
-  opts: { reply?: RecipientReply; wait?: RecipientWait; port?: number } = {},
+  opts: { reply?: RecipientReply; wait?: RecipientWait; port?: number; host?: string } = {},
 ): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
@@ -68,7 +68,7 @@ export async function startSmtpSink(
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", resolve));
   const port = (server.server.address() as { port: number }).port;
   const byMessageId = (id: string) => received.filter((m) => m.headers["message-id"] === id);
   return {

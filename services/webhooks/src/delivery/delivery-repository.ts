@@ -6,6 +6,10 @@
 // its endpoint's health (a late 410 or failure cannot disable an endpoint another worker just delivered to).
 // The API's retry, recover and replay take a new token too when they make a delivery due again, so an attempt in
 // flight then cannot record its outcome over the partner's "queued" answer.
+// What holds a worker is kept apart from the delivery's state (webhook_attempts_in_flight, migration 0034): the claim
+// writes a row per attempt and the attempt's end removes it, whatever the API did to the delivery meanwhile (retry,
+// recover, replay, a disable or a deletion). The caps count those rows, and a delivery with one is not claimed
+// again, so a retry of a delivery in flight waits for that attempt instead of adding a second one beside it.
 import type postgres from "postgres";
 
 type Sql = postgres.Sql;
@@ -52,9 +56,21 @@ export interface RecordResult {
   disabled: "gone" | "failing" | null;
 }
 
-const scoped = (sql: Sql, partners: PartnerScope) =>
-  partners ? sql`AND d.partner_id = ANY(${partners as string[]}::uuid[])` : sql``;
+/** Only these partners' rows of the table aliased `alias` (tests share the database). */
+const scoped = (sql: Sql, partners: PartnerScope, alias: string) =>
+  partners ? sql`AND ${sql.unsafe(alias)}.partner_id = ANY(${partners as string[]}::uuid[])` : sql``;
 const millis = (sql: Sql | postgres.TransactionSql, ms: number) => sql`(${ms}::bigint * interval '1 millisecond')`;
+/** The claim's attempt ended: it no longer counts toward the caps (migration 0034). */
+const attemptEnded = (sql: Sql | postgres.TransactionSql, claim: ClaimedDelivery) =>
+  sql`DELETE FROM webhook_attempts_in_flight WHERE delivery_id = ${claim.id}::uuid AND claim_token = ${claim.claimToken}`;
+
+/**
+ * Whose deliveries a claim takes: endpoints without lead data ("records") or with it ("leads"). Each audience has
+ * its own caps per partner and its own worker slots, so an attempt to a lead endpoint never takes capacity an
+ * attempt a key without lead tracking can observe would need (docs/webhooks.md "Fair delivery").
+ */
+export type Audience = "records" | "leads";
+export const AUDIENCES: readonly Audience[] = ["records", "leads"];
 
 /** Attempts in flight at once, across instances, per endpoint and per partner (WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_PARTNER_CONCURRENCY). */
 export const DEFAULT_FAIR_SHARE = { endpointConcurrency: 4, partnerConcurrency: 8 } as const;
@@ -97,28 +113,43 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
      * endpoint's oldest due delivery before any endpoint's second, the least recently served partner and endpoint
      * first. Each endpoint is read through its own index range (oldest due first), never the whole queue.
      */
-    async claimDue(limit: number, leaseMs: number, partners: PartnerScope): Promise<ClaimedDelivery[]> {
+    async claimDue(
+      limit: number,
+      leaseMs: number,
+      partners: PartnerScope,
+      audience: Audience = "records",
+    ): Promise<ClaimedDelivery[]> {
       if (limit <= 0) return [];
+      const leads = audience === "leads";
       const rows = await sql`
         WITH flight AS (
-          SELECT d.endpoint_id, count(*)::int AS n FROM webhook_deliveries d
-          WHERE d.status = 'pending' AND d.claimed_at IS NOT NULL AND d.next_attempt_at > now() ${scoped(sql, partners)}
-          GROUP BY d.endpoint_id
+          SELECT f.endpoint_id, f.partner_id, f.lead_data, count(*)::int AS n FROM webhook_attempts_in_flight f
+          WHERE f.held_until > now() ${scoped(sql, partners, "f")}
+          GROUP BY f.endpoint_id, f.partner_id, f.lead_data
+        ), endpoint_flight AS (
+          -- Every attempt to the endpoint, also one claimed before it began to carry lead data.
+          SELECT endpoint_id, sum(n)::int AS n FROM flight GROUP BY endpoint_id
+        ), partner_flight AS (
+          -- The partner's attempts of this audience only: the other audience's never take its share.
+          SELECT partner_id, sum(n)::int AS n FROM flight WHERE lead_data = ${leads} GROUP BY partner_id
         ), endpoints AS (
-          SELECT e.id, e.partner_id, COALESCE(f.n, 0) AS busy,
-                 (sum(COALESCE(f.n, 0)) OVER (PARTITION BY e.partner_id))::int AS partner_busy,
+          SELECT e.id, e.partner_id, COALESCE(f.n, 0) AS busy, COALESCE(pf.n, 0) AS partner_busy,
                  t.served_at, max(t.served_at) OVER (PARTITION BY e.partner_id) AS partner_served_at
           FROM webhook_endpoints e
-          LEFT JOIN flight f ON f.endpoint_id = e.id
+          LEFT JOIN endpoint_flight f ON f.endpoint_id = e.id
+          LEFT JOIN partner_flight pf ON pf.partner_id = e.partner_id
           LEFT JOIN webhook_endpoint_turns t ON t.endpoint_id = e.id
-          ${partners ? sql`WHERE e.partner_id = ANY(${partners as string[]}::uuid[])` : sql``}
+          WHERE e.carries_lead_data = ${leads}
+            ${scoped(sql, partners, "e")}
         ), candidates AS (
           SELECT c.id, x.partner_id, x.partner_busy, x.served_at, x.partner_served_at, c.turn, c.next_attempt_at
           FROM endpoints x CROSS JOIN LATERAL (
             -- The index's order alone (no tie-breaker): a backlog due at one instant is not sorted on each claim.
+            -- A delivery whose attempt still holds a worker (a partner's retry made it due again) waits for it.
             SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at) AS turn
             FROM webhook_deliveries d
             WHERE d.endpoint_id = x.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM webhook_attempts_in_flight h WHERE h.delivery_id = d.id AND h.held_until > now())
             ORDER BY d.next_attempt_at
             LIMIT GREATEST(${opts.endpointConcurrency}::int - x.busy, 0)
           ) c
@@ -133,10 +164,15 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
           ORDER BY r.turn, r.partner_served_at NULLS FIRST, r.served_at NULLS FIRST, r.next_attempt_at, r.id
           LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED
         ), claimed AS (
+          -- claimed_at: what the previous release counts as in flight (a rolling upgrade); this one reads the
+          -- attempts table below.
           UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, claim_token = d.claim_token + 1,
             next_attempt_at = now() + ${millis(sql, leaseMs)}, claimed_at = now()
           FROM due WHERE d.id = due.id
           RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start, d.claim_token
+        ), held AS (
+          INSERT INTO webhook_attempts_in_flight (delivery_id, claim_token, endpoint_id, partner_id, lead_data, held_until)
+          SELECT id, claim_token, endpoint_id, partner_id, ${leads}, now() + ${millis(sql, leaseMs)} FROM claimed
         ), served AS (
           INSERT INTO webhook_endpoint_turns (endpoint_id, served_at)
           SELECT DISTINCT endpoint_id, now() FROM claimed ORDER BY endpoint_id
@@ -161,6 +197,13 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
       }));
     },
 
+    /** Attempts whose worker died (their lease ran out a minute ago or more): they hold nothing any more. */
+    async forgetExpiredAttempts(): Promise<number> {
+      const rows = await sql`
+        DELETE FROM webhook_attempts_in_flight WHERE held_until < now() - interval '1 minute' RETURNING 1`;
+      return rows.length;
+    },
+
     /**
      * Gives the claim back without spending its attempt (a failure of ours: nothing was sent): still pending, due
      * after delayMs, the attempt the claim counted taken back, the endpoint's health untouched. False when the
@@ -168,6 +211,7 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
      */
     async postpone(claim: ClaimedDelivery, reason: string, delayMs: number): Promise<boolean> {
       const rows = await sql`
+        WITH ended AS (${attemptEnded(sql, claim)})
         UPDATE webhook_deliveries SET attempt_count = attempt_count - 1, next_attempt_at = now() + ${millis(sql, delayMs)}, last_error = ${reason},
           claimed_at = NULL
         WHERE id = ${claim.id}::uuid AND claim_token = ${claim.claimToken} AND status = 'pending'
@@ -185,6 +229,8 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
       decision: RecordedDecision,
     ): Promise<RecordResult> {
       return sql.begin(async (tx) => {
+        // The attempt no longer holds a worker, whether its outcome is applied or not.
+        await attemptEnded(tx, claim);
         const status = decision.status === "endpoint-disabled" ? "failed" : decision.status;
         const error = decision.status === "endpoint-disabled" ? "endpoint disabled" : (attempt?.error ?? null);
         const [updated] = await tx`

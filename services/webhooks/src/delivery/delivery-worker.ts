@@ -1,4 +1,5 @@
-// Sends due deliveries, up to `concurrency` at once: claims them, signs and POSTs each, records the outcome.
+// Sends due deliveries, up to `concurrency` at once per audience (endpoints with lead data, the others: each its own
+// slots and claim loop): claims them, signs and POSTs each, records the outcome.
 // New deliveries are sent at once (the fan-out wakes the loop); retries when their time comes (polled).
 // Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
 // (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
@@ -13,7 +14,13 @@ import {
 } from "@pss/service-kit";
 import type { AttemptOutcome } from "./outcome.ts";
 import { decide, isDatabaseOutage, SecretUnreadable } from "./outcome.ts";
-import type { ClaimedDelivery, DeliveryRepository, PartnerScope } from "./delivery-repository.ts";
+import {
+  AUDIENCES,
+  type Audience,
+  type ClaimedDelivery,
+  type DeliveryRepository,
+  type PartnerScope,
+} from "./delivery-repository.ts";
 import type { Sender } from "./sender.ts";
 import { signedHeaders } from "./signing.ts";
 
@@ -22,6 +29,7 @@ export interface DeliveryWorkerDeps {
   sender: Sender;
   secrets: SecretBox;
   logger: Logger;
+  /** Attempts in flight at once in this instance, for each audience (delivery-repository.ts, Audience). */
   concurrency: number;
   pollMs: number;
   /** How long a claim holds: the attempt's timeout plus a margin for recording it. */
@@ -36,6 +44,9 @@ export interface DeliveryWorkerDeps {
   outageBackoff?: OutageBackoff;
 }
 
+/** How often a worker removes the in-flight rows of attempts whose worker died (they no longer count anyway). */
+const FORGET_EXPIRED_EVERY_MS = 60_000;
+
 export interface DeliveryWorker {
   start(): void;
   /** Stops claiming, lets the attempts in flight finish and be recorded. */
@@ -47,7 +58,6 @@ export interface DeliveryWorker {
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const log = deps.logger.child({ component: "delivery-worker" });
-  const inflight = new Set<Promise<void>>();
   /** Unreadable secrets in a row: how long the next delivery we cannot sign waits. */
   let configurationFailures = 0;
   // Every wait for PostgreSQL in flight ends at stop().
@@ -68,7 +78,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       logger: l,
       metrics: outageMetrics,
       backoff: deps.outageBackoff,
-      isStopping: () => !job.isRunning(),
+      isStopping: () => !isRunning(),
       sleep: outageSleeps.sleep,
     });
 
@@ -156,57 +166,78 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return { outcome, seconds: result.latencyMs / 1000 };
   }
 
-  function launch(claim: ClaimedDelivery) {
-    const run = attempt(claim)
-      .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
-      .catch((err) =>
-        log.warn(
-          err instanceof OutageWaitAbandoned
-            ? "stopping while PostgreSQL is down; the claim expires and the delivery is sent again"
-            : "recording a delivery attempt failed; its claim expires and it is sent again",
-          {
-            deliveryId: claim.id,
-            err: (err as Error).message,
-          },
-        ),
-      )
-      .finally(() => {
-        inflight.delete(run);
-        // A slot is free: more may be due.
-        job.wake();
-      });
-    inflight.add(run);
+  /**
+   * One audience's slots and claim loop (delivery-repository.ts, Audience): endpoints with lead data and the others
+   * each have `concurrency` slots of their own, so an attempt of one audience never waits for a slot the other holds.
+   */
+  function createLane(audience: Audience) {
+    const inflight = new Set<Promise<void>>();
+
+    function launch(claim: ClaimedDelivery) {
+      const run = attempt(claim)
+        .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
+        .catch((err) =>
+          log.warn(
+            err instanceof OutageWaitAbandoned
+              ? "stopping while PostgreSQL is down; the claim expires and the delivery is sent again"
+              : "recording a delivery attempt failed; its claim expires and it is sent again",
+            {
+              deliveryId: claim.id,
+              err: (err as Error).message,
+            },
+          ),
+        )
+        .finally(() => {
+          inflight.delete(run);
+          // A slot is free: more may be due.
+          job.wake();
+        });
+      inflight.add(run);
+    }
+
+    /** Claims as many due deliveries as there are free slots; true when all were filled (more may be due). */
+    async function claimRound(ctx: TickContext): Promise<boolean> {
+      const free = deps.concurrency - inflight.size;
+      if (free <= 0 || waitingForDatabase() > 0) return false;
+      if (audience === "records" && Date.now() - lastForgotten > FORGET_EXPIRED_EVERY_MS) {
+        lastForgotten = Date.now();
+        await deps.repository.forgetExpiredAttempts();
+      }
+      const claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners(), audience);
+      // Claimed while stopping: their leases expire and another worker sends them.
+      if (ctx.isStopping()) return false;
+      for (const claim of claimed) launch(claim);
+      return claimed.length === free;
+    }
+
+    // Waits for the poll, a wake-up (new deliveries, a free slot) or, after a full round, goes on at once.
+    const job = createPeriodicJob({
+      name: `delivery worker (${audience})`,
+      logger: log,
+      intervalMs: deps.pollMs,
+      failureMessage: "claiming due deliveries failed; retrying",
+      tick: claimRound,
+    });
+    return { job, inflight };
   }
 
-  /** Claims as many due deliveries as there are free slots; true when all were filled (more may be due). */
-  async function claimRound(ctx: TickContext): Promise<boolean> {
-    const free = deps.concurrency - inflight.size;
-    if (free <= 0 || waitingForDatabase() > 0) return false;
-    const claimed = await deps.repository.claimDue(free, deps.leaseMs, deps.partners());
-    // Claimed while stopping: their leases expire and another worker sends them.
-    if (ctx.isStopping()) return false;
-    for (const claim of claimed) launch(claim);
-    return claimed.length === free;
-  }
-
-  // Waits for the poll, a wake-up (new deliveries, a free slot) or, after a full round, goes on at once.
-  const job = createPeriodicJob({
-    name: "delivery worker",
-    logger: log,
-    intervalMs: deps.pollMs,
-    failureMessage: "claiming due deliveries failed; retrying",
-    tick: claimRound,
-  });
+  let lastForgotten = 0;
+  const lanes = AUDIENCES.map(createLane);
+  const isRunning = () => lanes.some((l) => l.job.isRunning());
 
   return {
-    start: () => job.start(),
+    start: () => {
+      for (const lane of lanes) lane.job.start();
+    },
     async stop() {
-      const stopped = job.stop();
+      const stopped = Promise.all(lanes.map((l) => l.job.stop()));
       outageSleeps.wakeAll();
       await stopped;
-      await Promise.allSettled([...inflight]);
+      await Promise.allSettled(lanes.flatMap((l) => [...l.inflight]));
     },
-    wake: () => job.wake(),
-    inFlight: () => inflight.size,
+    wake: () => {
+      for (const lane of lanes) lane.job.wake();
+    },
+    inFlight: () => lanes.reduce((n, l) => n + l.inflight.size, 0),
   };
 }

@@ -10,7 +10,8 @@
 //
 // A broker event concerns every listing of the broker (its phone is in the report): tens of thousands for a big
 // broker. The handler only records the broker (report_recompute_brokers, migration 0032; one row whatever the
-// count) and a background pass works through its listings in pages keyed by listing ID, each page one short
+// count) and a background pass works through its listings in pages keyed by listing ID (an event during a pass does
+// not restart it: one more pass follows it), each page one short
 // transaction that locks only the page's rows it can take at once (SKIP LOCKED: it never queues behind a
 // partner's PUT; the page stops at a row a writer holds, which is then recomputed on its own). So the consumer is
 // never stalled by one broker, and a PUT waits at most for one page.
@@ -151,11 +152,13 @@ export function createReportTracker(deps: ReportTrackerDeps) {
 
   /** Records that every listing of the broker is to be recomputed: one row, whatever their number. */
   async function requestBrokerPass(brokerId: string): Promise<void> {
-    // From the first listing again when a pass is under way: this event's change concerns the listings done too.
+    // A pass under way goes on (restarting it would let a broker changed often starve its later listings) and then
+    // runs once more from the first listing: this event's change concerns the listings done too. Events meanwhile
+    // coalesce into that one further pass (migration 0036).
     await deps.sql`
       INSERT INTO report_recompute_brokers (broker_id)
       SELECT id FROM brokers WHERE id = ${brokerId}::bigint
-      ON CONFLICT (broker_id) DO UPDATE SET after_listing_id = 0, requested_at = clock_timestamp()`;
+      ON CONFLICT (broker_id) DO UPDATE SET again = true, requested_at = clock_timestamp()`;
     pass.wake();
   }
 
@@ -171,8 +174,8 @@ export function createReportTracker(deps: ReportTrackerDeps) {
     const partners = deps.onlyPartners ? [...deps.onlyPartners] : null;
     let held: { brokerId: string; listingId: string; requestedAt: string } | null = null;
     const found = await deps.sql.begin(async (tx) => {
-      const [job] = await tx<{ broker_id: string; after_listing_id: string; requested_at: string }[]>`
-        SELECT r.broker_id::text AS broker_id, r.after_listing_id::text AS after_listing_id, r.requested_at::text AS requested_at
+      const [job] = await tx<{ broker_id: string; after_listing_id: string; requested_at: string; again: boolean }[]>`
+        SELECT r.broker_id::text AS broker_id, r.after_listing_id::text AS after_listing_id, r.requested_at::text AS requested_at, r.again
         FROM report_recompute_brokers r
         ${partners ? tx`JOIN brokers b ON b.id = r.broker_id WHERE b.partner_id = ANY(${partners}::uuid[])` : tx``}
         ORDER BY r.requested_at LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
@@ -196,7 +199,11 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         await tx`
           UPDATE report_recompute_brokers SET after_listing_id = ${held.listingId}::bigint - 1 WHERE broker_id = ${job.broker_id}::bigint`;
       } else if (page.length < pageSize) {
-        await tx`DELETE FROM report_recompute_brokers WHERE broker_id = ${job.broker_id}::bigint`;
+        // The broker's last listing: done, unless an event came during the pass (then once more from the first).
+        if (job.again)
+          await tx`
+            UPDATE report_recompute_brokers SET after_listing_id = 0, again = false WHERE broker_id = ${job.broker_id}::bigint`;
+        else await tx`DELETE FROM report_recompute_brokers WHERE broker_id = ${job.broker_id}::bigint`;
       } else {
         await tx`
           UPDATE report_recompute_brokers SET after_listing_id = ${page.at(-1)!}::bigint WHERE broker_id = ${job.broker_id}::bigint`;

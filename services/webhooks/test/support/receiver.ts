@@ -12,6 +12,8 @@ export interface ReceivedRequest {
   status: number;
   /** The request's 1-based number among those to its path. */
   nth: number;
+  /** When its answer was sent (undefined while it is held). */
+  answeredAt?: number;
 }
 
 export interface Reply {
@@ -64,6 +66,7 @@ export function startReceiver(): Receiver {
         held++;
         await Bun.sleep(reply.delayMs).finally(() => held--);
       }
+      request.answeredAt = Date.now();
       return new Response(reply.status === 204 ? null : "{}", { status: reply.status, headers: reply.headers });
     },
   });
@@ -77,6 +80,20 @@ export function startReceiver(): Receiver {
     holding: () => held,
     stop: () => void server.stop(true),
   };
+}
+
+/** The most requests of `requests` the receiver held at once (from arrival to answer; unanswered ones till now). */
+export function mostAtOnce(requests: readonly ReceivedRequest[]): number {
+  const edges = requests.flatMap((r) => [
+    { at: r.receivedAt, d: 1 },
+    { at: r.answeredAt ?? Date.now(), d: -1 },
+  ]);
+  // An answer and an arrival at the same millisecond: the answer first (the slot was free again).
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let now = 0;
+  let most = 0;
+  for (const e of edges) most = Math.max(most, (now += e.d));
+  return most;
 }
 
 /**

@@ -41,7 +41,7 @@ spec:
     spec:
       automountServiceAccountToken: false
       enableServiceLinks: false
-      serviceAccountName: {{ include "pss.fullname" $root }}
+      serviceAccountName: {{ include "pss.serviceAccountName" $root }}
       terminationGracePeriodSeconds: 30
       securityContext:
         seccompProfile: { type: RuntimeDefault }
