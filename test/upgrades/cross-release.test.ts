@@ -493,7 +493,8 @@ test(`rolling upgrade from ${PREVIOUS}: its services run on the new schema, then
   });
   // 5. Nothing lost, read through the new release.
   await verify("current", PREVIOUS);
-}, 180_000);
+  // Bounds with room for the other test files sharing the cores: 12 service processes start and stop here.
+}, 300_000);
 
 test(`rolling back to ${PREVIOUS} (its services, the schema left as it is) under steady writes: no failed request, and everything the new release took is there`, async () => {
   if (!running.some((r) => r.kind === "api" && r.release === "current"))
@@ -505,4 +506,4 @@ test(`rolling back to ${PREVIOUS} (its services, the schema left as it is) under
     await Bun.sleep(2000);
   });
   await verify(PREVIOUS, "current");
-}, 120_000);
+}, 300_000);
