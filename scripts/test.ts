@@ -87,13 +87,13 @@ function report(line: OutputLine): void {
   }
 }
 
-/** Adds a run's counts; a run that ended badly without a failed test (it crashed, hung, or an error outside any
- * test) counts as one failure, its own output (reported already) the failure's detail. */
-function count(run: BunTestRun, what: string): void {
+/** Adds a run's counts. A test file's run that ended badly without a failed test (it crashed, hung, or an error
+ * outside any test) counts as one failure, its own output (reported already) the failure's detail. */
+function count(run: BunTestRun, what: string, opts: { file: boolean }): void {
   totals.passed += run.passed;
   totals.failed += run.failed;
   totals.skipped += run.skipped;
-  if (run.code !== 0 && run.failed === 0) {
+  if (opts.file && run.code !== 0 && run.failed === 0) {
     const why = run.timedOut
       ? `killed after ${Math.round(run.seconds / 60)} min, its limit`
       : `exited with code ${run.code}${run.errors ? ` (${run.errors} error${run.errors > 1 ? "s" : ""} outside any test)` : ""}`;
@@ -120,7 +120,7 @@ async function bunTest(testArgs: string[], env: Record<string, string | undefine
     limitMs,
     onLine: report,
   });
-  count(run, `bun test ${testArgs.join(" ")}`);
+  count(run, `bun test ${testArgs.join(" ")}`, { file: false });
   // A run of its own that passed nothing (every test skipped, or none found) fails the run, as it always did.
   if (totals.code === 0 && run.passed === 0) totals.code = 1;
 }
@@ -170,7 +170,7 @@ async function mainPart(env: Record<string, string | undefined>, ignored: string
       // Alone: its output as it comes, on the run's own database (a fault test's outage is nobody else's).
       concurrentSeconds ||= (Date.now() - t0) / 1000;
       const run = await bunTestFile(file, env, report, { alone: true });
-      count(run, file);
+      count(run, file, { file: true });
       took[file] = run.seconds;
       return;
     }
@@ -179,7 +179,7 @@ async function mainPart(env: Record<string, string | undefined>, ignored: string
       alone: false,
     });
     for (const line of lines) report(line);
-    count(run, file);
+    count(run, file, { file: true });
     took[file] = run.seconds;
   });
   concurrentSeconds ||= (Date.now() - t0) / 1000;
