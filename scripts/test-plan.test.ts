@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { aloneReason, discoverTestFiles, planTests, testLanes } from "./test-plan.ts";
+import { aloneReason, discoverTestFiles, forbiddenSkip, planTests, testLanes } from "./test-plan.ts";
 
 const root = join(import.meta.dir, "..");
 
@@ -71,4 +71,13 @@ test("lanes: PSS_TEST_LANES when it is a positive whole number, else one more th
   expect(testLanes({ PSS_TEST_LANES: "1" })).toBe(1);
   const byCores = Math.max(2, Math.min(8, navigator.hardwareConcurrency + 1));
   for (const value of [undefined, "0", "-2", "two", "1.5"]) expect(testLanes({ PSS_TEST_LANES: value })).toBe(byCores);
+});
+
+test("in CI a skipped upgrade test fails the run; elsewhere, or another file's skip, does not", () => {
+  expect(forbiddenSkip("test/upgrades/cross-release.test.ts", 2, { CI: "true" })).toBe(
+    "2 skipped, and in CI (CI=true) these tests must run",
+  );
+  expect(forbiddenSkip("test/upgrades/cross-release.test.ts", 0, { CI: "true" })).toBeNull();
+  expect(forbiddenSkip("test/upgrades/cross-release.test.ts", 2, {})).toBeNull();
+  expect(forbiddenSkip("test/kubernetes/chart-cluster.test.ts", 4, { CI: "true" })).toBeNull();
 });

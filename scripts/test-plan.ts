@@ -68,3 +68,12 @@ export function testLanes(env: Record<string, string | undefined>): number {
   if (Number.isInteger(wanted) && wanted >= 1) return wanted;
   return Math.max(2, Math.min(8, navigator.hardwareConcurrency + 1));
 }
+
+/** Test files that must not skip anything in CI: the upgrade tests (a skip would let a release break upgrades). */
+export const MUST_RUN_IN_CI = ["test/upgrades/"];
+
+/** Why a file's skipped tests fail the run (CI=true, a file that must run), or null. */
+export function forbiddenSkip(file: string, skipped: number, env: Record<string, string | undefined>): string | null {
+  if (env.CI !== "true" || skipped === 0 || !MUST_RUN_IN_CI.some((dir) => file.startsWith(dir))) return null;
+  return `${skipped} skipped, and in CI (CI=true) these tests must run`;
+}

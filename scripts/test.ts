@@ -28,14 +28,12 @@ import { quoteForeignClosingLines } from "./closing-lines.ts";
 import { createFailureCollector } from "./failure-report.ts";
 import { lintStep } from "./lint-step.ts";
 import { ensureLaneDatabases, runPlan } from "./test-lanes.ts";
-import { discoverTestFiles, planTests, testLanes } from "./test-plan.ts";
+import { discoverTestFiles, forbiddenSkip, planTests, testLanes } from "./test-plan.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
 /** A test file running longer than this is killed and counts as failed (the longest take a few minutes). */
 const FILE_LIMIT_MS = 20 * 60_000;
-/** Test files that must not skip anything in CI. */
-const MUST_RUN_IN_CI = ["test/upgrades/"];
 const containerPart = process.env.PSS_CONTAINERS === "1" || (args.length === 0 && process.env.PSS_CONTAINERS !== "0");
 
 const lint = process.env.PSS_LINT === "0" ? { ok: true } : await lintStep();
@@ -101,12 +99,9 @@ function count(run: BunTestRun, what: string, opts: { file: boolean }): void {
     totals.failed += 1;
   }
   if (totals.code === 0 && run.code !== 0) totals.code = run.code;
-  // In CI the upgrade tests must run: a skip there would let a release break upgrades unnoticed.
-  if (process.env.CI === "true" && MUST_RUN_IN_CI.some((dir) => what.startsWith(dir)) && run.skipped > 0) {
-    report({
-      stream: "stderr",
-      line: `(fail) ${what}: ${run.skipped} skipped, and in CI (CI=true) these tests must run`,
-    });
+  const skippedWrongly = opts.file ? forbiddenSkip(what, run.skipped, process.env) : null;
+  if (skippedWrongly) {
+    report({ stream: "stderr", line: `(fail) ${what}: ${skippedWrongly}` });
     totals.failed += 1;
     if (totals.code === 0) totals.code = 1;
   }
