@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import postgres from "postgres";
 import { testUrls } from "../test/support/env.ts";
-import { ensureLaneDatabases, laneDatabaseUrl, runPlan } from "./test-lanes.ts";
+import { ensureLaneDatabases, laneDatabaseUrl, laneSequenceFloor, runPlan } from "./test-lanes.ts";
 
 test("lane 1 uses the run's own database, the others one named after it", () => {
   const base = "postgres://pss:pss@127.0.0.1:55432/pss_dev?sslmode=disable";
@@ -42,18 +42,44 @@ test("at most width files at once; the alone ones after all others, one at a tim
   expect(events.slice(firstAlone)).toEqual(["start a1", "end a1", "start a2", "end a2"]);
 });
 
-test("the lanes' databases are made when missing and kept for the next run", async () => {
-  const base = testUrls().DATABASE_URL;
-  const urls = await ensureLaneDatabases(base, 3);
-  expect(urls).toEqual([base, laneDatabaseUrl(base, 2), laneDatabaseUrl(base, 3)]);
-  expect(await ensureLaneDatabases(base, 3)).toEqual(urls);
-  for (const url of urls) {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const [row] = await sql`SELECT current_database() AS name`;
-      expect(`/${row!.name}`).toBe(decodeURIComponent(new URL(url).pathname));
-    } finally {
-      await sql.end();
-    }
-  }
+test("lane n numbers its rows from its own range, within each sequence's type; lane 1 as it is", () => {
+  expect(laneSequenceFloor(1, "bigint")).toBeNull();
+  expect(laneSequenceFloor(2, "bigint")).toBe(1_000_000_000_000);
+  expect(laneSequenceFloor(3, "integer")).toBe(400_000_000);
+  expect(laneSequenceFloor(8, "integer")!).toBeLessThan(2_147_483_647 - 100_000_000);
+  expect(laneSequenceFloor(8, "bigint")!).toBeLessThan(Number.MAX_SAFE_INTEGER);
+  expect(laneSequenceFloor(2, "smallint")).toBeNull();
 });
+
+test("the lanes' databases are made, migrated and given their ranges, and a second run keeps them as they are", async () => {
+  // A base database of this test's own, so the lanes it makes are its own too (dropped at the end).
+  const server = postgres(testUrls().DATABASE_URL, { max: 1, onnotice: () => {} });
+  const name = `lanes_${Math.random().toString(36).slice(2, 10)}`;
+  const base = Object.assign(new URL(testUrls().DATABASE_URL), { pathname: `/${name}` }).toString();
+  await server.unsafe(`CREATE DATABASE "${name}"`);
+  try {
+    const urls = await ensureLaneDatabases(base, 3);
+    expect(urls).toEqual([base, laneDatabaseUrl(base, 2), laneDatabaseUrl(base, 3)]);
+    const next = async (url: string, table: string) => {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const [row] =
+          await sql`SELECT current_database() AS db, nextval(pg_get_serial_sequence(${table}, 'id'))::text AS id`;
+        return { db: row!.db as string, id: Number(row!.id) };
+      } finally {
+        await sql.end();
+      }
+    };
+    const lane3 = await next(urls[2]!, "listings");
+    expect(lane3.db).toBe(`${name}_lane3`);
+    expect(lane3.id).toBe(2_000_000_000_001);
+    expect((await next(urls[1]!, "offices")).id).toBe(200_000_001);
+    // Kept, migrated and counting on where it was.
+    expect(await ensureLaneDatabases(base, 3)).toEqual(urls);
+    expect((await next(urls[2]!, "listings")).id).toBe(2_000_000_000_002);
+  } finally {
+    for (const db of [`${name}_lane3`, `${name}_lane2`, name])
+      await server.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await server.end();
+  }
+}, 120_000);

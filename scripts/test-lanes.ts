@@ -3,8 +3,24 @@
 // file may rely on while it runs (the outbox relay's lease, the whole outbox a relay-less test expects to stay
 // unpublished, the change feed's sequencer); Kafka, OpenSearch, Redis and S3 are shared as between engineers'
 // runs, by unique names (docs/testing.md, "Staying isolated on shared servers").
+//
+// The lanes' databases number their rows in ranges of their own: events on the shared topics name records by
+// these numbers (a listing's ID is its message key), and a consumer that reads every partner's events (a service
+// process a test starts, an indexer without a partner filter) looks the number up in its own database. With the
+// same numbers in two databases it would take another lane's event for one of its own records and index, delete
+// or repair the wrong one; with ranges apart it finds nothing and leaves it.
 import postgres from "postgres";
+import { migrate } from "@pss/database";
 import type { TestPlan } from "./test-plan.ts";
+
+/** Where lane n's numbering starts, by the sequence's type: far above anything a test run makes, within the type. */
+export function laneSequenceFloor(lane: number, dataType: string): number | null {
+  if (lane <= 1) return null;
+  if (dataType === "bigint") return (lane - 1) * 1_000_000_000_000;
+  // Offices and organizations (integer IDs, also in API paths up to 2147483647): 8 lanes fit.
+  if (dataType === "integer") return (lane - 1) * 200_000_000;
+  return null;
+}
 
 /** Lane 1 uses the database of the URL itself; lane n > 1 `<database>_lane<n>`, made when missing. */
 export function laneDatabaseUrl(baseUrl: string, lane: number): string {
@@ -14,22 +30,42 @@ export function laneDatabaseUrl(baseUrl: string, lane: number): string {
   return url.toString();
 }
 
-/** Creates the lanes' databases that do not exist yet (the preload migrates each before its first file). */
+/**
+ * The lanes' databases: made when missing, migrated, and each lane's sequences raised to its range
+ * (laneSequenceFloor; never lowered, so a database kept from an earlier run keeps counting where it was).
+ */
 export async function ensureLaneDatabases(baseUrl: string, width: number): Promise<string[]> {
   const urls = Array.from({ length: width }, (_, i) => laneDatabaseUrl(baseUrl, i + 1));
-  const sql = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  const server = postgres(baseUrl, { max: 1, onnotice: () => {} });
   try {
     for (const url of urls.slice(1)) {
       const name = decodeURIComponent(new URL(url).pathname.slice(1));
-      const [exists] = await sql`SELECT 1 FROM pg_database WHERE datname = ${name}`;
+      const [exists] = await server`SELECT 1 FROM pg_database WHERE datname = ${name}`;
       if (exists) continue;
       // Another run on the same server may make it at the same moment: that is as good.
-      await sql.unsafe(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch((err: { code?: string }) => {
+      await server.unsafe(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch((err: { code?: string }) => {
         if (err.code !== "42P04" && err.code !== "23505") throw err;
       });
     }
   } finally {
-    await sql.end();
+    await server.end();
+  }
+  for (const [i, url] of urls.entries()) {
+    if (i === 0) continue;
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await migrate(sql);
+      const sequences = await sql<{ name: string; type: string; last: string | null }[]>`
+        SELECT format('%I.%I', schemaname, sequencename) AS name, data_type::text AS type, last_value::text AS last
+        FROM pg_sequences WHERE schemaname = current_schema()`;
+      for (const s of sequences) {
+        const floor = laneSequenceFloor(i + 1, s.type);
+        if (floor !== null && (s.last === null || Number(s.last) < floor))
+          await sql`SELECT setval(${s.name}::regclass, ${floor})`;
+      }
+    } finally {
+      await sql.end();
+    }
   }
   return urls;
 }
