@@ -166,7 +166,7 @@ try {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), Bun ${Bun.version}`;
 const table = toMarkdown(rows);
-const targets = rows.some((r) => r.targetId) ? `\n\nIssue 32's targets:\n\n${targetsTable(rows)}` : "";
+const targets = rows.some((r) => r.targetId) ? `\n\nIssue 32's and 43's targets:\n\n${targetsTable(rows)}` : "";
 console.log(`\n${table}${targets}\n`);
 if (smoke) process.exit(rows.some((r) => Number.isNaN(r.figure)) ? 1 : 0);
 const stamp = started.toISOString().replace(/[:.]/g, "-");

@@ -2,14 +2,16 @@
 // foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
 // MEDIA_STORAGE=local is set, in which case no object store is started. The API and the webhooks service share a
 // WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
-// WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment.
+// WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment. Tracing: the local Zipkin
+// (infra/src/zipkin.ts) starts too and every service sends it its spans, unless PSS_ZIPKIN=0 or NODE_ENV=production
+// (then only a configured TRACING_ZIPKIN_URL is used); its UI is printed with the other addresses.
 // Logs of the services are shown interleaved behind a service prefix. A service that exits is restarted with
 // back-off (scripts/supervisor.ts) and the others keep running. Ctrl-C or SIGTERM stops the services
 // cleanly; the infrastructure keeps running (`npm run infra -- down` stops it).
 import { join } from "node:path";
 import postgres from "postgres";
 import { migrate } from "@pss/database";
-import { up } from "../infra/src/index.ts";
+import { defaultPaths, PART_NAMES, up, ZIPKIN_PORT } from "../infra/src/index.ts";
 import { RUNTIME_BUN_OPTIONS } from "../services/api/src/http/edge.ts";
 import { localWebhookKeyEnv } from "./local-webhook-key.ts";
 import { createSupervisor } from "./supervisor.ts";
@@ -25,7 +27,10 @@ const SERVICES = [
 const apiPort = Number(process.env.API_PORT ?? 8080);
 
 const root = new URL("..", import.meta.url).pathname;
-const urls = await up();
+// The trace store, on by default in development: PSS_ZIPKIN=0 leaves it out.
+const withZipkin =
+  !process.env.TRACING_ZIPKIN_URL && process.env.PSS_ZIPKIN !== "0" && process.env.NODE_ENV !== "production";
+const urls = await up(process.env, defaultPaths(), withZipkin ? PART_NAMES : undefined);
 console.error("start: infrastructure ready");
 const sql = postgres(urls.DATABASE_URL, { max: 1, onnotice: () => {} });
 const applied = await migrate(sql).finally(() => sql.end());
@@ -117,7 +122,8 @@ for (const c of services) {
 }
 if (!stopping) {
   const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
+  const traces = withZipkin ? `  traces: http://127.0.0.1:${ZIPKIN_PORT}/zipkin/` : "";
   console.error(
-    `start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}  (Ctrl-C stops)`,
+    `start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}${traces}  (Ctrl-C stops)`,
   );
 }

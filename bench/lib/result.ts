@@ -10,7 +10,7 @@ export interface Row {
   target: string;
   pass: boolean | null;
   notes?: string;
-  /** The issue 32 target this row measures (bench/lib/targets.ts): its ratio, or its figure when it has none. */
+  /** The target this row measures (bench/lib/targets.ts): its ratio, or its figure when it has none. */
   targetId?: TargetId;
   /** Which part of that target, when several rows measure it ("creates", "updates"). */
   targetPart?: string;

@@ -14,7 +14,7 @@ export async function buyerPages(ctx: BenchContext): Promise<Row[]> {
     const api = await startApiProcess({
       ...ctx.urls,
       BUYER_STATS_FLUSH_MS: counting === "on" ? "1000" : "0",
-      TRUST_PROXY: "true", // each visitor's own address (load.mjs), as behind our proxy
+      TRUST_PROXY_CIDRS: "127.0.0.0/8,::1", // each visitor's own address (load.mjs), as behind our proxy
     });
     try {
       if (listingId === null) {

@@ -115,7 +115,8 @@ export async function consumerRates(ctx: BenchContext): Promise<Row[]> {
       ...ctx.urls,
       DATABASE_POOL_SIZE: "32",
       LEAD_RATE_LIMIT_PER_ADDRESS: "0",
-      LEAD_RATE_LIMIT_PER_LISTING: "0",
+      LEAD_RATE_LIMIT_PER_LISTING_ADDRESS: "0",
+      LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: "0",
     });
     let writeRate: number;
     let leadRate: number;

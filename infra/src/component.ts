@@ -5,11 +5,16 @@ export interface InfraPaths {
   dataDir: string;
   /** Downloads shared between checkouts and runs (Maven jars). */
   cacheDir: string;
+  /**
+   * Under root: where servers that run as a user of their own (PostgreSQL, as `postgres`) keep their files, one
+   * directory per checkout, so that user reaches them whatever the checkout's permissions (postgres.ts).
+   */
+  serverUserHome?: string;
 }
 
 /** One server the runner manages. */
 export interface Component {
-  name: "postgres" | "redis" | "kafka" | "opensearch" | "s3";
+  name: "postgres" | "redis" | "kafka" | "opensearch" | "s3" | "zipkin";
   /** The URL services use, in the variable they read it from. */
   env: { name: string; value: string };
   /**

@@ -6,11 +6,24 @@ import { opensearchComponent } from "./opensearch.ts";
 import { postgresComponent } from "./postgres.ts";
 import { redisComponent } from "./redis.ts";
 import { s3Component } from "./s3.ts";
+import { kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+import type { SecuredProfile } from "./secured/profile.ts";
+import { zipkinComponent } from "./zipkin.ts";
 
 export type { Component, InfraPaths } from "./component.ts";
+export { makeCertificateAuthority } from "./secured/certificates.ts";
+export { type KafkaCluster, type KafkaNode, kafkaClusterComponent } from "./secured/kafka-cluster.ts";
+export {
+  SECURED_PORTS,
+  SECURED_USERS,
+  securedProfile,
+  type SecuredPorts,
+  type SecuredProfile,
+} from "./secured/profile.ts";
 
 export { LOCAL_S3, S3_PORT } from "./s3.ts";
-export { TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
+export { ZIPKIN_PORT } from "./zipkin.ts";
+export { ensureOpenssl, TEST_TOOLS, type TestTool, testToolBinary } from "./system-packages.ts";
 
 export const URL_VARIABLES = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "OPENSEARCH_URL", "S3_ENDPOINT"] as const;
 /** What goes with S3_ENDPOINT: taken from the local server when it is used, from the environment otherwise. */
@@ -23,7 +36,9 @@ type ServerUrl = Exclude<(typeof URL_VARIABLES)[number], "S3_ENDPOINT">;
 export type InfraUrls = Record<ServerUrl, string> &
   Partial<Record<"S3_ENDPOINT" | (typeof S3_VARIABLES)[number], string>>;
 
-export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3"] as const;
+export const PART_NAMES = ["postgres", "redis", "kafka", "opensearch", "s3", "zipkin"] as const;
+/** Parts `up` starts only when named (the trace store: `npm start` names it unless PSS_ZIPKIN=0). */
+const ON_REQUEST: readonly PartName[] = ["zipkin"];
 export type PartName = (typeof PART_NAMES)[number];
 
 export function isPartName(name: string): name is PartName {
@@ -40,26 +55,40 @@ export function defaultPaths(root = resolve(import.meta.dir, "..", "..")): Infra
   };
 }
 
-export function components(paths: InfraPaths): Component[] {
+/** The default profile's servers (Zipkin only on request), or with `secured` that profile's four (no object store). */
+export function components(paths: InfraPaths, secured?: SecuredProfile): Component[] {
+  if (secured)
+    return [
+      postgresComponent(paths, secured),
+      redisComponent(paths, secured),
+      kafkaClusterComponent(paths, secured),
+      opensearchComponent(paths, secured),
+    ];
   return [
     postgresComponent(paths),
     redisComponent(paths),
     kafkaComponent(paths),
     opensearchComponent(paths),
     s3Component(paths),
+    zipkinComponent(paths),
   ];
 }
 
 /** Whether the environment leaves a part to the runner: its URL is not set, and it is needed at all. */
-function leftToRunner(c: Component, env: Record<string, string | undefined>): boolean {
+function leftToRunner(
+  c: Component,
+  env: Record<string, string | undefined>,
+  parts: readonly PartName[] | undefined,
+): boolean {
   if (env[c.env.name]) return false;
+  if (ON_REQUEST.includes(c.name) && !parts?.includes(c.name)) return false;
   // Variants kept in a local directory need no object store.
   return !(c.name === "s3" && env.MEDIA_STORAGE === "local");
 }
 
 /** The components named by `parts`, or all of them when `parts` is empty or absent. */
-function selected(paths: InfraPaths, parts?: readonly PartName[]): Component[] {
-  const all = components(paths);
+function selected(paths: InfraPaths, parts?: readonly PartName[], secured?: SecuredProfile): Component[] {
+  const all = components(paths, secured);
   return parts && parts.length > 0 ? all.filter((c) => parts.includes(c.name)) : all;
 }
 
@@ -71,8 +100,9 @@ export async function up(
   env: Record<string, string | undefined> = process.env,
   paths = defaultPaths(),
   parts?: readonly PartName[],
+  secured?: SecuredProfile,
 ): Promise<InfraUrls> {
-  const local = selected(paths, parts).filter((c) => leftToRunner(c, env));
+  const local = selected(paths, parts, secured).filter((c) => leftToRunner(c, env, parts));
   await Promise.all(
     local.map(async (c) => {
       try {
@@ -90,12 +120,12 @@ export async function up(
     }),
   );
   const urls: Record<string, string> = {};
-  for (const c of components(paths)) {
+  for (const c of components(paths, secured)) {
     if (env[c.env.name]) {
       urls[c.env.name] = env[c.env.name]!;
       // A configured object store comes with its own bucket and credentials (whatever of them is set).
       if (c.name === "s3") for (const v of S3_VARIABLES) if (env[v]) urls[v] = env[v]!;
-    } else if (leftToRunner(c, env)) {
+    } else if (leftToRunner(c, env, parts)) {
       urls[c.env.name] = c.env.value;
       Object.assign(urls, c.companions);
     }
@@ -104,13 +134,22 @@ export async function up(
 }
 
 /** Stops the named parts (all of them when `parts` is empty or absent); the others keep running. */
-export async function down(paths = defaultPaths(), parts?: readonly PartName[]): Promise<void> {
-  await Promise.all(selected(paths, parts).map((c) => c.stop()));
+export async function down(
+  paths = defaultPaths(),
+  parts?: readonly PartName[],
+  secured?: SecuredProfile,
+): Promise<void> {
+  await Promise.all(selected(paths, parts, secured).map((c) => c.stop()));
 }
 
-export async function status(paths = defaultPaths(), parts?: readonly PartName[]) {
+export async function status(paths = defaultPaths(), parts?: readonly PartName[], secured?: SecuredProfile) {
+  const named = parts && parts.length > 0;
+  // An optional part that is not running is not reported as down unless it is named.
+  const shown = [];
+  for (const c of selected(paths, parts, secured))
+    if (named || !ON_REQUEST.includes(c.name) || (await c.running())) shown.push(c);
   return Promise.all(
-    selected(paths, parts).map(async (c) => ({
+    shown.map(async (c) => ({
       name: c.name,
       running: await c.running(),
       ready: await c.ready().catch(() => false),

@@ -26,6 +26,22 @@ export async function resolveJars(pomFile: string, cacheDir: string, name: strin
   return libDir;
 }
 
+/**
+ * A Maven artifact unpacked (an OpenSearch plugin's zip): its directory, unpacked from Maven Central on first use
+ * and cached by its coordinates.
+ */
+export async function resolveUnpacked(artifact: string, cacheDir: string, name: string): Promise<string> {
+  const hash = new Bun.CryptoHasher("sha256").update(artifact).digest("hex").slice(0, 16);
+  const dir = join(cacheDir, `${name}-${hash}`);
+  const marker = join(dir, ".complete");
+  if (existsSync(marker)) return dir;
+  mkdirSync(dir, { recursive: true });
+  console.error(`infra: resolving ${artifact} from Maven Central (first run only)`);
+  await runCommand(["mvn", "-B", "-q", "dependency:unpack", `-Dartifact=${artifact}`, `-DoutputDirectory=${dir}`]);
+  writeFileSync(marker, new Date().toISOString());
+  return dir;
+}
+
 export function javaBinary(): string {
   return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, "bin", "java") : "java";
 }

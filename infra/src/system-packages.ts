@@ -37,6 +37,12 @@ export async function postgresBinDir(): Promise<string> {
   return after;
 }
 
+/** openssl, which makes the secured profile's certificates (infra/src/secured/certificates.ts). */
+export async function ensureOpenssl(): Promise<void> {
+  if (Bun.which("openssl")) return;
+  await aptInstall(["openssl"]);
+}
+
 export async function redisServerBinary(): Promise<string> {
   if (existsSync("/usr/bin/redis-server")) return "/usr/bin/redis-server";
   await aptInstall(["redis-server"]);

@@ -40,6 +40,7 @@ type Name =
   | "smtp-sink"
   | "balancer"
   | "prometheus"
+  | "zipkin"
   | "service";
 
 interface Spec {
@@ -91,6 +92,7 @@ export async function buildImages(opts: { log: (line: string) => void }): Promis
       { name: "kafka", parent: "java", variable: "PSS_KAFKA_IMAGE", ...jars("kafka") },
       { name: "opensearch", parent: "java", variable: "PSS_OPENSEARCH_IMAGE", ...jars("opensearch") },
       { name: "s3proxy", parent: "java", variable: "PSS_S3_IMAGE", ...jars("s3proxy") },
+      { name: "zipkin", parent: "java", variable: "PSS_ZIPKIN_IMAGE", ...jars("zipkin") },
       {
         name: "smtp-sink",
         parent: "bun",

@@ -10,6 +10,7 @@ export const IMAGE_VARIABLES = [
   { name: "PSS_SMTP_IMAGE", image: "smtp-sink", official: "axllent/mailpit:v1.27" },
   { name: "PSS_BALANCER_IMAGE", image: "balancer", official: "haproxy:2.6" },
   { name: "PSS_PROMETHEUS_IMAGE", image: "prometheus", official: "prom/prometheus:v3.5.0" },
+  { name: "PSS_ZIPKIN_IMAGE", image: "zipkin", official: "openzipkin/zipkin:3.5.1" },
 ] as const;
 
 export type ImageVariable = (typeof IMAGE_VARIABLES)[number]["name"];

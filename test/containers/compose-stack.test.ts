@@ -8,7 +8,10 @@
 //    at a steady rate, loses one media and one indexer container to `docker kill` and has Redis restarted mid-load;
 //    every acknowledged write is searchable, every photo is processed, every webhook and lead delivered: 0 lost,
 //    0 duplicated.
-// 3. Each app container stops gracefully on SIGTERM within its compose stop grace period (measured), and
+// 3. With api=2, one API container killed again and again while buyers send inquiries with an Idempotency-Key and
+//    retry until answered: as many leads stored and e-mailed as 2xx answers (the balancer never sends a POST twice,
+//    a retry after a lost answer gets the first answer); a client's own X-Forwarded-For changes nothing.
+// 4. Each app container stops gracefully on SIGTERM within its compose stop grace period (measured), and
 //    `docker compose down` (volumes kept) then `up` keeps every acknowledged write.
 //
 // The photo host and the webhook receiver are this test process, reached from the containers as
@@ -429,6 +432,128 @@ it("scaled out (media=3, indexer=2, leads=2, webhooks=2, api=2), with one media 
   )) as [[string, string]];
   expect([Number(rowsTotal), Number(distinctPhotos)]).toEqual([ids.length * 2, ids.length * 2]);
 }, 900_000);
+
+it("api=2 with one API container killed again and again: every inquiry sent with an Idempotency-Key until answered is stored and e-mailed exactly once; a forged X-Forwarded-For changes nothing", async () => {
+  const p = project!;
+  expect(partner.apiKey).not.toBe(""); // the first test made the partner
+  // The scale test left api=2; run alone (-t), this test scales the API itself.
+  if ((await p.containers("api")).length < 2)
+    await p.compose(["up", "-d", "--wait", "--wait-timeout", "300", "--scale", "api=2"], 360_000);
+  expect((await p.containers("api")).length).toBe(2);
+  const email = `idempotent-${token}@broker.example`;
+  const broker = `idem-broker-${token}`;
+  expect(
+    (
+      await api(`/partner/v1/brokers/${broker}`, {
+        method: "PUT",
+        key: partner.apiKey,
+        body: JSON.stringify(sample.broker({ forwardingEmail: email })),
+      })
+    ).status,
+  ).toBe(201);
+  const put = await api(`/partner/v1/listings/idem-${token}`, {
+    method: "PUT",
+    key: partner.apiKey,
+    body: JSON.stringify(sample.listing(broker, { title: `Idempotent bakery ${token}` })),
+  });
+  expect(put.status).toBe(201);
+  const listingId = ((await put.json()) as { serviceListingId: number }).serviceListingId;
+
+  // --- a forged X-Forwarded-For through the balancer: 12 views claiming 12 addresses are one address's (3) --------
+  for (let i = 0; i < 12; i++) {
+    const res = await fetch(`http://127.0.0.1:${apiPort}/listings/${listingId}`, {
+      headers: {
+        "user-agent": `Mozilla/5.0 (X11; Linux x86_64) Firefox/128.${i}`,
+        "x-forwarded-for": `203.0.113.${i + 1}`,
+      },
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  }
+
+  // Counted before any container is killed (a killed instance loses the views it had not flushed yet).
+  const views = async () =>
+    (
+      (await (await api(`/partner/v1/listings/idem-${token}/stats`, { key: partner.apiKey })).json()) as {
+        totals: { views: number };
+      }
+    ).totals.views;
+  await until("the views to be counted", async () => (await views()) > 0, 30_000);
+  await Bun.sleep(3_000);
+  expect(await views()).toBe(3);
+
+  // --- inquiries while an API container is killed and started again, over and over --------------------------------
+  const t0 = Date.now();
+  let killing = true;
+  let kills = 0;
+  const killer = (async () => {
+    while (killing) {
+      await Bun.sleep(2_500);
+      if (!killing) break;
+      const [victim] = await p.containers("api");
+      if (!victim) continue;
+      await must(["docker", "kill", victim]);
+      kills++;
+      await Bun.sleep(1_500);
+      await must(["docker", "start", victim]);
+      await until(
+        "the killed API container to be healthy again",
+        async () =>
+          (await must(["docker", "inspect", "--format", "{{.State.Health.Status}}", victim])).trim() === "healthy",
+        90_000,
+      );
+    }
+  })();
+  let sentInquiries = 0;
+  let answered = 0;
+  let replayed = 0;
+  let attempts = 0;
+  const statuses = new Map<string, number>();
+  const sendOne = async (n: number) => {
+    const key = crypto.randomUUID();
+    for (let attempt = 1; attempt <= 40; attempt++) {
+      attempts++;
+      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/listings/${listingId}/leads`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ name: `Buyer ${n}`, email: `idem${n}@example.com`, message: `Inquiry ${n} ${token}` }),
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => null);
+      const label = String(res?.status ?? "no answer");
+      statuses.set(label, (statuses.get(label) ?? 0) + 1);
+      if (res && res.status >= 200 && res.status < 300) {
+        answered++;
+        if (res.headers.get("idempotent-replayed") === "true") replayed++;
+        return;
+      }
+      await res?.arrayBuffer().catch(() => {});
+      await Bun.sleep(300);
+    }
+    throw new Error(`inquiry ${n} was never answered 2xx`);
+  };
+  // Eight buyers at a time, until the container was killed at least three times (at most 3 minutes).
+  const deadline = Date.now() + 180_000;
+  while ((kills < 3 || sentInquiries < 40) && Date.now() < deadline)
+    await Promise.all(Array.from({ length: 8 }, () => sendOne(sentInquiries++)));
+  killing = false;
+  await killer;
+  timings.idempotentLeads = seconds(t0);
+  console.error(
+    `idempotency under kills: ${sentInquiries} inquiries, ${answered} answered 2xx (${replayed} replayed), ${attempts} attempts, ${kills} kills; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+  );
+  expect(kills).toBeGreaterThanOrEqual(3);
+  expect(answered).toBe(sentInquiries);
+
+  // --- as many leads and e-mails as 2xx answers ----------------------------------------------------------------------
+  const stored = async () => Number((await p.sql(`SELECT count(*) FROM leads WHERE listing_id = ${listingId}`))[0]![0]);
+  const mails = async () => (await sinkMessages()).filter((m) => m.To.some((t) => t.Address === email));
+  await until("every inquiry's e-mail", async () => (await mails()).length >= answered, 180_000);
+  await Bun.sleep(5_000); // late duplicates would arrive now
+  expect(await stored()).toBe(answered);
+  const sent = await mails();
+  expect(sent.length).toBe(answered);
+  expect(new Set(sent.map((m) => m.MessageID)).size).toBe(answered);
+}, 600_000);
 
 it("each app container stops on SIGTERM within its stop grace period, and docker compose down (volumes kept) loses no acknowledged write", async () => {
   const p = project!;

@@ -141,9 +141,17 @@ test("the API, the webhooks service and the admin CLI (backup) read the one WEBH
     const s = compose.services[name]!;
     expect([name, s.environment?.WEBHOOK_SECRET_KEY_FILE]).toEqual([name, "/run/pss-keys/webhook-secret-key"]);
     expect([name, s.environment?.WEBHOOK_SECRET_KEY]).toEqual([name, undefined]);
-    expect([name, s.volumes]).toEqual([name, ["webhook-key:/run/pss-keys:ro"]]);
+    expect([name, s.volumes]).toEqual([name, ["webhook-key:/run/pss-keys:ro", TLS_VOLUME]]);
     expect([name, s.depends_on?.["webhook-key"]?.condition]).toEqual([name, "service_completed_successfully"]);
   }
+});
+
+/** The TLS files of the operator's own servers, read-only in every app container (docs/operations.md). */
+const TLS_VOLUME = "${PSS_TLS_DIR:-./deploy/compose-tls}:/run/pss-tls:ro";
+
+test("every app container sees the operator's TLS files read-only at /run/pss-tls", () => {
+  for (const name of ["migrate", "api", "outbox-relay", "media", "indexer", "leads", "webhooks", "admin"])
+    expect([name, compose.services[name]?.volumes?.includes(TLS_VOLUME)]).toEqual([name, true]);
 });
 
 // `docker compose up --scale media=3 --scale indexer=2`: a replica of a scaled service must not need anything
@@ -159,7 +167,9 @@ test("the workers scale with --scale: no fixed container name, hostname or host 
     if (s.container_name) found.push(`${name}: container_name ${s.container_name}`);
     if (s.hostname) found.push(`${name}: hostname ${s.hostname}`);
     if (s.ports?.length) found.push(`${name}: publishes ${JSON.stringify(s.ports)}`);
-    if (s.volumes?.length) found.push(`${name}: volumes ${JSON.stringify(s.volumes)}`);
+    // The TLS files' directory is read-only and the same for every replica (a bind mount, not a volume of its own).
+    const own = (s.volumes ?? []).filter((v) => v !== TLS_VOLUME);
+    if (own.length) found.push(`${name}: volumes ${JSON.stringify(own)}`);
     for (const v of ["MEDIA_CONSUMER_GROUP", "INDEXER_GROUP_ID", "LEADS_GROUP_PREFIX", "HOSTNAME"])
       if (s.environment?.[v] !== undefined) found.push(`${name}: sets ${v}`);
     return found;

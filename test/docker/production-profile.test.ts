@@ -242,11 +242,44 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       expect(loadLeadsConfig({ ...productionValues, SMTP_HOST: host }).smtp?.host).toBe(host);
   });
 
+  test("the database's development password is refused however it is given: in the URL, percent-encoded, or as PGPASSWORD beside a URL without one", () => {
+    for (const env of [
+      { DATABASE_URL: "postgres://pss:%70%73%73@db.internal:5432/pss" },
+      { DATABASE_URL: "postgres://pss@db.internal:5432/pss", PGPASSWORD: "pss" },
+      { DATABASE_URL: "postgresql://app@db.internal/pss", PGPASSWORD: "postgres" },
+    ])
+      expect({ env, problems: problemsOf(() => loadIndexerConfig({ ...productionValues, ...env })) }).toEqual({
+        env,
+        problems: [expect.stringContaining(DB)],
+      });
+    // A URL's own password is the one the client uses: PGPASSWORD beside it is not read.
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss:9f2c-own-secret@db.internal:5432/pss",
+          PGPASSWORD: "pss",
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      problemsOf(() =>
+        loadIndexerConfig({
+          ...productionValues,
+          DATABASE_URL: "postgres://pss@db.internal:5432/pss",
+          PGPASSWORD: "9f2c-own-secret",
+        }),
+      ),
+    ).toEqual([]);
+  });
+
   const SWITCHES: {
     variable: string;
     value: string;
     load: (env: Env) => { productionOverrides: readonly string[] };
     says: string;
+    /** What else makes the setting a protection off (a password the plaintext connection would carry). */
+    with?: Env;
   }[] = [
     { variable: "MEDIA_ALLOWED_HOSTS", value: "10.0.0.5:80", load: loadMediaConfig, says: "private-address check" },
     {
@@ -257,14 +290,46 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     },
     { variable: "RATE_LIMIT_PER_MINUTE", value: "0", load: loadApiConfig, says: "rate limit" },
     { variable: "LEAD_RATE_LIMIT_PER_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
-    { variable: "LEAD_RATE_LIMIT_PER_LISTING", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS", value: "0", load: loadApiConfig, says: "abuse limit" },
+    { variable: "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE", value: "0", load: loadApiConfig, says: "abuse limit" },
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
+    // Trusting everyone's X-Forwarded-For: any client names its own address to the inquiry limits and views cap.
+    { variable: "TRUST_PROXY_CIDRS", value: "0.0.0.0/0", load: loadApiConfig, says: "X-Forwarded-For" },
+    { variable: "TRUST_PROXY_CIDRS", value: "::/0", load: loadApiConfig, says: "X-Forwarded-For" },
+    // Issue 40: a credential sent without TLS to another host.
+    {
+      variable: "REDIS_URL",
+      value: "redis://cache.internal:6379",
+      with: { REDIS_PASSWORD: "s3cret-redis" },
+      load: loadApiConfig,
+      says: "the Redis password in plaintext to cache.internal",
+    },
+    {
+      variable: "OPENSEARCH_URL",
+      value: "http://search.internal:9200",
+      with: { OPENSEARCH_USERNAME: "pss", OPENSEARCH_PASSWORD: "s3cret-search" },
+      load: loadIndexerConfig,
+      says: "the OpenSearch password in plaintext to search.internal",
+    },
+    {
+      variable: "KAFKA_TLS",
+      value: "false",
+      with: {
+        KAFKA_BROKERS: "kafka.internal:9092",
+        KAFKA_SASL_MECHANISM: "scram-sha-512",
+        KAFKA_SASL_USERNAME: "pss",
+        KAFKA_SASL_PASSWORD: "s3cret-kafka",
+      },
+      load: loadIndexerConfig,
+      says: "the Kafka SASL credentials (scram-sha-512) in plaintext to kafka.internal",
+    },
   ];
   for (const s of SWITCHES)
     test(`${s.variable}=${s.value} switches a protection off: refused in production, one line naming ${s.variable}_I_UNDERSTAND; accepted with it, and logged at boot`, () => {
-      const env = { ...productionValues, [s.variable]: s.value };
+      const env = { ...productionValues, ...s.with, [s.variable]: s.value };
       const problems = problemsOf(() => s.load(env));
       expect(problems).toHaveLength(1);
+      expect(problems[0]).not.toContain("s3cret");
       expect(problems[0]).toStartWith(`${s.variable}=${s.value} `);
       expect(problems[0]).toContain(s.says);
       expect(problems[0]).toContain(`${s.variable}_I_UNDERSTAND=true`);
@@ -277,7 +342,7 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
       expect(accepted.productionOverrides).toEqual([expect.stringContaining(`${s.variable}=${s.value}`)]);
       // Development takes it as before, without a word.
       expect(
-        s.load({ ...composeDefaults, NODE_ENV: "development", [s.variable]: s.value }).productionOverrides,
+        s.load({ ...composeDefaults, ...s.with, NODE_ENV: "development", [s.variable]: s.value }).productionOverrides,
       ).toEqual([]);
     });
 

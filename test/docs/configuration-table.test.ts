@@ -40,6 +40,9 @@ function variablesReadByCode(): Set<string> {
     // (service-kit config.ts, production-safety.ts).
     for (const m of text.matchAll(/\b(?:readLimit|readAllowedHosts)\(\s*r,\s*"([A-Z0-9_]+)"/g))
       names.add(m[1]!).add(`${m[1]}_I_UNDERSTAND`);
+    // Any other setting refused in production unless NAME_I_UNDERSTAND=true (production-safety.ts).
+    for (const m of text.matchAll(/\brefuseUnlessUnderstood\(\s*r,\s*"([A-Z0-9_]+)"/g))
+      names.add(`${m[1]}_I_UNDERSTAND`);
     // A secret key is read as NAME or NAME_FILE (secret-key-config.ts).
     for (const m of text.matchAll(/\b(?:readSecretKey\(\s*r|readRequiredKey\(\s*r,\s*env),\s*"([A-Z0-9_]+)"/g))
       names.add(m[1]!).add(`${m[1]}_FILE`);

@@ -41,6 +41,17 @@ test("infra status <part> reports that part only", async () => {
   expect(lines[0]).toStartWith("postgres ");
 });
 
+test("infra status --secured reports the secured profile's four parts on their own ports, without their passwords", async () => {
+  const r = await infra("status", "--secured");
+  const lines = r.stdout.trim().split("\n");
+  expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(["postgres", "redis", "kafka", "opensearch"]);
+  const secrets = JSON.parse(await Bun.file(`${root}.data/secured/secrets.json`).text()) as Record<string, string>;
+  for (const secret of Object.values(secrets)) expect(r.stdout).not.toContain(secret);
+  expect(lines[0]).toContain("postgres://pss:***@127.0.0.1:55442/pss?sslmode=verify-full");
+  expect(lines[1]).toContain("rediss://pss:***@127.0.0.1:56389");
+  expect(lines[3]).toContain("https://127.0.0.1:9270");
+});
+
 // Only meaningful when this run's servers come from the local runner (CI, our machines); against
 // testcontainers or configured servers the runner manages nothing and the case is skipped.
 const localRunnerInUse = components(defaultPaths()).every(

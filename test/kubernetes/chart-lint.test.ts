@@ -4,7 +4,8 @@
 // pass the production checklist), probes on the compose health ports, grace periods of the compose stop budgets,
 // and a locked-down security context. test/kubernetes/chart-cluster.test.ts installs it on a real cluster.
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig as apiConfig, loadRelayConfig } from "../../services/api/src/config.ts";
 import { loadConfig as indexerConfig } from "../../services/indexer/src/config.ts";
@@ -133,6 +134,23 @@ describe("the Helm chart", () => {
     const hookSecret = byKind(docs, "Secret").find((s) => s.metadata.annotations?.["helm.sh/hook"])!;
     expect(hookSecret.metadata.annotations?.["helm.sh/hook-weight"]).toBe("-10");
     expect(job.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe(hookSecret.metadata.name);
+  });
+
+  it("behind the Ingress, the API believes the forwarded address of the proxies in services.api.trustProxyCidrs (private ranges by default)", async () => {
+    // Issue 37, item 5: without it every buyer had the ingress controller's address.
+    const byDefault = containerEnv(await template(production), "api");
+    expect(byDefault.TRUST_PROXY_CIDRS).toBe("10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7");
+    const config = apiConfig(byDefault);
+    expect(config.trustedProxies.trusts("10.42.0.17")).toBe(true);
+    expect(config.trustedProxies.trusts("203.0.113.9")).toBe(false);
+    const narrowed = containerEnv(
+      await template([...production, "--set", "services.api.trustProxyCidrs=10.42.0.0/16\\,2001:db8:cd::/48"]),
+      "api",
+    );
+    expect(narrowed.TRUST_PROXY_CIDRS).toBe("10.42.0.0/16,2001:db8:cd::/48");
+    expect(apiConfig(narrowed).trustedProxies.ranges).toEqual(["10.42.0.0/16", "2001:db8:cd::/48"]);
+    const none = containerEnv(await template([...production, "--set", "services.api.trustProxyCidrs="]), "api");
+    expect(apiConfig(none).trustedProxies.ranges).toEqual([]);
   });
 
   it("the migration hook runs as a ServiceAccount of its own, itself a hook made before the hook Secret and the Job (a pre-install hook runs before the release's own ServiceAccount exists)", async () => {
@@ -551,6 +569,80 @@ describe("the Helm chart", () => {
     expect(byKind(all, "Job")[0]!.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name).toBe("db-creds");
   });
 
+  it("connects to managed servers securely: TLS files from the operator's Secrets mounted read-only, passwords only from Secrets, and every service accepts it in production", async () => {
+    const secured = [
+      "database.url=postgres://pss:db-secret@db.example.com:5432/pss?sslmode=verify-full",
+      "database.tls.existingSecret=db-tls",
+      "redis.url=rediss://cache.example.com:6380",
+      "redis.username=pss",
+      "redis.password=redis-secret",
+      "redis.tls.existingSecret=redis-tls",
+      "kafka.brokers=b-1.example.com:9096\\,b-2.example.com:9096", // --set needs the comma escaped
+      "kafka.tls.enabled=true",
+      "kafka.tls.existingSecret=kafka-tls",
+      "kafka.tls.certKey=client.crt",
+      "kafka.tls.keyKey=client.key",
+      "kafka.sasl.mechanism=scram-sha-512",
+      "kafka.sasl.username=pss",
+      "kafka.sasl.password=kafka-secret",
+      "kafka.minInsyncReplicas=2",
+      "opensearch.url=https://search.example.com",
+      "opensearch.username=pss",
+      "opensearch.password=search-secret",
+    ].flatMap((v) => ["--set", v]);
+    const docs = await template([...production, ...secured]);
+    // No password in the ConfigMap; each comes from a Secret.
+    const config = JSON.stringify(byKind(docs, "ConfigMap"));
+    for (const secret of ["redis-secret", "kafka-secret", "search-secret", "db-secret"])
+      expect([secret, config.includes(secret)]).toEqual([secret, false]);
+    const pod = deployment(docs, "indexer").spec.template.spec;
+    const env = pod.containers[0].env as { name: string; valueFrom?: { secretKeyRef: { name: string } } }[];
+    for (const name of ["REDIS_PASSWORD", "KAFKA_SASL_PASSWORD", "OPENSEARCH_PASSWORD", "DATABASE_URL"])
+      expect([name, env.find((e) => e.name === name)?.valueFrom?.secretKeyRef.name]).toEqual([
+        name,
+        expect.stringContaining("pss-partner-syndication-service"),
+      ]);
+    // Each server's TLS files: the operator's Secret, read-only at /etc/pss/tls/<server>; the database's also in the
+    // init container that waits for the schema, and in the migration Job.
+    expect(
+      pod.volumes
+        .filter((v: { secret?: unknown }) => v.secret)
+        .map((v: { name: string; secret: { secretName: string } }) => [v.name, v.secret.secretName]),
+    ).toEqual([
+      ["tls-database", "db-tls"],
+      ["tls-kafka", "kafka-tls"],
+      ["tls-redis", "redis-tls"],
+    ]);
+    for (const mount of pod.containers[0].volumeMounts.filter((m: { name: string }) => m.name.startsWith("tls-")))
+      expect(mount).toEqual({ name: mount.name, mountPath: `/etc/pss/tls/${mount.name.slice(4)}`, readOnly: true });
+    expect(pod.initContainers.at(-1).volumeMounts.map((m: { name: string }) => m.name)).toContain("tls-database");
+    const job = byKind(docs, "Job")[0]!.spec.template.spec;
+    expect(job.containers[0].env).toContainEqual({
+      name: "DATABASE_TLS_CA_FILE",
+      value: "/etc/pss/tls/database/ca.crt",
+    });
+    expect(job.volumes.map((v: { name: string }) => v.name)).toContain("tls-database");
+    // What each service reads, with the mounted files standing where the Secrets would put them.
+    const files = mkdtempSync(join(tmpdir(), "pss-chart-tls-"));
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    for (const service of SERVICES) {
+      const serviceEnv = containerEnv(docs, service);
+      for (const [name, value] of Object.entries(serviceEnv)) {
+        if (!value?.startsWith("/etc/pss/tls/")) continue;
+        const local = join(files, value.replace(/\//g, "_"));
+        writeFileSync(local, pem);
+        serviceEnv[name] = local;
+      }
+      expect(serviceEnv).toMatchObject({
+        KAFKA_TLS: "true",
+        KAFKA_SASL_MECHANISM: "scram-sha-512",
+        KAFKA_MIN_INSYNC_REPLICAS: "2",
+        KAFKA_SASL_PASSWORD: "kafka-secret",
+      });
+      expect(() => LOADERS[service](serviceEnv)).not.toThrow();
+    }
+  });
+
   it("refuses to render the production values without the servers' addresses, naming what to set", async () => {
     const r = await helm(["template", "pss", CHART]);
     expect(r.code).not.toBe(0);
@@ -604,5 +696,38 @@ describe("the Helm chart", () => {
       expect(r.err).toContain("values don't meet the specifications of the schema");
       expect(r.err).toContain(field);
     }
+  });
+
+  it("traces: off by default; to a Zipkin of the operator's, or to the release's own with its UI", async () => {
+    const off = await template(production);
+    for (const service of SERVICES) expect(containerEnv(off, service).TRACING_ZIPKIN_URL).toBeUndefined();
+    expect(byKind(off, "Deployment").some((d) => d.metadata.name.endsWith("-zipkin"))).toBe(false);
+
+    const theirs = await template([
+      ...production,
+      "--set",
+      "tracing.zipkinUrl=http://zipkin.observability:9411/api/v2/spans",
+      "--set",
+      "tracing.sampleRatio=0.1",
+    ]);
+    for (const service of SERVICES) {
+      const env = containerEnv(theirs, service);
+      expect(env).toMatchObject({
+        TRACING_ZIPKIN_URL: "http://zipkin.observability:9411/api/v2/spans",
+        TRACING_SAMPLE_RATIO: "0.1",
+      });
+      // Each service accepts it.
+      expect(() => LOADERS[service](env)).not.toThrow();
+    }
+
+    const own = await template([...production, "--set", "tracing.zipkin.enabled=true"]);
+    const zipkin = byKind(own, "Deployment").find((d) => d.metadata.name === "pss-partner-syndication-service-zipkin");
+    expect(zipkin?.spec.template.spec.containers[0].image).toBe("openzipkin/zipkin:3.5.1");
+    expect(byKind(own, "Service").some((d) => d.metadata.name === "pss-partner-syndication-service-zipkin")).toBe(true);
+    expect(containerEnv(own, "api").TRACING_ZIPKIN_URL).toBe(
+      "http://pss-partner-syndication-service-zipkin:9411/api/v2/spans",
+    );
+    const bad = await helm(["template", "pss", CHART, ...production, "--set", "tracing.sampleRatio=2"]);
+    expect(bad.code).not.toBe(0);
   });
 });

@@ -7,7 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import { defaultPaths } from "../../infra/src/index.ts";
-import { formatKafkaStorage, KAFKA_LOG4J, kafkaProperties } from "../../infra/src/kafka.ts";
+import {
+  formatKafkaStorage,
+  KAFKA_LOG4J,
+  kafkaJvmArgs,
+  kafkaProperties,
+  newKafkaClusterId,
+} from "../../infra/src/kafka.ts";
 import { cachedJars, javaBinary } from "../../infra/src/maven.ts";
 import { freePort } from "./ports.ts";
 
@@ -38,23 +44,9 @@ export async function startPrivateKafka(opts: { host: string }): Promise<Private
   const log4j = join(dir, "log4j.properties");
   writeFileSync(props, kafkaProperties({ host: opts.host, port, controllerPort, logDir }));
   writeFileSync(log4j, KAFKA_LOG4J);
-  const classpath = `${libs}/*`;
-  const java = javaBinary();
-  await formatKafkaStorage(java, classpath, log4j, props);
+  await formatKafkaStorage({ libs, log4jFile: log4j, propsFile: props, clusterId: newKafkaClusterId() });
   const proc = Bun.spawn(
-    [
-      java,
-      "-Xms256m",
-      "-Xmx384m",
-      "-XX:+UseSerialGC",
-      "-XX:TieredStopAtLevel=1",
-      "-Djava.awt.headless=true",
-      `-Dlog4j.configuration=file:${log4j}`,
-      "-cp",
-      classpath,
-      "kafka.Kafka",
-      props,
-    ],
+    [javaBinary(), ...kafkaJvmArgs({ libs, log4jFile: log4j, propsFile: props, heap: "384m", light: true })],
     { cwd: dir, stdout: "ignore", stderr: "ignore" },
   );
   const brokers = `${opts.host}:${port}`;

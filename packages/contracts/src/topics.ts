@@ -4,6 +4,8 @@ export interface TopicSpec {
   name: string;
   partitions: number;
   replicationFactor?: number;
+  /** The topic's min.insync.replicas (absent: the broker's default). */
+  minInsyncReplicas?: number;
   retentionMs?: number;
 }
 
@@ -29,6 +31,11 @@ export interface TopicSettings {
   partitions: number;
   /** Copies of each partition; 3 on a production cluster, 1 on a single broker. */
   replicationFactor: number;
+  /**
+   * Copies that must have a write before it is acknowledged (writes use acks=all): 2 with 3 replicas, so one broker
+   * may be lost without losing an acknowledged event. Absent: the broker's default.
+   */
+  minInsyncReplicas?: number;
 }
 
 export const DEFAULT_TOPIC_SETTINGS: TopicSettings = { partitions: 6, replicationFactor: 1 };
@@ -42,5 +49,6 @@ export function topicSpecs(settings: TopicSettings = DEFAULT_TOPIC_SETTINGS): To
     ...t,
     partitions: t.retentionMs === undefined ? settings.partitions : t.partitions,
     replicationFactor: settings.replicationFactor,
+    ...(settings.minInsyncReplicas !== undefined ? { minInsyncReplicas: settings.minInsyncReplicas } : {}),
   }));
 }

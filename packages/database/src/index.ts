@@ -1,1 +1,2 @@
 export * from "./migrate.ts";
+export * from "./connection-from-env.ts";

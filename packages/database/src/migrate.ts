@@ -77,13 +77,23 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
 }
 
 /**
+ * A database to connect to: the URL and postgres.js's `ssl` option, as service-kit's postgresConnection() makes them
+ * from DATABASE_URL's sslmode and DATABASE_TLS_*_FILE (the same TLS the services use).
+ */
+export interface DatabaseConnection {
+  url: string;
+  ssl?: postgres.Options<Record<string, postgres.PostgresType>>["ssl"];
+}
+
+/**
  * What both migration commands do (the image's migrate-main.ts, the local `npm run migrate`): apply pending
  * migrations to `url`, say what was applied on stderr, and close. False (after saying why) when it failed; driver
  * messages name host and database, never the password.
  */
-export async function migrateDatabase(url: string): Promise<boolean> {
+export async function migrateDatabase(target: string | DatabaseConnection): Promise<boolean> {
+  const { url, ssl } = typeof target === "string" ? { url: target, ssl: undefined } : target;
   // Unnamed statements: a one-shot command that also works through a transaction-pooling PgBouncer.
-  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
+  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {}, ...(ssl !== undefined ? { ssl } : {}) });
   try {
     const applied = await migrate(sql);
     console.error(applied.length ? `migrate: applied ${applied.join(", ")}` : "migrate: schema up to date");

@@ -1,7 +1,7 @@
 // What a Kubernetes pod waits for before it starts (deploy/helm: the migration Job's init container waits for the
 // database, each service's for the schema), as compose's depends_on does: bounded, one line of progress at a time.
 import postgres from "postgres";
-import { loadMigrations, type Migration } from "./migrate.ts";
+import { loadMigrations, type DatabaseConnection, type Migration } from "./migrate.ts";
 
 /** The versions of `migrations` the database has not applied (all of them before the first migration ran). */
 export async function pendingMigrations(
@@ -23,13 +23,20 @@ export type WaitTarget = "database" | "schema";
  * it did within `timeoutMs`. Connection errors are waited out, they are what this is for.
  */
 export async function waitForDatabase(
-  url: string,
+  database: string | DatabaseConnection,
   target: WaitTarget,
   opts: { timeoutMs: number; pollMs?: number; log?: (line: string) => void },
 ): Promise<boolean> {
   const log = opts.log ?? ((line: string) => console.error(line));
   const deadline = Date.now() + opts.timeoutMs;
-  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 5 });
+  const { url, ssl } = typeof database === "string" ? { url: database, ssl: undefined } : database;
+  const sql = postgres(url, {
+    max: 1,
+    prepare: false,
+    onnotice: () => {},
+    connect_timeout: 5,
+    ...(ssl !== undefined ? { ssl } : {}),
+  });
   let said = "";
   try {
     for (;;) {

@@ -1,15 +1,18 @@
-// The package as npm would publish it: built, packed, installed into an empty project, then used from
-// Node.js (the runtime `npx pss-sync` uses) and type-checked as a TypeScript consumer would.
+// The SDK as a release carries it: the tarball `npm run sdk:pack` builds (scripts/sdk-pack.ts), installed into an
+// empty project with `npm install ./pss-partner-sdk-<version>.tgz` as docs/sdk.md says (its dependencies from the npm
+// registry, nothing from this repository), then used from Node.js (the runtime `npx pss-sync` uses), through npx,
+// and type-checked as a TypeScript consumer would.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { packSdk } from "../../../scripts/sdk-pack.ts";
 import { startApi, sample, type ApiHarness } from "../../../services/api/test/support/harness.ts";
 import { ROOT } from "./support/api-process.ts";
 
-const SDK = join(ROOT, "packages", "sdk");
 let project: string;
 let installed: string;
+let tarball: string;
 let api: ApiHarness;
 
 async function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
@@ -31,30 +34,33 @@ async function run(cmd: string[], cwd: string, env: Record<string, string> = {})
 beforeAll(async () => {
   api = await startApi({ relay: false });
   project = mkdtempSync(join(tmpdir(), "pss-sdk-consumer-"));
-  // The publish build (tsconfig.build.json: Node ESM and declarations), then `npm pack` (prepack would build again).
-  const build = await run([process.execPath, "x", "tsc", "-p", "tsconfig.build.json"], SDK);
-  expect(build).toMatchObject({ code: 0, err: "" });
-  const pack = await run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", project], SDK);
-  expect(pack.code).toBe(0);
-  const [{ filename }] = JSON.parse(pack.out) as [{ filename: string }];
-  installed = join(project, "node_modules", "@pss", "partner-sdk");
-  mkdirSync(installed, { recursive: true });
-  expect(
-    (await run(["tar", "-xzf", join(project, filename), "-C", installed, "--strip-components=1"], project)).code,
-  ).toBe(0);
-  // Its dependencies, as an install would place them (the copies this checkout already has).
-  for (const dep of ["ajv", "openapi-fetch", "openapi-typescript-helpers"]) {
-    const from =
-      dep === "openapi-typescript-helpers"
-        ? join(realpathSync(join(SDK, "node_modules", "openapi-fetch")), "..", dep)
-        : join(SDK, "node_modules", dep);
-    symlinkSync(realpathSync(from), join(project, "node_modules", dep));
-  }
+  tarball = await packSdk(join(project, "downloads"));
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-}, 120_000);
+  // As the documentation says it, from the project's directory; no workspace, no link to this checkout.
+  const install = await run(
+    ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", `./downloads/${basename(tarball)}`],
+    project,
+  );
+  expect({ code: install.code, err: install.code === 0 ? "" : install.err }).toEqual({ code: 0, err: "" });
+  installed = join(project, "node_modules", "@pss", "partner-sdk");
+}, 180_000);
 afterAll(async () => {
   await api?.stop();
   rmSync(project, { recursive: true, force: true });
+});
+
+test("one command makes a versioned tarball, and npm installs it with its dependencies from the registry", () => {
+  const version = JSON.parse(readFileSync(join(ROOT, "packages", "sdk", "package.json"), "utf8")).version;
+  expect(basename(tarball)).toBe(`pss-partner-sdk-${version}.tgz`);
+  const consumer = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
+  expect(consumer.dependencies["@pss/partner-sdk"]).toBe(`file:downloads/${basename(tarball)}`);
+  // Real copies in the project, not links into this checkout.
+  for (const dep of ["@pss/partner-sdk", "ajv", "openapi-fetch", "openapi-typescript-helpers"]) {
+    const dir = join(project, "node_modules", dep);
+    expect([dep, lstatSync(dir).isSymbolicLink(), realpathSync(dir).startsWith(ROOT)]).toEqual([dep, false, false]);
+  }
+  const lock = JSON.parse(readFileSync(join(project, "package-lock.json"), "utf8"));
+  for (const dep of ["ajv", "openapi-fetch"]) expect(lock.packages[`node_modules/${dep}`]).toBeDefined();
 });
 
 test("the tarball holds the build, the document and the sources, and no tests", () => {
@@ -99,7 +105,7 @@ test("under Node.js the client writes to the real API and the validator and webh
   });
 });
 
-test("the pss-sync bin runs under Node.js (as npx runs it) and syncs a feed", async () => {
+test("npx -p @pss/partner-sdk pss-sync runs the installed bin under Node.js and syncs a feed", async () => {
   const partner = await api.createPartner();
   const feed = join(project, "feed.ndjson");
   writeFileSync(
@@ -111,8 +117,9 @@ test("the pss-sync bin runs under Node.js (as npx runs it) and syncs a feed", as
       .map((l) => JSON.stringify(l))
       .join("\n"),
   );
+  // As docs/sync.md runs it: npx names the package, which is installed in the project.
   const r = await run(
-    ["node", join(installed, "dist/cli/main.js"), "feed.ndjson", "--rpm", "0", "--report", "report.ndjson"],
+    ["npx", "-p", "@pss/partner-sdk", "pss-sync", "feed.ndjson", "--rpm", "0", "--report", "report.ndjson"],
     project,
     { PSS_API_URL: api.baseUrl, PSS_API_KEY: partner.apiKey },
   );

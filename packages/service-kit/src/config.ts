@@ -10,6 +10,16 @@ import {
   PRODUCTION_REPLICATION_FACTOR,
   refuseUnlessUnderstood,
 } from "./production-safety.ts";
+import {
+  readKafkaSecurity,
+  readOpenSearchSecurity,
+  readPostgresTls,
+  readRedisSecurity,
+  type KafkaSecurity,
+  type OpenSearchSecurity,
+  type PostgresTls,
+  type RedisSecurity,
+} from "./connection-security.ts";
 import { redactUrl } from "./redact.ts";
 
 export class ConfigError extends Error {
@@ -157,10 +167,14 @@ export interface PostgresConfig {
    * server connection is not on the next.
    */
   preparedStatements?: boolean;
+  /** DATABASE_URL's sslmode and the TLS files (absent: what the URL says, read by the client). */
+  tls?: PostgresTls;
 }
 export interface KafkaConfig {
   brokers: string[];
   clientId: string;
+  /** TLS and SASL (absent: plaintext, no authentication). */
+  security?: KafkaSecurity;
   /** How missing topics are created (and grown). */
   topics: TopicSettings;
   /** Consumer-group membership timing (workers). */
@@ -185,18 +199,21 @@ export const DEFAULT_CONSUMER_SETTINGS: ConsumerSettings = {
 export function heartbeatIntervalFor(sessionTimeoutMs: number): number {
   return Math.max(1000, Math.floor(sessionTimeoutMs / 10));
 }
-export interface RedisConfig {
+/** `url` without credentials when they were read; `tls` absent or null: plaintext. */
+export interface RedisConfig extends Partial<RedisSecurity> {
   url: string;
 }
-export interface OpenSearchConfig {
+export interface OpenSearchConfig extends Partial<OpenSearchSecurity> {
   url: string;
 }
 
 export function readPostgresConfig(r: EnvReader, defaultMax = 10): PostgresConfig {
-  const url = r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
-  checkDatabaseUrl(r, url);
+  const given = r.url("DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  checkDatabaseUrl(r, given);
+  const { url, tls } = readPostgresTls(r, given);
   return {
     url,
+    tls,
     maxConnections: r.int("DATABASE_POOL_SIZE", defaultMax, { min: 1, max: 200 }),
     preparedStatements: r.bool("DATABASE_PREPARED_STATEMENTS", true),
   };
@@ -207,6 +224,7 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
     min: 6_000,
     max: 1_800_000,
   });
+  const brokers = r.list("KAFKA_BROKERS");
   // Production's default is 3 copies; fewer only on purpose (production-safety.ts).
   const replicationFactor = r.int(
     "KAFKA_REPLICATION_FACTOR",
@@ -214,12 +232,26 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
     { min: 1, max: 10 },
   );
   checkReplicationFactor(r, replicationFactor);
+  // Copies that must have an event before it is acknowledged (acks=all): production's default is 2 of 3, so one
+  // broker may be lost without losing an acknowledged event; elsewhere the broker's own default.
+  const minInsync = r.optionalString("KAFKA_MIN_INSYNC_REPLICAS")
+    ? r.int("KAFKA_MIN_INSYNC_REPLICAS", undefined, { min: 1, max: 10 })
+    : isProduction(r) && replicationFactor >= PRODUCTION_REPLICATION_FACTOR
+      ? PRODUCTION_REPLICATION_FACTOR - 1
+      : undefined;
+  // A topic whose min.insync.replicas exceeds its replicas refuses every write with acks=all.
+  if (minInsync !== undefined && minInsync > replicationFactor)
+    r.problem(
+      `KAFKA_MIN_INSYNC_REPLICAS (${minInsync}) must not exceed KAFKA_REPLICATION_FACTOR (${replicationFactor}): no write could ever be acknowledged`,
+    );
   return {
-    brokers: r.list("KAFKA_BROKERS"),
+    brokers,
     clientId,
+    security: readKafkaSecurity(r, brokers),
     topics: {
       partitions: r.int("KAFKA_TOPIC_PARTITIONS", DEFAULT_TOPIC_SETTINGS.partitions, { min: 1, max: 1000 }),
       replicationFactor,
+      ...(minInsync !== undefined ? { minInsyncReplicas: minInsync } : {}),
     },
     consumer: {
       sessionTimeoutMs,
@@ -232,10 +264,10 @@ export function readKafkaConfig(r: EnvReader, clientId: string): KafkaConfig {
   };
 }
 export function readRedisConfig(r: EnvReader): RedisConfig {
-  return { url: r.url("REDIS_URL", undefined, ["redis:", "rediss:"]) };
+  return readRedisSecurity(r, r.url("REDIS_URL", undefined, ["redis:", "rediss:"]));
 }
 export function readOpenSearchConfig(r: EnvReader): OpenSearchConfig {
-  return { url: r.url("OPENSEARCH_URL") };
+  return readOpenSearchSecurity(r, r.url("OPENSEARCH_URL"));
 }
 /** OPENSEARCH_INDEX_ALIAS, an OpenSearch index name: lower case letters, digits, . _ -, not starting with a symbol. */
 export function readSearchAlias(r: EnvReader, fallback: string): string {

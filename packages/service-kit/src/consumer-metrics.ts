@@ -9,7 +9,7 @@
 //   consumer is stuck, which a figure kept inside the consumer would not show;
 // - kafka_dead_letter_messages{topic}: messages held in the group's dead-letter topic (end minus start offset
 //   per partition, summed): durable across restarts, unlike the counter.
-import type { Admin, Kafka } from "kafkajs";
+import type { Admin, Kafka } from "./kafka-client.ts";
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { Logger } from "./logger.ts";
 import { LATENCY_BUCKETS_SECONDS, type Metrics, type ScrapeSource } from "./metrics.ts";

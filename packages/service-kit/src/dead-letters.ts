@@ -4,7 +4,7 @@
 // deleted afterwards. Replaying publishes the original message again to its source topic and partition; the
 // consumers' version checks make a repeated replay harmless.
 import { randomUUID } from "node:crypto";
-import type { IHeaders, Kafka, Producer } from "kafkajs";
+import type { IHeaders, Kafka, Producer } from "./kafka-client.ts";
 
 /** The headers event-consumer.ts adds to a dead letter (the original message's own headers stay beside them). */
 export const DEAD_LETTER_HEADERS = {

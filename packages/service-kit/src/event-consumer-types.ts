@@ -1,11 +1,12 @@
 // What handlers and services see of an event consumer (event-consumer.ts): options, the per-message context and
 // the one error that means "never".
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { AnyEventEnvelope } from "@pss/contracts";
 import type { ConsumerSettings } from "./config.ts";
 import type { ConsumerMetrics } from "./consumer-metrics.ts";
 import type { Logger } from "./logger.ts";
 import type { EventTrace } from "./trace.ts";
+import type { Tracing } from "./tracing.ts";
 
 export class PermanentError extends Error {
   constructor(message: string) {
@@ -18,7 +19,10 @@ export interface MessageContext {
   topic: string;
   partition: number;
   offset: string;
-  /** The request ID and traceparent the message carries; an event produced because of this one passes them on (consequenceTrace). */
+  /**
+   * The request ID the message carries and the traceparent of its consumer span: an event or delivery produced
+   * because of this one carries them on (for a single message they are also the active context's).
+   */
   trace: EventTrace;
   /** Log every line about this record here: each carries requestId, traceparent, eventId, event type, aggregate and position. */
   log: Logger;
@@ -49,6 +53,8 @@ export interface EventConsumerOptions {
   maxBackoffMs?: number;
   /** Records outcomes, handler latency, lag and dead letters of this group (consumer-metrics.ts). */
   metrics?: ConsumerMetrics;
+  /** A consumer span per message (tracing.ts); absent: spans get IDs for the logs, nothing is recorded. */
+  tracing?: Tracing;
 }
 
 export interface EventConsumer {

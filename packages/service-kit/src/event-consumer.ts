@@ -13,10 +13,11 @@
 //   through an outage): heartbeats go on while it works, so the group never takes its partitions away for
 //   being busy. Instances of one group share the partitions; one that dies (even SIGKILL) stops
 //   heartbeating, and after the session timeout its partitions, with their uncommitted messages, go to the others.
-import { Partitioners, type Consumer, type Producer } from "kafkajs";
+import { createEventProducer, type Consumer, type Producer } from "./kafka-client.ts";
 import { DEFAULT_CONSUMER_SETTINGS } from "./config.ts";
 import { PermanentError, type EventConsumer, type EventConsumerOptions } from "./event-consumer-types.ts";
 import { createMessagePipeline, type Handled, type PipelineItem } from "./message-pipeline.ts";
+import { disabledTracing } from "./tracing.ts";
 
 export * from "./event-consumer-types.ts";
 export { messageLogFields, parseEnvelope } from "./event-envelope.ts";
@@ -38,6 +39,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
     heartbeatIntervalMs: session.heartbeatIntervalMs,
     isStopping: () => stopping,
     producer: () => producer!,
+    tracing: opts.tracing ?? disabledTracing(opts.groupId),
   });
 
   /** Both handler forms as one: the events that failed for good, and a single event's outcome. */
@@ -57,10 +59,7 @@ export function createEventConsumer(opts: EventConsumerOptions): EventConsumer {
   async function startOnce(): Promise<void> {
     stopping = false;
     try {
-      producer = opts.kafka.producer({
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-      });
+      producer = createEventProducer(opts.kafka);
       await producer.connect();
       consumer = opts.kafka.consumer({
         groupId: opts.groupId,

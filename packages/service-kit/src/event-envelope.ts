@@ -2,7 +2,7 @@
 // use are checked), and the log fields that place it.
 import { Value } from "@sinclair/typebox/value";
 import { AnyEventEnvelope, registerFormats } from "@pss/contracts";
-import type { EventTrace } from "./trace.ts";
+import { traceIdOf, type EventTrace } from "./trace.ts";
 
 export type Parsed = { ok: true; event: AnyEventEnvelope } | { ok: false; reason: string };
 
@@ -34,7 +34,11 @@ export function messageLogFields(
 ): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   if (trace.requestId) fields.requestId = trace.requestId;
-  if (trace.traceparent) fields.traceparent = trace.traceparent;
+  if (trace.traceparent) {
+    // The trace ID alone opens the trace in Zipkin; the traceparent names this step's span.
+    fields.traceId = traceIdOf(trace.traceparent);
+    fields.traceparent = trace.traceparent;
+  }
   if (event)
     Object.assign(fields, {
       eventId: event.eventId,

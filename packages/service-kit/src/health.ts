@@ -54,6 +54,8 @@ export function createReadinessMonitor(opts: {
   now?: () => number;
   /** Sees why a check failed (logged, never answered). */
   onFailure?: (name: string, err: unknown) => void;
+  /** A check passed (after failing, a log line says the dependency is back). */
+  onSuccess?: (name: string) => void;
 }): ReadinessMonitor {
   const now = opts.now ?? Date.now;
   const states = new Map<string, CheckState>();
@@ -86,6 +88,7 @@ export function createReadinessMonitor(opts: {
           }),
         ]);
         state.status = "ok";
+        opts.onSuccess?.(name);
       } catch (err) {
         state.status = "failing";
         opts.onFailure?.(name, err);
@@ -130,12 +133,17 @@ export interface HealthRoutesOptions {
   checks: Record<string, ReadinessCheck>;
   isStopping?: () => boolean;
   onCheckFailure?: (name: string, err: unknown) => void;
+  onCheckSuccess?: (name: string) => void;
   /** Served at GET /metrics when given. */
   metrics?: MetricsRenderer;
 }
 
 export function createHealthRoutes(opts: HealthRoutesOptions) {
-  const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+  const monitor = createReadinessMonitor({
+    checks: opts.checks,
+    onFailure: opts.onCheckFailure,
+    onSuccess: opts.onCheckSuccess,
+  });
   const metrics = opts.metrics;
   const app = new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok", service: opts.service }))

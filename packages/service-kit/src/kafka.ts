@@ -1,4 +1,4 @@
-import type { Kafka } from "kafkajs";
+import { recentConnectionError, type Kafka } from "./kafka-client.ts";
 import type { TopicSpec } from "@pss/contracts";
 import type { Logger } from "./logger.ts";
 
@@ -30,7 +30,10 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
             topic: t.name,
             numPartitions: t.partitions,
             replicationFactor: t.replicationFactor ?? 1,
-            configEntries: t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : [],
+            configEntries: [
+              ...(t.retentionMs ? [{ name: "retention.ms", value: String(t.retentionMs) }] : []),
+              ...(t.minInsyncReplicas ? [{ name: "min.insync.replicas", value: String(t.minInsyncReplicas) }] : []),
+            ],
           })),
         });
       } catch (err) {
@@ -67,13 +70,32 @@ export async function ensureTopics(kafka: Kafka, topics: readonly TopicSpec[], l
   }
 }
 
-/** Readiness probe: the cluster answers metadata requests. */
-export async function pingKafka(kafka: Kafka): Promise<void> {
-  const admin = kafka.admin({ retry: { retries: 0 } });
-  await admin.connect();
+/**
+ * Readiness probe: the cluster answers metadata requests within `timeoutMs`. One that runs out of time fails with
+ * the connection error the client logged meanwhile, when there is one (a certificate refused, credentials
+ * refused): kafkajs retries those connects itself, so the probe's own error would only say it took too long.
+ */
+export async function pingKafka(kafka: Kafka, timeoutMs = 1500): Promise<void> {
+  const ping = (async () => {
+    const admin = kafka.admin({ retry: { retries: 0 } });
+    await admin.connect();
+    try {
+      await admin.describeCluster();
+    } finally {
+      await admin.disconnect();
+    }
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(recentConnectionError(kafka) ?? new Error(`no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  ping.catch(() => {}); // settles after a timeout too, unobserved
   try {
-    await admin.describeCluster();
+    await Promise.race([ping, late]);
   } finally {
-    await admin.disconnect();
+    clearTimeout(timer);
   }
 }

@@ -12,6 +12,8 @@ import {
 import type { Static } from "@sinclair/typebox";
 import type postgres from "postgres";
 import { feedDraftRows, feedDraftsInsert, type FeedDraftSource } from "./feed-drafts.ts";
+import type { EventTrace } from "./trace.ts";
+import { activeRequestId, activeTraceparent } from "./tracing.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -20,6 +22,11 @@ export interface OutboxFactRow {
   topic: string;
   messageKey: string;
   envelope: FeedDraftSource["envelope"];
+  /**
+   * The event it follows from (a consumed message's ctx.trace): the fact is a later step of that write's trace.
+   * Absent: the active context's (the message being handled, when its handler writes the fact).
+   */
+  trace?: EventTrace;
 }
 
 /**
@@ -46,14 +53,17 @@ export function partnerFactRow<E extends EventDefinition<WebhookEventType>>(
 export async function insertOutboxFacts(sql: Sql, rows: OutboxFactRow[]): Promise<void> {
   if (rows.length === 0) return;
   const drafts = feedDraftRows(rows.map((r) => ({ envelope: r.envelope })));
+  const active = { requestId: activeRequestId(), traceparent: activeTraceparent() };
+  const traces = rows.map((r) => r.trace ?? active);
   await sql`
     WITH x AS (
       SELECT nextval('outbox_id_seq') AS id, t.*
-      FROM unnest(${rows.map((r) => r.topic)}::text[], ${rows.map((r) => r.messageKey)}::text[], ${rows.map((r) => JSON.stringify(r.envelope))}::text[])
-        WITH ORDINALITY AS t(topic, message_key, payload, event)
+      FROM unnest(${rows.map((r) => r.topic)}::text[], ${rows.map((r) => r.messageKey)}::text[], ${rows.map((r) => JSON.stringify(r.envelope))}::text[],
+        ${traces.map((t) => t.requestId)}::text[], ${traces.map((t) => t.traceparent)}::text[])
+        WITH ORDINALITY AS t(topic, message_key, payload, request_id, traceparent, event)
     ), o AS (
-      INSERT INTO outbox (id, topic, message_key, payload, feed_pending)
-      SELECT id, topic, message_key, payload::jsonb, NULL FROM x ORDER BY id
+      INSERT INTO outbox (id, topic, message_key, payload, request_id, traceparent, feed_pending)
+      SELECT id, topic, message_key, payload::jsonb, request_id, traceparent, NULL FROM x ORDER BY id
     )
     ${feedDraftsInsert(sql, drafts, "x")}`;
 }

@@ -88,7 +88,10 @@ export function checkPublicBaseUrl(r: EnvReader, url: string | undefined): void 
     );
 }
 
-/** DATABASE_URL under production: not one of the repository's local passwords. */
+/**
+ * DATABASE_URL under production: not one of the repository's local passwords, neither in the URL nor in
+ * PGPASSWORD, which the PostgreSQL client (postgres.js) uses when the URL holds none.
+ */
 export function checkDatabaseUrl(r: EnvReader, url: string): void {
   if (!isProduction(r)) return;
   let password: string;
@@ -97,9 +100,33 @@ export function checkDatabaseUrl(r: EnvReader, url: string): void {
   } catch {
     return; // its reader reports a URL that does not parse
   }
+  const through = password === "" ? " through PGPASSWORD (the URL holds none)" : "";
+  if (password === "") password = r.optionalString("PGPASSWORD") ?? "";
   if (DEVELOPMENT_PASSWORDS.includes(password))
     r.problem(
-      "DATABASE_URL uses a development password with NODE_ENV=production (the repository's local default): give the database user its own secret",
+      `DATABASE_URL uses a development password${through} with NODE_ENV=production (the repository's local default): give the database user its own secret`,
+    );
+}
+
+/**
+ * A credential about to cross the network without TLS, under production: `variable` is the setting that leaves TLS
+ * out (shown as `variable=shown`, never with a secret), `what` names the credential, `fix` says how to add TLS.
+ * Refused when any of `hosts` is reachable from elsewhere than this machine, unless `<variable>_I_UNDERSTAND=true`
+ * states that network is trusted (a private link, a mesh that encrypts): then accepted and logged at boot.
+ */
+export function checkPlaintextCredential(
+  r: EnvReader,
+  check: { variable: string; shown: string; what: string; fix: string; hosts: string[] },
+): void {
+  if (!isProduction(r)) return;
+  const remote = check.hosts.filter((h) => !isLoopbackHost(h));
+  if (remote.length === 0) return;
+  const override = overrideVariable(check.variable);
+  const line = `${check.variable}=${check.shown} sends ${check.what} in plaintext to ${remote.join(", ")}`;
+  if (r.bool(override, false)) r.accept(`${line} (accepted by ${override}=true)`);
+  else
+    r.problem(
+      `${line}, refused with NODE_ENV=production: ${check.fix} (docs/operations.md, "Connecting to managed servers"), or set ${override}=true if that network is trusted`,
     );
 }
 

@@ -10,7 +10,7 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import type { TopicSpec } from "@pss/contracts";
 import type Redis from "ioredis";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "./kafka-client.ts";
 import type { Sql } from "./clients.ts";
 import type { LogLevel } from "./config.ts";
 import { loadConfigOrExit } from "./config.ts";
@@ -22,7 +22,9 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createOutageMetrics, type OutageMetrics } from "./outage-wait.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { retryUntilDone } from "./retry-until.ts";
+import { createTracing, type Tracing, type TracingConfig } from "./tracing.ts";
 import { createShutdown, type Shutdown, type ShutdownOptions } from "./shutdown.ts";
+import { connectionProblem } from "./dependency-errors.ts";
 
 /** Clients main.ts created: each gets its standard readiness check (PostgreSQL, Kafka) and is closed last. */
 export interface ServiceClients {
@@ -93,6 +95,8 @@ export interface ServiceKit<C> {
   consumerMetrics(): ConsumerMetrics;
   /** `<service>_dependency_*` metrics of workers that wait out our own outages (made once). */
   outageMetrics(): OutageMetrics;
+  /** This process's spans (config.tracing; off when the service has none): flushed at shutdown. */
+  tracing: Tracing;
 }
 
 /** The process-wide pieces bootService uses; fakes in tests. */
@@ -139,6 +143,35 @@ function standardCloses(clients: ServiceClients): ShutdownSteps {
   return steps;
 }
 
+/**
+ * What readiness checks tell the log. A failure waiting cures (an outage) is a debug line: the services say more
+ * about it where they wait. A failure it does not cure (credentials refused, a certificate not trusted: someone
+ * must fix a setting or a server) is an error line naming the check (the server) and the problem, once per
+ * problem, and a line when the check passes again.
+ */
+export function readinessLog(logger: Logger): Required<Pick<HealthRoutesOptions, "onCheckFailure" | "onCheckSuccess">> {
+  const reported = new Map<string, string>();
+  return {
+    onCheckFailure(name, err) {
+      const message = (err as Error)?.message ?? String(err);
+      const problem = connectionProblem(err);
+      if (!problem) {
+        logger.debug("readiness check failing", { check: name, err: message });
+        return;
+      }
+      if (reported.get(name) === problem) return;
+      reported.set(name, problem);
+      logger.error(`${name}: ${problem}; not ready until it is fixed`, { check: name, problem, err: message });
+    },
+    onCheckSuccess(name) {
+      const problem = reported.get(name);
+      if (!problem) return;
+      reported.delete(name);
+      logger.info(`${name}: connected again`, { check: name, after: problem });
+    },
+  };
+}
+
 /** Health port, shutdown steps and the retried boot of one service's parts. Returns when the boot settled. */
 export async function bootService(
   parts: ServiceParts,
@@ -164,8 +197,7 @@ export async function bootService(
     checks,
     isStopping: state.isStopping,
     metrics: env.metrics,
-    onCheckFailure: (name, err) =>
-      logger.debug("readiness check failing", { check: name, err: (err as Error).message }),
+    ...readinessLog(logger),
   };
   const health = parts.health
     ? parts.health(healthOptions)
@@ -206,7 +238,7 @@ export async function bootService(
   await boot;
 }
 
-export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: number }> {
+export interface ServiceDefinition<C extends { logLevel: LogLevel; healthPort: number; tracing?: TracingConfig }> {
   /** The service's name: logs, metrics, health. */
   name: string;
   loadConfig: () => C;
@@ -223,6 +255,7 @@ export async function runService<
     healthPort: number;
     developmentProfile?: string | null;
     productionOverrides?: readonly string[];
+    tracing?: TracingConfig;
   },
 >(def: ServiceDefinition<C>): Promise<void> {
   const config = loadConfigOrExit(def.name, def.loadConfig);
@@ -234,6 +267,12 @@ export async function runService<
   // In production, each protection switched off on purpose, once (production-safety.ts refuseUnlessUnderstood).
   for (const accepted of config.productionOverrides ?? []) logger.warn(`production override: ${accepted}`);
   const metrics = createMetrics({ service: def.name });
+  const tracing = createTracing(config.tracing ?? { zipkinUrl: null, sampleRatio: 0, serviceName: `pss-${def.name}` }, {
+    metrics,
+    logger,
+  });
+  if (tracing.recording && config.tracing)
+    logger.info("tracing on", { zipkinUrl: config.tracing.zipkinUrl, sampleRatio: config.tracing.sampleRatio });
   const state = createBootState();
   let shutdown: Shutdown | null = null;
   const parts = await def.build({
@@ -249,8 +288,11 @@ export async function runService<
     // Memoised: each registers its metric families once on the registry.
     consumerMetrics: once(() => createConsumerMetrics(metrics, { logger })),
     outageMetrics: once(() => createOutageMetrics(metrics, def.name)),
+    tracing,
   });
   if (!parts) return;
+  // The last spans (the work stopped above) leave before the clients close; bounded by the export's timeout.
+  parts.close = { ...parts.close, "flush spans": () => tracing.shutdown() };
   shutdown = createShutdown(logger, parts.shutdown);
   shutdown.listen();
   await bootService(parts, { service: def.name, logger, metrics, shutdown, healthPort: config.healthPort }, state);

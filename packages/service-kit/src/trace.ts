@@ -1,12 +1,12 @@
-// A record's journey through the services (docs/operations.md, "Following one request through the logs"):
-// the request ID of the write that caused it and a W3C trace context (https://www.w3.org/TR/trace-context/)
-// travel with every event, as Kafka headers, and every log line about the record carries them.
+// A record's journey through the services (docs/operations.md, "Following one request"): the request ID of the
+// write that caused it and a W3C trace context (https://www.w3.org/TR/trace-context/) travel with every event, as
+// Kafka headers, and every log line about the record carries them. The spans themselves are OpenTelemetry's
+// (tracing.ts): this file only names the headers and reads and writes them.
 //
-// traceparent = "00-<trace-id: 32 hex>-<parent-id: 16 hex>-<flags: 2 hex>". The trace ID names the whole
-// journey; the parent ID names the step (span) that sent the message, so each step that passes the trace on
-// takes a new parent ID and keeps the trace ID and flags.
-import { randomBytes } from "node:crypto";
-import type { IHeaders } from "kafkajs";
+// traceparent = "00-<trace-id: 32 hex>-<parent-id: 16 hex>-<flags: 2 hex>". The trace ID names the whole journey;
+// the parent ID names the span that sent the message (each step is a span of its own); flag 01: recorded.
+import { parseTraceParent } from "@opentelemetry/core";
+import type { IHeaders } from "./kafka-client.ts";
 
 /** Kafka header names: the same as the HTTP headers they come from. */
 export const TRACE_HEADERS = { requestId: "x-request-id", traceparent: "traceparent" } as const;
@@ -28,52 +28,20 @@ export interface Traceparent {
   flags: string;
 }
 
-const HEX = /^[0-9a-f]+$/;
-const ALL_ZERO = /^0+$/;
-
 /**
- * Parses a traceparent header as the W3C rules say: version 00 exactly as specified; a higher version (not ff)
- * by its version-00 prefix, ignoring what follows. Upper-case hex, all-zero IDs and version ff are invalid.
+ * A traceparent header read by OpenTelemetry's W3C propagator: version 00 exactly as specified, a later version by
+ * its version-00 prefix; upper-case hex, all-zero IDs and version ff are invalid (null).
  */
 export function parseTraceparent(value: string | null | undefined): Traceparent | null {
   if (typeof value !== "string") return null;
-  const header = value.trim();
-  if (header.length < 55) return null;
-  const version = header.slice(0, 2);
-  if (!HEX.test(version) || version === "ff") return null;
-  if (version === "00" ? header.length !== 55 : header.length > 55 && header[55] !== "-") return null;
-  if (header[2] !== "-" || header[35] !== "-" || header[52] !== "-") return null;
-  const traceId = header.slice(3, 35);
-  const parentId = header.slice(36, 52);
-  const flags = header.slice(53, 55);
-  if (!HEX.test(traceId) || !HEX.test(parentId) || !HEX.test(flags)) return null;
-  if (ALL_ZERO.test(traceId) || ALL_ZERO.test(parentId)) return null;
-  return { traceId, parentId, flags };
+  const parsed = parseTraceParent(value);
+  if (!parsed) return null;
+  return { traceId: parsed.traceId, parentId: parsed.spanId, flags: parsed.traceFlags.toString(16).padStart(2, "0") };
 }
 
-export function formatTraceparent(t: Traceparent): string {
-  return `00-${t.traceId}-${t.parentId}-${t.flags}`;
-}
-
-function randomHex(bytes: number): string {
-  // All zeros is invalid; with 8 or 16 random bytes it never happens in practice, but the rule is cheap to keep.
-  for (;;) {
-    const hex = randomBytes(bytes).toString("hex");
-    if (!ALL_ZERO.test(hex)) return hex;
-  }
-}
-
-/**
- * The traceparent of a new step: a child of `parent` (same trace ID and flags, a new parent ID) when it is a
- * valid traceparent, else the start of a new trace (flags 01: this trace is recorded, in the logs).
- */
-export function childTraceparent(parent?: string | null): string {
-  const parsed = parseTraceparent(parent);
-  return formatTraceparent({
-    traceId: parsed?.traceId ?? randomHex(16),
-    parentId: randomHex(8),
-    flags: parsed?.flags ?? "01",
-  });
+/** The client's X-Request-Id when it is acceptable (1-64 of A-Z a-z 0-9 . _ : -), else null. */
+export function acceptedRequestId(value: string | null | undefined): string | null {
+  return typeof value === "string" && REQUEST_ID_PATTERN.test(value) ? value : null;
 }
 
 /** The trace ID of a traceparent, or null when it is not valid: what to grep for across services. */
@@ -100,16 +68,5 @@ function headerText(value: IHeaders[string] | undefined): string | null {
 export function traceFromHeaders(headers: IHeaders | undefined): EventTrace {
   const requestId = headerText(headers?.[TRACE_HEADERS.requestId]);
   const traceparent = headerText(headers?.[TRACE_HEADERS.traceparent]);
-  return {
-    requestId: requestId !== null && REQUEST_ID_PATTERN.test(requestId) ? requestId : null,
-    traceparent: parseTraceparent(traceparent) ? traceparent : null,
-  };
-}
-
-/**
- * The trace for an event a consumer produces because of the one it handles: same request ID, a child
- * traceparent (the consumer is the new step). Without an incoming trace the new event starts one.
- */
-export function consequenceTrace(cause: EventTrace): EventTrace {
-  return { requestId: cause.requestId, traceparent: childTraceparent(cause.traceparent) };
+  return { requestId: acceptedRequestId(requestId), traceparent: parseTraceparent(traceparent) ? traceparent : null };
 }

@@ -13,7 +13,7 @@ import {
 } from "@pss/service-kit";
 import type { Client } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { loadAdminConfig, SERVER_VARIABLES, type AdminConfig } from "./admin-config.ts";
 import { COMMANDS, USAGE, UsageError, type Command, type CommandContext, type Flags } from "./commands.ts";

@@ -1,12 +1,18 @@
 // Every admin command: its flags, the servers it talks to, and what it does. Commands return one plain object:
 // printed as one JSON line for scripts, or as tables for a person (output.ts).
 import { Topics } from "@pss/contracts";
-import { createLocalMediaStorage, createS3MediaStorage, TRACE_HEADERS, type Logger } from "@pss/service-kit";
+import {
+  createEventProducer,
+  createLocalMediaStorage,
+  createS3MediaStorage,
+  TRACE_HEADERS,
+  type Logger,
+} from "@pss/service-kit";
 import { existsSync, statSync } from "node:fs";
 import { readDeadLetters, replayDeadLetters, type DeadLetter } from "@pss/service-kit/dead-letters";
 import type { Client } from "@opensearch-project/opensearch";
 import type Redis from "ioredis";
-import { Partitioners, type Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 // The tools that own another service's data live in that service, behind its package.json `exports`; the CLI only
 // wires them (docs/architecture.md).
@@ -278,9 +284,7 @@ export const COMMANDS: Record<string, Command> = {
       ).filter((l) => !group || l.consumerGroup === group);
       if (f.offset !== undefined && letters.length === 0)
         throw new AdminError("not_found", `no dead letter at offset ${str(f, "offset")} of ${topic}`);
-      const producer = ctx
-        .kafka()
-        .producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+      const producer = createEventProducer(ctx.kafka());
       await producer.connect();
       try {
         await replayDeadLetters(producer, topic, letters);

@@ -2,7 +2,16 @@
 import type { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { Elysia, StatusMap } from "elysia";
 import { registerFormats } from "@pss/contracts";
-import type { HttpMetrics, Logger, SecretBox } from "@pss/service-kit";
+import {
+  activeSpanRecording,
+  annotateRequest,
+  disabledTracing,
+  traceIdOf,
+  type HttpMetrics,
+  type Logger,
+  type SecretBox,
+  type Tracing,
+} from "@pss/service-kit";
 import type postgres from "postgres";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
@@ -11,9 +20,10 @@ import { wantsHtml } from "./buyers/pages/html.ts";
 import { notFoundPage } from "./buyers/pages/status-pages.ts";
 import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { renderDocsPage } from "./docs/docs-page.ts";
-import { buildOpenApiDocument, type OpenApiDocument } from "./docs/openapi.ts";
+import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
 import { mapError } from "./http/error-mapper.ts";
 import { edgeViolation, pathOf, withAbsoluteUrl } from "./http/edge.ts";
+import { createIdempotencyLayer } from "./http/idempotency.ts";
 import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
@@ -60,6 +70,23 @@ export interface AppDeps {
   webhookSecrets: SecretBox;
   /** Webhook deliveries a partner may re-send per audience in 24 hours (default DEFAULT_RESEND_DAILY_BUDGET). */
   webhookResendDailyBudget?: number;
+  /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
+  idempotencyRetentionHours?: number;
+  /**
+   * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
+   * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
+   */
+  tracing?: Tracing;
+}
+
+/** The record a route's path names, as span attributes: what an operator searches traces by. */
+function recordAttributes(params: Record<string, string | undefined> | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  if (!params) return attributes;
+  if (params.externalListingId) attributes["pss.external_listing_id"] = params.externalListingId;
+  if (params.externalBrokerId) attributes["pss.external_broker_id"] = params.externalBrokerId;
+  if (params.serviceListingId) attributes["pss.listing_id"] = params.serviceListingId;
+  return attributes;
 }
 
 /** Paths of the JSON APIs and files: never an HTML error page, whatever the client accepts. */
@@ -87,9 +114,17 @@ function hasBody(request: Request): boolean {
   return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
 }
 
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
   registerFormats();
-  const traces = createRequestTraces(deps.logger);
+  // POSTs with an Idempotency-Key run in one transaction with their key (http/idempotency.ts): every route gets the
+  // layer's transaction-aware pool in place of the plain one.
+  const idempotency = createIdempotencyLayer({
+    sql: appDeps.sql,
+    secrets: appDeps.webhookSecrets,
+    retentionHours: appDeps.idempotencyRetentionHours,
+  });
+  const deps: AppDeps = { ...appDeps, sql: idempotency.sql };
+  const traces = createRequestTraces(deps.logger, deps.tracing ?? disabledTracing("pss-api"));
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
@@ -99,13 +134,13 @@ export function createApp(deps: AppDeps) {
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
   const partner = createPartnerContext(
-    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter },
+    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter, idempotency },
     partnerAuth,
     traces,
   );
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
   // One intake for the JSON route and the listing page's form: the same limiter instances count both.
-  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, ...deps.leads };
+  const leadIntake = { sql: deps.sql, logger: deps.logger, traces, idempotency, ...deps.leads };
 
   /** 405 with Allow when the path exists for other methods, else 404. */
   const unrouted = (request: Request) => {
@@ -136,6 +171,14 @@ export function createApp(deps: AppDeps) {
       Object.assign(set.headers, traceResponseHeaders(traces.of(request)));
       const violation = edgeViolation(request, deps.maxBodyBytes);
       if (violation) throw violation;
+    })
+    // The request's span is named by its route template, and carries the record its path names.
+    .onTransform(({ request, route, params }) => {
+      if (activeSpanRecording())
+        annotateRequest(recordAttributes(params as Record<string, string | undefined>), {
+          method: request.method,
+          route,
+        });
     })
     .onParse(async ({ request, route }) => {
       // An action without a body (POST …/test, …/retry, a DELETE such as /partner/v1/test-data): nothing to parse,
@@ -181,6 +224,7 @@ export function createApp(deps: AppDeps) {
       const trace = traces.of(request);
       deps.logger.info("request", {
         requestId: trace.requestId,
+        traceId: traceIdOf(trace.traceparent),
         traceparent: trace.traceparent,
         method: request.method,
         path: pathOf(request.url),
@@ -189,7 +233,9 @@ export function createApp(deps: AppDeps) {
         partnerId: principalIn(context)?.partnerId,
       });
     })
-    .get("/partner/v1/openapi.json", () => openApi(), { detail: { summary: "This API's OpenAPI 3.1 document" } })
+    .get("/partner/v1/openapi.json", () => openApi(), {
+      detail: { summary: "This API's OpenAPI 3.1 document", ...withExamples(OPENAPI_EXAMPLES) },
+    })
     // Every partner route lives in this group; its guard runs before any handler in it, whatever the URL looked like.
     .group("/partner/v1", (group) =>
       group

@@ -96,3 +96,24 @@ test("api: WEBHOOK_SECRET_KEY is required in every environment and must be 32 by
   expect(message).not.toContain("hunter2");
   expect(loadConfig(minimal).webhookSecretKey).toEqual(Buffer.from("a".repeat(64), "hex"));
 });
+
+test("api: TRUST_PROXY_CIDRS lists the trusted proxies' ranges (none by default); the old TRUST_PROXY and a bad range stop the boot", () => {
+  expect(loadConfig(minimal).trustedProxies.ranges).toEqual([]);
+  const trusted = loadConfig({ ...minimal, TRUST_PROXY_CIDRS: "10.0.0.0/8, fd00::/8" }).trustedProxies;
+  expect(trusted.ranges).toEqual(["10.0.0.0/8", "fd00::/8"]);
+  expect([trusted.trusts("10.1.2.3"), trusted.trusts("192.0.2.1")]).toEqual([true, false]);
+  const message = bootMessage(() =>
+    loadConfig({ ...minimal, TRUST_PROXY: "true", TRUST_PROXY_CIDRS: "10.0.0.0/8,nope" }),
+  );
+  expect(message).toContain("TRUST_PROXY is replaced by TRUST_PROXY_CIDRS");
+  expect(message).toContain("TRUST_PROXY_CIDRS: 'nope' is not an address range");
+});
+
+test("api: the per-listing lead limit is gone (it told an owner of others' inquiries); its variable stops the boot, naming what replaced it", () => {
+  const config = loadConfig(minimal);
+  expect([config.leadRateLimitPerAddress, config.leadRateLimitPerListingAddress]).toEqual([20, 5]);
+  expect(config.leadRateLimitGlobalPerMinute).toBe(300);
+  expect(bootMessage(() => loadConfig({ ...minimal, LEAD_RATE_LIMIT_PER_LISTING: "60" }))).toContain(
+    "LEAD_RATE_LIMIT_PER_LISTING is replaced by LEAD_RATE_LIMIT_PER_LISTING_ADDRESS and LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE",
+  );
+});

@@ -19,12 +19,17 @@ import {
   type MediaStorageConfig,
   type PostgresConfig,
   type RedisConfig,
+  readTracingConfig,
+  refuseUnlessUnderstood,
+  type TracingConfig,
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
 import { FEED_RETENTION_DAYS, DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/outbox-batching.ts";
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from "./http/idempotency.ts";
+import { parseTrustedProxies, type TrustedProxies } from "./leads/client-address.ts";
 
 export interface ApiConfig {
   port: number;
@@ -32,6 +37,8 @@ export interface ApiConfig {
   healthPort: number;
   publicBaseUrl: string;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -62,17 +69,28 @@ export interface ApiConfig {
   opensearch: OpenSearchConfig;
   /** Alias buyers' search reads (the indexer writes it). */
   searchAlias: string;
-  /** Behind one trusted proxy: take the client address from the right-most X-Forwarded-For entry. */
-  trustProxy: boolean;
-  /** Leads per hour per client address (IPv6: per /64) and per listing; 0 turns a limit off. */
+  /**
+   * Proxies whose X-Forwarded-For is believed (TRUST_PROXY_CIDRS): the client address is the right-most entry that
+   * is not one of theirs (docs/operations.md, "Trusted proxies"). None by default.
+   */
+  trustedProxies: TrustedProxies;
+  /**
+   * Leads per hour per client address (IPv6: per /64) and per listing from one address, and per minute from everyone
+   * (the site-wide abuse limit); 0 turns a limit off (docs/leads.md, "Abuse limits").
+   */
   leadRateLimitPerAddress: number;
-  leadRateLimitPerListing: number;
+  leadRateLimitPerListingAddress: number;
+  leadRateLimitGlobalPerMinute: number;
   /** Seconds a lead count answer is cached in Redis; 0 turns the cache off. */
   leadCountCacheSeconds: number;
   /** How often buyer statistics (views, impressions) are flushed to PostgreSQL; 0 turns counting off. */
   buyerStatsFlushMs: number;
   /** Visitors counted per client address (IPv6: per /64) per listing per day, at most (docs/partner-api.md). */
   buyerStatsVisitorsPerAddress: number;
+  /** Visitors counted per IPv6 /48 per listing per day, at most, however many /64s they come from. */
+  buyerStatsVisitorsPerSite: number;
+  /** Hours the answer to a POST sent with an Idempotency-Key is kept (docs/partner-api.md, "Idempotency-Key"). */
+  idempotencyRetentionHours: number;
   /** Encrypts webhook signing secrets; the webhooks service needs the same key to sign. */
   webhookSecretKey: Buffer;
   /** Webhook deliveries a partner may re-send (retry, recover, replay, test) per audience in 24 hours (docs/webhooks.md "Re-sending"). */
@@ -115,6 +133,34 @@ function readSandboxConfig(r: EnvReader): SandboxConfig {
   };
 }
 
+/**
+ * Settings of earlier releases whose meaning is gone: set, they stop the boot saying what replaced them, so a
+ * deployment never silently runs without what it asked for.
+ */
+const REPLACED_SETTINGS: Record<string, string> = {
+  TRUST_PROXY:
+    'TRUST_PROXY is replaced by TRUST_PROXY_CIDRS: list the address ranges of your proxies (e.g. the balancer\'s network), or remove TRUST_PROXY (docs/operations.md, "Trusted proxies")',
+  LEAD_RATE_LIMIT_PER_LISTING:
+    'LEAD_RATE_LIMIT_PER_LISTING is replaced by LEAD_RATE_LIMIT_PER_LISTING_ADDRESS and LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: a per-listing count let a listing\'s owner learn how many inquiries others sent (docs/leads.md, "Abuse limits")',
+};
+
+/** TRUST_PROXY_CIDRS: the proxies whose X-Forwarded-For is believed (none by default). */
+function readTrustedProxies(r: EnvReader): TrustedProxies {
+  for (const [name, message] of Object.entries(REPLACED_SETTINGS))
+    if (r.optionalString(name) !== undefined) r.problem(message);
+  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
+  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
+  // Trusting (nearly) everyone is the old TRUST_PROXY=true again: any client names its own address.
+  if (broad.length > 0)
+    refuseUnlessUnderstood(
+      r,
+      "TRUST_PROXY_CIDRS",
+      broad.join(","),
+      "trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so the inquiry limits and the views cap no longer count per client",
+    );
+  return proxies;
+}
+
 export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
 export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
 
@@ -126,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     healthPort: r.int("API_HEALTH_PORT", 8085, { min: 0, max: 65535 }),
     publicBaseUrl: readPublicBaseUrl(r, `http://127.0.0.1:${port}`),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-api"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 20),
@@ -149,22 +196,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboxRelay: readOutboxRelayLimits(r),
     opensearch: readOpenSearchConfig(r),
     searchAlias: r.string("OPENSEARCH_INDEX_ALIAS", DEFAULT_SEARCH_ALIAS),
-    trustProxy: r.bool("TRUST_PROXY", false),
+    trustedProxies: readTrustedProxies(r),
     leadRateLimitPerAddress: readLimit(
       r,
       "LEAD_RATE_LIMIT_PER_ADDRESS",
       20,
       "turns the lead abuse limit per client address off: one client can send brokers any number of inquiries",
     ),
-    leadRateLimitPerListing: readLimit(
+    leadRateLimitPerListingAddress: readLimit(
       r,
-      "LEAD_RATE_LIMIT_PER_LISTING",
-      60,
-      "turns the lead abuse limit per listing off: many addresses together can flood one broker",
+      "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS",
+      5,
+      "turns the lead abuse limit per listing and client address off: one client can send one broker any number of inquiries",
+    ),
+    leadRateLimitGlobalPerMinute: readLimit(
+      r,
+      "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE",
+      300,
+      "turns the site-wide lead abuse limit off: many addresses together can flood brokers",
     ),
     leadCountCacheSeconds: r.int("LEAD_COUNT_CACHE_SECONDS", 3, { min: 0, max: 300 }),
     buyerStatsFlushMs: r.int("BUYER_STATS_FLUSH_MS", 2000, { min: 0, max: 600_000 }),
     buyerStatsVisitorsPerAddress: r.int("BUYER_STATS_VISITORS_PER_ADDRESS", 3, { min: 1, max: 100 }),
+    buyerStatsVisitorsPerSite: r.int("BUYER_STATS_VISITORS_PER_SITE", 12, { min: 1, max: 1000 }),
+    idempotencyRetentionHours: r.int("IDEMPOTENCY_KEY_RETENTION_HOURS", DEFAULT_IDEMPOTENCY_RETENTION_HOURS, {
+      min: 1,
+      max: 30 * 24,
+    }),
     webhookSecretKey: readSecretKey(r, "WEBHOOK_SECRET_KEY"),
     webhookResendDailyBudget: r.int("WEBHOOK_RESEND_DAILY_BUDGET", DEFAULT_RESEND_DAILY_BUDGET, {
       min: 1,
@@ -189,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export interface RelayConfig {
   healthPort: number;
   logLevel: LogLevel;
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -230,6 +289,7 @@ export function loadRelayConfig(env: Record<string, string | undefined> = proces
   const config: RelayConfig = {
     healthPort: r.int("HEALTH_PORT", 8084, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-outbox-relay"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 2),

@@ -1,17 +1,19 @@
 // Composition root: the only place that creates clients and wires dependencies; runService (service-kit) boots,
 // checks and stops them.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
 import {
   createHttpMetrics,
+  createEventProducer,
   createKafka,
   createMediaStorage,
   createOpenSearch,
   createPostgres,
   createReadinessMonitor,
   createRedis,
+  redisReadiness,
   createSecretBox,
   createFeedSequencer,
+  serveTraced,
 } from "@pss/service-kit";
 import {
   describeMediaStorage,
@@ -67,7 +69,7 @@ function startPrimary({ config, logger }: ServiceKit<ApiConfig>): null {
   return null; // runs until its shutdown exits the process
 }
 
-function buildApi({ config, logger, metrics, isStopping, booted, exit }: ServiceKit<ApiConfig>) {
+function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }: ServiceKit<ApiConfig>) {
   const isWorker = config.workerIndex !== null;
   // A short connect timeout: while PostgreSQL is unreachable, requests answer 503 within ~2 s instead of hanging.
   const sql = createPostgres(config.postgres, {
@@ -78,14 +80,16 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   const redis = createRedis(config.redis);
   redis.on("error", (err) => logger.warn("redis unavailable", { err: err.message }));
   const kafka = createKafka(config.kafka, logger);
-  // At-least-once: one request in flight keeps per-partition order; consumers drop repeats by aggregate version.
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
+  // Idempotent, acks=all, one request in flight (per-partition order); consumers drop repeats by aggregate version.
+  // A new producer after a failed round (outbox-relay.ts says why).
   const relay = createOutboxRelay(
-    { sql, producer, logger, metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined },
+    {
+      sql,
+      producer: () => createEventProducer(kafka),
+      logger,
+      metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
+      tracing,
+    },
     config.outboxRelay,
   );
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
@@ -104,14 +108,21 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
       windowSeconds: 3600,
       name: "lead-address",
     }),
-    listingLimiter: createRateLimiter({
+    listingAddressLimiter: createRateLimiter({
       redis,
       logger,
-      limit: config.leadRateLimitPerListing,
+      limit: config.leadRateLimitPerListingAddress,
       windowSeconds: 3600,
-      name: "lead-listing",
+      name: "lead-listing-address",
     }),
-    trustProxy: config.trustProxy,
+    globalLimiter: createRateLimiter({
+      redis,
+      logger,
+      limit: config.leadRateLimitGlobalPerMinute,
+      windowSeconds: 60,
+      name: "lead-global",
+    }),
+    trustedProxies: config.trustedProxies,
     countCache: createLeadCountCache({ redis, logger, ttlSeconds: config.leadCountCacheSeconds }),
   };
 
@@ -122,9 +133,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
           sql,
           redis,
           logger,
-          trustProxy: config.trustProxy,
+          trustedProxies: config.trustedProxies,
           flushIntervalMs: config.buyerStatsFlushMs,
           visitorsPerAddress: config.buyerStatsVisitorsPerAddress,
+          visitorsPerSite: config.buyerStatsVisitorsPerSite,
         })
       : undefined;
   buyerStats?.start();
@@ -133,13 +145,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
     postgres: { run: () => sql`SELECT 1`, everyMs: 1000, timeoutMs: 1500 },
-    redis: {
-      run: async () => {
-        if (redis.status !== "ready") throw new Error(`redis connection ${redis.status}`);
-      },
-      required: false,
-      everyMs: 0,
-    },
+    redis: { run: redisReadiness(redis), required: false, everyMs: 0 },
     // Only images need it: an outage answers 503 on /media and degrades readiness, everything else keeps working.
     storage: { run: () => mediaStorage.check(), required: false, everyMs: 10_000, timeoutMs: 3000 },
   };
@@ -154,6 +160,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     logger,
     testDataRetentionDays: config.sandbox.testDataRetentionDays,
     historyRetentionDays: config.sandbox.historyRetentionDays,
+    idempotencyRetentionHours: config.idempotencyRetentionHours,
     intervalMs: config.sandbox.retentionIntervalSeconds * 1000,
   });
 
@@ -182,13 +189,17 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
     buyerStats,
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
+    idempotencyRetentionHours: config.idempotencyRetentionHours,
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
       secret: config.sandbox.previewLinkSecret,
       ttlSeconds: config.sandbox.previewLinkTtlSeconds,
     }),
-  }).listen({
+    tracing,
+  });
+  // Every request in its server span (service-kit tracing-http.ts), whatever the app does with it.
+  serveTraced(app, tracing, {
     port: config.port,
     hostname: "0.0.0.0",
     // Workers share the port; the kernel spreads connections over them.
@@ -208,7 +219,11 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit }: Service
   });
 
   function startWorkerLink(opts: HealthRoutesOptions) {
-    const monitor = createReadinessMonitor({ checks: opts.checks, onFailure: opts.onCheckFailure });
+    const monitor = createReadinessMonitor({
+      checks: opts.checks,
+      onFailure: opts.onCheckFailure,
+      onSuccess: opts.onCheckSuccess,
+    });
     const link = attachWorkerLink({
       answer: async (kind) => {
         if (kind === "metrics") return metrics.snapshot();

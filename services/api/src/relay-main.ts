@@ -1,9 +1,8 @@
 // Composition root for a relay-only process: the outbox relay without the HTTP API. Run API instances with
 // OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
 // relaying never competes with requests for the API's event loop.
-import { Partitioners } from "kafkajs";
 import { topicSpecs } from "@pss/contracts";
-import { createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
+import { createEventProducer, createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
 import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
@@ -12,15 +11,19 @@ import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 await runService({ name: "outbox-relay", loadConfig: loadRelayConfig, build });
 
 // The relay's own counters and process metrics; the outbox backlog gauges are the API's (outbox-metrics.ts).
-function build({ config, logger, metrics, booted }: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
+function build({
+  config,
+  logger,
+  metrics,
+  booted,
+  tracing,
+}: ServiceKit<ReturnType<typeof loadRelayConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
-  const producer = kafka.producer({
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 5 },
-  });
-  const relay = createOutboxRelay({ sql, producer, logger, metrics: createRelayMetrics(metrics) }, config.outboxRelay);
+  const relay = createOutboxRelay(
+    { sql, producer: () => createEventProducer(kafka), logger, metrics: createRelayMetrics(metrics), tracing },
+    config.outboxRelay,
+  );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).
   const feedSequencer = createFeedSequencer({ sql, logger }, { retentionDays: config.feedRetentionDays });
   feedSequencer.start();

@@ -50,8 +50,6 @@ test(
       String(MAX_EXAMPLES),
       "--phases",
       PHASES,
-      "--header",
-      `Authorization: Bearer ${partner.apiKey}`,
       "--max-time",
       String(MAX_SECONDS),
       "--request-timeout",
@@ -73,6 +71,8 @@ test(
       env: {
         ...process.env,
         SCHEMATHESIS_HOOKS: join(import.meta.dir, "contract", "schemathesis_hooks.py"),
+        // The bearer key (schemathesis.toml, [auth.openapi.bearerAuth]).
+        PSS_CONTRACT_API_KEY: partner.apiKey,
         CONTRACT_BROKER_ID: BROKER_ID,
         CONTRACT_OFFICE_ID: String(partner.officeId),
         CONTRACT_ORGANIZATION_ID: String(partner.organizationId),
@@ -92,7 +92,7 @@ test(
     // Schemathesis's report ends with a pytest-style banner ("=== … in 180.27s ===") that CI would read as a test
     // runner closing on no test: a passing run prints one line of ours; a failing one every failure with its curl
     // reproduction and the summary, their banners turned into plain rules.
-    const command = `st ${args.filter((a) => !a.startsWith("Authorization")).join(" ")}`;
+    const command = `st ${args.join(" ")}`;
     if (code === 0) console.error(`contract: ${command}: no failure (JUnit report in ${reportDir})`);
     else
       console.error(

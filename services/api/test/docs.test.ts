@@ -98,6 +98,29 @@ test("the /docs page is self-contained HTML describing every partner endpoint", 
   expect(html).not.toMatch(/<script/i);
 });
 
+test("the /docs page shows every operation's example request and example answers", async () => {
+  const html = await (await fetch(`${api.baseUrl}/docs`)).text();
+  const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
+  const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const missing: string[] = [];
+  let shown = 0;
+  for (const [path, methods] of Object.entries<Record<string, any>>(body.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      const curl = op["x-codeSamples"]?.[0]?.source;
+      if (!curl || !html.includes(escape(curl))) missing.push(`${method} ${path}: request`);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        for (const example of Object.values<any>(response.content?.["application/json"]?.examples ?? {})) {
+          shown++;
+          if (!html.includes(escape(JSON.stringify(example.value, null, 2))))
+            missing.push(`${method} ${path}: ${status}`);
+        }
+      }
+    }
+  }
+  expect(missing).toEqual([]);
+  expect(shown).toBeGreaterThan(33);
+});
+
 test("stored date-times are limited to years 1000-9998, in the document and in the server", async () => {
   const { body } = await call(api.baseUrl, "GET", "/partner/v1/openapi.json");
   const schema =
@@ -197,5 +220,6 @@ test("the document's webhooks section describes every event sent to partners' en
   ).toEqual([
     ["path", "endpointId", true],
     ["query", "since", true],
+    ["header", "Idempotency-Key", false],
   ]);
 });

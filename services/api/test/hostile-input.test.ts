@@ -420,7 +420,7 @@ describe("requests without a Host header and other raw requests", () => {
   });
 
   test("framing the runtime's parser refuses before the API sees it (bad Content-Length, Content-Length with chunked, an unknown method token): answered or closed, and the API keeps serving", async () => {
-    // Documented in docs/partner-api.md ("Limits of the runtime"): Bun answers these itself, without a body.
+    // Documented in docs/api-internals.md ("Limits of the runtime"): Bun answers these itself, without a body.
     const badLength = await sendRaw(
       port,
       "PUT /partner/v1/brokers/x HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n",

@@ -233,18 +233,67 @@ describe("abuse limits", () => {
     }
   });
 
-  test("per listing: many addresses together cannot flood one broker; other listings are unaffected", async () => {
-    const app = startLeadApp(api, { perListing: 2, trustProxy: true });
+  test("per listing and address: one buyer's inquiries to one listing are capped; its other listings and other buyers are unaffected", async () => {
+    const app = startLeadApp(api, { perListingAddress: 2, trustProxy: true });
     try {
       const target = await listing("FOR_SALE");
       const other = await listing("FOR_SALE");
-      expect((await submit(app.baseUrl, target, buyer(), { "x-forwarded-for": "192.0.2.10" })).status).toBe(202);
-      expect((await submit(app.baseUrl, target, buyer(), { "x-forwarded-for": "192.0.2.11" })).status).toBe(202);
-      const refused = await submit(app.baseUrl, target, buyer(), { "x-forwarded-for": "192.0.2.12" });
+      const from = (id: number, address: string) => submit(app.baseUrl, id, buyer(), { "x-forwarded-for": address });
+      expect((await from(target, "192.0.2.10")).status).toBe(202);
+      expect((await from(target, "192.0.2.10")).status).toBe(202);
+      const refused = await from(target, "192.0.2.10");
       expect(refused.status).toBe(429);
       expect(refused.headers.get("retry-after")).not.toBeNull();
       expect(await leadRows(target)).toBe(2);
-      expect((await submit(app.baseUrl, other, buyer(), { "x-forwarded-for": "192.0.2.12" })).status).toBe(202);
+      expect((await from(other, "192.0.2.10")).status).toBe(202);
+      expect((await from(target, "192.0.2.11")).status).toBe(202);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  test("a listing's owner probing it from several addresses learns nothing of other buyers' inquiries to it", async () => {
+    // Issue 37, item 15: with a per-listing count, "60 minus those accepted" was what others sent in the hour.
+    const app = startLeadApp(api, { perAddress: 20, perListingAddress: 3, global: 10_000, trustProxy: true });
+    try {
+      const quiet = await listing("FOR_SALE");
+      const busy = await listing("FOR_SALE");
+      const tag = Math.floor(Math.random() * 200) + 1;
+      // Other buyers: 25 inquiries to the busy listing from 25 addresses.
+      for (let i = 0; i < 25; i++)
+        expect((await submit(app.baseUrl, busy, buyer(), { "x-forwarded-for": `198.18.${tag}.${i + 1}` })).status).toBe(
+          202,
+        );
+      // The owner probes each listing from its own four addresses, five inquiries each: what it sees is the same.
+      const probe = async (id: number, net: number) => {
+        const seen: string[] = [];
+        for (let a = 1; a <= 4; a++)
+          for (let n = 0; n < 5; n++) {
+            const res = await submit(app.baseUrl, id, buyer(), { "x-forwarded-for": `198.19.${net}.${tag + a}` });
+            seen.push(`${res.status} ${JSON.stringify(res.body.error ?? null)}`);
+          }
+        return seen;
+      };
+      const onQuiet = await probe(quiet, 1);
+      const onBusy = await probe(busy, 2);
+      expect(onBusy).toEqual(onQuiet);
+      expect(onQuiet.filter((s) => s.startsWith("202")).length).toBe(12);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  test("the site-wide limit answers every listing alike once everyone's inquiries reach it", async () => {
+    const app = startLeadApp(api, { global: 3, trustProxy: true });
+    try {
+      const ids = [await listing("FOR_SALE"), await listing("FOR_SALE")];
+      const answers = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await submit(app.baseUrl, ids[i % 2]!, buyer(), { "x-forwarded-for": `192.0.2.${100 + i}` });
+        answers.push({ status: res.status, body: res.status === 202 ? null : res.body });
+      }
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 429, 429]);
+      expect(answers[3]!.body).toEqual(answers[4]!.body);
     } finally {
       await app.stop();
     }

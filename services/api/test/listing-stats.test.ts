@@ -12,7 +12,15 @@ import {
   type IndexerHarness,
 } from "../../indexer/test/support/indexer-harness.ts";
 import { createStatsRecorder } from "../src/stats/stats-recorder.ts";
-import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+import {
+  call,
+  LOOPBACK_PEER,
+  LOOPBACK_PROXIES,
+  sample,
+  startApi,
+  type ApiHarness,
+  type Partner,
+} from "./support/harness.ts";
 
 let idx: IndexerHarness;
 let api: ApiHarness;
@@ -175,6 +183,27 @@ describe("counting", () => {
     expect((await stats(plain, l.id)).body.totals).toEqual({ views: 2 + 2 + 1 + 3, impressions: 0 });
   });
 
+  test("IPv6 is also capped per /48: 200 /64s of one site count as 12 visitors a listing a day, another site on its own", async () => {
+    // Issue 37, item 6: a /48 holds 65,536 /64s, each 3 visitors; without this cap it counted as 196,608.
+    const l = await listing(plain);
+    const other = await listing(plain);
+    const path = `/listings/${l.serviceListingId}`;
+    for (let start = 0; start < 200; start += 50)
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const res = await visit(path, FIREFOX, `2001:db8:4848:${(start + i).toString(16)}::1`);
+          expect(res.status).toBe(200);
+          await res.arrayBuffer();
+        }),
+      );
+    for (let i = 0; i < 3; i++) expect((await visit(path, FIREFOX, `2001:db8:4849:${i}::1`)).status).toBe(200);
+    // The same site on another listing: a cap of its own.
+    expect((await visit(`/listings/${other.serviceListingId}`, FIREFOX, "2001:db8:4848:1::1")).status).toBe(200);
+    await flushed();
+    expect((await stats(plain, l.id)).body.totals).toEqual({ views: 12 + 3, impressions: 0 });
+    expect((await stats(plain, other.id)).body.totals).toEqual({ views: 1, impressions: 0 });
+  }, 60_000);
+
   test("Redis holds keyed hashes only: one visitor's hashes differ between listings; no address or User-Agent is stored", async () => {
     const a = await listing(plain);
     const b = await listing(plain);
@@ -183,7 +212,8 @@ describe("counting", () => {
     await flushed();
     const stored = async (id: number) => api.redis.hgetall(`pss:stats:v:${today()}:${id}`);
     const [onA, onB] = [await stored(a.serviceListingId), await stored(b.serviceListingId)];
-    // Per listing: the address's hash, holding the hashes of the visitors counted for it (here one).
+    // Per listing: the address's hash, holding the hashes of the visitors counted for it (here one); an IPv4 address
+    // has no site counter.
     for (const held of [onA, onB]) {
       expect(Object.keys(held)).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]{16}$/)]);
       expect(Object.values(held)).toEqual([expect.stringMatching(/^\.[A-Za-z0-9_-]{11}$/)]);
@@ -199,12 +229,18 @@ describe("counting", () => {
   test("API instances share the day's key (one visitor through two counts once); keys of past days are deleted", async () => {
     const l = await listing(plain);
     await api.sql`INSERT INTO listing_stats_day_keys (day, key) VALUES ('2020-01-01', ${Buffer.alloc(32)}) ON CONFLICT DO NOTHING`;
-    const other = createStatsRecorder({ sql: api.sql, redis: api.redis, logger: silentLogger, trustProxy: true });
+    const other = createStatsRecorder({
+      sql: api.sql,
+      redis: api.redis,
+      logger: silentLogger,
+      trustedProxies: LOOPBACK_PROXIES,
+    });
     await other.flush();
     const request = new Request(`http://x/listings/${l.serviceListingId}`, {
       headers: { "user-agent": FIREFOX, "x-forwarded-for": "198.51.100.70" },
     });
-    other.viewed(l.serviceListingId, request, null);
+    // As from our own proxy on loopback, like the requests below.
+    other.viewed(l.serviceListingId, request, LOOPBACK_PEER);
     await other.stop();
     expect((await visit(`/listings/${l.serviceListingId}`, FIREFOX, "198.51.100.70")).status).toBe(200);
     await flushed();

@@ -60,7 +60,7 @@ test("the relay deletes what Kafka acknowledged; a previous release's row waitin
   const writtenIds = written.map((w) => w.id);
 
   const producer = api.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, maxInFlightRequests: 1 });
-  relay = createOutboxRelay({ sql: api.sql, producer, logger: silentLogger }, { maxBackoffMs: 1000 });
+  relay = createOutboxRelay({ sql: api.sql, producer: () => producer, logger: silentLogger }, { maxBackoffMs: 1000 });
   relay.start();
   await until(
     "the relay to publish the broker, listing and legacy rows",

@@ -92,8 +92,8 @@ test("the guide's field reference lists every Broker and Listing body field, its
   expect(firstCells(section(guide, "5. Webhook events")).sort()).toEqual([...WEBHOOK_EVENT_TYPES, PING_EVENT].sort());
 });
 
-test("the quickstart's curl commands run as written with a test key and answer what the guide shows", async () => {
-  const partner = await api.createPartner({ leadTracking: true, test: true });
+/** The quickstart's commands, run as written in bash with this URL and key; one parsed answer per request. */
+async function runQuickstart(apiKey: string): Promise<any[]> {
   const blocks = [
     ...section(readFileSync(GUIDE, "utf8"), "2. Quickstart")
       .join("\n")
@@ -109,7 +109,7 @@ test("the quickstart's curl commands run as written with a test key and answer w
   // One answer per line (curl prints none after the body), and a bounded time per request.
   const wrapper = 'curl() { command curl --max-time 10 "$@"; printf "\\n"; }\nset -e\n';
   const proc = Bun.spawn(["bash", "-c", wrapper + script], {
-    env: { PATH: process.env.PATH, PSS_API_URL: api.baseUrl, PSS_API_KEY: partner.test!.apiKey },
+    env: { PATH: process.env.PATH, PSS_API_URL: api.baseUrl, PSS_API_KEY: apiKey },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -124,6 +124,36 @@ test("the quickstart's curl commands run as written with a test key and answer w
     .filter(Boolean)
     .map((l) => JSON.parse(l));
   expect(answers).toHaveLength(8);
+  return answers;
+}
+
+/** Every field name the quickstart's answer blocks show, block by block (the JSON shown abbreviates with …). */
+function shownFields(): string[][] {
+  return [
+    ...section(readFileSync(GUIDE, "utf8"), "2. Quickstart")
+      .join("\n")
+      .matchAll(/```json\n([\s\S]*?)```/g),
+  ].map((b) => [...new Set([...b[1]!.matchAll(/"([A-Za-z]+)":/g)].map((m) => m[1]!))]);
+}
+
+/** Every field name anywhere in a JSON value. */
+function fieldsOf(value: unknown): Set<string> {
+  const names = new Set<string>();
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === "object")
+      for (const [k, x] of Object.entries(v)) {
+        names.add(k);
+        walk(x);
+      }
+  };
+  walk(value);
+  return names;
+}
+
+test("the quickstart's curl commands run as written with a test key and answer what the guide shows", async () => {
+  const partner = await api.createPartner({ leadTracking: true, test: true });
+  const answers = await runQuickstart(partner.test!.apiKey);
   const [health, broker, listing, report, endpoint, ping, feed, archived] = answers;
   expect(health).toMatchObject({
     status: "success",
@@ -132,8 +162,11 @@ test("the quickstart's curl commands run as written with a test key and answer w
     leadTracking: true,
     organizations: [{ organizationId: partner.organizationId, offices: [{ officeId: partner.officeId }] }],
   });
+  // A test key's records get preview links, as the guide shows them.
   expect(broker).toMatchObject({ status: "success", message: "Broker created", qualityScore: 30 });
+  expect(broker.serviceProfileUrl).toMatch(/\/preview\/brokers\/\d+\?expires=\d+&signature=/);
   expect(listing).toMatchObject({ status: "success", message: "Listing created", qualityScore: 56 });
+  expect(listing.serviceListingUrl).toMatch(/\/preview\/listings\/\d+\?expires=\d+&signature=/);
   // A test listing never reaches buyers, as the guide says after the report.
   expect(report.report).toMatchObject({ externalListingId: "L-1042", state: "NOT_VISIBLE" });
   expect(report.report.reasons.map((r: { code: string }) => r.code)).toContain("TEST_MODE");
@@ -142,11 +175,19 @@ test("the quickstart's curl commands run as written with a test key and answer w
   expect(ping).toMatchObject({ status: "success", deliveryId: expect.any(String) });
   expect(feed).toMatchObject({ status: "success", nextCursor: expect.any(String) });
   expect(archived).toMatchObject({ status: "success", message: "Listing updated" });
+  // Every field an answer block of the guide shows is one the answer has (health, broker, listing, report, feed).
+  const shown = shownFields();
+  expect(shown).toHaveLength(5);
+  const real = [health, broker, listing, report, feed];
+  const missing = shown.flatMap((fields, i) =>
+    fields.filter((f) => !fieldsOf(real[i]).has(f)).map((f) => `block ${i + 1}: ${f}`),
+  );
+  expect(missing).toEqual([]);
   // The feed as the guide shows it: the broker's creation, then the listing's, numbered from 1.
   const deadline = Date.now() + 10_000;
   let events: { sequence: number; type: string }[] = [];
   while (Date.now() < deadline) {
-    events = (await call(api.baseUrl, "GET", "/partner/v1/events?after=0", { key: partner.test!.apiKey })).body.results;
+    events = (await call(api.baseUrl, "GET", "/partner/v1/events", { key: partner.test!.apiKey })).body.results;
     if (events.length >= 2) break;
     await Bun.sleep(100);
   }
@@ -155,3 +196,55 @@ test("the quickstart's curl commands run as written with a test key and answer w
     [2, "listing.created"],
   ]);
 }, 60_000);
+
+test("the quickstart runs as written with a live key without lead tracking whose oldest events the feed no longer keeps", async () => {
+  const partner = await api.createPartner({ leadTracking: false });
+  // A partner older than the retention: its first events are pruned, so after=0 points before what is kept.
+  await partner.put("/partner/v1/brokers/B-old", { name: "Old Broker", email: "old@acme-brokers.example" });
+  const numbered = async () =>
+    (await call(api.baseUrl, "GET", "/partner/v1/events", { key: partner.apiKey })).body.results;
+  for (const deadline = Date.now() + 10_000; (await numbered()).length < 1 && Date.now() < deadline; )
+    await Bun.sleep(50);
+  await api.sql`UPDATE partner_feed SET sequenced_at = now() - interval '40 days' WHERE partner_id = ${partner.partnerId}`;
+  expect(await sequencer.prune()).toBeGreaterThanOrEqual(1);
+  expect((await call(api.baseUrl, "GET", "/partner/v1/events?after=0", { key: partner.apiKey })).status).toBe(410);
+
+  const [health, broker, listing, report, endpoint, ping, feed, archived] = await runQuickstart(partner.apiKey);
+  expect(health).toMatchObject({ status: "success", mode: "live", leadTracking: false });
+  expect(health.organizations).toBeUndefined();
+  // A live key's records have public URLs.
+  expect(broker.serviceProfileUrl).toMatch(/\/brokers\/\d+$/);
+  expect(listing.serviceListingUrl).toMatch(/\/listings\/\d+$/);
+  expect(report.report.state).toBe("PROCESSING");
+  expect(endpoint).toMatchObject({ status: "success", message: "Webhook endpoint created" });
+  expect(ping).toMatchObject({ status: "success" });
+  // The first feed call names no after: it starts at the oldest event kept, in this key's numbering.
+  expect(feed).toMatchObject({ status: "success", nextCursor: expect.any(String) });
+  expect(archived).toMatchObject({ status: "success", message: "Listing updated" });
+}, 60_000);
+
+test("every phone the guide writes is accepted by the API, as its rule says", async () => {
+  const guide = readFileSync(GUIDE, "utf8");
+  const rule = guide.split("\n").findIndex((l) => l.includes("**phone**"));
+  const text = guide
+    .split("\n")
+    .slice(rule, rule + 3)
+    .join(" ");
+  const phones = [...text.matchAll(/`([+(0-9][0-9 ().+-]*[0-9])`/g)].map((m) => m[1]!);
+  expect(phones).toEqual(["+1 512 555 0100", "(512) 555-0100"]);
+  const partner = await api.createPartner();
+  for (const [i, phone] of phones.entries()) {
+    const res = await partner.put(`/partner/v1/brokers/guide-phone-${i}`, {
+      name: "Jane Broker",
+      email: "jane@acme-brokers.example",
+      phone,
+    });
+    expect([phone, res.status]).toEqual([phone, 201]);
+  }
+});
+
+test("the guide's webhook table says, for every event type, what its data.version counts", () => {
+  const rows = section(readFileSync(GUIDE, "utf8"), "5. Webhook events").filter((l) => /^\| `[a-z.]+` \|/.test(l));
+  expect(rows.map((l) => /^\| `([a-z.]+)` \|/.exec(l)![1]).sort()).toEqual([...WEBHOOK_EVENT_TYPES, PING_EVENT].sort());
+  for (const row of rows) expect(row.split("|").filter((c) => c.trim()).length).toBe(3);
+});

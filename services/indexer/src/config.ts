@@ -12,6 +12,8 @@ import {
   type LogLevel,
   type OpenSearchConfig,
   type PostgresConfig,
+  readTracingConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 
 export interface LlmRewriterConfig {
@@ -24,6 +26,8 @@ export interface LlmRewriterConfig {
 export interface IndexerConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -46,6 +50,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: IndexerConfig = {
     healthPort: r.int("HEALTH_PORT", 8082, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-indexer"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),

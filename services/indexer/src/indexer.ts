@@ -7,8 +7,9 @@ import {
   type ConsumerSettings,
   type EventConsumer,
   type Logger,
+  type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createIndexingHandler, type BatchHandler } from "./indexing/index-batch.ts";
 import type { DescriptionRewriter } from "./rewriting/description-rewriter.ts";
@@ -29,6 +30,8 @@ export interface IndexerDeps {
   metrics?: ConsumerMetrics;
   /** Only these partners' events (tests sharing Kafka topics with other databases); absent = all. */
   onlyPartners?: ReadonlySet<string>;
+  /** Spans of the events it indexes (service-kit tracing.ts); absent: nothing recorded. */
+  tracing?: Tracing;
 }
 
 export interface Indexer extends EventConsumer {
@@ -55,6 +58,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     deadLetterTopic: Topics.indexerDeadLetter.name,
     logger: deps.logger,
     metrics: deps.metrics,
+    tracing: deps.tracing,
     handleBatch: deps.onlyPartners
       ? (items) => handleBatch(items.filter((i) => deps.onlyPartners!.has(i.event.partnerId)))
       : handleBatch,

@@ -22,6 +22,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
   registerIndexingGauges({ metrics, sql, logger });
   const consumerMetrics = kit.consumerMetrics();
   const indexer = createIndexer({
+    tracing: kit.tracing,
     kafka,
     sql,
     opensearch,

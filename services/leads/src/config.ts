@@ -12,12 +12,16 @@ import {
   type KafkaConfig,
   type LogLevel,
   type PostgresConfig,
+  readTracingConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
 
 export interface LeadsConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -71,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-leads"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),

@@ -13,8 +13,9 @@ import {
   type Logger,
   type OutageBackoff,
   type OutageMetrics,
+  type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import { createLeadCounter } from "./counting/lead-counter.ts";
 import { parseLeadEvent } from "./counting/lead-event.ts";
@@ -44,6 +45,8 @@ export interface LeadsWorkersDeps {
   outageMetrics?: OutageMetrics;
   /** Postponements while our relay is down, waits for PostgreSQL: default 1 s doubling to 30 s; tests shorten it. */
   outageBackoff?: OutageBackoff;
+  /** Spans of the leads it counts and forwards (service-kit tracing.ts); absent: nothing recorded. */
+  tracing?: Tracing;
 }
 
 export function createLeadsWorkers(deps: LeadsWorkersDeps) {
@@ -58,6 +61,7 @@ export function createLeadsWorkers(deps: LeadsWorkersDeps) {
     initialBackoffMs: deps.backoff?.initialMs,
     maxBackoffMs: deps.backoff?.maxMs,
     metrics: deps.metrics?.consumer,
+    tracing: deps.tracing,
   };
   const count = createLeadCounter({ sql: deps.sql, logger: deps.logger });
   const counter = createEventConsumer({

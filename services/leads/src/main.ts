@@ -19,6 +19,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
       "SMTP_HOST is not set: lead forwarding is paused; leads are counted and wait as pending until it is configured",
     );
   const workers = createLeadsWorkers({
+    tracing: kit.tracing,
     outageMetrics: kit.outageMetrics(),
     metrics: {
       leads: createLeadsMetrics({ metrics, sql, logger }),

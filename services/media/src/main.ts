@@ -16,6 +16,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
   configureSharp(config.sharpThreads);
   const consumer = kit.consumerMetrics();
   const media = createMediaService({
+    tracing: kit.tracing,
     config,
     sql,
     kafka,

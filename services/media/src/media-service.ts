@@ -9,8 +9,9 @@ import {
   type MediaStorage,
   type OutageBackoff,
   type OutageMetrics,
+  type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { MediaConfig } from "./config.ts";
 import { createImageDownloader, type Resolver } from "./download/image-downloader.ts";
@@ -44,6 +45,8 @@ export interface MediaServiceDeps {
   outageMetrics?: OutageMetrics;
   /** Between tries of a dependency of ours that is down (default 1 s doubling to 30 s); tests shorten it. */
   outageBackoff?: OutageBackoff;
+  /** Spans of the events it handles (service-kit tracing.ts); absent: nothing recorded. */
+  tracing?: Tracing;
 }
 
 export interface MediaService {
@@ -107,6 +110,7 @@ export function createMediaService(deps: MediaServiceDeps): MediaService {
     partitionsConsumedConcurrently: Math.max(2, config.downloadConcurrency),
     metrics: deps.metrics?.consumer,
     session: deps.config.kafka?.consumer,
+    tracing: deps.tracing,
     handle: createMediaEventHandler({ repository, jobs, logger, stats, leaseMs, onlyPartners: deps.onlyPartners }),
   });
   const retries = createRetryLoop({

@@ -11,6 +11,8 @@ import {
   type KafkaConfig,
   type LogLevel,
   type PostgresConfig,
+  readTracingConfig,
+  type TracingConfig,
 } from "@pss/service-kit";
 import { DEFAULT_FAIR_SHARE } from "./delivery/delivery-repository.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/retry-schedule.ts";
@@ -20,6 +22,8 @@ const DAY_MS = 24 * 3600 * 1000;
 export interface WebhooksConfig {
   healthPort: number;
   logLevel: LogLevel;
+  /** Spans and where they go (TRACING_ZIPKIN_URL, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME). */
+  tracing: TracingConfig;
   /** The boot line outside NODE_ENV=production (null in production). */
   developmentProfile: string | null;
   /** Protections switched off on purpose with NODE_ENV=production (`<VARIABLE>_I_UNDERSTAND=true`): a warning each at boot. */
@@ -64,6 +68,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: WebhooksConfig = {
     healthPort: r.int("HEALTH_PORT", 8086, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
+    tracing: readTracingConfig(r, "pss-webhooks"),
     developmentProfile: developmentProfileNotice(r),
     productionOverrides: r.accepted(),
     postgres: readPostgresConfig(r, 5),

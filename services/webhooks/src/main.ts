@@ -13,6 +13,7 @@ function build(kit: ServiceKit<ReturnType<typeof loadConfig>>): ServiceParts {
   const sql = createPostgres(config.postgres, { applicationName: "pss-webhooks" });
   const kafka = createKafka(config.kafka, logger);
   const webhooks = createWebhooksService({
+    tracing: kit.tracing,
     config,
     sql,
     kafka,

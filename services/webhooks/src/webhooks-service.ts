@@ -9,8 +9,9 @@ import {
   type OutageBackoff,
   type OutageMetrics,
   type Resolver,
+  type Tracing,
 } from "@pss/service-kit";
-import type { Kafka } from "kafkajs";
+import type { Kafka } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { WebhooksConfig } from "./config.ts";
 import { createDeliveryRepository } from "./delivery/delivery-repository.ts";
@@ -41,6 +42,8 @@ export interface WebhooksServiceDeps {
   outageMetrics?: OutageMetrics;
   /** Between tries of PostgreSQL after a send (default 1 s doubling to 30 s); tests shorten it. */
   outageBackoff?: OutageBackoff;
+  /** Spans of the events it handles (service-kit tracing.ts); absent: nothing recorded. */
+  tracing?: Tracing;
 }
 
 export type { EndpointState };
@@ -69,6 +72,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     postponed: 0,
   };
   const worker = createDeliveryWorker({
+    tracing: deps.tracing,
     repository: createDeliveryRepository(deps.sql, {
       disableAfterMs: config.disableAfterMs,
       endpointConcurrency: config.endpointConcurrency,
@@ -98,6 +102,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
     session: deps.config.kafka?.consumer,
     metrics: deps.metrics?.consumer,
+    tracing: deps.tracing,
     handle: createFactHandler({
       sql: deps.sql,
       logger,
@@ -118,6 +123,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps): WebhooksServic
     partitionsConsumedConcurrently: Topics.partnerEvents.partitions,
     session: deps.config.kafka?.consumer,
     metrics: deps.metrics?.consumer,
+    tracing: deps.tracing,
     handle: reportTracker.handle,
   });
   const cleanup = createDeliveryCleanup({ sql: deps.sql, logger, retentionDays: config.retentionDays });

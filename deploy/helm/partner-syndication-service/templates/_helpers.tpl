@@ -145,13 +145,62 @@ webhooks: 8086
 {{- printf "%s-env" (include "pss.fullname" .) -}}
 {{- end -}}
 
-{{/* DATABASE_URL from its Secret: (dict "root" $ "secret" name). */}}
+{{/* DATABASE_URL from its Secret, and the paths of its TLS files (pss.tlsVolumes): (dict "root" $ "secret" name). */}}
 {{- define "pss.databaseEnv" -}}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .secret }}
       key: {{ if .root.Values.database.existingSecret }}{{ .root.Values.database.existingSecretKey }}{{ else }}url{{ end }}
+{{- range $name, $path := (include "pss.tlsFiles" (dict "root" .root "server" "database") | fromYaml) }}
+- { name: {{ $name }}, value: {{ $path | quote }} }
+{{- end }}
+{{- end -}}
+
+{{/* The servers whose TLS files may come from a Secret of the operator's, and their variables' prefix. */}}
+{{- define "pss.tlsServers" -}}
+database: DATABASE
+redis: REDIS
+kafka: KAFKA
+opensearch: OPENSEARCH
+{{- end -}}
+
+{{/* <PREFIX>_TLS_{CA,CERT,KEY}_FILE: path of one server's TLS files, those its tls values name (YAML map; empty
+     without tls.existingSecret). (dict "root" $ "server" "kafka"). */}}
+{{- define "pss.tlsFiles" -}}
+{{- $tls := (get .root.Values .server).tls -}}
+{{- $prefix := get (include "pss.tlsServers" . | fromYaml) .server -}}
+{{- if $tls.existingSecret }}
+{{- range $file, $key := dict "CA" $tls.caKey "CERT" $tls.certKey "KEY" $tls.keyKey }}
+{{- if $key }}
+{{ printf "%s_TLS_%s_FILE" $prefix $file }}: {{ printf "/etc/pss/tls/%s/%s" $.server $key | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The volumes of the TLS Secrets (each server's, read-only; only `only` when given): (dict "root" $ "only" list?). */}}
+{{- define "pss.tlsVolumes" -}}
+{{- range $server, $_ := include "pss.tlsServers" . | fromYaml }}
+{{- if or (not $.only) (has $server $.only) }}
+{{- with (get $.root.Values $server).tls.existingSecret }}
+- name: tls-{{ $server }}
+  secret: { secretName: {{ . }}, defaultMode: 0440 }
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Their mounts at /etc/pss/tls/<server>: (dict "root" $ "only" list?). The files are re-read when the Secret
+     changes (the services check at most once a second): a rotated CA needs no restart. */}}
+{{- define "pss.tlsMounts" -}}
+{{- range $server, $_ := include "pss.tlsServers" . | fromYaml }}
+{{- if or (not $.only) (has $server $.only) }}
+{{- with (get $.root.Values $server).tls.existingSecret }}
+- { name: tls-{{ $server }}, mountPath: /etc/pss/tls/{{ $server }}, readOnly: true }
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* One variable from a Secret key: (dict "name" "REDIS_URL" "secret" "x" "key" "url"). */}}
@@ -174,6 +223,23 @@ webhooks: 8086
 {{ include "pss.secretVar" (dict "name" "OPENSEARCH_URL" "secret" . "key" $root.Values.opensearch.existingSecretKey) }}
 {{- else }}
 {{ include "pss.secretVar" (dict "name" "OPENSEARCH_URL" "secret" $own "key" "OPENSEARCH_URL") }}
+{{- end }}
+{{- /* Passwords apart from the URLs: the chart's Secret, or an optional key of the operator's. */}}
+{{- range $server, $var := dict "redis" "REDIS_PASSWORD" "opensearch" "OPENSEARCH_PASSWORD" }}
+{{- $v := get $root.Values $server }}
+{{- if $v.existingSecret }}
+- name: {{ $var }}
+  valueFrom: { secretKeyRef: { name: {{ $v.existingSecret }}, key: {{ $v.existingSecretPasswordKey | quote }}, optional: true } }
+{{- else if $v.password }}
+{{ include "pss.secretVar" (dict "name" $var "secret" $own "key" $var) }}
+{{- end }}
+{{- end }}
+{{- with $root.Values.kafka.sasl }}
+{{- if .existingSecret }}
+{{ include "pss.secretVar" (dict "name" "KAFKA_SASL_PASSWORD" "secret" .existingSecret "key" .existingSecretKey) }}
+{{- else if .password }}
+{{ include "pss.secretVar" (dict "name" "KAFKA_SASL_PASSWORD" "secret" $own "key" "KAFKA_SASL_PASSWORD") }}
+{{- end }}
 {{- end }}
 {{- range $k, $_ := $root.Values.env }}
 {{ include "pss.secretVar" (dict "name" $k "secret" $own "key" $k) }}
@@ -311,6 +377,9 @@ spec:
       env:
         - name: DATABASE_URL
           valueFrom: { secretKeyRef: { name: {{ .databaseSecret }}, key: {{ .databaseKey | quote }} } }
+        {{- range $name, $path := (include "pss.tlsFiles" (dict "root" $root "server" "database") | fromYaml) }}
+        - { name: {{ $name }}, value: {{ $path | quote }} }
+        {{- end }}
         {{- include "pss.s3Env" $root | nindent 8 }}
         {{- include "pss.secretEnv" (dict "root" $root) | nindent 8 }}
         {{- include "pss.secretVar" (dict "name" "BACKUP_SIGNING_KEY" "secret" (include "pss.backupSigningKeySecret" $root) "key" (ternary $root.Values.backup.signingKey.existingSecretKey "key" (ne $root.Values.backup.signingKey.existingSecret "")) ) | nindent 8 }}
@@ -324,12 +393,14 @@ spec:
         {{- toYaml .resources | nindent 8 }}
       volumeMounts:
         - { name: tmp, mountPath: /tmp }
+        {{- include "pss.tlsMounts" (dict "root" $root) | nindent 8 }}
         {{- with .mounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
   volumes:
     - name: tmp
       emptyDir: { sizeLimit: {{ $root.Values.backup.scratchSizeLimit }} }
+    {{- include "pss.tlsVolumes" (dict "root" $root) | nindent 4 }}
     {{- with .volumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -356,4 +427,11 @@ spec:
 
 {{- define "pss.backupClaim" -}}
 {{- default (printf "%s-backup" (include "pss.fullname" .)) .Values.backup.pvc.existingClaim -}}
+{{- end -}}
+
+{{- /* Where the services send their spans: tracing.zipkinUrl, else the release's own Zipkin, else nothing (off). */ -}}
+{{- define "pss.zipkinUrl" -}}
+{{- if .Values.tracing.zipkinUrl -}}{{ .Values.tracing.zipkinUrl }}
+{{- else if .Values.tracing.zipkin.enabled -}}http://{{ include "pss.dev" (dict "root" . "name" "zipkin") }}:9411/api/v2/spans
+{{- end -}}
 {{- end -}}

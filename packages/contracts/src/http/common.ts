@@ -91,9 +91,15 @@ export const RecordDateTime = Type.String({
   description: "ISO 8601 date-time with a time zone (Z or an offset), years 1000-9998",
 });
 export const Money = Type.Number({ minimum: 0, maximum: Limits.money, description: "Non-negative amount" });
+/**
+ * A phone number as people write them: an optional leading +, then 5-40 characters of digits, spaces and ().-,
+ * starting with a digit or an opening parenthesis (an area code: (512) 555-0100) and ending with a digit.
+ */
+export const PHONE_PATTERN = "^\\+?[0-9(][0-9 ().-]{3,38}[0-9]$";
 export const Phone = Type.String({
-  pattern: "^\\+?[0-9][0-9 ().-]{3,38}[0-9]$",
-  description: "Phone number; include the country code, e.g. +1 512 555 0100",
+  pattern: PHONE_PATTERN,
+  description:
+    "Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100",
 });
 
 /** What every cursor the API hands out looks like: base64url without padding, never empty. */

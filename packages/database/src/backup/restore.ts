@@ -8,7 +8,7 @@ import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import { loadMigrations, migrate, type Migration } from "../migrate.ts";
 import type { DatabaseDump } from "./dump.ts";
-import { fileSha256 } from "./files.ts";
+import { fileSha256, tap } from "./files.ts";
 import { BackupError, loadOrder, type ForeignKey } from "./table-order.ts";
 
 /**
@@ -112,7 +112,14 @@ export async function restoreDatabase(
       const table = byName.get(name);
       if (!table) continue;
       const target = await tx`COPY ${tx(name)} (${tx(table.columns)}) FROM STDIN`.writable();
-      await pipeline(createReadStream(join(dir, table.file)), createGunzip(), target);
+      // The bytes loaded are hashed as they pass: a file changed after verifyDumpFiles read it (between the check
+      // and the load) fails here, before the commit, so what is restored is exactly what the manifest vouches for.
+      const loaded = tap();
+      await pipeline(createReadStream(join(dir, table.file)), loaded, createGunzip(), target);
+      if (loaded.sha256() !== table.sha256)
+        throw new BackupError(
+          `backup file ${table.file} changed while it was restored: its SHA-256 is no longer the one in manifest.json; nothing was restored`,
+        );
       const [{ n } = { n: -1 }] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM ${tx(name)}`;
       if (n !== table.rows) throw new BackupError(`${table.file}: ${n} rows loaded, the manifest says ${table.rows}`);
       tables.push({ name, rows: n });

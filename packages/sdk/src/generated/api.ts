@@ -29,8 +29,8 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -134,8 +134,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
+                401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -144,8 +144,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
-                401: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -164,7 +164,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -234,7 +234,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -335,7 +338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -345,7 +348,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -355,7 +358,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -375,7 +378,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -385,7 +388,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -448,6 +461,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -526,7 +540,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -536,7 +550,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -556,6 +570,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -566,7 +590,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -621,6 +645,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -731,7 +756,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -741,7 +766,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -751,7 +776,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -771,7 +796,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -781,7 +806,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -846,11 +871,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example B-7 */
                     externalBrokerId: string;
                 };
                 cookie?: never;
@@ -894,7 +921,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -904,7 +931,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -924,6 +951,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -934,7 +971,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -997,6 +1034,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -1080,7 +1118,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1090,8 +1128,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -1110,7 +1158,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1180,7 +1228,10 @@ export interface paths {
                 query?: {
                     dryRun?: "true" | "false";
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1281,7 +1332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). The batch itself is malformed (nothing written): a rule beyond the schema (see the description) is refused with details [{path, message}] naming each item that breaks it.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1291,7 +1342,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1301,7 +1352,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1321,7 +1372,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1331,7 +1382,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1394,6 +1455,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1484,7 +1546,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1494,7 +1556,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1514,6 +1576,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1524,7 +1596,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1579,6 +1651,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1740,7 +1813,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1750,7 +1823,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1770,7 +1843,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1790,7 +1863,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1800,7 +1873,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1865,11 +1938,13 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -1918,7 +1993,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1928,7 +2003,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -1948,6 +2023,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -1958,7 +2043,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2021,6 +2106,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                     updatedSince?: string;
@@ -2116,7 +2202,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2126,8 +2212,18 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -2146,7 +2242,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2213,6 +2309,7 @@ export interface paths {
             parameters: {
                 query?: {
                     after?: string;
+                    /** @example 100 */
                     limit?: string;
                 };
                 header?: never;
@@ -2251,7 +2348,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2261,7 +2358,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2281,6 +2378,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2291,7 +2398,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2359,6 +2466,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2418,7 +2526,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2428,7 +2536,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2448,6 +2556,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2458,7 +2576,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2524,11 +2642,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-05-04T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2570,7 +2691,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. startDate after endDate is refused with details [{path: "startDate", …}]. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2580,7 +2701,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2600,6 +2721,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2610,7 +2741,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2676,11 +2807,14 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 2026-05-01T00:00:00Z */
                     startDate?: string;
+                    /** @example 2026-06-01T00:00:00Z */
                     endDate?: string;
                 };
                 header?: never;
                 path: {
+                    /** @example 31 */
                     officeId: string;
                 };
                 cookie?: never;
@@ -2703,7 +2837,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2713,7 +2847,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2733,6 +2867,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2743,7 +2887,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2814,6 +2958,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example 12 */
                     organizationId: string;
                 };
                 cookie?: never;
@@ -2841,7 +2986,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2851,7 +2996,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2871,6 +3016,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -2881,7 +3036,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -2949,8 +3104,12 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example L-1042 */
                     externalListingId: string;
                 };
                 cookie?: never;
@@ -2962,7 +3121,7 @@ export interface paths {
                         name?: string;
                         /** @description E-mail address, at most 254 characters */
                         email?: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The inquiry (default: a fixed test message) */
                         message?: string;
@@ -2990,7 +3149,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3000,7 +3159,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3040,7 +3199,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3060,7 +3219,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3070,7 +3229,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3161,7 +3330,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3171,7 +3340,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission) */
+                /** @description Missing, malformed, unknown or revoked key (or, for lead counts and for webhook routes naming lead.received, a key without lead-tracking permission); answered before anything about the request's parameters or body, after only the limits of 413, 414 and 431 */
                 401: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3191,6 +3360,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3201,7 +3380,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3263,6 +3452,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3296,7 +3486,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3326,6 +3516,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3336,7 +3536,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3389,6 +3589,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3467,7 +3668,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3497,7 +3698,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3517,7 +3718,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3527,7 +3728,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3578,6 +3779,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3599,7 +3801,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3629,6 +3831,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3639,7 +3851,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3699,6 +3921,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example 100 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -3736,7 +3959,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3756,6 +3979,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3766,7 +3999,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3834,8 +4067,12 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3859,7 +4096,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3889,6 +4126,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -3899,7 +4146,27 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -3960,13 +4227,17 @@ export interface paths {
         put?: never;
         /**
          * Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it).
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it).
          */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -3988,7 +4259,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4028,6 +4299,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4038,7 +4319,27 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4099,15 +4400,20 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery of the endpoint created since a time
-         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
+         * @description Each failed delivery of the endpoint created at or after since is queued again with its original webhook-id and body and a fresh retry schedule, the oldest first, as many as the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) has room for: notQueued counts those left failed (recover again later; with no room at all, 429 with Retry-After). A pending delivery is never queued twice.
          */
         post: {
             parameters: {
                 query: {
+                    /** @example 2026-05-01T00:00:00Z */
                     since: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4131,7 +4437,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4171,6 +4477,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4181,7 +4497,27 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4242,13 +4578,17 @@ export interface paths {
         put?: never;
         /**
          * Send the events of a change-feed range or a time range to this endpoint (again)
-         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
+         * @description Every event of the key's partner and mode in the range (afterSequence < sequence <= throughSequence, the change feed's numbers; since <= time < until) whose type the endpoint subscribes to is queued for it, in sequence order, with the body the webhooks service sent or would have sent (data.sequence included), also when the endpoint was created after the events. An event this endpoint had already is sent again as that delivery (same webhook-id, fresh retry schedule). Rules beyond the schema (400 with details [{path, message}] naming the field): throughSequence must be greater than afterSequence, until later than since. At most 10000 events a request (400 beyond: narrow the range). Events are kept as long as the change feed keeps them. An event whose delivery to this endpoint is still pending is not queued again. Bounds (429 with Retry-After): one running replay per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (a range that would queue more than the whole budget is a 400). A replay that queues nothing answers 202 {queued: 0} whatever the bounds.
          */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example crm */
                     endpointId: string;
                 };
                 cookie?: never;
@@ -4289,7 +4629,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.. Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4329,7 +4669,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4349,7 +4689,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4359,7 +4699,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4420,9 +4770,11 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example crm */
                     endpointId?: string;
                     status?: "pending" | "delivered" | "failed";
                     eventType?: "listing.published" | "listing.unpublished" | "listing.media.processed" | "broker.avatar.processed" | "lead.received" | "listing.report.changed" | "ping";
+                    /** @example 1 */
                     limit?: string;
                     cursor?: string;
                 };
@@ -4482,7 +4834,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4502,6 +4854,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4512,7 +4874,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many requests for this key; wait Retry-After seconds */
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4575,13 +4937,17 @@ export interface paths {
         put?: never;
         /**
          * Send one delivery again now (same webhook-id and body), with a fresh retry schedule
-         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
+         * @description Draws one delivery from the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one for endpoints carrying lead data and one for the others, 10,000 deliveries each) (429 with Retry-After beyond it). A delivery already queued and not yet attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits for that attempt to end (its outcome is not recorded) and then sends it again.
          */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example 36849c3e-99bb-4b12-ab61-e96e334c98a3 */
                     deliveryId: string;
                 };
                 cookie?: never;
@@ -4603,7 +4969,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4643,6 +5009,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Request target (path and query) too long */
                 414: {
                     headers: {
@@ -4653,7 +5029,27 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds. A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -4717,8 +5113,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @example taqueria */
                     q?: string;
                     businessType?: string;
+                    /** @example TX */
                     state?: string;
                     city?: string;
                     minPrice?: string;
@@ -4729,8 +5127,10 @@ export interface paths {
                     maxSde?: string;
                     financingAvailable?: string;
                     underContract?: string;
+                    /** @example newest */
                     sort?: string;
                     cursor?: string;
+                    /** @example 20 */
                     limit?: string;
                 };
                 header?: never;
@@ -4797,8 +5197,18 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule. A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it. */
                 400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4871,6 +5281,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -4951,8 +5362,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Listing not found: no buyer-visible listing with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -4961,8 +5372,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Listing not found: no buyer-visible listing with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5035,6 +5446,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example 77 */
                     serviceBrokerId: string;
                 };
                 cookie?: never;
@@ -5128,8 +5540,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule */
-                400: {
+                /** @description Broker not found: no broker with this ID */
+                404: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5138,8 +5550,8 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Broker not found: no broker with this ID */
-                404: {
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
                         [name: string]: unknown;
@@ -5215,8 +5627,12 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Send the same request again with the same key (e.g. after a timeout) and it takes effect once: the answer is the first one's (header Idempotent-Replayed: true), kept 24 hours. Keys are per API key (per client address on public routes). The same key with another request: 422. An error keeps nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
+                    /** @example 1042 */
                     serviceListingId: string;
                 };
                 cookie?: never;
@@ -5228,7 +5644,7 @@ export interface paths {
                         name: string;
                         /** @description E-mail address, at most 254 characters */
                         email: string;
-                        /** @description Phone number; include the country code, e.g. +1 512 555 0100 */
+                        /** @description Phone number: an optional leading +, then 5-40 characters of digits, spaces and ().-, starting with a digit or ( and ending with a digit; include the country code, e.g. +1 512 555 0100 */
                         phone?: string;
                         /** @description The buyer's question to the broker (not blank) */
                         message: string;
@@ -5253,7 +5669,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A parameter, header or the body breaks a rule; "error" names the field and the rule (bodies: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string) */
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). Idempotency-Key must be 1-255 visible ASCII characters (a random UUID per request is a good choice) */
                 400: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5273,7 +5689,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Body larger than 1048576 bytes */
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
                 413: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5293,7 +5709,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
                 415: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5303,7 +5719,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Too many leads from this address or for this listing; wait Retry-After seconds */
+                /** @description This Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request */
+                422: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Error. Too many leads from this address (in all, or to this listing), or site-wide; wait Retry-After seconds */
                 429: {
                     headers: {
                         "X-Request-Id": components["headers"]["RequestId"];
@@ -5965,7 +6391,30 @@ export interface components {
          */
         CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
     };
-    responses: never;
+    responses: {
+        /** @description 405: the path exists, but not for this method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE, CONNECT and QUERY are routed); the Allow header lists the path's methods. Without a key, a partner path answers 401 first */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                /** @description The path's methods, e.g. PUT, GET */
+                Allow: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 501: a method outside HTTP's standard ones (PROPFIND, MKCOL, ...) on any path, answered before anything else */
+        MethodNotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {

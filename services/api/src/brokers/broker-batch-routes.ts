@@ -4,6 +4,7 @@ import { BATCH_ABOUT } from "../batch/batch-docs.ts";
 import { createBatchRoute } from "../batch/batch-route.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
+import { BROKER_EXAMPLES } from "./broker-docs.ts";
 import { upsertBrokerBatch } from "./broker-batch.ts";
 import { dryRunBroker } from "./broker-service.ts";
 
@@ -14,6 +15,7 @@ export function createBrokerBatchRoutes(ctx: PartnerContext) {
     batchBody: BrokerBatchBody,
     response: BrokerBatchResponse,
     description: BATCH_ABOUT,
+    examples: BROKER_EXAMPLES["POST /brokers/batch"],
     dryRun: async (sql, scope, externalId, body: BrokerBody) =>
       brokerDryRunAnswer(await dryRunBroker(sql, scope, externalId, body)),
     upsert: upsertBrokerBatch,

@@ -12,7 +12,7 @@ import {
   PageQuery,
   PutQuery,
 } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -24,7 +24,7 @@ import { dryRunBroker, upsertBroker } from "./broker-service.ts";
 import { brokerDryRunAnswer, brokerPutAnswer } from "./broker-answers.ts";
 import { storedBrokerQuality } from "../quality/record-quality.ts";
 import { createBrokerBatchRoutes } from "./broker-batch-routes.ts";
-import { BROKER_DOCS } from "./broker-docs.ts";
+import { BROKER_DOCS, BROKER_EXAMPLES } from "./broker-docs.ts";
 
 /** `url`: the public profile, or a test record's preview link (PartnerContext.brokerUrl); media URLs from `publicBaseUrl`. */
 export function toBrokerRecord(b: StoredBroker, url: string, publicBaseUrl: string): BrokerRecord {
@@ -90,6 +90,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a broker (or, with dryRun=true, only say what that would do)",
           description: BROKER_DOCS["PUT /brokers/:externalBrokerId"],
+          ...withExamples(BROKER_EXAMPLES["PUT /brokers/:externalBrokerId"]),
         },
       },
     )
@@ -106,6 +107,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a broker back as stored, with the state of its avatar processing",
+          ...withExamples(BROKER_EXAMPLES["GET /brokers/:externalBrokerId"]),
           responses: documented({
             200: {
               description: "The broker",
@@ -129,6 +131,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         detail: {
           summary: "The broker's change history, newest first",
           description: BROKER_DOCS["GET /brokers/:externalBrokerId/history"],
+          ...withExamples(BROKER_EXAMPLES["GET /brokers/:externalBrokerId/history"]),
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: BrokerHistoryResponse },
             404: ErrorMessages.brokerNotFound,
@@ -152,6 +155,7 @@ export function createBrokerRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's brokers (reconciliation)",
+          ...withExamples(BROKER_EXAMPLES["GET /brokers"]),
           responses: documented({
             200: {
               description: "One page; nextCursor is null on the last",

@@ -10,7 +10,7 @@ import type { StatsRecorder } from "../stats/stats-recorder.ts";
 export interface BuyerPluginDeps extends BuyerDeps {
   logger: Logger;
   /** The inquiry form posts into the same intake, with the same limiters, as the JSON lead route. */
-  leads: LeadIntakeDeps & { trustProxy?: boolean };
+  leads: LeadIntakeDeps;
   maxBodyBytes: number;
   sitemapPageSize?: number;
   /** Counts views and impressions; absent = no counting. */

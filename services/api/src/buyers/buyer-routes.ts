@@ -3,12 +3,12 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { ErrorMessages, PublicBroker, PublicListing, SearchQuery, SearchResponse } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { BuyerService } from "./buyer-service.ts";
 import { parseSearchQuery, rawQuery } from "./search-params.ts";
 import type { StatsRecorder } from "../stats/stats-recorder.ts";
-import { BUYER_DOCS } from "./buyer-docs.ts";
+import { BUYER_DOCS, BUYER_EXAMPLES } from "./buyer-docs.ts";
 
 /** `stats`: counts each hit as an impression and each listing read as a view (in memory; never slows the answer). */
 export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
@@ -29,6 +29,7 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
         detail: {
           summary: "Search buyer-visible listings",
           description: BUYER_DOCS["GET /v1/listings"],
+          ...withExamples(BUYER_EXAMPLES["GET /v1/listings"]),
           responses: documented({
             200: { description: "One page of hits", schema: SearchResponse },
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
@@ -47,6 +48,7 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       {
         detail: {
           summary: "A buyer-visible listing: public fields, ready photos, broker summary",
+          ...withExamples(BUYER_EXAMPLES["GET /v1/listings/:serviceListingId"]),
           responses: documented({
             200: {
               description: "The listing",
@@ -67,6 +69,7 @@ export function createBuyerRoutes(buyers: BuyerService, stats?: StatsRecorder) {
       {
         detail: {
           summary: "A broker's public profile with the broker's buyer-visible listings (no e-mail or phone)",
+          ...withExamples(BUYER_EXAMPLES["GET /v1/brokers/:serviceBrokerId"]),
           responses: documented({
             200: {
               description: "The broker",

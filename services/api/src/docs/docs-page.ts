@@ -29,27 +29,40 @@ function describeType(prop: UntypedJson): string {
   return [prop.type ?? "any", prop.format ? `(${prop.format})` : ""].join(" ").trim();
 }
 
+/** The examples of a media type (request body or answer), each as its summary and pretty-printed JSON. */
+function examplesOf(media: UntypedJson | undefined, heading: string): string {
+  const examples = Object.values<UntypedJson>(media?.examples ?? {});
+  return examples
+    .map(
+      (e) =>
+        `<p class="ex">${escape(heading)}: ${escape(e.summary ?? "")}</p><pre>${escape(JSON.stringify(e.value, null, 2))}</pre>`,
+    )
+    .join("");
+}
+
 export function renderDocsPage(doc: UntypedJson): string {
   const ops = Object.entries<UntypedJson>(doc.paths).flatMap(([path, methods]) =>
     Object.entries<UntypedJson>(methods).map(([method, op]) => {
-      const body = op.requestBody?.content?.["application/json"]?.schema;
+      const bodyMedia = op.requestBody?.content?.["application/json"];
+      const body = bodyMedia?.schema;
       const responses = Object.entries<UntypedJson>(op.responses)
-        .map(
-          ([status, r]) =>
-            `<li><strong>${escape(status)}</strong> ${escape(r.description)}${schemaTable(r.content?.["application/json"]?.schema)}</li>`,
-        )
+        .map(([status, r]) => {
+          const media = r.content?.["application/json"];
+          return `<li><strong>${escape(status)}</strong> ${escape(r.description)}${schemaTable(media?.schema)}${examplesOf(media, `Example ${status}`)}</li>`;
+        })
         .join("");
+      const curl = op["x-codeSamples"]?.[0]?.source;
       return `<section><h2><span class="m">${escape(method.toUpperCase())}</span> <code>${escape(path)}</code></h2>
 <p>${escape(op.summary)}</p>${op.description ? `<p>${escape(op.description)}</p>` : ""}
 <p>${op.security?.length === 0 ? "No authentication." : "Requires <code>Authorization: Bearer &lt;API_KEY&gt;</code>."}</p>
-${body ? `<h3>Request body</h3>${schemaTable(body)}` : ""}<h3>Responses</h3><ul>${responses}</ul></section>`;
+${curl ? `<h3>Example request</h3><pre>${escape(curl)}</pre>` : ""}${body ? `<h3>Request body</h3>${schemaTable(body)}${examplesOf(bodyMedia, "Example body")}` : ""}<h3>Responses</h3><ul>${responses}</ul></section>`;
     }),
   );
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(doc.info.title)}: API reference</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f3f3f3;padding:0 .2em}
 table{border-collapse:collapse;margin:.5rem 0;width:100%}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-section{border-top:2px solid #ddd;margin-top:2rem}.m{background:#0b5;color:#fff;padding:0 .4em;border-radius:3px}</style></head>
+section{border-top:2px solid #ddd;margin-top:2rem}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;font-size:14px}.ex{margin:.5rem 0 0;font-style:italic}.m{background:#0b5;color:#fff;padding:0 .4em;border-radius:3px}</style></head>
 <body><main><h1>${escape(doc.info.title)}</h1><p>${escape(doc.info.description)}</p>
 <p>Machine-readable: <a href="/partner/v1/openapi.json">/partner/v1/openapi.json</a> (OpenAPI ${escape(doc.openapi)}).</p>
 ${ops.join("\n")}</main></body></html>`;

@@ -2,10 +2,10 @@
 import { Elysia } from "elysia";
 import { FEED_RETENTION_DAYS, FeedPage, FeedQuery } from "@pss/contracts";
 import { isoTimestamp } from "@pss/database/queries";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { ApiError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
-import { FEED_DOCS } from "./feed-docs.ts";
+import { FEED_DOCS, FEED_EXAMPLES } from "./feed-docs.ts";
 
 /** The cursor points before events the retention removed: the reader must reconcile, then follow from the head. */
 export class FeedGoneError extends ApiError {
@@ -59,6 +59,7 @@ export function createFeedRoutes(ctx: PartnerContext) {
       detail: {
         summary: "The change feed: every change to this key's records, in commit order, numbered without gaps",
         description: FEED_DOCS["GET /events"],
+        ...withExamples(FEED_EXAMPLES["GET /events"]),
         responses: documented({
           200: {
             description: "One page; nextCursor is the last sequence number read (unchanged when nothing new)",

@@ -1,6 +1,6 @@
 // Checks every request passes before routing: limits on the request target and headers, methods this API
 // implements, and request targets without a host. The runtime is started with a larger header limit
-// (BUN_OPTIONS=--max-http-header-size, see docs/partner-api.md) so these answers are ours, in JSON.
+// (BUN_OPTIONS=--max-http-header-size, see docs/api-internals.md) so these answers are ours, in JSON.
 import { ErrorMessages } from "@pss/contracts";
 import {
   HeadersTooLargeError,

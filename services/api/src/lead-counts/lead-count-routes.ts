@@ -8,14 +8,14 @@ import {
   OfficeLeadCount,
   OrganizationLeadCount,
 } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { BadRequestError, UnauthorizedError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import type { Principal } from "../auth/authenticator.ts";
 import { parseDateRange } from "./date-range.ts";
 import type { LeadCountCache } from "./lead-count-cache.ts";
 import { createLeadCountService } from "./lead-count-service.ts";
-import { LEAD_COUNT_DOCS } from "./lead-count-docs.ts";
+import { LEAD_COUNT_DOCS, LEAD_COUNT_EXAMPLES } from "./lead-count-docs.ts";
 
 export interface LeadCountOptions {
   /** Short-lived cache of answers; absent = every request reads PostgreSQL. */
@@ -60,6 +60,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of one office",
           description: LEAD_COUNT_DOCS["GET /offices/:officeId/leads/count"],
+          ...withExamples(LEAD_COUNT_EXAMPLES["GET /offices/:officeId/leads/count"]),
           responses: documented({
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
             404: `${ErrorMessages.officeNotFound}: no such office of this partner`,
@@ -80,6 +81,7 @@ export function createLeadCountRoutes(ctx: PartnerContext, opts: LeadCountOption
         detail: {
           summary: "Number of leads of an organization, with every office (zeros included)",
           description: LEAD_COUNT_DOCS["GET /organizations/:organizationId/leads/count"],
+          ...withExamples(LEAD_COUNT_EXAMPLES["GET /organizations/:organizationId/leads/count"]),
           responses: documented({
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
             404: `${ErrorMessages.organizationNotFound}: no such organization of this partner`,

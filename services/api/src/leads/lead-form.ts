@@ -14,7 +14,8 @@ import {
 } from "../http/errors.ts";
 import { readCappedBody } from "../http/json-body.ts";
 import { describeValidationErrors } from "../http/validation-messages.ts";
-import { clientAddress } from "./client-address.ts";
+import { type IdempotencyLayer, keyScope, requestFingerprint } from "../http/idempotency.ts";
+import { addressBucket, clientAddress } from "./client-address.ts";
 import { blankLeadFields, submitLead, type LeadIntakeDeps } from "./lead-service.ts";
 
 export const LEAD_FORM_FIELDS = ["name", "email", "phone", "message"] as const;
@@ -79,8 +80,38 @@ export function leadFormProblems(body: Record<string, string>): Partial<Record<L
   return errors;
 }
 
+/** The form's hidden field holding a key made for each rendering of the form (inquiry-form.ts). */
+export const FORM_KEY_FIELD = "idempotencyKey";
+
+/**
+ * The inquiry once per rendering of the form and content: the same form posted again with the same fields (a
+ * double click, the back button and "send" again, a balancer's retry) is answered with the first inquiry's ID and
+ * stores nothing more. The key is the form's hidden one together with a hash of the fields, so the same form sent
+ * with other content is a new inquiry. A form without a valid key (an old page) is sent as it is.
+ */
+async function submitOnce(
+  idempotency: IdempotencyLayer | undefined,
+  formKey: string | null,
+  address: string | null,
+  args: { listingId: string; request: Request },
+  body: Record<string, string>,
+  submit: () => Promise<{ leadId: string }>,
+): Promise<{ leadId: string }> {
+  if (!idempotency || !formKey || !/^[\x21-\x7e]{1,100}$/.test(formKey)) return submit();
+  const fingerprint = requestFingerprint("POST", new URL(args.request.url).pathname, body);
+  const answer = await idempotency.run(
+    {
+      scope: keyScope.address(addressBucket(address)),
+      key: `form:${formKey}:${fingerprint.toString("hex", 0, 16)}`,
+      fingerprint,
+    },
+    async () => ({ status: 202, body: await submit() }),
+  );
+  return answer.body as { leadId: string };
+}
+
 export async function submitLeadForm(
-  deps: LeadIntakeDeps & { trustProxy?: boolean },
+  deps: LeadIntakeDeps,
   args: {
     listingId: string;
     request: Request;
@@ -92,17 +123,22 @@ export async function submitLeadForm(
 ): Promise<LeadFormOutcome> {
   if (!FORM_CONTENT_TYPE.test(args.request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
   const bytes = await readCappedBody(args.request, args.maxBodyBytes);
-  const { body, values } = leadBodyFromForm(new URLSearchParams(new TextDecoder().decode(bytes)));
+  const form = new URLSearchParams(new TextDecoder().decode(bytes));
+  const { body, values } = leadBodyFromForm(form);
+  const formKey = form.get(FORM_KEY_FIELD);
   const errors = leadFormProblems(body);
   if (Object.keys(errors).length) return { kind: "invalid", values, errors };
-  try {
-    const { leadId } = await submitLead(deps, {
+  const address = clientAddress(args.request, args.server, deps.trustedProxies);
+  const submit = () =>
+    submitLead(deps, {
       listingId: args.listingId,
       body: body as unknown as LeadBody,
-      clientAddress: clientAddress(args.request, args.server, deps.trustProxy ?? false),
+      clientAddress: address,
       trace: args.trace,
       log: args.log,
     });
+  try {
+    const { leadId } = await submitOnce(deps.idempotency, formKey, address, args, body, submit);
     return { kind: "accepted", leadId };
   } catch (err) {
     if (err instanceof RateLimitedError)

@@ -3,17 +3,27 @@ import { ErrorMessages, type LeadBody } from "@pss/contracts";
 import type { EventTrace, Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { BadRequestError, NotFoundError, RateLimitedError } from "../http/errors.ts";
+import type { IdempotencyLayer } from "../http/idempotency.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
-import { addressBucket } from "./client-address.ts";
+import { addressBucket, type TrustedProxies } from "./client-address.ts";
 import { insertLead } from "./lead-repository.ts";
 
 export interface LeadIntakeDeps {
   sql: postgres.Sql;
   logger: Logger;
-  /** Per client address (IPv6 per /64); absent = unlimited. */
+  /** Per client address (IPv6 per /64), over all listings; absent = unlimited. */
   addressLimiter?: RateLimiter;
-  /** Per listing, so one listing's broker cannot be flooded; absent = unlimited. */
-  listingLimiter?: RateLimiter;
+  /** Per listing and client address: one buyer's inquiries to one listing; absent = unlimited. */
+  listingAddressLimiter?: RateLimiter;
+  /**
+   * Everyone's inquiries together, site-wide: the brake on a flood from many addresses. Never per listing: a count
+   * per listing would tell a listing's owner, probing it from a few addresses, how many inquiries others sent.
+   */
+  globalLimiter?: RateLimiter;
+  /** Whose X-Forwarded-For tells the client's address (TRUST_PROXY_CIDRS); absent: nobody's. */
+  trustedProxies?: TrustedProxies;
+  /** Idempotency-Key on the JSON route and the form's hidden key; absent: every POST is a new inquiry. */
+  idempotency?: IdempotencyLayer;
 }
 
 export interface LeadSubmission {
@@ -55,14 +65,17 @@ export async function submitLead(deps: LeadIntakeDeps, input: LeadSubmission): P
   const name = body.name.trim();
   const message = body.message.trim();
 
-  await enforce(deps.addressLimiter, addressBucket(input.clientAddress), log, { listingId, limit: "address" });
+  const bucket = addressBucket(input.clientAddress);
+  await enforce(deps.addressLimiter, bucket, log, { listingId, limit: "address" });
   const leadId = Bun.randomUUIDv7();
   if (body.website) {
     // A person never sees the field. Answer like a success so the bot learns nothing; store and send nothing.
     log.info("lead discarded: honeypot filled", { listingId });
     return { leadId };
   }
-  await enforce(deps.listingLimiter, listingId, log, { listingId, limit: "listing" });
+  // Only the prober's own requests move these two: what a 429 says depends on nobody else's inquiries to a listing.
+  await enforce(deps.listingAddressLimiter, `${listingId}|${bucket}`, log, { listingId, limit: "listing-address" });
+  await enforce(deps.globalLimiter, "all", log, { listingId, limit: "global" });
 
   const stored = await insertLead(
     deps.sql,

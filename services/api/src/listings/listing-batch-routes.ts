@@ -5,6 +5,7 @@ import type { PartnerContext } from "../partner/partner-context.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { upsertListingBatch } from "./listing-batch.ts";
 import { LISTING_BATCH_DOCS } from "./listing-batch-docs.ts";
+import { LISTING_EXAMPLES } from "./listing-docs.ts";
 import { dryRunListing } from "./listing-service.ts";
 
 export function createListingBatchRoutes(ctx: PartnerContext) {
@@ -14,6 +15,7 @@ export function createListingBatchRoutes(ctx: PartnerContext) {
     batchBody: ListingBatchBody,
     response: ListingBatchResponse,
     description: LISTING_BATCH_DOCS["POST /listings/batch"],
+    examples: LISTING_EXAMPLES["POST /listings/batch"],
     dryRun: dryRunListing,
     upsert: upsertListingBatch,
     answer: listingPutAnswer,

@@ -12,7 +12,7 @@ import {
   PageQuery,
   PutQuery,
 } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { variantsWithUrls } from "../media/variant-urls.ts";
@@ -29,7 +29,7 @@ import { dryRunListing, upsertListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
-import { LISTING_DOCS } from "./listing-docs.ts";
+import { LISTING_DOCS, LISTING_EXAMPLES } from "./listing-docs.ts";
 
 /** `url`: the public page, or a test record's preview link (PartnerContext.listingUrl); media URLs from `publicBaseUrl`. */
 export function toListingRecord(
@@ -103,6 +103,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Create or update a listing (or, with dryRun=true, only say what that would do)",
           description: LISTING_DOCS["PUT /listings/:externalListingId"],
+          ...withExamples(LISTING_EXAMPLES["PUT /listings/:externalListingId"]),
           responses: documented({
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
             404: "Broker not found: brokerExternalId names no broker of this partner",
@@ -129,6 +130,7 @@ export function createListingRoutes(ctx: PartnerContext) {
       {
         detail: {
           summary: "Read a listing back as stored, with its photo processing, search-index state and status history",
+          ...withExamples(LISTING_EXAMPLES["GET /listings/:externalListingId"]),
           responses: documented({
             200: {
               description: "The listing",
@@ -152,6 +154,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         detail: {
           summary: "The listing's change history, newest first",
           description: LISTING_DOCS["GET /listings/:externalListingId/history"],
+          ...withExamples(LISTING_EXAMPLES["GET /listings/:externalListingId/history"]),
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: ListingHistoryResponse },
             404: ErrorMessages.listingNotFound,
@@ -179,6 +182,7 @@ export function createListingRoutes(ctx: PartnerContext) {
         query: PageQuery,
         detail: {
           summary: "Page through all of the partner's listings (reconciliation)",
+          ...withExamples(LISTING_EXAMPLES["GET /listings"]),
           responses: documented({
             200: {
               description: "One page; nextCursor is null on the last",

@@ -6,7 +6,7 @@
 // The merge and compare step (planListing) is shared with the dry run (dryRunListing): both run the same checks
 // in the same order and compute the same document, so a dry run answers exactly what the PUT then does.
 import { ErrorMessages, type DryRunResponse, type FieldChange, type ListingBody, type Quality } from "@pss/contracts";
-import type { EventTrace } from "@pss/service-kit";
+import { inChildSpan, POSTGRES_SPAN, type EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import { dryRunBroker, upsertBroker } from "../brokers/broker-service.ts";
 import { NotFoundError, validationError } from "../http/errors.ts";
@@ -172,16 +172,25 @@ async function writeListing(
   load: () => Promise<Loaded>,
 ): Promise<ListingUpsertResult> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const loaded = await load();
+    const loaded = await inChildSpan("listing read", () => load(), { attributes: POSTGRES_SPAN });
     const plan = planListing(loaded.listing, loaded.named, body);
-    const written = await writeListingPlan(
-      db,
-      scope,
-      externalId,
-      plan,
-      source,
-      plannedListingQuality(plan, loaded),
-      loaded.newListingId,
+    // One statement: the row, its photos and history, its outbox event and feed drafts (listing-writes.ts), so
+    // this span is both the transaction's and the outbox write's; the relay's span is its child.
+    const written = await inChildSpan(
+      "listing write",
+      async (span) => {
+        span?.setAttributes({ "pss.plan": plan.kind, "pss.attempt": attempt });
+        return writeListingPlan(
+          db,
+          scope,
+          externalId,
+          plan,
+          source,
+          plannedListingQuality(plan, loaded),
+          loaded.newListingId,
+        );
+      },
+      { attributes: POSTGRES_SPAN },
     );
     if (written) return written;
   }

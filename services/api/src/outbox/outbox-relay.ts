@@ -9,9 +9,21 @@
 // Kafka can never take (too large, or refused permanently) is set aside with its reason and the rows after it
 // go on; the aggregate's later events still flow, each carrying the whole state at a higher version, so
 // consumers converge on the newest state and only the set-aside version is skipped (docs/events.md).
-import type { Producer } from "kafkajs";
+import type { Producer } from "@pss/service-kit";
 import type postgres from "postgres";
-import { createHeldLease, createLeaderLease, createPeriodicJob, traceHeaders, type Logger } from "@pss/service-kit";
+import {
+  createHeldLease,
+  createLeaderLease,
+  createPeriodicJob,
+  disabledTracing,
+  recordFailure,
+  SpanKind,
+  traceHeaders,
+  traceparentOf,
+  type Logger,
+  type Span,
+  type Tracing,
+} from "@pss/service-kit";
 import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -88,9 +100,22 @@ export async function readPendingRows(
 }
 
 export function createOutboxRelay(
-  deps: { sql: postgres.Sql; producer: Producer; logger: Logger; metrics?: RelayMetrics },
+  deps: {
+    sql: postgres.Sql;
+    /**
+     * Makes the producer the relay sends with; called again after a failed round. A new producer (a new producer
+     * id): kafkajs rolls its idempotent sequence numbers back when a request fails, also when the broker wrote the
+     * batch, so the old one's next batch could be refused as out of order for good (docs/operations.md, "Kafka
+     * client behaviour under broker faults").
+     */
+    producer: () => Producer;
+    logger: Logger;
+    metrics?: RelayMetrics;
+    tracing?: Tracing;
+  },
   opts: OutboxRelayOptions = {},
 ): OutboxRelay {
+  const tracing = deps.tracing ?? disabledTracing("pss-outbox-relay");
   const batchSize = opts.batchSize ?? 500;
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBatchBytes = opts.maxBatchBytes ?? Math.min(DEFAULT_MAX_BATCH_BYTES, maxMessageBytes);
@@ -103,7 +128,7 @@ export function createOutboxRelay(
   const log = deps.logger.child({ component: "outbox-relay" });
   const lease = createLeaderLease({ sql: deps.sql, name: RELAY_LEASE, ttlMs: leaseMs });
   const status = createOutboxStatus({ sql: deps.sql });
-  let producerConnected = false;
+  let producer: Producer | null = null;
 
   async function setAside(rows: OutboxRow[], reason: string): Promise<void> {
     await deps.sql`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) AND published_at IS NULL`;
@@ -122,21 +147,53 @@ export function createOutboxRelay(
     }
   }
 
+  /**
+   * The relay's step of a write's trace: a producer span per row, a child of the span that wrote the row (its
+   * traceparent), and the traceparent the message carries on. A row written without a trace gets none.
+   */
+  function publishSpan(row: OutboxRow & { event_id?: string | null }): Span | null {
+    if (!row.traceparent) return null;
+    const span = tracing.startSpan(`publish ${row.topic}`, { kind: SpanKind.PRODUCER, parent: row.traceparent });
+    if (span.isRecording())
+      span.setAttributes({
+        "messaging.system": "kafka",
+        "messaging.destination.name": row.topic,
+        "messaging.kafka.message.key": row.message_key,
+        "pss.outbox_id": row.id,
+        ...(row.event_id ? { "pss.event_id": row.event_id } : {}),
+        ...(row.request_id ? { "pss.request_id": row.request_id } : {}),
+      });
+    return span;
+  }
+
   async function send(rows: OutboxRow[]): Promise<void> {
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    const spans: Span[] = [];
     for (const row of rows) {
       const list = byTopic.get(row.topic) ?? [];
+      const span = publishSpan(row);
+      if (span) spans.push(span);
       list.push({
         key: row.message_key,
         value: row.payload,
-        headers: traceHeaders({ requestId: row.request_id, traceparent: row.traceparent }),
+        headers: traceHeaders({
+          requestId: row.request_id,
+          traceparent: traceparentOf(span ?? undefined) ?? row.traceparent,
+        }),
       });
       byTopic.set(row.topic, list);
     }
-    await deps.producer.sendBatch({
-      acks: -1,
-      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-    });
+    try {
+      await producer!.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
+    } catch (err) {
+      for (const span of spans) recordFailure(span, err);
+      throw err;
+    } finally {
+      for (const span of spans) span.end();
+    }
   }
 
   /** One line per published event: the relay's step of the write's journey through the logs. */
@@ -168,9 +225,10 @@ export function createOutboxRelay(
       );
     }
     if (plan.send.length > 0) {
-      if (!producerConnected) {
-        await deps.producer.connect();
-        producerConnected = true;
+      if (!producer) {
+        const fresh = deps.producer();
+        await fresh.connect();
+        producer = fresh;
       }
       await publishIsolatingRefusals(plan.send, {
         send,
@@ -194,7 +252,7 @@ export function createOutboxRelay(
   }
 
   let lastCleanup = 0;
-  /** One round under the lease; a failure disconnects the producer (reconnected next round). */
+  /** One round under the lease; a failure drops the producer (a new one sends the next round). */
   async function tick(): Promise<boolean> {
     try {
       const more = await publishRound();
@@ -207,10 +265,9 @@ export function createOutboxRelay(
       }
       return more;
     } catch (err) {
-      if (producerConnected) {
-        producerConnected = false;
-        await deps.producer.disconnect().catch(() => {});
-      }
+      const failed = producer;
+      producer = null;
+      await failed?.disconnect().catch(() => {});
       throw err;
     }
   }
@@ -239,8 +296,8 @@ export function createOutboxRelay(
     start: () => job.start(),
     async stop() {
       await job.stop();
-      if (producerConnected) await deps.producer.disconnect().catch(() => {});
-      producerConnected = false;
+      await producer?.disconnect().catch(() => {});
+      producer = null;
     },
     backlog: () => status.backlog(),
     isActive: () => job.isRunning() && lease.isHeld(),

@@ -6,6 +6,9 @@ import type postgres from "postgres";
 import { buildEnvelope, type EnvelopeFields, type EventDefinition } from "@pss/contracts";
 import type { Static } from "@sinclair/typebox";
 import {
+  activeTraceparent,
+  inChildSpan,
+  POSTGRES_SPAN,
   feedDraftRows,
   feedDraftsInsert,
   NO_TRACE,
@@ -14,9 +17,12 @@ import {
   type FeedDraftSource,
 } from "@pss/service-kit";
 
-/** The outbox columns that carry a trace (migration 0007). */
+/**
+ * The outbox columns that carry a trace (migration 0007): the request's ID, and the span writing the row (the
+ * active one, so the relay's span is its child), else the request's traceparent.
+ */
 export function traceColumns(trace: EventTrace = NO_TRACE): { request_id: string | null; traceparent: string | null } {
-  return { request_id: trace.requestId, traceparent: trace.traceparent };
+  return { request_id: trace.requestId, traceparent: activeTraceparent() ?? trace.traceparent };
 }
 
 /**
@@ -59,17 +65,26 @@ export function feedDraftsOf(writes: readonly OutboxWrite[]): FeedDraftRow[] {
 export async function appendEvents(tx: postgres.TransactionSql | postgres.Sql, writes: readonly OutboxWrite[]) {
   if (writes.length === 0) return;
   const rows = writes.map((w) => w.row);
-  await tx`
+  await inChildSpan(
+    "outbox write",
+    async (span) => {
+      span?.setAttribute("pss.outbox_rows", rows.length);
+      // Rows that carry a trace name this span, so the relay's publish is its child.
+      const here = span ? activeTraceparent() : null;
+      await tx`
     WITH x AS (
       SELECT nextval('outbox_id_seq') AS id, t.*
       FROM unnest(${rows.map((r) => r.topic)}::text[], ${rows.map((r) => r.message_key)}::text[],
         ${rows.map((r) => JSON.stringify(r.envelope))}::text[], ${rows.map((r) => r.request_id)}::text[],
-        ${rows.map((r) => r.traceparent)}::text[]) WITH ORDINALITY AS t(topic, message_key, payload, request_id, traceparent, event)
+        ${rows.map((r) => (here && r.traceparent ? here : r.traceparent))}::text[]) WITH ORDINALITY AS t(topic, message_key, payload, request_id, traceparent, event)
     ), o AS (
       INSERT INTO outbox (id, topic, message_key, payload, request_id, traceparent, feed_pending)
       SELECT id, topic, message_key, payload::jsonb, request_id, traceparent, NULL FROM x ORDER BY id
     )
     ${feedDraftsInsert(tx, feedDraftsOf(writes), "x")}`;
+    },
+    { attributes: POSTGRES_SPAN },
+  );
 }
 
 /** One event: its outbox row and its feed drafts (see appendEvents). */

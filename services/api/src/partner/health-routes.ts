@@ -4,6 +4,8 @@
 import { Elysia } from "elysia";
 import { HealthResponse } from "@pss/contracts";
 import { listOrganizations } from "../lead-counts/lead-count-repository.ts";
+import { withExamples } from "../docs/openapi.ts";
+import { HEALTH_DOCS, HEALTH_EXAMPLES } from "./health-docs.ts";
 import type { PartnerContext } from "./partner-context.ts";
 
 export function createHealthRoutes(ctx: PartnerContext) {
@@ -22,8 +24,8 @@ export function createHealthRoutes(ctx: PartnerContext) {
       response: { 200: HealthResponse },
       detail: {
         summary: "Verify reachability and credentials, and say who the key is; changes nothing",
-        description:
-          "partnerId is the same for every key of the partner; mode says which records the key reads and writes (live or test); leadTracking whether it may read lead data. With lead tracking, organizations lists the partner's organizations and their offices (oldest first): the organizationId and officeId values the lead-count routes take.",
+        description: HEALTH_DOCS["GET /health"],
+        ...withExamples(HEALTH_EXAMPLES["GET /health"]),
       },
     },
   );

@@ -6,7 +6,8 @@ import type postgres from "postgres";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { ApiError, BadRequestError, RateLimitedError, UnauthorizedError } from "../http/errors.ts";
 import type { RequestTrace, RequestTraces } from "../http/request-trace.ts";
-import type { Logger } from "@pss/service-kit";
+import { annotateRequest, type Logger } from "@pss/service-kit";
+import { idempotentPosts, keyScope, type IdempotencyLayer } from "../http/idempotency.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { PreviewLinks } from "../previews/preview-links.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
@@ -18,6 +19,8 @@ export interface PartnerDeps {
   previews: PreviewLinks;
   /** The partner rate limiter the route guard charges one unit per request; a batch charges its other items here. */
   rateLimiter?: RateLimiter;
+  /** Idempotency-Key on POSTs (http/idempotency.ts); `sql` above is its transaction-aware pool. */
+  idempotency: IdempotencyLayer;
 }
 
 /** A live key on a test-mode-only route. */
@@ -40,8 +43,10 @@ export function createPartnerAuth(deps: { authenticator: Authenticator; rateLimi
     const key = header?.startsWith("Bearer ") ? header.slice(7) : null;
     const principal = key ? await deps.authenticator.authenticate(key) : null;
     if (!principal) throw new UnauthorizedError();
-    // Known before the rate limit answers: the request log line of a 429 names the partner too (principalIn).
+    // Known before the rate limit answers: the request log line of a 429 names the partner too (principalIn), and
+    // so does its span (searchable by partner in the trace store).
     Object.assign(context, { partner: principal });
+    annotateRequest({ "pss.partner_id": principal.partnerId, "pss.mode": principal.mode });
     const retryAfter = await deps.rateLimiter.check(principal.keyId);
     if (retryAfter !== null) throw new RateLimitedError(retryAfter);
     return { partner: principal };
@@ -80,6 +85,12 @@ export interface PartnerContext {
    * `items - 1`. How many items (from the first) may go ahead, and Retry-After for the rest.
    */
   chargeItems(partner: Principal, items: number): Promise<{ granted: number; retryAfter: number | null }>;
+  /**
+   * Makes every POST route registered on a route plugin after this call honour Idempotency-Key, per API key: the
+   * same key again gets the first answer and has no second effect (http/idempotency.ts). `sealedPaths`: routes
+   * whose answer holds a secret (kept encrypted).
+   */
+  idempotentPosts<App extends object>(app: App, opts?: { sealedPaths?: readonly string[] }): App;
 }
 
 export function createPartnerContext(
@@ -126,6 +137,13 @@ export function createPartnerContext(
       const { granted, retryAfter } = await take.call(deps.rateLimiter, partner.keyId, extra);
       return { granted: granted + 1, retryAfter };
     },
+    idempotentPosts: (app, opts) =>
+      idempotentPosts(
+        app,
+        deps.idempotency,
+        (c) => keyScope.apiKey((c as unknown as { partner: Principal }).partner.keyId),
+        opts,
+      ),
     testPrincipalOf(partner) {
       if (partner.mode !== "test") throw new TestModeOnlyError();
       return partner;

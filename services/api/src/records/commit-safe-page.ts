@@ -1,4 +1,4 @@
-// Reconciliation paging that never misses a committed change (docs/partner-api.md, "Paging and reconciliation").
+// Reconciliation paging that never misses a committed change (docs/api-internals.md, "Paging never misses a committed change").
 //
 // Records are ordered by (write_xid, id), write_xid being the ID of the transaction that last wrote the record
 // (migration 0006). A page returns only records whose write_xid is below the horizon: the oldest transaction

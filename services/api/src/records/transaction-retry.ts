@@ -2,6 +2,7 @@
 // and a new attempt normally succeeds. Nor is a row lock a NOWAIT could not take (a writer that must not wait while
 // holding other locks, webhooks/webhook-resend.ts, tries again). Every write path runs its transaction through
 // retryTransaction.
+import { inChildSpan, POSTGRES_SPAN } from "@pss/service-kit";
 import { ApiError } from "../http/errors.ts";
 
 /** 40P01 deadlock_detected, 40001 serialization_failure, 55P03 lock_not_available (FOR UPDATE NOWAIT). */
@@ -47,7 +48,15 @@ export async function retryTransaction<T>(work: () => Promise<T>, opts: RetryOpt
   const random = opts.random ?? Math.random;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await work();
+      // Each attempt is a span of the request's trace: the statements below are its children.
+      return await inChildSpan(
+        "transaction",
+        async (span) => {
+          span?.setAttribute("pss.attempt", attempt);
+          return work();
+        },
+        { attributes: POSTGRES_SPAN },
+      );
     } catch (err) {
       if (!isRetryableConflict(err)) throw err;
       if (attempt >= attempts) throw new ContendedWriteError();

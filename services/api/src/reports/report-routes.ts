@@ -2,13 +2,13 @@
 // key's partner and mode like every record; the rules are listingReport in @pss/contracts.
 import { Elysia } from "elysia";
 import { ErrorMessages, listingReport, ListingReportResponse, type ListingReport } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
 import { reportTimes } from "./report-repository.ts";
-import { REPORT_DOCS } from "./report-docs.ts";
+import { REPORT_DOCS, REPORT_EXAMPLES } from "./report-docs.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -64,6 +64,7 @@ export function createReportRoutes(ctx: PartnerContext) {
         summary:
           "The listing's processing report: every step from the write to the buyer's page, and one overall state",
         description: REPORT_DOCS["GET /listings/:externalListingId/report"],
+        ...withExamples(REPORT_EXAMPLES["GET /listings/:externalListingId/report"]),
         responses: documented({
           200: { description: "The report", schema: ListingReportResponse },
           404: ErrorMessages.listingNotFound,

@@ -45,3 +45,14 @@ test("sightings put back go in front of those that arrived meanwhile, within the
   expect(q.waiting().map((s) => `${s.address}/${s.visitor}`)).toEqual(["a/2", "b/1", "c/1"]);
   expect(q.takeDropped()).toBe(1);
 });
+
+test("one IPv6 site group holds at most perSite visitors, however many address groups (/64s) they come from", () => {
+  const q = createSightingQueue({ max: 1000, perAddress: 3, perSite: 5 });
+  for (let i = 0; i < 1000; i++) q.add({ ...view(`net${i}`, "ua"), site: "s1" });
+  expect(q.size()).toBe(5);
+  // Another site, or an IPv4 address (no site): groups of their own.
+  expect(q.add({ ...view("net0", "ua2"), site: "s2" })).toBe(true);
+  expect(q.add(view("v4", "ua"))).toBe(true);
+  // What is taken comes back with its site.
+  expect(q.take().filter((s) => s.site === "s1")).toHaveLength(5);
+});

@@ -15,3 +15,33 @@ export const STATS_DOCS = {
     "Rule beyond the schema (it spans two parameters): when both are given, startDate must not be after " +
     'endDate; otherwise 400 with details [{path: "startDate", …}].',
 } as const;
+
+/** Each route's examples (docs/openapi.ts, OperationExamples), by method and path. */
+export const STATS_EXAMPLES = {
+  "GET /listings/:externalListingId/stats": {
+    request: {
+      summary: "Three days of listing L-1042",
+      params: { externalListingId: "L-1042" },
+      query: { startDate: "2026-05-01T00:00:00Z", endDate: "2026-05-04T00:00:00Z" },
+    },
+    responses: {
+      200: {
+        summary: "A key with lead tracking (without it, no inquiries)",
+        value: {
+          status: "success",
+          externalListingId: "L-1042",
+          serviceListingId: 1042,
+          startDate: "2026-05-01",
+          endDate: "2026-05-03",
+          days: [
+            { date: "2026-05-01", views: 41, impressions: 530, inquiries: 2 },
+            { date: "2026-05-02", views: 37, impressions: 498, inquiries: 0 },
+            { date: "2026-05-03", views: 12, impressions: 160, inquiries: 1 },
+          ],
+          totals: { views: 90, impressions: 1188, inquiries: 3 },
+        },
+      },
+      404: { summary: "No listing of yours has this ID", value: { status: "error", error: "Listing not found" } },
+    },
+  },
+} as const;

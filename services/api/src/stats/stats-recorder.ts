@@ -3,10 +3,11 @@
 // deduplicates in Redis and adds the counts to PostgreSQL in one idempotent statement per batch
 // (stats-repository.ts).
 //
-// Who counts (docs/partner-api.md, "Buyer statistics per listing"): a visitor is its address (IPv6: its /64) and its
+// Who counts (docs/partner-api.md, "Buyer statistics per listing"; how: docs/api-internals.md): a visitor is its address (IPv6: its /64) and its
 // User-Agent, hashed under the day's key with the listing (visitors.ts); one view and one impression per visitor per
 // listing per UTC day, and at most `visitorsPerAddress` visitors per address per listing per day, so a script
-// rotating User-Agents adds no more than a few buyers sharing one address do. Redis holds, per listing and day, each
+// rotating User-Agents adds no more than a few buyers sharing one address do; an IPv6 address's /48 (65,536 /64s)
+// adds at most `visitorsPerSite` per listing per day, so rotating /64s does not multiply the cap either. Redis holds, per listing and day, each
 // address's hash with the hashes of the visitors counted for it: bounded by the cap, expiring after two days. The
 // day's key is random, kept in PostgreSQL (not beside the hashes) and deleted once the day is over.
 //
@@ -19,8 +20,8 @@ import type { Server } from "bun";
 import type Redis from "ioredis";
 import type postgres from "postgres";
 import type { Logger } from "@pss/service-kit";
-import { addressBucket, clientAddress } from "../leads/client-address.ts";
-import { createSightingQueue, groupOf, idOf, type Sighting, type SightingKind } from "./sighting-queue.ts";
+import { addressBucket, clientAddress, sitePrefix, type TrustedProxies } from "../leads/client-address.ts";
+import { createSightingQueue, groupOf, idOf, siteGroupOf, type Sighting, type SightingKind } from "./sighting-queue.ts";
 import { dayKey, deleteDayKeysBefore, deleteOldFlushIds, writeStatsBatch, type StatsRow } from "./stats-repository.ts";
 import { isKnownBot, utcDay, visitorHashes } from "./visitors.ts";
 
@@ -32,17 +33,26 @@ const KEY_PREFIX = "pss:stats:";
 const REDIS_CHUNK = 100;
 /** Default of `visitorsPerAddress`: several buyers behind one address still count, a script does not inflate. */
 export const VISITORS_PER_ADDRESS = 3;
+/** Default of `visitorsPerSite`: an office's or a household's few /64s count, a /48 of rotating /64s does not. */
+export const VISITORS_PER_SITE = 12;
 
 /**
- * Counts a visitor once, and only while its address group holds fewer than ARGV[3] visitors: 1 counted, 0 already
- * counted, -1 the group is full. Visitors are stored as ".<hash>" (the dot cannot occur in a hash, so a match never
- * straddles two). Atomic, so instances flushing at once never pass the cap together.
+ * Counts a visitor once, and only while its address group holds fewer than ARGV[3] visitors and (IPv6) its site
+ * group, ARGV[5] (empty for IPv4), fewer than ARGV[6]: 1 counted, 0 already counted, -1 the address group is full,
+ * -2 the site group is. Visitors are stored as ".<hash>" (the dot cannot occur in a hash, so a match never straddles
+ * two); a site group is a counter under "/<hash>" ("/" cannot occur in an address hash). Atomic, so instances
+ * flushing at once never pass a cap together.
  */
 const COUNT_ONCE = `
 local held = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 local entry = '.' .. ARGV[2]
 if string.find(held, entry, 1, true) then return 0 end
 if string.len(held) >= tonumber(ARGV[3]) * string.len(entry) then return -1 end
+if ARGV[5] ~= '' then
+  local site = '/' .. ARGV[5]
+  if tonumber(redis.call('HGET', KEYS[1], site) or '0') >= tonumber(ARGV[6]) then return -2 end
+  redis.call('HINCRBY', KEYS[1], site, 1)
+end
 redis.call('HSET', KEYS[1], ARGV[1], held .. entry)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1`;
@@ -51,13 +61,15 @@ export interface StatsRecorderDeps {
   sql: postgres.Sql;
   redis: Redis;
   logger: Logger;
-  /** X-Forwarded-For's last hop is the client (behind our own proxy), as for lead intake. */
-  trustProxy?: boolean;
+  /** Whose X-Forwarded-For tells the client's address (TRUST_PROXY_CIDRS), as for lead intake; absent: nobody's. */
+  trustedProxies?: TrustedProxies;
   flushIntervalMs?: number;
   /** Views and impressions waiting for Redis, at most (hashes only: 100,000 take about 30 MB). */
   maxBuffered?: number;
   /** Visitors counted per address (IPv6: per /64) per listing per day, at most. */
   visitorsPerAddress?: number;
+  /** Visitors counted per IPv6 /48 per listing per day, at most. */
+  visitorsPerSite?: number;
   /** Visitors remembered in memory as settled today, at most. */
   maxSeen?: number;
   now?: () => Date;
@@ -86,7 +98,8 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
   const log = deps.logger.child({ component: "buyer-stats" });
   const now = deps.now ?? (() => new Date());
   const perAddress = deps.visitorsPerAddress ?? VISITORS_PER_ADDRESS;
-  const queue = createSightingQueue({ max: deps.maxBuffered ?? 100_000, perAddress });
+  const perSite = deps.visitorsPerSite ?? VISITORS_PER_SITE;
+  const queue = createSightingQueue({ max: deps.maxBuffered ?? 100_000, perAddress, perSite });
   const batches: { id: string; rows: StatsRow[] }[] = [];
   let timer: ReturnType<typeof setInterval> | null = null;
   let flushing: Promise<void> | null = null;
@@ -119,10 +132,13 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
       seen = new Set();
       seenDay = day;
     }
-    const bucket = addressBucket(clientAddress(request, server, deps.trustProxy ?? false));
+    const address = clientAddress(request, server, deps.trustedProxies);
+    const bucket = addressBucket(address);
+    const site = sitePrefix(address);
     for (const listingId of listingIds) {
-      const s: Sighting = { kind, listingId, day, ...visitorHashes(key, listingId, bucket, userAgent!) };
-      if (!seen.has(idOf(s)) && !seen.has(groupOf(s))) queue.add(s);
+      const s: Sighting = { kind, listingId, day, ...visitorHashes(key, listingId, bucket, userAgent!, site) };
+      const siteGroup = siteGroupOf(s);
+      if (!seen.has(idOf(s)) && !seen.has(groupOf(s)) && !(siteGroup && seen.has(siteGroup))) queue.add(s);
     }
   }
 
@@ -149,7 +165,7 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
       const pipeline = deps.redis.pipeline();
       for (const s of chunk) {
         const key = `${KEY_PREFIX}${s.kind === "view" ? "v" : "i"}:${s.day}:${s.listingId}`;
-        pipeline.eval(COUNT_ONCE, 1, key, s.address, s.visitor, perAddress, TWO_DAYS_SECONDS);
+        pipeline.eval(COUNT_ONCE, 1, key, s.address, s.visitor, perAddress, TWO_DAYS_SECONDS, s.site ?? "", perSite);
       }
       const results = await pipeline.exec().catch((e: Error) => {
         err = e;
@@ -165,6 +181,7 @@ export function createStatsRecorder(deps: StatsRecorderDeps): StatsRecorder {
           err = failed;
           unsettled.push(s);
         } else if (outcome === -1) remember(groupOf(s), s.day);
+        else if (outcome === -2) remember(siteGroupOf(s)!, s.day);
         else {
           remember(idOf(s), s.day);
           if (outcome !== 1) return;

@@ -3,7 +3,7 @@
 // them (the same 400 messages). Inquiries (counts only) only for keys with lead tracking.
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadCountQuery, ListingStatsResponse } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import type { Principal } from "../auth/authenticator.ts";
@@ -11,7 +11,7 @@ import { parseDateRange } from "../lead-counts/date-range.ts";
 import { findListing } from "../listings/listing-repository.ts";
 import { readDailyStats } from "./stats-repository.ts";
 import { utcDay } from "./visitors.ts";
-import { STATS_DOCS } from "./stats-docs.ts";
+import { STATS_DOCS, STATS_EXAMPLES } from "./stats-docs.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -75,6 +75,7 @@ export function createStatsRoutes(ctx: PartnerContext) {
         summary:
           "A listing's buyer statistics per UTC day: page views, search impressions and, with lead tracking, inquiries",
         description: STATS_DOCS["GET /listings/:externalListingId/stats"],
+        ...withExamples(STATS_EXAMPLES["GET /listings/:externalListingId/stats"]),
 
         responses: documented({
           400: 'startDate after endDate is refused with details [{path: "startDate", …}].',

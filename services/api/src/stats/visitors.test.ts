@@ -61,3 +61,16 @@ describe("visitorHashes", () => {
 test("a day is the UTC day", () => {
   expect(utcDay(new Date("2026-05-01T23:59:59.999-02:00"))).toBe("2026-05-02");
 });
+
+describe("visitorHashes of an IPv6 site", () => {
+  const key = Buffer.alloc(32, 1);
+  test("the /48's hash is the same for every /64 in it and differs from listing to listing; IPv4 has none", () => {
+    const a = visitorHashes(key, 1, "2001:db8:1:1::/64", "UA", "2001:db8:1::/48");
+    const b = visitorHashes(key, 1, "2001:db8:1:2::/64", "UA", "2001:db8:1::/48");
+    expect(a.site).toBeDefined();
+    expect(b.site).toBe(a.site!);
+    expect(b.address).not.toBe(a.address);
+    expect(visitorHashes(key, 2, "2001:db8:1:1::/64", "UA", "2001:db8:1::/48").site).not.toBe(a.site!);
+    expect(visitorHashes(key, 1, "203.0.113.7", "UA").site).toBeUndefined();
+  });
+});

@@ -22,28 +22,41 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** What identifies a visitor of one listing on one day, as stored: two keyed hashes, nothing readable. */
+/** What identifies a visitor of one listing on one day, as stored: keyed hashes, nothing readable. */
 export interface VisitorHashes {
   /** The address (IPv6: its /64) on this listing this day: the group the per-address cap counts in. */
   address: string;
   /** The visitor within that group: the address and the User-Agent. */
   visitor: string;
+  /** IPv6: the address's /48 on this listing this day, the group the per-site cap counts in. */
+  site?: string;
 }
+
+const keyed = (dayKey: Buffer, text: string, length: number) =>
+  createHmac("sha256", dayKey).update(text).digest("base64url").slice(0, length);
 
 /**
  * A visitor's identity on one listing for one day: HMAC-SHA256 under that day's key (random, kept in PostgreSQL,
  * deleted once the day is over: stats-repository.ts) of the listing, the address bucket (addressBucket: an IPv4
- * address or an IPv6 /64) and, for `visitor`, the User-Agent. The listing is in both, so one visitor's hashes on
- * two listings differ and cannot be joined; once the key is gone, that day's hashes cannot be linked to anyone.
+ * address or an IPv6 /64) and, for `visitor`, the User-Agent; for an IPv6 address also of its /48 (`site`, given as
+ * sitePrefix returns it). The listing is in each, so one visitor's hashes on two listings differ and cannot be
+ * joined; once the key is gone, that day's hashes cannot be linked to anyone.
  */
-export function visitorHashes(dayKey: Buffer, listingId: number, bucket: string, userAgent: string): VisitorHashes {
+export function visitorHashes(
+  dayKey: Buffer,
+  listingId: number,
+  bucket: string,
+  userAgent: string,
+  site: string | null = null,
+): VisitorHashes {
   const base = `${listingId}\n${bucket}\n`;
   return {
-    address: createHmac("sha256", dayKey).update(`a\n${base}`).digest("base64url").slice(0, 16),
+    address: keyed(dayKey, `a\n${base}`, 16),
     visitor: createHmac("sha256", dayKey)
       .update(`v\n${base}`)
       .update(userAgent.slice(0, USER_AGENT_CHARS))
       .digest("base64url")
       .slice(0, 11),
+    ...(site ? { site: keyed(dayKey, `s\n${listingId}\n${site}\n`, 16) } : {}),
   };
 }

@@ -1,10 +1,11 @@
-// The retention job (docs/sandbox.md): deletes test records nobody wrote for TEST_DATA_RETENTION_DAYS and change
-// history older than HISTORY_RETENTION_DAYS. Every API instance runs the timer; the lease "retention-job" (a row
+// The retention job (docs/sandbox.md): deletes test records nobody wrote for TEST_DATA_RETENTION_DAYS, change
+// history older than HISTORY_RETENTION_DAYS and answers to Idempotency-Keys older than IDEMPOTENCY_KEY_RETENTION_HOURS. Every API instance runs the timer; the lease "retention-job" (a row
 // in leader_leases, leader-lease.ts: works through a transaction-pooling PgBouncer) lets one of them work at a
 // time (the others skip that round), like the outbox relay. A failed round (database
 // down) is logged and tried again next round; it never stops the process.
 import { createLeaderLease, createPeriodicJob, whileLeading, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from "../http/idempotency.ts";
 import { purgeOldHistory, purgeTestData, type PurgeCounts } from "./test-data-purge.ts";
 
 /** The lease a working round holds (leader_leases.name), renewed while it runs, released when it ends. */
@@ -17,6 +18,8 @@ export interface RetentionJobOptions {
   logger: Logger;
   testDataRetentionDays: number;
   historyRetentionDays: number;
+  /** Answers kept for Idempotency-Keys are deleted after this many hours (default 24). */
+  idempotencyRetentionHours?: number;
   /** Between rounds; 0: never runs on its own (runOnce still works). */
   intervalMs: number;
   /** Before the first round (default: a minute, or the interval if shorter). */
@@ -38,6 +41,7 @@ export function createRetentionJob(opts: RetentionJobOptions) {
         olderThan: new Date(now() - opts.testDataRetentionDays * DAY_MS),
       });
       const historyEntries = await purgeOldHistory(opts.sql, new Date(now() - opts.historyRetentionDays * DAY_MS));
+      await purgeIdempotencyKeys(opts.sql, opts.idempotencyRetentionHours ?? DEFAULT_IDEMPOTENCY_RETENTION_HOURS);
       if (testData.listings + testData.brokers + testData.leads + historyEntries > 0)
         log.info("retention: old test records and history deleted", { ...testData, historyEntries });
       return { ran: true as const, testData, historyEntries };

@@ -3,12 +3,12 @@
 //   DELETE /partner/v1/test-data                                  every test record of the partner, now
 import { Elysia } from "elysia";
 import { ErrorMessages, ErrorResponse, LeadAccepted, SimulatedLeadBody, TestDataDeleted } from "@pss/contracts";
-import { documented } from "../docs/openapi.ts";
+import { documented, withExamples } from "../docs/openapi.ts";
 import { ApiError, BadRequestError, NotFoundError } from "../http/errors.ts";
 import { insertSimulatedLead } from "../leads/lead-repository.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { purgeTestData } from "./test-data-purge.ts";
-import { TEST_MODE_DOCS } from "./test-mode-docs.ts";
+import { TEST_MODE_DOCS, TEST_MODE_EXAMPLES } from "./test-mode-docs.ts";
 
 /** A simulated lead on a listing in a status buyers would not see: a real lead could not arrive either. */
 export class ListingNotVisibleError extends ApiError {
@@ -24,7 +24,8 @@ const TEST_ONLY = `${ErrorMessages.testModeOnly} (a live key)`;
 
 export function createTestModeRoutes(ctx: PartnerContext) {
   const { sql } = ctx.deps;
-  return new Elysia({ name: "test-mode-routes" })
+  return ctx
+    .idempotentPosts(new Elysia({ name: "test-mode-routes" }))
     .use(ctx.auth)
     .post(
       "/test/listings/:externalListingId/leads",
@@ -60,6 +61,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Simulate a buyer's lead on a test listing (test keys only)",
           description: TEST_MODE_DOCS["POST /test/listings/:externalListingId/leads"],
+          ...withExamples(TEST_MODE_EXAMPLES["POST /test/listings/:externalListingId/leads"]),
           responses: documented({
             403: TEST_ONLY,
             404: `${ErrorMessages.listingNotFound}: no test listing with this external ID`,
@@ -80,6 +82,7 @@ export function createTestModeRoutes(ctx: PartnerContext) {
         detail: {
           summary: "Delete every test record of the partner now (test keys only)",
           description: TEST_MODE_DOCS["DELETE /test-data"],
+          ...withExamples(TEST_MODE_EXAMPLES["DELETE /test-data"]),
           responses: documented({ 403: TEST_ONLY }),
         },
       },

@@ -1,10 +1,14 @@
 // The OpenAPI prose of the webhook routes (webhook-routes.ts), kept out of the route definitions so
 // those read as code. The document (GET /partner/v1/openapi.json) shows each text exactly as written here.
-import { MAX_REPLAY_EVENTS } from "@pss/contracts";
+import { MAX_REPLAY_EVENTS, WebhookErrorMessages } from "@pss/contracts";
+import { REPLAY_BUDGET_HINT } from "./webhook-replay.ts";
+import { DEFAULT_RESEND_DAILY_BUDGET, resendBudgetReached } from "./webhook-resend.ts";
 
+// Partner words: the figure, not the operators' setting that changes it (docs/api-internals.md names that).
 const RESEND_BUDGET_PROSE =
   "the daily re-send budget (retry, recover, replay and test together, per partner over the last 24 hours: one " +
-  "for endpoints carrying lead data and one for the others; WEBHOOK_RESEND_DAILY_BUDGET, 10,000 by default)";
+  `for endpoints carrying lead data and one for the others, ${DEFAULT_RESEND_DAILY_BUDGET.toLocaleString("en-US")} ` +
+  "deliveries each)";
 
 /** Route descriptions, by method and path. */
 export const WEBHOOK_DOCS = {
@@ -52,4 +56,174 @@ export const WEBHOOK_DOCS = {
     "attempted is left as it is (202, nothing drawn). While an attempt of it is in flight, the retry waits " +
     "for that attempt to end (its outcome is not recorded) and then sends it again.",
   "POST /webhook-endpoints/:endpointId/test": `Draws one delivery from ${RESEND_BUDGET_PROSE} (429 with Retry-After beyond it).`,
+} as const;
+
+const ENDPOINT = {
+  endpointId: "crm",
+  url: "https://crm.acme-brokers.example/pss-webhooks",
+  events: ["listing.published", "listing.unpublished", "listing.report.changed"],
+  description: null,
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  failingSince: null,
+  previousSecretExpiresAt: null,
+  version: 1,
+  createdAt: "2026-05-01T12:05:00.000Z",
+  updatedAt: "2026-05-01T12:05:00.000Z",
+};
+const NOT_FOUND = {
+  summary: "No endpoint of yours has this ID",
+  value: { status: "error", error: WebhookErrorMessages.endpointNotFound },
+};
+const DELIVERY_ID = "36849c3e-99bb-4b12-ab61-e96e334c98a3";
+/** The 429 of a re-send beyond the daily budget (retry, recover, replay and test share it), `wanted` more. */
+const budgetReached = (wanted: number, hint?: string) => ({
+  summary: "The daily re-send budget is spent: wait Retry-After seconds",
+  value: {
+    status: "error",
+    error: resendBudgetReached(DEFAULT_RESEND_DAILY_BUDGET, DEFAULT_RESEND_DAILY_BUDGET, wanted, hint),
+  },
+});
+
+/** Each route's examples (docs/openapi.ts, OperationExamples), by method and path. */
+export const WEBHOOK_EXAMPLES = {
+  "PUT /webhook-endpoints/:endpointId": {
+    request: {
+      summary: "Create endpoint crm",
+      params: { endpointId: "crm" },
+      body: { url: ENDPOINT.url, events: ENDPOINT.events },
+    },
+    responses: {
+      201: {
+        summary: "Created: the signing secret is shown this once",
+        value: {
+          status: "success",
+          message: "Webhook endpoint created",
+          endpoint: ENDPOINT,
+          secret: "whsec_uEDm5JvUAd0pKIRdlOpERpt1k4uqj28Wd37R8M/9j6E=",
+        },
+      },
+      200: {
+        summary: "Updated (the same body again changes nothing; no secret)",
+        value: { status: "success", message: "Webhook endpoint updated", endpoint: ENDPOINT },
+      },
+      409: {
+        summary: "A 21st endpoint",
+        value: { status: "error", error: WebhookErrorMessages.tooManyEndpoints },
+      },
+    },
+  },
+  "GET /webhook-endpoints/:endpointId": {
+    request: { summary: "Read endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: { summary: "Never its secret", value: { status: "success", endpoint: ENDPOINT } },
+      404: NOT_FOUND,
+    },
+  },
+  "GET /webhook-endpoints": {
+    request: { summary: "Every endpoint, 100 a page", query: { limit: "100" } },
+    responses: {
+      200: { summary: "One page", value: { status: "success", results: [ENDPOINT], nextCursor: null } },
+    },
+  },
+  "DELETE /webhook-endpoints/:endpointId": {
+    request: { summary: "Delete endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: { summary: "Deleted", value: { status: "success", message: "Webhook endpoint deleted" } },
+      404: NOT_FOUND,
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/rotate-secret": {
+    request: { summary: "A new secret for endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      200: {
+        summary: "The new secret; the previous one signs too until previousSecretExpiresAt",
+        value: {
+          status: "success",
+          secret: "whsec_iit1ZqfUPWJQ23/MD7TONh0SQTAMcV6Ci32dHvRLXP0=",
+          previousSecretExpiresAt: "2026-05-02T12:10:00.000Z",
+        },
+      },
+      404: NOT_FOUND,
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/test": {
+    request: { summary: "Ping endpoint crm", params: { endpointId: "crm" } },
+    responses: {
+      202: { summary: "A signed ping is on its way", value: { status: "success", deliveryId: DELIVERY_ID } },
+      404: NOT_FOUND,
+      409: {
+        summary: "The endpoint is disabled",
+        value: { status: "error", error: WebhookErrorMessages.endpointDisabled },
+      },
+      429: budgetReached(1),
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/recover": {
+    request: {
+      summary: "Send again what failed since May 1st",
+      params: { endpointId: "crm" },
+      query: { since: "2026-05-01T00:00:00Z" },
+    },
+    responses: {
+      202: {
+        summary: "Queued again: all three fitted in the re-send budget",
+        value: { status: "success", requeued: 3, notQueued: 0 },
+      },
+      404: NOT_FOUND,
+      429: budgetReached(1),
+    },
+  },
+  "POST /webhook-endpoints/:endpointId/replay": {
+    request: {
+      summary: "Replay the whole feed kept to endpoint crm",
+      params: { endpointId: "crm" },
+      body: { afterSequence: 0 },
+    },
+    responses: {
+      202: { summary: "Queued", value: { status: "success", queued: 2 } },
+      404: NOT_FOUND,
+      429: budgetReached(2, REPLAY_BUDGET_HINT),
+    },
+  },
+  "GET /webhook-deliveries": {
+    request: { summary: "The newest delivery of endpoint crm", query: { endpointId: "crm", limit: "1" } },
+    responses: {
+      200: {
+        summary: "One page, newest first",
+        value: {
+          status: "success",
+          results: [
+            {
+              deliveryId: DELIVERY_ID,
+              endpointId: "crm",
+              eventType: "ping",
+              status: "delivered",
+              createdAt: "2026-05-01T12:10:00.000Z",
+              deliveredAt: "2026-05-01T12:10:00.210Z",
+              nextAttemptAt: null,
+              attemptCount: 1,
+              lastStatusCode: 204,
+              lastError: null,
+              attempts: [{ attempt: 1, at: "2026-05-01T12:10:00.010Z", statusCode: 204, latencyMs: 200, error: null }],
+              payload: { type: "ping", timestamp: "2026-05-01T12:10:00.000Z", data: { endpointId: "crm", version: 1 } },
+            },
+          ],
+          nextCursor: null,
+        },
+      },
+    },
+  },
+  "POST /webhook-deliveries/:deliveryId/retry": {
+    request: { summary: "Send one delivery again now", params: { deliveryId: DELIVERY_ID } },
+    responses: {
+      202: { summary: "Queued", value: { status: "success", deliveryId: DELIVERY_ID } },
+      404: {
+        summary: "No delivery of yours has this ID",
+        value: { status: "error", error: WebhookErrorMessages.deliveryNotFound },
+      },
+      429: budgetReached(1),
+    },
+  },
 } as const;

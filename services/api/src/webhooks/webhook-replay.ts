@@ -33,6 +33,9 @@ export const REPLAY_RUNNING_RETRY_AFTER_SECONDS = 60;
 export const REPLAY_RUNNING =
   "A replay to this endpoint is still running (deliveries it queued are pending): retry after Retry-After seconds, once the deliveries list shows them delivered or failed";
 
+/** What a replay's budget 429 adds: a smaller range may fit sooner. */
+export const REPLAY_BUDGET_HINT = " or narrow the range";
+
 export const REPLAY_BUDGET_DOC =
   "One replay at a time per endpoint (while deliveries an earlier replay queued are pending), and the daily re-send budget (retry, recover, replay and test together, per partner and audience, over the last 24 hours): beyond either, wait Retry-After seconds";
 
@@ -88,7 +91,7 @@ export async function replayEvents(
       throw new BadRequestError(
         `The range would queue ${wanted.length} deliveries, more than the daily re-send budget of ${opts.dailyBudget}: narrow it, or replay it in parts on different days`,
       );
-    await budget.require(wanted.length, " or narrow the range");
+    await budget.require(wanted.length, REPLAY_BUDGET_HINT);
     const replayId = crypto.randomUUID();
     // Deliveries it had (delivered or failed) again, as they were: rows the worker never holds, so no wait on it.
     const again = await tx`

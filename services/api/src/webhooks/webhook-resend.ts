@@ -40,6 +40,11 @@ export interface ResendEndpoint {
 export const RESEND_BUDGET_DOC =
   "A daily budget of re-sent deliveries (retry, recover, replay and test together) per partner over the last 24 hours, one for endpoints carrying lead data and one for the others: beyond it, wait Retry-After seconds";
 
+/** The 429's error: the OpenAPI document's examples (webhook-docs.ts) show it as written here. */
+export function resendBudgetReached(used: number, dailyBudget: number, wanted: number, hint = ""): string {
+  return `Daily re-send budget reached: ${used} of ${dailyBudget} deliveries re-sent in the last 24 hours (retry, recover, replay and test together), and this would queue ${wanted} more; retry after Retry-After seconds${hint}`;
+}
+
 export interface ResendBudget {
   /** Re-sent deliveries of this audience in the last 24 hours. */
   used: number;
@@ -123,10 +128,7 @@ async function readBudget(
         WITH r AS (SELECT created_at, sum(queued) OVER (ORDER BY created_at, id) AS freed FROM (${window}) w)
         SELECT ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int AS retry_after FROM r
         WHERE ${used} - freed + ${wanted} <= ${dailyBudget}`) as unknown as [{ retry_after: number | null }];
-      throw new RateLimitedError(
-        Math.max(1, retry_after ?? 1),
-        `Daily re-send budget reached: ${used} of ${dailyBudget} deliveries re-sent in the last 24 hours (retry, recover, replay and test together), and this would queue ${wanted} more; retry after Retry-After seconds${hint}`,
-      );
+      throw new RateLimitedError(Math.max(1, retry_after ?? 1), resendBudgetReached(used, dailyBudget, wanted, hint));
     },
     async spend(kind, queued, id = crypto.randomUUID()) {
       if (queued <= 0) return;

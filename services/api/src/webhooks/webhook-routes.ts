@@ -24,14 +24,14 @@ import {
   type WebhookDeliveryStatus,
 } from "@pss/contracts";
 import type { SecretBox } from "@pss/service-kit";
-import { documented, type DocumentedResponses } from "../docs/openapi.ts";
+import { documented, withExamples, type DocumentedResponses } from "../docs/openapi.ts";
 import { recordBound } from "../http/instants.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../http/errors.ts";
 import type { PartnerContext } from "../partner/partner-context.ts";
 import { createLeadDataGuard, LEAD_DATA_UNAUTHORIZED, webhookScopeOf as scopeOf } from "./lead-data-rule.ts";
 import { listDeliveries, queuePing, recoverDeliveries, retryDelivery } from "./webhook-delivery-repository.ts";
 import { REPLAY_BUDGET_DOC, replayEvents } from "./webhook-replay.ts";
-import { RESEND_BUDGET_DOC } from "./webhook-resend.ts";
+import { RESEND_BUDGET_DOC, type ActionOutcome } from "./webhook-resend.ts";
 import {
   deleteEndpoint,
   findEndpoint,
@@ -41,8 +41,7 @@ import {
 } from "./webhook-endpoint-repository.ts";
 import { upsertEndpoint } from "./webhook-endpoint-service.ts";
 import { generateWebhookSecret } from "./webhook-secrets.ts";
-import type { ActionOutcome } from "./webhook-resend.ts";
-import { WEBHOOK_DOCS } from "./webhook-docs.ts";
+import { WEBHOOK_DOCS, WEBHOOK_EXAMPLES } from "./webhook-docs.ts";
 
 const DEFAULT_PAGE = 100;
 const BAD_CURSOR = "cursor is not valid; pass nextCursor from the previous page unchanged";
@@ -96,7 +95,11 @@ export function createWebhookRoutes(
   // The lead-data rule, on every route below (registered after it), before schema validation: a key without lead
   // tracking that names lead.received gets 401 whatever else is wrong, as on the lead-count routes. Endpoints
   // carrying lead data are outside such a key's scope: named by ID they answer as unknown IDs do.
-  return new Elysia({ name: "webhook-routes" })
+  // Every POST below honours Idempotency-Key; rotate-secret's answer (the new secret) is kept encrypted.
+  return ctx
+    .idempotentPosts(new Elysia({ name: "webhook-routes" }), {
+      sealedPaths: ["/webhook-endpoints/:endpointId/rotate-secret"],
+    })
     .use(ctx.auth)
     .onTransform(createLeadDataGuard())
     .put(
@@ -122,6 +125,7 @@ export function createWebhookRoutes(
         },
         detail: {
           summary: "Create or update a webhook endpoint",
+          ...withExamples(WEBHOOK_EXAMPLES["PUT /webhook-endpoints/:endpointId"]),
           description: WEBHOOK_DOCS["PUT /webhook-endpoints/:endpointId"],
           responses: documented({
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming each field that breaks it.",
@@ -142,6 +146,7 @@ export function createWebhookRoutes(
         response: { 200: WebhookEndpointResponse },
         detail: {
           summary: "Read a webhook endpoint (never its secret), with why it is disabled if it is",
+          ...withExamples(WEBHOOK_EXAMPLES["GET /webhook-endpoints/:endpointId"]),
           responses: documented({
             200: { description: "The endpoint", schema: WebhookEndpointResponse },
             ...endpointNotFound,
@@ -166,6 +171,7 @@ export function createWebhookRoutes(
         response: { 200: WebhookEndpointPage },
         detail: {
           summary: "List the partner's webhook endpoints, oldest first",
+          ...withExamples(WEBHOOK_EXAMPLES["GET /webhook-endpoints"]),
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: WebhookEndpointPage },
             ...unauthorized,
@@ -184,6 +190,7 @@ export function createWebhookRoutes(
         response: { 200: WebhookEndpointDeleted },
         detail: {
           summary: "Delete a webhook endpoint and its delivery history; nothing more is sent to it",
+          ...withExamples(WEBHOOK_EXAMPLES["DELETE /webhook-endpoints/:endpointId"]),
           responses: documented({
             200: { description: "Deleted", schema: WebhookEndpointDeleted },
             ...endpointNotFound,
@@ -214,6 +221,7 @@ export function createWebhookRoutes(
           summary:
             "Replace the signing secret; for 24 hours every delivery is signed with both the new and the previous one",
           description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/rotate-secret"],
+          ...withExamples(WEBHOOK_EXAMPLES["POST /webhook-endpoints/:endpointId/rotate-secret"]),
           responses: documented({
             200: { description: "The new secret", schema: WebhookSecretRotated },
             ...endpointNotFound,
@@ -237,6 +245,7 @@ export function createWebhookRoutes(
           summary:
             "Send a ping event to the endpoint (whatever it subscribed to), signed and retried like any delivery",
           description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/test"],
+          ...withExamples(WEBHOOK_EXAMPLES["POST /webhook-endpoints/:endpointId/test"]),
           responses: documented({
             202: { description: "Queued; the deliveries list shows its attempts", schema: WebhookDeliveryQueued },
             ...endpointNotFound,
@@ -268,6 +277,7 @@ export function createWebhookRoutes(
         detail: {
           summary: "Send again every failed delivery of the endpoint created since a time",
           description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/recover"],
+          ...withExamples(WEBHOOK_EXAMPLES["POST /webhook-endpoints/:endpointId/recover"]),
           responses: documented({
             202: {
               description: "How many deliveries were queued, and how many the budget left failed",
@@ -297,6 +307,7 @@ export function createWebhookRoutes(
         detail: {
           summary: "Send the events of a change-feed range or a time range to this endpoint (again)",
           description: WEBHOOK_DOCS["POST /webhook-endpoints/:endpointId/replay"],
+          ...withExamples(WEBHOOK_EXAMPLES["POST /webhook-endpoints/:endpointId/replay"]),
           responses: documented({
             202: { description: "How many deliveries were queued", schema: WebhookReplayQueued },
             400: "A rule beyond the schema (see the description) is refused the same way, with details [{path, message}] naming the field that breaks it; so is a range of too many events.",
@@ -327,6 +338,7 @@ export function createWebhookRoutes(
         response: { 200: WebhookDeliveryPage },
         detail: {
           summary: "List deliveries, newest first: status, attempts with status codes and latency, and the next retry",
+          ...withExamples(WEBHOOK_EXAMPLES["GET /webhook-deliveries"]),
           responses: documented({
             200: { description: "One page; nextCursor is null on the last", schema: WebhookDeliveryPage },
             ...unauthorized,
@@ -351,6 +363,7 @@ export function createWebhookRoutes(
         detail: {
           summary: "Send one delivery again now (same webhook-id and body), with a fresh retry schedule",
           description: WEBHOOK_DOCS["POST /webhook-deliveries/:deliveryId/retry"],
+          ...withExamples(WEBHOOK_EXAMPLES["POST /webhook-deliveries/:deliveryId/retry"]),
           responses: documented({
             202: { description: "Queued", schema: WebhookDeliveryQueued },
             ...unauthorized,

@@ -7,11 +7,14 @@ contract-rules.test.ts checks that and that breaking one gets 400. For *positive
 generated requests obey exactly those rules, on exactly those operations, so that "schema-valid request refused"
 means a real disagreement; a fixer without a listed rule, or a listed rule without a fixer, stops the run.
 Negative cases are never touched. Besides the rules, positive lead-count requests name the partner's own office
-and organization (any other is a 404, which is not a refusal). The contract test creates CONTRACT_BROKER_ID first.
+and organization (any other is a 404, which is not a refusal), and every request carrying a valid Idempotency-Key
+gets a fresh one. The contract test creates CONTRACT_BROKER_ID first.
 """
 
 import json
 import os
+import re
+import uuid
 from datetime import datetime
 
 import schemathesis
@@ -162,12 +165,28 @@ if set(FIXERS) != set(RULES):
     raise RuntimeError(f"schemathesis_hooks.py and rules-beyond-schema.json disagree: fixers {sorted(FIXERS)}, rules {sorted(RULES)}")
 
 
+VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+def _fresh_idempotency_key(case):
+    # Each generated request is a new one, so a valid key becomes a key of its own: the fuzzer reuses generated
+    # values, and the same Idempotency-Key with another request is refused (422) by design (docs/partner-api.md,
+    # "Idempotency-Key"; services/api/test/idempotency-key.test.ts holds the API to that rule). An invalid key (the
+    # negative part of a case) is left as it is.
+    if case.headers is not None:  # a CaseInsensitiveDict
+        for name, value in list(case.headers.items()):
+            if name.lower() == "idempotency-key" and isinstance(value, str) and VALID_KEY.match(value.strip('"')):
+                case.headers[name] = str(uuid.uuid4())
+
+
 @schemathesis.hook
 def map_case(context, case):
+    _fresh_idempotency_key(case)
     if not _is_positive(case):
         return case
     path = case.operation.path
     query = case.query if isinstance(case.query, dict) else None
+
 
     if path in LEAD_COUNTS and isinstance(case.path_parameters, dict):
         for name, value in KNOWN_IDS.items():

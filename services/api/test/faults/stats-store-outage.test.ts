@@ -7,7 +7,14 @@ import { silentLogger } from "@pss/service-kit";
 import Redis from "ioredis";
 import { testUrls, uniqueName } from "../../../../test/support/env.ts";
 import { createStatsRecorder } from "../../src/stats/stats-recorder.ts";
-import { sample, startApi, type ApiHarness, type Partner } from "../support/harness.ts";
+import {
+  LOOPBACK_PEER,
+  LOOPBACK_PROXIES,
+  sample,
+  startApi,
+  type ApiHarness,
+  type Partner,
+} from "../support/harness.ts";
 import { createGatedProxy, endpointOfUrl, viaProxy, type GatedProxy } from "./support/gated-proxy.ts";
 
 const FIREFOX = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:127.0) Gecko/20100101 Firefox/127.0";
@@ -73,7 +80,7 @@ test("Redis unreachable: 10,000 views with 10,000 User-Agents from one address w
     sql: api.sql,
     redis,
     logger: silentLogger,
-    trustProxy: true,
+    trustedProxies: LOOPBACK_PROXIES,
     maxBuffered: 1000,
   });
   try {
@@ -84,7 +91,7 @@ test("Redis unreachable: 10,000 views with 10,000 User-Agents from one address w
         new Request(`http://x/listings/${listingId}`, {
           headers: { "user-agent": userAgent, "x-forwarded-for": from },
         }),
-        null,
+        LOOPBACK_PEER,
       );
     for (let i = 0; i < 10_000; i++) view(1, `${FIREFOX} build/${i}`, "198.51.100.60");
     await recorder.flush();

@@ -1,4 +1,4 @@
-// The admin command lines the documentation gives (README.md, docs/partner-api.md, docs/operations.md), taken
+// The admin command lines the documentation gives (README.md, docs/api-internals.md, docs/operations.md), taken
 // from the files themselves and run by the shell exactly as written, with no server URLs in the environment:
 // as a new user runs them after `npm start`, against the local infrastructure's servers on their default ports
 // (database `pss`). Only the placeholders are filled in (<partnerId> from the partner the first line created,
@@ -14,7 +14,7 @@ import { parseArgs } from "../../../admin/src/cli.ts";
 import { answers, findLocalInfra } from "../../../admin/src/local-infra.ts";
 import { adminEnv, ROOT, shell } from "../support/admin-cli.ts";
 
-const DOCUMENTS = ["README.md", "docs/partner-api.md", "docs/operations.md"];
+const DOCUMENTS = ["README.md", "docs/api-internals.md", "docs/operations.md"];
 const PREFIX = "npm run --silent admin -- ";
 
 interface Documented {

@@ -1,9 +1,11 @@
 // The compose balancer's HAProxy configuration (images/balancer/haproxy.cfg, the part every deployment shares) run
 // on this host in front of real API processes: requests spread over the instances, an instance that stops is
 // drained without a failed request, and whatever the balancer refuses itself is answered in the API's JSON error
-// shape, never a bare page or a dropped connection.
+// shape, never a bare page or a dropped connection. A POST that reached an instance is never sent to another one
+// (scripted instances that close without answering), and a client's own X-Forwarded-For changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
@@ -36,7 +38,11 @@ async function startApi() {
       API_PORT: String(port),
       API_HEALTH_PORT: String(healthPort),
       OUTBOX_RELAY_ENABLED: "false",
-      TRUST_PROXY: "true",
+      // The balancer runs on loopback: it is the trusted proxy.
+      TRUST_PROXY_CIDRS: "127.0.0.0/8,::1",
+      BUYER_STATS_FLUSH_MS: "200",
+      // Other runs on this machine send leads from loopback too: only this test's per-listing counts matter here.
+      LEAD_RATE_LIMIT_PER_ADDRESS: "0",
       OPENSEARCH_INDEX_ALIAS: uniqueName("unused-listings"),
     },
     healthPort,
@@ -134,6 +140,49 @@ describe.skipIf(missing !== null)("the API behind the balancer", () => {
     expect([...served.keys()].sort()).toEqual(["api1", "api2"]);
   }, 60_000);
 
+  test("a client's own X-Forwarded-For through the balancer changes nothing: one client is one address to the views cap and the inquiry limit", async () => {
+    const brokerId = uniqueName("lb-xff");
+    expect(
+      (await call(`/partner/v1/brokers/${brokerId}`, { method: "PUT", body: JSON.stringify(sample.broker()) })).status,
+    ).toBe(201);
+    const externalId = uniqueName("lb-xff-listing");
+    const put = await call(`/partner/v1/listings/${externalId}`, {
+      method: "PUT",
+      body: JSON.stringify(sample.listing(brokerId)),
+    });
+    expect(put.status).toBe(201);
+    const id = (put.body as { serviceListingId: number }).serviceListingId;
+    // 30 page views, each claiming another address and sent as another browser: one address, 3 visitors at most.
+    for (let i = 0; i < 30; i++) {
+      const res = await fetch(`http://127.0.0.1:${balancerPort}/listings/${id}`, {
+        headers: {
+          "user-agent": `Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.${i}`,
+          "x-forwarded-for": `203.0.113.${i + 1}`,
+        },
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const views = async () =>
+      ((await call(`/partner/v1/listings/${externalId}/stats`)).body as { totals: { views: number } }).totals.views;
+    await waitUntil("the views to be counted", async () => (await views()) > 0, 20_000);
+    await Bun.sleep(1500); // both instances flush every 200 ms
+    expect(await views()).toBe(3);
+    // Inquiries: the per-listing-and-address limit (5 an hour) sees one client, whatever address each claims.
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        (
+          await call(`/v1/listings/${id}/leads`, {
+            method: "POST",
+            headers: { "x-forwarded-for": `198.51.100.${i + 1}` },
+            body: JSON.stringify({ name: "Ann Buyer", email: "ann@example.com", message: `Question ${i}` }),
+          })
+        ).status,
+      );
+    expect(statuses).toEqual([202, 202, 202, 202, 202, 429]);
+  }, 60_000);
+
   test("what an instance's parser would refuse is answered by the balancer in the JSON error shape", async () => {
     const host = `127.0.0.1:${balancerPort}`;
     const cases: [string, string, number][] = [
@@ -216,5 +265,75 @@ describe.skipIf(missing !== null)("the API behind the balancer", () => {
     expectJsonError(answer, "no instance ready");
     expect(answer.status).toBe(503);
     expect(answer.headers["retry-after"]).toBe("2");
+  }, 60_000);
+});
+
+describe.skipIf(missing !== null)("what the balancer sends again (issue 37, item 4)", () => {
+  test("a POST an instance closed on without answering is not sent to another one (502, JSON); GET and PUT are", async () => {
+    // Two instances that read a whole request and close the connection without a word: as an instance that
+    // committed a lead and died before answering.
+    const arrived: string[] = [];
+    const instances = [0, 1].map(() =>
+      createServer((socket) => {
+        let head = "";
+        socket.on("data", (chunk) => {
+          head += chunk.toString("latin1");
+          const end = head.indexOf("\r\n\r\n");
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head.slice(0, end))?.[1] ?? 0);
+          if (end >= 0 && head.length >= end + 4 + length) {
+            arrived.push(head.slice(0, head.indexOf(" ")));
+            socket.end();
+          }
+        });
+        socket.on("error", () => {});
+      }),
+    );
+    const ports = await Promise.all(
+      instances.map(
+        (server) =>
+          new Promise<number>((resolve) =>
+            server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+          ),
+      ),
+    );
+    const scripted = mkdtempSync(join(tmpdir(), "pss-balancer-retry-"));
+    const backend = join(scripted, "backend.cfg");
+    writeFileSync(
+      backend,
+      ["backend api", "  balance roundrobin", ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`), ""].join(
+        "\n",
+      ),
+    );
+    const port = await freePort();
+    const proxy = Bun.spawn([HAPROXY, "-W", "-db", "-f", join(CONFIG_DIR, "haproxy.cfg"), "-f", backend], {
+      env: { ...process.env, PSS_BALANCER_BIND: `127.0.0.1:${port}` },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const send = (method: string) =>
+      sendRaw(
+        port,
+        method === "GET"
+          ? `GET /v1/listings/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`
+          : `${method} /v1/listings/1/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nIdempotency-Key: k\r\n\r\n{}`,
+      );
+    try {
+      await waitUntil("the balancer to listen", async () => (await send("GET")).status !== null, 10_000);
+      const sentTimes: Record<string, number> = {};
+      for (const method of ["POST", "GET", "PUT"]) {
+        arrived.length = 0;
+        const answer = await send(method);
+        expectJsonError(answer, method);
+        expect([method, answer.status]).toEqual([method, 502]);
+        sentTimes[method] = arrived.length;
+      }
+      // retries 2: an idempotent request reaches up to three instances; a POST exactly one.
+      expect(sentTimes).toEqual({ POST: 1, GET: 3, PUT: 3 });
+    } finally {
+      proxy.kill("SIGTERM");
+      await proxy.exited;
+      for (const server of instances) server.close();
+      rmSync(scripted, { recursive: true, force: true });
+    }
   }, 60_000);
 });

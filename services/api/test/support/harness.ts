@@ -2,22 +2,27 @@
 // test setup, and offers small helpers to call it the way a partner does.
 import Redis from "ioredis";
 import { Kafka, logLevel, Partitioners } from "kafkajs";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import { ALL_TOPICS } from "@pss/contracts";
 import {
   createLocalMediaStorage,
   createLogger,
+  createPostgres,
+  disabledTracing,
   ensureTopics,
+  serveTraced,
   silentLogger,
   type Logger,
   type MediaStorage,
+  type Tracing,
 } from "@pss/service-kit";
 import { createApp } from "../../src/app.ts";
 import { serverOptions } from "../../src/http/edge.ts";
 import { createPartnerAdmin } from "../../src/admin/partner-admin.ts";
 import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
+import { parseTrustedProxies } from "../../src/leads/client-address.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
 import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
@@ -96,21 +101,39 @@ export interface ApiOptions {
   port?: number;
   publicBaseUrl?: string;
   /** Lead intake limits (per address, per listing), given the harness's Redis. */
-  leadLimits?: { perAddress?: number; perListing?: number };
+  leadLimits?: { perAddress?: number; perListingAddress?: number };
   mediaStorage?: MediaStorage;
   mediaDelivery?: "api" | "redirect";
   /** Buyer statistics flush interval (default 200 ms). */
   statsFlushMs?: number;
-  /** Buyer statistics take the client address from X-Forwarded-For (as behind our own proxy). */
+  /**
+   * The test's own requests (from loopback) come through a trusted proxy: buyer statistics and lead intake take the
+   * client address from X-Forwarded-For (TRUST_PROXY_CIDRS=127.0.0.0/8,::1).
+   */
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** The API's and its relay's spans (default: nothing recorded). */
+  tracing?: Tracing;
+  /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
+  outboxRetentionMs?: number;
+  /** Sees the text of every statement the API and its relay send (a diagnostic counts them). */
+  onQuery?: (query: string) => void;
 }
+
+/** The proxy a test plays: its requests come from loopback with the client's X-Forwarded-For. */
+export const LOOPBACK_PROXIES = parseTrustedProxies("127.0.0.0/8,::1").proxies;
+/** `server` for a request handed to code directly: it came from loopback (the proxy above). */
+export const LOOPBACK_PEER = { requestIP: () => ({ address: "127.0.0.1", family: "IPv4" as const, port: 1 }) };
 
 export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
   const urls = testUrls();
   const logger = opts.logger ?? (process.env.TEST_LOGS ? createLogger({ service: "api-test" }) : silentLogger);
-  const sql = postgres(opts.databaseUrl ?? urls.DATABASE_URL, { max: 10, onnotice: () => {} });
+  // The API's own client settings (main.ts): a request answers 503 quickly while PostgreSQL cannot be reached.
+  const sql = createPostgres(
+    { url: opts.databaseUrl ?? urls.DATABASE_URL, maxConnections: 10 },
+    { applicationName: "pss-api-test", connectTimeoutSeconds: 1.5, onQuery: opts.onQuery },
+  );
   const redis = new Redis(opts.redisUrl ?? urls.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -132,13 +155,17 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     retry: { retries: 2 },
   });
   // Sent rows kept (OUTBOX_RETENTION_SECONDS, test/setup.ts): tests find what their database published by them.
-  const relay = createOutboxRelay({ sql, producer, logger }, { maxBackoffMs: 1000, retentionMs: 3_600_000 });
+  const tracing = opts.tracing ?? disabledTracing("pss-api");
+  const relay = createOutboxRelay(
+    { sql, producer: () => producer, logger, tracing },
+    { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
+  );
   const stats = createStatsRecorder({
     sql,
     redis,
     logger,
     flushIntervalMs: opts.statsFlushMs ?? 200,
-    trustProxy: opts.trustProxy,
+    trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
   });
   stats.start();
   const app = createApp({
@@ -165,31 +192,38 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
       maxRetries: 0,
     }),
     searchAlias: opts.searchAlias ?? uniqueName("unused-listings"),
-    leads: opts.leadLimits && {
-      // Unique limiter names: counters of other runs sharing this Redis never interfere.
-      addressLimiter: opts.leadLimits.perAddress
-        ? createRateLimiter({
-            redis,
-            logger,
-            limit: opts.leadLimits.perAddress,
-            windowSeconds: 3600,
-            name: uniqueName("lead-address"),
-          })
+    leads:
+      opts.leadLimits || opts.trustProxy
+        ? {
+            trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
+            // Unique limiter names: counters of other runs sharing this Redis never interfere.
+            addressLimiter: opts.leadLimits?.perAddress
+              ? createRateLimiter({
+                  redis,
+                  logger,
+                  limit: opts.leadLimits.perAddress,
+                  windowSeconds: 3600,
+                  name: uniqueName("lead-address"),
+                })
+              : undefined,
+            listingAddressLimiter: opts.leadLimits?.perListingAddress
+              ? createRateLimiter({
+                  redis,
+                  logger,
+                  limit: opts.leadLimits.perListingAddress,
+                  windowSeconds: 3600,
+                  name: uniqueName("lead-listing-address"),
+                })
+              : undefined,
+          }
         : undefined,
-      listingLimiter: opts.leadLimits.perListing
-        ? createRateLimiter({
-            redis,
-            logger,
-            limit: opts.leadLimits.perListing,
-            windowSeconds: 3600,
-            name: uniqueName("lead-listing"),
-          })
-        : undefined,
-    },
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
-  }).listen({ port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
+    tracing,
+  });
+  // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
+  serveTraced(app, tracing, { port: opts.port ?? 0, hostname: "127.0.0.1", ...serverOptions(() => {}) });
   if (opts.relay !== false) relay.start();
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
   const admin = createPartnerAdmin({ sql, redis });

@@ -8,10 +8,13 @@ import { createAuthenticator } from "../../src/auth/authenticator.ts";
 import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { createLeadCountCache } from "../../src/lead-counts/lead-count-cache.ts";
 import { testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
+import { LOOPBACK_PROXIES } from "./harness.ts";
 
 export interface LeadAppOptions {
   perAddress?: number;
-  perListing?: number;
+  perListingAddress?: number;
+  global?: number;
+  /** The test's requests (from loopback) come through a trusted proxy (TRUST_PROXY_CIDRS=127.0.0.0/8,::1). */
   trustProxy?: boolean;
   countCacheSeconds?: number;
   logger?: Logger;
@@ -33,8 +36,9 @@ export function startLeadApp(clients: { sql: postgres.Sql; redis: Redis }, opts:
     webhookSecrets: testWebhookSecrets(),
     leads: {
       addressLimiter: limiter(opts.perAddress, "lead-address"),
-      listingLimiter: limiter(opts.perListing, "lead-listing"),
-      trustProxy: opts.trustProxy,
+      listingAddressLimiter: limiter(opts.perListingAddress, "lead-listing-address"),
+      globalLimiter: limiter(opts.global, "lead-global"),
+      trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
       countCache: opts.countCacheSeconds
         ? createLeadCountCache({ redis, logger, ttlSeconds: opts.countCacheSeconds })
         : undefined,

@@ -8,7 +8,7 @@
 // read-back behaves as live, and their description is rewritten deterministically, never by an external model.
 import type { Client } from "@opensearch-project/opensearch";
 import { eventMode, type AnyEventEnvelope, type FullLocation, type ListingStatus } from "@pss/contracts";
-import type { Logger, MessageContext } from "@pss/service-kit";
+import type { EventTrace, Logger, MessageContext } from "@pss/service-kit";
 import type postgres from "postgres";
 import { buyerDescriptions } from "../rewriting/buyer-descriptions.ts";
 import type { DescriptionRewriter } from "../rewriting/description-rewriter.ts";
@@ -45,7 +45,8 @@ export interface IndexingDeps {
 type Item = { event: AnyEventEnvelope; ctx: MessageContext };
 type Failure = { event: AnyEventEnvelope; reason: string };
 type Planned = { op: IndexOperation; event: AnyEventEnvelope };
-type IndexState = { id: number; version: number; state: "indexed" | "removed" };
+/** `trace`: the event's (its consumer span), carried by the listing.published fact this state may announce. */
+type IndexState = { id: number; version: number; state: "indexed" | "removed"; trace?: EventTrace };
 
 export type BatchHandler = (items: Item[]) => Promise<Failure[]>;
 
@@ -89,6 +90,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     failures: Failure[],
     tracked: IndexState[],
     logOf: (event: AnyEventEnvelope) => Logger,
+    traceOf: (event: AnyEventEnvelope) => EventTrace | undefined,
   ): Promise<Planned[]> {
     const states = await loadListingStates(
       deps.sql,
@@ -113,7 +115,8 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     const planned: Planned[] = [];
     for (const { event, source, state } of current) {
       const action = publicIndexAction({ status: source.status, mode: state.mode }, eventMode(event));
-      if (action.kind === "track") tracked.push({ id: source.id, version: source.version, state: action.state });
+      if (action.kind === "track")
+        tracked.push({ id: source.id, version: source.version, state: action.state, trace: traceOf(event) });
       else if (action.kind === "index")
         planned.push({
           event,
@@ -189,6 +192,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     // Lines about one event go to its context's logger (they carry its request ID and traceparent).
     const contexts = new Map(items.map(({ event, ctx }) => [event, ctx]));
     const logOf = (event: AnyEventEnvelope) => contexts.get(event)?.log ?? log;
+    const traceOf = (event: AnyEventEnvelope) => contexts.get(event)?.trace;
     const failures: Failure[] = [];
     const listingEvents: AnyEventEnvelope[] = [];
     const brokerEvents: AnyEventEnvelope[] = [];
@@ -206,7 +210,7 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     }
     const tracked: IndexState[] = [];
     const planned = [
-      ...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf)),
+      ...(await planListings(latestPerAggregate(listingEvents), failures, tracked, logOf, traceOf)),
       ...(await planBrokers(latestPerAggregate(brokerEvents), failures)),
     ];
     if (planned.length === 0) {
@@ -223,7 +227,13 @@ export function createIndexingHandler(deps: IndexingDeps): BatchHandler {
     const rejected = new Map<AnyEventEnvelope, string>();
     outcomes.forEach(({ op, result, reason }, i) => {
       if (result === "rejected") rejected.set(planned[i]!.event, `listing ${op.id}: ${reason}`);
-      else states.push({ id: op.id, version: op.version, state: op.kind === "index" ? "indexed" : "removed" });
+      else
+        states.push({
+          id: op.id,
+          version: op.version,
+          state: op.kind === "index" ? "indexed" : "removed",
+          trace: traceOf(planned[i]!.event),
+        });
     });
     await recordIndexStates(deps.sql, states);
     logWritten(planned, outcomes, logOf);

@@ -15,7 +15,7 @@ import {
   toListingBroker,
   toListingLocation,
 } from "@pss/database/queries";
-import { insertOutboxFacts, partnerFactRow } from "@pss/service-kit";
+import { insertOutboxFacts, partnerFactRow, type EventTrace } from "@pss/service-kit";
 import type postgres from "postgres";
 import type { ListingContext, ListingSource } from "../search-index/search-document.ts";
 
@@ -167,7 +167,7 @@ export async function storeOptimizedDescriptions(
  */
 export async function recordIndexStates(
   sql: postgres.Sql,
-  states: { id: number; version: number; state: "indexed" | "removed" }[],
+  states: { id: number; version: number; state: "indexed" | "removed"; trace?: EventTrace }[],
 ): Promise<void> {
   if (states.length === 0) return;
   // One transaction, two statements: the facts are built in JS from the rows the UPDATE changed, and commit with it.
@@ -187,7 +187,12 @@ export async function recordIndexStates(
       SELECT r.*, b.external_id AS broker_external_id FROM recorded r JOIN brokers b ON b.id = r.broker_id
       WHERE (r.state = 'indexed' AND NOT r.published) OR (r.state = 'removed' AND r.published)
       ORDER BY r.id`;
-    await insertOutboxFacts(tx, recorded.map(visibilityFact));
+    // Each fact continues the trace of the event that indexed (or removed) its listing.
+    const traces = new Map(states.map((s) => [String(s.id), s.trace]));
+    await insertOutboxFacts(
+      tx,
+      recorded.map((r) => ({ ...visibilityFact(r), trace: traces.get(String(r.id)) })),
+    );
   });
 }
 

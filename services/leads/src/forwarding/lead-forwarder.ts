@@ -3,7 +3,9 @@
 // Our relay or PostgreSQL being down never spends the lead's attempts (smtp-errors.ts decides whose failure it is).
 import {
   countOutageWaits,
+  inChildSpan,
   maskEmail,
+  SpanKind,
   outageDelayMs,
   waitOutOutage,
   type Logger,
@@ -121,7 +123,11 @@ export function createLeadForwarder(deps: LeadForwarderDeps) {
         return "postponed";
       }
       try {
-        await deps.transport.sendMail({ from: deps.from, ...mail });
+        // The lead's trace reaches the e-mail: a client span around the SMTP conversation.
+        await inChildSpan("lead e-mail send", () => deps.transport.sendMail({ from: deps.from, ...mail }), {
+          kind: SpanKind.CLIENT,
+          attributes: { "pss.lead_id": leadId, "pss.attempt": lead.attempts, "pss.listing_id": String(lead.listingId) },
+        });
       } catch (err) {
         const kind = classifySmtpError(err);
         const reason = describeSmtpError(err);

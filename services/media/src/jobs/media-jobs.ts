@@ -6,6 +6,7 @@ import {
   contentName,
   countOutageWaits,
   createSleepGroup,
+  inChildSpan,
   OutageWaitAbandoned,
   outageDelayMs,
   waitOutOutage,
@@ -136,104 +137,126 @@ export function createMediaJobs(deps: MediaJobsDeps) {
     return { variants, names, confirmStored };
   }
 
+  /** Download, resize, store: a span each, children of the image's (which the event's consumer span holds). */
   async function produce(job: MediaJob, log: Logger) {
     stats.downloads++;
-    const bytes = await deps.downloadPool.run(() => deps.downloader.download(job.url));
-    const processed = await deps.cpuPool.run(() =>
-      job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes),
+    const bytes = await inChildSpan("download", async (span) => {
+      const body = await deps.downloadPool.run(() => deps.downloader.download(job.url));
+      span?.setAttribute("pss.bytes", body.length);
+      return body;
+    });
+    const processed = await inChildSpan("resize", () =>
+      deps.cpuPool.run(() => (job.kind === "photo" ? deps.processor.photo(bytes) : deps.processor.avatar(bytes))),
     );
-    return { processed, ...(await store(processed, log)) };
+    const stored = await inChildSpan("store", async (span) => {
+      span?.setAttribute("pss.variants", processed.variants.length);
+      return store(processed, log);
+    });
+    return { processed, ...stored };
+  }
+
+  async function runJob(job: MediaJob, logger: Logger): Promise<JobOutcome> {
+    const log = logger.child(
+      job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId },
+    );
+    const started = performance.now();
+    let outcome: JobOutcome;
+    let failureReason: string | null = null;
+    working.add(job);
+    try {
+      // The job stays among the working ones (its claim renewed) until its outcome is recorded: a wait for the
+      // store or PostgreSQL can last longer than a claim.
+      const { processed, variants, names, confirmStored } = await produce(job, log);
+      const result = {
+        width: processed.width,
+        height: processed.height,
+        warning: processed.warning,
+        variants,
+        names,
+      };
+      // The store down while markReady confirms the files: its transaction is rolled back (locks and connection
+      // given back) and the store waited for out here; once it answers again outside a transaction (files stored
+      // again if need be), markReady is tried again (it confirms again under the lock: the collector may have run).
+      let storeWasDown = false;
+      const written = await waitOutOutage(
+        async () => {
+          if (storeWasDown) await confirmStored();
+          try {
+            return await record("recording a ready image", log, () => repository.markReady(job, result, confirmStored));
+          } catch (err) {
+            if (err instanceof StorageUnavailable) storeWasDown = true;
+            throw err;
+          }
+        },
+        outage("storage", "confirming the stored variants", log),
+      );
+      outcome = written ? "ready" : "discarded";
+    } catch (err) {
+      if (err instanceof OutageWaitAbandoned) {
+        // Stopping while our dependency is down: give the claim back, attempt unspent (if PostgreSQL answers).
+        const delay = outageDelayMs(1, deps.outageBackoff);
+        outcome = (await repository.postpone(job, `waiting for ${err.dependency}`, delay)) ? "postponed" : "discarded";
+        log.warn("stopping while a dependency is down; image given back without spending an attempt", {
+          dependency: err.dependency,
+          attempt: job.attempts,
+        });
+      } else {
+        const kind = classifyJobError(err);
+        // An outage that reached here was not waited for (a defect): the caller sees it; the claim runs out.
+        if (kind.side === "ours") throw err;
+        // Not the image's fault either: record it as a transient failure so the job is retried, bounded like the rest.
+        if (kind.side === "internal") log.error("processing failed unexpectedly", { err });
+        const failure = kind.failure;
+        failureReason = failure.reason;
+        if (failure.transient && job.attempts < deps.maxAttempts) {
+          const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
+          outcome = (await record("recording a retry", log, () => repository.retryLater(job, failure.reason, delay)))
+            ? "retry"
+            : "discarded";
+          log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
+        } else {
+          outcome = (await record("recording a failed image", log, () => repository.markFailed(job, failure.reason)))
+            ? "failed"
+            : "discarded";
+          log.info("image failed", { reason: failure.reason, attempt: job.attempts });
+        }
+      }
+    } finally {
+      working.delete(job);
+    }
+    if (outcome === "ready") stats.ready++;
+    else if (outcome === "failed") stats.failed++;
+    else if (outcome === "retry") stats.retriesScheduled++;
+    else if (outcome === "postponed") stats.postponed++;
+    else stats.discarded++;
+    if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
+    // Removed or replaced meanwhile, or this claim ran out and another instance took the image (fencing token).
+    else if (outcome === "discarded")
+      log.info("image result not recorded: the image was replaced, or its claim was taken over", {
+        attempt: job.attempts,
+        reason: failureReason,
+      });
+    deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
+    return outcome;
   }
 
   return {
     /** `logger`: the event's (its lines carry the request ID) when an event started the job; default the service's. */
     async run(job: MediaJob, logger: Logger = deps.logger): Promise<JobOutcome> {
-      const log = logger.child(
-        job.kind === "photo" ? { photoId: job.photoId, listingId: job.listingId } : { brokerId: job.brokerId },
+      return inChildSpan(
+        `media ${job.kind}`,
+        async (span) => {
+          const outcome = await runJob(job, logger);
+          span?.setAttribute("pss.outcome", outcome);
+          return outcome;
+        },
+        {
+          attributes:
+            job.kind === "photo"
+              ? { "pss.photo_id": String(job.photoId), "pss.listing_id": String(job.listingId) }
+              : { "pss.broker_id": String(job.brokerId) },
+        },
       );
-      const started = performance.now();
-      let outcome: JobOutcome;
-      let failureReason: string | null = null;
-      working.add(job);
-      try {
-        // The job stays among the working ones (its claim renewed) until its outcome is recorded: a wait for the
-        // store or PostgreSQL can last longer than a claim.
-        const { processed, variants, names, confirmStored } = await produce(job, log);
-        const result = {
-          width: processed.width,
-          height: processed.height,
-          warning: processed.warning,
-          variants,
-          names,
-        };
-        // The store down while markReady confirms the files: its transaction is rolled back (locks and connection
-        // given back) and the store waited for out here; once it answers again outside a transaction (files stored
-        // again if need be), markReady is tried again (it confirms again under the lock: the collector may have run).
-        let storeWasDown = false;
-        const written = await waitOutOutage(
-          async () => {
-            if (storeWasDown) await confirmStored();
-            try {
-              return await record("recording a ready image", log, () =>
-                repository.markReady(job, result, confirmStored),
-              );
-            } catch (err) {
-              if (err instanceof StorageUnavailable) storeWasDown = true;
-              throw err;
-            }
-          },
-          outage("storage", "confirming the stored variants", log),
-        );
-        outcome = written ? "ready" : "discarded";
-      } catch (err) {
-        if (err instanceof OutageWaitAbandoned) {
-          // Stopping while our dependency is down: give the claim back, attempt unspent (if PostgreSQL answers).
-          const delay = outageDelayMs(1, deps.outageBackoff);
-          outcome = (await repository.postpone(job, `waiting for ${err.dependency}`, delay))
-            ? "postponed"
-            : "discarded";
-          log.warn("stopping while a dependency is down; image given back without spending an attempt", {
-            dependency: err.dependency,
-            attempt: job.attempts,
-          });
-        } else {
-          const kind = classifyJobError(err);
-          // An outage that reached here was not waited for (a defect): the caller sees it; the claim runs out.
-          if (kind.side === "ours") throw err;
-          // Not the image's fault either: record it as a transient failure so the job is retried, bounded like the rest.
-          if (kind.side === "internal") log.error("processing failed unexpectedly", { err });
-          const failure = kind.failure;
-          failureReason = failure.reason;
-          if (failure.transient && job.attempts < deps.maxAttempts) {
-            const delay = retryDelayMs(job.attempts, deps.retryBaseMs);
-            outcome = (await record("recording a retry", log, () => repository.retryLater(job, failure.reason, delay)))
-              ? "retry"
-              : "discarded";
-            log.info("image failed; will retry", { reason: failure.reason, attempt: job.attempts, retryInMs: delay });
-          } else {
-            outcome = (await record("recording a failed image", log, () => repository.markFailed(job, failure.reason)))
-              ? "failed"
-              : "discarded";
-            log.info("image failed", { reason: failure.reason, attempt: job.attempts });
-          }
-        }
-      } finally {
-        working.delete(job);
-      }
-      if (outcome === "ready") stats.ready++;
-      else if (outcome === "failed") stats.failed++;
-      else if (outcome === "retry") stats.retriesScheduled++;
-      else if (outcome === "postponed") stats.postponed++;
-      else stats.discarded++;
-      if (outcome === "ready") log.info("image ready", { attempt: job.attempts });
-      // Removed or replaced meanwhile, or this claim ran out and another instance took the image (fencing token).
-      else if (outcome === "discarded")
-        log.info("image result not recorded: the image was replaced, or its claim was taken over", {
-          attempt: job.attempts,
-          reason: failureReason,
-        });
-      deps.metrics?.job(job.kind, outcome, failureReason, (performance.now() - started) / 1000);
-      return outcome;
     },
     /** The jobs this instance is downloading, transforming or storing now (or waiting in its pools to). */
     working: (): MediaJob[] => [...working],

@@ -33,6 +33,8 @@ export interface ClaimedDelivery {
   secretEncrypted: string;
   /** Only while the rotation's overlap lasts. */
   previousSecretEncrypted: string | null;
+  /** The fan-out's span (migration 0047): each attempt's span is its child. Null: made without a trace. */
+  traceparent: string | null;
 }
 
 export interface AttemptRecord {
@@ -169,7 +171,7 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
           UPDATE webhook_deliveries d SET attempt_count = d.attempt_count + 1, claim_token = d.claim_token + 1,
             next_attempt_at = now() + ${millis(sql, leaseMs)}, claimed_at = now()
           FROM due WHERE d.id = due.id
-          RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start, d.claim_token
+          RETURNING d.id, d.endpoint_id, d.partner_id, d.payload, d.attempt_count, d.round_start, d.claim_token, d.traceparent
         ), held AS (
           INSERT INTO webhook_attempts_in_flight (delivery_id, claim_token, endpoint_id, partner_id, lead_data, held_until)
           SELECT id, claim_token, endpoint_id, partner_id, ${leads}, now() + ${millis(sql, leaseMs)} FROM claimed
@@ -179,7 +181,7 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
           ON CONFLICT (endpoint_id) DO UPDATE SET served_at = excluded.served_at
         )
         SELECT c.id::text, c.endpoint_id::text, c.partner_id::text, c.payload, c.attempt_count, c.round_start, c.claim_token,
-               e.url, e.enabled, e.secret_encrypted,
+               c.traceparent, e.url, e.enabled, e.secret_encrypted,
                CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_encrypted END AS previous_secret_encrypted
         FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
       return rows.map((r) => ({
@@ -194,6 +196,7 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
         endpointEnabled: r.enabled,
         secretEncrypted: r.secret_encrypted,
         previousSecretEncrypted: r.previous_secret_encrypted ?? null,
+        traceparent: r.traceparent ?? null,
       }));
     },
 

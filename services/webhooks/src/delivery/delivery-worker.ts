@@ -3,8 +3,10 @@
 // New deliveries are sent at once (the fan-out wakes the loop); retries when their time comes (polled).
 // Our own failures (PostgreSQL down, a signing secret we cannot read) never spend a delivery's attempts
 // (outcome.ts decides whose failure it is): writes wait for PostgreSQL, a delivery we cannot sign is postponed.
-import type { Logger, OutageBackoff, OutageMetrics, SecretBox, TickContext } from "@pss/service-kit";
+import type { Logger, OutageBackoff, OutageMetrics, SecretBox, TickContext, Tracing } from "@pss/service-kit";
 import {
+  SpanKind,
+  SpanStatusCode,
   countOutageWaits,
   createPeriodicJob,
   createSleepGroup,
@@ -42,6 +44,8 @@ export interface DeliveryWorkerDeps {
   outageMetrics?: OutageMetrics;
   /** Between tries of PostgreSQL, and how long an unsignable delivery waits: 1 s doubling to 30 s by default. */
   outageBackoff?: OutageBackoff;
+  /** An attempt's span, a child of its delivery's fan-out (its traceparent); absent: nothing recorded. */
+  tracing?: Tracing;
 }
 
 /** How often a worker removes the in-flight rows of attempts whose worker died (they no longer count anyway). */
@@ -166,6 +170,31 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return { outcome, seconds: result.latencyMs / 1000 };
   }
 
+  /** The attempt in its span when the delivery came with a trace (a fact's fan-out), else as it is. */
+  function tracedAttempt(claim: ClaimedDelivery): ReturnType<typeof attempt> {
+    if (!deps.tracing || !claim.traceparent) return attempt(claim);
+    return deps.tracing.inSpan(
+      "webhook delivery",
+      {
+        kind: SpanKind.CLIENT,
+        parent: claim.traceparent,
+        attributes: {
+          "pss.delivery_id": claim.id,
+          "pss.endpoint_id": claim.endpointId,
+          "pss.partner_id": claim.partnerId,
+          "pss.attempt": claim.attempt,
+        },
+      },
+      async (span) => {
+        const result = await attempt(claim);
+        span.setAttribute("pss.outcome", result.outcome);
+        if (result.outcome !== "delivered" && result.outcome !== "postponed")
+          span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome });
+        return result;
+      },
+    );
+  }
+
   /**
    * One audience's slots and claim loop (delivery-repository.ts, Audience): endpoints with lead data and the others
    * each have `concurrency` slots of their own, so an attempt of one audience never waits for a slot the other holds.
@@ -174,7 +203,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const inflight = new Set<Promise<void>>();
 
     function launch(claim: ClaimedDelivery) {
-      const run = attempt(claim)
+      const run = tracedAttempt(claim)
         .then(({ outcome, seconds }) => deps.onOutcome?.(outcome, seconds))
         .catch((err) =>
           log.warn(

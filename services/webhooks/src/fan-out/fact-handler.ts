@@ -12,7 +12,7 @@ import {
   webhookBody,
   type AnyEventEnvelope,
 } from "@pss/contracts";
-import { createFeedSequencer, PermanentError, type Logger } from "@pss/service-kit";
+import { activeTraceparent, createFeedSequencer, PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
 import { withPublicUrls } from "./webhook-payload.ts";
 
@@ -107,8 +107,8 @@ export function createFactHandler(deps: FactHandlerDeps) {
     const leadBody = bodyWith(numbers?.seq);
     const recordsBody = bodyWith(numbers?.recordSeq);
     const created = await deps.sql`
-      INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at)
-      SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, CASE WHEN e.carries_lead_data THEN ${leadBody} ELSE ${recordsBody} END, now()
+      INSERT INTO webhook_deliveries (id, endpoint_id, partner_id, event_id, event_type, payload, next_attempt_at, traceparent)
+      SELECT gen_random_uuid(), e.id, e.partner_id, ${event.eventId}::uuid, ${event.type}, CASE WHEN e.carries_lead_data THEN ${leadBody} ELSE ${recordsBody} END, now(), ${activeTraceparent()}::text
       FROM webhook_endpoints e
       WHERE e.partner_id = ${event.partnerId}::uuid AND e.mode = ${eventMode(event)} AND e.enabled AND ${event.type} = ANY(e.events)
       ON CONFLICT (endpoint_id, event_id) DO NOTHING

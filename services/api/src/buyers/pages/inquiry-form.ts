@@ -1,8 +1,10 @@
 // The inquiry form on a listing page. A plain form (application/x-www-form-urlencoded, no JavaScript) that
 // posts to /listings/{id}/inquiry; the server validates and answers with this form again, errors beside their
 // fields, or redirects to the confirmation page. `novalidate`: the server is the one validator, so people get
-// the same messages whatever their browser does.
+// the same messages whatever their browser does. A hidden key, new on every rendering, makes sending the same form
+// twice (a double click, a retry) one inquiry (lead-form.ts).
 import { LEAD_MESSAGE_MAX, Limits } from "@pss/contracts";
+import { FORM_KEY_FIELD } from "../../leads/lead-form.ts";
 import { html, type Raw } from "./html.ts";
 
 export const INQUIRY_FIELDS = ["name", "email", "phone", "message"] as const;
@@ -60,6 +62,7 @@ ${field(state, "email", (a) => html`<input type="email"${a} value="${v.email ?? 
 ${field(state, "phone", (a) => html`<input type="tel"${a} value="${v.phone ?? ""}" autocomplete="tel" maxlength="40">`)}
 ${field(state, "message", (a) => html`<textarea${a} rows="6" maxlength="${LEAD_MESSAGE_MAX}" required>${v.message ?? ""}</textarea>`, "For example: what you would like to know, and when you could talk.")}
 <div class="hp" aria-hidden="true"><label for="inquiry-website">Leave this field empty</label><input type="text" id="inquiry-website" name="website" tabindex="-1" autocomplete="off"></div>
+<input type="hidden" name="${FORM_KEY_FIELD}" value="${crypto.randomUUID()}">
 <button type="submit">Send inquiry</button>
 </form>
 </section>`;

@@ -25,7 +25,7 @@ export interface PageDeps {
   publicBaseUrl: string;
   logger: Logger;
   /** The same intake (and limiter instances) as POST /v1/listings/{id}/leads. */
-  leads: LeadIntakeDeps & { trustProxy?: boolean; traces?: RequestTraces };
+  leads: LeadIntakeDeps & { traces?: RequestTraces };
   maxBodyBytes: number;
   sitemapPageSize?: number;
   /** Counts listing-page views and search impressions; absent = no counting. */

@@ -286,7 +286,7 @@ export interface Load {
  * moving to a new listing every 8 writes (creates and updates). Every answer is recorded with its latency.
  */
 export async function startLoad(
-  stack: Stack,
+  stack: Pick<Stack, "baseUrl" | "apiKey">,
   opts: { perSecond: number; lanes?: number; clientTimeoutMs?: number },
 ): Promise<Load> {
   const lanes = opts.lanes ?? 4;
