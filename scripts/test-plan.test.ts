@@ -1,7 +1,15 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { aloneReason, discoverTestFiles, forbiddenSkip, planTests, testLanes } from "./test-plan.ts";
+import {
+  aloneReason,
+  discoverTestFiles,
+  forbiddenSkip,
+  planTests,
+  selectedPaths,
+  testLanes,
+  underPaths,
+} from "./test-plan.ts";
 
 const root = join(import.meta.dir, "..");
 
@@ -80,4 +88,14 @@ test("in CI a skipped upgrade test fails the run; elsewhere, or another file's s
   expect(forbiddenSkip("test/upgrades/cross-release.test.ts", 0, { CI: "true" })).toBeNull();
   expect(forbiddenSkip("test/upgrades/cross-release.test.ts", 2, {})).toBeNull();
   expect(forbiddenSkip("test/kubernetes/chart-cluster.test.ts", 4, { CI: "true" })).toBeNull();
+});
+
+test("PSS_TEST_PATHS restricts a whole run to the files under the prefixes it names; unset or empty, every file", () => {
+  const files = ["scripts/a.test.ts", "services/api/test/b.test.ts", "services/api/src/c.test.ts", "test/d.test.ts"];
+  expect(selectedPaths({})).toBeNull();
+  expect(selectedPaths({ PSS_TEST_PATHS: " , " })).toBeNull();
+  const paths = selectedPaths({ PSS_TEST_PATHS: "./services/api/test, scripts/" });
+  expect(paths).toEqual(["services/api/test", "scripts/"]);
+  expect(underPaths(files, paths)).toEqual(["scripts/a.test.ts", "services/api/test/b.test.ts"]);
+  expect(underPaths(files, null)).toEqual(files);
 });

@@ -27,6 +27,24 @@ export function discoverTestFiles(root: string, ignored: string[] = []): string[
   return files.sort();
 }
 
+/**
+ * The path prefixes PSS_TEST_PATHS names (comma-separated, repository-relative: `services/api/test,scripts/`), or
+ * null for every file. They restrict a whole run's main part, run as a whole run is (lanes, the serial group),
+ * where `npm test -- <paths>` is one `bun test` over them.
+ */
+export function selectedPaths(env: Record<string, string | undefined>): string[] | null {
+  const paths = (env.PSS_TEST_PATHS ?? "")
+    .split(",")
+    .map((p) => p.trim().replace(/^\.\//, ""))
+    .filter(Boolean);
+  return paths.length > 0 ? paths : null;
+}
+
+/** The files under one of the prefixes (all of them when prefixes is null). */
+export function underPaths(files: string[], prefixes: string[] | null): string[] {
+  return prefixes ? files.filter((file) => prefixes.some((prefix) => file.startsWith(prefix))) : files;
+}
+
 export interface TestPlan {
   /** Run at the same time, longest first (so a long file does not start last and hold the run up). */
   concurrent: string[];

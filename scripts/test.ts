@@ -7,7 +7,8 @@
 // that answers, or Debian's docker.io installed and dockerd started here (stopped again at the end); the images
 // `npm run images` builds; the compose stack tests (test/containers/); and the infrastructure and whole-pipeline
 // tests again on testcontainers. Where no engine can be had, one line says why and the rest still counts.
-// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments. After the compose
+// PSS_CONTAINERS=0 leaves the container part out, PSS_CONTAINERS=1 runs it even with arguments. PSS_TEST_PATHS
+// (comma-separated path prefixes) runs only the main part's files under them, concurrently as a whole run does. After the compose
 // tests the part installs the Helm chart on a real one-node Kubernetes (scripts/kubernetes/; its binaries' first
 // build starts at once, at nice 19, and overlaps the run); PSS_KUBERNETES=0 leaves that step out. The chart lint (test/kubernetes/chart-lint.test.ts) runs
 // in the main part with Helm, built from the Go module proxy when missing (cached).
@@ -28,13 +29,16 @@ import { quoteForeignClosingLines } from "./closing-lines.ts";
 import { createFailureCollector } from "./failure-report.ts";
 import { lintStep } from "./lint-step.ts";
 import { ensureLaneDatabases, runPlan } from "./test-lanes.ts";
-import { discoverTestFiles, forbiddenSkip, planTests, testLanes } from "./test-plan.ts";
+import { discoverTestFiles, forbiddenSkip, planTests, selectedPaths, testLanes, underPaths } from "./test-plan.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
 /** A test file running longer than this is killed and counts as failed (the longest take a few minutes). */
 const FILE_LIMIT_MS = 20 * 60_000;
-const containerPart = process.env.PSS_CONTAINERS === "1" || (args.length === 0 && process.env.PSS_CONTAINERS !== "0");
+// A run restricted by PSS_TEST_PATHS is a sample of the main part: no container part unless PSS_CONTAINERS=1.
+const containerPart =
+  process.env.PSS_CONTAINERS === "1" ||
+  (args.length === 0 && process.env.PSS_CONTAINERS !== "0" && selectedPaths(process.env) === null);
 
 const lint = process.env.PSS_LINT === "0" ? { ok: true } : await lintStep();
 if (!lint.ok && args.length === 0) {
@@ -151,7 +155,7 @@ async function mainPart(env: Record<string, string | undefined>, ignored: string
   const durations: Record<string, number> = existsSync(durationsFile)
     ? JSON.parse(readFileSync(durationsFile, "utf8"))
     : {};
-  const plan = planTests(ROOT, discoverTestFiles(ROOT, ignored), durations);
+  const plan = planTests(ROOT, underPaths(discoverTestFiles(ROOT, ignored), selectedPaths(process.env)), durations);
   const width = testLanes(process.env);
   // provideInfrastructure always gives a DATABASE_URL.
   const databases = await ensureLaneDatabases(env.DATABASE_URL ?? urls.DATABASE_URL, width);
