@@ -26,6 +26,16 @@ test("starts a process and hangs", async () => {
 }, 900_000);
 `,
 );
+writeFileSync(
+  join(dir, "leaves-a-process.test.ts"),
+  `import { test } from "bun:test";
+test("leaves a process behind that holds the output open", () => {
+  const child = Bun.spawn(["sleep", "60"], { stdout: "inherit", stderr: "inherit", detached: true });
+  child.unref();
+  console.log("left " + child.pid);
+});
+`,
+);
 writeFileSync(join(dir, "broken.test.ts"), `import { test } from "bun:test";\nthrow new Error("does not load");\n`);
 
 const env = { PATH: process.env.PATH };
@@ -94,3 +104,23 @@ test("summary counts: the last of each kind, colour codes aside; errors outside 
   });
   expect(summaryCounts("a test printed ' 9 pass' inline\n 1 pass\n")).toMatchObject({ passed: 1 });
 });
+
+test("a process the file left running with its output open does not hold the run up", async () => {
+  const lines: string[] = [];
+  const t0 = Date.now();
+  const run = await runBunTest({
+    args: ["./leaves-a-process.test.ts"],
+    env,
+    cwd: dir,
+    onLine: (l) => lines.push(l.line),
+  });
+  const pid = Number(/left (\d+)/.exec(lines.join("\n"))?.[1]);
+  try {
+    expect(run).toMatchObject({ passed: 1, failed: 0, code: 0 });
+    expect(pid).toBeGreaterThan(0);
+    // Well before the 60 s the process it left would keep the pipes open.
+    expect(Date.now() - t0).toBeLessThan(20_000);
+  } finally {
+    if (pid > 0) process.kill(pid, "SIGKILL");
+  }
+}, 60_000);

@@ -22,6 +22,9 @@ export interface BunTestRun extends BunTestCounts {
   seconds: number;
 }
 
+/** How long the output pipes may stay open after the process ended (its last lines still on their way). */
+const PIPE_GRACE_MS = 5_000;
+
 /** The lines bun test ends a run with: the version banner (stdout) and the summary (stderr). */
 const SUMMARY_LINE =
   /^\s*(\d+ (pass|fail|skip|todo|errors?|snapshots?\b.*|expect\(\) calls)|Ran \d+ tests? across \d+ files?\..*)$/;
@@ -63,11 +66,17 @@ export async function runBunTest(opts: {
     stderr: "pipe",
   });
   let stderrText = "";
+  let open = true;
+  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
   const pump = async (stream: Stream, source: ReadableStream<Uint8Array>) => {
+    const reader = source.getReader();
+    readers.push(reader);
     const decoder = new TextDecoder();
     let partial = "";
-    for await (const chunk of source) {
-      const text = decoder.decode(chunk, { stream: true });
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done || !open) break;
+      const text = decoder.decode(value, { stream: true });
       if (stream === "stderr") stderrText = (stderrText + text).slice(-8000);
       const lines = (partial + text).split("\n");
       partial = lines.pop() ?? "";
@@ -76,8 +85,16 @@ export async function runBunTest(opts: {
     partial += decoder.decode();
     if (partial) opts.onLine({ stream, line: partial });
   };
-  await Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
+  const pumps = Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
   const code = await proc.exited;
+  // A process the file started and left running (detached, or killed with the file but for its grandchildren) may
+  // hold the pipes open: what it prints after the file ended is not the file's, and must not hold the run up.
+  const drained = await Promise.race([pumps.then(() => true), Bun.sleep(PIPE_GRACE_MS).then(() => false)]);
+  if (!drained) {
+    open = false;
+    for (const reader of readers) await reader.cancel().catch(() => {});
+    await pumps;
+  }
   const timedOut = Boolean(opts.limitMs) && proc.signalCode === "SIGKILL";
   return { ...summaryCounts(stderrText), code, timedOut, seconds: (Date.now() - started) / 1000 };
 }
