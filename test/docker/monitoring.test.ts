@@ -98,6 +98,7 @@ test("every metric the services declare is explained in docs/operations.md", () 
     "packages/service-kit/src/http-metrics.ts",
     "packages/service-kit/src/consumer-metrics.ts",
     "services/api/src/outbox/outbox-metrics.ts",
+    "services/api/src/listings/write-group-metrics.ts",
     "services/media/src/media-metrics.ts",
     "services/indexer/src/indexer-metrics.ts",
     "services/indexer/src/reconcile/reconciler.ts",

@@ -38,6 +38,11 @@ import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createHealthRoutes } from "./partner/health-routes.ts";
 import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
+import {
+  createListingWriteGroups,
+  DEFAULT_WRITE_GROUP_CONCURRENCY,
+  type WriteGroupStats,
+} from "./listings/listing-write-groups.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
@@ -72,6 +77,14 @@ export interface AppDeps {
   webhookResendDailyBudget?: number;
   /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /**
+   * Group writes of single listing PUTs in flight at once (WRITE_GROUP_CONCURRENCY; listing-write-groups.ts): PUTs
+   * that arrive while that many are being written are written together; 0: each PUT alone. Default
+   * DEFAULT_WRITE_GROUP_CONCURRENCY, as in production.
+   */
+  writeGroupConcurrency?: number;
+  /** Sees the size of every group written (a metric). */
+  writeGroupStats?: WriteGroupStats;
   /**
    * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
    * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
@@ -133,8 +146,19 @@ export function createApp(appDeps: AppDeps) {
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
+  const listingWrites = createListingWriteGroups(
+    { sql: deps.sql, stats: deps.writeGroupStats },
+    { concurrency: deps.writeGroupConcurrency ?? DEFAULT_WRITE_GROUP_CONCURRENCY },
+  );
   const partner = createPartnerContext(
-    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter, idempotency },
+    {
+      sql: deps.sql,
+      publicBaseUrl: deps.publicBaseUrl,
+      previews,
+      rateLimiter: deps.partnerRateLimiter,
+      idempotency,
+      listingWrites,
+    },
     partnerAuth,
     traces,
   );

@@ -30,6 +30,7 @@ import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from "./http/idempotency.ts";
 import { parseTrustedProxies, type TrustedProxies } from "./leads/client-address.ts";
+import { DEFAULT_WRITE_GROUP_CONCURRENCY } from "./listings/listing-write-groups.ts";
 
 export interface ApiConfig {
   port: number;
@@ -61,6 +62,12 @@ export interface ApiConfig {
   /** Lifetime of a presigned URL in redirect mode. */
   mediaPresignSeconds: number;
   outboxRelayEnabled: boolean;
+  /**
+   * Group writes of single listing PUTs in flight at once per process (WRITE_GROUP_CONCURRENCY): PUTs that arrive
+   * while that many are being written are written together, one commit for the group (listing-write-groups.ts).
+   * 0: every PUT written alone.
+   */
+  writeGroupConcurrency: number;
   /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
   workers: number;
   /** Set by the primary in the processes it starts (API_WORKER_INDEX); null in a primary or a single process. */
@@ -189,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
     mediaPresignSeconds: r.int("MEDIA_PRESIGN_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    writeGroupConcurrency: r.int("WRITE_GROUP_CONCURRENCY", DEFAULT_WRITE_GROUP_CONCURRENCY, { min: 0, max: 64 }),
     // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
     workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
     workerIndex:

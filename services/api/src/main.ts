@@ -13,6 +13,7 @@ import {
   redisReadiness,
   createSecretBox,
   createFeedSequencer,
+  numberFeedPass,
   serveTraced,
 } from "@pss/service-kit";
 import {
@@ -37,6 +38,7 @@ import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
+import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
 await runService({
   name: "api",
@@ -89,6 +91,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       logger,
       metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
       tracing,
+      // The feed sequencer runs beside an enabled relay: each round's delete and a numbering pass commit together.
+      feedPass: (tx) => numberFeedPass(tx),
     },
     config.outboxRelay,
   );
@@ -190,6 +194,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
+    writeGroupConcurrency: config.writeGroupConcurrency,
+    writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
