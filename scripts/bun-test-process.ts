@@ -67,7 +67,7 @@ export async function runBunTest(opts: {
   });
   let stderrText = "";
   let open = true;
-  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+  const readers: { cancel(): Promise<void> }[] = [];
   const pump = async (stream: Stream, source: ReadableStream<Uint8Array>) => {
     const reader = source.getReader();
     readers.push(reader);
