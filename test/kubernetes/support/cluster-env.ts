@@ -151,7 +151,9 @@ export function chartTestContext(label: string, unavailable: string | null) {
       for (const pod of pods.items)
         for (const c of pod.status.containerStatuses ?? []) {
           if (c.ready) continue;
-          parts.push(await part(`log of ${pod.metadata.name}/${c.name}`, ["logs", pod.metadata.name, "-c", c.name, "--tail=15"]));
+          parts.push(
+            await part(`log of ${pod.metadata.name}/${c.name}`, ["logs", pod.metadata.name, "-c", c.name, "--tail=15"]),
+          );
           if (c.restartCount > 0)
             parts.push(
               await part(`previous log of ${pod.metadata.name}/${c.name}`, [
