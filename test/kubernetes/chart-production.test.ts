@@ -155,7 +155,13 @@ function valuesYaml(): string {
     s3: { endpoint: servers.s3.endpoint, bucket: servers.s3.env.S3_BUCKET, existingSecret: "prod-s3" },
     smtp: { existingSecret: "prod-smtp" },
     webhookSecretKey: { existingSecret: "prod-webhook-key" },
-    env: { OPENSEARCH_INDEX_ALIAS: servers.searchAlias, KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true" },
+    env: {
+      OPENSEARCH_INDEX_ALIAS: servers.searchAlias,
+      KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true",
+      // This process's Redis takes a password over plaintext on the node's private address: production refuses
+      // that unless told the network is trusted (docs/operations.md, "Connecting to managed servers").
+      REDIS_URL_I_UNDERSTAND: "true",
+    },
     // The node has two cores: small requests, two API pods (an upgrade never leaves the API without a ready pod).
     services: {
       api: { replicas: 2, resources: small("50m") },
