@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# One image for every service (api, media, indexer, leads, webhooks) and for the one-shot migration.
+# One image for every service (api, media, indexer, leads, webhooks, portal) and for the one-shot migration.
 # The process is chosen by the command, e.g. `bun services/media/src/main.ts`, or
 # `bun packages/database/src/migrate-main.ts` for the migration. Only production dependencies are
 # installed, so code in the image imports only what its own workspace's package.json declares
@@ -26,6 +26,7 @@ COPY package.json bun.lock bunfig.toml ./
 COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
+COPY packages/html/package.json ./packages/html/
 COPY packages/service-kit/package.json ./packages/service-kit/
 COPY packages/sdk/package.json ./packages/sdk/
 COPY services/admin/package.json ./services/admin/
@@ -33,6 +34,7 @@ COPY services/api/package.json ./services/api/
 COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
 COPY services/media/package.json ./services/media/
+COPY services/portal/package.json ./services/portal/
 COPY services/webhooks/package.json ./services/webhooks/
 COPY infra/package.json ./infra/
 RUN --mount=type=cache,target=/root/.bun/install/cache \
@@ -58,9 +60,9 @@ RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
 # The `bun` user (uid 1000) ships with the oven/bun images. Code stays root-owned and read-only.
 USER bun
 
-# 8080: the API's public port. Health ports (/healthz, /readyz, /metrics): media 8081, indexer 8082, leads 8083,
-# outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086.
-EXPOSE 8080 8081 8082 8083 8084 8085 8086
+# 8080: the API's public port; 8090: the portal's. Health ports (/healthz, /readyz, /metrics): media 8081, indexer
+# 8082, leads 8083, outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086, portal 8087.
+EXPOSE 8080 8081 8082 8083 8084 8085 8086 8087 8090
 
 # Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on; without
 # it, the default command's (the API's) health port.

@@ -15,6 +15,8 @@ import { apiWorkers } from "./scenarios/api-workers.ts";
 import { batchWrites } from "./scenarios/batch-writes.ts";
 import { feedRead } from "./scenarios/feed-read.ts";
 import { buyerPages } from "./scenarios/buyer-pages.ts";
+import { portalPages } from "./scenarios/portal-pages.ts";
+import { requestLogCost } from "./scenarios/request-log-cost.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -87,6 +89,8 @@ const SCENARIOS: Record<string, Scenario> = {
   "batch-writes": batchWrites,
   "feed-read": feedRead,
   "buyer-pages": buyerPages,
+  "portal-pages": portalPages,
+  "request-log": requestLogCost,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   purge: script("purge.ts", "test-data purge, 1M leads"),
   "put-scaling": putScaling,

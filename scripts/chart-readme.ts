@@ -115,8 +115,8 @@ Install, upgrade, roll back, back up and restore: docs/operations.md, "Kubernete
 need your image, your servers' addresses and your credentials; \`values-development.yaml\` runs the servers in the
 cluster for trials. \`values.schema.json\` refuses a wrong value at install time.
 
-This file is generated from \`values.yaml\` (\`npm run chart:readme\`): change the comments there. The six services take
-the same values, \`services.<name>.*\` with \`<name>\` one of api, outbox-relay, media, indexer, leads, webhooks.
+This file is generated from \`values.yaml\` (\`npm run chart:readme\`): change the comments there. The seven services take
+the same values, \`services.<name>.*\` with \`<name>\` one of api, outbox-relay, media, indexer, leads, webhooks, portal.
 
 ## Values
 

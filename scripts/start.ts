@@ -1,5 +1,6 @@
-// `npm start`: local infrastructure (unless URLs are configured), migrations, then all five services in the
-// foreground. Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
+// `npm start`: local infrastructure (unless URLs are configured), migrations, then all six services in the
+// foreground (the partner portal on PORTAL_PORT, 8090, at /portal/; without SMTP_HOST it writes sign-in links to its
+// log). Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
 // MEDIA_STORAGE=local is set, in which case no object store is started. The API and the webhooks service share a
 // WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
 // WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment. Tracing: the local Zipkin
@@ -23,8 +24,10 @@ const SERVICES = [
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
   { name: "webhooks", healthPortVar: "WEBHOOKS_HEALTH_PORT", defaultPort: 8086 },
+  { name: "portal", healthPortVar: "PORTAL_HEALTH_PORT", defaultPort: 8087 },
 ] as const;
 const apiPort = Number(process.env.API_PORT ?? 8080);
+const portalPort = Number(process.env.PORTAL_PORT ?? 8090);
 
 const root = new URL("..", import.meta.url).pathname;
 // The trace store, on by default in development: PSS_ZIPKIN=0 leaves it out.
@@ -38,7 +41,7 @@ console.error(applied.length ? `start: applied migrations ${applied.join(", ")}`
 
 const webhookKey = localWebhookKeyEnv(process.env, join(root, ".data"));
 
-const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m"];
+const colors = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m", "\x1b[31m"];
 const useColor = process.stdout.isTTY;
 const services = SERVICES.map((svc, i) => ({
   ...svc,
@@ -68,10 +71,18 @@ const supervisor = createSupervisor({
         ...process.env,
         ...urls,
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
-        ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
+        ...(svc.name === "api" || svc.name === "webhooks" || svc.name === "portal" ? webhookKey : {}),
         // The webhooks service puts buyer-facing URLs in event data: the API's address unless configured.
         ...(svc.name === "webhooks"
           ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}` }
+          : {}),
+        // The portal links to the API's pages and images, and is opened on its own port (no balancer here).
+        ...(svc.name === "portal"
+          ? {
+              PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}`,
+              PORTAL_PORT: String(portalPort),
+              PORTAL_URL: process.env.PORTAL_URL ?? `http://127.0.0.1:${portalPort}/portal`,
+            }
           : {}),
         ...(svc.name === "api"
           ? {
@@ -124,6 +135,6 @@ if (!stopping) {
   const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
   const traces = withZipkin ? `  traces: http://127.0.0.1:${ZIPKIN_PORT}/zipkin/` : "";
   console.error(
-    `start: all services ready. API: http://127.0.0.1:${apiPort}  health and /metrics: ${health}${traces}  (Ctrl-C stops)`,
+    `start: all services ready. API: http://127.0.0.1:${apiPort}  portal: http://127.0.0.1:${portalPort}/portal/  health and /metrics: ${health}${traces}  (Ctrl-C stops)`,
   );
 }

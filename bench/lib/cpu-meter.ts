@@ -18,8 +18,7 @@ export function cpuSecondsOf(pid: number): number {
 
 /** PostgreSQL backends of the current database, by application name. */
 async function backends(sql: postgres.Sql): Promise<{ pid: number; app: string }[]> {
-  const rows =
-    await sql`SELECT pid, application_name AS app FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+  const rows = await sql`SELECT pid, application_name AS app FROM pg_stat_activity WHERE datname = current_database()`;
   return rows.map((r) => ({ pid: Number(r.pid), app: String(r.app) }));
 }
 

@@ -47,7 +47,7 @@ test("Prometheus scrapes every replica of every app service at the health port c
   const targets = prometheus.scrape_configs.flatMap((c) =>
     (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])),
   );
-  expect(appServices.length).toBe(6);
+  expect(appServices.length).toBe(7);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);
     expect([name, Number.isInteger(port) && port > 0]).toEqual([name, true]);
@@ -98,6 +98,7 @@ test("every metric the services declare is explained in docs/operations.md", () 
     "packages/service-kit/src/http-metrics.ts",
     "packages/service-kit/src/consumer-metrics.ts",
     "services/api/src/outbox/outbox-metrics.ts",
+    "services/api/src/listings/write-group-metrics.ts",
     "services/media/src/media-metrics.ts",
     "services/indexer/src/indexer-metrics.ts",
     "services/indexer/src/reconcile/reconciler.ts",

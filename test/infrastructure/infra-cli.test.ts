@@ -1,5 +1,6 @@
 // The infra CLI acts on the part it is named. Stopping a shared server disturbs everyone using it, so the
 // round trip uses Redis only (it restarts in well under a second from its AOF) and always restarts it.
+// npm test: alone: stops and restarts the local Redis every other file uses
 import { expect, test } from "bun:test";
 import { components, defaultPaths, PART_NAMES, status } from "../../infra/src/index.ts";
 import { testUrls } from "../support/env.ts";

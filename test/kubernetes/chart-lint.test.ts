@@ -12,6 +12,7 @@ import { loadConfig as indexerConfig } from "../../services/indexer/src/config.t
 import { loadConfig as leadsConfig } from "../../services/leads/src/config.ts";
 import { loadConfig as mediaConfig } from "../../services/media/src/config.ts";
 import { loadConfig as webhooksConfig } from "../../services/webhooks/src/config.ts";
+import { loadConfig as portalConfig } from "../../services/portal/src/config.ts";
 import {
   CHART,
   DEV_VALUES,
@@ -28,7 +29,7 @@ if (!bin)
   console.error("chart lint tests skipped: no helm (npm test builds it from the Go module proxy when Go is there)");
 const it = bin ? test : test.skip;
 
-const SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const SERVICES = ["api", "outbox-relay", "media", "indexer", "leads", "webhooks", "portal"] as const;
 type Service = (typeof SERVICES)[number];
 const HEALTH_PORTS: Record<Service, number> = {
   api: 8085,
@@ -37,6 +38,7 @@ const HEALTH_PORTS: Record<Service, number> = {
   indexer: 8082,
   leads: 8083,
   webhooks: 8086,
+  portal: 8087,
 };
 const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unknown> = {
   api: apiConfig,
@@ -45,6 +47,7 @@ const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unkn
   indexer: indexerConfig,
   leads: leadsConfig,
   webhooks: webhooksConfig,
+  portal: portalConfig,
 };
 const production = PRODUCTION_SETTINGS.flatMap((s) => ["--set", s]);
 
@@ -103,7 +106,7 @@ describe("the Helm chart", () => {
     expect([dev.code, dev.err]).toEqual([0, ""]);
   });
 
-  it("renders six Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
+  it("renders seven Deployments whose environment each service accepts under NODE_ENV=production, with the migration as a pre-install/pre-upgrade hook and nothing stateful", async () => {
     const docs = await template(production);
     expect(
       byKind(docs, "Deployment")
@@ -121,11 +124,15 @@ describe("the Helm chart", () => {
     expect(containerEnv(docs, "leads").SMTP_HOST).toBe("smtp.example.com");
     expect(containerEnv(docs, "leads").SMTP_FROM).toBe("Listings <leads@example.com>");
     expect(containerEnv(docs, "api").KAFKA_REPLICATION_FACTOR).toBe("3");
+    // The portal e-mails sign-in links through the same relay, and serves on the port its Service names.
+    expect(containerEnv(docs, "portal").SMTP_HOST).toBe("smtp.example.com");
+    expect(containerEnv(docs, "portal").PORTAL_PORT).toBe("8090");
     // One webhook key, the one given, the same for the API and the webhooks service.
     const key = containerEnv(docs, "api").WEBHOOK_SECRET_KEY!;
     expect(Buffer.from(key, "base64").length).toBe(32);
     expect(`webhookSecretKey.value=${key}`).toBe(PRODUCTION_SETTINGS.at(-1)!);
     expect(containerEnv(docs, "webhooks").WEBHOOK_SECRET_KEY).toBe(key);
+    expect(containerEnv(docs, "portal").WEBHOOK_SECRET_KEY).toBe(key);
 
     const job = byKind(docs, "Job")[0]!;
     expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
@@ -285,6 +292,8 @@ describe("the Helm chart", () => {
     const services = Object.fromEntries(byKind(docs, "Service").map((s) => [s.metadata.name, s.spec]));
     const api = services["pss-partner-syndication-service-api"]!;
     expect([api.type, api.ports.map((p: { port: number }) => p.port)]).toEqual(["LoadBalancer", [8080]]);
+    const portal = services["pss-partner-syndication-service-portal"]!;
+    expect([portal.type, portal.ports]).toEqual(["ClusterIP", [{ name: "http", port: 8090, targetPort: "http" }]]);
     for (const service of SERVICES) {
       const health = services[`pss-partner-syndication-service-${service}-health`]!;
       expect([service, health.type, health.ports.map((p: { port: number }) => p.port)]).toEqual([
@@ -311,7 +320,10 @@ describe("the Helm chart", () => {
     expect(apiRules[0].from).toContain("ingress-nginx");
     expect(apiRules[1].from).toContain("monitoring");
     expect(apiRules[1].from).not.toContain("ingress-nginx");
-    for (const worker of SERVICES.filter((s) => s !== "api"))
+    // The portal's public port is reached like the API's: from the ingress controller only.
+    expect(rules("portal").map((r: { port: string }) => r.port)).toEqual(["http", "health"]);
+    expect(rules("portal")[0].from).toContain("ingress-nginx");
+    for (const worker of SERVICES.filter((s) => s !== "api" && s !== "portal"))
       expect([worker, rules(worker).map((r: { port: string }) => r.port)]).toEqual([worker, ["health"]]);
     const off = await template([...production, "--set", "networkPolicy.enabled=false"]);
     expect(byKind(off, "NetworkPolicy")).toEqual([]);
@@ -345,10 +357,16 @@ describe("the Helm chart", () => {
     const [ingress] = byKind(docs, "Ingress");
     expect(ingress!.spec.rules[0].host).toBe("listings.example.com");
     expect(ingress!.spec.tls[0].secretName).toBe("listings-tls");
-    expect(ingress!.spec.rules[0].http.paths[0].backend.service).toEqual({
-      name: "pss-partner-syndication-service-api",
-      port: { name: "http" },
-    });
+    // /portal (and under /portal/) to the portal, everything else to the API.
+    expect(
+      ingress!.spec.rules[0].http.paths.map((p: { path: string; backend: { service: { name: string } } }) => [
+        p.path,
+        p.backend.service.name,
+      ]),
+    ).toEqual([
+      ["/portal", "pss-partner-syndication-service-portal"],
+      ["/", "pss-partner-syndication-service-api"],
+    ]);
     const [monitor] = byKind(docs, "ServiceMonitor");
     expect(monitor!.spec.endpoints[0]).toMatchObject({ port: "health", path: "/metrics" });
     const monitored = byKind(docs, "Service").filter((s) =>
@@ -530,7 +548,7 @@ describe("the Helm chart", () => {
       expect(deployment(docs, service).spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
       expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema", "600"]);
     }
-    expect(byKind(docs, "PodDisruptionBudget").length).toBe(6);
+    expect(byKind(docs, "PodDisruptionBudget").length).toBe(7);
     expect(byKind(docs, "HorizontalPodAutoscaler")).toEqual([]);
     const hpa = await template([...production, "--set", "services.media.autoscaling.enabled=true"]);
     expect(byKind(hpa, "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name)).toEqual([

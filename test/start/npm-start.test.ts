@@ -57,7 +57,7 @@ let images: ImageServer;
 let chromium: ChromiumSession | undefined;
 let start: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
 const output: string[] = [];
-const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0, webhooks: 0 };
+const ports = { api: 0, apiHealth: 0, media: 0, indexer: 0, leads: 0, webhooks: 0, portal: 0, portalHealth: 0 };
 
 async function until<T>(
   what: string,
@@ -182,6 +182,8 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     INDEXER_HEALTH_PORT: String(ports.indexer),
     LEADS_HEALTH_PORT: String(ports.leads),
     WEBHOOKS_HEALTH_PORT: String(ports.webhooks),
+    PORTAL_PORT: String(ports.portal),
+    PORTAL_HEALTH_PORT: String(ports.portalHealth),
     PUBLIC_BASE_URL: publicBase,
     MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
     MEDIA_CONSUMER_GROUP: groups.media,
@@ -218,6 +220,10 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
   expect(output.filter((l) => /^start: .*exited with code/.test(l))).toEqual([]);
   expect(output.find((l) => l.startsWith("start: all services ready"))).not.toContain("traces:");
   for (const port of Object.values(ports)) expect([port, await answers(port)]).toEqual([port, true]);
+  // The partner portal answers on its own port, at /portal/.
+  const signIn = await fetch(`http://127.0.0.1:${ports.portal}/portal/sign-in`);
+  expect(signIn.status).toBe(200);
+  expect(await signIn.text()).toContain("Sign in to the partner portal");
 
   // --- a partner PUTs a broker and a listing with two photos from the image host ---------------------------------
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
@@ -309,7 +315,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
 
   // --- SIGTERM stops start.ts and everything under it, and the ports go quiet ----------------------------------------
   const tree = descendants(start.pid);
-  expect(tree.length).toBeGreaterThanOrEqual(5); // the five services (the API adds workers)
+  expect(tree.length).toBeGreaterThanOrEqual(6); // the six services (the API adds workers)
   start.kill("SIGTERM");
   const code = await Promise.race([start.exited, Bun.sleep(35_000).then(() => "still running")]);
   expect(code).toBe(0);

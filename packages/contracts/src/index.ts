@@ -24,3 +24,5 @@ export * from "./http/report.ts";
 export * from "./listing-report.ts";
 export * from "./http/stats.ts";
 export * from "./untyped-json.ts";
+export * from "./http/portal-users.ts";
+export * from "./warning-fixes.ts";

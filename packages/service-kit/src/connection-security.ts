@@ -89,17 +89,17 @@ export type RedisSecurity = UrlSecurity;
 export type OpenSearchSecurity = UrlSecurity;
 
 /**
- * `<PREFIX>_URL` (its credentials already taken out by splitCredentials) with its TLS files, and the production
- * check of a password sent without TLS (`<PREFIX>_URL_I_UNDERSTAND`).
+ * `<PREFIX>_URL` with its credentials taken out (`<PREFIX>_USERNAME`/`_PASSWORD` win), its TLS files, and the
+ * production check of a password sent without TLS.
  */
 function readUrlSecurity(
   r: EnvReader,
-  url: string,
-  credentials: UserPassword,
-  files: TlsFiles,
+  rawUrl: string,
   server: { prefix: string; name: string; tlsScheme: string; plainScheme: string },
 ): { url: string } & UrlSecurity {
   const { prefix, name, tlsScheme, plainScheme } = server;
+  const { url, ...credentials } = splitCredentials(r, prefix, rawUrl);
+  const files = readTlsFiles(r, prefix);
   const secure = url.startsWith(`${tlsScheme}:`);
   if (!secure && hasTlsFiles(files))
     r.problem(`${prefix}_TLS_*_FILE are set but ${prefix}_URL is ${plainScheme}://: use ${tlsScheme}://`);
@@ -114,21 +114,12 @@ function readUrlSecurity(
   return { url, ...credentials, tls: secure ? files : null };
 }
 
-// Each server's variables are named by literal prefixes at the call sites (splitCredentials, readTlsFiles,
-// checkPlaintextCredential), so the README's configuration table check (test/docs) finds every one of them.
 export function readRedisSecurity(r: EnvReader, rawUrl: string): { url: string } & RedisSecurity {
-  const { url, ...credentials } = splitCredentials(r, "REDIS", rawUrl);
-  return readUrlSecurity(r, url, credentials, readTlsFiles(r, "REDIS"), {
-    prefix: "REDIS",
-    name: "Redis",
-    tlsScheme: "rediss",
-    plainScheme: "redis",
-  });
+  return readUrlSecurity(r, rawUrl, { prefix: "REDIS", name: "Redis", tlsScheme: "rediss", plainScheme: "redis" });
 }
 
 export function readOpenSearchSecurity(r: EnvReader, rawUrl: string): { url: string } & OpenSearchSecurity {
-  const { url, ...credentials } = splitCredentials(r, "OPENSEARCH", rawUrl);
-  const security = readUrlSecurity(r, url, credentials, readTlsFiles(r, "OPENSEARCH"), {
+  const security = readUrlSecurity(r, rawUrl, {
     prefix: "OPENSEARCH",
     name: "OpenSearch",
     tlsScheme: "https",

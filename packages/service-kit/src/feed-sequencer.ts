@@ -71,14 +71,7 @@ export function createFeedSequencer(
   const pruneChunkSize = opts.pruneChunkSize ?? 5_000;
   const stopDrainMs = opts.stopDrainMs ?? 5_000;
 
-  async function runOnce(): Promise<number> {
-    return sql.begin(async (tx) => {
-      const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${FEED_SEQUENCER_LOCK}) AS held`;
-      if (!lock!.held) return 0;
-      const legacy = await draftLegacyRows(tx, batchSize);
-      return legacy + (await numberDrafts(tx, batchSize));
-    });
-  }
+  const runOnce = (): Promise<number> => sql.begin((tx) => numberFeedPass(tx, batchSize));
 
   /** One chunk of retention in its own transaction. */
   const pruneChunk = () =>
@@ -153,6 +146,19 @@ export function createFeedSequencer(
       );
     },
   };
+}
+
+/**
+ * One numbering pass in the caller's transaction, under the sequencer's lock (0 when another transaction holds it):
+ * a previous release's feed_pending rows drafted first, then up to `batchSize` drafts numbered. The feed sequencer's
+ * own passes are this alone in a transaction; the outbox relay runs it in the transaction that deletes what Kafka
+ * acknowledged (outbox-relay.ts), so a busy feed is numbered without a commit of its own.
+ */
+export async function numberFeedPass(tx: postgres.TransactionSql, batchSize = 500): Promise<number> {
+  const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${FEED_SEQUENCER_LOCK}) AS held`;
+  if (!lock!.held) return 0;
+  const legacy = await draftLegacyRows(tx, batchSize);
+  return legacy + (await numberDrafts(tx, batchSize));
 }
 
 /**

@@ -201,6 +201,16 @@ export function withoutSpan<T>(fn: () => T): T {
   return context.with(ROOT_CONTEXT, fn);
 }
 
+/** The active context (its span, request ID and tracing), to run work queued now later within it (inContext). */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/** Runs fn in a context taken earlier (activeContext): queued work stays in the trace of the request that queued it. */
+export function inContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
 /** Marks a span failed with the error's message (never its stack: lines are shown to operators as they are). */
 export function recordFailure(span: Span, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);

@@ -28,6 +28,7 @@ import { MethodNotAllowedError, NotFoundError } from "./http/errors.ts";
 import { parseJsonRequest } from "./http/json-body.ts";
 import { createRequestTraces, traceResponseHeaders } from "./http/request-trace.ts";
 import type { RateLimiter } from "./http/rate-limiter.ts";
+import { storedError, type RequestLog } from "./request-log/request-log.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createLeadIntakeRoutes, type LeadIntakeOptions } from "./leads/lead-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
@@ -38,7 +39,13 @@ import type { StatsRecorder } from "./stats/stats-recorder.ts";
 import { createMediaRoutes, type MediaRoutesDeps } from "./media/media-routes.ts";
 import { createHealthRoutes } from "./partner/health-routes.ts";
 import { createPartnerAuth, createPartnerContext, principalIn } from "./partner/partner-context.ts";
+import {
+  createListingWriteGroups,
+  DEFAULT_WRITE_GROUP_CONCURRENCY,
+  type WriteGroupStats,
+} from "./listings/listing-write-groups.ts";
 import { createPreviewLinks, type PreviewLinks } from "./previews/preview-links.ts";
+import { createPortalUserRoutes } from "./portal-users/portal-user-routes.ts";
 import { createPreviewRoutes } from "./previews/preview-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
@@ -72,6 +79,16 @@ export interface AppDeps {
   webhookResendDailyBudget?: number;
   /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /** Where every request a key authenticated is recorded for the partner portal; absent = not recorded. */
+  requestLog?: RequestLog;
+  /**
+   * Group writes of single listing PUTs in flight at once (WRITE_GROUP_CONCURRENCY; listing-write-groups.ts): PUTs
+   * that arrive while that many are being written are written together; 0: each PUT alone. Default
+   * DEFAULT_WRITE_GROUP_CONCURRENCY, as in production.
+   */
+  writeGroupConcurrency?: number;
+  /** Sees the size of every group written (a metric). */
+  writeGroupStats?: WriteGroupStats;
   /**
    * The service's spans: requests served through serveTraced (main.ts) run in their server span; this one decides
    * the IDs of requests handled without it (app.handle). Absent: nothing recorded.
@@ -128,13 +145,26 @@ export function createApp(appDeps: AppDeps) {
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
-  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info");
+  const timed = deps.httpMetrics !== undefined || deps.logger.enabled("info") || deps.requestLog !== undefined;
+  /** The error answers of 4xx requests, for the request log. */
+  const clientErrors = new WeakMap<Request, unknown>();
   const previews =
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
   // The partner routes' guard (partner-context.ts): derives `partner`, the caller, for every route in the groups below.
   const partnerAuth = createPartnerAuth({ authenticator: deps.authenticator, rateLimiter: deps.partnerRateLimiter });
+  const listingWrites = createListingWriteGroups(
+    { sql: deps.sql, stats: deps.writeGroupStats },
+    { concurrency: deps.writeGroupConcurrency ?? DEFAULT_WRITE_GROUP_CONCURRENCY },
+  );
   const partner = createPartnerContext(
-    { sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, previews, rateLimiter: deps.partnerRateLimiter, idempotency },
+    {
+      sql: deps.sql,
+      publicBaseUrl: deps.publicBaseUrl,
+      previews,
+      rateLimiter: deps.partnerRateLimiter,
+      idempotency,
+      listingWrites,
+    },
     partnerAuth,
     traces,
   );
@@ -206,13 +236,30 @@ export function createApp(appDeps: AppDeps) {
       Object.assign(set.headers, traceResponseHeaders(trace));
       set.headers["content-type"] = "application/json";
       for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
+      if (deps.requestLog && mapped.status >= 400 && mapped.status < 500) clientErrors.set(request, mapped.body);
       return mapped.body;
     })
     .onAfterResponse((context) => {
       const { request, set, route } = context;
       const begun = started.get(request);
+      const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
+      const principal = principalIn(context);
+      if (deps.requestLog && principal && begun !== undefined) {
+        const query = request.url.indexOf("?");
+        deps.requestLog.record({
+          at: performance.timeOrigin + begun,
+          partnerId: principal.partnerId,
+          mode: principal.mode,
+          keyId: principal.keyId,
+          method: request.method,
+          path: pathOf(request.url) + (query >= 0 ? request.url.slice(query) : ""),
+          status,
+          durationMs: Math.round((performance.now() - begun) * 10) / 10,
+          requestId: traces.of(request).requestId,
+          error: status >= 400 && status < 500 ? storedError(clientErrors.get(request)) : null,
+        });
+      }
       if (deps.httpMetrics && begun !== undefined) {
-        const status = typeof set.status === "number" ? set.status : set.status ? (StatusMap[set.status] ?? 200) : 200;
         deps.httpMetrics.observe({
           method: request.method,
           route: unmatched.has(request) ? null : route,
@@ -230,7 +277,7 @@ export function createApp(appDeps: AppDeps) {
         path: pathOf(request.url),
         status: set.status,
         durationMs: begun ? Math.round((performance.now() - begun) * 10) / 10 : undefined,
-        partnerId: principalIn(context)?.partnerId,
+        partnerId: principal?.partnerId,
       });
     })
     .get("/partner/v1/openapi.json", () => openApi(), {
@@ -249,6 +296,7 @@ export function createApp(appDeps: AppDeps) {
         .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leads ?? {}))
         .use(createTestModeRoutes(partner))
+        .use(createPortalUserRoutes(partner))
         .use(
           createWebhookRoutes(partner, {
             secrets: deps.webhookSecrets,

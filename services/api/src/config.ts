@@ -20,7 +20,6 @@ import {
   type PostgresConfig,
   type RedisConfig,
   readTracingConfig,
-  refuseUnlessUnderstood,
   type TracingConfig,
 } from "@pss/service-kit";
 import { readOpenSearchConfig, type OpenSearchConfig } from "@pss/service-kit";
@@ -29,7 +28,8 @@ import { DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "./outbox/out
 import { DEFAULT_RELAY_LEASE_MS } from "./outbox/outbox-relay.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from "./http/idempotency.ts";
-import { parseTrustedProxies, type TrustedProxies } from "./leads/client-address.ts";
+import { readTrustedProxiesSetting, type TrustedProxies } from "./leads/client-address.ts";
+import { DEFAULT_WRITE_GROUP_CONCURRENCY } from "./listings/listing-write-groups.ts";
 
 export interface ApiConfig {
   port: number;
@@ -61,6 +61,12 @@ export interface ApiConfig {
   /** Lifetime of a presigned URL in redirect mode. */
   mediaPresignSeconds: number;
   outboxRelayEnabled: boolean;
+  /**
+   * Group writes of single listing PUTs in flight at once per process (WRITE_GROUP_CONCURRENCY): PUTs that arrive
+   * while that many are being written are written together, one commit for the group (listing-write-groups.ts).
+   * 0: every PUT written alone.
+   */
+  writeGroupConcurrency: number;
   /** API processes sharing the public port (API_WORKERS); above 1 this process is their primary. */
   workers: number;
   /** Set by the primary in the processes it starts (API_WORKER_INDEX); null in a primary or a single process. */
@@ -99,6 +105,8 @@ export interface ApiConfig {
   sandbox: SandboxConfig;
   /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
   feedRetentionDays: number;
+  /** Records every request a key authenticated for the partner portal (API_REQUEST_LOG; docs/portal.md). */
+  requestLog: boolean;
 }
 
 export interface SandboxConfig {
@@ -148,17 +156,7 @@ const REPLACED_SETTINGS: Record<string, string> = {
 function readTrustedProxies(r: EnvReader): TrustedProxies {
   for (const [name, message] of Object.entries(REPLACED_SETTINGS))
     if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
-  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
-  // Trusting (nearly) everyone is the old TRUST_PROXY=true again: any client names its own address.
-  if (broad.length > 0)
-    refuseUnlessUnderstood(
-      r,
-      "TRUST_PROXY_CIDRS",
-      broad.join(","),
-      "trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so the inquiry limits and the views cap no longer count per client",
-    );
-  return proxies;
+  return readTrustedProxiesSetting(r, "the inquiry limits and the views cap");
 }
 
 export const MEDIA_DELIVERIES = ["api", "redirect"] as const;
@@ -189,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mediaDelivery: r.oneOf("MEDIA_DELIVERY", MEDIA_DELIVERIES, "api"),
     mediaPresignSeconds: r.int("MEDIA_PRESIGN_SECONDS", 3600, { min: 60, max: 7 * 24 * 3600 }),
     outboxRelayEnabled: r.bool("OUTBOX_RELAY_ENABLED", true),
+    writeGroupConcurrency: r.int("WRITE_GROUP_CONCURRENCY", DEFAULT_WRITE_GROUP_CONCURRENCY, { min: 0, max: 64 }),
     // One event loop per process: by default one process per core (docs/benchmarks.md, "Both cores").
     workers: r.int("API_WORKERS", availableParallelism(), { min: 1, max: 64 }),
     workerIndex:
@@ -230,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
+    requestLog: r.bool("API_REQUEST_LOG", true),
   };
   if (config.mediaDelivery === "redirect" && config.mediaStorage.kind !== "s3") {
     r.problem("MEDIA_DELIVERY=redirect needs MEDIA_STORAGE=s3: a local directory has no URL to redirect to");

@@ -13,6 +13,7 @@ import {
   redisReadiness,
   createSecretBox,
   createFeedSequencer,
+  numberFeedPass,
   serveTraced,
 } from "@pss/service-kit";
 import {
@@ -36,7 +37,9 @@ import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metric
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
 import { createPreviewLinks } from "./previews/preview-links.ts";
+import { createRequestLog } from "./request-log/request-log.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
+import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
 await runService({
   name: "api",
@@ -89,6 +92,8 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       logger,
       metrics: config.outboxRelayEnabled ? createRelayMetrics(metrics) : undefined,
       tracing,
+      // The feed sequencer runs beside an enabled relay: each round's delete and a numbering pass commit together.
+      feedPass: (tx) => numberFeedPass(tx),
     },
     config.outboxRelay,
   );
@@ -141,6 +146,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       : undefined;
   buyerStats?.start();
 
+  // The partner portal's view of every partner request: appended in memory, written in batches off the request path.
+  const requestLog = config.requestLog ? createRequestLog({ sql, logger }) : undefined;
+  requestLog?.start();
+
   // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
@@ -190,6 +199,9 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
+    requestLog,
+    writeGroupConcurrency: config.writeGroupConcurrency,
+    writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
       sql,
       publicBaseUrl: config.publicBaseUrl,
@@ -252,6 +264,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
       "stop retention job": () => retention.stop(),
       "stop feed sequencer": () => feedSequencer.stop(),
       "flush buyer statistics": async () => buyerStats?.stop(),
+      "flush request log": async () => requestLog?.stop(),
       "stop outbox relay": async () => {
         await booted;
         await relay.stop();

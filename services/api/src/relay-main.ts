@@ -2,7 +2,14 @@
 // OUTBOX_RELAY_ENABLED=false and one or more of these (one is active at a time; the others stand by), so
 // relaying never competes with requests for the API's event loop.
 import { topicSpecs } from "@pss/contracts";
-import { createEventProducer, createFeedSequencer, createKafka, createPostgres, runService } from "@pss/service-kit";
+import {
+  createEventProducer,
+  createFeedSequencer,
+  createKafka,
+  createPostgres,
+  numberFeedPass,
+  runService,
+} from "@pss/service-kit";
 import type { ServiceKit, ServiceParts } from "@pss/service-kit";
 import { loadRelayConfig } from "./config.ts";
 import { createRelayMetrics } from "./outbox/outbox-metrics.ts";
@@ -21,7 +28,15 @@ function build({
   const sql = createPostgres(config.postgres, { applicationName: "pss-outbox-relay" });
   const kafka = createKafka(config.kafka, logger);
   const relay = createOutboxRelay(
-    { sql, producer: () => createEventProducer(kafka), logger, metrics: createRelayMetrics(metrics), tracing },
+    // Each round's delete and a pass of the feed's numbering commit together (outbox-relay.ts, markSentRows).
+    {
+      sql,
+      producer: () => createEventProducer(kafka),
+      logger,
+      metrics: createRelayMetrics(metrics),
+      tracing,
+      feedPass: (tx) => numberFeedPass(tx),
+    },
     config.outboxRelay,
   );
   // The change feed's numbering runs beside the relay (main.ts leaves it to this process when its relay is off).

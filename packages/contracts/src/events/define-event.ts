@@ -6,6 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { RecordMode } from "../http/common.ts";
 import type { TopicSpec } from "../topics.ts";
 import { registerFormats } from "../formats.ts";
+import { newEventId } from "./event-id.ts";
 
 export type EventAggregate = "listing" | "broker" | "lead";
 
@@ -99,7 +100,7 @@ export interface EnvelopeFields {
   version: number;
   partnerId: string;
   mode: RecordMode;
-  /** Defaults: a new UUID and now. */
+  /** Defaults: a new event ID (a time-ordered UUID, event-id.ts) and now. */
   eventId?: string;
   occurredAt?: string;
 }
@@ -111,7 +112,7 @@ export function buildEnvelope<E extends EventDefinition>(
   payload: Static<E["payload"]>,
 ) {
   return {
-    eventId: fields.eventId ?? crypto.randomUUID(),
+    eventId: fields.eventId ?? newEventId(),
     type: event.type as E["type"],
     aggregateType: event.aggregateType,
     aggregateId: fields.aggregateId,

@@ -5,6 +5,7 @@ import { PARTNER_FACTS } from "./partner-facts.ts";
 import { BrokerUpserted, ListingUpserted } from "./record-events.ts";
 
 export * from "./define-event.ts";
+export * from "./event-id.ts";
 export * from "./record-events.ts";
 export * from "./lead-events.ts";
 export * from "./partner-facts.ts";

@@ -24,6 +24,19 @@ export const FEED_EVENT_TYPES = [
 ] as const;
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
+/**
+ * The events every record write makes (docs/partner-api.md "Change feed"), by far the most of the feed; every other
+ * type is a fact a service reports (published, media processed, a lead: the webhooks' events). The feed's lookups
+ * by event ID and by time serve only facts, so their indexes leave these out (migration 0049).
+ */
+export const FEED_RECORD_CHANGE_TYPES: readonly string[] = [
+  "listing.created",
+  "listing.updated",
+  "listing.status_changed",
+  "broker.created",
+  "broker.updated",
+] satisfies FeedEventType[];
+
 /** Events only keys with lead tracking read (and number): the records audience's numbering leaves them out. */
 export const FEED_LEAD_EVENT_TYPES: readonly string[] = ["lead.received"] satisfies FeedEventType[];
 export const isLeadFeedEvent = (type: string): boolean => FEED_LEAD_EVENT_TYPES.includes(type);

@@ -3,3 +3,4 @@
 export * from "./iso-timestamp.ts";
 export * from "./listed-at.ts";
 export * from "./listing-with-broker.ts";
+export * from "./feed-facts.ts";

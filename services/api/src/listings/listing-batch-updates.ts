@@ -21,6 +21,11 @@ export function record(plan: WritePlan) {
   };
 }
 
+/** The change history's origin columns of one item's recordset row (key_id bigint, request_id text). */
+export function originColumns(source: WriteSource) {
+  return { key_id: source.origin.keyId, request_id: source.origin.requestId };
+}
+
 /** The column definition list of record()'s rows in jsonb_to_recordset, for both the create and the update. */
 export const COLUMNS = `broker_id bigint, content_hash text, status text, business_type text, title text, description text,
   established_at timestamptz, street_address1 text, city text, state text, postal_code text, country text,
@@ -46,13 +51,13 @@ function photoChanges(plan: UpdatePlan, out: { gone: PhotoRow[]; moved: PhotoRow
 /** Updates the listings still at the version read; the IDs of those updated (the others lost a race). */
 export async function updateMany(
   tx: postgres.TransactionSql,
-  updates: { plan: UpdatePlan }[],
+  updates: { plan: UpdatePlan; source?: WriteSource }[],
   source: WriteSource,
   at: Date,
 ): Promise<Set<number>> {
   if (updates.length === 0) return new Set();
   const photos = { gone: [] as PhotoRow[], moved: [] as PhotoRow[], added: [] as PhotoRow[] };
-  const records = updates.map(({ plan }, n) => {
+  const records = updates.map(({ plan, source: own }, n) => {
     photoChanges(plan, photos);
     const before = plan.current.document;
     const moved = before.status !== plan.document.status;
@@ -64,16 +69,17 @@ export async function updateMany(
       status_from: moved ? before.status : null,
       status_to: moved ? plan.document.status : null,
       changes: forHistory(plan.changes),
+      ...originColumns(own ?? source),
       ...record(plan),
     };
   });
   const set = (rows: PhotoRow[]) =>
     tx`ROWS FROM (jsonb_to_recordset(${sqlJson(tx, rows)}::jsonb) AS (listing_id bigint, url text, sort_key int))`;
-  const { keyId, requestId } = source.origin;
   const rows = await tx`
     WITH r AS (
       SELECT * FROM jsonb_to_recordset(${sqlJson(tx, records)}::jsonb) AS r(n int, id bigint, expected_version int,
-        description_changed boolean, status_from text, status_to text, changes jsonb, ${tx.unsafe(COLUMNS)})
+        description_changed boolean, status_from text, status_to text, changes jsonb, key_id bigint, request_id text,
+        ${tx.unsafe(COLUMNS)})
     ), u AS (
       UPDATE listings l SET broker_id = r.broker_id, content_hash = decode(r.content_hash, 'hex'), status = r.status,
         business_type = r.business_type, title = r.title, description = r.description, established_at = r.established_at,
@@ -99,7 +105,7 @@ export async function updateMany(
       SELECT r.id, r.status_from, r.status_to FROM r JOIN u ON u.id = r.id WHERE r.status_to IS NOT NULL ORDER BY r.n
     ), c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
-      SELECT r.id, u.version, ${keyId}::bigint, ${requestId}::text, r.changes, r.status_from, r.status_to
+      SELECT r.id, u.version, r.key_id, r.request_id, r.changes, r.status_from, r.status_to
       FROM r JOIN u ON u.id = r.id ORDER BY r.n
     )
     SELECT id FROM u`;

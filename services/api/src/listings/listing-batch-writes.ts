@@ -11,7 +11,7 @@ import { appendEvents, outboxRow, type OutboxWrite } from "../outbox/outbox-writ
 import { forHistory } from "../records/changes.ts";
 import type { RecordScope } from "../records/record-scope.ts";
 import type { ListingPlan, ListingUpsertResult, WriteSource } from "./listing-service.ts";
-import { COLUMNS, record, updateMany } from "./listing-batch-updates.ts";
+import { COLUMNS, originColumns, record, updateMany } from "./listing-batch-updates.ts";
 
 type CreatePlan = Extract<ListingPlan, { kind: "create" }>;
 type UpdatePlan = Extract<ListingPlan, { kind: "update" }>;
@@ -22,6 +22,8 @@ export interface PlannedWrite {
   plan: CreatePlan | UpdatePlan;
   quality: Quality;
   newListingId?: number;
+  /** Who writes this item and its request's trace, when not the batch's (PUTs written together). */
+  source?: WriteSource;
 }
 
 /** IDs for a batch's new listings, in one round trip (an ID a lost race leaves unused is a gap). */
@@ -70,7 +72,7 @@ export async function writeListingPlans(
           createdAt: at,
           updatedAt: at,
         }),
-        source.trace,
+        (c.source ?? source).trace,
       ),
       feed: { changes: c.plan.changes, statusFrom: null, statusTo: c.plan.document.status },
     });
@@ -93,7 +95,7 @@ export async function writeListingPlans(
           createdAt: current.createdAt,
           updatedAt: at,
         }),
-        source.trace,
+        (u.source ?? source).trace,
       ),
       feed: {
         changes: u.plan.changes,
@@ -111,7 +113,7 @@ export async function writeListingPlans(
 async function insertCreates(
   tx: postgres.TransactionSql,
   scope: RecordScope,
-  creates: { plan: CreatePlan; newListingId: number; externalId: string }[],
+  creates: { plan: CreatePlan; newListingId: number; externalId: string; source?: WriteSource }[],
   source: WriteSource,
   at: Date,
 ): Promise<Set<number>> {
@@ -121,16 +123,16 @@ async function insertCreates(
     id: c.newListingId,
     external_id: c.externalId,
     changes: forHistory(c.plan.changes),
+    ...originColumns(c.source ?? source),
     ...record(c.plan),
   }));
   const photos = creates.flatMap((c) =>
     (c.plan.document.photos ?? []).map((p) => ({ listing_id: c.newListingId, url: p.url, sort_key: p.sortKey })),
   );
-  const { keyId, requestId } = source.origin;
   const rows = await tx`
     WITH r AS (
       SELECT * FROM jsonb_to_recordset(${sqlJson(tx, records)}::jsonb)
-        AS r(n int, id bigint, external_id text, changes jsonb, ${tx.unsafe(COLUMNS)})
+        AS r(n int, id bigint, external_id text, changes jsonb, key_id bigint, request_id text, ${tx.unsafe(COLUMNS)})
     ), l AS (
       INSERT INTO listings (id, partner_id, mode, external_id, broker_id, content_hash, status, business_type, title,
         description, established_at, street_address1, city, state, postal_code, country, visibility, financials,
@@ -152,7 +154,7 @@ async function insertCreates(
       SELECT r.id, NULL, r.status FROM r JOIN l ON l.id = r.id ORDER BY r.n
     ), c AS (
       INSERT INTO listing_history (listing_id, version, key_id, request_id, changes, status_from, status_to)
-      SELECT r.id, 1, ${keyId}::bigint, ${requestId}::text, r.changes, NULL, r.status FROM r JOIN l ON l.id = r.id ORDER BY r.n
+      SELECT r.id, 1, r.key_id, r.request_id, r.changes, NULL, r.status FROM r JOIN l ON l.id = r.id ORDER BY r.n
     )
     SELECT id FROM l`;
   return new Set(rows.map((r) => Number(r.id)));

@@ -36,6 +36,8 @@ import {
 export interface ListingBatchItem {
   externalId: string;
   body: ListingBody;
+  /** Who writes this item and its request's trace, when not the batch's (PUTs written together: listing-write-groups.ts). */
+  source?: WriteSource;
 }
 
 /** An item's outcome: the single PUT's result, or the error it would have thrown. */
@@ -73,8 +75,9 @@ export async function upsertListingBatch(
   for (const i of inline)
     if (!firstInline.has(items[i]!.body.broker!.externalBrokerId))
       firstInline.set(items[i]!.body.broker!.externalBrokerId, i);
+  const sourceOf = (i: number) => items[i]!.source ?? source;
   for (const i of inline)
-    out[i] = await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
+    out[i] = await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, sourceOf(i)));
 
   const loaded = await loadManyForWrite(
     sql,
@@ -108,7 +111,14 @@ export async function upsertListingBatch(
             quality: plannedListingQuality(plan, load),
           },
         };
-      else writes.push({ i, externalId: items[i]!.externalId, plan, quality: plannedListingQuality(plan, load) });
+      else
+        writes.push({
+          i,
+          externalId: items[i]!.externalId,
+          plan,
+          quality: plannedListingQuality(plan, load),
+          source: items[i]!.source,
+        });
     } catch (error) {
       out[i] = { error };
     }
@@ -130,7 +140,7 @@ export async function upsertListingBatch(
     const result = written?.[k];
     out[i] = result
       ? { ok: result }
-      : await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, source));
+      : await settle(() => upsertListing(sql, scope, items[i]!.externalId, items[i]!.body, sourceOf(i)));
   }
   return out as ItemOutcome<ListingUpsertResult>[];
 }

@@ -25,7 +25,7 @@ import {
   type StatusChange,
   type StoredListing,
 } from "./listing-repository.ts";
-import { dryRunListing, upsertListing } from "./listing-service.ts";
+import { dryRunListing } from "./listing-service.ts";
 import { listingPutAnswer } from "./listing-answers.ts";
 import { createListingBatchRoutes } from "./listing-batch-routes.ts";
 import { storedListingQuality } from "../quality/record-quality.ts";
@@ -82,7 +82,7 @@ export function createListingRoutes(ctx: PartnerContext) {
       async ({ params, body, request, set, partner }) => {
         const externalId = ctx.externalId(params.externalListingId, "externalListingId");
         if (ctx.dryRun(request)) return dryRunListing(sql, partner, externalId, body);
-        const result = await upsertListing(sql, partner, externalId, body, {
+        const result = await ctx.deps.listingWrites.upsert(partner, externalId, body, {
           origin: ctx.originOf(partner, request),
           trace: ctx.traceOf(request),
         });

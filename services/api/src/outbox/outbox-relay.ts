@@ -72,6 +72,35 @@ export interface OutboxRelay {
 }
 
 /**
+ * The event ID of a row's envelope, read from its text (the top-level "eventId" comes before the nested payload in
+ * PostgreSQL's output, keys ordered by length): only for a log line or a recorded span, so no read of the row pays
+ * for it in the database.
+ */
+export function eventIdOf(payload: string): string | null {
+  return /"eventId": ?"([^"]{1,100})"/.exec(payload.slice(0, 512))?.[1] ?? null;
+}
+
+/** A W3C traceparent's sampled flag (the last field's lowest bit). */
+const sampled = (traceparent: string): boolean => (Number.parseInt(traceparent.slice(-2), 16) & 1) === 1;
+
+/**
+ * The traceparent of a publish step nothing records: the same trace and flags, a span ID of its own (as an
+ * unrecorded span of the tracing SDK would have, for a tenth of its cost), so the consumers' log lines still tell the
+ * relay's step from the request's.
+ */
+function unrecordedChild(traceparent: string | null): string | null {
+  const m = traceparent ? /^([0-9a-f]{2})-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(traceparent) : null;
+  if (!m) return traceparent;
+  const id = crypto.getRandomValues(new Uint8Array(8));
+  return `${m[1]}-${m[2]}-${Buffer.from(id).toString("hex")}-${m[3]}`;
+}
+
+const eventIdAttribute = (payload: string): { "pss.event_id"?: string } => {
+  const id = eventIdOf(payload);
+  return id ? { "pss.event_id": id } : {};
+};
+
+/**
  * The next rows to publish, in id order: at most `batchSize`, and only as many as fit in `maxBatchBytes`
  * (plus the first row whatever its size, so an oversized row at the head is seen and set aside).
  * `considered`: how many pending rows the byte cut looked at (more than returned means rows are waiting).
@@ -79,24 +108,55 @@ export interface OutboxRelay {
 export async function readPendingRows(
   sql: postgres.Sql | postgres.ReservedSql | postgres.TransactionSql,
   opts: { batchSize: number; maxBatchBytes: number },
-): Promise<(OutboxRow & { considered: number; event_id: string | null })[]> {
+): Promise<(OutboxRow & { considered: number })[]> {
   // payload::text goes to Kafka as it is: parsing and re-serialising it cost a third of the API's throughput.
   // The inner LIMIT keeps payload::text computed once per row, read through the outbox_pending index.
   // A row's bytes count its trace headers too (traceHeaderBytes in outbox-batching.ts says the same).
-  const rows = await sql<(OutboxRow & { considered: string; event_id: string | null })[]>`
-    SELECT id::text AS id, topic, message_key, payload, request_id, traceparent, event_id, bytes, considered FROM (
+  const rows = await sql<(OutboxRow & { considered: string })[]>`
+    SELECT id::text AS id, topic, message_key, payload, request_id, traceparent, bytes, considered FROM (
       SELECT *, sum(bytes) OVER (ORDER BY id) AS running, count(*) OVER () AS considered FROM (
-        SELECT id, topic, message_key, payload, request_id, traceparent, event_id,
+        SELECT id, topic, message_key, payload, request_id, traceparent,
           octet_length(message_key) + octet_length(payload) + ${RECORD_OVERHEAD_BYTES}::int
             + coalesce(octet_length(request_id) + ${TRACE_HEADER_BYTES.requestId}::int, 0)
             + coalesce(octet_length(traceparent) + ${TRACE_HEADER_BYTES.traceparent}::int, 0) AS bytes
-        FROM (SELECT id, topic, message_key, payload::text AS payload, request_id, traceparent, payload->>'eventId' AS event_id FROM outbox
+        FROM (SELECT id, topic, message_key, payload::text AS payload, request_id, traceparent FROM outbox
               WHERE published_at IS NULL AND set_aside_at IS NULL ORDER BY id LIMIT ${opts.batchSize}) pending
       ) sized
     ) summed
     WHERE running <= ${opts.maxBatchBytes}::bigint OR running = bytes
     ORDER BY summed.id`; // the bigint: a bare "id" would sort by the text alias, "1000" before "999"
   return rows.map((r) => ({ ...r, considered: Number(r.considered) }));
+}
+
+/**
+ * What Kafka acknowledged leaves the outbox: deleted at once, or marked sent and kept `retentionMs` for inspection.
+ * With `feedPass`, in one transaction with a pass of the change feed's numbering (numberFeedPass): the feed is
+ * numbered without a commit (a WAL flush) of its own.
+ */
+export async function markSentRows(
+  sql: postgres.Sql,
+  sent: readonly Pick<OutboxRow, "id">[],
+  retentionMs: number,
+  feedPass?: (tx: postgres.TransactionSql) => Promise<unknown>,
+): Promise<void> {
+  const ids = sent.map((r) => r.id);
+  const mark = (db: postgres.Sql | postgres.TransactionSql) =>
+    retentionMs > 0
+      ? db`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[])`
+      : // One statement: deleted, except a previous release's row the change feed has not numbered yet
+        // (feed_pending, feed-sequencer.ts), which is marked sent and deleted by the cleanup once numbered. Both
+        // parts see the same snapshot, so the rows marked are exactly those not deleted.
+        db`
+          WITH gone AS (DELETE FROM outbox WHERE id = ANY(${ids}::bigint[]) AND feed_pending IS NOT TRUE)
+          UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[]) AND feed_pending`;
+  if (!feedPass) {
+    await mark(sql);
+    return;
+  }
+  await sql.begin(async (tx) => {
+    await mark(tx);
+    await feedPass(tx);
+  });
 }
 
 export function createOutboxRelay(
@@ -112,6 +172,11 @@ export function createOutboxRelay(
     logger: Logger;
     metrics?: RelayMetrics;
     tracing?: Tracing;
+    /**
+     * A pass of the change feed's numbering (numberFeedPass), run in the transaction of each round's delete, where
+     * the feed sequencer runs beside the relay: one commit a round for both instead of one each.
+     */
+    feedPass?: (tx: postgres.TransactionSql) => Promise<unknown>;
   },
   opts: OutboxRelayOptions = {},
 ): OutboxRelay {
@@ -151,8 +216,10 @@ export function createOutboxRelay(
    * The relay's step of a write's trace: a producer span per row, a child of the span that wrote the row (its
    * traceparent), and the traceparent the message carries on. A row written without a trace gets none.
    */
-  function publishSpan(row: OutboxRow & { event_id?: string | null }): Span | null {
-    if (!row.traceparent) return null;
+  function publishSpan(row: OutboxRow): Span | null {
+    // Nothing recorded (tracing off here, or the request's trace not sampled: its children are not either): no span
+    // is made (send gives the message a span ID of its own all the same, unrecordedChild).
+    if (!row.traceparent || !tracing.recording || !sampled(row.traceparent)) return null;
     const span = tracing.startSpan(`publish ${row.topic}`, { kind: SpanKind.PRODUCER, parent: row.traceparent });
     if (span.isRecording())
       span.setAttributes({
@@ -160,7 +227,7 @@ export function createOutboxRelay(
         "messaging.destination.name": row.topic,
         "messaging.kafka.message.key": row.message_key,
         "pss.outbox_id": row.id,
-        ...(row.event_id ? { "pss.event_id": row.event_id } : {}),
+        ...eventIdAttribute(row.payload),
         ...(row.request_id ? { "pss.request_id": row.request_id } : {}),
       });
     return span;
@@ -178,7 +245,7 @@ export function createOutboxRelay(
         value: row.payload,
         headers: traceHeaders({
           requestId: row.request_id,
-          traceparent: traceparentOf(span ?? undefined) ?? row.traceparent,
+          traceparent: span ? traceparentOf(span) : unrecordedChild(row.traceparent),
         }),
       });
       byTopic.set(row.topic, list);
@@ -197,13 +264,13 @@ export function createOutboxRelay(
   }
 
   /** One line per published event: the relay's step of the write's journey through the logs. */
-  function logPublished(rows: (OutboxRow & { event_id?: string | null })[]): void {
+  function logPublished(rows: OutboxRow[]): void {
     if (!log.enabled("info")) return;
     for (const row of rows) {
       log.info("event published", {
         requestId: row.request_id,
         traceparent: row.traceparent,
-        eventId: row.event_id ?? null,
+        eventId: eventIdOf(row.payload),
         outboxId: row.id,
         topic: row.topic,
         key: row.message_key,
@@ -233,15 +300,7 @@ export function createOutboxRelay(
       await publishIsolatingRefusals(plan.send, {
         send,
         markSent: async (sent) => {
-          const ids = sent.map((r) => r.id);
-          if (retentionMs > 0) await deps.sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[])`;
-          else {
-            // One statement: deleted, except a previous release's row the change feed has not numbered yet
-            // (feed_pending, feed-sequencer.ts), which is marked sent and deleted by the cleanup once numbered.
-            await deps.sql`
-              WITH gone AS (DELETE FROM outbox WHERE id = ANY(${ids}::bigint[]) AND feed_pending IS NOT TRUE RETURNING id)
-              UPDATE outbox SET published_at = now() WHERE id = ANY(${ids}::bigint[]) AND id NOT IN (SELECT id FROM gone)`;
-          }
+          await markSentRows(deps.sql, sent, retentionMs, deps.feedPass);
           deps.metrics?.published(sent.length);
           logPublished(sent);
         },

@@ -10,6 +10,7 @@ import { annotateRequest, type Logger } from "@pss/service-kit";
 import { idempotentPosts, keyScope, type IdempotencyLayer } from "../http/idempotency.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { PreviewLinks } from "../previews/preview-links.ts";
+import type { ListingWriteGroups } from "../listings/listing-write-groups.ts";
 import type { RecordScope, WriteOrigin } from "../records/record-scope.ts";
 
 export interface PartnerDeps {
@@ -21,6 +22,8 @@ export interface PartnerDeps {
   rateLimiter?: RateLimiter;
   /** Idempotency-Key on POSTs (http/idempotency.ts); `sql` above is its transaction-aware pool. */
   idempotency: IdempotencyLayer;
+  /** Single listing PUTs, written together while others are being written (group commit: listing-write-groups.ts). */
+  listingWrites: ListingWriteGroups;
 }
 
 /** A live key on a test-mode-only route. */

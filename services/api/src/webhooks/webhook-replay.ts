@@ -21,6 +21,7 @@ import {
   type WebhookReplayBody,
 } from "@pss/contracts";
 import type postgres from "postgres";
+import { factsOnly } from "@pss/database/queries";
 import { parseInstant, recordBound } from "../http/instants.ts";
 import { BadRequestError, RateLimitedError, validationError } from "../http/errors.ts";
 import { byExternalId, type ResendOptions } from "./webhook-delivery-repository.ts";
@@ -63,6 +64,7 @@ export async function replayEvents(
     const events = await tx`
       SELECT ${n} AS seq, type, event_id::text AS event_id, data, occurred_at FROM partner_feed
       WHERE partner_id = ${scope.partnerId}::uuid AND mode = ${scope.mode} AND type = ANY(${types}::text[]) AND ${n} IS NOT NULL
+        AND ${factsOnly(tx)}
         ${range.afterSequence !== undefined ? tx`AND ${n} > ${range.afterSequence}` : tx``}
         ${range.throughSequence !== undefined ? tx`AND ${n} <= ${range.throughSequence}` : tx``}
         ${range.since ? tx`AND occurred_at >= ${recordBound(range.since)}` : tx``}

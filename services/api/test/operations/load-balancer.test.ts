@@ -24,6 +24,7 @@ const missing = existsSync(HAPROXY) ? null : "haproxy is not installed (npm test
 const urls = testUrls();
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 const apis: { process: ServiceProcess; port: number; healthPort: number }[] = [];
+let portal: { process: ServiceProcess; port: number; healthPort: number } | null = null;
 let balancerPort = 0;
 let balancer: ReturnType<typeof Bun.spawn> | null = null;
 let dir = "";
@@ -60,10 +61,26 @@ async function call(path: string, init: RequestInit = {}) {
   return { status: res.status, instance: res.headers.get("x-pss-instance"), body: await res.json().catch(() => null) };
 }
 
+/** The partner portal as a process: the balancer sends /portal/ to it. */
+async function startPortal() {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const process = await spawnService(
+    "portal",
+    { PORTAL_PORT: String(port), HEALTH_PORT: String(healthPort), TRUST_PROXY_CIDRS: "127.0.0.1" },
+    healthPort,
+  );
+  await waitUntil(
+    "the portal to be ready",
+    async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
+    30_000,
+  );
+  portal = { process, port, healthPort };
+}
+
 beforeAll(async () => {
   if (missing) return;
-  await startApi();
-  await startApi();
+  await Promise.all([startApi(), startApi(), startPortal()]);
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
   const partner = await createPartnerAdmin({ sql, redis }).createPartner({
     name: uniqueName("balancer-partner"),
@@ -80,6 +97,8 @@ beforeAll(async () => {
       "backend api",
       "  balance leastconn",
       ...apis.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port} check port ${a.healthPort}`),
+      "backend portal",
+      `  server portal1 127.0.0.1:${portal!.port} check port ${portal!.healthPort}`,
       "",
     ].join("\n"),
   );
@@ -103,7 +122,7 @@ beforeAll(async () => {
 afterAll(async () => {
   balancer?.kill("SIGTERM");
   await balancer?.exited;
-  await Promise.all(apis.map((a) => a.process.stop()));
+  await Promise.all([...apis.map((a) => a.process.stop()), portal?.process.stop()]);
   await sql.end({ timeout: 5 });
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -120,6 +139,17 @@ function expectJsonError(answer: RawResponse, label: string) {
 }
 
 describe.skipIf(missing !== null)("the API behind the balancer", () => {
+  test("/portal and everything under /portal/ reach the partner portal; every other path the API", async () => {
+    const signIn = await fetch(`http://127.0.0.1:${balancerPort}/portal/sign-in`);
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers.get("x-pss-instance")).toBe("portal1");
+    expect(await signIn.text()).toContain("Sign in to the partner portal");
+    const root = await fetch(`http://127.0.0.1:${balancerPort}/portal`, { redirect: "manual" });
+    expect([root.status, root.headers.get("x-pss-instance")]).toEqual([303, "portal1"]);
+    const lookalike = await fetch(`http://127.0.0.1:${balancerPort}/portalx`);
+    expect(lookalike.headers.get("x-pss-instance")).toMatch(/^api[12]$/);
+  });
+
   test("writes through the one published port are spread over the instances, and each is stored once", async () => {
     const brokerId = uniqueName("lb-broker");
     expect(
@@ -300,9 +330,14 @@ describe.skipIf(missing !== null)("what the balancer sends again (issue 37, item
     const backend = join(scripted, "backend.cfg");
     writeFileSync(
       backend,
-      ["backend api", "  balance roundrobin", ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`), ""].join(
-        "\n",
-      ),
+      [
+        "backend api",
+        "  balance roundrobin",
+        ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`),
+        // Every deployment's backend file names the portal's backend too (haproxy.cfg routes /portal/ to it).
+        "backend portal",
+        "",
+      ].join("\n"),
     );
     const port = await freePort();
     const proxy = Bun.spawn([HAPROXY, "-W", "-db", "-f", join(CONFIG_DIR, "haproxy.cfg"), "-f", backend], {

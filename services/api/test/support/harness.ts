@@ -25,6 +25,7 @@ import { createRateLimiter } from "../../src/http/rate-limiter.ts";
 import { parseTrustedProxies } from "../../src/leads/client-address.ts";
 import { createOutboxRelay, type OutboxRelay } from "../../src/outbox/outbox-relay.ts";
 import { createStatsRecorder, type StatsRecorder } from "../../src/stats/stats-recorder.ts";
+import { createRequestLog, type RequestLog } from "../../src/request-log/request-log.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
@@ -35,6 +36,8 @@ export interface ApiHarness {
   relay: OutboxRelay;
   /** Buyer statistics as the API counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
   stats: StatsRecorder;
+  /** The request log (with `requestLog: true`): flushes every 100 ms; `flush()` writes what is buffered now. */
+  requestLog: RequestLog | undefined;
   /** Every route the application registered (method and path pattern). */
   routes: { method: string; path: string }[];
   /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
@@ -113,6 +116,8 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** Record every partner request in the request log (the portal's "API requests"; off by default in tests). */
+  requestLog?: boolean;
   /** The API's and its relay's spans (default: nothing recorded). */
   tracing?: Tracing;
   /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
@@ -168,6 +173,8 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     trustedProxies: opts.trustProxy ? LOOPBACK_PROXIES : undefined,
   });
   stats.start();
+  const requestLog = opts.requestLog ? createRequestLog({ sql, logger, flushIntervalMs: 100 }) : undefined;
+  requestLog?.start();
   const app = createApp({
     sql,
     logger,
@@ -220,6 +227,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     buyerStats: stats,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
+    requestLog,
     tracing,
   });
   // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
@@ -235,6 +243,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     kafka,
     relay,
     stats,
+    requestLog,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({
@@ -260,6 +269,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     async stop() {
       await app.stop();
       await stats.stop();
+      await requestLog?.stop();
       await relay.stop();
       await sql.end({ timeout: 5 });
       redis.disconnect();

@@ -14,6 +14,7 @@ import {
 } from "@pss/contracts";
 import { activeTraceparent, createFeedSequencer, PermanentError, type Logger } from "@pss/service-kit";
 import type postgres from "postgres";
+import { factsOnly } from "@pss/database/queries";
 import { withPublicUrls } from "./webhook-payload.ts";
 
 export interface FactHandlerDeps {
@@ -53,7 +54,7 @@ export function createFactHandler(deps: FactHandlerDeps) {
       // moves on.
       const [row] = await deps.sql`
         SELECT f.seq, f.record_seq,
-          EXISTS (SELECT 1 FROM feed_drafts d WHERE d.event_id = ${eventId}::uuid)
+          EXISTS (SELECT 1 FROM feed_drafts d WHERE d.event_id = ${eventId}::uuid AND ${factsOnly(deps.sql, "d")})
             OR EXISTS (SELECT 1 FROM outbox o WHERE o.feed_pending AND o.payload->>'eventId' = ${eventId}) AS waiting
         FROM (SELECT 1) one
         LEFT JOIN LATERAL (SELECT seq, record_seq FROM partner_feed WHERE event_id = ${eventId}::uuid ORDER BY seq LIMIT 1) f ON true`;
