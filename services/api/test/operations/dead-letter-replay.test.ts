@@ -71,7 +71,10 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
   });
   expect(put.status).toBe(201);
   const id = put.body.serviceListingId as number;
-  const traceparent = put.headers.get("traceparent")!;
+  // The event continues the request's trace; the message names the relay's producer span (a child of the request's
+  // span) and each consumer's span is a child of that: the same trace ID, a span of its own.
+  const traceId = put.headers.get("traceparent")!.split("-")[1]!;
+  const traceparent = expect.stringMatching(new RegExp(`^00-${traceId}-(?!0{16})[0-9a-f]{16}-0[01]$`));
   await waitForOutboxDrained(api.sql, String(id));
   // The row is lost (a bad manual delete, a restore from an older backup): kept aside here to restore later.
   await api.sql`CREATE TABLE ${api.sql(backup)} AS SELECT * FROM listings WHERE id = ${id}`;
@@ -113,6 +116,8 @@ test("a dead-lettered event is listed and shown with its request ID, and replaye
 
   // dlq show: the headers and the message itself.
   const shown = json(await admin(["dlq", "show", "--consumer", "indexer", "--offset", offset]), "dlq show");
+  // The dead letter keeps the traceparent the consumed message carried.
+  expect(shown.headers.traceparent).toBe(entry.traceparent);
   expect(shown.headers).toMatchObject({
     "x-request-id": requestId,
     traceparent,
