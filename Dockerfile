@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# One image for every service (api, marketplace, media, indexer, leads, webhooks) and for the one-shot migration.
+# One image for every service (api, marketplace, media, indexer, leads, webhooks, portal) and for the one-shot migration.
 # The process is chosen by the command, e.g. `bun services/media/src/main.ts`, or
 # `bun packages/database/src/migrate-main.ts` for the migration. Only production dependencies are
 # installed, so code in the image imports only what its own workspace's package.json declares
@@ -27,6 +27,7 @@ COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
 COPY packages/http-kit/package.json ./packages/http-kit/
+COPY packages/html/package.json ./packages/html/
 COPY packages/service-kit/package.json ./packages/service-kit/
 COPY packages/sdk/package.json ./packages/sdk/
 COPY services/admin/package.json ./services/admin/
@@ -35,6 +36,7 @@ COPY services/indexer/package.json ./services/indexer/
 COPY services/leads/package.json ./services/leads/
 COPY services/marketplace/package.json ./services/marketplace/
 COPY services/media/package.json ./services/media/
+COPY services/portal/package.json ./services/portal/
 COPY services/webhooks/package.json ./services/webhooks/
 COPY infra/package.json ./infra/
 RUN --mount=type=cache,target=/root/.bun/install/cache \
@@ -60,9 +62,10 @@ RUN mkdir -p /var/lib/pss/media && chown bun:bun /var/lib/pss/media
 # The `bun` user (uid 1000) ships with the oven/bun images. Code stays root-owned and read-only.
 USER bun
 
-# 8080: the API's public port, 8088: the marketplace's. Health ports (/healthz, /readyz, /metrics): media 8081,
-# indexer 8082, leads 8083, outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086, marketplace 8089.
-EXPOSE 8080 8081 8082 8083 8084 8085 8086 8088 8089
+# 8080: the API's public port, 8088: the marketplace's, 8090: the portal's. Health ports (/healthz, /readyz, /metrics):
+# media 8081, indexer 8082, leads 8083, outbox relay 8084, API 8085 (API_HEALTH_PORT), webhooks 8086, portal 8087,
+# marketplace 8089.
+EXPOSE 8080 8081 8082 8083 8084 8085 8086 8087 8088 8089 8090
 
 # Works for every service: compose sets SERVICE_HEALTH_PORT to the port the process serves /readyz on; without
 # it, the default command's (the API's) health port.

@@ -16,6 +16,8 @@ import { batchWrites } from "./scenarios/batch-writes.ts";
 import { feedRead } from "./scenarios/feed-read.ts";
 import { buyerPages } from "./scenarios/buyer-pages.ts";
 import { marketplaceSearch } from "./scenarios/marketplace-search.ts";
+import { portalPages } from "./scenarios/portal-pages.ts";
+import { requestLogCost } from "./scenarios/request-log-cost.ts";
 
 type Scenario = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -89,6 +91,8 @@ const SCENARIOS: Record<string, Scenario> = {
   "feed-read": feedRead,
   "buyer-pages": buyerPages,
   "marketplace-search": marketplaceSearch,
+  "portal-pages": portalPages,
+  "request-log": requestLogCost,
   sync: script("sync.ts", "pss-sync, 10,000-listing feed"),
   purge: script("purge.ts", "test-data purge, 1M leads"),
   "put-scaling": putScaling,

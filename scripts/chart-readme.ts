@@ -1,5 +1,5 @@
 // `npm run chart:readme`: deploy/helm/partner-syndication-service/README.md from the chart's values.yaml, every value
-// with its default and the comment above it (values.yaml is the one place values are explained). The six services'
+// with its default and the comment above it (values.yaml is the one place values are explained). The services'
 // values are one row each (`services.<name>.replicas`), their defaults side by side where they differ. The chart
 // lint test (test/kubernetes/chart-lint.test.ts) fails when README.md is not what this makes, or a value has no
 // comment.
@@ -115,8 +115,9 @@ Install, upgrade, roll back, back up and restore: docs/operations.md, "Kubernete
 need your image, your servers' addresses and your credentials; \`values-development.yaml\` runs the servers in the
 cluster for trials. \`values.schema.json\` refuses a wrong value at install time.
 
-This file is generated from \`values.yaml\` (\`npm run chart:readme\`): change the comments there. The six services take
-the same values, \`services.<name>.*\` with \`<name>\` one of api, outbox-relay, media, indexer, leads, webhooks.
+This file is generated from \`values.yaml\` (\`npm run chart:readme\`): change the comments there. The eight services take
+the same values, \`services.<name>.*\` with \`<name>\` one of api, marketplace, outbox-relay, media, indexer, leads, webhooks,
+portal.
 
 ## Values
 

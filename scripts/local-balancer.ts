@@ -1,21 +1,34 @@
-// `npm start`'s stand-in for the deployment's balancer: one address (API_PORT, 8080) for the partner API and the
-// marketplace, routed by the rule every balancer follows (@pss/contracts site-routing.ts). Like HAProxy it is the edge:
+// `npm start`'s stand-in for the deployment's balancer: one address (API_PORT, 8080) for the partner API, the partner
+// portal and the marketplace, routed by the rule every balancer follows (@pss/contracts site-routing.ts). Like HAProxy it is the edge:
 // the client's own X-Forwarded-For is dropped and the address it connected from is sent, which the services believe
 // (TRUST_PROXY_CIDRS=127.0.0.1/32,::1 in npm start). It re-sends nothing and holds no state: a service that is
 // restarting answers 502 in the services' JSON error shape until it is back.
-import { servedByPartnerApi } from "@pss/contracts";
+import { siteServiceOf, type SiteService } from "@pss/contracts";
 
 export interface LocalBalancerOptions {
   port: number;
   hostname?: string;
   apiUrl: string;
   marketplaceUrl: string;
+  /** Absent: no portal runs, and its paths answer 502 like a service that is down. */
+  portalUrl?: string;
 }
 
 /** Hop-by-hop headers (RFC 9110 section 7.6.1) are the connection's, not the request's. */
 const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "x-forwarded-for"];
 
+const unavailable = () =>
+  Response.json(
+    { status: "error", error: "The service is temporarily unavailable; please retry shortly" },
+    { status: 502, headers: { "retry-after": "1" } },
+  );
+
 export function startLocalBalancer(opts: LocalBalancerOptions) {
+  const targets: Record<SiteService, string | undefined> = {
+    api: opts.apiUrl,
+    portal: opts.portalUrl,
+    marketplace: opts.marketplaceUrl,
+  };
   return Bun.serve({
     port: opts.port,
     hostname: opts.hostname ?? "127.0.0.1",
@@ -23,7 +36,8 @@ export function startLocalBalancer(opts: LocalBalancerOptions) {
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     async fetch(request, server) {
       const url = new URL(request.url);
-      const target = servedByPartnerApi(url.pathname) ? opts.apiUrl : opts.marketplaceUrl;
+      const target = targets[siteServiceOf(url.pathname)];
+      if (target === undefined) return unavailable();
       const headers = new Headers(request.headers);
       for (const name of HOP_BY_HOP) headers.delete(name);
       const client = server.requestIP(request)?.address;
@@ -38,10 +52,7 @@ export function startLocalBalancer(opts: LocalBalancerOptions) {
           duplex: "half",
         } as RequestInit);
       } catch {
-        return Response.json(
-          { status: "error", error: "The service is temporarily unavailable; please retry shortly" },
-          { status: 502, headers: { "retry-after": "1" } },
-        );
+        return unavailable();
       }
     },
   });

@@ -1,9 +1,10 @@
-// `npm start`: local infrastructure (unless URLs are configured), migrations, then all six services in the
+// `npm start`: local infrastructure (unless URLs are configured), migrations, then all seven services in the
 // foreground, behind one address (API_PORT, 8080) as a balancer puts them in a deployment: scripts/local-balancer.ts
-// sends the partner API's paths to the API (on API_BACKEND_PORT, 8079) and every other path to the marketplace (on
+// sends the partner API's paths to the API (on API_BACKEND_PORT, 8079), /portal/ to the partner portal (on PORTAL_PORT,
+// 8090; without SMTP_HOST it writes sign-in links to its log) and every other path to the marketplace (on
 // MARKETPLACE_PORT, 8088). Image variants go to the S3-compatible server (MEDIA_STORAGE=s3, the scalable path) unless
-// MEDIA_STORAGE=local is set, in which case no object store is started. The API and the webhooks service share a
-// WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
+// MEDIA_STORAGE=local is set, in which case no object store is started. The API, the webhooks service and the portal
+// share a WEBHOOK_SECRET_KEY generated once under .data/ unless the environment names one (scripts/local-webhook-key.ts);
 // WEBHOOK_ALLOWED_HOSTS and the other variables pass through from the environment. Tracing: the local Zipkin
 // (infra/src/zipkin.ts) starts too and every service sends it its spans, unless PSS_ZIPKIN=0 or NODE_ENV=production
 // (then only a configured TRACING_ZIPKIN_URL is used); its UI is printed with the other addresses.
@@ -27,10 +28,12 @@ const SERVICES = [
   { name: "indexer", healthPortVar: "INDEXER_HEALTH_PORT", defaultPort: 8082 },
   { name: "leads", healthPortVar: "LEADS_HEALTH_PORT", defaultPort: 8083 },
   { name: "webhooks", healthPortVar: "WEBHOOKS_HEALTH_PORT", defaultPort: 8086 },
+  { name: "portal", healthPortVar: "PORTAL_HEALTH_PORT", defaultPort: 8087 },
 ] as const;
 const apiPort = Number(process.env.API_PORT ?? 8080);
 const apiBackendPort = Number(process.env.API_BACKEND_PORT ?? 8079);
 const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? 8088);
+const portalPort = Number(process.env.PORTAL_PORT ?? 8090);
 // Buyer-facing URLs (pages, images, previews) in every answer, page and event: the one address.
 const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${apiPort}`;
 
@@ -46,7 +49,7 @@ console.error(applied.length ? `start: applied migrations ${applied.join(", ")}`
 
 const webhookKey = localWebhookKeyEnv(process.env, join(root, ".data"));
 
-const colors = ["\x1b[36m", "\x1b[96m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m"];
+const colors = ["\x1b[36m", "\x1b[96m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[34m", "\x1b[31m"];
 const useColor = process.stdout.isTTY;
 const services = SERVICES.map((svc, i) => ({
   ...svc,
@@ -76,17 +79,18 @@ const supervisor = createSupervisor({
         ...process.env,
         ...urls,
         MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? "s3",
-        ...(svc.name === "api" || svc.name === "webhooks" ? webhookKey : {}),
+        ...(svc.name === "api" || svc.name === "webhooks" || svc.name === "portal" ? webhookKey : {}),
         PUBLIC_BASE_URL: publicBaseUrl,
+        // The portal is reached through the balancer at /portal/ (PORTAL_URL defaults to PUBLIC_BASE_URL/portal), and
+        // answers on its own port too.
+        ...(svc.name === "portal" ? { PORTAL_PORT: String(portalPort) } : {}),
         ...(svc.name === "api"
           ? { API_PORT: String(apiBackendPort), API_HEALTH_PORT: String(svc.port) }
           : { HEALTH_PORT: String(svc.port) }),
-        // The local balancer (loopback) is the edge: its X-Forwarded-For is the buyer's address.
-        ...(svc.name === "marketplace"
-          ? {
-              MARKETPLACE_PORT: String(marketplacePort),
-              TRUST_PROXY_CIDRS: process.env.TRUST_PROXY_CIDRS ?? "127.0.0.1/32,::1",
-            }
+        ...(svc.name === "marketplace" ? { MARKETPLACE_PORT: String(marketplacePort) } : {}),
+        // The local balancer (loopback) is the edge: its X-Forwarded-For is the buyer's (or the portal user's) address.
+        ...(svc.name === "marketplace" || svc.name === "portal"
+          ? { TRUST_PROXY_CIDRS: process.env.TRUST_PROXY_CIDRS ?? "127.0.0.1/32,::1" }
           : {}),
         ...(svc.name === "api" || svc.name === "marketplace"
           ? { BUN_OPTIONS: [process.env.BUN_OPTIONS, RUNTIME_BUN_OPTIONS].filter(Boolean).join(" ") }
@@ -107,6 +111,7 @@ const balancer = startLocalBalancer({
   hostname: "0.0.0.0",
   apiUrl: `http://127.0.0.1:${apiBackendPort}`,
   marketplaceUrl: `http://127.0.0.1:${marketplacePort}`,
+  portalUrl: `http://127.0.0.1:${portalPort}`,
 });
 
 let stopping = false;
@@ -142,6 +147,6 @@ if (!stopping) {
   const health = services.map((s) => `${s.name} :${s.port}`).join(", ");
   const traces = withZipkin ? `  traces: http://127.0.0.1:${ZIPKIN_PORT}/zipkin/` : "";
   console.error(
-    `start: all services ready. Partner API and marketplace: http://127.0.0.1:${apiPort}  health and /metrics: ${health}${traces}  (Ctrl-C stops)`,
+    `start: all services ready. Partner API, marketplace and portal (/portal/): http://127.0.0.1:${apiPort}  health and /metrics: ${health}${traces}  (Ctrl-C stops)`,
   );
 }

@@ -9,6 +9,7 @@ const headers = {
   "content-type": "application/json",
   ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}),
   ...(spec.userAgent ? { "user-agent": spec.userAgent } : {}),
+  ...(spec.cookie ? { cookie: spec.cookie } : {}),
 };
 let counter = 0;
 let itemFailures = 0;
@@ -19,6 +20,8 @@ function requestFor() {
     case "get": {
       // `visitors`: that many distinct browsers, in turn, each from an address of its own (X-Forwarded-For: the
       // API runs with TRUST_PROXY), since one address counts only a few visitors per listing and day.
+      // `paths`: several pages of one kind (a listing's page for many listings), in turn.
+      if (spec.paths) return { method: "GET", path: spec.paths[counter++ % spec.paths.length], headers };
       if (!spec.visitors) return { method: "GET", path: spec.path, headers };
       const n = counter++ % spec.visitors;
       return {

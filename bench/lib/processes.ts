@@ -158,6 +158,10 @@ export interface LoadSpec {
   userAgent?: string;
   /** mode "get": cycle through this many distinct visitors (User-Agent suffixes, X-Forwarded-For addresses). */
   visitors?: number;
+  /** mode "get": these paths in turn instead of `path`. */
+  paths?: string[];
+  /** Sent as Cookie (the portal's session). */
+  cookie?: string;
 }
 
 export interface LoadResult {

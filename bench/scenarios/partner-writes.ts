@@ -11,6 +11,7 @@ import { sqlBaseline } from "../lib/sql-baseline.ts";
 import { meets, targetText } from "../lib/targets.ts";
 import { describeWal, walPerRow } from "../lib/wal-meter.ts";
 import { beginPhase, quiesce, type PhaseResult } from "../lib/write-phase.ts";
+import { requestLogCost } from "./request-log-cost.ts";
 import { sampleWaits, settle } from "../lib/open-loop-conditions.ts";
 import { tracingOverhead } from "../lib/tracing-overhead.ts";
 
@@ -262,6 +263,8 @@ export async function partnerWrites(ctx: BenchContext): Promise<Row[]> {
   }
   await addDatabaseFloor(ctx, rows, gatedRates, prefix);
   rows.push(...(await tracingOverhead(ctx, prefix, CONNECTIONS)));
+  // What the portal's request log costs these PUTs (also runnable alone: npm run bench -- request-log).
+  rows.push(...(await requestLogCost(ctx)));
   return rows;
 }
 

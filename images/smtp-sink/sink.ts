@@ -1,6 +1,7 @@
 // The stack's SMTP sink where no mailpit image can be pulled: accepts every mail on :1025 (no TLS, no auth) and
 // lists what it got on :8025 in the shape of mailpit's API (GET /api/v1/messages: newest first, From, To,
-// Subject, MessageID), so tests and people read either the same way. Memory only, bounded to the newest 1000.
+// Subject, MessageID), so tests and people read either the same way. Memory only, bounded to the newest
+// MP_MAX_MESSAGES (mailpit's own setting, so compose sets both at once; default 1000).
 import { SMTPServer } from "smtp-server";
 
 interface Address {
@@ -19,6 +20,7 @@ interface Message {
 }
 
 const messages: Message[] = [];
+const maxMessages = Math.max(1, Number(process.env.MP_MAX_MESSAGES) || 1000);
 const header = (raw: string, name: string) =>
   new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, "im")
     .exec(raw.split(/\r?\n\r?\n/)[0] ?? "")?.[1]
@@ -46,7 +48,7 @@ const smtp = new SMTPServer({
         Size: raw.length,
         Raw: raw,
       });
-      messages.length = Math.min(messages.length, 1000);
+      messages.length = Math.min(messages.length, maxMessages);
       console.log(JSON.stringify({ msg: "smtp-sink: received", to: session.envelope.rcptTo.map((r) => r.address) }));
       callback();
     });

@@ -1,7 +1,7 @@
 // The compose v2 plugin (`docker compose`): Debian 12 has only docker-compose 1.29, and testcontainers and the tests
 // call `docker compose`. Built from its Go module (the Go module proxy) with the machine's Go, once per machine:
 // the binary is cached in ~/.cache/partner-syndication-service/ and copied into Docker's plugin directory.
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultPaths } from "../../infra/src/index.ts";
@@ -15,11 +15,19 @@ async function composeAnswers(): Promise<boolean> {
   return (await proc.exited) === 0;
 }
 
-export async function ensureComposePlugin(opts: { build: boolean; log: (line: string) => void }): Promise<void> {
-  if (await composeAnswers()) return;
-  const cached = join(defaultPaths().cacheDir, "compose", `docker-compose-${COMPOSE_VERSION}`);
+/** Where the built compose binary is kept (it also runs on its own, as `docker-compose`, without an engine). */
+export function composeBinaryPath(): string {
+  return join(defaultPaths().cacheDir, "compose", `docker-compose-${COMPOSE_VERSION}`);
+}
+
+/** The compose binary, built from the Go module proxy when missing and `build` (else null when missing). */
+export async function ensureComposeBinary(opts: {
+  build: boolean;
+  log: (line: string) => void;
+}): Promise<string | null> {
+  const cached = composeBinaryPath();
   if (!existsSync(cached)) {
-    if (!opts.build) throw new Error("`docker compose` is not installed");
+    if (!opts.build) return null;
     const go = Bun.which("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
     if (!go)
       throw new Error("`docker compose` is not installed, and there is no Go to build it from the Go module proxy");
@@ -32,6 +40,8 @@ export async function ensureComposePlugin(opts: { build: boolean; log: (line: st
     ) as { Dir: string };
     // The module cache is read-only; `go install` of a module with replace directives is refused, so build a copy.
     const src = mkdtempSync(join(tmpdir(), "compose-src-"));
+    // Several runs on one machine may build at once: each writes its own file and renames it into place.
+    const partial = `${cached}.building-${process.pid}`;
     try {
       cpSync(info.Dir, src, { recursive: true });
       await runCommand(["chmod", "-R", "u+w", src]);
@@ -44,16 +54,25 @@ export async function ensureComposePlugin(opts: { build: boolean; log: (line: st
           "-ldflags",
           `-s -w -X github.com/docker/compose/v2/internal.Version=${COMPOSE_VERSION}`,
           "-o",
-          cached,
+          partial,
           "./cmd",
         ],
         { cwd: src, env: { CGO_ENABLED: "0" } },
       );
+      renameSync(partial, cached);
     } finally {
       rmSync(src, { recursive: true, force: true });
+      rmSync(partial, { force: true });
     }
     opts.log(`built the compose plugin in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
+  return cached;
+}
+
+export async function ensureComposePlugin(opts: { build: boolean; log: (line: string) => void }): Promise<void> {
+  if (await composeAnswers()) return;
+  const cached = await ensureComposeBinary(opts);
+  if (!cached) throw new Error("`docker compose` is not installed");
   mkdirSync(join(PLUGIN, ".."), { recursive: true });
   copyFileSync(cached, PLUGIN);
   chmodSync(PLUGIN, 0o755);

@@ -56,6 +56,7 @@ const APP_SERVICES = [
   { name: "outbox-relay", main: "services/api/src/relay-main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "indexer", main: "services/indexer/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   { name: "leads", main: "services/leads/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
+  { name: "portal", main: "services/portal/src/main.ts", shutdownOptions: null, budgetMs: shutdownBudgetMs() },
   {
     name: "media",
     main: "services/media/src/main.ts",
@@ -139,11 +140,11 @@ services:
   ]);
 });
 
-test("the API, the webhooks service and the admin CLI (backup) read the one WEBHOOK_SECRET_KEY the webhook-key service generates, and start after it", () => {
+test("the API, the webhooks service, the portal (secret rotation) and the admin CLI (backup) read the one WEBHOOK_SECRET_KEY the webhook-key service generates, and start after it", () => {
   const key = compose.services["webhook-key"]!;
   expect(key.command?.join(" ")).toContain("randomBytes(32)");
   expect(key.volumes).toEqual(["webhook-key:/run/pss-keys"]);
-  for (const name of ["api", "webhooks", "admin"]) {
+  for (const name of ["api", "webhooks", "portal", "admin"]) {
     const s = compose.services[name]!;
     expect([name, s.environment?.WEBHOOK_SECRET_KEY_FILE]).toEqual([name, "/run/pss-keys/webhook-secret-key"]);
     expect([name, s.environment?.WEBHOOK_SECRET_KEY]).toEqual([name, undefined]);

@@ -15,6 +15,7 @@ import { loadConfig as loadLeadsConfig } from "../../services/leads/src/config.t
 import { loadConfig as loadMarketplaceConfig } from "../../services/marketplace/src/config.ts";
 import { loadConfig as loadMediaConfig } from "../../services/media/src/config.ts";
 import { loadConfig as loadWebhooksConfig } from "../../services/webhooks/src/config.ts";
+import { loadConfig as loadPortalConfig } from "../../services/portal/src/config.ts";
 import { TEST_WEBHOOK_SECRET_KEY } from "../support/env.ts";
 import { readmeConfigurationVariables } from "../support/readme-configuration.ts";
 
@@ -68,7 +69,7 @@ const SERVICES: {
   name: string;
   load: (env: Env) => { developmentProfile: string | null };
   refuses: string[];
-  /** Whether it connects to Kafka (the marketplace writes events through the outbox only). */
+  /** Whether it connects to Kafka (the marketplace writes events through the outbox only; the portal reads no Kafka). */
   kafka?: false;
 }[] = [
   { name: "api", load: loadApiConfig, refuses: [LOOPBACK, DB, KEY] },
@@ -78,6 +79,7 @@ const SERVICES: {
   { name: "leads", load: loadLeadsConfig, refuses: [LOOPBACK, DB, SINK] },
   { name: "media", load: loadMediaConfig, refuses: [DB, S3] },
   { name: "webhooks", load: loadWebhooksConfig, refuses: [LOOPBACK, DB, KEY] },
+  { name: "portal", load: loadPortalConfig, refuses: [LOOPBACK, DB, KEY, SINK], kafka: false },
 ];
 
 function problemsOf(load: () => unknown): string[] {
@@ -105,6 +107,19 @@ describe("NODE_ENV=production with the compose file's development defaults", () 
         expect.stringContaining(LOOPBACK),
       ]);
     expect(loadWebhooksConfig(productionValues).publicBaseUrl).toBe("https://market.example.com");
+  });
+
+  test("the portal refuses no mail relay in production (nobody could sign in), a sink, and a loopback PORTAL_URL", () => {
+    expect(problemsOf(() => loadPortalConfig({ ...productionValues, SMTP_HOST: undefined }))).toEqual([
+      expect.stringContaining("SMTP_HOST is required with NODE_ENV=production: without it nobody can sign in"),
+    ]);
+    expect(problemsOf(() => loadPortalConfig({ ...productionValues, SMTP_HOST: "mailpit" }))).toEqual([
+      expect.stringContaining("SMTP_HOST=mailpit is a development mail sink"),
+    ]);
+    expect(
+      problemsOf(() => loadPortalConfig({ ...productionValues, PORTAL_URL: "http://127.0.0.1:8090/portal" })),
+    ).toEqual([expect.stringContaining("PORTAL_URL is a loopback address")]);
+    expect(loadPortalConfig(productionValues).portalUrl).toBe("https://market.example.com/portal");
   });
 
   test("leads refuses no mail relay at all in production (leads would only wait), and any known sink", () => {
@@ -301,9 +316,18 @@ describe("NODE_ENV=production refusals cannot be sidestepped", () => {
     { variable: "LEAD_RATE_LIMIT_PER_LISTING_ADDRESS", value: "0", load: loadMarketplaceConfig, says: "abuse limit" },
     { variable: "LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE", value: "0", load: loadMarketplaceConfig, says: "abuse limit" },
     { variable: "KAFKA_REPLICATION_FACTOR", value: "1", load: loadIndexerConfig, says: "copies of every event" },
+    { variable: "PORTAL_SIGN_IN_LIMIT_PER_ADDRESS", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
+    { variable: "PORTAL_SIGN_IN_LIMIT_PER_EMAIL", value: "0", load: loadPortalConfig, says: "sign-in link limit" },
     // Trusting everyone's X-Forwarded-For: any client names its own address to the inquiry limits and views cap.
     { variable: "TRUST_PROXY_CIDRS", value: "0.0.0.0/0", load: loadMarketplaceConfig, says: "X-Forwarded-For" },
     { variable: "TRUST_PROXY_CIDRS", value: "::/0", load: loadMarketplaceConfig, says: "X-Forwarded-For" },
+    // The portal's sign-in link limits per address count by the same client address.
+    {
+      variable: "TRUST_PROXY_CIDRS",
+      value: "2000::/3",
+      load: loadPortalConfig,
+      says: "sign-in link limits per address",
+    },
     // Issue 40: a credential sent without TLS to another host.
     {
       variable: "REDIS_URL",

@@ -1,15 +1,22 @@
 // Every balancer routes a path by one rule, @pss/contracts site-routing.ts (issue 41): the partner API's paths to the
-// API, every other path to the marketplace. This holds HAProxy's configuration (compose), npm start's local balancer
+// API, /portal and /portal/… to the partner portal, every other path to the marketplace. This holds HAProxy's configuration (compose), npm start's local balancer
 // and both services' own routes to it; the chart's Ingress is held to it in test/kubernetes/chart-lint.test.ts.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { PARTNER_API_EXACT_PATHS, PARTNER_API_PATH_PREFIXES, servedByPartnerApi } from "@pss/contracts";
-import { createAuthenticator } from "../../packages/http-kit/src/index.ts";
+import {
+  PARTNER_API_EXACT_PATHS,
+  PARTNER_API_PATH_PREFIXES,
+  PORTAL_EXACT_PATHS,
+  PORTAL_PATH_PREFIXES,
+  siteServiceOf,
+} from "@pss/contracts";
+import { createAuthenticator, parseTrustedProxies } from "../../packages/http-kit/src/index.ts";
 import { silentLogger } from "@pss/service-kit";
 import { createApp } from "../../services/api/src/app.ts";
 import { createMarketplace } from "../../services/marketplace/src/app.ts";
+import { createPortalApp } from "../../services/portal/src/app.ts";
 import { testWebhookSecrets } from "../support/env.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -24,24 +31,32 @@ function routesOf(app: { routes: { method: string; path: string }[] }): string[]
 }
 
 describe("site routing (the rule every balancer follows)", () => {
-  test("HAProxy sends exactly the partner API's prefixes and paths to the API and every other path to the marketplace", () => {
+  test("HAProxy sends exactly the partner API's paths to the API, the portal's to the portal and every other path to the marketplace", () => {
     const cfg = readFileSync(join(ROOT, "images/balancer/haproxy.cfg"), "utf8");
-    const acl = (kind: string) =>
-      [...cfg.matchAll(new RegExp(`^\\s*acl partner_api ${kind} (\\S+)\\s*$`, "gm"))].map((m) => m[1]);
-    expect(acl("path_beg")).toEqual([...PARTNER_API_PATH_PREFIXES]);
-    expect(acl("path")).toEqual([...PARTNER_API_EXACT_PATHS]);
-    expect(cfg).toMatch(/^\s*use_backend api if partner_api\s*$/m);
-    expect(cfg).toMatch(/^\s*default_backend marketplace\s*$/m);
-    // Compose's backends: every api and every marketplace replica through Docker's DNS.
+    const acl = (name: string, kind: string) =>
+      [...cfg.matchAll(new RegExp(`^\\s*acl ${name} ${kind} (\\S+)\\s*$`, "gm"))].map((m) => m[1]);
+    expect(acl("partner_api", "path_beg")).toEqual([...PARTNER_API_PATH_PREFIXES]);
+    expect(acl("partner_api", "path")).toEqual([...PARTNER_API_EXACT_PATHS]);
+    expect(acl("portal_path", "path_beg")).toEqual([...PORTAL_PATH_PREFIXES]);
+    expect(acl("portal_path", "path")).toEqual([...PORTAL_EXACT_PATHS]);
+    const routing = [...cfg.matchAll(/^\s*((?:use|default)_backend .*?)\s*$/gm)].map((m) => m[1]);
+    expect(routing).toEqual([
+      "use_backend api if partner_api",
+      "use_backend portal if portal_path",
+      "default_backend marketplace",
+    ]);
+    // Compose's backends: every api, marketplace and portal replica through Docker's DNS.
     const backends = readFileSync(join(ROOT, "images/balancer/backend-compose.cfg"), "utf8");
     expect(backends).toMatch(/^backend api\n(?:.*\n)*?\s*server-template api \d+ api:8080 /m);
     expect(backends).toMatch(/^backend marketplace\n(?:.*\n)*?\s*server-template marketplace \d+ marketplace:8088 /m);
+    expect(backends).toMatch(/^backend portal\n(?:.*\n)*?\s*server-template portal \d+ portal:8090 /m);
   });
 
   test("npm start's local balancer routes by the same function", () => {
     const source = readFileSync(join(ROOT, "scripts/local-balancer.ts"), "utf8");
-    expect(source).toContain('import { servedByPartnerApi } from "@pss/contracts"');
-    expect(source).toMatch(/servedByPartnerApi\(url\.pathname\) \? opts\.apiUrl : opts\.marketplaceUrl/);
+    expect(source).toContain('import { siteServiceOf, type SiteService } from "@pss/contracts"');
+    expect(source).toMatch(/targets\[siteServiceOf\(url\.pathname\)\]/);
+    expect(source).toMatch(/api: opts\.apiUrl,\s*portal: opts\.portalUrl,\s*marketplace: opts\.marketplaceUrl,/);
   });
 
   test("the rule's answers for the paths partners and buyers use", () => {
@@ -58,11 +73,15 @@ describe("site routing (the rule every balancer follows)", () => {
       "/docs/x",
       "/partners/",
     ];
-    expect(partner.filter((p) => !servedByPartnerApi(p))).toEqual([]);
-    expect(buyer.filter((p) => servedByPartnerApi(p))).toEqual([]);
+    const portal = ["/portal", "/portal/", "/portal/sign-in", "/portal/live/listings"];
+    expect(partner.map(siteServiceOf)).toEqual(partner.map(() => "api"));
+    expect(portal.map(siteServiceOf)).toEqual(portal.map(() => "portal"));
+    expect([...buyer, "/portalx", "/portals/"].map(siteServiceOf)).toEqual(
+      [...buyer, "/portalx", "/portals/"].map(() => "marketplace"),
+    );
   });
 
-  test("every route the API serves falls on the API's side, and every route the marketplace serves on its own", async () => {
+  test("every route the API, the marketplace and the portal serve falls on its own service's side", async () => {
     const sql = idleSql();
     try {
       const api = createApp({
@@ -81,13 +100,30 @@ describe("site routing (the rule every balancer follows)", () => {
         publicBaseUrl: "https://market.example.test",
         maxBodyBytes: 1_048_576,
       });
+      // Built to list its routes: the sign-in, sessions and previews are never called here.
+      const portal = createPortalApp({
+        sql,
+        logger: silentLogger,
+        signIn: {} as never,
+        sessions: {} as never,
+        previews: {} as never,
+        publicBaseUrl: "https://market.example.test",
+        portalUrl: "https://market.example.test/portal",
+        trustedProxies: parseTrustedProxies("").proxies,
+        overviewCacheMs: 0,
+        webhookSecrets: testWebhookSecrets(),
+        resendDailyBudget: 10,
+      });
       const apiRoutes = routesOf(api);
       const marketRoutes = routesOf(marketplace);
+      const portalRoutes = routesOf(portal);
       expect(apiRoutes.length).toBeGreaterThan(20);
       expect(marketRoutes.length).toBeGreaterThan(10);
+      expect(portalRoutes.length).toBeGreaterThan(5);
       const path = (route: string) => route.slice(route.indexOf(" ") + 1);
-      expect(apiRoutes.filter((r) => !servedByPartnerApi(path(r)))).toEqual([]);
-      expect(marketRoutes.filter((r) => servedByPartnerApi(path(r)))).toEqual([]);
+      expect(apiRoutes.filter((r) => siteServiceOf(path(r)) !== "api")).toEqual([]);
+      expect(marketRoutes.filter((r) => siteServiceOf(path(r)) !== "marketplace")).toEqual([]);
+      expect(portalRoutes.filter((r) => siteServiceOf(path(r)) !== "portal")).toEqual([]);
       // The buyers' routes the issue names are the marketplace's, the partner API's own are the API's.
       expect(marketRoutes).toEqual(
         expect.arrayContaining([

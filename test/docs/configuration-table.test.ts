@@ -43,6 +43,18 @@ function variablesReadByCode(): Set<string> {
     // Any other setting refused in production unless NAME_I_UNDERSTAND=true (production-safety.ts).
     for (const m of text.matchAll(/\brefuseUnlessUnderstood\(\s*r,\s*"([A-Z0-9_]+)"/g))
       names.add(`${m[1]}_I_UNDERSTAND`);
+    // A server's TLS files: <PREFIX>_TLS_CA_FILE, _CERT_FILE, _KEY_FILE (tls-files.ts).
+    for (const m of text.matchAll(/\breadTlsFiles\(\s*r,\s*"([A-Z0-9_]+)"/g))
+      for (const file of ["CA", "CERT", "KEY"]) names.add(`${m[1]}_TLS_${file}_FILE`);
+    // A server named by URL (connection-security.ts readUrlSecurity): <PREFIX>_USERNAME and _PASSWORD winning over
+    // the URL's, its TLS files, and <PREFIX>_URL_I_UNDERSTAND for a password sent without TLS.
+    for (const m of text.matchAll(/\breadUrlSecurity\(\s*r,\s*\w+,\s*\{\s*prefix:\s*"([A-Z0-9_]+)"/g)) {
+      for (const file of ["CA", "CERT", "KEY"]) names.add(`${m[1]}_TLS_${file}_FILE`);
+      names.add(`${m[1]}_USERNAME`).add(`${m[1]}_PASSWORD`).add(`${m[1]}_URL_I_UNDERSTAND`);
+    }
+    // A credential sent without TLS, refused in production unless NAME_I_UNDERSTAND=true (production-safety.ts).
+    for (const m of text.matchAll(/\bcheckPlaintextCredential\(\s*r,\s*\{\s*variable:\s*"([A-Z0-9_]+)"/g))
+      names.add(`${m[1]}_I_UNDERSTAND`);
     // A secret key is read as NAME or NAME_FILE (secret-key-config.ts).
     for (const m of text.matchAll(/\b(?:readSecretKey\(\s*r|readRequiredKey\(\s*r,\s*env),\s*"([A-Z0-9_]+)"/g))
       names.add(m[1]!).add(`${m[1]}_FILE`);

@@ -95,9 +95,11 @@ afterAll(async () => {
 
 it("helm install --wait brings the release up; a partner's listing with photos becomes searchable, its variants are in the object store, a webhook and one lead e-mail are delivered", async () => {
   let t0 = Date.now();
-  await helm(["install", release, CHART, ...installValues(env!.images.PSS_IMAGE!), "--wait", "--timeout", "8m"], {
-    timeoutMs: 500_000,
-  });
+  await context.explained(
+    helm(["install", release, CHART, ...installValues(env!.images.PSS_IMAGE!), "--wait", "--timeout", "8m"], {
+      timeoutMs: 500_000,
+    }),
+  );
   timings.install = seconds(t0);
   for (const c of [
     "api",

@@ -13,6 +13,7 @@ import { loadConfig as indexerConfig } from "../../services/indexer/src/config.t
 import { loadConfig as leadsConfig } from "../../services/leads/src/config.ts";
 import { loadConfig as mediaConfig } from "../../services/media/src/config.ts";
 import { loadConfig as webhooksConfig } from "../../services/webhooks/src/config.ts";
+import { loadConfig as portalConfig } from "../../services/portal/src/config.ts";
 import {
   CHART,
   DEV_VALUES,
@@ -29,9 +30,9 @@ if (!bin)
   console.error("chart lint tests skipped: no helm (npm test builds it from the Go module proxy when Go is there)");
 const it = bin ? test : test.skip;
 
-const SERVICES = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const SERVICES = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks", "portal"] as const;
 /** The services with a public port (and Service), the rest are workers. */
-const PUBLIC: readonly Service[] = ["api", "marketplace"];
+const PUBLIC: readonly Service[] = ["api", "marketplace", "portal"];
 type Service = (typeof SERVICES)[number];
 const HEALTH_PORTS: Record<Service, number> = {
   api: 8085,
@@ -41,6 +42,7 @@ const HEALTH_PORTS: Record<Service, number> = {
   indexer: 8082,
   leads: 8083,
   webhooks: 8086,
+  portal: 8087,
 };
 const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unknown> = {
   api: apiConfig,
@@ -50,6 +52,7 @@ const LOADERS: Record<Service, (env: Record<string, string | undefined>) => unkn
   indexer: indexerConfig,
   leads: leadsConfig,
   webhooks: webhooksConfig,
+  portal: portalConfig,
 };
 const production = PRODUCTION_SETTINGS.flatMap((s) => ["--set", s]);
 
@@ -126,11 +129,15 @@ describe("the Helm chart", () => {
     expect(containerEnv(docs, "leads").SMTP_HOST).toBe("smtp.example.com");
     expect(containerEnv(docs, "leads").SMTP_FROM).toBe("Listings <leads@example.com>");
     expect(containerEnv(docs, "api").KAFKA_REPLICATION_FACTOR).toBe("3");
+    // The portal e-mails sign-in links through the same relay, and serves on the port its Service names.
+    expect(containerEnv(docs, "portal").SMTP_HOST).toBe("smtp.example.com");
+    expect(containerEnv(docs, "portal").PORTAL_PORT).toBe("8090");
     // One webhook key, the one given, the same for the API and the webhooks service.
     const key = containerEnv(docs, "api").WEBHOOK_SECRET_KEY!;
     expect(Buffer.from(key, "base64").length).toBe(32);
     expect(`webhookSecretKey.value=${key}`).toBe(PRODUCTION_SETTINGS.at(-1)!);
     expect(containerEnv(docs, "webhooks").WEBHOOK_SECRET_KEY).toBe(key);
+    expect(containerEnv(docs, "portal").WEBHOOK_SECRET_KEY).toBe(key);
 
     const job = byKind(docs, "Job")[0]!;
     expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
@@ -288,7 +295,7 @@ describe("the Helm chart", () => {
     expect(annotations(own)["checksum/config"]).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it("keeps public traffic and monitoring apart: the API's and the marketplace's Services have only their public port, every service a ClusterIP health Service, and a NetworkPolicy (on by default) admits only the ingress controller and the monitoring namespace", async () => {
+  it("keeps public traffic and monitoring apart: the API's, the marketplace's and the portal's Services have only their public port, every service a ClusterIP health Service, and a NetworkPolicy (on by default) admits only the ingress controller and the monitoring namespace", async () => {
     const docs = await template([...production, "--set", "services.api.service.type=LoadBalancer"]);
     const services = Object.fromEntries(byKind(docs, "Service").map((s) => [s.metadata.name, s.spec]));
     const api = services["pss-partner-syndication-service-api"]!;
@@ -301,6 +308,12 @@ describe("the Helm chart", () => {
     expect(deployment(docs, "marketplace").spec.template.spec.containers[0].ports).toEqual([
       { name: "http", containerPort: 8088 },
       { name: "health", containerPort: 8089 },
+    ]);
+    const portal = services["pss-partner-syndication-service-portal"]!;
+    expect([portal.type, portal.ports]).toEqual(["ClusterIP", [{ name: "http", port: 8090, targetPort: "http" }]]);
+    expect(deployment(docs, "portal").spec.template.spec.containers[0].ports).toEqual([
+      { name: "http", containerPort: 8090 },
+      { name: "health", containerPort: 8087 },
     ]);
     for (const service of SERVICES) {
       const health = services[`pss-partner-syndication-service-${service}-health`]!;
@@ -364,7 +377,7 @@ describe("the Helm chart", () => {
     const [ingress] = byKind(docs, "Ingress");
     expect(ingress!.spec.rules[0].host).toBe("listings.example.com");
     expect(ingress!.spec.tls[0].secretName).toBe("listings-tls");
-    // The rule every balancer follows (@pss/contracts site-routing.ts): the partner API's paths, then the rest.
+    // The rule every balancer follows (@pss/contracts site-routing.ts): the partner API's paths, the portal's, then the rest.
     expect(
       ingress!.spec.rules[0].http.paths.map(
         (p: { path: string; pathType: string; backend: { service: { name: string; port: unknown } } }) => [
@@ -377,6 +390,7 @@ describe("the Helm chart", () => {
     ).toEqual([
       ["/partner/", "Prefix", "api", { name: "http" }],
       ["/docs", "Exact", "api", { name: "http" }],
+      ["/portal", "Prefix", "portal", { name: "http" }],
       ["/", "Prefix", "marketplace", { name: "http" }],
     ]);
     const [monitor] = byKind(docs, "ServiceMonitor");

@@ -155,7 +155,13 @@ function valuesYaml(): string {
     s3: { endpoint: servers.s3.endpoint, bucket: servers.s3.env.S3_BUCKET, existingSecret: "prod-s3" },
     smtp: { existingSecret: "prod-smtp" },
     webhookSecretKey: { existingSecret: "prod-webhook-key" },
-    env: { OPENSEARCH_INDEX_ALIAS: servers.searchAlias, KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true" },
+    env: {
+      OPENSEARCH_INDEX_ALIAS: servers.searchAlias,
+      KAFKA_REPLICATION_FACTOR_I_UNDERSTAND: "true",
+      // This process's Redis takes a password over plaintext on the node's private address: production refuses
+      // that unless told the network is trusted (docs/operations.md, "Connecting to managed servers").
+      REDIS_URL_I_UNDERSTAND: "true",
+    },
     // The node has two cores: small requests, two API and two marketplace pods (an upgrade never leaves either
     // without a ready pod).
     services: {
@@ -269,9 +275,9 @@ afterAll(async () => {
 
 it("helm install --wait of the production values from the registry: the migration hook runs first under its own ServiceAccount, the services pull the image by digest, credentials only in Secrets, public and health Services apart", async () => {
   const t0 = Date.now();
-  const out = await helm(["install", release, CHART, "-f", valuesFile, "--wait", "--timeout", "5m"], {
-    timeoutMs: 330_000,
-  });
+  const out = await context.explained(
+    helm(["install", release, CHART, "-f", valuesFile, "--wait", "--timeout", "5m"], { timeoutMs: 330_000 }),
+  );
   timings.install = seconds(t0);
   // NOTES.txt: the first-key command, for this release.
   expect(out).toContain(
@@ -338,7 +344,9 @@ it("helm upgrade --wait to the next image digest under steady writes: 0 failed r
     await Bun.sleep(3_000);
     const t1 = Date.now();
     upgradeStarted = new Date();
-    await helm(["upgrade", release, CHART, ...nextRelease(), "--wait", "--timeout", "5m"], { timeoutMs: 330_000 });
+    await context.explained(
+      helm(["upgrade", release, CHART, ...nextRelease(), "--wait", "--timeout", "5m"], { timeoutMs: 330_000 }),
+    );
     upgradeSeconds = seconds(t1);
   });
   timings.upgrade = upgradeSeconds;
@@ -417,7 +425,7 @@ it("the backup CronJob, triggered once, writes a backup to the object store; the
 it("helm rollback to the first revision: the first digest runs again and writes work", async () => {
   expect(timings.upgrade).toBeGreaterThan(0);
   const t0 = Date.now();
-  await helm(["rollback", release, "1", "--wait", "--timeout", "5m"], { timeoutMs: 330_000 });
+  await context.explained(helm(["rollback", release, "1", "--wait", "--timeout", "5m"], { timeoutMs: 330_000 }));
   timings.rollback = seconds(t0);
   await expectImage(`${registry.repository}:${registry.tags[0]}@${registry.digest}`);
   const { id, status } = await journey.putListing(`after-rollback-${token}`, `After rollback ${token}rb`, ["rb-1"]);

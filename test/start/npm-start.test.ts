@@ -67,6 +67,8 @@ const ports = {
   indexer: 0,
   leads: 0,
   webhooks: 0,
+  portal: 0,
+  portalHealth: 0,
 };
 
 async function until<T>(
@@ -195,6 +197,8 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     INDEXER_HEALTH_PORT: String(ports.indexer),
     LEADS_HEALTH_PORT: String(ports.leads),
     WEBHOOKS_HEALTH_PORT: String(ports.webhooks),
+    PORTAL_PORT: String(ports.portal),
+    PORTAL_HEALTH_PORT: String(ports.portalHealth),
     PUBLIC_BASE_URL: publicBase,
     MEDIA_ALLOWED_HOSTS: `127.0.0.1:${images.port}`,
     MEDIA_CONSUMER_GROUP: groups.media,
@@ -206,6 +210,9 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
     REPORT_TRACKER_CONSUMER_GROUP: `${groups.webhooks}-reports`,
     OPENSEARCH_INDEX_ALIAS: alias,
     LOG_LEVEL: "warn",
+    // No trace store: start.ts would start the local Zipkin (infrastructure, which outlives it by design) wherever
+    // none answers on its port, as on a clean CI machine, and this test starts no infrastructure.
+    PSS_ZIPKIN: "0",
   };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   start = Bun.spawn([process.execPath, join(ROOT, "scripts", "start.ts")], {
@@ -226,7 +233,14 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
   );
   expect(start.exitCode).toBeNull();
   expect(output.filter((l) => /^start: .*exited with code/.test(l))).toEqual([]);
+  expect(output.find((l) => l.startsWith("start: all services ready"))).not.toContain("traces:");
   for (const port of Object.values(ports)) expect([port, await answers(port)]).toEqual([port, true]);
+  // The partner portal answers at /portal/ of the one address (the local balancer sends it there), and on its own port.
+  for (const base of [apiBase, `http://127.0.0.1:${ports.portal}`]) {
+    const signIn = await fetch(`${base}/portal/sign-in`);
+    expect([base, signIn.status]).toEqual([base, 200]);
+    expect(await signIn.text()).toContain("Sign in to the partner portal");
+  }
 
   // --- a partner PUTs a broker and a listing with two photos from the image host ---------------------------------
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
@@ -318,7 +332,7 @@ test("npm start stores a listing's photo variants in the S3 server, a browser sh
 
   // --- SIGTERM stops start.ts and everything under it, and the ports go quiet ----------------------------------------
   const tree = descendants(start.pid);
-  expect(tree.length).toBeGreaterThanOrEqual(5); // the five services (the API adds workers)
+  expect(tree.length).toBeGreaterThanOrEqual(6); // the six services (the API adds workers)
   start.kill("SIGTERM");
   const code = await Promise.race([start.exited, Bun.sleep(35_000).then(() => "still running")]);
   expect(code).toBe(0);

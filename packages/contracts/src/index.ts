@@ -26,3 +26,5 @@ export * from "./http/stats.ts";
 export * from "./untyped-json.ts";
 export * from "./variant-urls.ts";
 export * from "./site-routing.ts";
+export * from "./http/portal-users.ts";
+export * from "./warning-fixes.ts";

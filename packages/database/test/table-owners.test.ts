@@ -10,11 +10,12 @@ const root = join(import.meta.dir, "..", "..", "..");
 const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
 afterAll(() => sql.end());
 
+/** Tables and partitioned tables; a partition belongs to its parent (api_request_log_0 … to api_request_log). */
 async function tableComments(): Promise<Map<string, string | null>> {
   const rows = await sql<{ name: string; comment: string | null }[]>`
     SELECT c.relname AS name, obj_description(c.oid, 'pg_class') AS comment
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')`;
+    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition`;
   return new Map(rows.map((r) => [r.name, r.comment]));
 }
 

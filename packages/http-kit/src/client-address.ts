@@ -1,6 +1,7 @@
 // Who is asking, for the abuse limits on public lead intake and the buyer statistics' visitor cap.
 import { BlockList, isIP } from "node:net";
 import type { Server } from "bun";
+import { type EnvReader, refuseUnlessUnderstood } from "@pss/service-kit";
 
 /**
  * The proxies whose X-Forwarded-For the API believes (TRUST_PROXY_CIDRS; docs/operations.md, "Trusted proxies"):
@@ -130,6 +131,25 @@ export function parseTrustedProxies(text: string): { proxies: TrustedProxies; pr
     problems,
     broad,
   };
+}
+
+/**
+ * TRUST_PROXY_CIDRS as a service reads it (the API and the portal): its problems reported, and a range as wide as
+ * the internet refused under production unless TRUST_PROXY_CIDRS_I_UNDERSTAND=true, since trusting (nearly)
+ * everyone is the old TRUST_PROXY=true again: any client names its own address. `countedPerClient` says what
+ * would then stop counting per client.
+ */
+export function readTrustedProxiesSetting(r: EnvReader, countedPerClient: string): TrustedProxies {
+  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
+  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
+  if (broad.length > 0)
+    refuseUnlessUnderstood(
+      r,
+      "TRUST_PROXY_CIDRS",
+      broad.join(","),
+      `trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so ${countedPerClient} no longer count per client`,
+    );
+  return proxies;
 }
 
 /**

@@ -26,6 +26,21 @@ export interface HttpPipelineOptions {
   notFoundResponse?: (request: Request) => Response | null;
   /** Fields the request log line adds, read from the request's context (the API: the partner). */
   logFields?: (context: object) => Record<string, unknown>;
+  /**
+   * Sees every answered request once it was sent (the API's request log for the partner portal); absent = nothing
+   * more is kept per request.
+   */
+  onAnswered?: (context: object, answered: AnsweredRequest) => void;
+}
+
+/** A request as onAnswered sees it. */
+export interface AnsweredRequest {
+  /** When it arrived, in epoch milliseconds. */
+  at: number;
+  status: number;
+  durationMs: number;
+  /** The JSON error body answered to a 4xx request (null otherwise). */
+  clientError: unknown;
 }
 
 /** A body that broke a rule while being parsed. Kept until the route's guard has run, so 401 comes first. */
@@ -71,7 +86,9 @@ export function createHttpPipeline(opts: HttpPipelineOptions): HttpPipeline {
   const started = new WeakMap<Request, number>();
   /** Requests no route served (404/405 by unrouted()): one route label value, whatever the path. */
   const unmatched = new WeakSet<Request>();
-  const timed = opts.httpMetrics !== undefined || logger.enabled("info");
+  const timed = opts.httpMetrics !== undefined || logger.enabled("info") || opts.onAnswered !== undefined;
+  /** The error answers of 4xx requests, for onAnswered. */
+  const clientErrors = new WeakMap<Request, unknown>();
   let app: AnyElysia | null = null;
   let routeTable: { method: string; fixed: boolean; pattern: RegExp }[] | null = null;
 
@@ -141,16 +158,26 @@ export function createHttpPipeline(opts: HttpPipelineOptions): HttpPipeline {
           Object.assign(set.headers, traceResponseHeaders(trace));
           set.headers["content-type"] = "application/json";
           for (const [k, v] of Object.entries(mapped.headers ?? {})) set.headers[k] = v;
+          if (opts.onAnswered && mapped.status >= 400 && mapped.status < 500) clientErrors.set(request, mapped.body);
           return mapped.body;
         })
         .onAfterResponse((context) => {
           const { request, set, route } = context;
           const begun = started.get(request);
+          const status = statusNumber(set.status);
+          if (opts.onAnswered && begun !== undefined) {
+            opts.onAnswered(context, {
+              at: performance.timeOrigin + begun,
+              status,
+              durationMs: Math.round((performance.now() - begun) * 10) / 10,
+              clientError: clientErrors.get(request) ?? null,
+            });
+          }
           if (opts.httpMetrics && begun !== undefined) {
             opts.httpMetrics.observe({
               method: request.method,
               route: unmatched.has(request) ? null : route,
-              status: statusNumber(set.status),
+              status,
               seconds: (performance.now() - begun) / 1000,
             });
           }

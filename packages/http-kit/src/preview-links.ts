@@ -9,14 +9,15 @@ import type postgres from "postgres";
 export const MIN_PREVIEW_SECRET_LENGTH = 32;
 
 /**
- * PREVIEW_LINK_SECRET (the same on every API and marketplace instance: the API signs, the marketplace verifies);
+ * PREVIEW_LINK_SECRET (the same on every API, portal and marketplace instance: the API and the portal sign, the
+ * marketplace verifies);
  * undefined: the key kept in PostgreSQL.
  */
 export function readPreviewLinkSecret(r: EnvReader): string | undefined {
   const secret = r.optionalString("PREVIEW_LINK_SECRET");
   if (secret !== undefined && secret.length < MIN_PREVIEW_SECRET_LENGTH)
     r.problem(
-      `PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API and marketplace instance)`,
+      `PREVIEW_LINK_SECRET must be at least ${MIN_PREVIEW_SECRET_LENGTH} characters (a random value, the same on every API, portal and marketplace instance)`,
     );
   return secret;
 }

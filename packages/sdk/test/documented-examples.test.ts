@@ -124,7 +124,7 @@ describe("docs/sdk.md", () => {
     });
     const [out, code] = await Promise.all([new Response(tsc.stdout).text(), tsc.exited]);
     expect({ code, out }).toEqual({ code: 0, out: "" });
-  }, 60_000);
+  }, 180_000);
 
   for (const [n, { block, output }] of programs.entries()) {
     test(`example ${n + 1} (${where(doc, block)}) runs and prints what the document shows`, async () => {

@@ -172,4 +172,4 @@ export const wrong: ListingBody = { status: "LIVE" };
   const r = await run(["node", tsc, "-p", "tsconfig.json"], project);
   expect(r.out + r.err).toBe("");
   expect(r.code).toBe(0);
-});
+}, 180_000);

@@ -85,7 +85,7 @@ test("a 2,000-record feed syncs, and a re-run with --resume sends nothing", asyn
       .slice(beforeRerun)
       .map((r) => `${r.method} ${r.path}`),
   ).toEqual(["GET /partner/v1/health", "GET /partner/v1/openapi.json"]);
-});
+}, 180_000);
 
 test("--batch-size 1 sends one PUT per record", async () => {
   const partner = await fx.createPartner();

@@ -146,16 +146,27 @@ export function checkSecretKey(r: EnvReader, name: string, key: Buffer, known: r
     );
 }
 
-/** Where lead e-mails go under production: somewhere real (a broker's inbox, through your relay). */
-export function checkMailHost(r: EnvReader, smtpHost: string | undefined): void {
+/** What a service's mail is for, in the sentences checkMailHost says when it refuses (the leads service's by default). */
+export interface MailPurpose {
+  /** Completes "without it …". */
+  withoutIt: string;
+  /** Completes "refused with NODE_ENV=production: …". */
+  sinkMeans: string;
+}
+
+export const LEAD_MAIL: MailPurpose = {
+  withoutIt: "no lead is e-mailed to its broker (leads would wait as pending)",
+  sinkMeans: "buyers' inquiries would never reach brokers",
+};
+
+/** Where a service's e-mails go under production: somewhere real (a broker's inbox, through your relay). */
+export function checkMailHost(r: EnvReader, smtpHost: string | undefined, purpose: MailPurpose = LEAD_MAIL): void {
   if (!isProduction(r)) return;
   if (smtpHost === undefined)
-    r.problem(
-      "SMTP_HOST is required with NODE_ENV=production: without it no lead is e-mailed to its broker (leads would wait as pending)",
-    );
+    r.problem(`SMTP_HOST is required with NODE_ENV=production: without it ${purpose.withoutIt}`);
   else if (isMailSinkHost(smtpHost))
     r.problem(
-      `SMTP_HOST=${smtpHost} is a development mail sink, refused with NODE_ENV=production: buyers' inquiries would never reach brokers; set your mail relay`,
+      `SMTP_HOST=${smtpHost} is a development mail sink, refused with NODE_ENV=production: ${purpose.sinkMeans}; set your mail relay`,
     );
 }
 

@@ -18,6 +18,7 @@ import type postgres from "postgres";
 // wires them (docs/architecture.md).
 import { AdminError, createPartnerAdmin, MAX_LIST } from "@pss/api/partner-admin";
 import { createOutboxStatus } from "@pss/api/outbox-status";
+import { createPortalUserAdmin } from "@pss/api/portal-users";
 import { reindex } from "@pss/indexer/reindex";
 import { copyVariants } from "@pss/media/copy-variants";
 import { createFailedMediaReset } from "@pss/media/failed-media-reset";
@@ -206,6 +207,34 @@ export const COMMANDS: Record<string, Command> = {
       if (cacheWarning) ctx.warn(`warning: ${cacheWarning}`);
       return result;
     },
+  },
+  "portal-users invite": {
+    usage:
+      "portal-users invite --partner <partnerId> --email <address> [--lead-access]   (the portal e-mails an invitation; again: changes --lead-access)",
+    flags: { partner: "value", email: "value", "lead-access": "boolean" },
+    required: ["partner", "email"],
+    needs: ["postgres"],
+    run: (ctx, f) =>
+      createPortalUserAdmin(ctx.sql()).invite({
+        partnerId: uuid(f, "partner", "--partner"),
+        email: str(f, "email"),
+        leadAccess: f["lead-access"] === true,
+      }),
+  },
+  "portal-users list": {
+    usage: "portal-users list --partner <partnerId>",
+    flags: { partner: "value" },
+    required: ["partner"],
+    needs: ["postgres"],
+    run: (ctx, f) => createPortalUserAdmin(ctx.sql()).list(uuid(f, "partner", "--partner")),
+  },
+  "portal-users remove": {
+    usage: "portal-users remove --partner <partnerId> --email <address>   (signs them out everywhere at once)",
+    flags: { partner: "value", email: "value" },
+    required: ["partner", "email"],
+    needs: ["postgres"],
+    run: (ctx, f) =>
+      createPortalUserAdmin(ctx.sql()).remove({ partnerId: uuid(f, "partner", "--partner"), email: str(f, "email") }),
   },
   "offices list": {
     usage: "offices list [--partner <partnerId>] [--organization <organizationId>] [--limit <n>]",

@@ -10,15 +10,19 @@ import {
   createIdempotencyLayer,
   createPreviewLinks,
   createRequestTraces,
+  pathOf,
   throwBodyRejection,
+  type AnsweredRequest,
   type Authenticator,
   type PreviewLinks,
   type RateLimiter,
+  type RequestTraces,
 } from "@pss/http-kit";
 import { PUBLIC_API_OPERATIONS } from "@pss/marketplace/public-api-docs";
 import { createBrokerRoutes } from "./brokers/broker-routes.ts";
 import { renderDocsPage } from "./docs/docs-page.ts";
 import { buildOpenApiDocument, OPENAPI_EXAMPLES, withExamples, type OpenApiDocument } from "./docs/openapi.ts";
+import { storedError, type RequestLog } from "./request-log/request-log.ts";
 import { createLeadCountRoutes, type LeadCountOptions } from "./lead-counts/lead-count-routes.ts";
 import { createListingRoutes } from "./listings/listing-routes.ts";
 import { createFeedRoutes } from "./feed/feed-routes.ts";
@@ -31,6 +35,7 @@ import {
   DEFAULT_WRITE_GROUP_CONCURRENCY,
   type WriteGroupStats,
 } from "./listings/listing-write-groups.ts";
+import { createPortalUserRoutes } from "./portal-users/portal-user-routes.ts";
 import { createTestModeRoutes } from "./test-mode/test-mode-routes.ts";
 import { DEFAULT_RESEND_DAILY_BUDGET } from "./webhooks/webhook-resend.ts";
 import { createWebhookRoutes } from "./webhooks/webhook-routes.ts";
@@ -54,6 +59,8 @@ export interface AppDeps {
   webhookResendDailyBudget?: number;
   /** How long the answer to a POST sent with an Idempotency-Key is kept (default 24 hours). */
   idempotencyRetentionHours?: number;
+  /** Where every request a key authenticated is recorded for the partner portal; absent = not recorded. */
+  requestLog?: RequestLog;
   /**
    * Group writes of single listing PUTs in flight at once (WRITE_GROUP_CONCURRENCY; listing-write-groups.ts): PUTs
    * that arrive while that many are being written are written together; 0: each PUT alone. Default
@@ -78,6 +85,28 @@ const isBatchRoute = (method: string, route: string) => BATCH_ROUTES.has(`${meth
 /** Under the partner prefix but readable without a key: integrators read the contract before onboarding. */
 const PUBLIC_PARTNER_PATHS = ["/partner/v1/openapi.json"];
 
+/** Records each request a key authenticated, with its answer (a 4xx's error body), in the partner's request log. */
+function requestLogRecorder(requestLog: RequestLog, traces: RequestTraces) {
+  return (context: object, answered: AnsweredRequest) => {
+    const principal = principalIn(context);
+    if (!principal) return;
+    const { request } = context as { request: Request };
+    const query = request.url.indexOf("?");
+    requestLog.record({
+      at: answered.at,
+      partnerId: principal.partnerId,
+      mode: principal.mode,
+      keyId: principal.keyId,
+      method: request.method,
+      path: pathOf(request.url) + (query >= 0 ? request.url.slice(query) : ""),
+      status: answered.status,
+      durationMs: answered.durationMs,
+      requestId: traces.of(request).requestId,
+      error: answered.status >= 400 && answered.status < 500 ? storedError(answered.clientError) : null,
+    });
+  };
+}
+
 export function createApp(appDeps: AppDeps) {
   registerFormats();
   // POSTs with an Idempotency-Key run in one transaction with their key (idempotency.ts in @pss/http-kit): every
@@ -97,6 +126,8 @@ export function createApp(appDeps: AppDeps) {
     // A batch applies the text rules to each item's body itself: one bad item must not refuse the others.
     textRules: (method, route) => !isBatchRoute(method, route),
     logFields: (context) => ({ partnerId: principalIn(context)?.partnerId }),
+    // Every request a key authenticated, with its answer, for the partner portal's "API requests".
+    onAnswered: deps.requestLog && requestLogRecorder(deps.requestLog, traces),
   });
   const previews =
     deps.previews ?? createPreviewLinks({ sql: deps.sql, publicBaseUrl: deps.publicBaseUrl, ttlSeconds: 3600 });
@@ -136,6 +167,7 @@ export function createApp(appDeps: AppDeps) {
         .use(createStatsRoutes(partner))
         .use(createLeadCountRoutes(partner, deps.leadCounts ?? {}))
         .use(createTestModeRoutes(partner))
+        .use(createPortalUserRoutes(partner))
         .use(
           createWebhookRoutes(partner, {
             secrets: deps.webhookSecrets,

@@ -73,6 +73,8 @@ export interface ApiConfig {
   sandbox: SandboxConfig;
   /** Days the change feed keeps its events (GET /partner/v1/events); at least FEED_RETENTION_DAYS. */
   feedRetentionDays: number;
+  /** Records every request a key authenticated for the partner portal (API_REQUEST_LOG; docs/portal.md). */
+  requestLog: boolean;
 }
 
 export interface SandboxConfig {
@@ -145,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     sandbox: readSandboxConfig(r),
     feedRetentionDays: r.int("FEED_RETENTION_DAYS", FEED_RETENTION_DAYS, { min: FEED_RETENTION_DAYS, max: 36500 }),
+    requestLog: r.bool("API_REQUEST_LOG", true),
   };
   r.done();
   return config;

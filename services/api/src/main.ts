@@ -28,6 +28,7 @@ import { createLeadCountCache } from "./lead-counts/lead-count-cache.ts";
 import { createRelayMetrics, registerOutboxGauges } from "./outbox/outbox-metrics.ts";
 import { createOutboxRelay } from "./outbox/outbox-relay.ts";
 import { createOutboxStatus } from "./outbox/outbox-status.ts";
+import { createRequestLog } from "./request-log/request-log.ts";
 import { createRetentionJob } from "./test-mode/retention-job.ts";
 import { createWriteGroupMetrics } from "./listings/write-group-metrics.ts";
 
@@ -90,6 +91,10 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
   // The outbox gauges read shared state: one process reports them (workers' metrics are summed by the primary).
   if (!isWorker || config.workerIndex === 0) registerOutboxGauges(metrics, createOutboxStatus({ sql }), logger);
 
+  // The partner portal's view of every partner request: appended in memory, written in batches off the request path.
+  const requestLog = config.requestLog ? createRequestLog({ sql, logger }) : undefined;
+  requestLog?.start();
+
   // Ready when PostgreSQL answers. Redis and Kafka outages degrade the API (no shared caches or rate limits;
   // events wait in the outbox) but it keeps serving, so they are reported without failing readiness.
   const readiness: Record<string, ReadinessCheck | null> = {
@@ -133,6 +138,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     webhookSecrets: createSecretBox(config.webhookSecretKey),
     webhookResendDailyBudget: config.webhookResendDailyBudget,
     idempotencyRetentionHours: config.idempotencyRetentionHours,
+    requestLog,
     writeGroupConcurrency: config.writeGroupConcurrency,
     writeGroupStats: createWriteGroupMetrics(metrics),
     previews: createPreviewLinks({
@@ -194,6 +200,7 @@ function buildApi({ config, logger, metrics, isStopping, booted, exit, tracing }
     stop: {
       "stop retention job": () => retention.stop(),
       "stop feed sequencer": () => feedSequencer.stop(),
+      "flush request log": async () => requestLog?.stop(),
       "stop outbox relay": async () => {
         await booted;
         await relay.stop();

@@ -441,6 +441,55 @@ describe("admin CLI: offices and broker assignment", () => {
   });
 });
 
+describe("admin CLI: portal users", () => {
+  test("invite gives a person access (the portal e-mails the invitation), again changes lead access; list and remove", async () => {
+    const p = await ok(["partners", "create", "--name", uniqueName("Portal Partner")]);
+    const partnerId = p.partnerId as string;
+    const email = `${uniqueName("staff")}@brokerage.example`;
+    const invited = await ok([
+      "portal-users",
+      "invite",
+      "--partner",
+      partnerId,
+      "--email",
+      email.toUpperCase(),
+      "--lead-access",
+    ]);
+    expect(invited).toMatchObject({
+      partnerId,
+      invited: true,
+      portalUser: { email, leadAccess: true, invitation: "pending", lastSignInAt: null },
+    });
+    const again = await ok(["portal-users", "invite", "--partner", partnerId, "--email", email]);
+    expect(again).toMatchObject({ invited: false, portalUser: { email, leadAccess: false } });
+    const listed = await ok(["portal-users", "list", "--partner", partnerId]);
+    expect(listed.portalUsers.map((u: { email: string }) => u.email)).toEqual([email]);
+    expect(await ok(["portal-users", "remove", "--partner", partnerId, "--email", email])).toMatchObject({
+      removed: email,
+    });
+    await fails(["portal-users", "remove", "--partner", partnerId, "--email", email], 1, /no portal user/);
+  });
+
+  test("names what is wrong: a partner that does not exist, an address that is not one", async () => {
+    await fails(
+      ["portal-users", "invite", "--partner", crypto.randomUUID(), "--email", "a@b.example"],
+      1,
+      /partner .* not found/,
+    );
+    const p = await ok(["partners", "create", "--name", uniqueName("Portal Partner")]);
+    await fails(
+      ["portal-users", "invite", "--partner", p.partnerId as string, "--email", "nobody"],
+      2,
+      /--email must be an e-mail address/,
+    );
+    await fails(
+      ["portal-users", "invite", "--partner", "not-a-uuid", "--email", "a@b.example"],
+      2,
+      /--partner must be a UUID/,
+    );
+  });
+});
+
 describe("admin CLI: bad arguments", () => {
   test("usage errors exit 2 with one line on stderr and nothing on stdout", async () => {
     await fails(["partners", "create"], 2, /requires --name/);

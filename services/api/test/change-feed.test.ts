@@ -370,34 +370,43 @@ test("concurrent writers and a reader paging while they commit: every change exa
     }
   })();
 
-  // A transaction that writes a broker and stays open while everything below commits and is read.
+  // A transaction that writes a broker and stays open while everything below commits and is read: it commits when
+  // told, however long the writes take on a busy machine (a fixed pause could end before them).
   let lateCommitted = false;
+  const { promise: writesDone, resolve: commitLate } = Promise.withResolvers<void>();
   const late = api.sql
     .begin(async (tx) => {
       await upsertBroker(tx, { partnerId: partner.partnerId, mode: "live" }, lateBroker, sample.broker(), {
         origin: { keyId: null, requestId: "late" },
       });
-      await Bun.sleep(1500);
+      await writesDone;
     })
     .then(() => (lateCommitted = true));
 
   const ids = Array.from({ length: 120 }, (_, i) => `${uniqueName("c")}-${i}`);
-  const singles = ids.slice(0, 40).map((id) => partner.put(`/partner/v1/listings/${id}`, sample.listing(broker)));
-  const batches = [ids.slice(40, 80), ids.slice(80, 120)].map((chunk) =>
-    call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
-      key: partner.apiKey,
-      body: { items: chunk.map((id) => ({ externalListingId: id, listing: sample.listing(broker) })) },
-    }),
-  );
-  const answers = await Promise.all([...singles, ...batches]);
-  expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
-  // Updates of the same listings while the late transaction is still open.
-  await Promise.all(
-    ids.slice(0, 60).map((id) => partner.put(`/partner/v1/listings/${id}`, { status: "UNDER_CONTRACT" })),
-  );
-  // The reader has read past (most of) these before the late transaction commits.
-  const beforeLate = seen.length;
-  expect(lateCommitted).toBe(false);
+  let beforeLate: number;
+  try {
+    const singles = ids.slice(0, 40).map((id) => partner.put(`/partner/v1/listings/${id}`, sample.listing(broker)));
+    const batches = [ids.slice(40, 80), ids.slice(80, 120)].map((chunk) =>
+      call(api.baseUrl, "POST", "/partner/v1/listings/batch", {
+        key: partner.apiKey,
+        body: { items: chunk.map((id) => ({ externalListingId: id, listing: sample.listing(broker) })) },
+      }),
+    );
+    const answers = await Promise.all([...singles, ...batches]);
+    expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
+    // Updates of the same listings while the late transaction is still open.
+    await Promise.all(
+      ids.slice(0, 60).map((id) => partner.put(`/partner/v1/listings/${id}`, { status: "UNDER_CONTRACT" })),
+    );
+    // The reader has read past (most of) these before the late transaction commits.
+    const readDeadline = Date.now() + 15_000;
+    while (seen.length === 0 && Date.now() < readDeadline) await Bun.sleep(20);
+    beforeLate = seen.length;
+    expect(lateCommitted).toBe(false);
+  } finally {
+    commitLate();
+  }
   await late;
 
   const expected = 1 + 120 + 60 * 2 + 1; // broker, creates, updates with their status moves, the late broker

@@ -83,11 +83,15 @@ async function scenario(kind: Kind) {
 
   // Fast writers through the API: updates of their own records and new ones, committing before, during and
   // after the slow ones.
-  // They go on for 2.5 s, past the slow commits, so the pass ends after those whatever the paging does.
+  // They go on for 2.5 s, past the slow commits, so the pass ends after those whatever the paging does, and until
+  // they made 40 writes between them however slow a busy machine makes each (at most 30 s).
   const fastUntil = Date.now() + 2500;
+  const fastGiveUp = Date.now() + 30_000;
+  let fastWrites = 0;
+  const writing = () => (Date.now() < fastUntil || fastWrites < 40) && Date.now() < fastGiveUp;
   const fast = fastIds.map(async (own, w) => {
     const ordinals = new Map(own.map((id) => [id, 1]));
-    for (let n = 0; Date.now() < fastUntil && n < 200; n++) {
+    for (let n = 0; writing() && n < 200; n++) {
       let id: string;
       if (n % 4 === 3) {
         id = uniqueName(`${kind}-new-${w}`);
@@ -98,6 +102,7 @@ async function scenario(kind: Kind) {
       const res = await partner.put(path(id), body(ordinal));
       expect([200, 201]).toContain(res.status);
       acks.push({ externalId: id, ordinal, at: Date.now() });
+      fastWrites++;
       await Bun.sleep(20);
     }
   });

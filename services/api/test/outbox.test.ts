@@ -1,3 +1,4 @@
+// npm test: alone: stops and restarts the local Kafka every other file uses
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Topics } from "@pss/contracts";
 import { defaultPaths } from "../../../infra/src/index.ts";

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { WARNING_CODES } from "@pss/contracts";
 import { uniqueName } from "../../../test/support/env.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "./support/harness.ts";
+import { allRecords } from "./support/record-pages.ts";
 
 let api: ApiHarness;
 let partner: Partner;
@@ -64,8 +65,8 @@ describe("listing warnings", () => {
       warnings: put.body.warnings,
       qualityScore: put.body.qualityScore,
     });
-    const page = await partner.get(`/partner/v1/listings?limit=500`);
-    expect(page.body.results.find((l: { externalListingId: string }) => l.externalListingId === id).warnings).toEqual(
+    const listed = await allRecords((path) => partner.get(path), `/partner/v1/listings?limit=500`);
+    expect(listed.find((l: { externalListingId: string }) => l.externalListingId === id).warnings).toEqual(
       put.body.warnings,
     );
   });

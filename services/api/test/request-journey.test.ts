@@ -169,7 +169,14 @@ describe("one PUT's journey through the logs", () => {
       key: String(journey.id),
     });
     // The indexer starts now; its "event handled" line names the message's position.
-    indexer = await startIndexer({ groupId: indexerGroup, startAtEnd: false, logger: logs.logger("indexer") });
+    // Only this partner's events: the group reads everything written since it started, and other files and runs
+    // write to the same topics meanwhile (every foreign listing a dead letter of its own, ahead of ours).
+    indexer = await startIndexer({
+      groupId: indexerGroup,
+      startAtEnd: false,
+      onlyPartners: new Set(partnerIds),
+      logger: logs.logger("indexer"),
+    });
     await indexedState(api.sql, journey.id, 30_000);
     const handled = await until("the indexer's event handled line", () =>
       linesOf("indexer", journey.requestId).find((l) => l.msg === "event handled"),

@@ -371,6 +371,27 @@ test("the status table: every status each operation answers is provoked, and the
   await expectAnswer(name(testLead), 409, { key: testKey });
   await expectAnswer(name(purge), 200, { key: testKey });
   await expectAnswer(name(purge), 403);
+  // Portal users: live keys only (403 to a test key); lead access only from a key with lead tracking (401); an
+  // address that is not one (400); the partner's 501st person (409, the others written directly).
+  const putUser = op(`PUT ${P}/portal-users/{email}`);
+  const deleteUser = op(`DELETE ${P}/portal-users/{email}`);
+  const listUsers = op(`GET ${P}/portal-users`);
+  await expectAnswer(name(putUser), 201);
+  await expectAnswer(name(putUser), 200);
+  await expectAnswer(name(putUser), 401, { key: noLeadKey });
+  await expectAnswer(name(putUser), 403, { key: testKey });
+  await expectAnswer(name(putUser), 400, { path: pathOf(putUser, { email: "not-an-address" }) });
+  await expectAnswer(name(listUsers), 200);
+  await expectAnswer(name(listUsers), 403, { key: testKey });
+  await expectAnswer(name(deleteUser), 403, { key: testKey });
+  await expectAnswer(name(deleteUser), 400, { path: pathOf(deleteUser, { email: "not-an-address" }) });
+  await expectAnswer(name(deleteUser), 200);
+  await expectAnswer(name(deleteUser), 404);
+  await api.sql`
+    INSERT INTO portal_users (partner_id, email, invitation_state, invitation_due_at)
+    SELECT ${partner.partnerId}::uuid, 'person-' || n || '@acme-brokers.example', 'sent', NULL
+    FROM generate_series(1, 500) AS n`;
+  await expectAnswer(name(putUser), 409);
   // Buyers: the listing and broker written above; unknown IDs; a search parameter out of range.
   const search = op("GET /v1/listings");
   await expectAnswer(name(search), 200);

@@ -39,13 +39,21 @@ afterAll(async () => {
   for (const alias of extraAliases) await deleteSearchIndex(alias);
 });
 
+/** Everything this file's consumer group dead-letters is newer than this (the shared topic is read from here). */
+const started = new Date(Date.now() - 60_000);
+
 /** Dead-letter messages this test's consumer group wrote for one key, with their reasons. */
 async function deadLettersFor(key: string): Promise<string[]> {
   const reasons: string[] = [];
-  await readTopicToEnd(idx.kafka, Topics.indexerDeadLetter.name, (message) => {
-    if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId)
-      reasons.push(String(message.headers["x-dead-letter-reason"]));
-  });
+  await readTopicToEnd(
+    idx.kafka,
+    Topics.indexerDeadLetter.name,
+    (message) => {
+      if (message.key?.toString() === key && message.headers?.["x-consumer-group"]?.toString() === idx.groupId)
+        reasons.push(String(message.headers["x-dead-letter-reason"]));
+    },
+    { since: started },
+  );
   return reasons;
 }
 

@@ -48,7 +48,9 @@ describe("leads config", () => {
 
   test("every problem is reported at once", () => {
     const p = problems({ ...base, SMTP_HOST: "h", SMTP_USER: "u", SMTP_PORT: "99999", KAFKA_BROKERS: "" });
-    expect(p).toContain("SMTP_FROM is required when SMTP_HOST is set (the sender of lead e-mails)");
+    expect(p).toContain(
+      "SMTP_FROM is required when SMTP_HOST is set (the sender of every e-mail: lead forwarding, portal sign-in links)",
+    );
     expect(p).toContain("SMTP_PASSWORD is required when SMTP_USER is set");
     expect(p.some((m) => m.startsWith("SMTP_PORT"))).toBe(true);
     expect(p).toContain("KAFKA_BROKERS is required");

@@ -1,9 +1,6 @@
 // The only place the leads service reads its environment. Fails at boot with every problem listed.
-import { isEmail } from "@pss/contracts";
 import {
-  checkMailHost,
   developmentProfileNotice,
-  ConfigError,
   createEnvReader,
   readKafkaConfig,
   readLogLevel,
@@ -15,7 +12,7 @@ import {
   readTracingConfig,
   type TracingConfig,
 } from "@pss/service-kit";
-import type { SmtpConfig } from "./forwarding/smtp-transport.ts";
+import { readSmtpConfig, type SmtpConfig } from "@pss/service-kit/smtp";
 
 export interface LeadsConfig {
   healthPort: number;
@@ -41,37 +38,10 @@ export interface LeadsConfig {
   delivery: { maxAttempts: number; retryBaseMs: number; claimTimeoutMs: number };
 }
 
-/** "Name <address>" or "address" -> the address. */
-function senderAddress(from: string): string {
-  return (/<([^<>]+)>\s*$/.exec(from)?.[1] ?? from).trim();
-}
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): LeadsConfig {
   const r = createEnvReader(env);
   const problems: string[] = [];
-  const smtpHost = r.optionalString("SMTP_HOST");
-  const secure = r.bool("SMTP_SECURE", false);
-  const smtpPort = r.int("SMTP_PORT", secure ? 465 : 587, { min: 1, max: 65535 });
-  const user = r.optionalString("SMTP_USER");
-  const password = r.optionalString("SMTP_PASSWORD");
-  const from = r.optionalString("SMTP_FROM");
-  checkMailHost(r, smtpHost);
-  let smtp: SmtpConfig | null = null;
-  if (smtpHost) {
-    const address = from ? senderAddress(from) : "";
-    if (!from) problems.push("SMTP_FROM is required when SMTP_HOST is set (the sender of lead e-mails)");
-    else if (!isEmail(address)) problems.push(`SMTP_FROM must be an address or "Name <address>", got '${from}'`);
-    if (user && !password) problems.push("SMTP_PASSWORD is required when SMTP_USER is set");
-    smtp = {
-      host: smtpHost,
-      port: smtpPort,
-      secure,
-      user,
-      password,
-      from: from ?? "",
-      fromDomain: address.slice(address.lastIndexOf("@") + 1),
-    };
-  }
+  const smtp = readSmtpConfig(r, problems);
   const config: LeadsConfig = {
     healthPort: r.int("HEALTH_PORT", 8083, { min: 0, max: 65535 }),
     logLevel: readLogLevel(r),
@@ -89,12 +59,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       claimTimeoutMs: r.int("LEAD_DELIVERY_CLAIM_TIMEOUT_SECONDS", 300, { min: 5, max: 86_400 }) * 1000,
     },
   };
-  try {
-    r.done();
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...problems]);
-    throw err;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  for (const p of problems) r.problem(p);
+  r.done();
   return config;
 }

@@ -5,8 +5,8 @@ import { DEFAULT_SEARCH_ALIAS } from "@pss/contracts";
 import { DEFAULT_SAVED_SEARCH_SETTINGS, type SavedSearchSettings } from "./saved-searches/saved-searches.ts";
 import {
   DEFAULT_IDEMPOTENCY_RETENTION_HOURS,
-  parseTrustedProxies,
   readPreviewLinkSecret,
+  readTrustedProxiesSetting,
   type TrustedProxies,
 } from "@pss/http-kit";
 import {
@@ -21,7 +21,6 @@ import {
   readRedisConfig,
   readSearchAlias,
   readTracingConfig,
-  refuseUnlessUnderstood,
   type EnvReader,
   type LogLevel,
   type MediaStorageConfig,
@@ -108,17 +107,7 @@ const REPLACED_SETTINGS: Record<string, string> = {
 function readTrustedProxies(r: EnvReader): TrustedProxies {
   for (const [name, message] of Object.entries(REPLACED_SETTINGS))
     if (r.optionalString(name) !== undefined) r.problem(message);
-  const { proxies, problems, broad } = parseTrustedProxies(r.string("TRUST_PROXY_CIDRS", ""));
-  for (const p of problems) r.problem(`TRUST_PROXY_CIDRS: ${p}`);
-  // Trusting (nearly) everyone is the old TRUST_PROXY=true again: any client names its own address.
-  if (broad.length > 0)
-    refuseUnlessUnderstood(
-      r,
-      "TRUST_PROXY_CIDRS",
-      broad.join(","),
-      "trusts more of the internet than any proxies of yours: any client's own X-Forwarded-For would be believed, so the inquiry limits and the views cap no longer count per client",
-    );
-  return proxies;
+  return readTrustedProxiesSetting(r, "the inquiry limits and the views cap");
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): MarketplaceConfig {

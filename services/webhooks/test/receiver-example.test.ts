@@ -99,7 +99,7 @@ test("the example is TypeScript that Node.js can run by stripping its types, as 
   );
   const [out, code] = await Promise.all([new Response(tsc.stdout).text(), tsc.exited]);
   expect({ code, out }).toEqual({ code: 0, out: "" });
-}, 60_000);
+}, 180_000);
 
 test("docs/webhooks.md shows the example exactly as it is tested", () => {
   const doc = readFileSync(join(ROOT, "docs", "webhooks.md"), "utf8");

@@ -128,6 +128,55 @@ export function chartTestContext(label: string, unavailable: string | null) {
       ]);
       return out.split("\n").filter(Boolean).sort();
     },
+    /**
+     * What the namespace holds when a step failed: pods (phase, readiness, restarts), jobs and deployments, the
+     * newest events, and the last log lines of every container that is not ready (the previous one's too after a
+     * restart). Each part reports its own error instead of throwing: it is read to explain another failure.
+     */
+    async state(): Promise<string> {
+      const part = async (title: string, args: string[]) =>
+        `--- ${title}\n${(await kubectl(args).catch((err: Error) => `(${err.message.split("\n")[0]})`)).trim()}`;
+      const parts = [
+        await part("pods, jobs, deployments", ["get", "pods,jobs,deployments", "-o", "wide"]),
+        await part("events (newest last)", ["get", "events", "--sort-by=.lastTimestamp"]).then((t) =>
+          t.split("\n").slice(-40).join("\n"),
+        ),
+      ];
+      const pods = JSON.parse(await kubectl(["get", "pods", "-o", "json"]).catch(() => '{"items":[]}')) as {
+        items: {
+          metadata: { name: string };
+          status: { containerStatuses?: { name: string; ready: boolean; restartCount: number }[] };
+        }[];
+      };
+      for (const pod of pods.items)
+        for (const c of pod.status.containerStatuses ?? []) {
+          if (c.ready) continue;
+          parts.push(
+            await part(`log of ${pod.metadata.name}/${c.name}`, ["logs", pod.metadata.name, "-c", c.name, "--tail=15"]),
+          );
+          if (c.restartCount > 0)
+            parts.push(
+              await part(`previous log of ${pod.metadata.name}/${c.name}`, [
+                "logs",
+                pod.metadata.name,
+                "-c",
+                c.name,
+                "--previous",
+                "--tail=15",
+              ]),
+            );
+        }
+      return parts.join("\n");
+    },
+    /** `step`, and on its failure the namespace's state (state()) added to the error. */
+    async explained<T>(step: Promise<T>): Promise<T> {
+      try {
+        return await step;
+      } catch (err) {
+        const state = await this.state();
+        throw new Error(`${(err as Error).message}\nthe namespace ${namespace} then:\n${state}`);
+      }
+    },
     async clusterIp(service: string): Promise<string> {
       return (await kubectl(["get", "service", `${prefix}-${service}`, "-o", "jsonpath={.spec.clusterIP}"])).trim();
     },

@@ -1,4 +1,6 @@
-// A previous release's source, materialised once per commit: `git archive <tag>` into the cache directory
+// A previous release's source, materialised once per commit: the release the repository records
+// (releases/previous.json: its version and the commit of main it was cut from; fresh clones carry no tags),
+// `git archive <commit>` into the cache directory
 // (PSS_CACHE_DIR, as the infrastructure runner's downloads: it outlives a fresh clone), with its own workspace
 // dependencies installed by the pinned Bun from the release's own bun.lock (`bun install --frozen-lockfile`, as
 // scripts/bootstrap.mjs does: the packages come from Bun's cache, else from the npm registry). Several runs on one
@@ -11,19 +13,25 @@ import { defaultPaths } from "../../../infra/src/index.ts";
 
 export const ROOT = resolve(import.meta.dir, "..", "..", "..");
 const READY = ".pss-release-ready";
+/** Where the release process records the previous release (docs/upgrades.md, "Releases"). */
+export const PREVIOUS_RELEASE_FILE = "releases/previous.json";
 
-export interface Release {
-  tag: string;
+/** A release as the repository records it: its version and the commit of main it was cut from. */
+export interface RecordedRelease {
+  version: string;
   commit: string;
+}
+
+export interface Release extends RecordedRelease {
   /** The release's source tree with its node_modules. */
   dir: string;
   /** The Bun the release pins (tools/bun/package.json); the current checkout's binary when the pins agree. */
   bun: string;
 }
 
-function git(args: string[]): { ok: boolean; out: string } {
-  const r = spawnSync("git", args, { cwd: ROOT, encoding: "utf8" });
-  return { ok: r.status === 0, out: (r.stdout ?? "").trim() };
+function git(args: string[], cwd = ROOT): { ok: boolean; out: string; err: string } {
+  const r = spawnSync("git", args, { cwd, encoding: "utf8" });
+  return { ok: r.status === 0, out: (r.stdout ?? "").trim(), err: (r.stderr ?? "").trim() };
 }
 
 function run(cmd: string, args: string[], cwd: string): void {
@@ -36,19 +44,39 @@ const pinnedBun = (dir: string): string =>
   JSON.parse(readFileSync(join(dir, "tools", "bun", "package.json"), "utf8")).dependencies.bun;
 const bunIn = (dir: string) => join(dir, "tools", "bun", "node_modules", "bun", "bin", "bun.exe");
 
-/** Why the release cannot be had from this clone (a shallow CI clone has no tags), or null. */
-export function releaseMissing(tag: string): string | null {
-  return git(["rev-parse", "--verify", "--quiet", `${tag}^{commit}`]).ok
-    ? null
-    : `this clone has no git tag ${tag} (a shallow clone? 'git fetch --tags' brings it)`;
+/** The previous release the repository records (releases/previous.json), checked for shape. */
+export function previousRelease(root = ROOT): RecordedRelease {
+  const file = join(root, PREVIOUS_RELEASE_FILE);
+  const recorded = JSON.parse(readFileSync(file, "utf8")) as Partial<RecordedRelease>;
+  if (typeof recorded.version !== "string" || !/^v\d+\.\d+\.\d+$/.test(recorded.version))
+    throw new Error(`${PREVIOUS_RELEASE_FILE}: "version" must be a release version such as "v1.0.0"`);
+  if (typeof recorded.commit !== "string" || !/^[0-9a-f]{40}$/.test(recorded.commit))
+    throw new Error(`${PREVIOUS_RELEASE_FILE}: "commit" must be the release's full 40-character commit hash`);
+  return { version: recorded.version, commit: recorded.commit };
+}
+
+const hasCommit = (commit: string, root: string) => git(["cat-file", "-e", `${commit}^{commit}`], root).ok;
+
+/**
+ * Makes sure this clone has the release's commit. A full clone has it (it is a commit of main); a shallow one
+ * (`git clone --depth 1`, as some CI systems make) fetches that one commit from `origin` by its hash. Throws, saying
+ * what to do, when it cannot be had: the upgrade tests fail rather than skip.
+ */
+export function ensureReleaseCommit(release: RecordedRelease, root = ROOT): void {
+  if (hasCommit(release.commit, root)) return;
+  const fetched = git(["fetch", "--quiet", "--no-tags", "--depth", "1", "origin", release.commit], root);
+  if (hasCommit(release.commit, root)) return;
+  throw new Error(
+    `this clone lacks ${release.version}'s commit ${release.commit} (${PREVIOUS_RELEASE_FILE}), and fetching it from origin failed${fetched.err ? `: ${fetched.err.split("\n")[0]}` : ""}; fetch it ('git fetch origin ${release.commit}', or 'git fetch --unshallow' in a shallow clone)`,
+  );
 }
 
 /** The release's source and dependencies, built on first use (a few seconds) and reused after. */
-export function materialiseRelease(tag: string): Release {
-  const { ok, out: commit } = git(["rev-parse", "--verify", "--quiet", `${tag}^{commit}`]);
-  if (!ok) throw new Error(releaseMissing(tag)!);
+export function materialiseRelease(release: RecordedRelease): Release {
+  ensureReleaseCommit(release);
+  const { version, commit } = release;
   const parent = join(defaultPaths(ROOT).cacheDir, "releases");
-  const dir = join(parent, `${tag}-${commit.slice(0, 12)}`);
+  const dir = join(parent, `${version}-${commit.slice(0, 12)}`);
   if (!existsSync(join(dir, READY))) {
     mkdirSync(parent, { recursive: true });
     const work = `${dir}.building-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -58,7 +86,7 @@ export function materialiseRelease(tag: string): Release {
         cwd: ROOT,
         encoding: "utf8",
       });
-      if (archive.status !== 0) throw new Error(`git archive ${tag} failed: ${archive.stderr}`);
+      if (archive.status !== 0) throw new Error(`git archive ${version} (${commit}) failed: ${archive.stderr}`);
       // The release's own Bun when it pins another version than this checkout (installed as bootstrap.mjs does).
       const bun = pinnedBun(work) === pinnedBun(ROOT) ? bunIn(ROOT) : bunIn(work);
       if (bun !== bunIn(ROOT))
@@ -76,7 +104,7 @@ export function materialiseRelease(tag: string): Release {
     }
   }
   const bun = pinnedBun(dir) === pinnedBun(ROOT) ? bunIn(ROOT) : bunIn(dir);
-  return { tag, commit, dir, bun };
+  return { version, commit, dir, bun };
 }
 
 /**

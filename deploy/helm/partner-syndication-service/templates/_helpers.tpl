@@ -140,6 +140,7 @@ media: 8081
 indexer: 8082
 leads: 8083
 webhooks: 8086
+portal: 8087
 {{- end -}}
 
 {{- define "pss.envSecret" -}}

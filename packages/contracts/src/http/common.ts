@@ -49,6 +49,10 @@ export const PathParameters: Record<string, TSchema> = {
   serviceBrokerId: Type.String({ pattern: SERVICE_ID_PATTERN, description: "serviceBrokerId: a positive integer" }),
   endpointId: ExternalId,
   deliveryId: Type.String({ pattern: UUID_PATTERN, description: "deliveryId: a UUID as the deliveries list shows it" }),
+  email: Type.String({
+    format: "email",
+    description: "A person's e-mail address (percent-encoded in the path; compared lower-cased)",
+  }),
 };
 export const isRecordId = (raw: string) => compilePattern(RECORD_ID_PATTERN).test(raw);
 export const isServiceId = (raw: string) => compilePattern(SERVICE_ID_PATTERN).test(raw);

@@ -3439,6 +3439,513 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/portal-users/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Invite a person to the partner portal, or change whether they see lead figures
+         * @description Invites a person to the partner's portal (201; the portal e-mails them an invitation once) or replaces what they may see (200; an identical repeat changes nothing). People sign in with a one-time link sent to this address (the partner guide, "The partner portal"); they see the partner's live and test records, webhooks and API requests. leadAccess: true needs a key with lead-tracking permission (401 otherwise, as the lead-count routes answer); any live key may set it to false. Only live keys (pss_live_…) manage portal users (403 for a test key). A partner has at most 500 portal users (409). The address is compared lower-cased. A PUT for a person whose invitation could not be sent queues it again.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example dana@acme-brokers.example */
+                    email: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Whether the person sees lead figures in the portal (inquiries per day, lead counts, lead.received deliveries), as a key with lead tracking does. Default false. Only a key with lead tracking may grant it (401 otherwise); any live key may take it away */
+                        leadAccess?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Updated */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            message: "Portal user invited" | "Portal user updated";
+                            portalUser: {
+                                /** @description The person's e-mail address, lower-cased: what they sign in with */
+                                email: string;
+                                leadAccess: boolean;
+                                /** @description The invitation e-mail the portal sends once, when the person is first invited: pending (about to be sent), sent, or failed (the mail relay refused it; the person can still ask for a sign-in link on the portal's sign-in page) */
+                                invitation: "pending" | "sent" | "failed";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                updatedAt: string;
+                                /** @description null until the person first signs in */
+                                lastSignInAt: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invited: the portal e-mails them an invitation */
+                201: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            message: "Portal user invited" | "Portal user updated";
+                            portalUser: {
+                                /** @description The person's e-mail address, lower-cased: what they sign in with */
+                                email: string;
+                                leadAccess: boolean;
+                                /** @description The invitation e-mail the portal sends once, when the person is first invited: pending (about to be sent), sent, or failed (the mail relay refused it; the person can still ask for a sign-in link on the portal's sign-in page) */
+                                invitation: "pending" | "sent" | "failed";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                updatedAt: string;
+                                /** @description null until the person first signs in */
+                                lastSignInAt: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). email must be an e-mail address of at most 254 characters */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked key; or leadAccess: true from a key without lead-tracking permission */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Portal users are managed with a live key (pss_live_...): the portal shows live records, which a test key never touches */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A partner has at most 500 portal users: remove one first */
+                409: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Remove a person's access to the partner portal (signed out everywhere at once)
+         * @description Removes the person's access at once: their sessions end on every browser and unused sign-in links stop working.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example dana@acme-brokers.example */
+                    email: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            /** @constant */
+                            message: "Portal user removed";
+                        };
+                    };
+                };
+                /** @description A parameter or the body breaks a rule; "error" names the field and the rule (any body sent: valid UTF-8 JSON, at most 16 levels deep, no control characters or lone surrogates in any string). email must be an e-mail address of at most 254 characters */
+                400: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Portal users are managed with a live key (pss_live_...): the portal shows live records, which a test key never touches */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Portal user not found */
+                404: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A body whose Content-Type is not application/json, or a Content-Encoding the API does not decode */
+                415: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/portal-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the partner's portal users
+         * @description Every portal user of the partner (at most 500), by e-mail address.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every portal user */
+                200: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            status: "success";
+                            /** @description Every portal user of the partner, by e-mail address */
+                            portalUsers: {
+                                /** @description The person's e-mail address, lower-cased: what they sign in with */
+                                email: string;
+                                leadAccess: boolean;
+                                /** @description The invitation e-mail the portal sends once, when the person is first invited: pending (about to be sent), sent, or failed (the mail relay refused it; the person can still ask for a sign-in link on the portal's sign-in page) */
+                                invitation: "pending" | "sent" | "failed";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time with a time zone (Z or an offset)
+                                 */
+                                updatedAt: string;
+                                /** @description null until the person first signs in */
+                                lastSignInAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Portal users are managed with a live key (pss_live_...): the portal shows live records, which a test key never touches */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than 1048576 bytes (a Content-Length above it is refused whatever the method, before anything else) */
+                413: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request target (path and query) too long */
+                414: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Too many requests for this key (a per-key limit, when the API enforces one); wait Retry-After seconds */
+                429: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Request headers too large */
+                431: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Unexpected failure; the body carries a requestId to report */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A dependency (the database, or search) is temporarily unavailable, or a write kept colliding with concurrent writes (nothing stored); retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["RequestId"];
+                        "Retry-After": components["headers"]["RetryAfter"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/webhook-endpoints/{endpointId}": {
         parameters: {
             query?: never;

@@ -24,6 +24,11 @@ export interface DeliveryFilter {
   endpointExternalId?: string;
   status?: WebhookDeliveryStatus;
   eventType?: DeliveredEventType;
+  /** Created at or after / before (the partner portal's time filter). */
+  createdFrom?: Date;
+  createdBefore?: Date;
+  /** One delivery (the partner portal's delivery page). */
+  deliveryId?: string;
   limit: number;
   cursor?: string;
 }
@@ -72,6 +77,9 @@ export async function listDeliveries(
       ${f.endpointExternalId !== undefined ? sql`AND ${endpointNamed(sql, f.scope, f.endpointExternalId)}` : sql``}
       ${f.status ? sql`AND d.status = ${f.status}` : sql``}
       ${f.eventType ? sql`AND d.event_type = ${f.eventType}` : sql``}
+      ${f.createdFrom ? sql`AND d.created_at >= ${f.createdFrom}` : sql``}
+      ${f.createdBefore ? sql`AND d.created_at < ${f.createdBefore}` : sql``}
+      ${f.deliveryId ? sql`AND d.id = ${f.deliveryId}::uuid` : sql``}
       ${after ? sql`AND (d.created_at, d.id) < (${after.createdAt}, ${after.id}::uuid)` : sql``}
     ORDER BY d.created_at DESC, d.id DESC
     LIMIT ${f.limit + 1}`;

@@ -1,5 +1,6 @@
 // Kafka stopped for ~10 s under ~16 PUT/s against a real API process (relay on), a real indexer, and the media
 // and leads workers (their consumers must rejoin by themselves).
+// npm test: alone: stops and restarts the local Kafka every other file uses
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import {
   guardLines,

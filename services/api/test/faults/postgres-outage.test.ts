@@ -1,5 +1,6 @@
 // PostgreSQL stopped for ~12 s under ~16 PUT/s against a real API process (relay on), a real indexer, and the
 // media and leads workers.
+// npm test: alone: stops and restarts the local PostgreSQL every other file uses
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import {
   acknowledged,

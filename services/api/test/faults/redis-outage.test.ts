@@ -1,4 +1,5 @@
 // Redis stopped for ~10 s under ~16 PUT/s against a real API process (relay on) and a real indexer.
+// npm test: alone: stops and restarts the local Redis every other file uses
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import {
   guardLines,

@@ -26,6 +26,7 @@ const urls = testUrls();
 const sql = postgres(urls.DATABASE_URL, { max: 2, onnotice: () => {} });
 const apis: { process: ServiceProcess; port: number; healthPort: number }[] = [];
 const marketplaces: { process: ServiceProcess; port: number; healthPort: number }[] = [];
+let portal: { process: ServiceProcess; port: number; healthPort: number } | null = null;
 let balancerPort = 0;
 let balancer: ReturnType<typeof Bun.spawn> | null = null;
 let dir = "";
@@ -77,9 +78,26 @@ async function call(path: string, init: RequestInit = {}) {
   return { status: res.status, instance: res.headers.get("x-pss-instance"), body: await res.json().catch(() => null) };
 }
 
+/** The partner portal as a process: the balancer sends /portal/ to it. */
+async function startPortal() {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const process = await spawnService(
+    "portal",
+    { PORTAL_PORT: String(port), HEALTH_PORT: String(healthPort), TRUST_PROXY_CIDRS: "127.0.0.1" },
+    healthPort,
+  );
+  await waitUntil(
+    "the portal to be ready",
+    async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
+    30_000,
+  );
+  portal = { process, port, healthPort };
+}
+
 beforeAll(async () => {
   if (missing) return;
-  await Promise.all([startApi(), startMarketplace()]);
+  await Promise.all([startApi(), startMarketplace(), startPortal()]);
   await Promise.all([startApi(), startMarketplace()]);
   const redis = new Redis(urls.REDIS_URL, { lazyConnect: true });
   const partner = await createPartnerAdmin({ sql, redis }).createPartner({
@@ -100,6 +118,8 @@ beforeAll(async () => {
       "backend marketplace",
       "  balance leastconn",
       ...marketplaces.map((m, i) => `  server marketplace${i + 1} 127.0.0.1:${m.port} check port ${m.healthPort}`),
+      "backend portal",
+      `  server portal1 127.0.0.1:${portal!.port} check port ${portal!.healthPort}`,
       "",
     ].join("\n"),
   );
@@ -124,7 +144,7 @@ beforeAll(async () => {
 afterAll(async () => {
   balancer?.kill("SIGTERM");
   await balancer?.exited;
-  await Promise.all([...apis, ...marketplaces].map((a) => a.process.stop()));
+  await Promise.all([...apis, ...marketplaces, ...(portal ? [portal] : [])].map((a) => a.process.stop()));
   await sql.end({ timeout: 5 });
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -149,6 +169,18 @@ describe.skipIf(missing !== null)("the API and the marketplace behind the balanc
       await res.arrayBuffer();
       expect([path, res.headers.get("x-pss-instance")]).toEqual([path, expect.stringMatching(/^marketplace[12]$/)]);
     }
+  });
+
+  test("/portal and everything under /portal/ reach the partner portal", async () => {
+    const signIn = await fetch(`http://127.0.0.1:${balancerPort}/portal/sign-in`);
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers.get("x-pss-instance")).toBe("portal1");
+    expect(await signIn.text()).toContain("Sign in to the partner portal");
+    const root = await fetch(`http://127.0.0.1:${balancerPort}/portal`, { redirect: "manual" });
+    expect([root.status, root.headers.get("x-pss-instance")]).toEqual([303, "portal1"]);
+    const lookalike = await fetch(`http://127.0.0.1:${balancerPort}/portalx`);
+    await lookalike.arrayBuffer();
+    expect(lookalike.headers.get("x-pss-instance")).toMatch(/^marketplace[12]$/);
   });
 
   test("writes through the one published port are spread over the instances, and each is stored once", async () => {
@@ -331,13 +363,15 @@ describe.skipIf(missing !== null)("what the balancer sends again (issue 37, item
     const backend = join(scripted, "backend.cfg");
     writeFileSync(
       backend,
-      // The public inquiry route is the marketplace's; the API's backend is there for the configuration to load.
+      // The public inquiry route is the marketplace's; the API's and the portal's backends are there for the
+      // configuration to load (haproxy.cfg routes to each).
       [
         "backend api",
         "  balance roundrobin",
         "backend marketplace",
         "  balance roundrobin",
         ...ports.map((p, i) => `  server dying${i} 127.0.0.1:${p}`),
+        "backend portal",
         "",
       ].join("\n"),
     );

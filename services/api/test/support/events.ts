@@ -27,21 +27,31 @@ export async function waitForOutboxDrained(sql: postgres.Sql, aggregateId: strin
 }
 
 /**
- * Consumes a topic from its beginning up to the end it has now, handing every message to `onMessage` (a fresh
- * group, nothing committed). Throws when the end is not reached within `timeoutMs`.
+ * Consumes a topic up to the end it has now, handing every message to `onMessage` (a fresh group, nothing
+ * committed): from its beginning, or with `since` from the first message written at or after that instant (a
+ * topic shared by every run on the same Kafka grows through the day; reading it all from the start is slower
+ * the more other files and runs wrote, beyond any bound under load). Throws when the end is not reached within
+ * `timeoutMs`.
  */
 export async function readTopicToEnd(
   kafka: Kafka,
   topic: string,
   onMessage: (message: KafkaMessage) => void,
-  timeoutMs = 30_000,
+  { timeoutMs = 30_000, since }: { timeoutMs?: number; since?: Date } = {},
 ): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topic);
+  const starts = new Map(
+    since
+      ? (await admin.fetchTopicOffsetsByTimestamp(topic, since.getTime())).map((p) => [p.partition, Number(p.offset)])
+      : [],
+  );
   await admin.disconnect();
   const remaining = new Map(
-    ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]),
+    ends
+      .filter((p) => Number(p.high) > Math.max(Number(p.low), starts.get(p.partition) ?? 0))
+      .map((p) => [p.partition, Number(p.high)]),
   );
   if (remaining.size === 0) return;
 
@@ -58,6 +68,10 @@ export async function readTopicToEnd(
       if (remaining.size === 0) resolve();
     },
   });
+  for (const partition of remaining.keys()) {
+    const offset = starts.get(partition);
+    if (offset !== undefined) consumer.seek({ topic, partition, offset: String(offset) });
+  }
   const timer = setTimeout(resolve, timeoutMs);
   await done;
   clearTimeout(timer);
@@ -77,11 +91,12 @@ export async function eventsOnTopic(
   aggregateId: string,
   timeoutMs = 30_000,
 ): Promise<Envelope[]> {
-  const ours = new Set(
-    (await sql`SELECT payload->>'eventId' AS id FROM outbox WHERE message_key = ${aggregateId}`).map(
-      (r) => r.id as string,
-    ),
-  );
+  const rows = await sql`SELECT payload->>'eventId' AS id, created_at FROM outbox WHERE message_key = ${aggregateId}`;
+  if (rows.length === 0) return [];
+  const ours = new Set(rows.map((r) => r.id as string));
+  // The relay publishes a row after it is written: nothing of ours is older than the oldest row (a minute's
+  // margin for the clocks of the database and this host).
+  const oldest = Math.min(...rows.map((r) => (r.created_at as Date).getTime()));
   const found: Envelope[] = [];
   await readTopicToEnd(
     kafka,
@@ -91,7 +106,7 @@ export async function eventsOnTopic(
       const envelope = JSON.parse(message.value!.toString()) as Envelope;
       if (ours.has(envelope.eventId)) found.push(envelope);
     },
-    timeoutMs,
+    { timeoutMs, since: new Date(oldest - 60_000) },
   );
   return found;
 }

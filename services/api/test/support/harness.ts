@@ -27,6 +27,7 @@ import {
   type MarketplaceHarness,
 } from "../../../marketplace/test/support/marketplace-harness.ts";
 import type { StatsRecorder } from "../../../marketplace/src/stats/stats-recorder.ts";
+import { createRequestLog, type RequestLog } from "../../src/request-log/request-log.ts";
 import { testUrls, testWebhookSecrets, uniqueName } from "../../../../test/support/env.ts";
 
 export interface ApiHarness {
@@ -41,6 +42,8 @@ export interface ApiHarness {
   relay: OutboxRelay;
   /** Buyer statistics as the marketplace counts them; flushes every 200 ms, and `flush()` writes what is buffered now. */
   stats: StatsRecorder;
+  /** The request log (with `requestLog: true`): flushes every 100 ms; `flush()` writes what is buffered now. */
+  requestLog: RequestLog | undefined;
   /** Every route the API registered (method and path pattern). */
   routes: { method: string; path: string }[];
   /** With `test`, the partner also gets a test key (pss_test_…) and `test` calls with it. */
@@ -121,6 +124,8 @@ export interface ApiOptions {
   trustProxy?: boolean;
   /** Another database than the test setup's (e.g. one a backup is restored into). */
   databaseUrl?: string;
+  /** Record every partner request in the request log (the portal's "API requests"; off by default in tests). */
+  requestLog?: boolean;
   /** The API's and its relay's spans (default: nothing recorded). */
   tracing?: Tracing;
   /** How long the relay keeps sent outbox rows (default an hour: tests find what they published); 0: deleted at once. */
@@ -167,6 +172,8 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     { sql, producer: () => producer, logger, tracing },
     { maxBackoffMs: 1000, retentionMs: opts.outboxRetentionMs ?? 3_600_000 },
   );
+  const requestLog = opts.requestLog ? createRequestLog({ sql, logger, flushIntervalMs: 100 }) : undefined;
+  requestLog?.start();
   const app = createApp({
     sql,
     logger,
@@ -182,6 +189,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     maxBodyBytes: opts.maxBodyBytes ?? 1_048_576,
     webhookSecrets: testWebhookSecrets(),
     webhookResendDailyBudget: opts.webhookResendDailyBudget,
+    requestLog,
     tracing,
   });
   // As main.ts serves it: every request in its server span (recorded only when the test gives a tracing).
@@ -216,6 +224,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     kafka,
     relay,
     stats: marketplace.stats,
+    requestLog,
     routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async createPartner(o = {}) {
       const created = await admin.createPartner({
@@ -241,6 +250,7 @@ export async function startApi(opts: ApiOptions = {}): Promise<ApiHarness> {
     async stop() {
       await app.stop();
       await marketplace.stop();
+      await requestLog?.stop();
       await relay.stop();
       await sql.end({ timeout: 5 });
       redis.disconnect();

@@ -1,5 +1,6 @@
 // The e-mail a broker receives for a lead: plain text and HTML (escaped), reply-to the buyer, and a
 // Message-ID derived from the lead ID so that even a repeated send is recognisably the same message.
+import { escapeHtml } from "@pss/html";
 
 export interface LeadForEmail {
   leadId: string;
@@ -22,14 +23,8 @@ export interface LeadEmail {
   headers: Record<string, string>;
 }
 
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
-}
+/** The shared escaping of @pss/html (the buyers' pages and the portal use it too). */
+export { escapeHtml } from "@pss/html";
 
 /** One line, no control characters: a partner's title must not be able to break the header. */
 function headerText(value: string, max = 150): string {

@@ -88,7 +88,7 @@ export async function startSmtpSink(
   };
 }
 
-interface Parsed {
+export interface Parsed {
   headers: Record<string, string>;
   text: string | null;
   html: string | null;
@@ -115,7 +115,8 @@ function decodeQuotedPrintable(value: string): string {
   return Buffer.from(bytes).toString("utf8");
 }
 
-function parseMessage(raw: string): Parsed {
+/** A raw RFC 5322 message's headers and its text and HTML parts, decoded (also for mail read from another sink). */
+export function parseMessage(raw: string): Parsed {
   const split = raw.search(/\r?\n\r?\n/);
   const head = split < 0 ? raw : raw.slice(0, split);
   const body = split < 0 ? "" : raw.slice(split).replace(/^\r?\n\r?\n/, "");

@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import { clientAddress, readCappedBody, UnsupportedMediaTypeError, type TrustedProxies } from "@pss/http-kit";
 import type { Server } from "bun";
-import { isSameSiteForm } from "../buyers/pages/form-origin.ts";
+import { isSameSiteForm } from "@pss/html";
 import { html, page } from "../buyers/pages/html.ts";
 import { SEARCH_FORM_FIELDS } from "../buyers/pages/search-page.ts";
 import type { SavedSearches } from "./saved-searches.ts";

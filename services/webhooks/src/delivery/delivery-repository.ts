@@ -42,6 +42,8 @@ export interface AttemptRecord {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
+  /** The first bytes of the receiver's answer (sender.ts); null when none came. */
+  responseExcerpt?: string | null;
 }
 
 export type RecordedDecision =
@@ -247,8 +249,9 @@ export function createDeliveryRepository(sql: Sql, options: DeliveryRepositoryOp
         if (!updated) return { applied: false, disabled: null };
         if (!attempt) return { applied: true, disabled: null };
         await tx`
-          INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
-          VALUES (${claim.id}::uuid, ${claim.attempt}, ${attempt.at}, ${attempt.statusCode}, ${attempt.latencyMs}, ${attempt.error})
+          INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_excerpt)
+          VALUES (${claim.id}::uuid, ${claim.attempt}, ${attempt.at}, ${attempt.statusCode}, ${attempt.latencyMs}, ${attempt.error},
+                  ${attempt.responseExcerpt ?? null})
           ON CONFLICT (delivery_id, attempt) DO NOTHING`;
 
         if (decision.status === "delivered") {

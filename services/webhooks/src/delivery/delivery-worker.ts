@@ -131,7 +131,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const recorded = await untilRecorded("recording a delivery attempt", l, () =>
       deps.repository.record(
         claim,
-        { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error },
+        {
+          at,
+          statusCode: result.statusCode,
+          latencyMs: result.latencyMs,
+          error: result.error,
+          responseExcerpt: result.responseExcerpt,
+        },
         decision.status === "failed" && decision.gone
           ? {
               status: "failed",

@@ -1,7 +1,8 @@
 // One attempt: POST the body to the endpoint's URL through the shared SSRF policy (the host resolved once, every
 // address vetted, the connection pinned to the vetted one), bounded as a whole by the timeout (connect, send and
-// the receiver's answer). Redirects are not followed. Only the status line and headers are awaited: a receiver
-// acknowledges with its status code, its body is not read.
+// the receiver's answer). Redirects are not followed. A receiver acknowledges with its status code; of its body only
+// the first RESPONSE_EXCERPT_BYTES are read, for the partner's staff (the portal's delivery log), and no longer than
+// RESPONSE_EXCERPT_WAIT_MS after the status line (nor past the timeout): the latency stays the status line's.
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { DestinationRefused, hostOf, pinnedLookup, portOf, vetDestination, type Resolver } from "@pss/service-kit";
@@ -20,6 +21,36 @@ export interface SendResult {
   error: string | null;
   retryAfterMs: number | null;
   latencyMs: number;
+  /** The first bytes of the receiver's answer as text; null when no answer came (or it had no body). */
+  responseExcerpt: string | null;
+}
+
+export const RESPONSE_EXCERPT_BYTES = 512;
+const RESPONSE_EXCERPT_WAIT_MS = 1000;
+
+/** Reads up to RESPONSE_EXCERPT_BYTES of the body, until its end, the wait, or `deadline`; then lets go of it. */
+function excerptOf(res: IncomingMessage, deadline: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      res.removeAllListeners("data");
+      res.destroy();
+      const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
+      // Lossy on purpose: a cut multi-byte character or binary bytes become U+FFFD, control characters go.
+      const text = bytes.toString("utf8").replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, "");
+      resolve(size === 0 ? null : text);
+    };
+    const timer = setTimeout(finish, Math.max(0, Math.min(RESPONSE_EXCERPT_WAIT_MS, deadline - Date.now())));
+    res.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_EXCERPT_BYTES) finish();
+    });
+    res.on("end", finish);
+    res.on("error", finish);
+  });
 }
 
 export interface Sender {
@@ -98,9 +129,8 @@ export function createSender(opts: { timeoutMs: number; allowedHosts: readonly s
       );
       req.on("response", (res) => {
         clearTimeout(timer);
+        // The body is read by excerptOf (its first bytes); the connection is not reused (agent: false).
         resolve(res);
-        // The answer's body is not needed; the connection is not reused (agent: false).
-        res.destroy();
       });
       req.on("error", (err) => {
         clearTimeout(timer);
@@ -125,6 +155,8 @@ export function createSender(opts: { timeoutMs: number; allowedHosts: readonly s
         if (url.protocol !== "http:" && url.protocol !== "https:") throw new AttemptFailure("unsupported URL scheme");
         const target = await before(deadline, vetDestination(url, { allowedHosts, resolve: opts.resolve }), timeoutMs);
         const res = await post(url, target, request, deadline);
+        const latencyMs = latency();
+        const responseExcerpt = await excerptOf(res, deadline);
         const status = res.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
         const error = ok
@@ -137,10 +169,17 @@ export function createSender(opts: { timeoutMs: number; allowedHosts: readonly s
           statusCode: status,
           error,
           retryAfterMs: ok ? null : parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-          latencyMs: latency(),
+          latencyMs,
+          responseExcerpt,
         };
       } catch (err) {
-        return { statusCode: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, latencyMs: latency() };
+        return {
+          statusCode: null,
+          error: describeFailure(err, timeoutMs),
+          retryAfterMs: null,
+          latencyMs: latency(),
+          responseExcerpt: null,
+        };
       }
     },
   };

@@ -15,6 +15,9 @@
 // transaction that locks only the page's rows it can take at once (SKIP LOCKED: it never queues behind a
 // partner's PUT; the page stops at a row a writer holds, which is then recomputed on its own). So the consumer is
 // never stalled by one broker, and a PUT waits at most for one page.
+//
+// Every recomputation also keeps the listing's summary (listing_report_summaries, migration 0045: status, state,
+// quality score, warning codes) for the partner portal's overview and filters, written only when it differs.
 import {
   BrokerUpserted,
   isBuyerVisible,
@@ -58,6 +61,56 @@ type ReportPhoto = {
   failureReason: string | null;
 };
 
+/** A listing's report as the portal's overview and filters read it (listing_report_summaries). */
+interface Summary {
+  id: string;
+  partnerId: string;
+  mode: string;
+  externalId: string;
+  title: string | null;
+  brokerId: string;
+  /** listings.updated_at as PostgreSQL prints it (compared as text, written back as timestamptz). */
+  updatedAt: string;
+  status: string;
+  state: ReportState;
+  score: number;
+  /** Distinct warning codes, sorted. */
+  warnings: string[];
+}
+
+function sameSummary(row: postgres.Row, s: Summary): boolean {
+  return (
+    row.summary_state === s.state &&
+    row.summary_status === s.status &&
+    row.summary_score === s.score &&
+    row.summary_broker_id === s.brokerId &&
+    row.summary_updated_at === s.updatedAt &&
+    (row.summary_title ?? null) === s.title &&
+    Array.isArray(row.summary_warnings) &&
+    row.summary_warnings.join(",") === s.warnings.join(",")
+  );
+}
+
+/** Upserts the summaries that changed (in listing ID order, as the rows are locked). */
+async function writeSummaries(tx: postgres.TransactionSql, summaries: Summary[]): Promise<void> {
+  if (summaries.length === 0) return;
+  // Warning codes travel as one comma-joined text each (codes never hold a comma): unnest cannot take an array of arrays.
+  await tx`
+    INSERT INTO listing_report_summaries AS s
+      (listing_id, partner_id, mode, external_id, title, broker_id, updated_at, status, state, score, warnings)
+    SELECT u.id, u.partner_id, u.mode, u.external_id, u.title, u.broker_id, u.updated_at, u.status, u.state, u.score,
+           string_to_array(u.warnings, ',')
+    FROM unnest(${summaries.map((x) => x.id)}::bigint[], ${summaries.map((x) => x.partnerId)}::uuid[], ${summaries.map((x) => x.mode)}::text[],
+                ${summaries.map((x) => x.externalId)}::text[], ${summaries.map((x) => x.title)}::text[],
+                ${summaries.map((x) => x.brokerId)}::bigint[], ${summaries.map((x) => x.updatedAt)}::timestamptz[],
+                ${summaries.map((x) => x.status)}::text[], ${summaries.map((x) => x.state)}::text[],
+                ${summaries.map((x) => x.score)}::smallint[], ${summaries.map((x) => x.warnings.join(","))}::text[])
+         AS u(id, partner_id, mode, external_id, title, broker_id, updated_at, status, state, score, warnings)
+    ON CONFLICT (listing_id) DO UPDATE SET partner_id = excluded.partner_id, mode = excluded.mode, external_id = excluded.external_id,
+      title = excluded.title, broker_id = excluded.broker_id, updated_at = excluded.updated_at, status = excluded.status,
+      state = excluded.state, score = excluded.score, warnings = excluded.warnings, computed_at = now()`;
+}
+
 /** Facts that change what the report reads; the tracker's own fact is not one. */
 const LISTING_FACTS = new Set<string>([ListingPublished.type, ListingUnpublished.type, ListingMediaProcessed.type]);
 
@@ -73,11 +126,16 @@ export function createReportTracker(deps: ReportTrackerDeps) {
     if (ids.length === 0) return changed;
     const rows = await tx`
       SELECT l.id::text AS id, l.partner_id, l.mode, l.external_id, l.status, l.version, l.title, l.description, l.street_address1, l.postal_code,
-             l.country, l.visibility, l.financials, l.published_at, l.report_state, l.report_version, b.phone AS broker_phone,
+             l.country, l.visibility, l.financials, l.published_at, l.report_state, l.report_version, b.phone AS broker_phone, l.broker_id::text AS broker_id,
+             l.updated_at::text AS updated_at, s.updated_at::text AS summary_updated_at, s.title AS summary_title,
+             s.status AS summary_status, s.state AS summary_state, s.score AS summary_score, s.warnings AS summary_warnings,
+             s.broker_id::text AS summary_broker_id,
              COALESCE((SELECT json_agg(json_build_object('url', p.url, 'state', p.state, 'width', p.width, 'height', p.height,
                          'failureReason', p.failure_reason) ORDER BY p.sort_key, p.id) FROM listing_photos p WHERE p.listing_id = l.id), '[]') AS photos
-      FROM listings l JOIN brokers b ON b.id = l.broker_id WHERE l.id = ANY(${ids}::bigint[]) ORDER BY l.id`;
+      FROM listings l JOIN brokers b ON b.id = l.broker_id LEFT JOIN listing_report_summaries s ON s.listing_id = l.id
+      WHERE l.id = ANY(${ids}::bigint[]) ORDER BY l.id`;
     const updates: { id: string; state: ReportState; version: number }[] = [];
+    const summaries: Summary[] = [];
     const facts: OutboxFactRow[] = [];
     for (const row of rows) {
       const photos = row.photos as ReportPhoto[];
@@ -102,6 +160,20 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         photos: photos.map((p) => ({ ...p, updatedAt: null })),
         quality,
       });
+      const summary: Summary = {
+        id: String(row.id),
+        partnerId: row.partner_id,
+        mode: row.mode,
+        externalId: row.external_id,
+        title: row.title ?? null,
+        brokerId: row.broker_id,
+        updatedAt: row.updated_at,
+        status: row.status,
+        state,
+        score: quality.qualityScore,
+        warnings: [...new Set(quality.warnings.map((w) => w.code))].sort(),
+      };
+      if (!sameSummary(row, summary)) summaries.push(summary);
       if (state === row.report_state) continue;
       // report_version is written only here, under the row lock: the next version is known now.
       const reportVersion = Number(row.report_version) + 1;
@@ -132,6 +204,7 @@ export function createReportTracker(deps: ReportTrackerDeps) {
         visibleStatus: isBuyerVisible(row.status),
       });
     }
+    await writeSummaries(tx, summaries);
     if (updates.length === 0) return changed;
     await tx`
       UPDATE listings l SET report_state = u.state, report_version = u.version

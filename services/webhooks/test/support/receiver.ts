@@ -21,6 +21,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Answer only after this long (a receiver slower than the sender's timeout). */
   delayMs?: number;
+  /** The answer's body (default: none for a 204, "{}" otherwise). */
+  body?: string;
 }
 
 export type Script = (nth: number, request: ReceivedRequest) => Reply;
@@ -67,7 +69,10 @@ export function startReceiver(): Receiver {
         await Bun.sleep(reply.delayMs).finally(() => held--);
       }
       request.answeredAt = Date.now();
-      return new Response(reply.status === 204 ? null : "{}", { status: reply.status, headers: reply.headers });
+      return new Response(reply.body ?? (reply.status === 204 ? null : "{}"), {
+        status: reply.status,
+        headers: reply.headers,
+      });
     },
   });
   const port = server.port!;

@@ -1,41 +1,9 @@
-// Server-rendered pages without a framework: a tagged template that escapes every interpolated value, so
-// partner text can never become markup. Markup is only what is written literally here or passed as raw().
+// The buyers' page frame and picture helpers. The escaping template itself is @pss/html's (shared with the partner
+// portal): partner text can never become markup; markup is only what is written literally or passed as raw().
+import { html, jsonForScript, raw, renderToString, type Raw } from "@pss/html";
 import { STYLE } from "./style.ts";
 
-const RAW = Symbol("raw");
-export interface Raw {
-  [RAW]: string;
-}
-
-export const raw = (markup: string): Raw => ({ [RAW]: markup });
-
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
-}
-
-type Value = string | number | null | undefined | false | Raw | Value[];
-
-function render(value: Value): string {
-  if (value === null || value === undefined || value === false) return "";
-  if (Array.isArray(value)) return value.map(render).join("");
-  if (typeof value === "object") return value[RAW];
-  return escapeHtml(String(value));
-}
-
-/** The markup a template produced (an e-mail's HTML body). */
-export const renderToString = (markup: Raw): string => markup[RAW];
-
-/** html`<p>${text}</p>`: values are escaped, nested html`` and raw() are kept. */
-export function html(strings: TemplateStringsArray, ...values: Value[]): Raw {
-  let out = strings[0]!;
-  values.forEach((v, i) => (out += render(v) + strings[i + 1]!));
-  return raw(out);
-}
+export { escapeHtml, html, jsonForScript, raw, renderToString, type Raw } from "@pss/html";
 
 export const SITE_NAME = "Business Marketplace";
 
@@ -50,19 +18,6 @@ export interface PageMeta {
   noIndex?: boolean;
   /** schema.org data, written as a JSON-LD data block (never executed, see jsonForScript). */
   jsonLd?: unknown;
-}
-
-/**
- * JSON inside <script type="application/ld+json">: a "</script>" (or "<!--") in partner text must not end the
- * element, so <, > and & are written as \u escapes (still the same JSON), as are U+2028/U+2029.
- */
-export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, "\\u003c")
-    .replace(/>/g, "\\u003e")
-    .replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
 }
 
 /**
@@ -117,7 +72,7 @@ ${body}
 </body>
 </html>
 `;
-  return new Response(document[RAW], { status, headers: { ...PAGE_HEADERS, ...headers } });
+  return new Response(renderToString(document), { status, headers: { ...PAGE_HEADERS, ...headers } });
 }
 
 /** Whether a request for a path that does not exist came from a browser (it gets an HTML page, not JSON). */

@@ -11,7 +11,7 @@ import type { SearchResponse } from "@pss/contracts";
 import { NO_FACETS, SearchUnavailableError } from "../listing-search.ts";
 import { parseSearchPage, rawQuery } from "../search-params.ts";
 import { renderBrokerPage } from "./broker-page.ts";
-import { isSameSiteForm } from "./form-origin.ts";
+import { isSameSiteForm } from "@pss/html";
 import { renderListingPage } from "./listing-page.ts";
 import { renderSearchPage, SEARCH_PAGE_SIZE } from "./search-page.ts";
 import { createSitemaps, robotsTxt } from "./sitemap.ts";

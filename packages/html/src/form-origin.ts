@@ -1,4 +1,5 @@
-// Cross-site form posts. The inquiry form needs no login, so there is no session to ride (the classic CSRF
+// Cross-site form posts, for every server-rendered form (the buyers' inquiry form, the partner portal's forms, which
+// add a CSRF token on top). The inquiry form needs no login, so there is no session to ride (the classic CSRF
 // harm). What another site could still do is embed a copy of the form and make its visitors' browsers post
 // inquiries: each from a different address, past the per-address limit. Browsers say where a form was posted
 // from (Sec-Fetch-Site, Origin), so a post from another site is refused. Clients that send neither (curl,
