@@ -26,6 +26,7 @@ COPY package.json bun.lock bunfig.toml ./
 COPY patches ./patches
 COPY packages/contracts/package.json ./packages/contracts/
 COPY packages/database/package.json ./packages/database/
+COPY packages/geo/package.json ./packages/geo/
 COPY packages/http-kit/package.json ./packages/http-kit/
 COPY packages/html/package.json ./packages/html/
 COPY packages/service-kit/package.json ./packages/service-kit/

@@ -47,7 +47,7 @@ test("Prometheus scrapes every replica of every app service at the health port c
   const targets = prometheus.scrape_configs.flatMap((c) =>
     (c.dns_sd_configs ?? []).flatMap((sd) => (sd.type === "A" ? sd.names.map((n) => `${n}:${sd.port}`) : [])),
   );
-  expect(appServices.length).toBe(7);
+  expect(appServices.length).toBe(8);
   for (const [name, s] of appServices) {
     const port = healthPortOf(name, s);
     expect([name, Number.isInteger(port) && port > 0]).toEqual([name, true]);

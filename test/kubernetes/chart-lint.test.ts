@@ -575,7 +575,7 @@ describe("the Helm chart", () => {
       expect(deployment(docs, service).spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
       expect(pod.initContainers[0].command).toEqual(["bun", "packages/database/src/wait-main.ts", "schema", "600"]);
     }
-    expect(byKind(docs, "PodDisruptionBudget").length).toBe(7);
+    expect(byKind(docs, "PodDisruptionBudget").length).toBe(SERVICES.length);
     expect(byKind(docs, "HorizontalPodAutoscaler")).toEqual([]);
     const hpa = await template([...production, "--set", "services.media.autoscaling.enabled=true"]);
     expect(byKind(hpa, "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name)).toEqual([

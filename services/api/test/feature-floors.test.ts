@@ -11,13 +11,14 @@ const SRC = join(import.meta.dir, "..", "src");
 /** Bottom first. */
 export const FLOORS: readonly (readonly string[])[] = [
   ["http"],
-  ["records", "docs"],
+  ["records", "docs", "request-log"],
   ["history", "partner"],
   ["lead-counts", "batch"],
   ["health", "brokers"],
   ["listings"],
   ["reports", "stats", "feed", "test-mode", "webhooks"],
-  ["admin", "outbox", "cluster"],
+  ["admin", "outbox", "cluster", "reads"],
+  ["portal-users"],
 ];
 const ROOTS = ["app.ts", "main.ts", "config.ts", "relay-main.ts"];
 

@@ -9,4 +9,4 @@ export { storedListingQuality } from "../listings/listing-quality.ts";
 export { listingReportOf } from "../reports/listing-report-of.ts";
 export { brokerHistory, listingHistory } from "../history/history-repository.ts";
 export { readDailyStats } from "../stats/stats-reads.ts";
-export type { RecordScope } from "./record-scope.ts";
+export type { RecordScope } from "../records/record-scope.ts";
