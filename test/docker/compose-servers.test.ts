@@ -16,7 +16,18 @@ const it = compose ? test : test.skip;
 const dir = mkdtempSync(join(tmpdir(), "pss-compose-servers-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const SERVICES = ["api", "balancer", "indexer", "leads", "media", "migrate", "outbox-relay", "portal", "webhook-key", "webhooks"];
+const SERVICES = [
+  "api",
+  "balancer",
+  "indexer",
+  "leads",
+  "media",
+  "migrate",
+  "outbox-relay",
+  "portal",
+  "webhook-key",
+  "webhooks",
+];
 const SERVERS = ["kafka", "opensearch", "postgres", "redis", "s3", "smtp-sink"];
 /** Every server's URL pointing elsewhere, as an operator with managed servers and a mail relay writes .env. */
 const OWN_SERVERS = {
