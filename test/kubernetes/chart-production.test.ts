@@ -410,26 +410,29 @@ it("the backup CronJob, triggered once, writes a backup to the object store; the
   );
   await kubectl(["apply", "-f", "-"], { stdin: manifest });
   const job = (Bun.YAML.parse(manifest) as { metadata: { name: string } }).metadata.name;
-  const restoreLog = await jobOutput(job, 240_000);
-  const restored = commandResult(restoreLog) as { restoredFrom: string; rows: number };
-  expect(restored.restoredFrom).toBe(backup.backup);
-  const target = postgres(servers.localRestoreDatabaseUrl, { max: 1, onnotice: () => {} });
   try {
-    expect(await tableDigests(target)).toEqual(source);
+    const restoreLog = await jobOutput(job, 240_000);
+    const restored = commandResult(restoreLog) as { restoredFrom: string; rows: number };
+    expect(restored.restoredFrom).toBe(backup.backup);
+    const target = postgres(servers.localRestoreDatabaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      expect(await tableDigests(target)).toEqual(source);
+    } finally {
+      await target.end({ timeout: 2 });
+    }
+    const variants = await variantsUnder("");
+    expect(variants.length).toBeGreaterThan(0);
+    expect(await variantsUnder("restored/")).toEqual(variants);
+    const client = s3Client();
+    for (const v of variants) {
+      const key = `${v.slice(0, 2)}/${v}`;
+      const [a, b] = await Promise.all([client.file(key).bytes(), client.file(`restored/${key}`).bytes()]);
+      expect([v, Buffer.from(a).equals(Buffer.from(b))]).toEqual([v, true]);
+    }
   } finally {
-    await target.end({ timeout: 2 });
+    // Done with it, as an operator is: the Job is no part of the release (so uninstall's check sees it gone).
+    await kubectl(["delete", "job", job, "--wait=true"]);
   }
-  const variants = await variantsUnder("");
-  expect(variants.length).toBeGreaterThan(0);
-  expect(await variantsUnder("restored/")).toEqual(variants);
-  const client = s3Client();
-  for (const v of variants) {
-    const key = `${v.slice(0, 2)}/${v}`;
-    const [a, b] = await Promise.all([client.file(key).bytes(), client.file(`restored/${key}`).bytes()]);
-    expect([v, Buffer.from(a).equals(Buffer.from(b))]).toEqual([v, true]);
-  }
-  // Done with it, as an operator is: the Job is no part of the release.
-  await kubectl(["delete", "job", job, "--wait=true"]);
   timings.restore = seconds(t0);
 }, 600_000);
 
