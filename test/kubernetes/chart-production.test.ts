@@ -5,7 +5,7 @@
 // of its own, each step timed:
 //
 // 1. `helm install --wait`: the migration hook Job runs first under its own ServiceAccount (itself a hook made before
-//    it), then the seven services come up from the registry, pulled by digest; no credential in a ConfigMap, no hash
+//    it), then the eight services come up from the registry, pulled by digest; no credential in a ConfigMap, no hash
 //    of a secret on a pod, the public and the health Services apart, the NetworkPolicies accepted.
 // 2. The journey: a listing with photos searchable, its variants in the object store, a webhook received, a lead
 //    e-mailed once (to this process's SMTP relay).
@@ -56,7 +56,7 @@ const registry = {
   digest: process.env.PSS_REGISTRY_DIGEST ?? "",
   upgradeDigest: process.env.PSS_REGISTRY_UPGRADE_DIGEST ?? "",
 };
-const COMPONENTS = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks"] as const;
+const COMPONENTS = ["api", "marketplace", "outbox-relay", "media", "indexer", "leads", "webhooks", "portal"] as const;
 /** The Secrets the operator made: what `helm uninstall` must leave, and all it may leave. */
 const OPERATOR_SECRETS = [
   "prod-database",
@@ -213,6 +213,25 @@ async function createSecret(name: string, data: Record<string, string>): Promise
 }
 
 /** A Job's completion (or its failure, with its pod's log), then its pod's log. */
+/**
+ * The admin command's JSON document: what ends a Job's log (stdout and stderr together, so a line of the command's
+ * progress or a JSON log line may come before it). The log is shown when there is none.
+ */
+function commandResult(log: string): unknown {
+  // stdout and stderr are two pipes the container runtime reads apart: the command's "admin: ..." lines on stderr
+  // may land between the lines of its document.
+  const stdout = log
+    .split("\n")
+    .filter((line) => !line.startsWith("admin: "))
+    .join("\n");
+  for (const start of [...stdout.matchAll(/^\{/gm)].map((m) => m.index!)) {
+    try {
+      return JSON.parse(stdout.slice(start));
+    } catch {}
+  }
+  throw new Error(`no JSON document ends the Job's log:\n${log.slice(-3000)}`);
+}
+
 async function jobOutput(job: string, timeoutMs: number): Promise<string> {
   const done = await until(
     `job ${job} to finish`,
@@ -370,7 +389,7 @@ it("the backup CronJob, triggered once, writes a backup to the object store; the
   const source = await tableDigests(sql!);
   await kubectl(["create", "job", `--from=cronjob/${prefix}-backup`, "backup-drill"]);
   const backupLog = await jobOutput("backup-drill", 240_000);
-  const backup = JSON.parse(backupLog.slice(backupLog.search(/^\{/m))) as { backup: string; rows: number };
+  const backup = commandResult(backupLog) as { backup: string; rows: number };
   expect(backup.backup).toStartWith(`s3://${servers.s3.env.S3_BUCKET}/backups/`);
   expect(backup.rows).toBe(Object.values(source).reduce((n, t) => n + t.rows, 0));
   const name = backup.backup.slice(backup.backup.lastIndexOf("/") + 1);
@@ -399,26 +418,29 @@ it("the backup CronJob, triggered once, writes a backup to the object store; the
   );
   await kubectl(["apply", "-f", "-"], { stdin: manifest });
   const job = (Bun.YAML.parse(manifest) as { metadata: { name: string } }).metadata.name;
-  const restoreLog = await jobOutput(job, 240_000);
-  const restored = JSON.parse(restoreLog.slice(restoreLog.search(/^\{/m))) as { restoredFrom: string; rows: number };
-  expect(restored.restoredFrom).toBe(backup.backup);
-  const target = postgres(servers.localRestoreDatabaseUrl, { max: 1, onnotice: () => {} });
   try {
-    expect(await tableDigests(target)).toEqual(source);
+    const restoreLog = await jobOutput(job, 240_000);
+    const restored = commandResult(restoreLog) as { restoredFrom: string; rows: number };
+    expect(restored.restoredFrom).toBe(backup.backup);
+    const target = postgres(servers.localRestoreDatabaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      expect(await tableDigests(target)).toEqual(source);
+    } finally {
+      await target.end({ timeout: 2 });
+    }
+    const variants = await variantsUnder("");
+    expect(variants.length).toBeGreaterThan(0);
+    expect(await variantsUnder("restored/")).toEqual(variants);
+    const client = s3Client();
+    for (const v of variants) {
+      const key = `${v.slice(0, 2)}/${v}`;
+      const [a, b] = await Promise.all([client.file(key).bytes(), client.file(`restored/${key}`).bytes()]);
+      expect([v, Buffer.from(a).equals(Buffer.from(b))]).toEqual([v, true]);
+    }
   } finally {
-    await target.end({ timeout: 2 });
+    // Done with it, as an operator is: the Job is no part of the release (so uninstall's check sees it gone).
+    await kubectl(["delete", "job", job, "--wait=true"]);
   }
-  const variants = await variantsUnder("");
-  expect(variants.length).toBeGreaterThan(0);
-  expect(await variantsUnder("restored/")).toEqual(variants);
-  const client = s3Client();
-  for (const v of variants) {
-    const key = `${v.slice(0, 2)}/${v}`;
-    const [a, b] = await Promise.all([client.file(key).bytes(), client.file(`restored/${key}`).bytes()]);
-    expect([v, Buffer.from(a).equals(Buffer.from(b))]).toEqual([v, true]);
-  }
-  // Done with it, as an operator is: the Job is no part of the release.
-  await kubectl(["delete", "job", job, "--wait=true"]);
   timings.restore = seconds(t0);
 }, 600_000);
 

@@ -10,6 +10,22 @@ import { uniqueName } from "../../../test/support/env.ts";
 import { mostAtOnce, startReceiver, type Receiver } from "./support/receiver.ts";
 import { startWebhooks, until, type WebhooksHarness } from "./support/webhooks-harness.ts";
 
+/**
+ * The test's clean-up: the partners' endpoints (their deliveries with them). A worker may still be recording an
+ * attempt's outcome on one of those rows, so PostgreSQL can pick the clean-up as a deadlock's victim: tried again.
+ */
+async function removeEndpoints(partnerIds: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ANY(${partnerIds}::uuid[])`;
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "40P01" || attempt >= 5) throw err;
+      await Bun.sleep(200 * attempt);
+    }
+  }
+}
+
 const BACKLOG = 10_000;
 /** Far beyond the sender's timeout (2 s in tests): the sender gives up, the tarpit never answered. */
 const TARPIT_MS = 30_000;
@@ -31,7 +47,7 @@ afterAll(async () => {
   await webhooks?.stop();
   receiver?.stop();
   if (api) {
-    await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ANY(${[p1.partnerId, p2.partnerId]}::uuid[])`;
+    await removeEndpoints([p1.partnerId, p2.partnerId]);
     await api.stop();
   }
 });
@@ -147,6 +163,6 @@ test("retrying slow deliveries again and again never puts more attempts in fligh
     expect(Math.max(...[...byId.values()].map(mostAtOnce))).toBe(1);
   } finally {
     webhooks.partners.delete(p3.partnerId);
-    await api.sql`DELETE FROM webhook_endpoints WHERE partner_id = ${p3.partnerId}::uuid`;
+    await removeEndpoints([p3.partnerId]);
   }
 }, 60_000);

@@ -92,6 +92,10 @@ const RUN_ELSEWHERE: Record<string, string> = {
   "outbox retry": "../admin-cli.test.ts",
   backup: "../backup-restore.test.ts",
   restore: "../backup-restore.test.ts",
+  // Sends an invitation e-mail (the mail relay is the run's): invite, list and remove in order there.
+  "portal-users invite": "../admin-cli.test.ts",
+  "portal-users list": "../admin-cli.test.ts",
+  "portal-users remove": "../admin-cli.test.ts",
 };
 
 const noUrls = adminEnv({
