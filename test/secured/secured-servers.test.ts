@@ -49,6 +49,8 @@ let receiver: Receiver;
 const stack = new Map<string, ServiceProcess>();
 const extra: ServiceProcess[] = [];
 let apiBase = "";
+/** Where buyers search and send leads: the marketplace. */
+let marketplaceBase = "";
 let traffic: Traffic | null = null;
 
 /** Every service's settings on the secured servers, with a client certificate for Kafka, Redis and OpenSearch. */
@@ -185,7 +187,19 @@ test("every server refuses plaintext; created topics are replicated 3 times with
 test("a PUT with photos becomes searchable, is announced by webhook, and its lead is e-mailed once: every client over TLS and authenticated", async () => {
   const apiPort = await freePort();
   apiBase = `http://127.0.0.1:${apiPort}`;
+  const marketplacePort = await freePort();
+  marketplaceBase = `http://127.0.0.1:${marketplacePort}`;
   const starts: [string, Record<string, string>][] = [
+    [
+      "marketplace",
+      {
+        MARKETPLACE_PORT: String(marketplacePort),
+        PUBLIC_BASE_URL: marketplaceBase,
+        LEAD_RATE_LIMIT_PER_ADDRESS: "0",
+        LEAD_RATE_LIMIT_PER_LISTING_ADDRESS: "0",
+        LEAD_RATE_LIMIT_GLOBAL_PER_MINUTE: "0",
+      },
+    ],
     [
       "api",
       {
@@ -252,7 +266,7 @@ test("a PUT with photos becomes searchable, is announced by webhook, and its lea
   await waitUntil(
     "the listing to be searchable",
     async () => {
-      const res = await fetch(`${apiBase}/v1/listings?q=${encodeURIComponent(`bakery ${run}`)}`);
+      const res = await fetch(`${marketplaceBase}/v1/listings?q=${encodeURIComponent(`bakery ${run}`)}`);
       const body = (await res.json()) as { results?: { serviceListingId: number }[] };
       return body.results?.some((r) => r.serviceListingId === listingId);
     },
@@ -273,7 +287,7 @@ test("a PUT with photos becomes searchable, is announced by webhook, and its lea
   );
   expect(announced).toContain("listing.published");
 
-  const lead = await fetch(`${apiBase}/v1/listings/${listingId}/leads`, {
+  const lead = await fetch(`${marketplaceBase}/v1/listings/${listingId}/leads`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ name: "Pat Buyer", email: "pat@example.com", message: "Is the oven included?" }),
@@ -314,6 +328,7 @@ test("a PUT with photos becomes searchable, is announced by webhook, and its lea
   traffic = {
     partnerId: partner.partnerId,
     apiBase,
+    marketplaceBase,
     apiKey: partner.apiKey,
     leadListings,
     sql: clients.sql,

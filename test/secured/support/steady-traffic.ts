@@ -19,6 +19,8 @@ import { uniqueName } from "../../support/env.ts";
 export interface Traffic {
   partnerId: string;
   apiBase: string;
+  /** Where buyers' leads go (the marketplace). */
+  marketplaceBase: string;
   apiKey: string;
   /** Buyer-visible listings the leads go to (service IDs). */
   leadListings: number[];
@@ -146,7 +148,7 @@ export async function startTraffic(t: Traffic, name: string, perSecond: number):
       let status = 0;
       let leadId: string | null = null;
       try {
-        const res = await fetch(`${t.apiBase}/v1/listings/${listing}/leads`, {
+        const res = await fetch(`${t.marketplaceBase}/v1/listings/${listing}/leads`, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({
