@@ -66,13 +66,13 @@ describe("single PUTs written together", () => {
 
     for (const [k, p] of puts.entries()) {
       const [row] = await observer`
-        SELECT l.id::int AS id, l.title, l.version, h.key_id::text AS key_id, h.request_id,
+        SELECT l.id::text AS id, l.title, l.version, h.key_id::text AS key_id, h.request_id,
                (SELECT count(*)::int FROM listing_photos ph WHERE ph.listing_id = l.id) AS photos,
                (SELECT count(*)::int FROM listing_status_history sh WHERE sh.listing_id = l.id) AS statuses
         FROM listings l JOIN listing_history h ON h.listing_id = l.id
         WHERE l.partner_id = ${scope.partnerId} AND l.mode = 'live' AND l.external_id = ${p.id}`;
       expect(row).toEqual({
-        id: results[k]!.listingId,
+        id: String(results[k]!.listingId),
         title: `Listing ${k}`,
         version: 1,
         key_id: partner.keyId,

@@ -447,7 +447,7 @@ export async function verifyWrites(
     const ackedWrites = writes.filter(acknowledged);
     acked += ackedWrites.length;
     const [row] =
-      await stack.sql`SELECT id::int AS id, title, version FROM listings WHERE partner_id = ${stack.partnerId} AND external_id = ${externalId}`;
+      await stack.sql`SELECT id::float8 AS id, title, version FROM listings WHERE partner_id = ${stack.partnerId} AND external_id = ${externalId}`;
     if (!row) {
       if (ackedWrites.length) problems.push(`${externalId}: ${ackedWrites.length} acknowledged writes but no row`);
       continue;
