@@ -64,8 +64,9 @@ function installValues(imageRef: string): string[] {
     // The photo host and the receiver are this process, on the node's private address.
     "services.media.env.MEDIA_ALLOWED_HOSTS": `${env!.nodeIp}:${journey.photoHost.port}`,
     "services.webhooks.env.WEBHOOK_ALLOWED_HOSTS": `${env!.nodeIp}:${journey.receiver.port}`,
-    // Every lead comes from this one address: the per-address limit (20 an hour) would refuse the later ones.
-    "services.api.env.LEAD_RATE_LIMIT_PER_ADDRESS": "0",
+    // Every lead comes from this one address (to the marketplace, which takes buyers' leads): the per-address
+    // limit (20 an hour) would refuse the later ones.
+    "services.marketplace.env.LEAD_RATE_LIMIT_PER_ADDRESS": "0",
   };
   const dev: Record<string, string> = {
     PSS_POSTGRES_IMAGE: "postgres",
