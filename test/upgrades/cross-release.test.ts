@@ -387,11 +387,17 @@ async function verify(release: string, stoppedRelease: string): Promise<void> {
           )
           .map((e) => e.version);
       const received = events.filter((e) => e.type === "lead.received");
-      const complete =
-        received.length === leads && [...acknowledged].every(([id, titles]) => versions(id).length === titles.length);
-      return complete ? { events, versions, received } : null;
+      const short = [...acknowledged].filter(([id, titles]) => versions(id).length !== titles.length);
+      if (received.length === leads && short.length === 0) return { events, versions, received };
+      // What is missing, for the timeout's message: a stuck numbering and a slow one look different here.
+      throw new Error(
+        `${events.length} events; leads ${received.length} of ${leads}; listings short of their versions: ${JSON.stringify(
+          short.slice(0, 5).map(([id, titles]) => [id, versions(id), titles.length]),
+        )}`,
+      );
     },
-    60_000,
+    // The previous release's relay numbers what both releases wrote during the roll, on cores other test files share.
+    120_000,
   );
   expect(feed.events.map((e) => e.sequence)).toEqual(feed.events.map((_, i) => i + 1));
   expect([...acknowledged].map(([id]) => [id, feed.versions(id)])).toEqual(
