@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { localWebhookKeyEnv } from "../../scripts/local-webhook-key.ts";
 import { freePort } from "../../test/support/ports.ts";
-import { pinned } from "./cpu-pinning.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 
@@ -157,8 +156,6 @@ export interface LoadSpec {
   bodyOptions?: { descriptionLength?: number; photos?: number };
   /** Sent as User-Agent (buyer pages count only what a browser asks for). */
   userAgent?: string;
-  /** Run the load generator on these CPUs only (`taskset -c`, e.g. "1"): cpu-pinning.ts. */
-  cpus?: string;
   /** mode "get": cycle through this many distinct visitors (User-Agent suffixes, X-Forwarded-For addresses). */
   visitors?: number;
   /** mode "get": these paths in turn instead of `path`. */
@@ -183,7 +180,7 @@ export interface LoadResult {
 
 /** Runs autocannon under Node in its own process. */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const proc = Bun.spawn(pinned(spec.cpus, ["node", join(import.meta.dir, "load.mjs"), JSON.stringify(spec)]), {
+  const proc = Bun.spawn(["node", join(import.meta.dir, "load.mjs"), JSON.stringify(spec)], {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",
@@ -213,8 +210,6 @@ export interface OpenLoopSpec {
   bodyOptions?: { descriptionLength?: number; photos?: number };
   /** Report every request slower than this (ms) with the time it was due. */
   traceSlowMs?: number;
-  /** Run the load generator on these CPUs only (`taskset -c`): cpu-pinning.ts. */
-  cpus?: string;
 }
 
 export interface OpenLoopResult extends LoadResult {
@@ -225,8 +220,7 @@ export interface OpenLoopResult extends LoadResult {
 
 /** Fixed-rate arrivals, latency from each request's due time (bench/lib/open-loop.mjs), under Node. */
 export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
-  const command = ["node", join(import.meta.dir, "open-loop.mjs"), JSON.stringify({ offset: 0, ...spec })];
-  const proc = Bun.spawn(pinned(spec.cpus, command), {
+  const proc = Bun.spawn(["node", join(import.meta.dir, "open-loop.mjs"), JSON.stringify({ offset: 0, ...spec })], {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",

@@ -12,9 +12,7 @@ import { createGazetteer } from "../../packages/geo/src/index.ts";
 import { reindex } from "../../services/indexer/src/reindex/reindex.ts";
 import { buildSearchBody } from "../../services/marketplace/src/buyers/listing-search.ts";
 import { parseSearchQuery } from "../../services/marketplace/src/buyers/search-params.ts";
-import { availableParallelism } from "node:os";
 import type { BenchContext } from "../lib/context.ts";
-import { ALL_CPUS, pidsMatching, pin } from "../lib/cpu-pinning.ts";
 import { runLoad, runOpenLoop, startApiProcess, startMarketplaceProcess } from "../lib/processes.ts";
 import { round, type Row } from "../lib/result.ts";
 
@@ -167,54 +165,8 @@ export async function marketplaceSearch(ctx: BenchContext): Promise<Row[]> {
           ratio: putRatio,
           target: "≤ 1.2",
           pass: putRatio <= 1.2 && withBuyers.non2xx === 0 && alone.non2xx === 0,
-          notes: `all processes on all ${ALL_CPUS} cores; buyers: ${round(buyers.rps)} searches/s; PUT p50 ${withBuyers.p50} ms with buyers, ${alone.p50} ms alone; non-2xx ${withBuyers.non2xx + alone.non2xx}`,
+          notes: `buyers: ${round(buyers.rps)} searches/s; PUT p50 ${withBuyers.p50} ms with buyers, ${alone.p50} ms alone; non-2xx ${withBuyers.non2xx + alone.non2xx}`,
         });
-
-        // The same, each side on a core of its own (cpu-pinning.ts): the partner side (API, relay, PostgreSQL, Kafka,
-        // Redis, the PUTs' generator) on the first, the buyer side (marketplace, OpenSearch, the buyers' generator) on
-        // the second, as two nodes would run them. Only on a host with at least two cores.
-        if (availableParallelism() >= 2) {
-          const partnerSide = pin("0", [
-            api.pid,
-            ...(api.relayPid ? [api.relayPid] : []),
-            ...pidsMatching("bin/postgres|^postgres:"),
-            ...pidsMatching("kafka\\.Kafka"),
-            ...pidsMatching("redis-server"),
-          ]);
-          const buyerSide = pin("1", [marketplace.pid, ...pidsMatching("org\\.opensearch\\.bootstrap")]);
-          try {
-            const pinnedPuts = (label: string) =>
-              runOpenLoop({
-                url: api.url,
-                key: ctx.partner.apiKey,
-                broker: ctx.brokerExternalId,
-                mode: "new",
-                rate: PUT_RATE,
-                durationSeconds: ctx.durationSeconds,
-                prefix: `${tag}-puts-pinned-${label}`,
-                cpus: "0",
-              });
-            const apart = await pinnedPuts("alone");
-            const [apartWithBuyers, apartBuyers] = await Promise.all([
-              pinnedPuts("buyers"),
-              runLoad({ ...search, connections: 32, durationSeconds: ctx.durationSeconds + 2, cpus: "1" }),
-            ]);
-            const apartRatio = round(apartWithBuyers.p99 / Math.max(apart.p99, 0.001), 2);
-            rows.push({
-              scenario: `partner PUT p99 at ${PUT_RATE}/s while buyers saturate the marketplace, each side on a core of its own`,
-              figure: apartWithBuyers.p99,
-              unit: "ms",
-              baseline: apart.p99,
-              baselineLabel: "the same PUTs without buyers, same pinning",
-              ratio: apartRatio,
-              target: "≤ 1.2",
-              pass: apartRatio <= 1.2 && apartWithBuyers.non2xx === 0 && apart.non2xx === 0 && buyerSide.length > 1,
-              notes: `pinned ${partnerSide.length} partner-side and ${buyerSide.length} buyer-side processes; buyers: ${round(apartBuyers.rps)} searches/s; PUT p50 ${apartWithBuyers.p50} ms with buyers, ${apart.p50} ms alone; non-2xx ${apartWithBuyers.non2xx + apart.non2xx}`,
-            });
-          } finally {
-            pin(ALL_CPUS, [...partnerSide, ...buyerSide, ...pidsMatching("bin/postgres|^postgres:")]);
-          }
-        }
       } finally {
         await api.stop();
       }
