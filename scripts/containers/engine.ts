@@ -6,6 +6,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync }
 import { join } from "node:path";
 import { aptInstall } from "../../infra/src/system-packages.ts";
 import { defaultPaths } from "../../infra/src/index.ts";
+import { readSysctls, restoreSysctls, splitRule } from "../kubernetes/host-state.ts";
 import { ensureComposePlugin } from "./compose-plugin.ts";
 
 export type Engine = { ok: true; startedHere: boolean; stop(): Promise<void> } | { ok: false; reason: string };
@@ -123,6 +124,13 @@ async function startDockerd(log: (line: string) => void): Promise<Engine> {
   const logFile = join(logDir, "dockerd.log");
   const fd = openSync(logFile, "a");
   const mtu = hostMtu();
+  // What dockerd adds to the host and leaves after it exits (its bridge, its iptables rules, chains and FORWARD
+  // policy, ip_forward): taken away again by stop(), so the host is as it was found.
+  const before = {
+    firewall: await firewallRules(),
+    bridge: existsSync("/sys/class/net/docker0"),
+    sysctls: readSysctls(),
+  };
   const proc = Bun.spawn(["/usr/sbin/dockerd", ...(mtu ? ["--mtu", String(mtu)] : [])], {
     stdin: "ignore",
     stdout: fd,
@@ -149,7 +157,60 @@ async function startDockerd(log: (line: string) => void): Promise<Engine> {
       proc.kill("SIGTERM");
       const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(20_000).then(() => false)]);
       if (!exited) proc.kill("SIGKILL");
-      log("stopped dockerd");
+      const removed = await removeAddedRules(before.firewall);
+      const bridge = !before.bridge && existsSync("/sys/class/net/docker0");
+      if (bridge) await quiet(["ip", "link", "delete", "docker0"]);
+      const sysctls = restoreSysctls(before.sysctls);
+      log(
+        `stopped dockerd; removed ${removed} iptables rules, chains and policies it left${bridge ? ", its bridge docker0" : ""}${sysctls.length ? `; restored ${sysctls.join(", ")}` : ""}`,
+      );
     },
   };
+}
+
+const FIREWALL_TABLES = ["filter", "nat"];
+
+async function quiet(cmd: [string, ...string[]]): Promise<{ code: number; text: string }> {
+  if (!Bun.which(cmd[0])) return { code: 127, text: "" };
+  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+  const [text, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  return { code, text };
+}
+
+/** `iptables -S` of the tables dockerd writes, both families: "<bin> <table>" to its lines. */
+async function firewallRules(): Promise<Map<string, string[]>> {
+  const rules = new Map<string, string[]>();
+  for (const bin of ["iptables", "ip6tables"])
+    for (const table of FIREWALL_TABLES) {
+      const listing = await quiet([bin, "-w", "5", "-t", table, "-S"]);
+      if (listing.code === 0) rules.set(`${bin} ${table}`, listing.text.split("\n").filter(Boolean));
+    }
+  return rules;
+}
+
+/** Deletes the rules, then the chains, that were not there before, and sets changed policies back; returns how many. */
+async function removeAddedRules(before: Map<string, string[]>): Promise<number> {
+  let removed = 0;
+  for (const [key, lines] of await firewallRules()) {
+    const had = new Set(before.get(key) ?? []);
+    const [bin, table] = key.split(" ") as [string, string];
+    const added = lines.filter((l) => !had.has(l));
+    const chains = added.flatMap((l) => /^-N (\S+)$/.exec(l)?.[1] ?? []);
+    const commands = [
+      ...added
+        .filter((l) => l.startsWith("-A "))
+        .reverse()
+        .map((l) => ["-D", ...splitRule(l.slice(3))]),
+      ...chains.map((c) => ["-F", c]),
+      ...chains.map((c) => ["-X", c]),
+      // A built-in chain's policy (dockerd sets FORWARD to DROP): back to what it was.
+      ...[...had].flatMap((l) => {
+        const [, chain, policy] = /^-P (\S+) (\S+)$/.exec(l) ?? [];
+        return chain && policy && !lines.includes(l) ? [["-P", chain, policy]] : [];
+      }),
+    ];
+    for (const args of commands)
+      if ((await quiet([bin, "-w", "5", "-t", table, ...args])).code === 0 && args[0] !== "-F") removed++;
+  }
+  return removed;
 }
