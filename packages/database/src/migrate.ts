@@ -49,31 +49,58 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
   });
   const done: string[] = [];
   for (const m of migrations) {
-    const applied = await sql
-      .begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
-        // Read under the lock: another run may have applied it meanwhile.
-        const [known] = await tx<
-          { checksum: string }[]
-        >`SELECT checksum FROM schema_migrations WHERE version = ${m.version}`;
-        if (known) {
-          if (known.checksum !== m.checksum)
-            throw new MigrationError(
-              `migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`,
-            );
-          return false;
-        }
-        await tx.unsafe(m.sql);
-        await tx`INSERT INTO schema_migrations (version, name, checksum) VALUES (${m.version}, ${m.name}, ${m.checksum})`;
-        return true;
-      })
-      .catch((err) => {
-        if (err instanceof MigrationError) throw err;
-        throw new MigrationError(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`);
-      });
+    const applied = await applyOnce(sql, m);
     if (applied) done.push(m.version);
   }
   return done;
+}
+
+/**
+ * Lock failures a migration's transaction may meet while the running release writes (a rolling upgrade migrates
+ * under traffic): chosen as a deadlock's victim when its ALTERs take tables in another order than a writer's
+ * transaction (0029: the feed, then its heads; the previous release's sequencer: the heads, then the feed), or a
+ * lock_timeout / serialization failure. The whole transaction rolled back, so trying it again is safe.
+ */
+const RETRYABLE_LOCK_FAILURES = new Set(["40P01", "55P03", "40001"]);
+/** Attempts of one migration before its lock failure is reported. */
+export const MIGRATION_ATTEMPTS = 8;
+
+async function applyOnce(sql: postgres.Sql, m: Migration): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await applyInTransaction(sql, m);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (err instanceof MigrationError || !code || !RETRYABLE_LOCK_FAILURES.has(code) || attempt >= MIGRATION_ATTEMPTS)
+        throw err instanceof MigrationError
+          ? err
+          : new MigrationError(
+              `migration ${m.version}_${m.name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${(err as Error).message}`,
+            );
+      // The writers it collided with finish meanwhile; a short, growing pause with jitter.
+      await Bun.sleep(100 * attempt + Math.floor(Math.random() * 100));
+    }
+  }
+}
+
+function applyInTransaction(sql: postgres.Sql, m: Migration): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
+    // Read under the lock: another run may have applied it meanwhile.
+    const [known] = await tx<
+      { checksum: string }[]
+    >`SELECT checksum FROM schema_migrations WHERE version = ${m.version}`;
+    if (known) {
+      if (known.checksum !== m.checksum)
+        throw new MigrationError(
+          `migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`,
+        );
+      return false;
+    }
+    await tx.unsafe(m.sql);
+    await tx`INSERT INTO schema_migrations (version, name, checksum) VALUES (${m.version}, ${m.name}, ${m.checksum})`;
+    return true;
+  });
 }
 
 /**
