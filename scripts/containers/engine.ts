@@ -6,7 +6,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync }
 import { join } from "node:path";
 import { aptInstall } from "../../infra/src/system-packages.ts";
 import { defaultPaths } from "../../infra/src/index.ts";
-import { readSysctls, restoreSysctls, splitRule } from "../kubernetes/host-state.ts";
+import { out, readSysctls, restoreSysctls, splitRule } from "../kubernetes/host-state.ts";
 import { ensureComposePlugin } from "./compose-plugin.ts";
 
 export type Engine = { ok: true; startedHere: boolean; stop(): Promise<void> } | { ok: false; reason: string };
@@ -159,7 +159,7 @@ async function startDockerd(log: (line: string) => void): Promise<Engine> {
       if (!exited) proc.kill("SIGKILL");
       const removed = await removeAddedRules(before.firewall);
       const bridge = !before.bridge && existsSync("/sys/class/net/docker0");
-      if (bridge) await quiet(["ip", "link", "delete", "docker0"]);
+      if (bridge) await out(["ip", "link", "delete", "docker0"]);
       const sysctls = restoreSysctls(before.sysctls);
       log(
         `stopped dockerd; removed ${removed} iptables rules, chains and policies it left${bridge ? ", its bridge docker0" : ""}${sysctls.length ? `; restored ${sysctls.join(", ")}` : ""}`,
@@ -170,21 +170,16 @@ async function startDockerd(log: (line: string) => void): Promise<Engine> {
 
 const FIREWALL_TABLES = ["filter", "nat"];
 
-async function quiet(cmd: [string, ...string[]]): Promise<{ code: number; text: string }> {
-  if (!Bun.which(cmd[0])) return { code: 127, text: "" };
-  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "ignore", stdin: "ignore" });
-  const [text, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  return { code, text };
-}
-
 /** `iptables -S` of the tables dockerd writes, both families: "<bin> <table>" to its lines. */
 async function firewallRules(): Promise<Map<string, string[]>> {
   const rules = new Map<string, string[]>();
-  for (const bin of ["iptables", "ip6tables"])
+  for (const bin of ["iptables", "ip6tables"]) {
+    if (!Bun.which(bin)) continue;
     for (const table of FIREWALL_TABLES) {
-      const listing = await quiet([bin, "-w", "5", "-t", table, "-S"]);
+      const listing = await out([bin, "-w", "5", "-t", table, "-S"]);
       if (listing.code === 0) rules.set(`${bin} ${table}`, listing.text.split("\n").filter(Boolean));
     }
+  }
   return rules;
 }
 
@@ -210,7 +205,7 @@ async function removeAddedRules(before: Map<string, string[]>): Promise<number> 
       }),
     ];
     for (const args of commands)
-      if ((await quiet([bin, "-w", "5", "-t", table, ...args])).code === 0 && args[0] !== "-F") removed++;
+      if ((await out([bin, "-w", "5", "-t", table, ...args])).code === 0 && args[0] !== "-F") removed++;
   }
   return removed;
 }

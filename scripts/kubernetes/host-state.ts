@@ -53,7 +53,8 @@ export function removeNewHostDirs(before: string[]): string[] {
   return removed;
 }
 
-async function out(cmd: string[]): Promise<{ code: number; text: string }> {
+/** Runs a command; its exit code and its output (stderr when it failed). */
+export async function out(cmd: string[]): Promise<{ code: number; text: string }> {
   const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const [text, err, code] = await Promise.all([
     new Response(proc.stdout).text(),

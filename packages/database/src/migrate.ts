@@ -49,7 +49,7 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
   });
   const done: string[] = [];
   for (const m of migrations) {
-    const applied = await applyOnce(sql, m);
+    const applied = await applyRetryingLockFailures(sql, m);
     if (applied) done.push(m.version);
   }
   return done;
@@ -63,20 +63,19 @@ export async function migrate(sql: postgres.Sql, migrations = loadMigrations()):
  */
 const RETRYABLE_LOCK_FAILURES = new Set(["40P01", "55P03", "40001"]);
 /** Attempts of one migration before its lock failure is reported. */
-export const MIGRATION_ATTEMPTS = 8;
+const MIGRATION_ATTEMPTS = 8;
 
-async function applyOnce(sql: postgres.Sql, m: Migration): Promise<boolean> {
+async function applyRetryingLockFailures(sql: postgres.Sql, m: Migration): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await applyInTransaction(sql, m);
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (err instanceof MigrationError || !code || !RETRYABLE_LOCK_FAILURES.has(code) || attempt >= MIGRATION_ATTEMPTS)
-        throw err instanceof MigrationError
-          ? err
-          : new MigrationError(
-              `migration ${m.version}_${m.name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${(err as Error).message}`,
-            );
+      if (err instanceof MigrationError) throw err;
+      const retryable = RETRYABLE_LOCK_FAILURES.has((err as { code?: string }).code ?? "");
+      if (!retryable || attempt >= MIGRATION_ATTEMPTS)
+        throw new MigrationError(
+          `migration ${m.version}_${m.name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${(err as Error).message}`,
+        );
       // The writers it collided with finish meanwhile; a short, growing pause with jitter.
       await Bun.sleep(100 * attempt + Math.floor(Math.random() * 100));
     }
