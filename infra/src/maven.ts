@@ -1,5 +1,6 @@
 // Server jars come from Maven Central through `mvn`, copied once into a cache keyed by the pom's content.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "./process.ts";
 
@@ -37,7 +38,19 @@ export async function resolveUnpacked(artifact: string, cacheDir: string, name: 
   if (existsSync(marker)) return dir;
   mkdirSync(dir, { recursive: true });
   console.error(`infra: resolving ${artifact} from Maven Central (first run only)`);
-  await runCommand(["mvn", "-B", "-q", "dependency:unpack", `-Dartifact=${artifact}`, `-DoutputDirectory=${dir}`]);
+  // Without a pom, `dependency:unpack` keeps its "already unpacked" markers in
+  // `<cwd>/${project.basedir}/target/dependency-maven-plugin-markers` and skips, unpacking nothing, any artifact
+  // it finds a marker for there: a second cache on the same machine would be marked complete and empty. So it runs
+  // in a directory of its own, removed afterwards, and the result is checked before it is marked complete.
+  const work = mkdtempSync(join(tmpdir(), "pss-mvn-unpack-"));
+  try {
+    await runCommand(["mvn", "-B", "-q", "dependency:unpack", `-Dartifact=${artifact}`, `-DoutputDirectory=${dir}`], {
+      cwd: work,
+    });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  if (readdirSync(dir).length === 0) throw new Error(`mvn dependency:unpack of ${artifact} left ${dir} empty`);
   writeFileSync(marker, new Date().toISOString());
   return dir;
 }

@@ -94,6 +94,8 @@ export function opensearchComponent(paths: InfraPaths, secured?: SecuredProfile)
           "-XX:+UseG1GC",
           "-Djava.awt.headless=true",
           "-Dfile.encoding=UTF-8",
+          // JNA unpacks its native library under ~/.cache/JNA unless told otherwise: keep it in the node's directory.
+          `-Djna.tmpdir=${join(dir, "jna")}`,
           "-cp",
           plugin ? `${libs}/*:${plugin}/*` : `${libs}/*`,
           "org.codelibs.opensearch.runner.OpenSearchRunner",

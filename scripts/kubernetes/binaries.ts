@@ -182,3 +182,18 @@ export async function ensureKubeBinaries(opts: { build: boolean; log: Log }): Pr
       command === "helm" ? helmPath() : command === "coredns" ? corednsPath() : join(kubeDir(), command),
   };
 }
+
+/**
+ * kubectl's and Helm's environment: their discovery, HTTP and repository caches in the checkout's data directory,
+ * not in the user's home (kubectl writes ~/.kube/cache otherwise, which would outlive the cluster).
+ */
+export function kubeToolEnv(): Record<string, string | undefined> {
+  const home = join(defaultPaths().dataDir, "kubernetes", "tool-home");
+  return {
+    ...process.env,
+    KUBECACHEDIR: join(home, "kube-cache"),
+    HELM_CACHE_HOME: join(home, "helm-cache"),
+    HELM_CONFIG_HOME: join(home, "helm-config"),
+    HELM_DATA_HOME: join(home, "helm-data"),
+  };
+}

@@ -16,7 +16,7 @@ import { defaultPaths } from "../../infra/src/index.ts";
 import { isAlive, runCommand } from "../../infra/src/process.ts";
 import { aptInstall } from "../../infra/src/system-packages.ts";
 import { hostMtu } from "../containers/engine.ts";
-import { ensureKubeBinaries, type KubeBinaries } from "./binaries.ts";
+import { ensureKubeBinaries, type KubeBinaries, kubeToolEnv } from "./binaries.ts";
 import {
   BRIDGE,
   existingHostDirs,
@@ -408,6 +408,7 @@ export async function startCluster(opts: { log: Log; build?: boolean }): Promise
 /** Runs a command to its end within a time limit; its stdout, or an error with the end of its stderr. */
 export async function runTool(cmd: string[], o: { timeoutMs?: number; stdin?: string } = {}): Promise<string> {
   const proc = Bun.spawn(cmd, {
+    env: kubeToolEnv(),
     stdin: o.stdin !== undefined ? new TextEncoder().encode(o.stdin) : "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -2,7 +2,7 @@
 // npm test builds it when missing and passes its path as PSS_HELM).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { helmPath } from "../../../scripts/kubernetes/binaries.ts";
+import { helmPath, kubeToolEnv } from "../../../scripts/kubernetes/binaries.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..", "..");
 export const CHART = join(ROOT, "deploy", "helm", "partner-syndication-service");
@@ -40,7 +40,13 @@ export interface Rendered {
 export async function helm(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const bin = helmBinary();
   if (!bin) throw new Error("no helm");
-  const proc = Bun.spawn([bin, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 60_000 });
+  const proc = Bun.spawn([bin, ...args], {
+    env: kubeToolEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+    timeout: 60_000,
+  });
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),

@@ -42,6 +42,18 @@ export async function ensureChromium(): Promise<string> {
   return CHROMIUM;
 }
 
+/**
+ * Chromium writes its crash database (~/.config/chromium/Crash Reports) and GTK's dconf cache into the user's home
+ * whatever the profile directory: each launch gets its own config and cache homes, removed on close.
+ */
+function browserHome(): { env: Record<string, string | undefined>; remove(): void } {
+  const home = mkdtempSync(join(tmpdir(), "pss-chromium-home-"));
+  return {
+    env: { ...process.env, XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache") },
+    remove: () => rmSync(home, { recursive: true, force: true }),
+  };
+}
+
 export interface Browser {
   context: BrowserContext;
   close(): Promise<void>;
@@ -51,8 +63,10 @@ export interface Browser {
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = await ensureChromium();
   const userDataDir = mkdtempSync(join(tmpdir(), "pss-chromium-"));
+  const home = browserHome();
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
+    env: home.env,
     headless: true,
     args: ARGS,
     offline: false,
@@ -63,6 +77,7 @@ export async function launchBrowser(): Promise<Browser> {
     async close() {
       await context.close().catch(() => {});
       rmSync(userDataDir, { recursive: true, force: true });
+      home.remove();
     },
   };
 }
@@ -85,8 +100,10 @@ export async function launchChromium(opts: { hosts?: Record<string, string> } = 
   const rules = [...Object.entries(opts.hosts ?? {}).map(([name, ip]) => `MAP ${name} ${ip}`), "MAP * ~NOTFOUND"].join(
     ", ",
   );
+  const home = browserHome();
   const browser = await chromium.launch({
     executablePath,
+    env: home.env,
     headless: true,
     args: [...ARGS, `--host-resolver-rules=${rules}`],
   });
@@ -96,7 +113,10 @@ export async function launchChromium(opts: { hosts?: Record<string, string> } = 
         javaScriptEnabled: opts.javaScriptEnabled ?? true,
         viewport: opts.viewport ?? { width: 1280, height: 900 },
       }),
-    close: () => browser.close().catch(() => {}),
+    close: async () => {
+      await browser.close().catch(() => {});
+      home.remove();
+    },
   };
 }
 
