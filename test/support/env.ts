@@ -66,3 +66,13 @@ export const TEST_WEBHOOK_SECRET_KEY = "dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0cy1rZXkt
 export function testWebhookSecrets(): SecretBox {
   return createSecretBox(parseSecretKey(process.env.WEBHOOK_SECRET_KEY ?? TEST_WEBHOOK_SECRET_KEY)!);
 }
+
+/**
+ * The Redis rate limiters count per fixed clock window (`floor(now / windowSeconds)`, http-kit's rate-limiter.ts),
+ * so a test that fills a limit and then expects a refusal must not straddle a window's end: a new window starts
+ * from zero. Waits for the next window when fewer than `needSeconds` of this one are left.
+ */
+export async function withinOneRateWindow(windowSeconds: number, needSeconds = 30): Promise<void> {
+  const left = windowSeconds - (Math.floor(Date.now() / 1000) % windowSeconds);
+  if (left < needSeconds) await Bun.sleep((left + 1) * 1000);
+}

@@ -5,7 +5,7 @@
 // test mode, and rate limiting counted per item.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BATCH_MAX_ITEMS } from "@pss/contracts";
-import { uniqueName } from "../../../test/support/env.ts";
+import { uniqueName, withinOneRateWindow } from "../../../test/support/env.ts";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
 
 let api: ApiHarness;
@@ -404,6 +404,7 @@ describe("rate limiting counts every item", () => {
 
   test("items past the key's budget are answered 429; the first ones go ahead", async () => {
     const partner = await limited.createPartner();
+    await withinOneRateWindow(60, 10);
     const items = Array.from({ length: 8 }, () => ({ externalBrokerId: uniqueName("b"), broker: sample.broker() }));
     const res = await call(limited.baseUrl, "POST", "/partner/v1/brokers/batch", {
       key: partner.apiKey,

@@ -7,7 +7,7 @@ import { createApp } from "../src/app.ts";
 import { createPartnerAdmin } from "../src/admin/partner-admin.ts";
 import { authCacheKey, hashApiKey, LOCAL_TTL_MS, type Authenticator } from "@pss/http-kit";
 import { call, sample, startApi, type ApiHarness, type Partner, type TestResponse } from "./support/harness.ts";
-import { testWebhookSecrets, uniqueName } from "../../../test/support/env.ts";
+import { testWebhookSecrets, uniqueName, withinOneRateWindow } from "../../../test/support/env.ts";
 
 const UNAUTHORIZED = { status: "error", error: "Unauthorized" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -484,10 +484,7 @@ describe("rate limiting", () => {
   });
 
   /** The limiter counts per fixed minute; start a sequence well inside one so it cannot straddle two. */
-  async function awaitRoomInWindow(neededSeconds = 10) {
-    const intoWindow = (Date.now() / 1000) % 60;
-    if (intoWindow > 60 - neededSeconds) await Bun.sleep((60 - intoWindow) * 1000 + 100);
-  }
+  const awaitRoomInWindow = () => withinOneRateWindow(60, 10);
 
   test("the 4th request within a minute is 429 with Retry-After, and another partner's key is not affected", async () => {
     const first = await limited.createPartner();

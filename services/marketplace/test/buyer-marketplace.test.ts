@@ -11,6 +11,7 @@ import { createSitemaps, SITEMAP_MAX_URLS } from "../src/buyers/pages/sitemap.ts
 import { axeViolations, launchChromium, type ChromiumSession } from "./support/browser.ts";
 import { indexedState } from "../../indexer/test/support/indexer-harness.ts";
 import { call } from "../../api/test/support/harness.ts";
+import { withinOneRateWindow } from "../../../test/support/env.ts";
 import { leadMessageId, PUBLIC_HOST, startMarketplace, type Marketplace } from "./support/marketplace.ts";
 
 let m: Marketplace;
@@ -545,6 +546,7 @@ describe("every page type", () => {
 
 describe("abuse limits", () => {
   test("the form shares the JSON intake's limits: over the per-address limit it answers 429 with a clear notice", async () => {
+    await withinOneRateWindow(3600);
     // Use up this address's allowance through the JSON API...
     let limited = false;
     for (let i = 0; i < 20 && !limited; i++) {

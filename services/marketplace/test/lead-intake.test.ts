@@ -1,8 +1,8 @@
 // POST /v1/listings/{serviceListingId}/leads: public buyer inquiries, against the real PostgreSQL, Redis and Kafka.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { BUYER_VISIBLE_STATUSES, LISTING_STATUSES, Topics } from "@pss/contracts";
 import { createLogger } from "@pss/service-kit";
-import { uniqueName } from "../../../test/support/env.ts";
+import { uniqueName, withinOneRateWindow } from "../../../test/support/env.ts";
 import { eventsOnTopic, waitForOutboxDrained } from "../../api/test/support/events.ts";
 import { call, sample, startApi, type ApiHarness, type Partner } from "../../api/test/support/harness.ts";
 import { startMarketplace } from "./support/marketplace-harness.ts";
@@ -198,6 +198,8 @@ describe("honeypot", () => {
 });
 
 describe("abuse limits", () => {
+  // Each test fills an hourly window and expects the next inquiry refused: never across a window's end.
+  beforeEach(() => withinOneRateWindow(3600));
   test("per client address: over the limit is 429 with Retry-After, stores nothing; another address is unaffected", async () => {
     const app = await startMarketplace(api, { leadLimits: { perAddress: 2 }, trustProxy: true });
     try {
