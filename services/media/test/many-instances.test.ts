@@ -123,6 +123,14 @@ test("two instances share the partitions and process every photo once, a 50-phot
   // Each photo was downloaded once: exactly one instance claimed it, and its claim held while it waited.
   const hits = [...small.flatMap((l) => l.paths), ...bigPaths].map((path) => [path, images.hits(path)] as const);
   expect(hits.filter(([, n]) => n !== 1)).toEqual([]);
+  // The last photo turns ready just before its handler returns and logs "event handled": wait for those lines.
+  const unlogged = () =>
+    [...small, big].filter((l) => !handledBy(l.requestId).some((h) => h.outcome === "handled")).map((l) => l.requestId);
+  await waitUntil('every listing\'s "event handled" line', async () => unlogged().length === 0, 30_000).catch(
+    (err: Error) => {
+      throw new Error(`${err.message}; not logged: ${unlogged().join(", ")}`);
+    },
+  );
   // Both instances did part of the work.
   const owners = new Set(
     small.flatMap((l) =>
