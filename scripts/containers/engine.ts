@@ -6,7 +6,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync }
 import { join } from "node:path";
 import { aptInstall } from "../../infra/src/system-packages.ts";
 import { defaultPaths } from "../../infra/src/index.ts";
-import { out, readSysctls, restoreSysctls, splitRule } from "../kubernetes/host-state.ts";
+import { firewallListings, out, readSysctls, restoreSysctls, splitRule } from "../kubernetes/host-state.ts";
 import { ensureComposePlugin } from "./compose-plugin.ts";
 
 export type Engine = { ok: true; startedHere: boolean; stop(): Promise<void> } | { ok: false; reason: string };
@@ -172,15 +172,8 @@ const FIREWALL_TABLES = ["filter", "nat"];
 
 /** `iptables -S` of the tables dockerd writes, both families: "<bin> <table>" to its lines. */
 async function firewallRules(): Promise<Map<string, string[]>> {
-  const rules = new Map<string, string[]>();
-  for (const bin of ["iptables", "ip6tables"]) {
-    if (!Bun.which(bin)) continue;
-    for (const table of FIREWALL_TABLES) {
-      const listing = await out([bin, "-w", "5", "-t", table, "-S"]);
-      if (listing.code === 0) rules.set(`${bin} ${table}`, listing.text.split("\n").filter(Boolean));
-    }
-  }
-  return rules;
+  const listings = await firewallListings(FIREWALL_TABLES);
+  return new Map(listings.map(({ bin, table, text }) => [`${bin} ${table}`, text.split("\n").filter(Boolean)]));
 }
 
 /** Deletes the rules, then the chains, that were not there before, and sets changed policies back; returns how many. */

@@ -118,20 +118,27 @@ export function splitRule(rule: string): string[] {
   return args;
 }
 
+/** `iptables -S` of each of these tables, for iptables and ip6tables where installed (tables it cannot list left out). */
+export async function firewallListings(tables: string[]): Promise<{ bin: string; table: string; text: string }[]> {
+  const listings: { bin: string; table: string; text: string }[] = [];
+  for (const bin of ["iptables", "ip6tables"]) {
+    if (!Bun.which(bin)) continue;
+    for (const table of tables) {
+      const listing = await out([bin, "-w", "5", "-t", table, "-S"]);
+      if (listing.code === 0) listings.push({ bin, table, text: listing.text });
+    }
+  }
+  return listings;
+}
+
 /** Removes our chains from every table of iptables and ip6tables; the chains it removed. */
 export async function removeChains(): Promise<string[]> {
   const removed: string[] = [];
-  for (const bin of ["iptables", "ip6tables"]) {
-    if (!Bun.which(bin)) continue;
-    for (const table of ["filter", "nat", "mangle", "raw"]) {
-      const listing = await out([bin, "-w", "5", "-t", table, "-S"]);
-      if (listing.code !== 0) continue;
-      for (const args of chainRemovals(listing.text)) {
-        await out([bin, "-w", "5", "-t", table, ...args]);
-        if (args[0] === "-X") removed.push(`${bin} ${table} ${args[1]}`);
-      }
+  for (const { bin, table, text } of await firewallListings(["filter", "nat", "mangle", "raw"]))
+    for (const args of chainRemovals(text)) {
+      await out([bin, "-w", "5", "-t", table, ...args]);
+      if (args[0] === "-X") removed.push(`${bin} ${table} ${args[1]}`);
     }
-  }
   return removed;
 }
 
